@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "octunnel",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "octunnel", targets: ["octunnel"]),
+        .library(name: "OCTunnelCore", targets: ["OCTunnelCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibSSH2",
+            pkgConfig: "libssh2",
+            providers: [.apt(["libssh2-1-dev"])]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "OCTunnelCore",
+            dependencies: ["CLibSSH2", "COpenSSL"]
+        ),
+        .executableTarget(
+            name: "octunnel",
+            dependencies: [
+                "OCTunnelCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "OCTunnelCoreTests",
+            dependencies: ["OCTunnelCore"]
+        ),
+        .testTarget(
+            name: "octunnelTests",
+            dependencies: ["OCTunnelCore", "octunnel"]
+        ),
+    ]
+)

@@ -1,0 +1,158 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The user's Ed25519 identity in octunnel's home: generation, rotation and safe loading.
+public struct KeyStore: Sendable {
+    public let home: OctunnelHome
+
+    public init(home: OctunnelHome) { self.home = home }
+
+    public var privateKeyPath: String { home.privateKeyPath }
+    public var publicKeyPath: String { home.publicKeyPath }
+    public var previousPrivateKeyPath: String { home.privateKeyPath + ".prev" }
+    public var previousPublicKeyPath: String { home.privateKeyPath + ".prev.pub" }
+
+    /// What `keygen` made: the new public key and, after a rotation, the retired one.
+    public struct Generated: Sendable {
+        public let publicKey: SSHPublicKey
+        public let privateKeyPath: String
+        public let previous: SSHPublicKey?
+        public let archivedOlder: String?
+    }
+
+    /// The default key comment, `octunnel@<hostname>`.
+    public static func defaultComment() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "octunnel@\(name.isEmpty ? "localhost" : name)"
+    }
+
+    /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);
+    /// with it the current pair becomes `.prev` first, so a crash always leaves a whole pair.
+    public func generate(comment: String, rotate: Bool) throws(OCTunnelError) -> Generated {
+        guard !comment.contains(where: \.isNewline) else {
+            throw .badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
+        }
+        try home.prepare()
+        let pair: Ed25519KeyPair
+        let check: UInt32
+        do {
+            pair = try Ed25519KeyPair.generate()
+            let random = try Crypto.randomBytes(4)
+            check = random.reduce(0) { $0 << 8 | UInt32($1) }
+        } catch {
+            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
+        }
+        let privateText = Array(OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check).utf8)
+        let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
+        let publicText = Array((publicKey.line + "\n").utf8)
+
+        let existing = FileBytes.exists(privateKeyPath)
+        var previous: SSHPublicKey?
+        var archived: String?
+        if existing || FileBytes.exists(publicKeyPath) {
+            guard rotate else { throw .keyExists(path: privateKeyPath) }
+            guard existing else {
+                throw .badKeyFile(path: privateKeyPath, reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
+            }
+            let current = try loadPrivateKey()
+            archived = try archiveOlderPrevious()
+            try write(current.raw, to: previousPrivateKeyPath, mode: 0o600)
+            try write(Array((current.decoded.publicKey.line + "\n").utf8), to: previousPublicKeyPath, mode: 0o644)
+            try write(privateText, to: privateKeyPath, mode: 0o600)
+            try write(publicText, to: publicKeyPath, mode: 0o644)
+            previous = current.decoded.publicKey
+        } else {
+            do {
+                try AtomicFile.create(privateText, at: privateKeyPath, mode: 0o600)
+            } catch let error where error.code == EEXIST {
+                throw .keyExists(path: privateKeyPath)
+            } catch {
+                throw .cannotWrite(path: privateKeyPath, reason: error.description)
+            }
+            try write(publicText, to: publicKeyPath, mode: 0o644)
+        }
+        return Generated(publicKey: publicKey, privateKeyPath: privateKeyPath, previous: previous, archivedOlder: archived)
+    }
+
+    /// Moves an existing `.prev` pair aside under a timestamped name instead of deleting a key.
+    private func archiveOlderPrevious() throws(OCTunnelError) -> String? {
+        guard FileBytes.exists(previousPrivateKeyPath) else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        var target = privateKeyPath + ".prev-" + formatter.string(from: Date())
+        var attempt = 1
+        while FileBytes.exists(target) {
+            attempt += 1
+            target = privateKeyPath + ".prev-" + formatter.string(from: Date()) + "-\(attempt)"
+        }
+        guard link(previousPrivateKeyPath, target) == 0 else {
+            throw .cannotWrite(path: target, reason: String(cString: strerror(errno)))
+        }
+        if FileBytes.exists(previousPublicKeyPath) { _ = link(previousPublicKeyPath, target + ".pub") }
+        return target
+    }
+
+    private func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(OCTunnelError) {
+        do {
+            try AtomicFile.write(bytes, to: path, mode: mode)
+        } catch {
+            throw .cannotWrite(path: path, reason: error.description)
+        }
+    }
+
+    /// A private key read from disk: its bytes and what they decode to.
+    public struct Loaded: Sendable {
+        public let path: String
+        public let raw: [UInt8]
+        public let decoded: OpenSSHPrivateKey.Decoded
+    }
+
+    /// Loads a private key as ssh would: refuses a file others can read (77) and anything that
+    /// is not a whole, unencrypted Ed25519 key in OpenSSH format (65).
+    public func loadPrivateKey(at path: String? = nil) throws(OCTunnelError) -> Loaded {
+        let path = path ?? privateKeyPath
+        let info: stat?
+        let raw: [UInt8]?
+        do {
+            info = try FileBytes.status(path)
+            raw = info == nil ? nil : try FileBytes.read(path)
+        } catch {
+            throw .cannotRead(path: path, reason: error.description)
+        }
+        guard let info, let raw else { throw .noKey(path: path) }
+        guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFLNK else {
+            throw .badKeyFile(path: path, reason: "it is not a regular file")
+        }
+        let mode = UInt16(info.st_mode & 0o777)
+        if mode & 0o077 != 0 {
+            throw .unsafeKeyPermissions(path: path, mode: mode)
+        }
+        guard let text = String(validating: raw, as: UTF8.self) else {
+            throw .badKeyFile(path: path, reason: "it is not text (binary or corrupt)")
+        }
+        do {
+            return Loaded(path: path, raw: raw, decoded: try OpenSSHPrivateKey.decode(text))
+        } catch {
+            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+        }
+    }
+
+    /// The user's public key, derived from the private key (the `.pub` file is a convenience copy).
+    public func publicKey() throws(OCTunnelError) -> SSHPublicKey {
+        return try loadPrivateKey().decoded.publicKey
+    }
+}
+
+/// The least-privilege authorized_keys line: the key may open one forward and nothing else.
+public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+    let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
+    return "restrict,port-forwarding,permitopen=\"\(target)\" \(key.line)"
+}

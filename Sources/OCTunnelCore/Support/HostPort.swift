@@ -1,0 +1,121 @@
+/// A host and TCP port, parsed from `host`, `host:2222`, `[::1]:2222` or a bare IPv6 address.
+public struct HostPort: Hashable, Sendable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host[:port]`, with IPv6 addresses in brackets when a port follows.
+    public static func parse(_ text: String, defaultPort: Int = 22) throws(TargetParseError) -> HostPort {
+        guard !text.isEmpty else { throw .init("empty host") }
+        var host: Substring
+        var port = defaultPort
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw .init("missing ] in \(text)") }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw .init("unexpected text after ] in \(text)") }
+                port = try parsePort(String(rest.dropFirst()))
+            }
+            guard host.contains(":") || !host.isEmpty else { throw .init("empty host in \(text)") }
+        } else if text.filter({ $0 == ":" }).count > 1 {
+            host = Substring(text) // a bare IPv6 address; a port needs brackets
+        } else if let colon = text.firstIndex(of: ":") {
+            host = text[..<colon]
+            port = try parsePort(String(text[text.index(after: colon)...]))
+        } else {
+            host = Substring(text)
+        }
+        try validateHost(String(host))
+        return HostPort(host: String(host), port: port)
+    }
+
+    /// Parses a TCP port from 1 to 65535 (0 when `allowZero`).
+    public static func parsePort(_ text: String, allowZero: Bool = false) throws(TargetParseError) -> Int {
+        guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int(text) else {
+            throw .init("port \"\(text)\" is not a number")
+        }
+        guard (allowZero ? 0 : 1)...65535 ~= value else { throw .init("port \(value) is out of range (1-65535)") }
+        return value
+    }
+
+    static func validateHost(_ host: String) throws(TargetParseError) {
+        guard !host.isEmpty else { throw .init("empty host") }
+        guard host.utf8.count <= 253 else { throw .init("host name too long") }
+        let forbidden = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#")
+        if let bad = host.first(where: { forbidden.contains($0) || $0.isNewline || ($0.asciiValue.map { $0 < 0x20 || $0 == 0x7f } ?? false) }) {
+            throw .init("host \"\(host)\" contains \"\(bad)\"")
+        }
+        if host.hasPrefix("-") { throw .init("host \"\(host)\" starts with -") }
+    }
+
+    /// `host` for port 22, `[host]:port` otherwise: the spelling OpenSSH's known_hosts uses.
+    public var knownHostsName: String {
+        port == 22 ? host.lowercased() : "[\(host.lowercased())]:\(port)"
+    }
+
+    /// `host:port`, with IPv6 addresses in brackets.
+    public var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
+
+/// A target parse failure, with a sentence saying what is wrong.
+public struct TargetParseError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// An SSH destination `[user@]host[:port]`; the user defaults to the login name.
+public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
+    public let user: String
+    public let host: String
+    public let port: Int
+
+    public init(user: String, host: String, port: Int) {
+        self.user = user
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `[user@]host[:port]`, `user@[2001:db8::1]:2222` included.
+    public static func parse(_ text: String, defaultUser: String = currentUserName()) throws(TargetParseError) -> SSHTarget {
+        var user = defaultUser
+        var rest = Substring(text)
+        if let at = text.lastIndex(of: "@") {
+            user = String(text[..<at])
+            rest = text[text.index(after: at)...]
+            guard !user.isEmpty else { throw .init("empty user name in \(text)") }
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$")
+            guard user.allSatisfy({ allowed.contains($0) }), !user.hasPrefix("-") else {
+                throw .init("user name \"\(user)\" has characters a login name cannot have")
+            }
+        }
+        let hostPort = try HostPort.parse(String(rest))
+        return SSHTarget(user: user, host: hostPort.host, port: hostPort.port)
+    }
+
+    public var hostPort: HostPort { HostPort(host: host, port: port) }
+
+    /// `user@host:port` (brackets around IPv6).
+    public var description: String { "\(user)@\(hostPort)" }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The login name of the user running octunnel, as ssh uses by default.
+public func currentUserName() -> String {
+    if let pw = getpwuid(geteuid()), let name = pw.pointee.pw_name { return String(cString: name) }
+    if let name = getenv("USER") { return String(cString: name) }
+    return "root"
+}

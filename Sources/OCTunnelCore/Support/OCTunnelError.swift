@@ -1,0 +1,130 @@
+import Foundation
+
+/// Every failure a user can meet, each with one clear sentence, the next step and its exit code.
+public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
+    case keyExists(path: String)
+    case noKey(path: String)
+    case unsafeKeyPermissions(path: String, mode: UInt16)
+    case badKeyFile(path: String, reason: String)
+    case unsafeHome(path: String, reason: String)
+    case badConfig(path: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+    case cannotRead(path: String, reason: String)
+    case cannotResolve(host: String, reason: String)
+    case connectionRefused(host: String, port: Int)
+    case connectTimeout(host: String, port: Int, seconds: Int)
+    case unreachable(host: String, port: Int, reason: String)
+    case notSSH(host: String, port: Int, detail: String)
+    case noCommonAlgorithms(host: String, port: Int, detail: String)
+    case sshFailure(host: String, port: Int, detail: String)
+    case hostKeyChanged(host: String, port: Int, known: [String], presented: String, file: String)
+    case hostKeyRevoked(host: String, port: Int, presented: String, file: String)
+    case hostKeyNotExpected(host: String, port: Int, expected: String, presented: String)
+    case unknownHostRefused(host: String, port: Int, presented: String)
+    case keyNotAuthorized(user: String, host: String, port: Int, fingerprint: String, publicLine: String, restrictedLine: String)
+    case passwordOnly(user: String, host: String, port: Int, methods: String)
+    case localPortInUse(bind: String, port: Int)
+    case cannotListen(bind: String, port: Int, reason: String)
+    case nothingListeningBehindVPS(remoteHost: String, remotePort: Int, reverseCommand: String)
+    case healthFailed(summary: String, fix: String)
+    case healthNeedsPassword
+    case healthPasswordRefused
+    case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
+
+    /// The documented exit code for this failure.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .keyExists, .cannotWrite: return .cannotCreate
+        case .noKey: return .noInput
+        case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly: return .permission
+        case .badKeyFile, .badConfig, .cannotRead: return .dataError
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
+        case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
+             .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
+             .nothingListeningBehindVPS, .healthFailed, .healthNeedsPassword,
+             .healthPasswordRefused, .notOpenCode:
+            return .unavailable
+        }
+    }
+
+    /// The layer of the path that failed, for diagnosis output.
+    public var layer: String {
+        switch self {
+        case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile: return "key"
+        case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
+        case .cannotResolve: return "resolve"
+        case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
+        case .notSSH, .noCommonAlgorithms, .sshFailure: return "ssh"
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return "host key"
+        case .keyNotAuthorized, .passwordOnly: return "authentication"
+        case .localPortInUse, .cannotListen: return "local port"
+        case .nothingListeningBehindVPS: return "forward"
+        case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .keyExists(let path):
+            return "a key already exists at \(path); it was left untouched. To replace it, keeping the old pair as \(path).prev, run `octunnel keygen --rotate`."
+        case .noKey:
+            return "no key yet: run `octunnel keygen`."
+        case .unsafeKeyPermissions(let path, let mode):
+            return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
+        case .badKeyFile(let path, let reason):
+            return "cannot use key file \(path): \(reason)."
+        case .unsafeHome(let path, let reason):
+            return "refusing octunnel home \(path): \(reason)."
+        case .badConfig(let path, let reason):
+            return "settings file \(path) is not valid (\(reason)); it was left untouched: fix or remove it."
+        case .cannotWrite(let path, let reason):
+            return "cannot write \(path): \(reason)."
+        case .cannotRead(let path, let reason):
+            return "cannot read \(path): \(reason)."
+        case .cannotResolve(let host, let reason):
+            return "cannot resolve \(host) (\(reason)): check the host name and this machine's DNS."
+        case .connectionRefused(let host, let port):
+            return "\(Self.endpoint(host, port)) refused the connection: is sshd running there, on that port?"
+        case .connectTimeout(let host, let port, let seconds):
+            return "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall."
+        case .unreachable(let host, let port, let reason):
+            return "cannot reach \(Self.endpoint(host, port)): \(reason)."
+        case .notSSH(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
+        case .noCommonAlgorithms(let host, let port, let detail):
+            return "\(Self.endpoint(host, port)) offers no algorithm octunnel accepts (\(detail)): enable ssh-ed25519 or ECDSA host keys, curve25519/ECDH key exchange and aes-ctr ciphers in its sshd_config."
+        case .sshFailure(let host, let port, let detail):
+            return "SSH session with \(Self.endpoint(host, port)) failed: \(detail)."
+        case .hostKeyChanged(let host, let port, let known, let presented, let file):
+            return "HOST KEY CHANGED for \(Self.endpoint(host, port)): it now presents \(presented), but \(file) trusts \(known.joined(separator: ", ")). This can be an attack; nothing was sent to it. If you know the key changed (sshd reinstalled), run `octunnel trust reset \(Self.endpoint(host, port))` and connect again."
+        case .hostKeyRevoked(let host, let port, let presented, let file):
+            return "\(Self.endpoint(host, port)) presents a key marked @revoked in \(file) (\(presented)); refusing to connect."
+        case .hostKeyNotExpected(let host, let port, let expected, let presented):
+            return "\(Self.endpoint(host, port)) presents host key \(presented), not the expected \(expected); nothing was sent to it. Check the fingerprint on the VPS with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`."
+        case .unknownHostRefused(let host, let port, let presented):
+            return "\(Self.endpoint(host, port)) is not trusted yet (it presents \(presented)) and --no-trust-new was given: compare it with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on the VPS, then connect without --no-trust-new or with --expect-fingerprint."
+        case .keyNotAuthorized(let user, let host, let port, let fingerprint, let publicLine, let restrictedLine):
+            return "\(user)@\(Self.endpoint(host, port)) refused key \(fingerprint). Add this line to ~\(user == "root" ? "" : user)/.ssh/authorized_keys on the VPS (`octunnel pubkey`):\n  \(publicLine)\nor, to allow only the tunnel (`octunnel pubkey --restrict`):\n  \(restrictedLine)"
+        case .passwordOnly(let user, let host, let port, let methods):
+            return "\(user)@\(Self.endpoint(host, port)) does not accept keys (it offers: \(methods)); octunnel only uses keys. Enable PubkeyAuthentication in the VPS's sshd_config and add the line from `octunnel pubkey`."
+        case .localPortInUse(let bind, let port):
+            return "local port \(Self.endpoint(bind, port)) is already in use: stop what uses it, or pick another with --local-port (0 picks a free one)."
+        case .cannotListen(let bind, let port, let reason):
+            return "cannot listen on \(Self.endpoint(bind, port)): \(reason)."
+        case .nothingListeningBehindVPS(let remoteHost, let remotePort, let reverseCommand):
+            return "nothing listens on VPS \(Self.endpoint(remoteHost, remotePort)): the home machine's reverse tunnel is down. Start it on the home machine:\n  \(reverseCommand)"
+        case .healthFailed(let summary, let fix):
+            return "\(summary): \(fix)"
+        case .healthNeedsPassword:
+            return "the server wants a password: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`)."
+        case .healthPasswordRefused:
+            return "the server refused the password: check OPENCODE_SERVER_PASSWORD and OPENCODE_SERVER_USERNAME."
+        case .notOpenCode(let remoteHost, let remotePort, let detail):
+            return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
+        }
+    }
+
+    static func endpoint(_ host: String, _ port: Int) -> String {
+        HostPort(host: host, port: port).description
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// octunnel's home directory (keys, known_hosts, config.json), private to its owner.
+public struct OctunnelHome: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// `--home`, else `$OCTUNNEL_HOME`, else `$XDG_CONFIG_HOME/octunnel`, else `~/.config/octunnel`.
+    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> OctunnelHome {
+        if let explicit, !explicit.isEmpty { return OctunnelHome(path: absolute(explicit)) }
+        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelHome(path: absolute(home)) }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelHome(path: absolute(xdg) + "/octunnel") }
+        let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return OctunnelHome(path: absolute(userHome) + "/.config/octunnel")
+    }
+
+    private static func absolute(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return expanded }
+        return FileManager.default.currentDirectoryPath + "/" + expanded
+    }
+
+    public var privateKeyPath: String { path + "/id_ed25519" }
+    public var publicKeyPath: String { path + "/id_ed25519.pub" }
+    public var knownHostsPath: String { path + "/known_hosts" }
+    public var configPath: String { path + "/config.json" }
+
+    /// Creates the directory (0700) if needed and makes sure only its owner can enter it:
+    /// a group- or world-accessible home is tightened if we own it, refused if we don't.
+    /// Returns a note for stderr when it tightened the mode.
+    @discardableResult
+    public func prepare() throws(OCTunnelError) -> String? {
+        do {
+            if try FileBytes.status(path) == nil {
+                let parent = (path as NSString).deletingLastPathComponent
+                if !parent.isEmpty, try FileBytes.status(parent) == nil {
+                    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+                }
+                if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError("mkdir", detail: path) }
+                chmod(path, 0o700)
+            }
+        } catch let error as SystemError {
+            throw .cannotWrite(path: path, reason: error.description)
+        } catch {
+            throw .cannotWrite(path: path, reason: "\(error)")
+        }
+        return try checkPermissions()
+    }
+
+    /// Verifies an existing home without creating it (for read-only commands).
+    @discardableResult
+    public func checkPermissions() throws(OCTunnelError) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .unsafeHome(path: path, reason: "it is not a directory") }
+        let mode = UInt16(info.st_mode & 0o777)
+        guard mode & 0o077 != 0 else { return nil }
+        guard info.st_uid == geteuid() else {
+            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and owned by uid \(info.st_uid), not you; use a directory of your own with --home")
+        }
+        guard chmod(path, 0o700) == 0 else {
+            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(String(cString: strerror(errno)))")
+        }
+        return "tightened \(path) from mode \(String(mode, radix: 8)) to 700: it holds your private key"
+    }
+}

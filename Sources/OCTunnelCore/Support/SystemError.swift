@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An errno from a named system call, kept with the path or detail it concerned.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let call: String
+    public let code: Int32
+    public let detail: String?
+
+    public init(_ call: String, code: Int32 = errno, detail: String? = nil) {
+        self.call = call
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        let reason = String(cString: strerror(code))
+        if let detail { return "\(call) \(detail): \(reason)" }
+        return "\(call): \(reason)"
+    }
+}
+
+/// Runs a system call, retrying on EINTR, and throws `SystemError` on -1.
+@discardableResult
+func retryingEINTR<T: BinaryInteger>(_ call: String, detail: String? = nil, _ body: () -> T) throws(SystemError) -> T {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        if errno == EINTR { continue }
+        throw SystemError(call, detail: detail)
+    }
+}

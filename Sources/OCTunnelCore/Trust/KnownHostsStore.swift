@@ -1,0 +1,106 @@
+import Foundation
+
+/// The trust-on-first-use store: an OpenSSH-format known_hosts file keyed strictly by host:port.
+public struct KnownHostsStore: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    var lockPath: String { path + ".lock" }
+
+    /// What the store says about a presented host key.
+    public enum Verdict: Equatable, Sendable {
+        case unknown
+        case trusted
+        case changed(known: [String])
+        case revoked
+    }
+
+    /// Reads the file (an absent file is empty). Never modifies it.
+    public func load() throws(OCTunnelError) -> KnownHostsFile {
+        do {
+            return KnownHostsFile(bytes: try FileBytes.read(path) ?? [])
+        } catch {
+            throw .cannotRead(path: path, reason: error.description)
+        }
+    }
+
+    /// One warning for all unreadable lines, or nil; they are kept as they are.
+    public static func warning(for file: KnownHostsFile, path: String) -> String? {
+        let bad = file.malformed
+        guard let first = bad.first else { return nil }
+        let count = bad.count == 1 ? "line \(first.line) is" : "\(bad.count) lines are"
+        return "warning: \(path): \(count) not readable (line \(first.line): \(first.reason)); kept as they are"
+    }
+
+    /// Looks up `key` for `host`:`port`. Another key type on file counts as changed.
+    public func verdict(host: String, port: Int, key: SSHPublicKey) throws(OCTunnelError) -> Verdict {
+        Self.verdict(in: try load(), name: HostPort(host: host, port: port).knownHostsName, key: key)
+    }
+
+    static func verdict(in file: KnownHostsFile, name: String, key: SSHPublicKey) -> Verdict {
+        var known: [String] = []
+        var trusted = false
+        for (_, entry) in file.entries {
+            let match = entry.match(name)
+            guard match == .exact || match == .pattern else { continue }
+            switch entry.marker {
+            case .revoked?:
+                if entry.keyBlob == key.blob { return .revoked }
+            case .certAuthority?:
+                continue
+            case nil:
+                if entry.keyBlob == key.blob && entry.keyType == key.type { trusted = true }
+                else { known.append(entry.fingerprint) }
+            }
+        }
+        if trusted { return .trusted }
+        return known.isEmpty ? .unknown : .changed(known: known)
+    }
+
+    /// Records a newly trusted key under the lock; a no-op when another process just did.
+    public func record(host: String, port: Int, key: SSHPublicKey) throws(OCTunnelError) {
+        let name = HostPort(host: host, port: port).knownHostsName
+        try locked { () throws(OCTunnelError) in
+            var file = try load()
+            switch Self.verdict(in: file, name: name, key: key) {
+            case .trusted: return
+            case .changed, .revoked:
+                throw OCTunnelError.cannotWrite(path: path, reason: "another key for \(name) was recorded meanwhile; connect again")
+            case .unknown: break
+            }
+            file.append(name: name, key: SSHPublicKey(type: key.type, blob: key.blob))
+            try save(file)
+        }
+    }
+
+    /// Removes the entries for exactly `host`:`port`, under the lock.
+    public func remove(host: String, port: Int) throws(OCTunnelError) -> KnownHostsFile.Removal {
+        let name = HostPort(host: host, port: port).knownHostsName
+        return try locked { () throws(OCTunnelError) -> KnownHostsFile.Removal in
+            var file = try load()
+            let removal = file.remove(name: name)
+            if removal.removed > 0 { try save(file) }
+            return removal
+        }
+    }
+
+    private func save(_ file: KnownHostsFile) throws(OCTunnelError) {
+        do {
+            try AtomicFile.write(file.bytes, to: path, mode: 0o600)
+        } catch {
+            throw .cannotWrite(path: path, reason: error.description)
+        }
+    }
+
+    private func locked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
+        let lock: FileLock
+        do {
+            lock = try FileLock(path: lockPath)
+        } catch {
+            throw .cannotWrite(path: lockPath, reason: error.description)
+        }
+        defer { lock.release() }
+        return try body()
+    }
+}

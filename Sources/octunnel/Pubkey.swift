@@ -1,0 +1,43 @@
+import ArgumentParser
+import OCTunnelCore
+
+struct Pubkey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the public key line for the VPS's authorized_keys (stdout only)."
+    )
+
+    @OptionGroup var options: HomeOptions
+
+    @Flag(help: "Print only the SHA256 fingerprint.")
+    var fingerprint = false
+
+    @Flag(help: "Print a least-privilege line: the key may open the tunnel's one forward and nothing else.")
+    var restrict = false
+
+    @Option(help: "With --restrict: the VPS port the home reverse tunnel listens on.")
+    var remotePort = 18080
+
+    @Option(help: "With --restrict: the VPS address the home reverse tunnel listens on.")
+    var remoteHost = "127.0.0.1"
+
+    func validate() throws {
+        try checkPort(remotePort, "--remote-port")
+        if fingerprint && restrict { throw ValidationError("--fingerprint and --restrict cannot be combined") }
+        _ = try parseHostPort(remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost)
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let home = options.resolved
+            try home.checkPermissions()
+            let key = try KeyStore(home: home).publicKey()
+            if fingerprint {
+                Console.data(key.fingerprint)
+            } else if restrict {
+                Console.data(restrictedAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort))
+            } else {
+                Console.data(key.line)
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import OCTunnelCore
+
+/// `--home`, shared by every command.
+struct HomeOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("octunnel's directory (keys, known_hosts, config.json).", valueName: "DIR"))
+    var home: String?
+
+    var resolved: OctunnelHome { OctunnelHome.resolve(explicit: home) }
+}
+
+/// Talk goes to stderr; stdout carries only data.
+enum Console {
+    static func say(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    static func data(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Runs a core operation, turning its error into one stderr line and its exit code.
+func runReportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as OCTunnelError {
+        Console.say("octunnel: \(error.localizedDescription)")
+        throw ExitCode(error.exitStatus.rawValue)
+    }
+}
+
+/// Parses a target argument in validate(), so mistakes exit 64 with the parser's own sentence.
+func parseTarget(_ text: String) throws -> SSHTarget {
+    do {
+        return try SSHTarget.parse(text)
+    } catch {
+        throw ValidationError("bad target \"\(text)\": \(error.message) (expected [user@]host[:port], IPv6 as [::1]:2222)")
+    }
+}
+
+func parseHostPort(_ text: String) throws -> HostPort {
+    do {
+        return try HostPort.parse(text)
+    } catch {
+        throw ValidationError("bad host \"\(text)\": \(error.message) (expected HOST[:PORT], IPv6 as [::1]:2222)")
+    }
+}
+
+func checkPort(_ value: Int, _ name: String, allowZero: Bool = false) throws {
+    guard (allowZero ? 0 : 1)...65535 ~= value else {
+        throw ValidationError("\(name) \(value) is out of range (\(allowZero ? 0 : 1)-65535)")
+    }
+}
