@@ -1,0 +1,111 @@
+import Foundation
+
+/// The command the home machine runs to keep its reverse tunnel to the VPS, in four shapes.
+public struct ReverseCommand: Sendable {
+    /// The supported renderings.
+    public enum Format: String, CaseIterable, Sendable {
+        case ssh, autossh, systemd, launchd
+    }
+
+    public let target: SSHTarget
+    public let remoteHost: String
+    public let remotePort: Int
+    public let homePort: Int
+
+    public init(target: SSHTarget, remoteHost: String = "127.0.0.1", remotePort: Int = 18080, homePort: Int = 4096) {
+        self.target = target
+        self.remoteHost = remoteHost
+        self.remotePort = remotePort
+        self.homePort = homePort
+    }
+
+    /// The `-R` argument: VPS `remoteHost:remotePort` → home `127.0.0.1:homePort`.
+    public var forwardSpec: String {
+        let bind = remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost
+        return "\(bind):\(remotePort):127.0.0.1:\(homePort)"
+    }
+
+    /// The ssh arguments after the program name, in order.
+    public var sshArguments: [String] {
+        var args = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=3",
+                    "-R", forwardSpec]
+        if target.port != 22 { args += ["-p", String(target.port)] }
+        args.append("\(target.user)@\(target.host)")
+        return args
+    }
+
+    /// The rendering of `format`, ready to paste or save.
+    public func render(_ format: Format) -> String {
+        switch format {
+        case .ssh:
+            return (["ssh"] + sshArguments).map(shellQuote).joined(separator: " ")
+        case .autossh:
+            let args = ["autossh", "-M", "0"] + sshArguments
+            return "AUTOSSH_GATETIME=0 " + args.map(shellQuote).joined(separator: " ")
+        case .systemd:
+            let exec = (["/usr/bin/ssh"] + sshArguments).map(systemdQuote).joined(separator: " ")
+            return """
+            # ~/.config/systemd/user/octunnel-home.service
+            # Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service
+            # (and `loginctl enable-linger $USER` to keep it running after logout)
+            [Unit]
+            Description=octunnel reverse tunnel: VPS \(remoteHost):\(remotePort) -> OpenCode 127.0.0.1:\(homePort)
+            Wants=network-online.target
+            After=network-online.target
+
+            [Service]
+            ExecStart=\(exec)
+            Restart=always
+            RestartSec=5
+
+            [Install]
+            WantedBy=default.target
+
+            """
+        case .launchd:
+            let items = (["/usr/bin/ssh"] + sshArguments).map { "        <string>\(xmlEscape($0))</string>" }.joined(separator: "\n")
+            return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <!-- ~/Library/LaunchAgents/dev.octunnel.home.plist; load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist -->
+            <plist version="1.0">
+            <dict>
+                <key>Label</key>
+                <string>dev.octunnel.home</string>
+                <key>ProgramArguments</key>
+                <array>
+            \(items)
+                </array>
+                <key>RunAtLoad</key>
+                <true/>
+                <key>KeepAlive</key>
+                <true/>
+                <key>ThrottleInterval</key>
+                <integer>5</integer>
+            </dict>
+            </plist>
+
+            """
+        }
+    }
+}
+
+/// Quotes a word for POSIX shells only when it needs it.
+public func shellQuote(_ word: String) -> String {
+    let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-[]")
+    if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
+    return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}
+
+private func systemdQuote(_ word: String) -> String {
+    let plain = word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != "%" && $0 != "$" }
+    if plain && !word.isEmpty { return word }
+    let escaped = word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        .replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+    return "\"\(escaped)\""
+}
+
+private func xmlEscape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}

@@ -1,0 +1,225 @@
+import CLibSSH2
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A libssh2 failure: the return code, libssh2's message at that moment, and the call.
+public struct LibSSH2Error: Error, CustomStringConvertible, Sendable {
+    public let code: Int32
+    public let message: String
+    public let operation: String
+
+    public var description: String {
+        message.isEmpty ? "\(operation) failed (libssh2 error \(code))" : "\(operation): \(message) (libssh2 error \(code))"
+    }
+}
+
+/// What a non-blocking read or write did. `EAGAIN` is a result, not an error.
+public enum IOResult: Equatable, Sendable {
+    case bytes(Int)
+    case wouldBlock
+    case eof
+    case failed(Int32)
+}
+
+/// One-time global set-up of libssh2 (`libssh2_init`), done before any thread uses it.
+enum LibSSH2 {
+    private static let initialized: Bool = {
+        libssh2_init(0) == 0
+    }()
+
+    static func ensureInitialized() {
+        precondition(initialized, "libssh2_init failed")
+    }
+
+    static let eagain = LIBSSH2_ERROR_EAGAIN
+}
+
+/// The algorithms octunnel accepts, strongest first (unknown names are ignored by libssh2).
+enum SSHAlgorithms {
+    static let hostKeys = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521"
+    static let keyExchange = "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256"
+    static let ciphers = "aes128-ctr,aes256-ctr,aes192-ctr"
+    static let macs = "hmac-sha2-256,hmac-sha2-512"
+}
+
+/// One libssh2 session on one TCP socket. Owned by one thread at a time: built by the
+/// connector, then handed whole to the event loop; nothing above SSH/ sees its pointer.
+public final class SSHSession: @unchecked Sendable {
+    let raw: OpaquePointer
+    /// The TCP socket; the session does not own it until `close()`.
+    public let socket: Int32
+    private(set) var isFreed = false
+
+    /// `libssh2_session_init_ex` with default allocators, plus octunnel's algorithm preferences.
+    init(socket: Int32) throws(LibSSH2Error) {
+        LibSSH2.ensureInitialized()
+        guard let session = libssh2_session_init_ex(nil, nil, nil, nil) else {
+            throw LibSSH2Error(code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
+        }
+        raw = session
+        self.socket = socket
+        let preferences: [(Int32, String)] = [
+            (LIBSSH2_METHOD_KEX, SSHAlgorithms.keyExchange),
+            (LIBSSH2_METHOD_HOSTKEY, SSHAlgorithms.hostKeys),
+            (LIBSSH2_METHOD_CRYPT_CS, SSHAlgorithms.ciphers),
+            (LIBSSH2_METHOD_CRYPT_SC, SSHAlgorithms.ciphers),
+            (LIBSSH2_METHOD_MAC_CS, SSHAlgorithms.macs),
+            (LIBSSH2_METHOD_MAC_SC, SSHAlgorithms.macs),
+        ]
+        for (method, list) in preferences {
+            let rc = libssh2_session_method_pref(raw, method, list)
+            if rc != 0 { throw error(rc, "libssh2_session_method_pref") }
+        }
+    }
+
+    /// The error for return code `code`, with libssh2's message read now.
+    func error(_ code: Int32, _ operation: String) -> LibSSH2Error {
+        var message: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        libssh2_session_last_error(raw, &message, &length, 0)
+        let text = message.map { String(cString: $0) } ?? ""
+        return LibSSH2Error(code: code, message: text, operation: operation)
+    }
+
+    var lastErrno: Int32 { libssh2_session_last_errno(raw) }
+
+    /// `libssh2_session_set_blocking`.
+    func setBlocking(_ blocking: Bool) { libssh2_session_set_blocking(raw, blocking ? 1 : 0) }
+
+    /// `libssh2_session_set_timeout`, for blocking calls (milliseconds, 0 = none).
+    func setTimeout(milliseconds: Int) { libssh2_session_set_timeout(raw, milliseconds) }
+
+    /// Whether the last EAGAIN left a partly-sent packet (`libssh2_session_block_directions`).
+    var isSendBlocked: Bool { libssh2_session_block_directions(raw) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 }
+
+    /// `libssh2_session_handshake` (makes the socket non-blocking underneath).
+    func handshake() throws(LibSSH2Error) {
+        let rc = libssh2_session_handshake(raw, socket)
+        if rc != 0 { throw error(rc, "libssh2_session_handshake") }
+    }
+
+    /// The server's host key (`libssh2_session_hostkey`).
+    func hostKey() -> SSHPublicKey? {
+        var length = 0
+        var type: Int32 = 0
+        guard let pointer = libssh2_session_hostkey(raw, &length, &type), length > 0 else { return nil }
+        let blob = pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        return SSHPublicKey(blob: blob)
+    }
+
+    /// The negotiated algorithm of `method` (`libssh2_session_methods`).
+    func negotiated(_ method: Int32) -> String {
+        libssh2_session_methods(raw, method).map { String(cString: $0) } ?? "?"
+    }
+
+    /// The methods the server allows for `user` (`libssh2_userauth_list`); nil once authenticated.
+    func authenticationMethods(user: String) -> String? {
+        libssh2_userauth_list(raw, user, UInt32(user.utf8.count)).map { String(cString: $0) }
+    }
+
+    /// Public-key authentication from an OpenSSH key file (`libssh2_userauth_publickey_fromfile_ex`).
+    func authenticate(user: String, privateKeyPath: String) throws(LibSSH2Error) {
+        let rc = libssh2_userauth_publickey_fromfile_ex(raw, user, UInt32(user.utf8.count), nil, privateKeyPath, nil)
+        if rc != 0 { throw error(rc, "libssh2_userauth_publickey_fromfile_ex") }
+    }
+
+    /// Opens a plain `session` channel (`libssh2_channel_open_ex`), blocking.
+    func openSessionChannel() throws(LibSSH2Error) -> SSHChannel {
+        let type = "session"
+        guard let channel = libssh2_channel_open_ex(raw, type, UInt32(type.utf8.count),
+                                                    UInt32(2 * 1024 * 1024), UInt32(32768), nil, 0) else {
+            throw error(lastErrno, "libssh2_channel_open_ex(session)")
+        }
+        return SSHChannel(session: self, raw: channel)
+    }
+
+    /// What one step of opening a `direct-tcpip` channel gave.
+    enum OpenResult {
+        case opened(SSHChannel)
+        case wouldBlock
+        case failed(LibSSH2Error)
+    }
+
+    /// One non-blocking step of `libssh2_channel_direct_tcpip_ex`; repeat with the same
+    /// arguments while it would block (its state lives in the session).
+    func openDirectTCPIP(host: String, port: Int, originHost: String, originPort: Int) -> OpenResult {
+        if let channel = libssh2_channel_direct_tcpip_ex(raw, host, Int32(port), originHost, Int32(originPort)) {
+            return .opened(SSHChannel(session: self, raw: channel))
+        }
+        let code = lastErrno
+        if code == LIBSSH2_ERROR_EAGAIN { return .wouldBlock }
+        return .failed(error(code, "libssh2_channel_direct_tcpip_ex"))
+    }
+
+    /// Says goodbye with a reason (`libssh2_session_disconnect_ex`); best effort.
+    func disconnect(reason: String) {
+        guard !isFreed else { return }
+        _ = libssh2_session_disconnect_ex(raw, SSH_DISCONNECT_BY_APPLICATION, reason, "")
+    }
+
+    /// Shuts the socket (so a hung peer cannot block), frees the session and closes the socket.
+    public func close() {
+        guard !isFreed else { return }
+        Glibc.shutdown(socket, Int32(SHUT_RDWR))
+        libssh2_session_free(raw)
+        isFreed = true
+        Glibc.close(socket)
+    }
+
+    deinit { close() }
+}
+
+/// One libssh2 channel; it keeps its session alive, so it can never outlive it.
+final class SSHChannel {
+    let session: SSHSession
+    private let raw: OpaquePointer
+    private(set) var isFreed = false
+
+    init(session: SSHSession, raw: OpaquePointer) {
+        self.session = session
+        self.raw = raw
+    }
+
+    /// `libssh2_channel_read_ex` on stream 0.
+    func read(into buffer: UnsafeMutableRawPointer, count: Int) -> IOResult {
+        let rc = libssh2_channel_read_ex(raw, 0, buffer.assumingMemoryBound(to: CChar.self), count)
+        if rc > 0 { return .bytes(rc) }
+        if rc == LIBSSH2_ERROR_EAGAIN { return .wouldBlock }
+        if rc == 0 { return libssh2_channel_eof(raw) != 0 ? .eof : .wouldBlock }
+        return .failed(Int32(rc))
+    }
+
+    /// `libssh2_channel_write_ex` on stream 0.
+    func write(_ buffer: UnsafeRawPointer, count: Int) -> IOResult {
+        let rc = libssh2_channel_write_ex(raw, 0, buffer.assumingMemoryBound(to: CChar.self), count)
+        if rc > 0 { return .bytes(rc) }
+        if rc == LIBSSH2_ERROR_EAGAIN || rc == 0 { return .wouldBlock }
+        return .failed(Int32(rc))
+    }
+
+    /// `libssh2_channel_send_eof`: 0, EAGAIN or an error code.
+    func sendEOF() -> Int32 { libssh2_channel_send_eof(raw) }
+
+    /// `libssh2_channel_eof`.
+    var isEOF: Bool { libssh2_channel_eof(raw) != 0 }
+
+    /// `libssh2_channel_setenv_ex`: used as a request that the server must answer.
+    func setenv(_ name: String, _ value: String) -> Int32 {
+        libssh2_channel_setenv_ex(raw, name, UInt32(name.utf8.count), value, UInt32(value.utf8.count))
+    }
+
+    /// `libssh2_channel_free` (closes first); 0, EAGAIN or an error. Repeat while EAGAIN.
+    func free() -> Int32 {
+        guard !isFreed else { return 0 }
+        guard !session.isFreed else { isFreed = true; return 0 }
+        let rc = libssh2_channel_free(raw)
+        if rc != LIBSSH2_ERROR_EAGAIN { isFreed = true }
+        return rc
+    }
+
+    deinit {
+        if !isFreed && !session.isFreed { libssh2_channel_free(raw) }
+    }
+}

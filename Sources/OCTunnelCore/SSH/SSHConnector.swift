@@ -1,0 +1,285 @@
+import CLibSSH2
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What is needed to open an authenticated session to the VPS.
+public struct ConnectionSettings: Sendable {
+    public var target: SSHTarget
+    public var identityPath: String
+    public var knownHostsPath: String
+    public var connectTimeout: Double
+    public var expectFingerprint: String?
+    public var trustNew: Bool
+    public var remoteHost: String
+    public var remotePort: Int
+
+    public init(target: SSHTarget, identityPath: String, knownHostsPath: String, connectTimeout: Double = 30,
+                expectFingerprint: String? = nil, trustNew: Bool = true, remoteHost: String = "127.0.0.1", remotePort: Int = 18080) {
+        self.target = target
+        self.identityPath = identityPath
+        self.knownHostsPath = knownHostsPath
+        self.connectTimeout = connectTimeout
+        self.expectFingerprint = expectFingerprint
+        self.trustNew = trustNew
+        self.remoteHost = remoteHost
+        self.remotePort = remotePort
+    }
+}
+
+/// The stages of getting a session, in order; `tunnel check` reports each with its time.
+public enum ConnectStage: String, Sendable, CaseIterable {
+    case resolve, tcp, handshake, hostKey = "host key", authentication
+}
+
+/// A finished stage and what it found.
+public struct StageReport: Sendable {
+    public let stage: ConnectStage
+    public let milliseconds: Int
+    public let detail: String
+}
+
+/// Facts about a session worth telling the user.
+public struct SessionInfo: Sendable {
+    public let hostKey: SSHPublicKey
+    public let newlyTrusted: Bool
+    public let keyExchange: String
+    public let cipher: String
+    public let mac: String
+    public let serverBanner: String
+    public let user: String
+    public let clientKeyFingerprint: String
+}
+
+/// An authenticated session with its idle `session` channel, ready for the event loop.
+public final class EstablishedSession: @unchecked Sendable {
+    public let session: SSHSession
+    let idleChannel: SSHChannel
+    public let info: SessionInfo
+
+    init(session: SSHSession, idleChannel: SSHChannel, info: SessionInfo) {
+        self.session = session
+        self.idleChannel = idleChannel
+        self.info = info
+    }
+}
+
+/// Opens a session step by step (resolve, TCP, handshake, host key, authentication), each
+/// failure naming its layer. Blocking; the event loop runs it on a helper thread.
+public struct SSHConnector: Sendable {
+    public let settings: ConnectionSettings
+
+    public init(settings: ConnectionSettings) { self.settings = settings }
+
+    public func connect(onStage: (StageReport) -> Void = { _ in }) throws(OCTunnelError) -> EstablishedSession {
+        let target = settings.target
+        let identity = try KeyStore(home: OctunnelHome(path: "/")).loadPrivateKey(at: settings.identityPath)
+        let clientKey = identity.decoded.publicKey
+
+        var clock = Date()
+        func lap() -> Int {
+            let now = Date()
+            defer { clock = now }
+            return Int((now.timeIntervalSince(clock) * 1000).rounded())
+        }
+        let addresses = try Sockets.resolve(host: target.host, port: target.port)
+        onStage(StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
+        let fd = try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
+        onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
+
+        let banner = try peekBanner(fd)
+        let session: SSHSession
+        do {
+            session = try SSHSession(socket: fd)
+        } catch {
+            close(fd)
+            throw .sshFailure(host: target.host, port: target.port, detail: error.description)
+        }
+        session.setBlocking(true)
+        session.setTimeout(milliseconds: Int(settings.connectTimeout * 1000))
+        do {
+            try session.handshake()
+        } catch {
+            session.close()
+            throw classifyHandshakeFailure(error, banner: banner)
+        }
+        let keyExchange = session.negotiated(LIBSSH2_METHOD_KEX)
+        let cipher = session.negotiated(LIBSSH2_METHOD_CRYPT_CS)
+        let mac = session.negotiated(LIBSSH2_METHOD_MAC_CS)
+        onStage(StageReport(stage: .handshake, milliseconds: lap(), detail: "\(banner ?? "SSH server"), \(keyExchange), \(cipher), \(mac)"))
+
+        guard let hostKey = session.hostKey() else {
+            session.close()
+            throw .sshFailure(host: target.host, port: target.port, detail: "the server presented no host key")
+        }
+        let newlyTrusted: Bool
+        do {
+            newlyTrusted = try verifyHostKey(hostKey)
+        } catch {
+            session.close()
+            throw error
+        }
+        onStage(StageReport(stage: .hostKey, milliseconds: lap(),
+                            detail: "\(hostKey.type) \(hostKey.fingerprint) \(newlyTrusted ? "trusted on first use" : "verified")"))
+
+        do {
+            try authenticate(session, clientKey: clientKey)
+        } catch {
+            session.close()
+            throw error
+        }
+        let idle: SSHChannel
+        do {
+            idle = try session.openSessionChannel()
+        } catch {
+            session.close()
+            throw .sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
+        }
+        onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(clientKey.fingerprint)"))
+        let info = SessionInfo(hostKey: hostKey, newlyTrusted: newlyTrusted, keyExchange: keyExchange, cipher: cipher, mac: mac,
+                               serverBanner: banner ?? "", user: target.user, clientKeyFingerprint: clientKey.fingerprint)
+        return EstablishedSession(session: session, idleChannel: idle, info: info)
+    }
+
+    /// Looks at the server's first bytes without consuming them: an SSH server greets first.
+    private func peekBanner(_ fd: Int32) throws(OCTunnelError) -> String? {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(min(2000, settings.connectTimeout * 1000))) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = recv(fd, &buffer, buffer.count, Int32(MSG_PEEK))
+        guard count > 0 else {
+            close(fd)
+            throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it closed the connection without a greeting")
+        }
+        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if let line = lines.first(where: { $0.hasPrefix("SSH-") }) {
+            return line.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        if lines.count > 1 || count == buffer.count {
+            close(fd)
+            let first = String(lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
+            throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
+        }
+        return nil
+    }
+
+    private func classifyHandshakeFailure(_ error: LibSSH2Error, banner: String?) -> OCTunnelError {
+        let target = settings.target
+        switch error.code {
+        case LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
+            var detail = error.message
+            if let offers = ServerAlgorithmProbe.offers(host: target.host, port: target.port, timeout: settings.connectTimeout) {
+                detail = "it offers host keys \(offers.hostKeys), key exchange \(offers.keyExchange), ciphers \(offers.ciphers), MACs \(offers.macs)"
+            }
+            return .noCommonAlgorithms(host: target.host, port: target.port, detail: detail)
+        case LIBSSH2_ERROR_TIMEOUT where banner == nil,
+             LIBSSH2_ERROR_SOCKET_TIMEOUT where banner == nil:
+            return .notSSH(host: target.host, port: target.port, detail: "it sent no SSH greeting within \(Int(settings.connectTimeout)) s")
+        default:
+            if banner == nil {
+                return .notSSH(host: target.host, port: target.port, detail: "it did not answer the SSH greeting (\(error.message))")
+            }
+            return .sshFailure(host: target.host, port: target.port, detail: "handshake failed: \(error)")
+        }
+    }
+
+    /// Checks the host key against the store; returns true when it was trusted just now.
+    private func verifyHostKey(_ key: SSHPublicKey) throws(OCTunnelError) -> Bool {
+        let target = settings.target
+        let store = KnownHostsStore(path: settings.knownHostsPath)
+        if let expected = settings.expectFingerprint, expected != key.fingerprint {
+            throw .hostKeyNotExpected(host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
+        }
+        switch try store.verdict(host: target.host, port: target.port, key: key) {
+        case .trusted:
+            return false
+        case .changed(let known):
+            throw .hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
+        case .revoked:
+            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
+        case .unknown:
+            guard settings.trustNew || settings.expectFingerprint != nil else {
+                throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
+            }
+            try store.record(host: target.host, port: target.port, key: key)
+            return true
+        }
+    }
+
+    private func authenticate(_ session: SSHSession, clientKey: SSHPublicKey) throws(OCTunnelError) {
+        let target = settings.target
+        if let methods = session.authenticationMethods(user: target.user) {
+            guard methods.split(separator: ",").contains("publickey") else {
+                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: methods)
+            }
+        } else if libssh2_userauth_authenticated(session.raw) != 0 {
+            return
+        }
+        do {
+            try session.authenticate(user: target.user, privateKeyPath: settings.identityPath)
+        } catch {
+            switch error.code {
+            case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
+                throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: clientKey.fingerprint,
+                                        publicLine: clientKey.line,
+                                        restrictedLine: restrictedAuthorizedKeysLine(clientKey, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+            case LIBSSH2_ERROR_FILE:
+                throw .badKeyFile(path: settings.identityPath, reason: "libssh2 cannot load it: \(error.message)")
+            default:
+                throw .sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
+            }
+        }
+    }
+}
+
+/// Reads what a server offers in its KEXINIT, to say why nothing could be agreed.
+enum ServerAlgorithmProbe {
+    struct Offers {
+        let keyExchange: String
+        let hostKeys: String
+        let ciphers: String
+        let macs: String
+    }
+
+    static func offers(host: String, port: Int, timeout: Double) -> Offers? {
+        guard let fd = try? Sockets.connect(host: host, port: port, timeout: min(timeout, 5)) else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        let hello = Array("SSH-2.0-octunnel_probe\r\n".utf8)
+        guard send(fd, hello, hello.count, Int32(MSG_NOSIGNAL)) == hello.count else { return nil }
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var payloadStart: Int?
+        while data.count < 65536 {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { return nil }
+            data += buffer[..<count]
+            if payloadStart == nil, let range = findBannerEnd(data) { payloadStart = range }
+            if let start = payloadStart, data.count >= start + 5 {
+                var reader = SSHWireReader(data[start...])
+                guard let length = try? reader.uint32(), length < 65536 else { return nil }
+                guard data.count >= start + 4 + Int(length) else { continue }
+                var packet = SSHWireReader(data[(start + 4)..<(start + 4 + Int(length))])
+                guard (try? packet.byte()) != nil, (try? packet.byte()) == 20, (try? packet.raw(16)) != nil,
+                      let kex = try? packet.text(), let hostKeys = try? packet.text(),
+                      let ciphers = try? packet.text(), (try? packet.text()) != nil,
+                      let macs = try? packet.text() else { return nil }
+                return Offers(keyExchange: kex, hostKeys: hostKeys, ciphers: ciphers, macs: macs)
+            }
+        }
+        return nil
+    }
+
+    private static func findBannerEnd(_ data: [UInt8]) -> Int? {
+        var lineStart = 0
+        for (index, byte) in data.enumerated() where byte == UInt8(ascii: "\n") {
+            if data[lineStart...].starts(with: Array("SSH-".utf8)) { return index + 1 }
+            lineStart = index + 1
+        }
+        return nil
+    }
+}

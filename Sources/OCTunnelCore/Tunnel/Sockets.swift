@@ -1,0 +1,168 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// TCP helpers: resolving, connecting with a timeout, listening, and non-blocking set-up.
+public enum Sockets {
+    /// Every address of `host` (IPv6 and IPv4) for TCP `port` (`getaddrinfo`).
+    static func resolve(host: String, port: Int) throws(OCTunnelError) -> [(family: Int32, address: Data)] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_protocol = Int32(IPPROTO_TCP)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(host, String(port), &hints, &list)
+        guard rc == 0, let first = list else {
+            throw .cannotResolve(host: host, reason: String(cString: gai_strerror(rc)))
+        }
+        defer { freeaddrinfo(list) }
+        var result: [(Int32, Data)] = []
+        var node: UnsafeMutablePointer<addrinfo>? = first
+        while let current = node {
+            let info = current.pointee
+            if let address = info.ai_addr {
+                result.append((info.ai_family, Data(bytes: address, count: Int(info.ai_addrlen))))
+            }
+            node = info.ai_next
+        }
+        return result
+    }
+
+    /// Connects to the first address of `host` that answers, within `timeout` seconds overall,
+    /// with TCP_NODELAY set. Errors name the layer: resolve, refused, no answer.
+    public static func connect(host: String, port: Int, timeout: Double) throws(OCTunnelError) -> Int32 {
+        try connect(host: host, port: port, addresses: resolve(host: host, port: port), timeout: timeout)
+    }
+
+    /// Connects to the first of already-resolved `addresses` that answers within `timeout`.
+    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(OCTunnelError) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lastError: OCTunnelError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
+        for (family, address) in addresses {
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { break }
+            let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if fd < 0 { lastError = .unreachable(host: host, port: port, reason: String(cString: strerror(errno))); continue }
+            setNonBlocking(fd, true)
+            let rc = address.withUnsafeBytes { connectRaw(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
+            var failure: Int32 = 0
+            if rc != 0 && errno != EINPROGRESS {
+                failure = errno
+            } else if rc != 0 {
+                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let ready = pollRetrying(&pfd, milliseconds: Int32(min(remaining * 1000, Double(Int32.max))))
+                if ready == 0 {
+                    failure = ETIMEDOUT
+                } else {
+                    var value: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length)
+                    failure = value
+                }
+            }
+            if failure == 0 {
+                setNonBlocking(fd, false)
+                var one: Int32 = 1
+                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                return fd
+            }
+            close(fd)
+            switch failure {
+            case ECONNREFUSED: lastError = .connectionRefused(host: host, port: port)
+            case ETIMEDOUT: lastError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
+            default: lastError = .unreachable(host: host, port: port, reason: String(cString: strerror(failure)))
+            }
+        }
+        throw lastError
+    }
+
+    private static func connectRaw(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+        Glibc.connect(fd, address, length)
+    }
+
+    /// `poll` on one descriptor, retrying EINTR; returns the count of ready descriptors.
+    static func pollRetrying(_ pfd: inout pollfd, milliseconds: Int32) -> Int32 {
+        while true {
+            let rc = poll(&pfd, 1, milliseconds)
+            if rc >= 0 || errno != EINTR { return rc }
+        }
+    }
+
+    static func setNonBlocking(_ fd: Int32, _ on: Bool) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
+    }
+
+    /// A listening, non-blocking TCP socket on `bind:port` (port 0 picks a free one).
+    public static func listen(bind: String, port: Int) throws(OCTunnelError) -> (fd: Int32, port: Int) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST
+        var list: UnsafeMutablePointer<addrinfo>?
+        let rc = getaddrinfo(bind, String(port), &hints, &list)
+        guard rc == 0, let info = list?.pointee, let address = info.ai_addr else {
+            throw .cannotListen(bind: bind, port: port, reason: "\(bind) is not an IP address of this machine (\(String(cString: gai_strerror(rc))))")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(errno))) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if Glibc.bind(fd, address, info.ai_addrlen) != 0 {
+            let code = errno
+            close(fd)
+            if code == EADDRINUSE { throw .localPortInUse(bind: bind, port: port) }
+            throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
+        }
+        guard Glibc.listen(fd, 1024) == 0 else {
+            let code = errno
+            close(fd)
+            throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
+        }
+        setNonBlocking(fd, true)
+        return (fd, localPort(of: fd) ?? port)
+    }
+
+    /// The local port a socket is bound to (`getsockname`).
+    static func localPort(of fd: Int32) -> Int? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0 else { return nil }
+        let family = storage.ss_family
+        return withUnsafePointer(to: &storage) { pointer -> Int in
+            if family == sa_family_t(AF_INET6) {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    /// The peer's address and port as text (`getpeername`), for logs.
+    static func peerDescription(of fd: Int32) -> (host: String, port: Int) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard rc == 0 else { return ("127.0.0.1", 0) }
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let ok = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV)
+            }
+        }
+        guard ok == 0 else { return ("127.0.0.1", 0) }
+        return (String(cString: host), Int(String(cString: service)) ?? 0)
+    }
+
+    /// Whether `bind` is a loopback address (127.0.0.0/8 or ::1).
+    public static func isLoopback(_ bind: String) -> Bool {
+        bind == "::1" || bind == "localhost" || bind.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Everything `tunnel up` tells its user, as data: the CLI prints it as text or JSON lines.
+public enum TunnelEvent: Sendable {
+    case connecting(target: SSHTarget, attempt: Int)
+    case stage(StageReport)
+    case connected(target: SSHTarget, info: SessionInfo)
+    case forwarding(local: HostPort, remote: HostPort)
+    case disconnected(reason: String, retryIn: Double)
+    case nothingListening(remote: HostPort, reverseCommand: String)
+    case forwardRefused(remote: HostPort, reason: String)
+    case clientOpened(id: Int, peer: String)
+    case clientClosed(id: Int, sent: Int, received: Int)
+    case clientDropped(id: Int, reason: String)
+    case stopping(reason: String)
+    case warning(String)
+}
+
+/// Options of the forwarding event loop.
+public struct TunnelOptions: Sendable {
+    public var connection: ConnectionSettings
+    public var bind: String
+    public var localPort: Int
+    public var keepalive: Double
+    public var homePort: Int
+    /// Whether a failure of the very first connection ends the run (a person is watching).
+    public var exitOnFirstFailure: Bool
+
+    public init(connection: ConnectionSettings, bind: String = "127.0.0.1", localPort: Int = 4096,
+                keepalive: Double = 15, homePort: Int = 4096, exitOnFirstFailure: Bool = true) {
+        self.connection = connection
+        self.bind = bind
+        self.localPort = localPort
+        self.keepalive = keepalive
+        self.homePort = homePort
+        self.exitOnFirstFailure = exitOnFirstFailure
+    }
+
+    var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
+
+    var reverseCommand: String {
+        ReverseCommand(target: connection.target, remoteHost: connection.remoteHost, remotePort: connection.remotePort,
+                       homePort: homePort).render(.ssh)
+    }
+}
+
+extension OCTunnelError {
+    /// Failures that retrying cannot fix: the host key or our key.
+    var isFatalOnReconnect: Bool {
+        switch exitStatus {
+        case .hostKeyChanged, .permission, .dataError, .noInput: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+extension TunnelEvent {
+    /// Whether the line is shown only with --verbose.
+    public var isVerbose: Bool {
+        switch self {
+        case .clientOpened, .clientClosed, .clientDropped: return true
+        default: return false
+        }
+    }
+
+    /// One human line for stderr.
+    public var text: String {
+        switch self {
+        case .connecting(let target, let attempt):
+            return attempt == 1 ? "connecting to \(target)…" : "connecting to \(target) (attempt \(attempt))…"
+        case .stage(let report):
+            switch report.stage {
+            case .hostKey: return "host key \(report.detail)"
+            case .authentication: return "authenticated as \(report.detail)"
+            default: return "\(report.stage.rawValue) ✓ \(report.detail) (\(report.milliseconds) ms)"
+            }
+        case .connected(let target, let info):
+            return "connected to \(target.hostPort) (\(info.cipher), \(info.mac))"
+        case .forwarding(let local, let remote):
+            return "forwarding \(local) → VPS \(remote)"
+        case .disconnected(let reason, let retryIn):
+            return "disconnected: \(reason); retrying in \(String(format: "%.1f", retryIn)) s"
+        case .nothingListening(let remote, let command):
+            return "nothing listens on VPS \(remote): the home machine's reverse tunnel is probably down. On the home machine run:\n  \(command)"
+        case .forwardRefused(let remote, let reason):
+            return "the VPS refused to forward to \(remote) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
+        case .clientOpened(let id, let peer):
+            return "connection \(id) from \(peer)"
+        case .clientClosed(let id, let sent, let received):
+            return "connection \(id) closed (\(sent) bytes sent, \(received) received)"
+        case .clientDropped(let id, let reason):
+            return "connection \(id) closed: \(reason)"
+        case .stopping(let reason):
+            return "stopping: \(reason)"
+        case .warning(let text):
+            return "warning: \(text)"
+        }
+    }
+
+    /// The event as a JSON object, with `status` in the client app's terms
+    /// (disconnected, connecting, connected, error).
+    public var jsonObject: [String: Any] {
+        switch self {
+        case .connecting(let target, let attempt):
+            return ["event": "connecting", "status": "connecting", "host": target.host, "port": target.port, "user": target.user, "attempt": attempt]
+        case .stage(let report):
+            return ["event": "stage", "status": "connecting", "stage": report.stage.rawValue, "ms": report.milliseconds, "detail": report.detail]
+        case .connected(let target, let info):
+            return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
+                    "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
+                    "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange]
+        case .forwarding(let local, let remote):
+            return ["event": "forwarding", "status": "connected", "localHost": local.host, "localPort": local.port,
+                    "remoteHost": remote.host, "remotePort": remote.port]
+        case .disconnected(let reason, let retryIn):
+            return ["event": "disconnected", "status": "disconnected", "reason": reason, "retryIn": (retryIn * 10).rounded() / 10]
+        case .nothingListening(let remote, let command):
+            return ["event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(remote)",
+                    "remoteHost": remote.host, "remotePort": remote.port, "reverseCommand": command]
+        case .forwardRefused(let remote, let reason):
+            return ["event": "forwardRefused", "status": "error", "message": reason, "remoteHost": remote.host, "remotePort": remote.port]
+        case .clientOpened(let id, let peer):
+            return ["event": "clientOpened", "id": id, "peer": peer]
+        case .clientClosed(let id, let sent, let received):
+            return ["event": "clientClosed", "id": id, "sent": sent, "received": received]
+        case .clientDropped(let id, let reason):
+            return ["event": "clientClosed", "id": id, "reason": reason]
+        case .stopping(let reason):
+            return ["event": "stopping", "status": "disconnected", "reason": reason]
+        case .warning(let text):
+            return ["event": "warning", "message": text]
+        }
+    }
+}
+
+/// One JSON object per line, keys sorted so the output is stable.
+public func jsonLine(_ object: [String: Any]) -> String {
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
+    return String(decoding: data, as: UTF8.self)
+}
