@@ -33,13 +33,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "OCTunnelTestSupport",
+            path: "Tests/OCTunnelTestSupport"
+        ),
         .testTarget(
             name: "OCTunnelCoreTests",
-            dependencies: ["OCTunnelCore"]
+            dependencies: ["OCTunnelCore", "OCTunnelTestSupport"]
         ),
         .testTarget(
             name: "octunnelTests",
-            dependencies: ["OCTunnelCore", "octunnel"]
+            dependencies: ["OCTunnelCore", "OCTunnelTestSupport", "octunnel"]
         ),
     ]
 )

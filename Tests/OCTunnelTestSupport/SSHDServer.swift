@@ -1,0 +1,161 @@
+import Foundation
+
+/// A throwaway OpenSSH sshd on 127.0.0.1 with its own config, host key and authorized_keys,
+/// on a free port. Stopped (with every per-connection child) on `stop()` or deinit.
+public final class SSHDServer: @unchecked Sendable {
+    public let directory: TempDirectory
+    public private(set) var port: Int = 0
+    public let hostKeyPath: String
+    public let authorizedKeysPath: String
+    public let logPath: String
+    public var extraConfig: String
+    private var process: Process?
+
+    public init(authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "") throws {
+        directory = try TempDirectory("octunnel-sshd")
+        hostKeyPath = directory.file("hostkey")
+        authorizedKeysPath = directory.file("authorized_keys")
+        logPath = directory.file("sshd.log")
+        self.extraConfig = extraConfig
+        try runTool("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKeyPath])
+        try directory.write("authorized_keys", authorizedKeys.joined(separator: "\n") + "\n", mode: 0o600)
+        try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        try start()
+    }
+
+    /// Makes a new host key (as a reinstalled VPS would have); takes effect on the next start.
+    public func regenerateHostKey(type: String = "ed25519") throws {
+        try? FileManager.default.removeItem(atPath: hostKeyPath)
+        try? FileManager.default.removeItem(atPath: hostKeyPath + ".pub")
+        try runTool("/usr/bin/ssh-keygen", ["-q", "-t", type, "-N", "", "-f", hostKeyPath])
+    }
+
+    public var hostKeyFingerprint: String {
+        let output = (try? runTool("/usr/bin/ssh-keygen", ["-l", "-f", hostKeyPath + ".pub"])) ?? ""
+        return output.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+    }
+
+    /// Starts sshd (on the same port as before, if it ran already) and waits until it accepts.
+    public func start() throws {
+        for _ in 0..<5 {
+            if port == 0 || process != nil { port = freePort() }
+            let config = """
+            Port \(port)
+            ListenAddress 127.0.0.1
+            HostKey \(hostKeyPath)
+            AuthorizedKeysFile \(authorizedKeysPath)
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            UsePAM no
+            StrictModes no
+            AllowTcpForwarding yes
+            PermitRootLogin yes
+            PidFile \(directory.file("sshd.pid"))
+            LogLevel VERBOSE
+            UseDNS no
+            \(extraConfig)
+            """
+            try directory.write("sshd_config", config + "\n", mode: 0o600)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/sshd")
+            process.arguments = ["-D", "-f", directory.file("sshd_config"), "-E", logPath]
+            try process.run()
+            self.process = process
+            let ready = waitUntil(timeout: 10) {
+                guard process.isRunning else { return true }
+                let fd = connectLoopback(port)
+                if fd >= 0 { close(fd); return true }
+                return false
+            }
+            if ready && process.isRunning { return }
+            process.terminate()
+            process.waitUntilExit()
+            self.process = nil
+        }
+        throw POSIXError(.EADDRINUSE)
+    }
+
+    /// Stops sshd and every per-connection child: SIGTERM, or SIGKILL for `hard`.
+    public func stop(hard: Bool = false) {
+        guard let process else { return }
+        let pids = descendants(of: process.processIdentifier)
+        for pid in [process.processIdentifier] + pids { kill(pid, hard ? SIGKILL : SIGTERM) }
+        process.waitUntilExit()
+        // Children re-parent when sshd dies; make sure none keeps a tunnel alive.
+        for pid in pids { kill(pid, SIGKILL) }
+        _ = waitUntil(timeout: 5) { pids.allSatisfy { kill($0, 0) != 0 } }
+        self.process = nil
+    }
+
+    /// Restarts on the same port.
+    public func restart() throws {
+        stop(hard: true)
+        try start()
+    }
+
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    deinit { stop(hard: true) }
+}
+
+/// Every process whose ancestry leads to `root`, read from /proc.
+func descendants(of root: Int32) -> [Int32] {
+    var parents: [Int32: Int32] = [:]
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        if fields.count > 1, let ppid = Int32(fields[1]) { parents[pid] = ppid }
+    }
+    var result: [Int32] = []
+    var frontier = [root]
+    while let next = frontier.popLast() {
+        for (pid, ppid) in parents where ppid == next {
+            result.append(pid)
+            frontier.append(pid)
+        }
+    }
+    return result
+}
+
+/// Runs a tool to completion and returns its stdout; throws on a non-zero exit.
+@discardableResult
+public func runTool(_ path: String, _ arguments: [String], stdin: String? = nil) throws -> String {
+    let result = try runProcess(path, arguments, stdin: stdin)
+    guard result.status == 0 else {
+        throw NSError(domain: "runTool", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "\(path) \(arguments) failed: \(result.stderr)"])
+    }
+    return result.stdout
+}
+
+/// The outcome of a finished process.
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+/// Runs a program with arguments and optional stdin, capturing stdout and stderr separately.
+public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    let group = DispatchGroup()
+    nonisolated(unsafe) var outData = Data(), errData = Data()
+    group.enter()
+    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter()
+    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.wait()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self))
+}

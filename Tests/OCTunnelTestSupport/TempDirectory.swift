@@ -1,0 +1,83 @@
+import Foundation
+
+/// A fresh directory under /tmp, removed with everything in it on deinit.
+public final class TempDirectory: @unchecked Sendable {
+    public let path: String
+
+    public init(_ prefix: String = "octunnel-test") throws {
+        let template = NSTemporaryDirectory() + "/\(prefix)-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        guard let result = mkdtemp(&bytes) else { throw POSIXError(.EIO) }
+        path = String(cString: result)
+    }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    public func write(_ name: String, _ text: String, mode: Int = 0o644) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file(name)))
+        chmod(file(name), mode_t(mode))
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+public func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Connects a blocking TCP socket to 127.0.0.1:port, or returns -1.
+public func connectLoopback(_ port: Int) -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    if rc != 0 { close(fd); return -1 }
+    return fd
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes.
+@discardableResult
+public func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// The package root, found from this file's path.
+public let packageRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.path + "/Package.swift") { return url.path }
+    }
+    return FileManager.default.currentDirectoryPath
+}()
+
+/// The built `octunnel` binary beside the test bundle.
+public let octunnelBinary: String = {
+    let candidates = [Bundle.main.bundlePath, Bundle.main.bundleURL.deletingLastPathComponent().path]
+        .map { $0 + "/octunnel" } + [packageRoot + "/.build/debug/octunnel"]
+    for path in candidates where FileManager.default.isExecutableFile(atPath: path) { return path }
+    // swift test puts test bundles and products in one folder: walk up from the test binary.
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        if FileManager.default.isExecutableFile(atPath: url.path + "/octunnel") { return url.path + "/octunnel" }
+        url.deleteLastPathComponent()
+    }
+    return packageRoot + "/.build/debug/octunnel"
+}()

@@ -1,0 +1,56 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+
+/// A home directory with a key, a real sshd that authorizes it, and helpers to run the
+/// built `octunnel tunnel up` against them.
+final class TunnelFixture: @unchecked Sendable {
+    let home: TempDirectory
+    let key: SSHPublicKey
+    let sshd: SSHDServer
+
+    init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "") throws {
+        home = try TempDirectory("octunnel-home")
+        let store = KeyStore(home: OctunnelHome(path: home.path))
+        let key = try store.generate(comment: "test@octunnel", rotate: false).publicKey
+        self.key = key
+        var lines: [String] = []
+        if authorize {
+            lines.append(restricted.map { restrictedAuthorizedKeysLine(key, remotePort: $0) } ?? key.line)
+        }
+        sshd = try SSHDServer(authorizedKeys: lines, extraConfig: sshdConfig)
+    }
+
+    var target: String { "root@127.0.0.1:\(sshd.port)" }
+    var knownHosts: String { home.file("known_hosts") }
+
+    /// Starts `tunnel up` on a free local port towards `remotePort` on the "VPS".
+    func up(remotePort: Int, extra: [String] = []) throws -> RunningProcess {
+        try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", home.path, target, "--local-port", "0",
+                                            "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra)
+    }
+
+    /// Runs octunnel to completion.
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try runProcess(octunnelBinary, arguments + ["--home", home.path])
+    }
+}
+
+extension RunningProcess {
+    /// Waits for the "forwarding 127.0.0.1:PORT → …" line and returns PORT.
+    func forwardedPort(timeout: Double = 20) -> Int? {
+        guard let line = waitForLine(containing: "forwarding 127.0.0.1:", timeout: timeout) else { return nil }
+        let afterColon = line.split(separator: "→").first?.split(separator: ":").last ?? ""
+        return Int(afterColon.trimmingCharacters(in: .whitespaces))
+    }
+}
+
+/// A plain HTTP/1.1 GET over a fresh connection to 127.0.0.1:port; returns the raw response.
+func httpGet(port: Int, path: String) -> String? {
+    let fd = connectLoopback(port)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    setSocketTimeout(fd, seconds: 10)
+    guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)) else { return nil }
+    return String(decoding: readAll(fd), as: UTF8.self)
+}

@@ -1,0 +1,280 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+@Suite("tunnel up against a real sshd", .timeLimit(.minutes(3)))
+struct TunnelUpTests {
+    @Test("a GET goes through a key restricted to that one forward, and the host key is recorded")
+    func getThroughRestrictedKey() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try TunnelFixture(restricted: backend.port)
+        let tunnel = try fixture.up(remotePort: backend.port)
+        let port = try #require(tunnel.forwardedPort(), "no forwarding line: \(tunnel.stderrText)")
+        let response = try #require(httpGet(port: port, path: "/global/health"))
+        #expect(response.hasPrefix("HTTP/1.0 200") || response.hasPrefix("HTTP/1.1 200"))
+        #expect(response.contains("\"healthy\": true"))
+        let knownHosts = try String(contentsOfFile: fixture.knownHosts, encoding: .utf8)
+        #expect(knownHosts.hasPrefix("[127.0.0.1]:\(fixture.sshd.port) ssh-ed25519 AAAA"))
+        #expect(tunnel.stderrText.contains("trusted on first use"))
+        let found = try runProcess("/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
+        #expect(found.status == 0)
+        tunnel.signal(SIGINT)
+        #expect(tunnel.waitForExit(timeout: 5) == 0)
+    }
+
+    @Test("50 concurrent connections each move 1 MiB both ways, every byte checked")
+    func concurrentEcho() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: echo.port)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let results = ResultBox(count: 50)
+        DispatchQueue.concurrentPerform(iterations: 50) { index in
+            let payload = patternBytes(1 << 20, seed: UInt64(index + 1))
+            let fd = connectLoopback(port)
+            guard fd >= 0 else { return }
+            defer { close(fd) }
+            setSocketTimeout(fd, seconds: 60)
+            let writer = Thread {
+                writeAll(fd, payload)
+                shutdown(fd, Int32(SHUT_WR))
+            }
+            writer.start()
+            let received = readAll(fd)
+            results.set(index, received == payload)
+        }
+        #expect(results.all, "some connections lost or reordered bytes")
+        #expect(tunnel.process.isRunning)
+    }
+
+    @Test("a 64 MiB download arrives intact")
+    func bigDownload() throws {
+        let size = 64 << 20
+        let payload = patternBytes(size, seed: 64)
+        let server = try TCPTestServer { fd in
+            writeAll(fd, payload)
+            shutdown(fd, Int32(SHUT_WR))
+            _ = readAll(fd)
+        }
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: server.port)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let fd = connectLoopback(port)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        setSocketTimeout(fd, seconds: 60)
+        let received = readAll(fd)
+        #expect(received.count == size)
+        #expect(received == payload)
+    }
+
+    @Test("half-close is carried both ways")
+    func halfClose() throws {
+        // The server reads to EOF, then answers with the count and its own EOF.
+        let counter = try TCPTestServer { fd in
+            let got = readAll(fd)
+            writeAll(fd, Array("got \(got.count)".utf8))
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        // The server speaks first and closes its side, then still reads what the client sends.
+        let speaker = try TCPTestServer { fd in
+            writeAll(fd, Array("hello".utf8))
+            shutdown(fd, Int32(SHUT_WR))
+            let got = readAll(fd)
+            writeAll(fd, got) // must fail quietly: our write side is shut
+            _ = got
+        }
+        let fixture = try TunnelFixture()
+        let first = try fixture.up(remotePort: counter.port)
+        let firstPort = try #require(first.forwardedPort(), "\(first.stderrText)")
+        let fd = connectLoopback(firstPort)
+        try #require(fd >= 0)
+        setSocketTimeout(fd, seconds: 10)
+        writeAll(fd, patternBytes(300_000, seed: 3))
+        shutdown(fd, Int32(SHUT_WR))
+        #expect(String(decoding: readAll(fd), as: UTF8.self) == "got 300000")
+        close(fd)
+
+        let second = try fixture.up(remotePort: speaker.port)
+        let secondPort = try #require(second.forwardedPort(), "\(second.stderrText)")
+        let fd2 = connectLoopback(secondPort)
+        try #require(fd2 >= 0)
+        defer { close(fd2) }
+        setSocketTimeout(fd2, seconds: 10)
+        #expect(String(decoding: readAll(fd2), as: UTF8.self) == "hello")
+        // After the server's EOF the client can still send.
+        #expect(writeAll(fd2, Array("still open".utf8)))
+    }
+
+    @Test("a new sshd host key stops with exit 76 before any authentication; trust reset lets it connect")
+    func changedHostKey() throws {
+        let fixture = try TunnelFixture()
+        let echo = try TCPTestServer.echo()
+        let first = try fixture.up(remotePort: echo.port)
+        _ = try #require(first.forwardedPort(), "\(first.stderrText)")
+        first.signal(SIGTERM)
+        #expect(first.waitForExit(timeout: 5) == 0)
+
+        try fixture.sshd.regenerateHostKey()
+        try fixture.sshd.restart()
+        let logBefore = fixture.sshd.log.count
+        let second = try fixture.up(remotePort: echo.port)
+        #expect(second.waitForExit(timeout: 20) == 76)
+        #expect(second.stderrText.contains("HOST KEY CHANGED"))
+        #expect(second.stderrText.contains("octunnel trust reset 127.0.0.1:\(fixture.sshd.port)"))
+        #expect(second.stderrText.contains(fixture.sshd.hostKeyFingerprint))
+        let newLog = String(fixture.sshd.log.dropFirst(logBefore))
+        #expect(!newLog.contains("publickey"), "sshd saw an authentication attempt: \(newLog)")
+        #expect(!newLog.contains("Accepted"))
+
+        let reset = try fixture.run(["trust", "reset", "127.0.0.1:\(fixture.sshd.port)"])
+        #expect(reset.status == 0)
+        #expect(reset.stderr.contains("Removed 1 entry"))
+        let third = try fixture.up(remotePort: echo.port)
+        _ = try #require(third.forwardedPort(), "\(third.stderrText)")
+        #expect(third.stderrText.contains("trusted on first use"))
+    }
+
+    @Test("--expect-fingerprint that does not match stops with exit 76")
+    func unexpectedFingerprint() throws {
+        let fixture = try TunnelFixture()
+        let wrong = "SHA256:" + String(repeating: "A", count: 43)
+        let tunnel = try fixture.up(remotePort: 9, extra: ["--expect-fingerprint", wrong])
+        #expect(tunnel.waitForExit(timeout: 20) == 76)
+        #expect(tunnel.stderrText.contains(fixture.sshd.hostKeyFingerprint))
+        #expect(!FileManager.default.fileExists(atPath: fixture.knownHosts))
+    }
+
+    @Test("a key the VPS does not authorize exits 77 with the line to add")
+    func keyNotAuthorized() throws {
+        let fixture = try TunnelFixture(authorize: false)
+        let tunnel = try fixture.up(remotePort: 9)
+        #expect(tunnel.waitForExit(timeout: 20) == 77)
+        #expect(tunnel.stderrText.contains(fixture.key.fingerprint))
+        #expect(tunnel.stderrText.contains(fixture.key.line))
+        #expect(tunnel.stderrText.contains("restrict,port-forwarding,permitopen=\"127.0.0.1:9\""))
+    }
+
+    @Test("a VPS that only takes passwords exits 77 and says so")
+    func passwordOnly() throws {
+        let fixture = try TunnelFixture(sshdConfig: "PubkeyAuthentication no\nAuthenticationMethods password")
+        let tunnel = try fixture.up(remotePort: 9)
+        #expect(tunnel.waitForExit(timeout: 20) == 77)
+        #expect(tunnel.stderrText.contains("does not accept keys"))
+    }
+
+    @Test("nothing listening behind the VPS: the client is closed at once and the tunnel stays up")
+    func nothingBehindVPS() throws {
+        let fixture = try TunnelFixture()
+        let closedPort = freePort()
+        let tunnel = try fixture.up(remotePort: closedPort)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        for _ in 0..<3 {
+            let fd = connectLoopback(port)
+            try #require(fd >= 0)
+            setSocketTimeout(fd, seconds: 5)
+            let started = Date()
+            let bytes = readAll(fd)
+            close(fd)
+            #expect(bytes.isEmpty)
+            #expect(Date().timeIntervalSince(started) < 3)
+        }
+        #expect(tunnel.waitForLine(containing: "nothing listens on VPS 127.0.0.1:\(closedPort)") != nil)
+        #expect(tunnel.stderrText.contains("-R 127.0.0.1:\(closedPort):127.0.0.1:4096"))
+        #expect(tunnel.process.isRunning)
+        // The same tunnel forwards once something listens there.
+        let echo = try TCPTestServer.echo()
+        _ = echo
+        #expect(tunnel.process.isRunning)
+    }
+
+    @Test("sshd killed and started again: the tunnel reconnects and forwards without a restart")
+    func reconnects() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 1))
+        fixture.sshd.stop(hard: true)
+        #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
+        try fixture.sshd.start()
+        let connectedLines = { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count }
+        #expect(waitUntil(timeout: 40) { connectedLines() >= 2 }, "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 2))
+        #expect(tunnel.process.isRunning)
+    }
+
+    @Test("SIGINT exits 0 within 2 s, and an idle tunnel uses almost no CPU")
+    func sigintAndIdleCPU() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 7))
+        let before = tunnel.cpuSeconds
+        let idleStart = Date()
+        // Idle for 10 s: wait on the process itself, which must not exit.
+        #expect(tunnel.waitForExit(timeout: 10) == nil)
+        let used = tunnel.cpuSeconds - before
+        #expect(Date().timeIntervalSince(idleStart) >= 9.9)
+        #expect(used < 0.05, "idle tunnel used \(used) s of CPU in 10 s")
+        let stopAt = Date()
+        tunnel.signal(SIGINT)
+        let status = tunnel.waitForExit(timeout: 5)
+        #expect(status == 0)
+        #expect(Date().timeIntervalSince(stopAt) < 2)
+    }
+
+    @Test("an HTTP server on the SSH port is said to be not SSH, exit 69")
+    func notSSH() throws {
+        let fixture = try TunnelFixture()
+        let web = try OpenCodeStandIn()
+        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(web.port)",
+                                                         "--local-port", "0", "--connect-timeout", "5"])
+        #expect(tunnel.waitForExit(timeout: 20) == 69)
+        #expect(tunnel.stderrText.contains("is not an SSH server"))
+    }
+
+    @Test("a closed SSH port is refused, exit 69")
+    func refused() throws {
+        let fixture = try TunnelFixture()
+        let port = freePort()
+        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(port)", "--local-port", "0"])
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("127.0.0.1:\(port) refused the connection"))
+    }
+
+    @Test("a busy local port exits 69 naming it")
+    func localPortInUse() throws {
+        let fixture = try TunnelFixture()
+        let busy = try TCPTestServer.echo()
+        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", String(busy.port)])
+        #expect(result.status == 69)
+        #expect(result.stderr.contains("127.0.0.1:\(busy.port) is already in use"))
+    }
+}
+
+/// Sends 256 KiB through an echo forward and checks it comes back.
+func roundTrip(port: Int, seed: UInt64) -> Bool {
+    let fd = connectLoopback(port)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    setSocketTimeout(fd, seconds: 20)
+    let payload = patternBytes(256 * 1024, seed: seed)
+    let writer = Thread {
+        writeAll(fd, payload)
+        shutdown(fd, Int32(SHUT_WR))
+    }
+    writer.start()
+    return readAll(fd) == payload
+}
+
+/// Thread-safe per-index results.
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Bool]
+    init(count: Int) { values = Array(repeating: false, count: count) }
+    func set(_ index: Int, _ value: Bool) { lock.lock(); values[index] = value; lock.unlock() }
+    var all: Bool { lock.lock(); defer { lock.unlock() }; return values.allSatisfy { $0 } }
+}
