@@ -218,7 +218,8 @@ public struct KnownHostsFile: Sendable {
                 kept.append(KnownHostsLine(raw: rewritten, number: line.number, content: Self.parse(rewritten)))
             }
         }
-        if kept.isEmpty && !lines.isEmpty { endsWithNewline = true }
+        // The newline that ended the line before a removed last line belongs to that line: keep it.
+        if let last = lines.last, kept.last?.number != last.number { endsWithNewline = true }
         lines = kept
         return result
     }
