@@ -178,6 +178,17 @@ struct KnownHostsPreservationTests {
         }
     }
 
+    @Test func removingFromAnAbsentFileIsANoOpThatCreatesNothing() throws {
+        try withTemporaryDirectory { dir in
+            let store = KnownHostsStore(path: dir + "/not-yet/known_hosts")
+
+            let removal = try store.remove(host: "vps", port: 22)
+
+            #expect(removal.removed == 0)
+            #expect(!fileExists(dir + "/not-yet"))
+        }
+    }
+
     @Test func removingHashedEntriesRemovesOnlyThoseForTheName() throws {
         try withTemporaryDirectory { dir in
             let key = try newHostKey()
