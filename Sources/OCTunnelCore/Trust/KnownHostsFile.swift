@@ -70,6 +70,8 @@ public struct KnownHostEntry: Sendable {
         return hosts.split(separator: ",").map { pattern -> String in
             let text = String(pattern)
             if text.hasPrefix("[") || text.hasPrefix("![") {
+                // An IPv6 host keeps its brackets ([::1]:2222), the form `trust reset` accepts.
+                if let close = text.lastIndex(of: "]"), text[..<close].contains(":") { return text }
                 return text.replacingOccurrences(of: "]:", with: ":").replacingOccurrences(of: "[", with: "")
             }
             return text.contains(":") ? "[\(text)]:22" : "\(text):22"
@@ -218,7 +220,8 @@ public struct KnownHostsFile: Sendable {
                 kept.append(KnownHostsLine(raw: rewritten, number: line.number, content: Self.parse(rewritten)))
             }
         }
-        if kept.isEmpty && !lines.isEmpty { endsWithNewline = true }
+        // The newline that ended the line before a removed last line belongs to that line: keep it.
+        if let last = lines.last, kept.last?.number != last.number { endsWithNewline = true }
         lines = kept
         return result
     }

@@ -77,6 +77,8 @@ public struct KnownHostsStore: Sendable {
     /// Removes the entries for exactly `host`:`port`, under the lock.
     public func remove(host: String, port: Int) throws(OCTunnelError) -> KnownHostsFile.Removal {
         let name = HostPort(host: host, port: port).knownHostsName
+        // No file, nothing to remove: do not create a lock file (or need the home to exist).
+        guard FileBytes.exists(path) else { return KnownHostsFile.Removal() }
         return try locked { () throws(OCTunnelError) -> KnownHostsFile.Removal in
             var file = try load()
             let removal = file.remove(name: name)

@@ -1,0 +1,151 @@
+import Foundation
+import OCTunnelCore
+import Testing
+
+@Suite("KeyStore: generate, refuse to overwrite, rotate")
+struct KeyStoreTests {
+    @Test func generateWritesAPrivatePairInAPrivateHome() throws {
+        try withTemporaryDirectory { dir in
+            let home = OctunnelHome(path: dir + "/config/octunnel")
+            let store = KeyStore(home: home)
+
+            let made = try store.generate(comment: "me@box", rotate: false)
+
+            #expect(try mode(of: home.path) == 0o700)
+            #expect(try mode(of: store.privateKeyPath) == 0o600)
+            #expect(try mode(of: store.publicKeyPath) == 0o644)
+            #expect(made.privateKeyPath == store.privateKeyPath)
+            #expect(made.previous == nil)
+            #expect(made.archivedOlder == nil)
+            #expect(made.publicKey.comment == "me@box")
+            #expect(try readText(store.publicKeyPath) == made.publicKey.line + "\n")
+            #expect(try store.loadPrivateKey().decoded.publicKey == made.publicKey)
+            #expect(try store.publicKey() == made.publicKey)
+        }
+    }
+
+    @Test func generateWithoutRotateNeverTouchesAnExistingKey() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir + "/home"))
+            _ = try store.generate(comment: "first", rotate: false)
+            let privateBefore = try readBytes(store.privateKeyPath)
+            let publicBefore = try readBytes(store.publicKeyPath)
+
+            #expect(throws: OCTunnelError.keyExists(path: store.privateKeyPath)) {
+                try store.generate(comment: "second", rotate: false)
+            }
+
+            #expect(OCTunnelError.keyExists(path: store.privateKeyPath).exitStatus.rawValue == 73)
+            #expect(OCTunnelError.keyExists(path: store.privateKeyPath).errorDescription?.contains("--rotate") == true)
+            #expect(try readBytes(store.privateKeyPath) == privateBefore)
+            #expect(try readBytes(store.publicKeyPath) == publicBefore)
+            #expect(!fileExists(store.previousPrivateKeyPath))
+        }
+    }
+
+    @Test func aLonePublicKeyAlsoBlocksGenerate() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir))
+            try writeText("ssh-ed25519 AAAA leftover\n", to: store.publicKeyPath, mode: 0o644)
+
+            #expect(throws: OCTunnelError.keyExists(path: store.privateKeyPath)) {
+                try store.generate(comment: "c", rotate: false)
+            }
+            #expect(try readText(store.publicKeyPath) == "ssh-ed25519 AAAA leftover\n")
+            #expect(!fileExists(store.privateKeyPath))
+        }
+    }
+
+    @Test func rotateKeepsTheOldPairAsPrev() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir + "/home"))
+            let old = try store.generate(comment: "old", rotate: false)
+            let oldPrivate = try readBytes(store.privateKeyPath)
+
+            let new = try store.generate(comment: "new", rotate: true)
+
+            #expect(new.publicKey != old.publicKey)
+            #expect(new.publicKey.blob != old.publicKey.blob)
+            #expect(new.previous == old.publicKey)
+            #expect(new.archivedOlder == nil)
+            #expect(try readBytes(store.previousPrivateKeyPath) == oldPrivate)
+            #expect(try readText(store.previousPublicKeyPath) == old.publicKey.line + "\n")
+            #expect(try mode(of: store.previousPrivateKeyPath) == 0o600)
+            #expect(try mode(of: store.previousPublicKeyPath) == 0o644)
+            #expect(try mode(of: store.privateKeyPath) == 0o600)
+            #expect(try mode(of: store.publicKeyPath) == 0o644)
+            #expect(try store.loadPrivateKey(at: store.previousPrivateKeyPath).decoded.publicKey == old.publicKey)
+            #expect(try store.publicKey() == new.publicKey)
+            #expect(try readText(store.publicKeyPath) == new.publicKey.line + "\n")
+        }
+    }
+
+    @Test func repeatedRotationsNeverLoseAKey() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir + "/home"))
+            var made = [try store.generate(comment: "k0", rotate: false)]
+            for index in 1...3 {
+                made.append(try store.generate(comment: "k\(index)", rotate: true))
+            }
+
+            #expect(made[1].archivedOlder == nil)
+            let archived = try #require(made[2].archivedOlder)
+            #expect(archived.hasPrefix(store.privateKeyPath + ".prev-"))
+            #expect(try store.loadPrivateKey(at: archived).decoded.publicKey == made[0].publicKey)
+            #expect(try mode(of: archived) == 0o600)
+            #expect(try readText(archived + ".pub") == made[0].publicKey.line + "\n")
+            let secondArchive = try #require(made[3].archivedOlder)
+            #expect(secondArchive != archived)
+
+            let privateFiles = try FileManager.default.contentsOfDirectory(atPath: store.home.path)
+                .filter { $0.hasPrefix("id_ed25519") && !$0.hasSuffix(".pub") }
+            var keysOnDisk = Set<[UInt8]>()
+            for name in privateFiles {
+                keysOnDisk.insert(try store.loadPrivateKey(at: store.home.path + "/" + name).decoded.publicKey.blob)
+            }
+            #expect(privateFiles.count == 4, "\(privateFiles)")
+            #expect(keysOnDisk == Set(made.map(\.publicKey.blob)))
+        }
+    }
+
+    @Test func rotateRefusesToRetireAKeyItCannotRead() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir))
+            try writeText("not a key\n", to: store.privateKeyPath)
+            try writeText("ssh-ed25519 AAAA x\n", to: store.publicKeyPath, mode: 0o644)
+
+            let error = #expect(throws: OCTunnelError.self) { try store.generate(comment: "c", rotate: true) }
+
+            #expect(error?.exitStatus == .dataError)
+            #expect(try readText(store.privateKeyPath) == "not a key\n")
+            #expect(!fileExists(store.previousPrivateKeyPath))
+        }
+    }
+
+    @Test func theDefaultCommentNamesOctunnelAndThisHost() throws {
+        let comment = KeyStore.defaultComment()
+        #expect(comment.hasPrefix("octunnel@"))
+        #expect(comment.count > "octunnel@".count)
+        #expect(comment.allSatisfy { !$0.isWhitespace })
+        try withTemporaryDirectory { dir in
+            let made = try KeyStore(home: OctunnelHome(path: dir)).generate(comment: comment, rotate: false)
+            #expect(made.publicKey.line.hasSuffix(" " + comment))
+        }
+    }
+
+    @Test func aCommentWithALineBreakIsRefusedBeforeAnythingIsWritten() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir + "/home"))
+            #expect(throws: OCTunnelError.self) { try store.generate(comment: "a\nb", rotate: false) }
+            #expect(!fileExists(store.privateKeyPath))
+        }
+    }
+
+    @Test func restrictedLineAllowsOnlyTheOneForward() throws {
+        let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "c")
+        #expect(restrictedAuthorizedKeysLine(key, remotePort: 19000)
+            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\" \(key.line)")
+        #expect(restrictedAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18080)
+            == "restrict,port-forwarding,permitopen=\"[::1]:18080\" \(key.line)")
+    }
+}
