@@ -9,7 +9,9 @@ public final class SSHDServer: @unchecked Sendable {
     public let authorizedKeysPath: String
     public let logPath: String
     public var extraConfig: String
-    private var process: Process?
+    /// sshd's pid. Not a Foundation `Process`: sshd closes every inherited descriptor at start,
+    /// which Foundation on Linux takes for an exit and then blocks its monitor thread in waitpid.
+    private var pid: pid_t = 0
 
     public init(authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "") throws {
         directory = try TempDirectory("octunnel-sshd")
@@ -38,8 +40,10 @@ public final class SSHDServer: @unchecked Sendable {
     /// Starts sshd (on the same port as before, if it ran already) and waits until it accepts.
     public func start() throws {
         for _ in 0..<5 {
-            if port == 0 || process != nil { port = freePort() }
+            if port == 0 || pid != 0 { port = freePort() }
+            // sshd keeps the first value it reads for a keyword: the test's own lines go first.
             let config = """
+            \(extraConfig)
             Port \(port)
             ListenAddress 127.0.0.1
             HostKey \(hostKeyPath)
@@ -53,38 +57,39 @@ public final class SSHDServer: @unchecked Sendable {
             PidFile \(directory.file("sshd.pid"))
             LogLevel VERBOSE
             UseDNS no
-            \(extraConfig)
             """
             try directory.write("sshd_config", config + "\n", mode: 0o600)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/sshd")
-            process.arguments = ["-D", "-f", directory.file("sshd_config"), "-E", logPath]
-            try process.run()
-            self.process = process
+            pid = try spawn("/usr/sbin/sshd", ["-D", "-f", directory.file("sshd_config"), "-E", logPath])
             let ready = waitUntil(timeout: 10) {
-                guard process.isRunning else { return true }
+                guard isRunning else { return true }
                 let fd = connectLoopback(port)
                 if fd >= 0 { close(fd); return true }
                 return false
             }
-            if ready && process.isRunning { return }
-            process.terminate()
-            process.waitUntilExit()
-            self.process = nil
+            if ready && isRunning { return }
+            stop(hard: true)
         }
-        throw POSIXError(.EADDRINUSE)
+        throw NSError(domain: "SSHDServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "sshd did not start: \(log)"])
     }
 
     /// Stops sshd and every per-connection child: SIGTERM, or SIGKILL for `hard`.
     public func stop(hard: Bool = false) {
-        guard let process else { return }
-        let pids = descendants(of: process.processIdentifier)
-        for pid in [process.processIdentifier] + pids { kill(pid, hard ? SIGKILL : SIGTERM) }
-        process.waitUntilExit()
+        guard pid != 0 else { return }
+        let children = descendants(of: pid)
+        for each in [pid] + children { kill(each, hard ? SIGKILL : SIGTERM) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // Children re-parent when sshd dies; make sure none keeps a tunnel alive.
-        for pid in pids { kill(pid, SIGKILL) }
-        _ = waitUntil(timeout: 5) { pids.allSatisfy { kill($0, 0) != 0 } }
-        self.process = nil
+        for each in children { kill(each, SIGKILL) }
+        _ = waitUntil(timeout: 5) { children.allSatisfy { kill($0, 0) != 0 } }
+        pid = 0
+    }
+
+    /// Whether sshd is still running (reaps it if it exited).
+    public var isRunning: Bool {
+        guard pid != 0 else { return false }
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
     }
 
     /// Restarts on the same port.
@@ -96,6 +101,22 @@ public final class SSHDServer: @unchecked Sendable {
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     deinit { stop(hard: true) }
+}
+
+/// Starts a program with posix_spawn, stdin/stdout/stderr on /dev/null; returns its pid.
+public func spawn(_ path: String, _ arguments: [String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in Int32(0)...2 {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
+    return pid
 }
 
 /// Every process whose ancestry leads to `root`, read from /proc.

@@ -158,7 +158,7 @@ struct TunnelUpTests {
 
     @Test("a VPS that only takes passwords exits 77 and says so")
     func passwordOnly() throws {
-        let fixture = try TunnelFixture(sshdConfig: "PubkeyAuthentication no\nAuthenticationMethods password")
+        let fixture = try TunnelFixture(sshdConfig: "PubkeyAuthentication no\nPasswordAuthentication yes")
         let tunnel = try fixture.up(remotePort: 9)
         #expect(tunnel.waitForExit(timeout: 20) == 77)
         #expect(tunnel.stderrText.contains("does not accept keys"))

@@ -23,6 +23,12 @@ public enum SignalHandling {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // A launcher may have left these blocked (threads of a parent's dispatch pool do).
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         ignoreSIGPIPE()
     }
 
