@@ -3,7 +3,25 @@ import OCTunnelCore
 
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show saved settings.",
-        subcommands: []
+        abstract: "Show the saved tunnel settings (saved by `tunnel up --save`).",
+        subcommands: [Show.self]
     )
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print config.json's settings as JSON (stdout).")
+
+        @OptionGroup var home: HomeOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let home = self.home.resolved
+                guard let saved = try SavedSettings.load(from: home) else {
+                    Console.say("no saved settings in \(home.configPath): run `octunnel tunnel up TARGET --save`")
+                    throw OCTunnelError.cannotRead(path: home.configPath, reason: "no saved settings yet")
+                }
+                Console.data(jsonLine(["host": saved.host, "port": saved.port, "username": saved.username,
+                                       "remotePort": saved.remotePort, "localPort": saved.localPort, "homePort": saved.homePort]))
+            }
+        }
+    }
 }

@@ -36,9 +36,9 @@ public struct TunnelOptions: Sendable {
         self.exitOnFirstFailure = exitOnFirstFailure
     }
 
-    var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
+    public var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
 
-    var reverseCommand: String {
+    public var reverseCommand: String {
         ReverseCommand(target: connection.target, remoteHost: connection.remoteHost, remotePort: connection.remotePort,
                        homePort: homePort).render(.ssh)
     }

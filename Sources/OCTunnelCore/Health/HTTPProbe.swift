@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deliberately small HTTP/1.1 client for exactly two requests through the local forward:
+/// a GET with a bounded body, and a GET whose event stream is read line by line. It reads
+/// Content-Length, chunked and read-until-close bodies, and never waits past its deadline.
+struct HTTPProbe {
+    let port: Int
+    let deadline: Date
+    var authorization: String?
+
+    /// The head of a response.
+    struct Head {
+        let status: Int
+        let headers: [String: String]
+    }
+
+    /// Why a request got no HTTP answer.
+    enum Failure: Error {
+        case cannotConnect(String)
+        case closedWithoutAnswer
+        case timedOut
+        case malformed(String)
+    }
+
+    private final class Connection {
+        let fd: Int32
+        var buffer: [UInt8] = []
+        var closed = false
+        init(fd: Int32) { self.fd = fd }
+        deinit { close(fd) }
+    }
+
+    private func open(path: String, accept: String) throws(Failure) -> Connection {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .cannotConnect(String(cString: strerror(errno))) }
+        let connection = Connection(fd: fd)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { throw .cannotConnect(String(cString: strerror(errno))) }
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
+        if let authorization { request += "Authorization: \(authorization)\r\n" }
+        request += "\r\n"
+        let bytes = Array(request.utf8)
+        guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw .closedWithoutAnswer }
+        return connection
+    }
+
+    /// Reads more bytes into the connection's buffer; false at EOF.
+    private func fill(_ connection: Connection) throws(Failure) -> Bool {
+        if connection.closed { return false }
+        let remaining = deadline.timeIntervalSinceNow
+        guard remaining > 0 else { throw .timedOut }
+        var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
+        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(remaining * 1000) + 1) > 0 else { throw .timedOut }
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let count = recv(connection.fd, &chunk, chunk.count, 0)
+        if count <= 0 { connection.closed = true; return false }
+        connection.buffer += chunk[..<count]
+        return true
+    }
+
+    private func readLine(_ connection: Connection) throws(Failure) -> String? {
+        while true {
+            if let newline = connection.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                var line = Array(connection.buffer[..<newline])
+                connection.buffer.removeSubrange(...newline)
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                return String(decoding: line, as: UTF8.self)
+            }
+            if connection.buffer.count > 65536 { throw .malformed("a line longer than 64 KiB") }
+            guard try fill(connection) else { return nil }
+        }
+    }
+
+    private func readHead(_ connection: Connection) throws(Failure) -> Head {
+        guard let statusLine = try readLine(connection) else { throw .closedWithoutAnswer }
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
+            throw .malformed("it answered \"\(statusLine.prefix(60))\" instead of HTTP")
+        }
+        var headers: [String: String] = [:]
+        while let line = try readLine(connection), !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Head(status: status, headers: headers)
+    }
+
+    /// Body bytes as they come, de-chunked; `consume` returns false to stop early.
+    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure) {
+        var total = 0
+        if head.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+            while true {
+                guard let sizeLine = try readLine(connection) else { return }
+                guard let size = Int(sizeLine.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
+                    throw .malformed("bad chunk size")
+                }
+                if size == 0 { return }
+                while connection.buffer.count < size + 2 {
+                    guard try fill(connection) else { break }
+                }
+                let piece = Array(connection.buffer.prefix(size))
+                connection.buffer.removeFirst(min(connection.buffer.count, size + 2))
+                total += piece.count
+                if !(try consume(piece)) || total >= limit { return }
+            }
+        }
+        let length = head.headers["content-length"].flatMap { Int($0) }
+        while true {
+            if !connection.buffer.isEmpty {
+                var piece = connection.buffer
+                if let length { piece = Array(piece.prefix(length - total)) }
+                connection.buffer = []
+                total += piece.count
+                if !(try consume(piece)) || total >= limit { return }
+            }
+            if let length, total >= length { return }
+            guard try fill(connection) else { return }
+        }
+    }
+
+    /// GET `path`; the body is cut at `limit` bytes.
+    func get(_ path: String, accept: String = "application/json", limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
+        let connection = try open(path: path, accept: accept)
+        let head = try readHead(connection)
+        var body: [UInt8] = []
+        try streamBody(connection, head: head, limit: limit) { piece throws(Failure) in
+            body += piece
+            return true
+        }
+        return (head, Array(body.prefix(limit)))
+    }
+
+    /// GET an event stream and hand each event's `data` to `onEvent` until it returns true.
+    /// Returns the head and whether `onEvent` said yes before the deadline.
+    func events(_ path: String, onEvent: (String) -> Bool) throws(Failure) -> (Head, Bool) {
+        let connection = try open(path: path, accept: "text/event-stream")
+        let head = try readHead(connection)
+        guard head.status == 200 else { return (head, false) }
+        var pending: [UInt8] = []
+        var data: [String] = []
+        var found = false
+        do {
+            try streamBody(connection, head: head, limit: .max) { piece throws(Failure) in
+                pending += piece
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    var line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    if line.hasSuffix("\r") { line.removeLast() }
+                    if line.isEmpty {
+                        if !data.isEmpty, onEvent(data.joined(separator: "\n")) { found = true; return false }
+                        data = []
+                    } else if line.hasPrefix("data:") {
+                        data.append(String(line.dropFirst(5)).trimmingCharacters(in: .whitespaces))
+                    }
+                }
+                return true
+            }
+        } catch .timedOut {
+            return (head, found)
+        }
+        return (head, found)
+    }
+}
