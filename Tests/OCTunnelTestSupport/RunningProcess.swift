@@ -3,32 +3,66 @@ import Foundation
 /// A long-running child (e.g. `octunnel tunnel up`) whose stdout and stderr lines are collected
 /// as they come, so a test can wait for a line instead of sleeping. Killed on deinit.
 public final class RunningProcess: @unchecked Sendable {
-    public let process = Process()
+    public let pid: pid_t
+    private var exitStatus: Int32?
     private let lock = NSCondition()
     private var stdoutLines: [String] = []
     private var stderrLines: [String] = []
     private var openStreams = 2
 
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        collect(out.fileHandleForReading, isStdout: true)
-        collect(err.fileHandleForReading, isStdout: false)
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws {
+        var out: [Int32] = [0, 0], err: [Int32] = [0, 0], input: [Int32] = [0, 0]
+        guard pipe(&out) == 0, pipe(&err) == 0, pipe(&input) == 0 else { throw POSIXError(.EMFILE) }
+        for fd in [out[0], err[0], input[1]] { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer { close(out[1]); close(err[1]); close(input[0]) }
+        do {
+            pid = try spawn(path, arguments, stdin: stdin == nil ? -1 : input[0], stdout: out[1], stderr: err[1], environment: environment)
+        } catch {
+            close(out[0]); close(err[0]); close(input[1])
+            throw error
+        }
+        let writer = input[1]
+        if let stdin {
+            let bytes = Array(stdin.utf8)
+            Thread {
+                var offset = 0
+                while offset < bytes.count {
+                    let n = bytes.withUnsafeBytes { write(writer, $0.baseAddress! + offset, bytes.count - offset) }
+                    if n <= 0 { break }
+                    offset += n
+                }
+                close(writer)
+            }.start()
+        } else {
+            close(writer)
+        }
+        collect(out[0], isStdout: true)
+        collect(err[0], isStdout: false)
     }
 
-    private func collect(_ handle: FileHandle, isStdout: Bool) {
+    /// Whether the child still runs (reaping it once it has exited).
+    public var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        let rc = waitpid(pid, &status, WNOHANG)
+        if rc == pid {
+            exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return false
+        }
+        return rc == 0
+    }
+
+    private func collect(_ fd: Int32, isStdout: Bool) {
         let thread = Thread { [self] in
             var pending = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
+                let count = read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending.append(contentsOf: buffer[..<count])
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
@@ -38,6 +72,7 @@ public final class RunningProcess: @unchecked Sendable {
                     lock.unlock()
                 }
             }
+            close(fd)
             lock.lock()
             if !pending.isEmpty {
                 let line = String(decoding: pending, as: UTF8.self)
@@ -68,20 +103,20 @@ public final class RunningProcess: @unchecked Sendable {
 
     /// Waits for the process to exit, up to `timeout`; returns its status or nil.
     public func waitForExit(timeout: Double) -> Int32? {
-        let exited = waitUntil(timeout: timeout) { !process.isRunning }
+        let exited = waitUntil(timeout: timeout) { !isRunning }
         guard exited else { return nil }
-        process.waitUntilExit()
         lock.lock()
-        while openStreams > 0 { _ = lock.wait(until: Date().addingTimeInterval(2)); break }
-        lock.unlock()
-        return process.terminationStatus
+        defer { lock.unlock() }
+        let deadline = Date().addingTimeInterval(2)
+        while openStreams > 0 && lock.wait(until: deadline) {}
+        return exitStatus
     }
 
-    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    public func signal(_ signal: Int32) { kill(pid, signal) }
 
     /// CPU seconds used so far (user + system), from /proc.
     public var cpuSeconds: Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -89,9 +124,10 @@ public final class RunningProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
         }
     }
 }

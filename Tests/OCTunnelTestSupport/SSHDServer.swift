@@ -105,16 +105,47 @@ public final class SSHDServer: @unchecked Sendable {
 
 /// Starts a program with posix_spawn, stdin/stdout/stderr on /dev/null; returns its pid.
 public func spawn(_ path: String, _ arguments: [String]) throws -> pid_t {
+    try spawn(path, arguments, stdin: -1, stdout: -1, stderr: -1, environment: nil)
+}
+
+/// Starts a program with posix_spawn, wiring the given descriptors (-1: /dev/null) to its
+/// standard streams. Not Foundation's `Process`: ssh and sshd close every inherited
+/// descriptor at start, which Foundation on Linux mistakes for an exit, after which its one
+/// monitor thread blocks in waitpid and no other child's exit is ever seen.
+public func spawn(_ path: String, _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32,
+                  environment: [String: String]?) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    for fd in Int32(0)...2 {
-        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    for (target, source) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
+        if source >= 0 {
+            posix_spawn_file_actions_adddup2(&actions, source, target)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
     }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGPIPE)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let rc: Int32
+    if let environment {
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    } else {
+        rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+    }
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
     return pid
 }
@@ -158,25 +189,8 @@ public struct ProcessResult: Sendable {
 
 /// Runs a program with arguments and optional stdin, capturing stdout and stderr separately.
 public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try? input.fileHandleForWriting.close()
-    let group = DispatchGroup()
-    nonisolated(unsafe) var outData = Data(), errData = Data()
-    group.enter()
-    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter()
-    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.wait()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+    let child = try RunningProcess(path, arguments, environment: environment, stdin: stdin)
+    let status = child.waitForExit(timeout: 600) ?? -1
+    return ProcessResult(status: status, stdout: child.stdout.joined(separator: "\n") + (child.stdout.isEmpty ? "" : "\n"),
+                         stderr: child.stderrText)
 }

@@ -156,7 +156,7 @@ struct CheckAndHealthTests {
             #expect(printed.status == 0)
             let words = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
             let config = try runTool("/usr/bin/ssh", ["-G"] + words.dropFirst())
-            #expect(config.contains("remoteforward 127.0.0.1:18081 127.0.0.1:4097"), "\(config)")
+            #expect(config.contains("remoteforward [127.0.0.1]:18081 [127.0.0.1]:4097"), "\(config)")
             #expect(config.contains("\nport \(port)\n"))
             #expect(config.contains("exitonforwardfailure yes"))
             #expect(config.contains("serveraliveinterval 30"))

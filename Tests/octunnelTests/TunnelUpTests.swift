@@ -45,7 +45,7 @@ struct TunnelUpTests {
             results.set(index, received == payload)
         }
         #expect(results.all, "some connections lost or reordered bytes")
-        #expect(tunnel.process.isRunning)
+        #expect(tunnel.isRunning)
     }
 
     @Test("a 64 MiB download arrives intact")
@@ -182,11 +182,11 @@ struct TunnelUpTests {
         }
         #expect(tunnel.waitForLine(containing: "nothing listens on VPS 127.0.0.1:\(closedPort)") != nil)
         #expect(tunnel.stderrText.contains("-R 127.0.0.1:\(closedPort):127.0.0.1:4096"))
-        #expect(tunnel.process.isRunning)
+        #expect(tunnel.isRunning)
         // The same tunnel forwards once something listens there.
         let echo = try TCPTestServer.echo()
         _ = echo
-        #expect(tunnel.process.isRunning)
+        #expect(tunnel.isRunning)
     }
 
     @Test("sshd killed and started again: the tunnel reconnects and forwards without a restart")
@@ -202,7 +202,7 @@ struct TunnelUpTests {
         let connectedLines = { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count }
         #expect(waitUntil(timeout: 40) { connectedLines() >= 2 }, "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 2))
-        #expect(tunnel.process.isRunning)
+        #expect(tunnel.isRunning)
     }
 
     @Test("SIGINT exits 0 within 2 s, and an idle tunnel uses almost no CPU")
