@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# octunnel vs `ssh -N -L` on this machine, in one run, through the same sshd to the same
+# nginx backend, both on the cipher and MAC octunnel negotiates. Writes docs/benchmarks.md.
+# Not part of the test suite. BENCH_SECONDS (default 5) is the length of each wrk run;
+# BENCH_BULK_MB (default 1024) the size of the bulk download.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${BENCH_SECONDS:-5}
+BULK_MB=${BENCH_BULK_MB:-1024}
+
+need=()
+for pkg in libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config nginx-light wrk curl; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+swift build -c release --product octunnel 2>&1 | tail -1
+OCT="$(swift build -c release --show-bin-path)/octunnel"
+
+work=$(mktemp -d /tmp/octunnel-bench.XXXXXX)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_http() { for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.02; done; return 1; }
+ms_now() { date +%s%3N; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+
+# The backend: nginx with a static health answer and a bulk file.
+web_port=$(free_port)
+mkdir -p "$work/www/global" "$work/nginx"
+echo '{"healthy":true,"version":"1.0.0"}' > "$work/www/global/health"
+truncate -s "${BULK_MB}M" "$work/www/bulk"
+cat > "$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$web_port; root $work/www; default_type application/json; }
+}
+CONF
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" & pids+=($!)
+wait_http "$web_port"
+
+# The VPS: one sshd for both tunnels.
+ssh_port=$(free_port)
+"$OCT" keygen --home "$work/home" >/dev/null 2>&1
+ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
+"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
+mkdir -p /run/sshd 2>/dev/null || true
+cat > "$work/sshd_config" <<CONF
+Port $ssh_port
+ListenAddress 127.0.0.1
+HostKey $work/hostkey
+AuthorizedKeysFile $work/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AllowTcpForwarding yes
+PermitRootLogin yes
+MaxStartups 200
+LogLevel VERBOSE
+CONF
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
+for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/$ssh_port) 2>/dev/null && break; sleep 0.05; done
+user=$(id -un)
+
+# Start each tunnel and time launch → first healthy answer.
+oct_port=$(free_port); ssh_lport=$(free_port)
+t0=$(ms_now)
+"$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$oct_port" --remote-port "$web_port" --no-health 2>"$work/octunnel.log" &
+oct_pid=$!; pids+=($oct_pid)
+wait_http "$oct_port"; oct_ready=$(( $(ms_now) - t0 ))
+cipher=$(grep -o 'aes[0-9]*-ctr' "$work/octunnel.log" | head -1); mac=$(grep -o 'hmac-sha2-[0-9]*' "$work/octunnel.log" | head -1)
+t0=$(ms_now)
+ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
+    -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$web_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
+ssh_pid=$!; pids+=($ssh_pid)
+wait_http "$ssh_lport"; ssh_ready=$(( $(ms_now) - t0 ))
+
+declare -A R
+wrk_run() { # name port conns → sets R[name_rps] R[name_p50] R[name_p99]
+  local out; out=$(wrk -t2 -c"$3" -d"${SECS}s" --latency "http://127.0.0.1:$2/global/health")
+  R[${1}_rps]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  R[${1}_p50]=$(awk '$1=="50%" {print $2}' <<<"$out")
+  R[${1}_p99]=$(awk '$1=="99%" {print $2}' <<<"$out")
+}
+for c in 1 20 100; do
+  wrk_run "oct_c$c" "$oct_port" "$c"
+  wrk_run "ssh_c$c" "$ssh_lport" "$c"
+done
+oct_hwm=$(hwm_kib "$oct_pid"); ssh_hwm=$(hwm_kib "$ssh_pid")
+
+# p99 of small requests while a bulk download runs on another connection.
+for who in oct ssh; do
+  port=$oct_port; [ "$who" = ssh ] && port=$ssh_lport
+  curl -s -o /dev/null "http://127.0.0.1:$port/bulk" & dl=$!
+  wrk_run "${who}_busy" "$port" 1
+  wait "$dl" || true
+done
+
+# One bulk download, MB/s.
+for who in oct ssh; do
+  port=$oct_port; [ "$who" = ssh ] && port=$ssh_lport
+  R[${who}_bulk]=$(curl -s -o /dev/null -w '%{speed_download}' "http://127.0.0.1:$port/bulk" | awk '{printf "%.0f", $1/1e6}')
+done
+
+# Idle CPU over 10 s.
+a1=$(cpu_ticks "$oct_pid"); b1=$(cpu_ticks "$ssh_pid"); sleep 10; a2=$(cpu_ticks "$oct_pid"); b2=$(cpu_ticks "$ssh_pid")
+hz=$(getconf CLK_TCK)
+oct_idle=$(awk -v d=$((a2-a1)) -v hz="$hz" 'BEGIN {printf "%.2f", d/hz}'); ssh_idle=$(awk -v d=$((b2-b1)) -v hz="$hz" 'BEGIN {printf "%.2f", d/hz}')
+
+# RSS after 10,000 short connections.
+short() { python3 - "$1" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+for _ in range(10000):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /global/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    while s.recv(65536): pass
+    s.close()
+PY
+}
+oct_rss0=$(rss_kib "$oct_pid"); short "$oct_port"; oct_rss1=$(rss_kib "$oct_pid")
+ssh_rss0=$(rss_kib "$ssh_pid"); short "$ssh_lport"; ssh_rss1=$(rss_kib "$ssh_pid")
+
+ratio() { awk -v a="$1" -v b="$2" 'function v(x){ if (x ~ /us$/) return x+0; if (x ~ /ms$/) return (x+0)*1000; if (x ~ /s$/) return (x+0)*1e6; return x+0 } BEGIN { if (v(b)==0) print "n/a"; else printf "%.2f", v(a)/v(b) }'; }
+row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
+{
+  echo "# Benchmarks: octunnel vs ssh -N -L"
+  echo
+  echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo);"
+  echo "$(uname -sr); libssh2 $(dpkg-query -W -f='${Version}' libssh2-1); $(ssh -V 2>&1); both tunnels on $cipher + $mac,"
+  echo "same sshd, same nginx backend, loopback, wrk -t2 for ${SECS} s per row. Ratio = octunnel / ssh (higher is better for"
+  echo "rates and MB/s, lower is better for latency, CPU and memory)."
+  echo
+  echo "| measure | octunnel | ssh -L | ratio |"
+  echo "|---|---|---|---|"
+  for c in 1 20 100; do
+    row "requests/s, $c connections" "${R[oct_c${c}_rps]}" "${R[ssh_c${c}_rps]}"
+    row "p50 latency, $c connections" "${R[oct_c${c}_p50]}" "${R[ssh_c${c}_p50]}"
+    row "p99 latency, $c connections" "${R[oct_c${c}_p99]}" "${R[ssh_c${c}_p99]}"
+  done
+  row "p99 latency during a bulk download" "${R[oct_busy_p99]}" "${R[ssh_busy_p99]}"
+  row "bulk download ${BULK_MB} MiB, MB/s" "${R[oct_bulk]}" "${R[ssh_bulk]}"
+  row "launch → first health answer, ms" "$oct_ready" "$ssh_ready"
+  row "CPU s over 10 idle s" "$oct_idle" "$ssh_idle"
+  row "peak RSS KiB (after 100 connections)" "$oct_hwm" "$ssh_hwm"
+  row "RSS KiB before 10,000 short connections" "$oct_rss0" "$ssh_rss0"
+  row "RSS KiB after 10,000 short connections" "$oct_rss1" "$ssh_rss1"
+  echo
+  echo "Emulated WAN (network namespaces + netem): not measured by this version of the script."
+} > docs/benchmarks.md
+cat docs/benchmarks.md
