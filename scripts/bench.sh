@@ -36,7 +36,9 @@ web_port=$(free_port)
 mkdir -p "$work/www/global" "$work/nginx"
 echo '{"healthy":true,"version":"1.0.0"}' > "$work/www/global/health"
 truncate -s "${BULK_MB}M" "$work/www/bulk"
+user_line=""; [ "$(id -u)" -eq 0 ] && user_line="user root;"   # workers must read our private temp dir
 cat > "$work/nginx/nginx.conf" <<CONF
+$user_line
 worker_processes 1;
 daemon off;
 pid $work/nginx/nginx.pid;
@@ -90,7 +92,8 @@ wait_http "$ssh_lport"; ssh_ready=$(( $(ms_now) - t0 ))
 
 declare -A R
 wrk_run() { # name port conns → sets R[name_rps] R[name_p50] R[name_p99]
-  local out; out=$(wrk -t2 -c"$3" -d"${SECS}s" --latency "http://127.0.0.1:$2/global/health")
+  local threads=2; [ "$3" -lt 2 ] && threads=1
+  local out; out=$(wrk -t"$threads" -c"$3" -d"${SECS}s" --latency "http://127.0.0.1:$2/global/health")
   R[${1}_rps]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   R[${1}_p50]=$(awk '$1=="50%" {print $2}' <<<"$out")
   R[${1}_p99]=$(awk '$1=="99%" {print $2}' <<<"$out")

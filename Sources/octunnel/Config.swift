@@ -16,8 +16,7 @@ struct Config: ParsableCommand {
             try runReportingErrors {
                 let home = self.home.resolved
                 guard let saved = try SavedSettings.load(from: home) else {
-                    Console.say("no saved settings in \(home.configPath): run `octunnel tunnel up TARGET --save`")
-                    throw OCTunnelError.cannotRead(path: home.configPath, reason: "no saved settings yet")
+                    throw OCTunnelError.noSettings(path: home.configPath)
                 }
                 Console.data(jsonLine(["host": saved.host, "port": saved.port, "username": saved.username,
                                        "remotePort": saved.remotePort, "localPort": saved.localPort, "homePort": saved.homePort]))

@@ -144,10 +144,6 @@ extension Tunnel {
                 let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home)
                 let settings = resolved.connection(connect, home: home)
                 _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
-                if save {
-                    try resolved.settings.save(to: home)
-                    Console.say("saved \(resolved.target) as the default in \(home.configPath)")
-                }
                 let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
                                             keepalive: Double(keepalive), homePort: resolved.homePort)
                 let json = connect.json
@@ -172,6 +168,10 @@ extension Tunnel {
                         engineBox.port = local.port
                         health.start(localPort: local.port)
                     }
+                }
+                if save {
+                    try resolved.settings.save(to: home)
+                    Console.say("saved \(resolved.target) as the default in \(home.configPath)")
                 }
                 if !json {
                     Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))")
@@ -251,6 +251,7 @@ extension Tunnel {
                 try home.prepare()
                 let resolved = try ResolvedTarget(targetOptions, localPort: 0, home: home)
                 let settings = resolved.connection(connect, home: home)
+                _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
                 let json = connect.json
                 let result = TunnelCheck(options: options, healthTimeout: Double(connect.healthTimeout)).run { stage in

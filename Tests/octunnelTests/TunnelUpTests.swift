@@ -19,6 +19,10 @@ struct TunnelUpTests {
         #expect(tunnel.stderrText.contains("trusted on first use"))
         let found = try runProcess("/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
         #expect(found.status == 0)
+        // The restricted key can forward, but it cannot run a command on the VPS.
+        let shell = try runProcess("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
+                                                   "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
+        #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
     }

@@ -152,7 +152,8 @@ public struct KeyStore: Sendable {
 }
 
 /// The least-privilege authorized_keys line: the key may open one forward and nothing else.
+/// `restrict` alone still lets a key run commands; the forced `command` closes that.
 public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    return "restrict,port-forwarding,permitopen=\"\(target)\" \(key.line)"
+    return "restrict,port-forwarding,permitopen=\"\(target)\",command=\"/bin/false\" \(key.line)"
 }

@@ -4,6 +4,7 @@ import Foundation
 public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case keyExists(path: String)
     case noKey(path: String)
+    case noSettings(path: String)
     case unsafeKeyPermissions(path: String, mode: UInt16)
     case badKeyFile(path: String, reason: String)
     case unsafeHome(path: String, reason: String)
@@ -35,7 +36,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     public var exitStatus: ExitStatus {
         switch self {
         case .keyExists, .cannotWrite: return .cannotCreate
-        case .noKey: return .noInput
+        case .noKey, .noSettings: return .noInput
         case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly: return .permission
         case .badKeyFile, .badConfig, .cannotRead: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
@@ -51,6 +52,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     public var layer: String {
         switch self {
         case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile: return "key"
+        case .noSettings: return "local files"
         case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
@@ -67,8 +69,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         switch self {
         case .keyExists(let path):
             return "a key already exists at \(path); it was left untouched. To replace it, keeping the old pair as \(path).prev, run `octunnel keygen --rotate`."
-        case .noKey:
-            return "no key yet: run `octunnel keygen`."
+        case .noKey(let path):
+            return path.hasSuffix("/id_ed25519") ? "no key yet (\(path)): run `octunnel keygen`." : "no key at \(path): check --identity, or run `octunnel keygen`."
+        case .noSettings(let path):
+            return "no saved settings in \(path): run `octunnel tunnel up TARGET --save` first."
         case .unsafeKeyPermissions(let path, let mode):
             return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
         case .badKeyFile(let path, let reason):

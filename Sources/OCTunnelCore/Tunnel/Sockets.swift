@@ -163,6 +163,6 @@ public enum Sockets {
 
     /// Whether `bind` is a loopback address (127.0.0.0/8 or ::1).
     public static func isLoopback(_ bind: String) -> Bool {
-        bind == "::1" || bind == "localhost" || bind.hasPrefix("127.")
+        bind == "::1" || bind.hasPrefix("127.")
     }
 }

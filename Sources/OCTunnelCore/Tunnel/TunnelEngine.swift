@@ -92,9 +92,11 @@ public final class TunnelEngine: @unchecked Sendable {
         }
     }
 
+    private var listenerClosed = false
+
     deinit {
         scratch.deallocate()
-        close(listener)
+        if !listenerClosed { close(listener) }
         close(wakeRead)
         close(wakeWrite)
     }
@@ -259,6 +261,8 @@ public final class TunnelEngine: @unchecked Sendable {
     private func teardown(reason: String) {
         guard let established else { return }
         let now = Self.now()
+        // Free the session first: channels dropped after this never touch the dead socket.
+        established.session.close()
         for (id, connection) in connections where connection.channel != nil || id == opening {
             connection.channel = nil
             finish(connection, reason: "session lost")
@@ -267,7 +271,6 @@ public final class TunnelEngine: @unchecked Sendable {
         closing.removeAll()
         pending = nil
         probeOutstanding = false
-        established.session.close()
         self.established = nil
         scheduleRetry(reason: reason, uptime: now - sessionSince, now: now)
     }
@@ -435,8 +438,9 @@ public final class TunnelEngine: @unchecked Sendable {
                 opening = nil
                 connection.channel = channel
             case .failed(let error)?:
-                opening = nil
+                // A session error: teardown still sees `opening` and closes this client too.
                 guard !Self.isSessionError(error.code) else { return sessionFailed(error.code) }
+                opening = nil
                 if error.message.contains("connect failed") {
                     if now - lastNothingListening >= 5 {
                         lastNothingListening = now
@@ -568,6 +572,7 @@ public final class TunnelEngine: @unchecked Sendable {
     private func shutdownGracefully(reason: String) {
         emit(.stopping(reason: reason))
         close(listener)
+        listenerClosed = true
         let deadline = Self.now() + 1.2
         if let established {
             established.session.setBlocking(true)
