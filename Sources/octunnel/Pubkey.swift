@@ -11,7 +11,7 @@ struct Pubkey: ParsableCommand {
     @Flag(help: "Print only the SHA256 fingerprint.")
     var fingerprint = false
 
-    @Flag(help: "Print a least-privilege line: the key may open the tunnel's one forward and nothing else.")
+    @Flag(help: "Print a least-privilege line: the key may open the tunnel's one forward and run no command.")
     var restrict = false
 
     @Option(help: "With --restrict: the VPS port the home reverse tunnel listens on.")
