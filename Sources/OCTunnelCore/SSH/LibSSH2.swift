@@ -202,6 +202,10 @@ final class SSHChannel {
     /// `libssh2_channel_send_eof`: 0, EAGAIN or an error code.
     func sendEOF() -> Int32 { libssh2_channel_send_eof(raw) }
 
+    /// Whether the session already holds unread data for this channel
+    /// (`libssh2_poll_channel_read`): a list scan, no system call.
+    var hasQueuedData: Bool { libssh2_poll_channel_read(raw, 0) != 0 }
+
     /// `libssh2_channel_eof`.
     var isEOF: Bool { libssh2_channel_eof(raw) != 0 }
 

@@ -66,6 +66,7 @@ public final class TunnelEngine: @unchecked Sendable {
     private var probeOutstanding = false
     private var lastNothingListening: Double = -100
     private var stopRequested = false
+    private var queuedForClients = false
 
     private let scratchSize = 256 * 1024
     private let scratch: UnsafeMutableRawPointer
@@ -180,6 +181,7 @@ public final class TunnelEngine: @unchecked Sendable {
     }
 
     private func pollTimeout(now: Double) -> Int32 {
+        if queuedForClients && established != nil { return 0 }
         var deadline = Double.infinity
         if let at = retryAt { deadline = min(deadline, at) }
         if established != nil {
@@ -391,6 +393,12 @@ public final class TunnelEngine: @unchecked Sendable {
             }
         }
         freeClosingChannels()
+        // Calls above may have pulled packets off the socket for channels already visited:
+        // if any such data waits, the next poll must not sleep.
+        queuedForClients = pending == nil && connections.values.contains { connection in
+            guard let channel = connection.channel, connection.downstream.isEmpty, !connection.channelEOF else { return false }
+            return channel.hasQueuedData || channel.isEOF
+        }
     }
 
     /// Probes liveness with a request the server must answer; returns false when the session died.
@@ -502,7 +510,10 @@ public final class TunnelEngine: @unchecked Sendable {
                 return
             }
         }
-        while connection.downstream.isEmpty && !connection.channelEOF {
+        // Reading a channel costs a recv() on the SSH socket; the idle channel has already drained
+        // it this round, so only channels with queued data (or EOF) need a read.
+        while connection.downstream.isEmpty && !connection.channelEOF
+                && (channel.hasQueuedData || channel.isEOF || pending == .read(id)) {
             guard let result = sshIO(.read(id), { channel.read(into: scratch, count: scratchSize) }) else { break }
             switch result {
             case .bytes(let count):
