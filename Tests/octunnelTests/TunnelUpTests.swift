@@ -282,3 +282,25 @@ final class ResultBox: @unchecked Sendable {
     func set(_ index: Int, _ value: Bool) { lock.lock(); values[index] = value; lock.unlock() }
     var all: Bool { lock.lock(); defer { lock.unlock() }; return values.allSatisfy { $0 } }
 }
+
+@Suite("readiness", .timeLimit(.minutes(1)))
+struct ReadinessTests {
+    @Test("a client that connects before the session is up is served as soon as it is, not at the next keepalive")
+    func earlyClientIsServedPromptly() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        let port = freePort()
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--local-port", String(port), "--keepalive", "30"])
+        _ = tunnel
+        // Connect as early as the listener exists, racing the SSH handshake.
+        var fd: Int32 = -1
+        #expect(waitUntil(timeout: 10) { fd = connectLoopback(port); return fd >= 0 })
+        defer { close(fd) }
+        setSocketTimeout(fd, seconds: 10)
+        let started = Date()
+        #expect(writeAll(fd, Array("ping".utf8)))
+        shutdown(fd, Int32(SHUT_WR))
+        #expect(readAll(fd) == Array("ping".utf8))
+        #expect(Date().timeIntervalSince(started) < 5, "the early client waited for the keepalive")
+    }
+}

@@ -181,7 +181,9 @@ public final class TunnelEngine: @unchecked Sendable {
     }
 
     private func pollTimeout(now: Double) -> Int32 {
-        if queuedForClients && established != nil { return 0 }
+        // Data already queued for a client, or clients waiting for a channel on a live session
+        // (they came while it was down): serve them now, not at the next keepalive.
+        if established != nil && (queuedForClients || (opening == nil && !waiting.isEmpty && pending == nil)) { return 0 }
         var deadline = Double.infinity
         if let at = retryAt { deadline = min(deadline, at) }
         if established != nil {
