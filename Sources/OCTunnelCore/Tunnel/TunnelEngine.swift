@@ -514,8 +514,11 @@ public final class TunnelEngine: @unchecked Sendable {
         }
         // Reading a channel costs a recv() on the SSH socket; the idle channel has already drained
         // it this round, so only channels with queued data (or EOF) need a read.
-        while connection.downstream.isEmpty && !connection.channelEOF
+        // At most two reads per connection per round, so one bulk download cannot starve the rest.
+        var reads = 0
+        while reads < 2 && connection.downstream.isEmpty && !connection.channelEOF
                 && (channel.hasQueuedData || channel.isEOF || pending == .read(id)) {
+            reads += 1
             guard let result = sshIO(.read(id), { channel.read(into: scratch, count: scratchSize) }) else { break }
             switch result {
             case .bytes(let count):
