@@ -9,15 +9,8 @@ SECS=${BENCH_SECONDS:-5}
 BULK_MB=${BENCH_BULK_MB:-1024}
 SHORT=${BENCH_SHORT:-10000}
 
-need=()
-for pkg in libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config nginx-light wrk curl; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+. scripts/lib/packages.sh
+install_missing "${OCTUNNEL_PACKAGES[@]}" nginx-light wrk curl
 swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
 
