@@ -1,4 +1,5 @@
 import Foundation
+import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 

@@ -1,3 +1,4 @@
+import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 

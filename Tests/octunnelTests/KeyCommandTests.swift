@@ -1,4 +1,5 @@
 import Foundation
+import OCTunnelTestSupport
 import Testing
 
 @Suite("octunnel keygen and pubkey, run as a user runs them")

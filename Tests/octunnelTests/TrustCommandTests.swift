@@ -1,4 +1,5 @@
 import Foundation
+import OCTunnelTestSupport
 import Testing
 
 /// A host key made by ssh-keygen: its known_hosts key part (`type base64`) and fingerprint.

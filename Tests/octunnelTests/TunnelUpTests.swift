@@ -283,7 +283,7 @@ final class ResultBox: @unchecked Sendable {
     var all: Bool { lock.lock(); defer { lock.unlock() }; return values.allSatisfy { $0 } }
 }
 
-@Suite("readiness", .timeLimit(.minutes(1)))
+@Suite("readiness", .timeLimit(.minutes(3)))
 struct ReadinessTests {
     @Test("a client that connects before the session is up is served as soon as it is, not at the next keepalive")
     func earlyClientIsServedPromptly() throws {

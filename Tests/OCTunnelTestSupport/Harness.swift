@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure of the test harness itself (not of the code under test).
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a fresh private directory, removed afterwards whatever happens.
+public func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
+    let template = (NSTemporaryDirectory() as NSString).appendingPathComponent("octunnel-test-XXXXXX")
+    var buffer = Array(template.utf8CString)
+    guard let made = mkdtemp(&buffer) else { throw HarnessError("mkdtemp \(template): \(String(cString: strerror(errno)))") }
+    let path = String(cString: made)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
+
+/// What a finished process left behind: its exit status and, separately, stdout and stderr.
+public struct ToolResult: CustomStringConvertible {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+
+    public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+}
+
+/// Runs a program to completion with stdin empty, capturing stdout and stderr through files
+/// (so neither can fill a pipe and stall it). For tools that keep inherited descriptors; ssh
+/// and sshd go through `runProcess`/`spawn` instead.
+@discardableResult
+public func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil, in directory: String? = nil) throws -> ToolResult {
+    try withTemporaryDirectory { dir in
+        let outPath = dir + "/stdout", errPath = dir + "/stderr"
+        try writeBytes([], to: outPath)
+        try writeBytes([], to: errPath)
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        defer { try? out.close(); try? err.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        return ToolResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: try readBytes(outPath), as: UTF8.self),
+            stderr: String(decoding: try readBytes(errPath), as: UTF8.self)
+        )
+    }
+}
+
+public func readBytes(_ path: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+public func readText(_ path: String) throws -> String {
+    String(decoding: try readBytes(path), as: UTF8.self)
+}
+
+public func writeBytes(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    try setMode(mode, of: path)
+}
+
+public func writeText(_ text: String, to path: String, mode: mode_t = 0o600) throws {
+    try writeBytes(Array(text.utf8), to: path, mode: mode)
+}
+
+public func setMode(_ mode: mode_t, of path: String) throws {
+    guard chmod(path, mode) == 0 else { throw HarnessError("chmod \(path): \(String(cString: strerror(errno)))") }
+}
+
+/// The permission bits of `path` (after following symlinks).
+public func mode(of path: String) throws -> mode_t {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw HarnessError("stat \(path): \(String(cString: strerror(errno)))") }
+    return info.st_mode & 0o7777
+}
+
+public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
