@@ -51,6 +51,8 @@ public final class SSHSession: @unchecked Sendable {
     /// The TCP socket; the session does not own it until `close()`.
     public let socket: Int32
     private(set) var isFreed = false
+    /// The socket I/O libssh2 calls back into (batched while the event loop drives the session).
+    private let io: BatchedSocketIO
 
     /// `libssh2_session_init_ex` with default allocators, plus octunnel's algorithm preferences.
     init(socket: Int32) throws(LibSSH2Error) {
@@ -60,6 +62,8 @@ public final class SSHSession: @unchecked Sendable {
         }
         raw = session
         self.socket = socket
+        io = BatchedSocketIO(socket: socket)
+        BatchedSocketIO.install(io, on: session)
         let preferences: [(Int32, String)] = [
             (LIBSSH2_METHOD_KEX, SSHAlgorithms.keyExchange),
             (LIBSSH2_METHOD_HOSTKEY, SSHAlgorithms.hostKeys),
@@ -85,8 +89,29 @@ public final class SSHSession: @unchecked Sendable {
 
     var lastErrno: Int32 { libssh2_session_last_errno(raw) }
 
-    /// `libssh2_session_set_blocking`.
-    func setBlocking(_ blocking: Bool) { libssh2_session_set_blocking(raw, blocking ? 1 : 0) }
+    /// `libssh2_session_set_blocking`; blocking mode also ends write batching.
+    func setBlocking(_ blocking: Bool) {
+        if blocking { io.setBatching(false) }
+        libssh2_session_set_blocking(raw, blocking ? 1 : 0)
+    }
+
+    /// Non-blocking mode with one `send()` per loop round (see `BatchedSocketIO`).
+    func startBatching() {
+        setBlocking(false)
+        io.setBatching(true)
+    }
+
+    /// Marks the start of a poll round: the socket may be read again.
+    func newRound() { io.newRound() }
+
+    /// Writes batched bytes the socket takes now; false when the socket failed.
+    func flushOutgoing() -> Bool { io.flush() }
+
+    /// Why the last flush failed (`send()`'s error text).
+    var outgoingFailure: String { io.failureDescription }
+
+    /// Batched bytes still waiting for the socket to become writable.
+    var hasOutgoingBacklog: Bool { io.backlog > 0 }
 
     /// `libssh2_session_set_timeout`, for blocking calls (milliseconds, 0 = none).
     func setTimeout(milliseconds: Int) { libssh2_session_set_timeout(raw, milliseconds) }

@@ -147,7 +147,9 @@ public final class TunnelEngine: @unchecked Sendable {
                 fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)); owners.append(-2)
             }
             if let established {
-                let events = pending != nil ? POLLOUT : POLLIN
+                // A half-sent packet waits for POLLOUT only (POLLIN too would spin); batched bytes
+                // still waiting for the socket need POLLOUT as well as the usual POLLIN.
+                let events = pending != nil ? POLLOUT : (established.session.hasOutgoingBacklog ? POLLIN | POLLOUT : POLLIN)
                 fds.append(pollfd(fd: established.session.socket, events: Int16(events), revents: 0)); owners.append(-3)
             }
             for (id, connection) in connections where connection.channel != nil && connection.failed == nil {
@@ -234,7 +236,7 @@ public final class TunnelEngine: @unchecked Sendable {
         connectorRunning = false
         switch result {
         case .success(let session):
-            session.session.setBlocking(false)
+            session.session.startBatching()
             established = session
             sessionSince = now
             lastInbound = now
@@ -377,6 +379,12 @@ public final class TunnelEngine: @unchecked Sendable {
     private func driveSession(sshReadable: Bool, clientEvents: Set<Int>) {
         guard let established else { return }
         let now = Self.now()
+        established.session.newRound()
+        // Everything libssh2 sent this round leaves in one send() at the end of it.
+        defer { flushSession() }
+        if established.session.hasOutgoingBacklog && !established.session.flushOutgoing() {
+            return teardown(reason: "connection to VPS lost (send: \(established.session.outgoingFailure))")
+        }
         // The idle channel reads the socket for everyone, so a readable socket never spins.
         if sshReadable || pending == .idleRead {
             if case .failed(let code)? = sshIO(.idleRead, { established.idleChannel.read(into: scratch, count: scratchSize) }) {
@@ -401,6 +409,11 @@ public final class TunnelEngine: @unchecked Sendable {
             guard let channel = connection.channel, connection.downstream.isEmpty, !connection.channelEOF else { return false }
             return channel.hasQueuedData || channel.isEOF
         }
+    }
+
+    private func flushSession() {
+        guard let established, !established.session.flushOutgoing() else { return }
+        teardown(reason: "connection to VPS lost (send: \(established.session.outgoingFailure))")
     }
 
     /// Probes liveness with a request the server must answer; returns false when the session died.

@@ -1,0 +1,142 @@
+import CLibSSH2
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libssh2's socket I/O, replaced (`LIBSSH2_CALLBACK_SEND` / `_RECV`) so that the event loop
+/// pays one `send()` per round instead of one per packet, and no `recv()` that is bound to
+/// find nothing.
+///
+/// libssh2 1.10.0 sends every packet with its own `send()` (transport.c:_libssh2_transport_send)
+/// and every channel read or write first calls `recv()` until EAGAIN (channel.c:1961, 2018):
+/// with 100 busy channels that is 5-6 system calls a request, where `ssh -L` needs about 2.
+/// While batching is on:
+/// - sends are appended to a buffer the loop flushes once a round; a full buffer answers
+///   EAGAIN, which libssh2 treats as a partly-sent packet (the pending-send rule applies);
+/// - after one `recv()` found the socket empty, later ones in the same round answer EAGAIN
+///   at once; the next poll round (`newRound()`) allows real reads again.
+/// Blocking calls (handshake, authentication, the goodbye) run with batching off.
+final class BatchedSocketIO {
+    let socket: Int32
+    private(set) var isBatching = false
+    private var outgoing: UnsafeMutableRawPointer
+    private var start = 0
+    private var end = 0
+    private let capacity = 256 * 1024
+    private var inboundDrained = false
+    /// The last failure of a real `send()` (a negative errno), reported on the next libssh2 send.
+    private var sendFailure: Int = 0
+
+    init(socket: Int32) {
+        self.socket = socket
+        outgoing = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { outgoing.deallocate() }
+
+    /// Why the socket refused bytes (strerror of the failed `send()`), once it has.
+    var failureDescription: String { String(cString: strerror(Int32(-sendFailure))) }
+
+    /// Bytes accepted from libssh2 and not yet written to the socket.
+    var backlog: Int { end - start }
+
+    /// Turns batching on for the non-blocking event loop, or off (after flushing) for blocking calls.
+    func setBatching(_ on: Bool) {
+        if !on { flushBlocking() }
+        isBatching = on
+        inboundDrained = false
+    }
+
+    /// A new poll round: the socket may hold data again.
+    func newRound() { inboundDrained = false }
+
+    /// Writes what the socket takes now; false on a socket error (the session is then dead).
+    @discardableResult
+    func flush() -> Bool {
+        while start < end {
+            let sent = Glibc.send(socket, outgoing + start, end - start, Int32(MSG_NOSIGNAL))
+            if sent > 0 {
+                start += sent
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+            sendFailure = -Int(sent < 0 ? errno : EPIPE)
+            start = end
+            return false
+        }
+        if start == end { start = 0; end = 0 }
+        return sendFailure == 0
+    }
+
+    /// Flushes whatever is left, waiting for the socket up to about a second.
+    private func flushBlocking() {
+        var waits = 0
+        while backlog > 0 && sendFailure == 0 && waits < 10 {
+            flush()
+            if backlog == 0 { break }
+            var pfd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&pfd, 1, 100)
+            waits += 1
+        }
+        start = 0; end = 0
+    }
+
+    fileprivate func send(_ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
+        guard isBatching else { return Self.plainSend(socket, buffer, length, flags) }
+        if sendFailure != 0 { return sendFailure }
+        if end + length > capacity {
+            if !flush() { return sendFailure }
+            if start > 0 {
+                outgoing.copyMemory(from: UnsafeRawPointer(outgoing + start), byteCount: end - start)
+                end -= start
+                start = 0
+            }
+            if end + length > capacity {
+                // Nothing buffered: hand big writes straight to the socket.
+                if end == 0 { return Self.plainSend(socket, buffer, length, flags) }
+                return -Int(EAGAIN)
+            }
+        }
+        (outgoing + end).copyMemory(from: buffer, byteCount: length)
+        end += length
+        return length
+    }
+
+    fileprivate func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
+        if isBatching && inboundDrained { return -Int(EAGAIN) }
+        while true {
+            let count = Glibc.recv(socket, buffer, length, flags)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { inboundDrained = true }
+            return -Int(errno)
+        }
+    }
+
+    private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
+        while true {
+            let sent = Glibc.send(socket, buffer, length, flags | Int32(MSG_NOSIGNAL))
+            if sent >= 0 { return sent }
+            if errno == EINTR { continue }
+            return -Int(errno)
+        }
+    }
+
+    /// Installs the callbacks on `session`; `io` must live as long as the session.
+    static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {
+        libssh2_session_abstract(session).pointee = Unmanaged.passUnretained(io).toOpaque()
+        let sendCallback: @convention(c) (libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
+            _, buffer, length, flags, abstract in
+            let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+            return io.send(buffer!, length, flags)
+        }
+        let recvCallback: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
+            _, buffer, length, flags, abstract in
+            let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+            return io.recv(buffer!, length, flags)
+        }
+        _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))
+        _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_RECV, unsafeBitCast(recvCallback, to: UnsafeMutableRawPointer.self))
+    }
+}
