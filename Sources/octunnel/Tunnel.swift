@@ -159,14 +159,16 @@ extension Tunnel {
                     say(.warning("listening on \(bind): anyone who can reach this machine on that network can use the tunnel"))
                 }
                 let health = HealthRunner(enabled: !noHealth, timeout: Double(connect.healthTimeout), remote: options.remote,
-                                          reverseCommand: resolved.reverse.render(.ssh), host: resolved.target.host, json: json)
+                                          reverseCommand: resolved.reverse.render(.ssh), host: resolved.target.host, json: json,
+                                          bind: bind)
                 let engineBox = EngineBox()
                 let engine = try TunnelEngine(options: options) { event in
                     say(event)
-                    if case .connected = event, let port = engineBox.port { health.start(localPort: port) }
+                    if case .connected = event, let port = engineBox.port { health.start(localPort: port, refusal: { engineBox.refusal }) }
+                    if case .forwardRefused(_, let reason) = event { engineBox.refusal = reason }
                     if case .forwarding(let local, _) = event {
                         engineBox.port = local.port
-                        health.start(localPort: local.port)
+                        health.start(localPort: local.port, refusal: { engineBox.refusal })
                     }
                 }
                 if save {
@@ -188,13 +190,19 @@ extension Tunnel {
     }
 }
 
-/// The forwarded port, learnt from the first `forwarding` event.
+/// The forwarded port, learnt from the first `forwarding` event, and the VPS's last refusal
+/// of a forward, for the health test to name.
 final class EngineBox: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Int?
+    private var refused: String?
     var port: Int? {
         get { lock.lock(); defer { lock.unlock() }; return value }
         set { lock.lock(); value = newValue; lock.unlock() }
+    }
+    var refusal: String? {
+        get { lock.lock(); defer { lock.unlock() }; return refused }
+        set { lock.lock(); refused = newValue; lock.unlock() }
     }
 }
 
@@ -207,11 +215,14 @@ struct HealthRunner: Sendable {
     let reverseCommand: String
     let host: String
     let json: Bool
+    let bind: String
 
-    func start(localPort: Int) {
+    func start(localPort: Int, refusal: @escaping @Sendable () -> String?) {
         guard enabled else { return }
         let thread = Thread {
-            let check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout)
+            var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout)
+            check.forwardRefusal = refusal
+            check.localHost = HealthCheck.address(forBind: bind)
             do {
                 let report = try check.run()
                 if json {

@@ -50,6 +50,22 @@ struct CheckAndHealthTests {
         #expect(result.stderr.contains("ssh -N -o ExitOnForwardFailure=yes -o ServerAliveInterval=30 -o ServerAliveCountMax=3 -R 127.0.0.1:\(port):127.0.0.1:4096 -p \(fixture.sshd.port) root@127.0.0.1"))
     }
 
+    @Test("a forward the VPS forbids (permitopen elsewhere, AllowTcpForwarding no): exit 77 naming the refusal, not 'nothing listens'")
+    func forwardForbidden() throws {
+        let backend = try OpenCodeStandIn()
+        let restricted = try TunnelFixture(restricted: freePort())
+        let result = try check(restricted, remotePort: backend.port)
+        #expect(result.status == 77, "\(result.stderr)")
+        #expect(result.stderr.contains("✗ forward"))
+        #expect(result.stderr.contains("the VPS refused to forward to 127.0.0.1:\(backend.port)"))
+        #expect(!result.stderr.contains("nothing listens"))
+
+        let noForwarding = try TunnelFixture(sshdConfig: "AllowTcpForwarding no")
+        let json = try check(noForwarding, remotePort: backend.port, extra: ["--json"])
+        #expect(json.status == 77, "\(json.stderr)")
+        #expect(json.stdout.contains("refused to forward"))
+    }
+
     @Test("nothing on the SSH port: exit 69 at the tcp layer")
     func nothingOnSSHPort() throws {
         let fixture = try TunnelFixture()
@@ -107,6 +123,17 @@ struct CheckAndHealthTests {
         #expect(result.status == 69)
         #expect(result.stderr.contains("but it is not an OpenCode server"))
         #expect(result.stderr.contains("Welcome to nginx"))
+    }
+
+    @Test("tunnel up --bind ::1: the health test reaches the forward on ::1 and passes",
+          .enabled(if: canListenOnIPv6Loopback, "this machine has no ::1"))
+    func healthOnIPv6Bind() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--bind", "::1"])
+        defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
+        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 healthy") != nil, "\(tunnel.stderrText)")
+        #expect(!tunnel.stderrText.contains("health ✗"))
     }
 
     @Test("an event stream that never says server.connected fails the events layer")
@@ -224,3 +251,10 @@ struct CheckAndHealthTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.home.file("config.json"))) == Data(garbage))
     }
 }
+
+/// Whether ::1 exists here (some containers have no IPv6 loopback).
+let canListenOnIPv6Loopback: Bool = {
+    guard let (fd, _) = try? Sockets.listen(bind: "::1", port: 0) else { return false }
+    close(fd)
+    return true
+}()

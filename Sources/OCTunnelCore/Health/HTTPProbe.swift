@@ -7,6 +7,7 @@ import Glibc
 /// a GET with a bounded body, and a GET whose event stream is read line by line. It reads
 /// Content-Length, chunked and read-until-close bodies, and never waits past its deadline.
 struct HTTPProbe {
+    let host: String
     let port: Int
     let deadline: Date
     var authorization: String?
@@ -34,18 +35,19 @@ struct HTTPProbe {
     }
 
     private func open(path: String, accept: String) throws(Failure) -> Connection {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .cannotConnect(String(cString: strerror(errno))) }
-        let connection = Connection(fd: fd)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let fd: Int32
+        do {
+            fd = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
+        } catch {
+            switch error {
+            case .connectionRefused: throw .cannotConnect("connection refused")
+            case .connectTimeout: throw .cannotConnect("no answer")
+            case .unreachable(_, _, let reason), .cannotResolve(_, let reason): throw .cannotConnect(reason)
+            default: throw .cannotConnect(error.localizedDescription)
+            }
         }
-        guard rc == 0 else { throw .cannotConnect(String(cString: strerror(errno))) }
-        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
+        let connection = Connection(fd: fd)
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         request += "\r\n"
         let bytes = Array(request.utf8)

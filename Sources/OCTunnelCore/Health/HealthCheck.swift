@@ -14,11 +14,16 @@ public struct HealthReport: Sendable {
 /// the layer that broke and what to do.
 public struct HealthCheck: Sendable {
     public let localPort: Int
+    /// The address the health test connects to: the forward's own (see `address(forBind:)`).
+    public var localHost = "127.0.0.1"
     public let remote: HostPort
     public let reverseCommand: String
     public let timeout: Double
     public let username: String
     public let password: String?
+    /// Why the VPS refused the forward, if the tunnel saw it do so: a connection closed without
+    /// an answer is then that refusal, not "nothing listens".
+    public var forwardRefusal: (@Sendable () -> String?)?
 
     public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = 5,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -38,7 +43,7 @@ public struct HealthCheck: Sendable {
     /// The HTTP health answer: version and which API generation answered.
     public func health() throws(OCTunnelError) -> (version: String, path: String, events: String, ms: Int) {
         let started = Date()
-        let probe = HTTPProbe(port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
+        let probe = HTTPProbe(host: localHost, port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
         var (head, body) = try request(probe, "/global/health")
         var path = "/global/health"
         var events = "/global/event"
@@ -73,8 +78,11 @@ public struct HealthCheck: Sendable {
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
         switch failure {
         case .cannotConnect(let reason):
-            return .healthFailed(summary: "cannot reach the local forward 127.0.0.1:\(localPort) (\(reason))", fix: "is `octunnel tunnel up` running?")
+            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) (\(reason))", fix: "is `octunnel tunnel up` running?")
         case .closedWithoutAnswer:
+            if let reason = forwardRefusal?() {
+                return .forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
+            }
             return .nothingListeningBehindVPS(remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
         case .timedOut:
             return .healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
@@ -87,7 +95,7 @@ public struct HealthCheck: Sendable {
     /// Waits for `server.connected` on the event stream ("stream before you send").
     public func events(path: String) throws(OCTunnelError) -> Int {
         let started = Date()
-        let probe = HTTPProbe(port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
+        let probe = HTTPProbe(host: localHost, port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
         let result: (HTTPProbe.Head, Bool)
         do {
             result = try probe.events(path) { data in
@@ -115,6 +123,15 @@ public struct HealthCheck: Sendable {
         let eventsMs = try events(path: health.events)
         return HealthReport(version: health.version, healthPath: health.path, eventsPath: health.events,
                             healthMilliseconds: health.ms, eventsMilliseconds: eventsMs)
+    }
+
+    /// Where to reach a forward listening on `bind`: the wildcard addresses are reached on loopback.
+    public static func address(forBind bind: String) -> String {
+        switch bind {
+        case "0.0.0.0", "": return "127.0.0.1"
+        case "::", "[::]": return "::1"
+        default: return bind.hasPrefix("[") && bind.hasSuffix("]") ? String(bind.dropFirst().dropLast()) : bind
+        }
     }
 
     static func preview(_ body: [UInt8]) -> String {

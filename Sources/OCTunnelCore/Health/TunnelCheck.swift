@@ -40,6 +40,8 @@ public struct TunnelCheck: Sendable {
                     collector.add(CheckStage(name: report.stage.rawValue, ok: true, milliseconds: report.milliseconds, detail: report.detail))
                 } else if case .forwarding = event {
                     collector.forwarding()
+                } else if case .forwardRefused(_, let reason) = event {
+                    collector.refused(reason)
                 }
             }
         } catch {
@@ -66,13 +68,14 @@ public struct TunnelCheck: Sendable {
             let failedStage = ConnectStage.allCases.first { !done.contains($0.rawValue) }?.rawValue ?? error.layer
             return collector.fail(failedStage, error)
         }
-        let check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand, timeout: healthTimeout)
+        var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand, timeout: healthTimeout)
+        check.forwardRefusal = { collector.refusal }
         var started = Date()
         let health: (version: String, path: String, events: String, ms: Int)
         do {
             health = try check.health()
         } catch {
-            if case .nothingListeningBehindVPS = error { return collector.fail("forward", error) }
+            if error.layer == "forward" { return collector.fail("forward", error) }
             collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
             return collector.fail("health", error)
         }
@@ -99,6 +102,7 @@ private final class StageCollector: @unchecked Sendable {
     private var isForwarding = false
     private var engineDone = false
     private(set) var engineError: OCTunnelError?
+    private var refusalReason: String?
     private var started = Date()
 
     init(onStage: @escaping @Sendable (CheckStage) -> Void) { self.onStage = onStage }
@@ -116,6 +120,18 @@ private final class StageCollector: @unchecked Sendable {
         defer { condition.unlock() }
         result.failure = error
         return result
+    }
+
+    func refused(_ reason: String) {
+        condition.lock()
+        refusalReason = reason
+        condition.unlock()
+    }
+
+    var refusal: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return refusalReason
     }
 
     func forwarding() {

@@ -27,6 +27,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case localPortInUse(bind: String, port: Int)
     case cannotListen(bind: String, port: Int, reason: String)
     case nothingListeningBehindVPS(remoteHost: String, remotePort: Int, reverseCommand: String)
+    case forwardRefused(remoteHost: String, remotePort: Int, reason: String)
     case healthFailed(summary: String, fix: String)
     case healthNeedsPassword
     case healthPasswordRefused
@@ -37,7 +38,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         switch self {
         case .keyExists, .cannotWrite: return .cannotCreate
         case .noKey, .noSettings: return .noInput
-        case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly: return .permission
+        case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
         case .badKeyFile, .badConfig, .cannotRead: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
@@ -60,7 +61,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return "host key"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen: return "local port"
-        case .nothingListeningBehindVPS: return "forward"
+        case .nothingListeningBehindVPS, .forwardRefused: return "forward"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
         }
     }
@@ -117,6 +118,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "cannot listen on \(Self.endpoint(bind, port)): \(reason)."
         case .nothingListeningBehindVPS(let remoteHost, let remotePort, let reverseCommand):
             return "nothing listens on VPS \(Self.endpoint(remoteHost, remotePort)): the home machine's reverse tunnel is down. Start it on the home machine:\n  \(reverseCommand)"
+        case .forwardRefused(let remoteHost, let remotePort, let reason):
+            return "the VPS refused to forward to \(Self.endpoint(remoteHost, remotePort)) (\(reason)): its sshd forbids it for this key. On the VPS, allow it: `AllowTcpForwarding yes` (or `local`) in sshd_config, and a permitopen=\"\(Self.endpoint(remoteHost, remotePort))\" in the key's authorized_keys line (`octunnel pubkey --restrict --remote-port \(remotePort)` prints it)."
         case .healthFailed(let summary, let fix):
             return "\(summary): \(fix)"
         case .healthNeedsPassword:
