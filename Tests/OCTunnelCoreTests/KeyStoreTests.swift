@@ -142,6 +142,24 @@ struct KeyStoreTests {
         }
     }
 
+    @Test func aSymlinkedKeyIsJudgedByTheFileItPointsTo() throws {
+        try withTemporaryDirectory { dir in
+            let store = KeyStore(home: OctunnelHome(path: dir + "/home"))
+            let made = try store.generate(comment: "linked", rotate: false)
+            let link = dir + "/link_ed25519"
+            #expect(symlink(store.privateKeyPath, link) == 0)
+            #expect(try store.loadPrivateKey(at: link).decoded.publicKey == made.publicKey)
+
+            #expect(chmod(store.privateKeyPath, 0o644) == 0)
+            #expect(throws: OCTunnelError.unsafeKeyPermissions(path: link, mode: 0o644)) { try store.loadPrivateKey(at: link) }
+
+            #expect(symlink(dir + "/missing", dir + "/dangling") == 0)
+            #expect(throws: OCTunnelError.noKey(path: dir + "/dangling")) { try store.loadPrivateKey(at: dir + "/dangling") }
+
+            #expect(throws: OCTunnelError.badKeyFile(path: dir, reason: "it is not a regular file")) { try store.loadPrivateKey(at: dir) }
+        }
+    }
+
     @Test func restrictedLineAllowsOnlyTheOneForward() throws {
         let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "c")
         #expect(restrictedAuthorizedKeysLine(key, remotePort: 19000)

@@ -168,6 +168,24 @@ struct KeyCommandTests {
         }
     }
 
+    @Test func aTruncatedKeyStopsTunnelUpAndCheckWith65BeforeAnyNetworkWork() throws {
+        try withTemporaryDirectory { dir in
+            let home = dir + "/home"
+            _ = try Octunnel.run(["keygen", "--home", home], in: dir)
+            let whole = try readBytes(home + "/id_ed25519")
+            let half = Array(whole.prefix(whole.count / 2))
+            try writeText(String(decoding: half, as: UTF8.self), to: home + "/id_ed25519")
+            // Port 1 on loopback: if the key were not checked first, this would be a tcp failure (69).
+            for command in [["tunnel", "up"], ["tunnel", "check"]] {
+                let result = try Octunnel.run(command + ["--home", home, "root@127.0.0.1:1"], in: dir)
+                #expect(result.status == 65, "\(command): \(result.stderr)")
+                #expect(result.stderr.contains(home + "/id_ed25519"))
+                #expect(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1, "\(result.stderr)")
+            }
+            #expect(try readBytes(home + "/id_ed25519") == half)
+        }
+    }
+
     @Test func keygenTightensAHomeOpenToOthers() throws {
         try withTemporaryDirectory { dir in
             let home = dir + "/home"

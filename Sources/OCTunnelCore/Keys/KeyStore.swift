@@ -119,16 +119,14 @@ public struct KeyStore: Sendable {
     /// is not a whole, unencrypted Ed25519 key in OpenSSH format (65).
     public func loadPrivateKey(at path: String? = nil) throws(OCTunnelError) -> Loaded {
         let path = path ?? privateKeyPath
-        let info: stat?
-        let raw: [UInt8]?
+        let opened: (info: stat, bytes: [UInt8])?
         do {
-            info = try FileBytes.status(path)
-            raw = info == nil ? nil : try FileBytes.read(path)
+            opened = try FileBytes.readWithStatus(path)
         } catch {
             throw .cannotRead(path: path, reason: error.description)
         }
-        guard let info, let raw else { throw .noKey(path: path) }
-        guard info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFLNK else {
+        guard let (info, raw) = opened else { throw .noKey(path: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
             throw .badKeyFile(path: path, reason: "it is not a regular file")
         }
         let mode = UInt16(info.st_mode & 0o777)

@@ -74,12 +74,21 @@ public enum AtomicFile {
 public enum FileBytes {
     /// The file's bytes, or nil when it does not exist.
     public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        try readWithStatus(path)?.bytes
+    }
+
+    /// What was opened (`fstat`, so a symlink counts as its target, checked on the very file
+    /// read) and its bytes; nil when it does not exist. Only regular files are read.
+    public static func readWithStatus(_ path: String) throws(SystemError) -> (info: stat, bytes: [UInt8])? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw SystemError("open", detail: path)
         }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("fstat", detail: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return (info, []) }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -87,7 +96,7 @@ public enum FileBytes {
             if count == 0 { break }
             result += buffer[..<count]
         }
-        return result
+        return (info, result)
     }
 
     /// `lstat` of a path, or nil when it does not exist.
