@@ -19,7 +19,8 @@ struct Config: ParsableCommand {
                     throw OCTunnelError.noSettings(path: home.configPath)
                 }
                 Console.data(jsonLine(["host": saved.host, "port": saved.port, "username": saved.username,
-                                       "remotePort": saved.remotePort, "localPort": saved.localPort, "homePort": saved.homePort]))
+                                       "remotePort": saved.remotePort, "localPort": saved.localPort, "homePort": saved.homePort,
+                                       "remoteHost": saved.remoteHost ?? "127.0.0.1"]))
             }
         }
     }

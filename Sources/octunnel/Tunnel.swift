@@ -40,22 +40,25 @@ struct ResolvedTarget {
     let localPort: Int
 
     init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome) throws {
-        let saved = try SavedSettings.load(from: home)
+        var saved = try SavedSettings.load(from: home)
         if let text = options.target {
             target = try parseTarget(text)
+            // The saved ports belong to the saved VPS: another one starts from the defaults.
+            if let settings = saved, settings.host != target.host || settings.port != target.port { saved = nil }
         } else if let saved {
             target = saved.target
         } else {
             throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save`)")
         }
-        remoteHost = options.remoteHost ?? "127.0.0.1"
+        remoteHost = options.remoteHost ?? saved?.remoteHost ?? "127.0.0.1"
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080
         homePort = options.homePort ?? saved?.homePort ?? 4096
         self.localPort = localPort ?? saved?.localPort ?? 4096
     }
 
     var settings: SavedSettings {
-        SavedSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort, localPort: localPort, homePort: homePort)
+        SavedSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort, localPort: localPort, homePort: homePort,
+                      remoteHost: remoteHost == "127.0.0.1" ? nil : remoteHost)
     }
 
     func connection(_ connect: ConnectOptions, home: OctunnelHome) -> ConnectionSettings {

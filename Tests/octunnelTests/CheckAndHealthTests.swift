@@ -241,6 +241,18 @@ struct CheckAndHealthTests {
         let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path])
         #expect(checked.status == 0, "\(checked.stderr)")
 
+        // The saved ports belong to the saved VPS; another target starts from the defaults.
+        let other = try fixture.run(["tunnel", "reverse-command", "me@other.example.com"])
+        #expect(other.stdout.contains("-R 127.0.0.1:18080:127.0.0.1:4096 me@other.example.com"), "\(other.stdout)")
+        // A non-default --remote-host is saved too.
+        let again = try fixture.up(remotePort: backend.port, extra: ["--save", "--remote-host", "::1", "--no-health"])
+        _ = try #require(again.forwardedPort(), "\(again.stderrText)")
+        again.signal(SIGINT)
+        #expect(again.waitForExit(timeout: 5) == 0)
+        #expect(try fixture.run(["config", "show"]).stdout.contains("\"remoteHost\":\"::1\""))
+        let savedReverse = try fixture.run(["tunnel", "reverse-command"]).stdout
+        #expect(savedReverse.contains("-R [::1]:\(backend.port):127.0.0.1:4100"), "\(savedReverse)")
+
         let garbage = (0..<512).map { _ in UInt8.random(in: 0...255) }
         try Data(garbage).write(to: URL(fileURLWithPath: fixture.home.file("config.json")))
         for arguments in [["config", "show"], ["tunnel", "reverse-command"]] {

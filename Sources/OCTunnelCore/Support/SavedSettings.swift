@@ -9,14 +9,17 @@ public struct SavedSettings: Codable, Equatable, Sendable {
     public var remotePort: Int
     public var localPort: Int
     public var homePort: Int
+    /// The VPS address the reverse tunnel listens on; absent (127.0.0.1) in files from before it was saved.
+    public var remoteHost: String?
 
-    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int) {
+    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil) {
         self.host = host
         self.port = port
         self.username = username
         self.remotePort = remotePort
         self.localPort = localPort
         self.homePort = homePort
+        self.remoteHost = remoteHost
     }
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
@@ -37,7 +40,9 @@ public struct SavedSettings: Codable, Equatable, Sendable {
             throw .badConfig(path: home.configPath, reason: "not JSON")
         }
         do {
-            _ = try HostPort.parse(settings.host.contains(":") ? "[\(settings.host)]" : settings.host)
+            for host in [settings.host, settings.remoteHost].compactMap({ $0 }) {
+                _ = try HostPort.parse(host.contains(":") ? "[\(host)]" : host)
+            }
             for (name, port) in [("port", settings.port), ("remotePort", settings.remotePort), ("homePort", settings.homePort)] {
                 _ = try HostPort.parsePort(String(port))
                 _ = name
