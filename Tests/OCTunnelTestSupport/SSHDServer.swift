@@ -85,6 +85,17 @@ public final class SSHDServer: @unchecked Sendable {
         pid = 0
     }
 
+    /// Freezes (SIGSTOP) every per-connection sshd process: a VPS that hangs with its TCP
+    /// connections still open. `stop` or `thaw` ends it.
+    public func freezeSessions() {
+        for each in descendants(of: pid) { kill(each, SIGSTOP) }
+    }
+
+    /// Lets frozen sessions run again.
+    public func thawSessions() {
+        for each in descendants(of: pid) { kill(each, SIGCONT) }
+    }
+
     /// Whether sshd is still running (reaps it if it exited).
     public var isRunning: Bool {
         guard pid != 0 else { return false }

@@ -123,6 +123,40 @@ struct FaultTests {
         #expect(intact)
     }
 
+    @Test("a VPS that hangs with 50 connections open: Ctrl-C still exits 0 within 3 s")
+    func stopAgainstHungVPS() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        defer { fixture.sshd.thawSessions() }
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        var clients: [Int32] = []
+        defer { clients.forEach { close($0) } }
+        for index in 0..<50 {
+            let fd = connectLoopback(port)
+            try #require(fd >= 0)
+            clients.append(fd)
+            setSocketTimeout(fd, seconds: 10)
+            let payload = patternBytes(1024, seed: UInt64(index))
+            #expect(writeAll(fd, payload))
+            var echoed = [UInt8](repeating: 0, count: payload.count)
+            var got = 0
+            while got < payload.count {
+                let n = echoed.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, payload.count - got) }
+                guard n > 0 else { break }
+                got += n
+            }
+            #expect(echoed == payload, "connection \(index) did not echo before the freeze")
+        }
+        fixture.sshd.freezeSessions()
+        let started = Date()
+        tunnel.signal(SIGINT)
+        let status = tunnel.waitForExit(timeout: 30)
+        let took = Date().timeIntervalSince(started)
+        #expect(status == 0, "\(tunnel.stderrText)")
+        #expect(took < 3, "stopping took \(took) s against a hung VPS")
+    }
+
     @Test("a server that sends 100 KB of garbage instead of SSH: exit 69, no hang")
     func garbageBanner() throws {
         let garbage = try TCPTestServer { fd in

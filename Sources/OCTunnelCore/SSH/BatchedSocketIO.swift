@@ -69,10 +69,10 @@ final class BatchedSocketIO {
         return sendFailure == 0
     }
 
-    /// Flushes whatever is left, waiting for the socket up to about a second.
+    /// Flushes whatever is left, waiting for the socket up to about 0.3 s (it is only used on the way out).
     private func flushBlocking() {
         var waits = 0
-        while backlog > 0 && sendFailure == 0 && waits < 10 {
+        while backlog > 0 && sendFailure == 0 && waits < 3 {
             flush()
             if backlog == 0 { break }
             var pfd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)

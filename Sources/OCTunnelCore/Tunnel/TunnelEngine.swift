@@ -598,6 +598,9 @@ public final class TunnelEngine: @unchecked Sendable {
 
     // MARK: - Stopping
 
+    /// Says goodbye within about 1.2 s, even to a VPS that hangs: EOF on each channel and a
+    /// disconnect while the budget lasts, then the socket is shut before anything is freed, so
+    /// no channel free can wait for an answer (each would wait its own timeout).
     private func shutdownGracefully(reason: String) {
         emit(.stopping(reason: reason))
         close(listener)
@@ -605,13 +608,15 @@ public final class TunnelEngine: @unchecked Sendable {
         let deadline = Self.now() + 1.2
         if let established {
             established.session.setBlocking(true)
-            established.session.setTimeout(milliseconds: 500)
+            established.session.setTimeout(milliseconds: 300)
             if pending == nil {
                 for connection in connections.values where connection.channel != nil && !connection.eofSent {
                     if Self.now() > deadline { break }
                     _ = connection.channel?.sendEOF()
                 }
+                if Self.now() < deadline { established.session.disconnect(reason: reason) }
             }
+            established.session.close()
         }
         for connection in Array(connections.values) {
             connection.channel = nil
@@ -620,10 +625,6 @@ public final class TunnelEngine: @unchecked Sendable {
         connections.removeAll()
         waiting.removeAll()
         closing.removeAll()
-        if let established {
-            if pending == nil && Self.now() < deadline { established.session.disconnect(reason: reason) }
-            established.session.close()
-        }
         established = nil
     }
 }
