@@ -88,3 +88,17 @@ public func mode(of path: String) throws -> mode_t {
 }
 
 public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+/// Runs long blocking work (minutes of reads, a 60 s wait) on a thread of its own and awaits
+/// it. Swift Testing runs tests on the cooperative pool, one thread per core (2 here): a
+/// synchronous test that blocks for minutes keeps every other test waiting for that thread.
+/// Return what you want to check and `#expect` it after the await, in the test's own task.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+}
