@@ -10,6 +10,7 @@ BULK_MB=${BENCH_BULK_MB:-1024}
 SHORT=${BENCH_SHORT:-10000}
 
 . scripts/lib/packages.sh
+. scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}" nginx-light wrk curl
 swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
@@ -52,21 +53,8 @@ ssh_port=$(free_port)
 "$OCT" keygen --home "$work/home" >/dev/null 2>&1
 ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
 "$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-mkdir -p /run/sshd 2>/dev/null || true
-cat > "$work/sshd_config" <<CONF
-Port $ssh_port
-ListenAddress 127.0.0.1
-HostKey $work/hostkey
-AuthorizedKeysFile $work/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AllowTcpForwarding yes
-PermitRootLogin yes
-MaxStartups 200
-LogLevel VERBOSE
-CONF
+write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
+  "MaxStartups 200" "LogLevel VERBOSE" "PidFile $work/sshd.pid"
 /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/$ssh_port) 2>/dev/null && break; sleep 0.05; done
 user=$(id -un)
