@@ -29,6 +29,7 @@ struct NetworkCutTests {
 
     @Test("the link down for 60 s: keepalive declares the session dead in about three intervals; once the link is back the tunnel reconnects within the backoff and the same local port works")
     func linkDownAndBack() throws {
+        let testStartedAt = Date()
         let net: NetworkNamespacePair
         do {
             net = try NetworkNamespacePair()
@@ -51,6 +52,7 @@ struct NetworkCutTests {
         let port = try #require(forwarding.object["localPort"] as? Int)
         try #require(tunnel.event("connected", after: 0, timeout: 1) != nil)
         try expectBytesThrough(net, port: port, scratch: scratch, label: "before the cut")
+        let setup = Date().timeIntervalSince(testStartedAt)
 
         // The cut: the VPS's end goes down, so the client keeps its route and carrier-less link
         // and its packets vanish (connects hang rather than fail at once).
@@ -101,9 +103,9 @@ struct NetworkCutTests {
         #expect(health?.object["healthy"] as? Bool == true, "health after the reconnect: \(tunnel.stdout.suffix(4))")
 
         func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
-        FileHandle.standardError.write(Data(("NetworkCutTests: keepalive \(seconds(Self.keepalive)): dead \(seconds(deathAfter)) after the cut "
+        FileHandle.standardError.write(Data(("NetworkCutTests: set up in \(seconds(setup)); keepalive \(seconds(Self.keepalive)): dead \(seconds(deathAfter)) after the cut "
             + "(bound \(seconds(Self.deathBound))); \(attempts.count) failed attempts during the outage (longest \(seconds(attempts.max() ?? 0)), "
-            + "last: \(lastFailure)); connected again \(seconds(recoveredAfter)) after the link came back (bound \(seconds(Self.recoveryBound)))\n").utf8))
+            + "last: \(lastFailure)); connected again \(seconds(recoveredAfter)) after the link came back (bound \(seconds(Self.recoveryBound))), checks done \(seconds(Date().timeIntervalSince(upAt))) after it\n").utf8))
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0, "\(tunnel.stderrText)")
     }
