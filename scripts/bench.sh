@@ -2,24 +2,42 @@
 # octunnel vs `ssh -N -L` on this machine, in one run, through the same sshd to the same
 # nginx backend, both on the cipher and MAC octunnel negotiates. Writes docs/benchmarks.md.
 # Not part of the test suite. BENCH_SECONDS (default 5) is the length of each wrk run;
-# BENCH_BULK_MB (default 1024) the size of the bulk download.
+# BENCH_BULK_MB (default 1024) the size of the bulk download; BENCH_SHORT (default 10000) the
+# number of short connections. Then the same small requests and time to ready over an
+# emulated WAN (root only: two network namespaces and tc netem); BENCH_WAN_DELAY_MS (default
+# 20) is the delay each way, so the round trip is twice that; 0 runs it over the bare veth;
+# BENCH_WAN=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
 BULK_MB=${BENCH_BULK_MB:-1024}
 SHORT=${BENCH_SHORT:-10000}
+WAN_DELAY=${BENCH_WAN_DELAY_MS:-20}
 
 . scripts/lib/packages.sh
+. scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}" nginx-light wrk curl
 swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
 
 work=$(mktemp -d /tmp/octunnel-bench.XXXXXX)
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+namespaces=()
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for ns in "${namespaces[@]}"; do ip netns delete "$ns" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() { for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.02; done; return 1; }
+# wait_http inside network namespace $1 (one shell there polls, so no per-try namespace entry).
+wait_http_in() {
+  ip netns exec "$1" bash -c 'for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && exit 0; sleep 0.02; done; exit 1' _ "$2"
+}
 ms_now() { date +%s%3N; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
@@ -27,23 +45,27 @@ hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
 # The backend: nginx with a static health answer and a bulk file.
 web_port=$(free_port)
-mkdir -p "$work/www/global" "$work/nginx"
+mkdir -p "$work/www/global"
 echo '{"healthy":true,"version":"1.0.0"}' > "$work/www/global/health"
 truncate -s "${BULK_MB}M" "$work/www/bulk"
-user_line=""; [ "$(id -u)" -eq 0 ] && user_line="user root;"   # workers must read our private temp dir
-cat > "$work/nginx/nginx.conf" <<CONF
+write_nginx_config() { # DIR PORT: one worker serving $work/www on 127.0.0.1:PORT
+  local user_line=""; [ "$(id -u)" -eq 0 ] && user_line="user root;"   # workers must read our private temp dir
+  mkdir -p "$1"
+  cat > "$1/nginx.conf" <<CONF
 $user_line
 worker_processes 1;
 daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
+pid $1/nginx.pid;
+error_log $1/error.log;
 events { worker_connections 4096; }
 http {
   access_log off;
   keepalive_requests 1000000;
-  server { listen 127.0.0.1:$web_port; root $work/www; default_type application/json; }
+  server { listen 127.0.0.1:$2; root $work/www; default_type application/json; }
 }
 CONF
+}
+write_nginx_config "$work/nginx" "$web_port"
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" & pids+=($!)
 wait_http "$web_port"
 
@@ -52,21 +74,8 @@ ssh_port=$(free_port)
 "$OCT" keygen --home "$work/home" >/dev/null 2>&1
 ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
 "$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-mkdir -p /run/sshd 2>/dev/null || true
-cat > "$work/sshd_config" <<CONF
-Port $ssh_port
-ListenAddress 127.0.0.1
-HostKey $work/hostkey
-AuthorizedKeysFile $work/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AllowTcpForwarding yes
-PermitRootLogin yes
-MaxStartups 200
-LogLevel VERBOSE
-CONF
+write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
+  "MaxStartups 200" "LogLevel VERBOSE" "PidFile $work/sshd.pid"
 /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/$ssh_port) 2>/dev/null && break; sleep 0.05; done
 user=$(id -un)
@@ -85,9 +94,10 @@ ssh_pid=$!; pids+=($ssh_pid)
 wait_http "$ssh_lport"; ssh_ready=$(( $(ms_now) - t0 ))
 
 declare -A R
-wrk_run() { # name port conns → sets R[name_rps] R[name_p50] R[name_p99]
+wrk_run() { # name port conns [namespace] → sets R[name_rps] R[name_p50] R[name_p99]
   local threads=2; [ "$3" -lt 2 ] && threads=1
-  local out; out=$(wrk -t"$threads" -c"$3" -d"${SECS}s" --latency "http://127.0.0.1:$2/global/health")
+  local run=(); [ -n "${4:-}" ] && run=(ip netns exec "$4")
+  local out; out=$("${run[@]}" wrk -t"$threads" -c"$3" -d"${SECS}s" --latency "http://127.0.0.1:$2/global/health")
   R[${1}_rps]=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   R[${1}_p50]=$(awk '$1=="50%" {print $2}' <<<"$out")
   R[${1}_p99]=$(awk '$1=="99%" {print $2}' <<<"$out")
@@ -135,6 +145,62 @@ PY
 oct_rss0=$(rss_kib "$oct_pid"); short "$oct_port"; oct_rss1=$(rss_kib "$oct_pid")
 ssh_rss0=$(rss_kib "$ssh_pid"); short "$ssh_lport"; ssh_rss1=$(rss_kib "$ssh_pid")
 
+# The emulated WAN: namespaces $wan_c (the tunnels, wrk) and $wan_s (sshd, nginx) joined by
+# a veth on a random 10.x.y.0/30, netem delaying each end's output by $WAN_DELAY ms.
+wan_skip=""
+wan_step() { # runs a setup command; on failure records why and fails
+  local err; err=$("$@" 2>&1) || { wan_skip="\`$*\` failed: ${err//$'\n'/ }"; return 1; }
+}
+wan_setup() {
+  [ "${BENCH_WAN:-1}" != 0 ] || { wan_skip="BENCH_WAN=0"; return 1; }
+  [ "$(id -u)" -eq 0 ] || { wan_skip="not root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)"; return 1; }
+  command -v ip >/dev/null && command -v tc >/dev/null || { wan_skip="iproute2 (ip, tc) is not installed"; return 1; }
+  wan_c="octbench-$$-$RANDOM-c"; wan_s="${wan_c%-c}-s"
+  wan_step ip netns add "$wan_c" || return 1; namespaces+=("$wan_c")
+  wan_step ip netns add "$wan_s" || return 1; namespaces+=("$wan_s")
+  local net="10.$((200 + RANDOM % 50)).$((RANDOM % 256))"
+  wan_server="$net.2"
+  wan_step ip -n "$wan_c" link add wan0 type veth peer name wan0 netns "$wan_s" || return 1
+  wan_step ip -n "$wan_c" addr add "$net.1/30" dev wan0 || return 1
+  wan_step ip -n "$wan_s" addr add "$net.2/30" dev wan0 || return 1
+  local ns
+  for ns in "$wan_c" "$wan_s"; do
+    wan_step ip -n "$ns" link set lo up || return 1
+    wan_step ip -n "$ns" link set wan0 up || return 1
+    if [ "$WAN_DELAY" -gt 0 ]; then
+      local err
+      err=$(ip netns exec "$ns" tc qdisc add dev wan0 root netem delay "${WAN_DELAY}ms" 2>&1) || {
+        wan_skip="tc netem is not available here (tc: ${err//$'\n'/ }); BENCH_WAN_DELAY_MS=0 runs this part over the bare veth"; return 1; }
+    fi
+  done
+}
+if wan_setup; then
+  echo "emulated WAN: $wan_c ↔ $wan_s, ${WAN_DELAY} ms each way" >&2
+  wan_web=$(free_port); wan_oct=$(free_port); wan_ssh=$(free_port)   # the namespaces are empty: any port is free
+  write_nginx_config "$work/nginx-wan" "$wan_web"
+  ip netns exec "$wan_s" nginx -c "$work/nginx-wan/nginx.conf" -p "$work/nginx-wan" & pids+=($!)
+  wait_http_in "$wan_s" "$wan_web"
+  write_sshd_config "$work/sshd_config_wan" 22 "$wan_server" "$work/hostkey" "$work/authorized_keys" \
+    "MaxStartups 200" "LogLevel VERBOSE" "PidFile $work/sshd-wan.pid"
+  ip netns exec "$wan_s" /usr/sbin/sshd -D -f "$work/sshd_config_wan" -E "$work/sshd-wan.log" & pids+=($!)
+  for _ in $(seq 100); do grep -q "Server listening on $wan_server" "$work/sshd-wan.log" 2>/dev/null && break; sleep 0.05; done
+  t0=$(ms_now)
+  ip netns exec "$wan_c" "$OCT" tunnel up --home "$work/home" "$user@$wan_server:22" --local-port "$wan_oct" --remote-port "$wan_web" \
+    --no-health 2>"$work/octunnel-wan.log" & pids+=($!)
+  wait_http_in "$wan_c" "$wan_oct"; R[wan_oct_ready]=$(( $(ms_now) - t0 ))
+  t0=$(ms_now)
+  ip netns exec "$wan_c" ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" \
+    -o BatchMode=yes -o ExitOnForwardFailure=yes -L "127.0.0.1:$wan_ssh:127.0.0.1:$wan_web" -p 22 "$user@$wan_server" 2>"$work/ssh-wan.log" &
+  pids+=($!)
+  wait_http_in "$wan_c" "$wan_ssh"; R[wan_ssh_ready]=$(( $(ms_now) - t0 ))
+  for c in 1 20 100; do
+    wrk_run "wan_oct_c$c" "$wan_oct" "$c" "$wan_c"
+    wrk_run "wan_ssh_c$c" "$wan_ssh" "$c" "$wan_c"
+  done
+else
+  echo "emulated WAN skipped: $wan_skip" >&2
+fi
+
 ratio() { awk -v a="$1" -v b="$2" 'function v(x){ if (x ~ /us$/) return x+0; if (x ~ /ms$/) return (x+0)*1000; if (x ~ /s$/) return (x+0)*1e6; return x+0 } BEGIN { if (v(b)==0) print "n/a"; else printf "%.2f", v(a)/v(b) }'; }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
 {
@@ -159,7 +225,25 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   row "peak RSS KiB (after 100 connections)" "$oct_hwm" "$ssh_hwm"
   row "RSS KiB before $SHORT short connections" "$oct_rss0" "$ssh_rss0"
   row "RSS KiB after $SHORT short connections" "$oct_rss1" "$ssh_rss1"
+  if [ -z "$wan_skip" ]; then
+    wan="WAN $((2 * WAN_DELAY)) ms RTT"; [ "$WAN_DELAY" -gt 0 ] || wan="veth, no delay"
+    for c in 1 20 100; do
+      row "$wan: requests/s, $c connections" "${R[wan_oct_c${c}_rps]}" "${R[wan_ssh_c${c}_rps]}"
+      row "$wan: p50 latency, $c connections" "${R[wan_oct_c${c}_p50]}" "${R[wan_ssh_c${c}_p50]}"
+      row "$wan: p99 latency, $c connections" "${R[wan_oct_c${c}_p99]}" "${R[wan_ssh_c${c}_p99]}"
+    done
+    row "$wan: launch → first health answer, ms" "${R[wan_oct_ready]}" "${R[wan_ssh_ready]}"
+  fi
   echo
-  echo "Emulated WAN (network namespaces + netem): not measured by this version of the script."
+  if [ -z "$wan_skip" ]; then
+    echo "$wan rows: the client (tunnel and wrk) and the VPS (sshd and nginx) in two network namespaces joined by a veth,"
+    if [ "$WAN_DELAY" -gt 0 ]; then
+      echo "\`tc netem delay ${WAN_DELAY}ms\` on both ends ($((2 * WAN_DELAY)) ms round trip), same key, cipher and MAC."
+    else
+      echo "no delay added (BENCH_WAN_DELAY_MS=0), same key, cipher and MAC."
+    fi
+  else
+    echo "Emulated WAN (network namespaces + netem): skipped: $wan_skip."
+  fi
 } > docs/benchmarks.md
 cat docs/benchmarks.md

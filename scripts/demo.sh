@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/lib/packages.sh
+. scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}"
 swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
@@ -34,20 +35,7 @@ ssh_port=$(free_port); remote_port=$(free_port)
 ssh-keygen -q -t ed25519 -N '' -f "$work/vps_hostkey"
 ssh-keygen -q -t ed25519 -N '' -C demo-home -f "$work/home_key"
 { "$OCT" pubkey --home "$work/laptop" --restrict --remote-port "$remote_port"; cat "$work/home_key.pub"; } > "$work/authorized_keys"
-mkdir -p /run/sshd 2>/dev/null || true
-cat > "$work/sshd_config" <<CONF
-Port $ssh_port
-ListenAddress 127.0.0.1
-HostKey $work/vps_hostkey
-AuthorizedKeysFile $work/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AllowTcpForwarding yes
-PermitRootLogin yes
-PidFile $work/sshd.pid
-CONF
+write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/vps_hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
 /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 wait_port "$ssh_port"
 echo "== 3. \"home\": the OpenCode stand-in"

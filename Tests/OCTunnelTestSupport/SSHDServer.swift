@@ -5,6 +5,10 @@ import Foundation
 public final class SSHDServer: @unchecked Sendable {
     public let directory: TempDirectory
     public private(set) var port: Int = 0
+    /// The address sshd listens on (127.0.0.1 unless it runs in a test's own namespace).
+    public let listenAddress: String
+    /// Prepended to sshd's command line, e.g. `ip netns exec NS` (which execs sshd, same pid).
+    private let launcher: [String]
     public let hostKeyPath: String
     public let authorizedKeysPath: String
     public let logPath: String
@@ -13,7 +17,12 @@ public final class SSHDServer: @unchecked Sendable {
     /// which Foundation on Linux takes for an exit and then blocks its monitor thread in waitpid.
     private var pid: pid_t = 0
 
-    public init(authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "") throws {
+    /// `launcher` and `listenAddress` run sshd in another network namespace, e.g.
+    /// `NetworkNamespacePair.exec(.server)` and its `serverAddress`.
+    public init(authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "",
+                listenAddress: String = "127.0.0.1", launcher: [String] = []) throws {
+        self.listenAddress = listenAddress
+        self.launcher = launcher
         directory = try TempDirectory("octunnel-sshd")
         hostKeyPath = directory.file("hostkey")
         authorizedKeysPath = directory.file("authorized_keys")
@@ -45,7 +54,7 @@ public final class SSHDServer: @unchecked Sendable {
             let config = """
             \(extraConfig)
             Port \(port)
-            ListenAddress 127.0.0.1
+            ListenAddress \(listenAddress)
             HostKey \(hostKeyPath)
             AuthorizedKeysFile \(authorizedKeysPath)
             PasswordAuthentication no
@@ -59,9 +68,14 @@ public final class SSHDServer: @unchecked Sendable {
             UseDNS no
             """
             try directory.write("sshd_config", config + "\n", mode: 0o600)
-            pid = try spawn("/usr/sbin/sshd", ["-D", "-f", directory.file("sshd_config"), "-E", logPath])
+            let listening = "Server listening on \(listenAddress) port \(port)."
+            let listenedBefore = log.components(separatedBy: listening).count
+            let command = launcher + ["/usr/sbin/sshd", "-D", "-f", directory.file("sshd_config"), "-E", logPath]
+            pid = try spawn(command[0], Array(command.dropFirst()))
             let ready = waitUntil(timeout: 10) {
                 guard isRunning else { return true }
+                // In another namespace this process cannot connect: sshd's own log says it listens.
+                if !launcher.isEmpty { return log.components(separatedBy: listening).count > listenedBefore }
                 let fd = connectLoopback(port)
                 if fd >= 0 { close(fd); return true }
                 return false

@@ -9,7 +9,9 @@ final class TunnelFixture: @unchecked Sendable {
     let key: SSHPublicKey
     let sshd: SSHDServer
 
-    init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "") throws {
+    /// `sshdAddress` and `sshdLauncher` put sshd elsewhere, e.g. in a `NetworkNamespacePair`.
+    init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
+         sshdAddress: String = "127.0.0.1", sshdLauncher: [String] = []) throws {
         home = try TempDirectory("octunnel-home")
         let store = KeyStore(home: OctunnelHome(path: home.path))
         let key = try store.generate(comment: "test@octunnel", rotate: false).publicKey
@@ -18,16 +20,18 @@ final class TunnelFixture: @unchecked Sendable {
         if authorize {
             lines.append(restricted.map { restrictedAuthorizedKeysLine(key, remotePort: $0) } ?? key.line)
         }
-        sshd = try SSHDServer(authorizedKeys: lines, extraConfig: sshdConfig)
+        sshd = try SSHDServer(authorizedKeys: lines, extraConfig: sshdConfig, listenAddress: sshdAddress, launcher: sshdLauncher)
     }
 
-    var target: String { "root@127.0.0.1:\(sshd.port)" }
+    var target: String { "root@\(sshd.listenAddress):\(sshd.port)" }
     var knownHosts: String { home.file("known_hosts") }
 
-    /// Starts `tunnel up` on a free local port towards `remotePort` on the "VPS".
-    func up(remotePort: Int, extra: [String] = []) throws -> RunningProcess {
-        try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", home.path, target, "--local-port", "0",
-                                            "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra)
+    /// Starts `tunnel up` on a free local port towards `remotePort` on the "VPS"; `launcher`
+    /// is prepended to the command line (e.g. `ip netns exec NS`).
+    func up(remotePort: Int, extra: [String] = [], launcher: [String] = []) throws -> RunningProcess {
+        let command = launcher + [octunnelBinary, "tunnel", "up", "--home", home.path, target, "--local-port", "0",
+                                  "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra
+        return try RunningProcess(command[0], Array(command.dropFirst()))
     }
 
     /// Runs octunnel to completion.

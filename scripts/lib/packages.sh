@@ -12,5 +12,6 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
-# What octunnel needs to build and to run its tests and demo.
-OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config)
+# What octunnel needs to build and to run its tests and demo (iproute2: the network-cut test's
+# namespaces and veth).
+OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2)

@@ -1,0 +1,174 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// The client and the VPS on two machines (network namespaces) joined by one link, and that
+/// link cut for a minute, as a train tunnel or a dead Wi-Fi would: nothing is closed, packets
+/// just stop.
+@Suite("a network cut between client and VPS", .timeLimit(.minutes(3)))
+struct NetworkCutTests {
+    /// `--keepalive`: small, so that the whole test stays well inside its time limit.
+    static let keepalive = 5.0
+    /// `--connect-timeout` as `TunnelFixture.up` passes it.
+    static let connectTimeout = 10.0
+    static let outage = 60.0
+
+    /// TunnelEngine declares the session dead once `now − lastInbound > 3 × keepalive + 1 s`;
+    /// it polls at least every 0.5 s while a probe is unanswered; 2 s for a loaded machine.
+    static let deathBound = 3 * keepalive + 1 + 0.5 + 2
+    /// The last answered probe is at most one interval old when the link goes, so death comes
+    /// no sooner than 2 × keepalive + 1 s after the cut; earlier means something else killed it.
+    static let deathNotBefore = 2 * keepalive
+    /// An attempt while the link is down cannot get past TCP: it ends at the connect timeout.
+    static let attemptBound = connectTimeout + 3
+    /// After the link is back: an attempt in flight ends within the connect timeout (or
+    /// succeeds), the next one starts within ReconnectPolicy's cap (30 s, jitter included),
+    /// and a connect over a healthy veth takes well under 5 s.
+    static let recoveryBound = connectTimeout + ReconnectPolicy().maximum + 5
+
+    @Test("the link down for 60 s: keepalive declares the session dead in about three intervals; once the link is back the tunnel reconnects within the backoff and the same local port works")
+    func linkDownAndBack() throws {
+        let testStartedAt = Date()
+        let net: NetworkNamespacePair
+        do {
+            net = try NetworkNamespacePair()
+        } catch let unavailable as NetworkNamespacesUnavailable {
+            FileHandle.standardError.write(Data("NetworkCutTests skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
+            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
+        }
+        // Deferred first, so it runs last: a namespace with a process still in it outlives its name.
+        defer { net.remove() }
+        let backend = try OpenCodeStandIn(launcher: net.exec(.server))
+        defer { backend.stop() }
+        let fixture = try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+        defer { fixture.sshd.stop(hard: true) }
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--json", "--keepalive", String(Int(Self.keepalive))],
+                                    launcher: net.exec(.client))
+        defer { tunnel.stopGracefullyOrKill() }
+        let scratch = try TempDirectory("octunnel-netcut")
+
+        let forwarding = try #require(tunnel.event("forwarding", after: 0, timeout: 30), "\(tunnel.stdout) \(tunnel.stderrText)")
+        let port = try #require(forwarding.object["localPort"] as? Int)
+        try #require(tunnel.event("connected", after: 0, timeout: 1) != nil)
+        try expectBytesThrough(net, port: port, scratch: scratch, label: "before the cut")
+        let setup = Date().timeIntervalSince(testStartedAt)
+
+        // The cut: the VPS's end goes down, so the client keeps its route and carrier-less link
+        // and its packets vanish (connects hang rather than fail at once).
+        let beforeCut = tunnel.stdout.count
+        try net.setLink(.server, up: false)
+        let cutAt = Date()
+        let death = tunnel.event("disconnected", after: beforeCut, timeout: Self.deathBound + 15)
+        let deathAfter = Date().timeIntervalSince(cutAt)
+        let dead = try #require(death, "no disconnected event \(Int(deathAfter)) s after the cut: \(tunnel.stdout)")
+        let reason = dead.object["reason"] as? String ?? ""
+        #expect(reason.contains("(keepalive)"), "died of something else: \(reason)")
+        #expect(deathAfter <= Self.deathBound, "declared dead \(deathAfter) s after the cut; keepalive \(Self.keepalive) s allows \(Self.deathBound)")
+        #expect(deathAfter >= Self.deathNotBefore, "declared dead only \(deathAfter) s after the cut")
+
+        // While the link is down every attempt must end on its own (connect timeout), not hang.
+        var attempts: [Double] = []
+        var lastFailure = ""
+        var index = dead.index + 1
+        while true {
+            let remaining = Self.outage - Date().timeIntervalSince(cutAt)
+            if remaining <= 0 { break }
+            guard let connecting = tunnel.event("connecting", after: index, timeout: remaining) else { break }
+            let startedAt = Date()
+            let left = Self.outage - Date().timeIntervalSince(cutAt)
+            guard let failed = tunnel.event("disconnected", after: connecting.index, timeout: min(max(left, 0), Self.attemptBound)) else {
+                #expect(Date().timeIntervalSince(startedAt) < Self.attemptBound,
+                        "an attempt during the outage did not end within \(Self.attemptBound) s: \(tunnel.stdout.suffix(5))")
+                break
+            }
+            attempts.append(Date().timeIntervalSince(startedAt))
+            lastFailure = failed.object["reason"] as? String ?? ""
+            index = failed.index + 1
+        }
+        #expect(!attempts.isEmpty, "no reconnect attempt failed during the outage: \(tunnel.stdout.suffix(8))")
+        #expect(tunnel.event("connected", after: dead.index, timeout: 0) == nil, "connected while the link was down")
+        // The one deliberate wait: the rest of the 60 s outage.
+        let rest = Self.outage - Date().timeIntervalSince(cutAt)
+        if rest > 0 { Thread.sleep(forTimeInterval: rest) }
+
+        try net.setLink(.server, up: true)
+        let upAt = Date()
+        let back = tunnel.event("connected", after: dead.index, timeout: Self.recoveryBound + 10)
+        let recoveredAfter = Date().timeIntervalSince(upAt)
+        let reconnected = try #require(back, "not connected \(Int(recoveredAfter)) s after the link came back: \(tunnel.stdout.suffix(8))")
+        #expect(recoveredAfter <= Self.recoveryBound, "reconnected \(recoveredAfter) s after the link came back; the backoff allows \(Self.recoveryBound)")
+        try expectBytesThrough(net, port: port, scratch: scratch, label: "after the link came back")
+        let health = tunnel.event("health", after: reconnected.index, timeout: 15)
+        #expect(health?.object["healthy"] as? Bool == true, "health after the reconnect: \(tunnel.stdout.suffix(4))")
+
+        func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
+        FileHandle.standardError.write(Data(("NetworkCutTests: set up in \(seconds(setup)); keepalive \(seconds(Self.keepalive)): dead \(seconds(deathAfter)) after the cut "
+            + "(bound \(seconds(Self.deathBound))); \(attempts.count) failed attempts during the outage (longest \(seconds(attempts.max() ?? 0)), "
+            + "last: \(lastFailure)); connected again \(seconds(recoveredAfter)) after the link came back (bound \(seconds(Self.recoveryBound))), checks done \(seconds(Date().timeIntervalSince(upAt))) after it\n").utf8))
+        tunnel.signal(SIGINT)
+        #expect(tunnel.waitForExit(timeout: 5) == 0, "\(tunnel.stderrText)")
+    }
+
+    /// GETs /bytes/N through the tunnel's local port from inside the client namespace and checks
+    /// every byte of the body (the stand-in sends 0, 1, …, 255 repeated).
+    private func expectBytesThrough(_ net: NetworkNamespacePair, port: Int, scratch: TempDirectory, label: String,
+                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let size = 300_000
+        let output = scratch.file("response-\(UUID().uuidString)")
+        let client = """
+        import socket, sys
+        port, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        s = socket.create_connection(("127.0.0.1", port), timeout=15)
+        s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        open(out, "wb").write(data)
+        """
+        let command = net.exec(.client) + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output]
+        let result = try runProcess(command[0], Array(command.dropFirst()))
+        try #require(result.status == 0, "\(label): the request failed: \(result.stderr)", sourceLocation: sourceLocation)
+        let response = try readBytes(output)
+        let separator = Array("\r\n\r\n".utf8)
+        let headerEnd = try #require((0..<max(0, response.count - 3)).first { Array(response[$0..<$0 + 4]) == separator },
+                                     "\(label): no HTTP header in \(response.count) bytes", sourceLocation: sourceLocation)
+        let head = String(decoding: response[..<headerEnd], as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200") || head.hasPrefix("HTTP/1.0 200"), "\(label): \(head)", sourceLocation: sourceLocation)
+        let body = Array(response[(headerEnd + 4)...])
+        #expect(body.count == size, "\(label): \(body.count) of \(size) bytes", sourceLocation: sourceLocation)
+        #expect(body == (0..<size).map { UInt8(truncatingIfNeeded: $0) }, "\(label): the body differs", sourceLocation: sourceLocation)
+    }
+}
+
+extension RunningProcess {
+    /// The first `tunnel up --json` event named `name` on stdout after line `index`, waiting up
+    /// to `timeout` seconds for it; with its line index.
+    func event(_ name: String, after index: Int, timeout: Double) -> (index: Int, object: [String: Any])? {
+        var found: (index: Int, object: [String: Any])?
+        waitUntil(timeout: timeout) {
+            let lines = stdout
+            for position in index..<max(index, lines.count) {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(lines[position].utf8)) as? [String: Any],
+                      object["event"] as? String == name else { continue }
+                found = (position, object)
+                return true
+            }
+            return false
+        }
+        return found
+    }
+
+    /// SIGINT, then SIGKILL if it has not exited within 5 s.
+    func stopGracefullyOrKill() {
+        guard isRunning else { return }
+        signal(SIGINT)
+        if waitForExit(timeout: 5) == nil {
+            signal(SIGKILL)
+            _ = waitForExit(timeout: 5)
+        }
+    }
+}
