@@ -7,6 +7,8 @@ public final class RunningProcess: @unchecked Sendable {
     private var exitStatus: Int32?
     private let lock = NSCondition()
     private var stdoutLines: [String] = []
+    /// When each stdout line arrived (read by the collector thread, not when a test looked).
+    private var stdoutArrivals: [Date] = []
     private var stderrLines: [String] = []
     private var openStreams = 2
 
@@ -67,7 +69,7 @@ public final class RunningProcess: @unchecked Sendable {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
                     lock.lock()
-                    if isStdout { stdoutLines.append(line) } else { stderrLines.append(line) }
+                    if isStdout { stdoutLines.append(line); stdoutArrivals.append(Date()) } else { stderrLines.append(line) }
                     lock.broadcast()
                     lock.unlock()
                 }
@@ -76,7 +78,7 @@ public final class RunningProcess: @unchecked Sendable {
             lock.lock()
             if !pending.isEmpty {
                 let line = String(decoding: pending, as: UTF8.self)
-                if isStdout { stdoutLines.append(line) } else { stderrLines.append(line) }
+                if isStdout { stdoutLines.append(line); stdoutArrivals.append(Date()) } else { stderrLines.append(line) }
             }
             openStreams -= 1
             lock.broadcast()
@@ -87,6 +89,9 @@ public final class RunningProcess: @unchecked Sendable {
 
     public var stdout: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
     public var stderr: [String] { lock.lock(); defer { lock.unlock() }; return stderrLines }
+    /// When stdout line `index` arrived: timings measured from it do not include how late a
+    /// test got to look (an async test may wait for a thread of the test pool).
+    public func stdoutArrival(_ index: Int) -> Date { lock.lock(); defer { lock.unlock() }; return stdoutArrivals[index] }
     public var stderrText: String { stderr.joined(separator: "\n") }
 
     /// Waits for a line (stderr, or stdout with `stdout: true`) containing `text`; returns it.

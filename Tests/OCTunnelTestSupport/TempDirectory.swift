@@ -58,6 +58,17 @@ public func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
+/// `waitUntil` for async tests: sleeps with `Task.sleep`, so a long wait gives its thread of
+/// the test pool back to the other tests.
+public func waitUntilAsync(timeout: Double, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return condition()
+}
+
 /// The package root, found from this file's path.
 public let packageRoot: String = {
     var url = URL(fileURLWithPath: #filePath)

@@ -28,7 +28,7 @@ struct NetworkCutTests {
     static let recoveryBound = connectTimeout + ReconnectPolicy().maximum + 5
 
     @Test("the link down for 60 s: keepalive declares the session dead in about three intervals; once the link is back the tunnel reconnects within the backoff and the same local port works")
-    func linkDownAndBack() throws {
+    func linkDownAndBack() async throws {
         let testStartedAt = Date()
         let net: NetworkNamespacePair
         do {
@@ -48,9 +48,9 @@ struct NetworkCutTests {
         defer { tunnel.stopGracefullyOrKill() }
         let scratch = try TempDirectory("octunnel-netcut")
 
-        let forwarding = try #require(tunnel.event("forwarding", after: 0, timeout: 30), "\(tunnel.stdout) \(tunnel.stderrText)")
+        let forwarding = try #require(await tunnel.event("forwarding", after: 0, timeout: 30), "\(tunnel.stdout) \(tunnel.stderrText)")
         let port = try #require(forwarding.object["localPort"] as? Int)
-        try #require(tunnel.event("connected", after: 0, timeout: 1) != nil)
+        try #require(await tunnel.event("connected", after: 0, timeout: 1) != nil)
         try expectBytesThrough(net, port: port, scratch: scratch, label: "before the cut")
         let setup = Date().timeIntervalSince(testStartedAt)
 
@@ -59,9 +59,9 @@ struct NetworkCutTests {
         let beforeCut = tunnel.stdout.count
         try net.setLink(.server, up: false)
         let cutAt = Date()
-        let death = tunnel.event("disconnected", after: beforeCut, timeout: Self.deathBound + 15)
-        let deathAfter = Date().timeIntervalSince(cutAt)
-        let dead = try #require(death, "no disconnected event \(Int(deathAfter)) s after the cut: \(tunnel.stdout)")
+        let death = await tunnel.event("disconnected", after: beforeCut, timeout: Self.deathBound + 15)
+        let dead = try #require(death, "no disconnected event \(Int(Date().timeIntervalSince(cutAt))) s after the cut: \(tunnel.stdout)")
+        let deathAfter = tunnel.stdoutArrival(dead.index).timeIntervalSince(cutAt)
         let reason = dead.object["reason"] as? String ?? ""
         #expect(reason.contains("(keepalive)"), "died of something else: \(reason)")
         #expect(deathAfter <= Self.deathBound, "declared dead \(deathAfter) s after the cut; keepalive \(Self.keepalive) s allows \(Self.deathBound)")
@@ -74,32 +74,32 @@ struct NetworkCutTests {
         while true {
             let remaining = Self.outage - Date().timeIntervalSince(cutAt)
             if remaining <= 0 { break }
-            guard let connecting = tunnel.event("connecting", after: index, timeout: remaining) else { break }
-            let startedAt = Date()
+            guard let connecting = await tunnel.event("connecting", after: index, timeout: remaining) else { break }
+            let startedAt = tunnel.stdoutArrival(connecting.index)
             let left = Self.outage - Date().timeIntervalSince(cutAt)
-            guard let failed = tunnel.event("disconnected", after: connecting.index, timeout: min(max(left, 0), Self.attemptBound)) else {
+            guard let failed = await tunnel.event("disconnected", after: connecting.index, timeout: min(max(left, 0), Self.attemptBound)) else {
                 #expect(Date().timeIntervalSince(startedAt) < Self.attemptBound,
                         "an attempt during the outage did not end within \(Self.attemptBound) s: \(tunnel.stdout.suffix(5))")
                 break
             }
-            attempts.append(Date().timeIntervalSince(startedAt))
+            attempts.append(tunnel.stdoutArrival(failed.index).timeIntervalSince(startedAt))
             lastFailure = failed.object["reason"] as? String ?? ""
             index = failed.index + 1
         }
         #expect(!attempts.isEmpty, "no reconnect attempt failed during the outage: \(tunnel.stdout.suffix(8))")
-        #expect(tunnel.event("connected", after: dead.index, timeout: 0) == nil, "connected while the link was down")
+        #expect(await tunnel.event("connected", after: dead.index, timeout: 0) == nil, "connected while the link was down")
         // The one deliberate wait: the rest of the 60 s outage.
         let rest = Self.outage - Date().timeIntervalSince(cutAt)
-        if rest > 0 { Thread.sleep(forTimeInterval: rest) }
+        if rest > 0 { try await Task.sleep(nanoseconds: UInt64(rest * 1e9)) }
 
         try net.setLink(.server, up: true)
         let upAt = Date()
-        let back = tunnel.event("connected", after: dead.index, timeout: Self.recoveryBound + 10)
-        let recoveredAfter = Date().timeIntervalSince(upAt)
-        let reconnected = try #require(back, "not connected \(Int(recoveredAfter)) s after the link came back: \(tunnel.stdout.suffix(8))")
+        let back = await tunnel.event("connected", after: dead.index, timeout: Self.recoveryBound + 10)
+        let reconnected = try #require(back, "not connected \(Int(Date().timeIntervalSince(upAt))) s after the link came back: \(tunnel.stdout.suffix(8))")
+        let recoveredAfter = tunnel.stdoutArrival(reconnected.index).timeIntervalSince(upAt)
         #expect(recoveredAfter <= Self.recoveryBound, "reconnected \(recoveredAfter) s after the link came back; the backoff allows \(Self.recoveryBound)")
         try expectBytesThrough(net, port: port, scratch: scratch, label: "after the link came back")
-        let health = tunnel.event("health", after: reconnected.index, timeout: 15)
+        let health = await tunnel.event("health", after: reconnected.index, timeout: 15)
         #expect(health?.object["healthy"] as? Bool == true, "health after the reconnect: \(tunnel.stdout.suffix(4))")
 
         func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
@@ -147,9 +147,10 @@ struct NetworkCutTests {
 extension RunningProcess {
     /// The first `tunnel up --json` event named `name` on stdout after line `index`, waiting up
     /// to `timeout` seconds for it; with its line index.
-    func event(_ name: String, after index: Int, timeout: Double) -> (index: Int, object: [String: Any])? {
+    /// Async, so the waits (minutes in all) leave the test pool's thread to other tests.
+    func event(_ name: String, after index: Int, timeout: Double) async -> (index: Int, object: [String: Any])? {
         var found: (index: Int, object: [String: Any])?
-        waitUntil(timeout: timeout) {
+        _ = await waitUntilAsync(timeout: timeout) {
             let lines = stdout
             for position in index..<max(index, lines.count) {
                 guard let object = try? JSONSerialization.jsonObject(with: Data(lines[position].utf8)) as? [String: Any],
