@@ -295,5 +295,11 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   echo "which calls OpenSSL once per 16-byte cipher block and MAC (transport.c); OpenSSH encrypts whole packets. The"
   echo "small-request rate is bounded by system calls and the kernel's loopback path, where octunnel makes as many"
   echo "calls per request as ssh since it batches libssh2's socket I/O (docs/architecture.md, \"Batched socket I/O\")."
+  if [ -z "$wan_skip" ]; then
+    echo "Over the emulated WAN, each request on an open connection takes one round trip through either tunnel (the p50"
+    echo "rows). The p99 and request-rate rows at 20 and 100 connections also count opening the connections: libssh2 1.10.0"
+    echo "keeps one channel open in flight per session (its open state lives in the session, channel.c), so N connections"
+    echo "arriving together need N round trips before the last one is open, where ssh -L opens them all at once."
+  fi
 } > docs/benchmarks.md
 cat docs/benchmarks.md

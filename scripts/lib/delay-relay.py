@@ -9,11 +9,21 @@ usage: delay-relay.py LISTEN_HOST LISTEN_PORT TARGET_HOST TARGET_PORT DELAY_MS
 Prints "LISTENING" once it accepts connections.
 """
 import asyncio
+import socket
 import sys
 import time
 
 
-async def pipe(reader, writer, delay):
+def quick_ack(sock):
+    """ACKs what was read now: a router does not hold ACKs back, so neither may the relay
+    (Linux delays them up to 40 ms, which would stall a Nagle-ing sender by a round trip)."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+    except OSError:
+        pass
+
+
+async def pipe(reader, writer, delay, source):
     queue = asyncio.Queue()
 
     async def sender():
@@ -33,6 +43,7 @@ async def pipe(reader, writer, delay):
     try:
         while True:
             data = await reader.read(65536)
+            quick_ack(source)
             await queue.put((time.monotonic() + delay, data or None))
             if not data:
                 break
@@ -51,7 +62,10 @@ async def main():
         except OSError:
             client_writer.close()
             return
-        await asyncio.gather(pipe(client_reader, server_writer, delay), pipe(server_reader, client_writer, delay),
+        client_socket = client_writer.get_extra_info("socket")
+        server_socket = server_writer.get_extra_info("socket")
+        await asyncio.gather(pipe(client_reader, server_writer, delay, client_socket),
+                             pipe(server_reader, client_writer, delay, server_socket),
                              return_exceptions=True)
         for writer in (client_writer, server_writer):
             writer.close()
