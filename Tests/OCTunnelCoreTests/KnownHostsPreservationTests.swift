@@ -239,4 +239,26 @@ struct KnownHostsPreservationTests {
             #expect(KnownHostsFile(bytes: input).bytes == input, "\(input)")
         }
     }
+
+    // Found by scripts/fuzz.sh (FuzzKnownHosts): the host field was found with a Unicode-aware
+    // String search, which matched the leading blank along with a combining mark and dropped it.
+    @Test func rewritingAHostListKeepsTheBlankBeforeACombiningMark() throws {
+        let key = try newHostKey()
+        var file = KnownHostsFile(bytes: Array((" \u{301}x,y " + knownHostsLine("", key).dropFirst() + "\n").utf8))
+
+        #expect(file.remove(name: "y").removed == 1)
+
+        #expect(file.bytes == Array((" \u{301}x " + knownHostsLine("", key).dropFirst() + "\n").utf8))
+    }
+
+    // Found while fixing the above: `,` followed by a combining mark is still OpenSSH's separator.
+    @Test func aCommaBeforeACombiningMarkStillSeparatesHosts() throws {
+        let key = try newHostKey()
+        var file = KnownHostsFile(bytes: Array((knownHostsLine("a,\u{301}b", key) + "\n").utf8))
+
+        #expect(file.entries.first?.entry.match("a") == .exact)
+        #expect(file.remove(name: "a").removed == 1)
+
+        #expect(file.bytes == Array((knownHostsLine("\u{301}b", key) + "\n").utf8))
+    }
 }

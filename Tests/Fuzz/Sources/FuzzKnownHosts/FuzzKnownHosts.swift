@@ -21,7 +21,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = entry.fingerprint
         _ = entry.displayHosts
         _ = entry.match("[Host]:2222")
-        for pattern in entry.hosts.split(separator: ",") where names.count < 8 {
+        for pattern in entry.hostPatterns where names.count < 8 {
             names.insert(String(pattern))
             names.insert(String(pattern).lowercased())
         }
@@ -53,7 +53,7 @@ private func checkRemoval(of name: String, from file: KnownHostsFile) {
         case .exact:
             removed += 1
             guard !entry.isHashed else { continue }
-            let others = entry.hosts.split(separator: ",").filter { $0.lowercased() != lowered }
+            let others = entry.hostPatterns.filter { $0.lowercased() != lowered }
             guard !others.isEmpty else { continue }
             guard let at = firstRange(of: Array(entry.hosts.utf8), in: line.raw) else { preconditionFailure("hosts field not in its line") }
             expected += line.raw[..<at.lowerBound] + Array(others.joined(separator: ",").utf8) + line.raw[at.upperBound...] + terminator
