@@ -112,4 +112,11 @@ struct TargetParsingTests {
         #expect(entry.hosts == name)
         #expect(entry.match(name) == .exact)
     }
+
+    // Found by scripts/fuzz.sh (FuzzTarget, with its dictionary): a host of Unicode white space
+    // (U+3000) was accepted, and known_hosts trims it, so the line recorded for it was unreadable.
+    @Test(arguments: [[0xE3, 0x80, 0x80], [0x76, 0x70, 0x73, 0xC2, 0xA0], [0xE2, 0x80, 0x83, 0x76, 0x70, 0x73], [0x61, 0xE2, 0x80, 0xA8, 0x62]] as [[UInt8]])
+    func rejectsUnicodeWhiteSpaceInHosts(bytes: [UInt8]) {
+        #expect(throws: TargetParseError.self) { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) }
+    }
 }

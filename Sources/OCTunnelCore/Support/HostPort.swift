@@ -49,13 +49,15 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Scalars a host may not contain: what a shell, ssh or known_hosts gives meaning to.
-    private static let forbiddenInHost = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#\u{85}\u{2028}\u{2029}".unicodeScalars)
+    private static let forbiddenInHost = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#".unicodeScalars)
 
-    /// Checks each Unicode scalar (a grapheme such as `'́` still holds a bare `'`).
+    /// Checks each Unicode scalar (a grapheme such as `'́` still holds a bare `'`); any Unicode
+    /// white space (U+00A0, U+3000, …) is refused too, as known_hosts trims it.
     static func validateHost(_ host: String) throws(TargetParseError) {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
-        if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f }) {
+        if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
+            || $0.properties.isWhitespace }) {
             throw .init("host \"\(host)\" contains \"\(bad)\"")
         }
         if host.unicodeScalars.first == "-" { throw .init("host \"\(host)\" starts with -") }
