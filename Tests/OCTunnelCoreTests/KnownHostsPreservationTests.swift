@@ -240,8 +240,9 @@ struct KnownHostsPreservationTests {
         }
     }
 
-    // Found by scripts/fuzz.sh (FuzzKnownHosts): the host field was found with a Unicode-aware
-    // String search, which matched the leading blank along with a combining mark and dropped it.
+    // Found while fixing the target parser's grapheme bugs, reproduced with FuzzKnownHosts's removal
+    // property: a Unicode-aware String search for the host field matched the blank before a
+    // combining mark too, and dropped it.
     @Test func rewritingAHostListKeepsTheBlankBeforeACombiningMark() throws {
         let key = try newHostKey()
         var file = KnownHostsFile(bytes: Array((" \u{301}x,y " + knownHostsLine("", key).dropFirst() + "\n").utf8))
@@ -260,5 +261,13 @@ struct KnownHostsPreservationTests {
         #expect(file.remove(name: "a").removed == 1)
 
         #expect(file.bytes == Array((knownHostsLine("\u{301}b", key) + "\n").utf8))
+    }
+
+    // Found with the above: `!` followed by a combining mark still negates the pattern.
+    @Test func aBangBeforeACombiningMarkStillNegates() throws {
+        let file = KnownHostsFile(bytes: Array(knownHostsLine("*,!\u{301}b", try newHostKey()).utf8))
+
+        #expect(file.entries.first?.entry.match("\u{301}b") == .negated)
+        #expect(file.entries.first?.entry.match("c") == .pattern)
     }
 }
