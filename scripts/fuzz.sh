@@ -92,24 +92,28 @@ for target in "${targets[@]}"; do
   echo "== $target: ${seconds}s, corpus $(ls "$dir/corpus" | wc -l) inputs, log $dir/log"
   set +e
   if [ "$jobs" -gt 1 ]; then
-    (cd "$dir" && "$bin/$target" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" \
+    (cd "$dir" && "$bin/$target" -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -dict="$root/Tests/Fuzz/Corpus/fuzz.dict" \
       -artifact_prefix="$dir/crashes/" -print_final_stats=1 corpus >"$dir/log" 2>&1)
     cat "$dir"/fuzz-*.log >> "$dir/log" 2>/dev/null
   else
-    "$bin/$target" -max_total_time="$seconds" -artifact_prefix="$dir/crashes/" -print_final_stats=1 \
+    "$bin/$target" -max_total_time="$seconds" -dict="$root/Tests/Fuzz/Corpus/fuzz.dict" -artifact_prefix="$dir/crashes/" -print_final_stats=1 \
       "$dir/corpus" >"$dir/log" 2>&1
   fi
   rc=$?
   set -e
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$dir/log" | awk '{s += $2} END {print s + 0}')
-  cov=$(grep -oE '(cov|ft): [0-9]+' "$dir/log" | tail -2 | tr '\n' ' ')
+  runs=$( (grep -oE 'stat::number_of_executed_units: *[0-9]+' "$dir/log" || true) | awk '{s += $2} END {print s + 0}')
+  cov=$( (grep -oE '(cov|ft): [0-9]+' "$dir/log" || true) | tail -2 | tr '\n' ' ')
   crashes=$(find "$dir/crashes" -type f | wc -l)
-  if [ "$rc" -eq 0 ] && [ "$crashes" -eq 0 ]; then
-    result="ok"
+  if [ "$crashes" -gt 0 ]; then
+    result="CRASH ($crashes input(s) in $dir/crashes)"
+  elif [ "$rc" -ne 0 ]; then
+    result="FAILED (libFuzzer exit $rc, see $dir/log)"
   else
-    result="CRASH (exit $rc, $crashes input(s) in $dir/crashes)"
+    result="ok"
+  fi
+  if [ "$result" != ok ]; then
     status=1
-    grep -m1 -E 'Precondition failed|Fatal error|ERROR: AddressSanitizer|ERROR: libFuzzer' "$dir/log" >&2 || true
+    grep -m1 -E 'Precondition failed|Fatal error|ERROR: AddressSanitizer|ERROR: libFuzzer|error in line' "$dir/log" >&2 || true
   fi
   summary+=("$(printf '%-15s runs %-9s %s corpus %-5s %s' "$target" "$runs" "${cov:-cov ?}" "$(ls "$dir/corpus" | wc -l)" "$result")")
 done

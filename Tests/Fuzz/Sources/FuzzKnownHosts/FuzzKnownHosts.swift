@@ -64,12 +64,13 @@ private func checkRemoval(of name: String, from file: KnownHostsFile) {
        after.lines.last?.number != last.number {
         expected.append(0x0A)
     }
-    let context = "removing \(debug(name)) from \(debug(file.bytes))"
-    precondition(removal.removed == removed, "\(context): said \(removal.removed) removed, \(removed) expected")
-    precondition(removal.keptPatternLines == patternLines, "\(context): pattern lines \(removal.keptPatternLines) != \(patternLines)")
-    precondition(after.bytes == expected, "\(context): gave \(debug(after.bytes)), expected \(debug(expected))")
+    // A closure: precondition messages are only built on failure, and this one is not cheap.
+    let context = { "removing \(debug(name)) from \(debug(file.bytes))" }
+    precondition(removal.removed == removed, "\(context()): said \(removal.removed) removed, \(removed) expected")
+    precondition(removal.keptPatternLines == patternLines, "\(context()): pattern lines \(removal.keptPatternLines) != \(patternLines)")
+    precondition(after.bytes == expected, "\(context()): gave \(debug(after.bytes)), expected \(debug(expected))")
     for (line, entry) in KnownHostsFile(bytes: after.bytes).entries where entry.marker == nil {
-        precondition(entry.match(name) != .exact, "\(context): line \(line) still names it")
+        precondition(entry.match(name) != .exact, "\(context()): line \(line) still names it")
     }
 }
 
@@ -85,5 +86,5 @@ private func debug(_ text: String) -> String { debug(Array(text.utf8)) }
 
 /// Bytes in hex, so a failure message can be replayed exactly.
 private func debug(_ bytes: [UInt8]) -> String {
-    bytes.count > 600 ? "\(bytes.count) bytes" : "[\(bytes.map { String(format: "%02x", $0) }.joined())]"
+    "[\(bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())]"
 }
