@@ -119,4 +119,16 @@ struct TargetParsingTests {
     func rejectsUnicodeWhiteSpaceInHosts(bytes: [UInt8]) {
         #expect(throws: TargetParseError.self) { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) }
     }
+
+    // Found by scripts/fuzz.sh (FuzzTarget): the host U+200B `c` was accepted, but known_hosts
+    // trimmed U+200B (Foundation's `.whitespaces`), so the line recorded for it named `c`.
+    @Test func aHostStartingWithAZeroWidthSpaceMakesAReadableKnownHostsLine() throws {
+        let hostPort = try HostPort.parse(String(decoding: [0xE2, 0x80, 0x8B, 0x63] as [UInt8], as: UTF8.self))
+        let name = hostPort.knownHostsName
+        let line = Array("\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
+        let entry = try #require(KnownHostsFile(bytes: line).entries.first?.entry)
+        #expect(entry.hosts == name)
+        #expect(entry.match(name) == .exact)
+        #expect(entry.match("c") == .none)
+    }
 }

@@ -161,8 +161,15 @@ public struct KnownHostsFile: Sendable {
     /// Parses one line's bytes; anything it cannot read is `.malformed`, never an error.
     public static func parse(_ raw: [UInt8]) -> KnownHostsLine.Content {
         guard let text = String(validating: raw, as: UTF8.self) else { return .malformed("not UTF-8 text") }
-        let trimmed = text.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return .ignorable }
+        // Trim only what OpenSSH skips (space, tab, CR): Foundation's `.whitespaces` also takes
+        // U+200B and U+3000, which OpenSSH reads as part of a host name.
+        let scalars = text.unicodeScalars
+        let isBlank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let start = scalars.firstIndex(where: { !isBlank($0) }), let end = scalars.lastIndex(where: { !isBlank($0) }) else {
+            return .ignorable
+        }
+        let trimmed = String(scalars[start...end])
+        if trimmed.unicodeScalars.first == "#" { return .ignorable }
         // Split on space and tab scalars, as OpenSSH splits bytes: as Characters, a space after
         // a prepend mark (`؀ `) would be no separator at all.
         var fields = trimmed.unicodeScalars.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
