@@ -239,4 +239,35 @@ struct KnownHostsPreservationTests {
             #expect(KnownHostsFile(bytes: input).bytes == input, "\(input)")
         }
     }
+
+    // Found while fixing the target parser's grapheme bugs, reproduced with FuzzKnownHosts's removal
+    // property: a Unicode-aware String search for the host field matched the blank before a
+    // combining mark too, and dropped it.
+    @Test func rewritingAHostListKeepsTheBlankBeforeACombiningMark() throws {
+        let key = try newHostKey()
+        var file = KnownHostsFile(bytes: Array((" \u{301}x,y " + knownHostsLine("", key).dropFirst() + "\n").utf8))
+
+        #expect(file.remove(name: "y").removed == 1)
+
+        #expect(file.bytes == Array((" \u{301}x " + knownHostsLine("", key).dropFirst() + "\n").utf8))
+    }
+
+    // Found while fixing the above: `,` followed by a combining mark is still OpenSSH's separator.
+    @Test func aCommaBeforeACombiningMarkStillSeparatesHosts() throws {
+        let key = try newHostKey()
+        var file = KnownHostsFile(bytes: Array((knownHostsLine("a,\u{301}b", key) + "\n").utf8))
+
+        #expect(file.entries.first?.entry.match("a") == .exact)
+        #expect(file.remove(name: "a").removed == 1)
+
+        #expect(file.bytes == Array((knownHostsLine("\u{301}b", key) + "\n").utf8))
+    }
+
+    // Found with the above: `!` followed by a combining mark still negates the pattern.
+    @Test func aBangBeforeACombiningMarkStillNegates() throws {
+        let file = KnownHostsFile(bytes: Array(knownHostsLine("*,!\u{301}b", try newHostKey()).utf8))
+
+        #expect(file.entries.first?.entry.match("\u{301}b") == .negated)
+        #expect(file.entries.first?.entry.match("c") == .pattern)
+    }
 }

@@ -190,4 +190,15 @@ struct OpenSSHKeyFormatTests {
             #expect(!fileExists(store.privateKeyPath))
         }
     }
+
+    // Found by scripts/fuzz.sh (FuzzPrivateKey): a key whose comment starts with a combining mark
+    // (U+06DF) gave a public line our own parser could not read, the mark fusing with the space.
+    @Test func aCommentStartingWithACombiningMarkGivesAPublicLineThatParses() throws {
+        let comment = String(decoding: [0xDB, 0x9F, 0x65, 0x87, 0x40, 0x66, 0x75, 0x80, 0x7A] as [UInt8], as: UTF8.self)
+        let pair = try Ed25519KeyPair.generate()
+        let decoded = try OpenSSHPrivateKey.decode(OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: 1))
+
+        #expect(decoded.comment == comment)
+        #expect(SSHPublicKey.parse(line: decoded.publicKey.line) == decoded.publicKey)
+    }
 }

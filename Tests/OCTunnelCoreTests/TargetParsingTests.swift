@@ -76,4 +76,59 @@ struct TargetParsingTests {
         let target = try SSHTarget.parse("u@[::1]:2222", defaultUser: "me")
         #expect(try SSHTarget.parse(target.description, defaultUser: "me") == target)
     }
+
+    // Found by scripts/fuzz.sh (FuzzTarget). A combining mark joins the character before it into
+    // one Character: `>` + U+065C is not `>`, so a Character-level check let `>` through.
+    @Test(arguments: [
+        [0xA5, 0x3E, 0xD9, 0x9C], // the fuzzer's input: invalid byte, `>`, U+065C
+        [0x76, 0x70, 0x73, 0x27, 0xCC, 0x81], // vps'́
+        [0x61, 0x20, 0xCC, 0x81, 0x62], // a ́b
+        [0x2D, 0xCC, 0x81, 0x6F, 0x50, 0x72, 0x6F, 0x78, 0x79], // -́oProxy
+    ] as [[UInt8]])
+    func rejectsForbiddenCharactersHiddenByACombiningMark(bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(throws: TargetParseError.self) { try HostPort.parse(text) }
+        #expect(throws: TargetParseError.self) { try SSHTarget.parse(text, defaultUser: "me") }
+    }
+
+    // Found by scripts/fuzz.sh (FuzzTarget): a host starting with a combining mark (U+06DF) fused
+    // with the `@` of its own rendering, so `fuzz@host` parsed back as host `fuzz@host`.
+    @Test func aHostStartingWithACombiningMarkRoundTrips() throws {
+        let text = String(decoding: [0xDB, 0x9F, 0xEF, 0xBF, 0xBD, 0xEF, 0xBF, 0xBD] as [UInt8], as: UTF8.self)
+        let target = try SSHTarget.parse(text, defaultUser: "fuzz")
+        #expect(target.user == "fuzz")
+        #expect(try SSHTarget.parse(target.description, defaultUser: "other") == target)
+        let hostPort = try HostPort.parse("[\u{301}a:b]:2222")
+        #expect(hostPort == HostPort(host: "\u{301}a:b", port: 2222))
+        #expect(try HostPort.parse(hostPort.description) == hostPort)
+    }
+
+    // Found while fixing the above: a host ending in a prepend mark (U+0600) fused with the space
+    // after it, so the known_hosts line written for it was unreadable.
+    @Test func aHostEndingInAPrependMarkMakesAReadableKnownHostsLine() throws {
+        let name = HostPort(host: "a\u{600}", port: 22).knownHostsName
+        let line = Array("\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
+        let entry = try #require(KnownHostsFile(bytes: line).entries.first?.entry)
+        #expect(entry.hosts == name)
+        #expect(entry.match(name) == .exact)
+    }
+
+    // Found by scripts/fuzz.sh (FuzzTarget, with its dictionary): a host of Unicode white space
+    // (U+3000) was accepted, and known_hosts trims it, so the line recorded for it was unreadable.
+    @Test(arguments: [[0xE3, 0x80, 0x80], [0x76, 0x70, 0x73, 0xC2, 0xA0], [0xE2, 0x80, 0x83, 0x76, 0x70, 0x73], [0x61, 0xE2, 0x80, 0xA8, 0x62]] as [[UInt8]])
+    func rejectsUnicodeWhiteSpaceInHosts(bytes: [UInt8]) {
+        #expect(throws: TargetParseError.self) { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) }
+    }
+
+    // Found by scripts/fuzz.sh (FuzzTarget): the host U+200B `c` was accepted, but known_hosts
+    // trimmed U+200B (Foundation's `.whitespaces`), so the line recorded for it named `c`.
+    @Test func aHostStartingWithAZeroWidthSpaceMakesAReadableKnownHostsLine() throws {
+        let hostPort = try HostPort.parse(String(decoding: [0xE2, 0x80, 0x8B, 0x63] as [UInt8], as: UTF8.self))
+        let name = hostPort.knownHostsName
+        let line = Array("\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
+        let entry = try #require(KnownHostsFile(bytes: line).entries.first?.entry)
+        #expect(entry.hosts == name)
+        #expect(entry.match(name) == .exact)
+        #expect(entry.match("c") == .none)
+    }
 }

@@ -28,8 +28,11 @@ public struct SSHPublicKey: Sendable, Equatable {
     }
 
     /// Parses an authorized_keys/`.pub` line: `type base64 [comment]`.
+    ///
+    /// Splits on space and tab scalars, as ssh does: a comment starting with a combining mark
+    /// must not fuse with the space before it.
     public static func parse(line: String) -> SSHPublicKey? {
-        let fields = line.split(maxSplits: 2, whereSeparator: { $0 == " " || $0 == "\t" })
+        let fields = line.unicodeScalars.split(maxSplits: 2, whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard fields.count >= 2, let data = Data(base64Encoded: String(fields[1])) else { return nil }
         let blob = [UInt8](data)
         var reader = SSHWireReader(blob)

@@ -9,29 +9,33 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `host[:port]`, with IPv6 addresses in brackets when a port follows.
+    ///
+    /// Works scalar by scalar, not Character by Character: a combining mark after `[`, `]` or
+    /// `:` (one grapheme, `]́`) must neither hide the delimiter nor smuggle it into the host.
     public static func parse(_ text: String, defaultPort: Int = 22) throws(TargetParseError) -> HostPort {
         guard !text.isEmpty else { throw .init("empty host") }
-        var host: Substring
+        let scalars = text.unicodeScalars
+        let host: String
         var port = defaultPort
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw .init("missing ] in \(text)") }
-            host = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
+        if scalars.first == "[" {
+            guard let close = scalars.firstIndex(of: "]") else { throw .init("missing ] in \(text)") }
+            host = String(scalars[scalars.index(after: scalars.startIndex)..<close])
+            let rest = scalars[scalars.index(after: close)...]
             if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { throw .init("unexpected text after ] in \(text)") }
+                guard rest.first == ":" else { throw .init("unexpected text after ] in \(text)") }
                 port = try parsePort(String(rest.dropFirst()))
             }
-            guard host.contains(":") || !host.isEmpty else { throw .init("empty host in \(text)") }
-        } else if text.filter({ $0 == ":" }).count > 1 {
-            host = Substring(text) // a bare IPv6 address; a port needs brackets
-        } else if let colon = text.firstIndex(of: ":") {
-            host = text[..<colon]
-            port = try parsePort(String(text[text.index(after: colon)...]))
+            guard !host.isEmpty else { throw .init("empty host in \(text)") }
+        } else if scalars.filter({ $0 == ":" }).count > 1 {
+            host = text // a bare IPv6 address; a port needs brackets
+        } else if let colon = scalars.firstIndex(of: ":") {
+            host = String(scalars[..<colon])
+            port = try parsePort(String(scalars[scalars.index(after: colon)...]))
         } else {
-            host = Substring(text)
+            host = text
         }
-        try validateHost(String(host))
-        return HostPort(host: String(host), port: port)
+        try validateHost(host)
+        return HostPort(host: host, port: port)
     }
 
     /// Parses a TCP port from 1 to 65535 (0 when `allowZero`).
@@ -44,14 +48,19 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
         return value
     }
 
+    /// Scalars a host may not contain: what a shell, ssh or known_hosts gives meaning to.
+    private static let forbiddenInHost = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#".unicodeScalars)
+
+    /// Checks each Unicode scalar (a grapheme such as `'́` still holds a bare `'`); any Unicode
+    /// white space (U+00A0, U+3000, …) is refused too, as known_hosts trims it.
     static func validateHost(_ host: String) throws(TargetParseError) {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
-        let forbidden = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#")
-        if let bad = host.first(where: { forbidden.contains($0) || $0.isNewline || ($0.asciiValue.map { $0 < 0x20 || $0 == 0x7f } ?? false) }) {
+        if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
+            || $0.properties.isWhitespace }) {
             throw .init("host \"\(host)\" contains \"\(bad)\"")
         }
-        if host.hasPrefix("-") { throw .init("host \"\(host)\" starts with -") }
+        if host.unicodeScalars.first == "-" { throw .init("host \"\(host)\" starts with -") }
     }
 
     /// `host` for port 22, `[host]:port` otherwise: the spelling OpenSSH's known_hosts uses.
@@ -61,7 +70,7 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
 
     /// `host:port`, with IPv6 addresses in brackets.
     public var description: String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        host.unicodeScalars.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 }
 
@@ -87,17 +96,19 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
     /// Parses `[user@]host[:port]`, `user@[2001:db8::1]:2222` included.
     public static func parse(_ text: String, defaultUser: String = currentUserName()) throws(TargetParseError) -> SSHTarget {
         var user = defaultUser
-        var rest = Substring(text)
-        if let at = text.lastIndex(of: "@") {
-            user = String(text[..<at])
-            rest = text[text.index(after: at)...]
+        var rest = text
+        // The last `@` scalar: a combining mark after it (`@́`) must not hide it.
+        let scalars = text.unicodeScalars
+        if let at = scalars.lastIndex(of: "@") {
+            user = String(scalars[..<at])
+            rest = String(scalars[scalars.index(after: at)...])
             guard !user.isEmpty else { throw .init("empty user name in \(text)") }
-            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$")
-            guard user.allSatisfy({ allowed.contains($0) }), !user.hasPrefix("-") else {
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$".unicodeScalars)
+            guard user.unicodeScalars.allSatisfy({ allowed.contains($0) }), user.unicodeScalars.first != "-" else {
                 throw .init("user name \"\(user)\" has characters a login name cannot have")
             }
         }
-        let hostPort = try HostPort.parse(String(rest))
+        let hostPort = try HostPort.parse(rest)
         return SSHTarget(user: user, host: hostPort.host, port: hostPort.port)
     }
 

@@ -51,17 +51,23 @@ public struct KnownHostEntry: Sendable {
         let name = name.lowercased()
         if isHashed { return HashedHostName.matches(hosts, name: name) ? .exact : .none }
         var result = Match.none
-        for pattern in hosts.split(separator: ",", omittingEmptySubsequences: true) {
+        // Scalar by scalar, like OpenSSH's bytes: `,́` still separates and `!́` still negates.
+        for pattern in hostPatterns {
             var pattern = pattern.lowercased()
-            let negated = pattern.hasPrefix("!")
-            if negated { pattern.removeFirst() }
-            let isWildcard = pattern.contains("*") || pattern.contains("?")
+            let negated = pattern.unicodeScalars.first == "!"
+            if negated { pattern.unicodeScalars.removeFirst() }
+            let isWildcard = pattern.utf8.contains(UInt8(ascii: "*")) || pattern.utf8.contains(UInt8(ascii: "?"))
             let hit = isWildcard ? wildcardMatch(Array(pattern.utf8), Array(name.utf8)) : pattern == name
             guard hit else { continue }
             if negated { return .negated }
             if !isWildcard { result = .exact } else if result == .none { result = .pattern }
         }
         return result
+    }
+
+    /// The comma-separated patterns of the host field, split on the `,` scalar.
+    public var hostPatterns: [String] {
+        hosts.unicodeScalars.split(separator: ",").map(String.init)
     }
 
     /// OpenSSH's display of the host field: `[h]:p` as `h:p`, bare names as `h:22`.
@@ -155,9 +161,18 @@ public struct KnownHostsFile: Sendable {
     /// Parses one line's bytes; anything it cannot read is `.malformed`, never an error.
     public static func parse(_ raw: [UInt8]) -> KnownHostsLine.Content {
         guard let text = String(validating: raw, as: UTF8.self) else { return .malformed("not UTF-8 text") }
-        let trimmed = text.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return .ignorable }
-        var fields = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        // Trim only what OpenSSH skips (space, tab, CR): Foundation's `.whitespaces` also takes
+        // U+200B and U+3000, which OpenSSH reads as part of a host name.
+        let scalars = text.unicodeScalars
+        let isBlank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let start = scalars.firstIndex(where: { !isBlank($0) }), let end = scalars.lastIndex(where: { !isBlank($0) }) else {
+            return .ignorable
+        }
+        let trimmed = String(scalars[start...end])
+        if trimmed.unicodeScalars.first == "#" { return .ignorable }
+        // Split on space and tab scalars, as OpenSSH splits bytes: as Characters, a space after
+        // a prepend mark (`؀ `) would be no separator at all.
+        var fields = trimmed.unicodeScalars.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         var marker: KnownHostEntry.Marker?
         if let first = fields.first, first.hasPrefix("@") {
             guard let known = KnownHostEntry.Marker(rawValue: first) else { return .malformed("unknown marker \(first)") }
@@ -211,12 +226,13 @@ public struct KnownHostsFile: Sendable {
                 result.removed += 1
                 if entry.isHashed { continue }
                 let lowered = name.lowercased()
-                let others = entry.hosts.split(separator: ",").filter { $0.lowercased() != lowered }
+                let others = entry.hostPatterns.filter { $0.lowercased() != lowered }
                 if others.isEmpty { continue }
-                // Rewrite only the host field; the rest of the line stays byte for byte.
-                let text = String(decoding: line.raw, as: UTF8.self)
-                guard let range = text.range(of: entry.hosts) else { kept.append(line); continue }
-                let rewritten = Array(text.replacingCharacters(in: range, with: others.joined(separator: ",")).utf8)
+                // Rewrite only the host field's bytes (its first occurrence: only blanks precede it);
+                // the rest of the line stays byte for byte.
+                guard let range = Self.firstRange(of: Array(entry.hosts.utf8), in: line.raw) else { kept.append(line); continue }
+                var rewritten = line.raw
+                rewritten.replaceSubrange(range, with: Array(others.joined(separator: ",").utf8))
                 kept.append(KnownHostsLine(raw: rewritten, number: line.number, content: Self.parse(rewritten)))
             }
         }
@@ -224,5 +240,14 @@ public struct KnownHostsFile: Sendable {
         if let last = lines.last, kept.last?.number != last.number { endsWithNewline = true }
         lines = kept
         return result
+    }
+
+    /// Where `needle` first occurs in `bytes`, compared byte by byte.
+    private static func firstRange(of needle: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
+        guard !needle.isEmpty, needle.count <= bytes.count else { return nil }
+        for start in 0...(bytes.count - needle.count) where bytes[start..<start + needle.count].elementsEqual(needle) {
+            return start..<start + needle.count
+        }
+        return nil
     }
 }
