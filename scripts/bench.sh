@@ -3,10 +3,11 @@
 # nginx backend, both on the cipher and MAC octunnel negotiates. Writes docs/benchmarks.md.
 # Not part of the test suite. BENCH_SECONDS (default 5) is the length of each wrk run;
 # BENCH_BULK_MB (default 1024) the size of the bulk download; BENCH_SHORT (default 10000) the
-# number of short connections. Then the same small requests and time to ready over an
-# emulated WAN (root only: two network namespaces and tc netem); BENCH_WAN_DELAY_MS (default
-# 20) is the delay each way, so the round trip is twice that; 0 runs it over the bare veth;
-# BENCH_WAN=0 skips it.
+# number of short connections; BENCH_REPEATS (default 3) how many alternating wrk runs each
+# request-rate row takes the median of. Then the same small requests and time to ready over an
+# emulated WAN (root only: two network namespaces and tc netem, or a userspace delay relay
+# where the kernel has no netem); BENCH_WAN_DELAY_MS (default 20) is the delay each way, so the
+# round trip is twice that; 0 runs it over the bare veth; BENCH_WAN=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -103,9 +104,28 @@ wrk_run() { # name port conns [namespace] → sets R[name_rps] R[name_p50] R[nam
   R[${1}_p50]=$(awk '$1=="50%" {print $2}' <<<"$out")
   R[${1}_p99]=$(awk '$1=="99%" {print $2}' <<<"$out")
 }
+# The median of REPEATS runs for each of two tunnels, alternating which goes first, so a
+# slow moment of the machine does not land on one side only.
+REPEATS=${BENCH_REPEATS:-3}
+in_us() { awk -v x="$1" 'BEGIN { if (x ~ /us$/) print x+0; else if (x ~ /ms$/) print (x+0)*1000; else if (x ~ /s$/) print (x+0)*1e6; else print x+0 }'; }
+median_of() { # values… → the middle one by magnitude (units kept)
+  local v; for v in "$@"; do printf '%s %s\n' "$(in_us "$v")" "$v"; done | sort -g | awk '{a[NR]=$2} END {print a[int((NR+1)/2)]}'
+}
+wrk_pair() { # name_a port_a name_b port_b conns [namespace] → medians in R[name_*]
+  local i name metric
+  for i in $(seq "$REPEATS"); do
+    if (( i % 2 )); then wrk_run "$1_r$i" "$2" "$5" "${6:-}"; wrk_run "$3_r$i" "$4" "$5" "${6:-}"
+    else wrk_run "$3_r$i" "$4" "$5" "${6:-}"; wrk_run "$1_r$i" "$2" "$5" "${6:-}"; fi
+  done
+  for name in "$1" "$3"; do
+    for metric in rps p50 p99; do
+      local values=(); for i in $(seq "$REPEATS"); do values+=("${R[${name}_r${i}_${metric}]}"); done
+      R[${name}_${metric}]=$(median_of "${values[@]}")
+    done
+  done
+}
 for c in 1 20 100; do
-  wrk_run "oct_c$c" "$oct_port" "$c"
-  wrk_run "ssh_c$c" "$ssh_lport" "$c"
+  wrk_pair "oct_c$c" "$oct_port" "ssh_c$c" "$ssh_lport" "$c"
 done
 oct_hwm=$(hwm_kib "$oct_pid"); ssh_hwm=$(hwm_kib "$ssh_pid")
 
@@ -222,8 +242,7 @@ if wan_setup; then
   pids+=($!)
   wait_http_in "$wan_c" "$wan_ssh"; R[wan_ssh_ready]=$(( $(ms_now) - t0 ))
   for c in 1 20 100; do
-    wrk_run "wan_oct_c$c" "$wan_oct" "$c" "$wan_c"
-    wrk_run "wan_ssh_c$c" "$wan_ssh" "$c" "$wan_c"
+    wrk_pair "wan_oct_c$c" "$wan_oct" "wan_ssh_c$c" "$wan_ssh" "$c" "$wan_c"
   done
 else
   echo "emulated WAN skipped: $wan_skip" >&2
@@ -236,7 +255,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   echo
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo);"
   echo "$(uname -sr); libssh2 $(dpkg-query -W -f='${Version}' libssh2-1); $(ssh -V 2>&1); both tunnels on $cipher + $mac,"
-  echo "same sshd, same nginx backend, loopback, wrk -t2 for ${SECS} s per row. Ratio = octunnel / ssh (higher is better for"
+  echo "same sshd, same nginx backend, loopback, wrk -t2 for ${SECS} s a run, the median of ${REPEATS} alternating runs per row. Ratio = octunnel / ssh (higher is better for"
   echo "rates and MB/s, lower is better for latency, CPU and memory)."
   echo
   echo "| measure | octunnel | ssh -L | ratio |"
