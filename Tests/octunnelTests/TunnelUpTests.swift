@@ -304,3 +304,69 @@ struct ReadinessTests {
         #expect(Date().timeIntervalSince(started) < 5, "the early client waited for the keepalive")
     }
 }
+
+@Suite("channel open order", .timeLimit(.minutes(3)))
+struct OpenOrderTests {
+    @Test("a client that has sent its request is opened before older clients that have sent nothing (preconnects)")
+    func dataBeforeQuietClients() throws {
+        // The backend notes when each forwarded connection arrives and whether it carried data.
+        let arrivals = ArrivalLog()
+        let backend = try TCPTestServer { fd in
+            let entry = arrivals.arrived()
+            setSocketTimeout(fd, seconds: 30)
+            var byte: UInt8 = 0
+            if read(fd, &byte, 1) > 0 {
+                arrivals.carriedData(entry)
+                _ = writeAll(fd, Array("ok".utf8))
+            }
+        }
+        let fixture = try TunnelFixture()
+        // 50 ms each way in front of sshd, so each channel open takes a visible round trip.
+        let relayPort = freePort()
+        let relay = try RunningProcess("/usr/bin/env", ["python3", packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
+                                                        String(relayPort), "127.0.0.1", String(fixture.sshd.port), "50"])
+        defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
+        try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")
+        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(relayPort)",
+                                                         "--local-port", "0", "--remote-port", String(backend.port), "--no-health"])
+        defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+
+        let quiet = (0..<4).map { _ in connectLoopback(port) }
+        defer { quiet.forEach { close($0) } }
+        let client = connectLoopback(port)
+        try #require(client >= 0 && quiet.allSatisfy { $0 >= 0 })
+        defer { close(client) }
+        setSocketTimeout(client, seconds: 20)
+        #expect(writeAll(client, Array("D".utf8)))
+        var answer = [UInt8](repeating: 0, count: 2)
+        #expect(read(client, &answer, 2) == 2, "the client with data got no answer")
+        // FIFO would put it fifth; only the open already in flight may go first.
+        let order = arrivals.snapshot()
+        let position = try #require(order.firstIndex { $0.carriedData }, "\(order)")
+        #expect(position <= 1, "the client with data was opened at position \(position) of \(order.count)")
+    }
+}
+
+/// When each backend connection arrived and whether it carried data, in arrival order.
+final class ArrivalLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(at: Date, carriedData: Bool)] = []
+
+    /// Notes an arrival now; returns its handle for `carriedData`.
+    func arrived() -> Int {
+        lock.lock(); defer { lock.unlock() }
+        entries.append((Date(), false))
+        return entries.count - 1
+    }
+
+    func carriedData(_ entry: Int) {
+        lock.lock(); defer { lock.unlock() }
+        entries[entry].carriedData = true
+    }
+
+    func snapshot() -> [(at: Date, carriedData: Bool)] {
+        lock.lock(); defer { lock.unlock() }
+        return entries.sorted { $0.at < $1.at }
+    }
+}

@@ -442,8 +442,8 @@ public final class TunnelEngine: @unchecked Sendable {
         guard let established else { return }
         while true {
             if opening == nil {
-                guard !waiting.isEmpty else { return }
-                opening = waiting.removeFirst()
+                guard let next = takeNextWaiting(now: now) else { return }
+                opening = next
             }
             guard let id = opening, let connection = connections[id] else { opening = nil; continue }
             let remote = options.remote
@@ -476,6 +476,33 @@ public final class TunnelEngine: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// How long a client that has sent nothing may be passed over by ones that have.
+    private let quietPatience = 1.0
+
+    /// The next client to open a channel for. Only one open can be in flight and each costs a
+    /// round trip to the VPS, so a client that has already sent its request goes before older
+    /// ones that have sent nothing yet (a browser's preconnects), unless those have waited
+    /// `quietPatience`; otherwise first come, first served. A client already gone is dropped.
+    private func takeNextWaiting(now: Double) -> Int? {
+        var index = 0
+        var scanned = 0
+        while index < waiting.count && scanned < 64 {
+            guard let connection = connections[waiting[index]] else { waiting.remove(at: index); continue }
+            scanned += 1
+            if now - connection.acceptedAt >= quietPatience { return waiting.remove(at: index) }
+            var byte: UInt8 = 0
+            let peeked = recv(connection.fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            if peeked > 0 { return waiting.remove(at: index) }
+            if peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                waiting.remove(at: index)
+                finish(connection, reason: "client: \(String(cString: strerror(errno)))")
+                continue
+            }
+            index += 1
+        }
+        return waiting.isEmpty ? nil : waiting.removeFirst()
     }
 
     /// Moves bytes both ways for one connection, carrying half-closes and holding back a side
