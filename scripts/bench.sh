@@ -248,7 +248,7 @@ else
   echo "emulated WAN skipped: $wan_skip" >&2
 fi
 
-ratio() { awk -v a="$1" -v b="$2" 'function v(x){ if (x ~ /us$/) return x+0; if (x ~ /ms$/) return (x+0)*1000; if (x ~ /s$/) return (x+0)*1e6; return x+0 } BEGIN { if (v(b)==0) print "n/a"; else printf "%.2f", v(a)/v(b) }'; }
+ratio() { awk -v a="$(in_us "$1")" -v b="$(in_us "$2")" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
 {
   echo "# Benchmarks: octunnel vs ssh -N -L"

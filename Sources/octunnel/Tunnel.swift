@@ -167,13 +167,13 @@ extension Tunnel {
                 let engineBox = EngineBox()
                 let engine = try TunnelEngine(options: options) { event in
                     say(event)
-                    if case .connected = event, let port = engineBox.port { health.start(localPort: port, refusal: { engineBox.refusal }) }
-                    if case .forwardRefused(_, let reason) = event { engineBox.refusal = reason }
+                    if case .connected = event, let port = engineBox.port { health.start(localPort: port, engine: engineBox.engine) }
                     if case .forwarding(let local, _) = event {
                         engineBox.port = local.port
-                        health.start(localPort: local.port, refusal: { engineBox.refusal })
+                        health.start(localPort: local.port, engine: engineBox.engine)
                     }
                 }
+                engineBox.engine = engine
                 if save {
                     try resolved.settings.save(to: home)
                     Console.say("saved \(resolved.target) as the default in \(home.configPath)")
@@ -193,19 +193,19 @@ extension Tunnel {
     }
 }
 
-/// The forwarded port, learnt from the first `forwarding` event, and the VPS's last refusal
-/// of a forward, for the health test to name.
+/// The forwarded port, learnt from the first `forwarding` event, and the engine itself (its
+/// event handler is made before it), for the health test to ask why a forward was refused.
 final class EngineBox: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Int?
-    private var refused: String?
+    private weak var held: TunnelEngine?
     var port: Int? {
         get { lock.lock(); defer { lock.unlock() }; return value }
         set { lock.lock(); value = newValue; lock.unlock() }
     }
-    var refusal: String? {
-        get { lock.lock(); defer { lock.unlock() }; return refused }
-        set { lock.lock(); refused = newValue; lock.unlock() }
+    var engine: TunnelEngine? {
+        get { lock.lock(); defer { lock.unlock() }; return held }
+        set { lock.lock(); held = newValue; lock.unlock() }
     }
 }
 
@@ -220,11 +220,11 @@ struct HealthRunner: Sendable {
     let json: Bool
     let bind: String
 
-    func start(localPort: Int, refusal: @escaping @Sendable () -> String?) {
+    func start(localPort: Int, engine: TunnelEngine?) {
         guard enabled else { return }
         let thread = Thread {
             var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout)
-            check.forwardRefusal = refusal
+            check.forwardRefusal = { engine?.lastForwardRefusal }
             check.localHost = HealthCheck.address(forBind: bind)
             do {
                 let report = try check.run()

@@ -327,8 +327,7 @@ struct OpenOrderTests {
                                                         String(relayPort), "127.0.0.1", String(fixture.sshd.port), "50"])
         defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
         try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")
-        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(relayPort)",
-                                                         "--local-port", "0", "--remote-port", String(backend.port), "--no-health"])
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-health"], via: "root@127.0.0.1:\(relayPort)")
         defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
 

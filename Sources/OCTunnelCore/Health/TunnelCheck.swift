@@ -40,8 +40,6 @@ public struct TunnelCheck: Sendable {
                     collector.add(CheckStage(name: report.stage.rawValue, ok: true, milliseconds: report.milliseconds, detail: report.detail))
                 } else if case .forwarding = event {
                     collector.forwarding()
-                } else if case .forwardRefused(_, let reason) = event {
-                    collector.refused(reason)
                 }
             }
         } catch {
@@ -69,7 +67,7 @@ public struct TunnelCheck: Sendable {
             return collector.fail(failedStage, error)
         }
         var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand, timeout: healthTimeout)
-        check.forwardRefusal = { collector.refusal }
+        check.forwardRefusal = { engine.lastForwardRefusal }
         var started = Date()
         let health: (version: String, path: String, events: String, ms: Int)
         do {
@@ -102,7 +100,6 @@ private final class StageCollector: @unchecked Sendable {
     private var isForwarding = false
     private var engineDone = false
     private(set) var engineError: OCTunnelError?
-    private var refusalReason: String?
     private var started = Date()
 
     init(onStage: @escaping @Sendable (CheckStage) -> Void) { self.onStage = onStage }
@@ -120,18 +117,6 @@ private final class StageCollector: @unchecked Sendable {
         defer { condition.unlock() }
         result.failure = error
         return result
-    }
-
-    func refused(_ reason: String) {
-        condition.lock()
-        refusalReason = reason
-        condition.unlock()
-    }
-
-    var refusal: String? {
-        condition.lock()
-        defer { condition.unlock() }
-        return refusalReason
     }
 
     func forwarding() {

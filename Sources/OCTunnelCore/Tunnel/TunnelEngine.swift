@@ -67,6 +67,15 @@ public final class TunnelEngine: @unchecked Sendable {
     private var lastNothingListening: Double = -100
     private var stopRequested = false
     private var queuedForClients = false
+    private let refusalLock = NSLock()
+    private var refusal: String?
+
+    /// Why the VPS last refused a forward (e.g. "administratively prohibited"), if it has;
+    /// safe from any thread, so a health test can name the refusal instead of "nothing listens".
+    public var lastForwardRefusal: String? {
+        refusalLock.lock(); defer { refusalLock.unlock() }
+        return refusal
+    }
 
     private let scratchSize = 256 * 1024
     private let scratch: UnsafeMutableRawPointer
@@ -471,6 +480,7 @@ public final class TunnelEngine: @unchecked Sendable {
                     }
                     finish(connection, reason: "nothing listens on VPS \(remote)")
                 } else {
+                    refusalLock.lock(); refusal = error.message; refusalLock.unlock()
                     emit(.forwardRefused(remote: remote, reason: error.message))
                     finish(connection, reason: "the VPS refused the forward: \(error.message)")
                 }
