@@ -56,7 +56,16 @@ public struct HealthCheck: Sendable {
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
         for route in OpenCodeAnswer.healthRoutes {
-            let (head, body) = try request(probe, route.path)
+            let head: HTTPProbe.Head
+            let body: [UInt8]
+            do {
+                (head, body) = try probe.get(route.path)
+            } catch .closedWithoutAnswer where firstMiss != nil {
+                // Something answered an earlier route, so the forward works: this route is just unanswered.
+                continue
+            } catch {
+                throw describe(error, what: "GET \(route.path)")
+            }
             let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body)
             switch answer {
             case .openCode(let version, let generation):
@@ -82,14 +91,6 @@ public struct HealthCheck: Sendable {
 
     private func notOpenCode(_ detail: String) -> OCTunnelError {
         .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.redact(detail))
-    }
-
-    private func request(_ probe: HTTPProbe, _ path: String) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
-        do {
-            return try probe.get(path)
-        } catch {
-            throw describe(error, what: "GET \(path)")
-        }
     }
 
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
