@@ -5,8 +5,18 @@
 #            built from octunnel's own printed command
 #   octunnel tunnel up in the foreground: connect → trust → health ✓.  Ctrl-C stops everything.
 # Installs what is missing (Debian), builds, and runs. DEMO_SECONDS=N stops it after N seconds.
+# Which OpenCode plays "home": --flavour F or OPENCODE_FLAVOUR=F, one of opencode1 (default),
+# opencode2.0.3, opencode2, other, nosse (see scripts/opencode-standin.py). The 2.x flavours make
+# up a password, as `opencode serve` 2.x does; the demo hands it to octunnel with --password-file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+flavour="${OPENCODE_FLAVOUR:-opencode1}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --flavour|--flavor) flavour="$2"; shift 2 ;;
+    *) echo "usage: $0 [--flavour opencode1|opencode2.0.3|opencode2|other|nosse]" >&2; exit 64 ;;
+  esac
+done
 
 . scripts/lib/packages.sh
 . scripts/lib/sshd.sh
@@ -38,10 +48,17 @@ ssh-keygen -q -t ed25519 -N '' -C demo-home -f "$work/home_key"
 write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/vps_hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
 /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 wait_port "$ssh_port"
-echo "== 3. \"home\": the OpenCode stand-in"
-python3 scripts/opencode-standin.py --port 0 --quiet > "$work/standin.out" & pids+=($!)
+echo "== 3. \"home\": the OpenCode stand-in ($flavour)"
+python3 scripts/opencode-standin.py --port 0 --quiet --flavour "$flavour" > "$work/standin.out" & pids+=($!)
 for _ in $(seq 100); do grep -q LISTENING "$work/standin.out" 2>/dev/null && break; sleep 0.1; done
 home_port=$(awk '/LISTENING/ {print $2}' "$work/standin.out")
+password_args=()
+if grep -q '^PASSWORD ' "$work/standin.out"; then
+  # What `opencode serve` 2.x printed, kept in an owner-only file (never on the command line).
+  (umask 077; awk '/^PASSWORD / {print $2}' "$work/standin.out" > "$work/opencode-password")
+  password_args=(--password-file "$work/opencode-password")
+  echo "   it made up a password, as opencode serve 2.x does; octunnel reads it from $work/opencode-password"
+fi
 target="$(id -un)@127.0.0.1:$ssh_port"
 echo "== 4. the home machine's reverse tunnel, exactly as octunnel prints it:"
 reverse=$("$OCT" tunnel reverse-command --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port")
@@ -54,12 +71,15 @@ pids+=($!)
 wait_port "$remote_port" || { echo "the reverse tunnel did not come up"; exit 1; }
 echo "== 5. octunnel tunnel up (Ctrl-C to stop everything)"
 local_port=$(free_port)
-args=(tunnel up --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port" --local-port "$local_port")
+args=(tunnel up --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port" --local-port "$local_port"
+      ${password_args[@]+"${password_args[@]}"})
 if [ -n "${DEMO_SECONDS:-}" ]; then
   "$OCT" "${args[@]}" & up=$!; pids+=($up)
   sleep "$DEMO_SECONDS"
-  echo "== a client through the tunnel: curl http://127.0.0.1:$local_port/global/health"
-  curl -s -m 5 "http://127.0.0.1:$local_port/global/health" 2>/dev/null || python3 -c "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:$local_port/global/health').read().decode())"
+  case "$flavour" in opencode2.0.3) path=/api/health ;; opencode2) path=/api/info ;; *) path=/global/health ;; esac
+  echo "== a client through the tunnel: curl http://127.0.0.1:$local_port$path"
+  auth=(); [ -f "$work/opencode-password" ] && auth=(-u "opencode:$(cat "$work/opencode-password")")
+  curl -s -m 5 ${auth[@]+"${auth[@]}"} "http://127.0.0.1:$local_port$path" 2>/dev/null || echo "(curl failed)"
   echo
   kill -INT "$up"; wait "$up"
 else

@@ -20,7 +20,7 @@ struct TunnelTargetOptions: ParsableArguments {
     @Option(help: "The VPS address the reverse tunnel listens on.")
     var remoteHost: String?
 
-    @Option(help: "The OpenCode port on the home machine (used in the printed reverse-tunnel command).")
+    @Option(help: "The OpenCode port on the home machine, used in the printed reverse-tunnel command: 4096 for `opencode serve` (default), 49374 for OpenCode 2's background service (`opencode service status` prints it).")
     var homePort: Int?
 
     func validate() throws {
@@ -91,6 +91,14 @@ struct ConnectOptions: ParsableArguments {
 
     @Option(help: "Seconds the health test and the event stream may take.")
     var healthTimeout: Int = 5
+
+    @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, like a key; one trailing newline is dropped). Default: $OPENCODE_SERVER_PASSWORD.", valueName: "PATH"))
+    var passwordFile: String?
+
+    /// The OpenCode user and password for the health test (read here, before any network work).
+    func credentials() throws -> OpenCodeCredentials {
+        try OpenCodeCredentials.load(passwordFile: passwordFile.map { NSString(string: $0).expandingTildeInPath })
+    }
 
     func validate() throws {
         guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
@@ -163,7 +171,7 @@ extension Tunnel {
                 }
                 let health = HealthRunner(enabled: !noHealth, timeout: Double(connect.healthTimeout), remote: options.remote,
                                           reverseCommand: resolved.reverse.render(.ssh), host: resolved.target.host, json: json,
-                                          bind: bind)
+                                          bind: bind, credentials: noHealth ? OpenCodeCredentials() : try connect.credentials())
                 let engineBox = EngineBox()
                 let engine = try TunnelEngine(options: options) { event in
                     say(event)
@@ -219,25 +227,28 @@ struct HealthRunner: Sendable {
     let host: String
     let json: Bool
     let bind: String
+    let credentials: OpenCodeCredentials
 
     func start(localPort: Int, engine: TunnelEngine?) {
         guard enabled else { return }
         let thread = Thread {
-            var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout)
+            var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
+                                    credentials: credentials)
             check.forwardRefusal = { engine?.lastForwardRefusal }
             check.localHost = HealthCheck.address(forBind: bind)
             do {
                 let report = try check.run()
                 if json {
                     Console.data(jsonLine(["event": "health", "status": "connected", "healthy": true, "version": report.version,
+                                           "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
                                            "ms": report.healthMilliseconds, "eventsMs": report.eventsMilliseconds]))
                 } else {
-                    Console.say("health ✓ OpenCode \(report.version) healthy through \(host) (\(report.healthMilliseconds) ms), event stream ready (\(report.eventsMilliseconds) ms)")
+                    Console.say("health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms)")
                 }
             } catch let error as OCTunnelError {
                 if json {
                     Console.data(jsonLine(["event": "health", "status": "error", "healthy": false, "layer": error.layer,
-                                           "message": error.localizedDescription]))
+                                           "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]))
                 } else {
                     Console.say("health ✗ \(error.localizedDescription)")
                 }
@@ -268,7 +279,8 @@ extension Tunnel {
                 _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
                 let json = connect.json
-                let result = TunnelCheck(options: options, healthTimeout: Double(connect.healthTimeout)).run { stage in
+                let credentials = try connect.credentials()
+                let result = TunnelCheck(options: options, healthTimeout: Double(connect.healthTimeout), credentials: credentials).run { stage in
                     guard !json else { return }
                     Console.say("\(stage.ok ? "✓" : "✗") \(stage.name) (\(stage.milliseconds) ms): \(stage.detail)")
                 }

@@ -3,14 +3,19 @@ import Foundation
 /// scripts/opencode-standin.py on a free loopback port: the home OpenCode server in tests.
 public final class OpenCodeStandIn: @unchecked Sendable {
     public let port: Int
+    /// The password it asks for: the one given, or the one a 2.x flavour made up and printed.
+    public let password: String?
     private let running: RunningProcess
 
+    /// `flavor` is one of opencode1, opencode2.0.3, opencode2, other, nosse (see the script).
     /// `launcher` is prepended to the command line, e.g. `ip netns exec NS` to run it in a
     /// test's own network namespace (still on that namespace's 127.0.0.1).
-    public init(flavor: String = "opencode1", password: String? = nil, heartbeat: Double = 10, launcher: [String] = []) throws {
+    public init(flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
+                launcher: [String] = []) throws {
         var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", "0", "--flavor", flavor, "--quiet",
                          "--heartbeat", String(heartbeat)]
         if let password { arguments += ["--password", password] }
+        if let version { arguments += ["--version", version] }
         let command = launcher + ["/usr/bin/env", "python3"] + arguments
         running = try RunningProcess(command[0], Array(command.dropFirst()))
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
@@ -18,6 +23,13 @@ public final class OpenCodeStandIn: @unchecked Sendable {
             throw NSError(domain: "OpenCodeStandIn", code: 1, userInfo: [NSLocalizedDescriptionKey: "stand-in did not start: \(running.stderrText)"])
         }
         self.port = port
+        if let password {
+            self.password = password
+        } else if let printed = running.waitForLine(containing: "PASSWORD ", stdout: true, timeout: 0) {
+            self.password = String(printed.dropFirst("PASSWORD ".count))
+        } else {
+            self.password = nil
+        }
     }
 
     public func stop() {

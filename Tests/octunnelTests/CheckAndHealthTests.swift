@@ -23,21 +23,12 @@ struct CheckAndHealthTests {
         for stage in ["resolve", "tcp", "handshake", "host key", "authentication", "forward", "health", "events"] {
             #expect(text.stderr.contains("✓ \(stage) ("), "missing \(stage): \(text.stderr)")
         }
-        #expect(text.stderr.contains("OpenCode 1.0.0 healthy through 127.0.0.1"))
+        #expect(text.stderr.contains("OpenCode 1.0.0 (API 1) healthy through 127.0.0.1"))
         let json = try check(fixture, remotePort: backend.port, extra: ["--json"])
         #expect(json.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["ok"] as? Bool == true)
         #expect((object["stages"] as? [[String: Any]])?.count == 8)
-    }
-
-    @Test("OpenCode 2.x answers on /api/health and /event")
-    func openCode2() throws {
-        let backend = try OpenCodeStandIn(flavor: "opencode2")
-        let fixture = try TunnelFixture()
-        let result = try check(fixture, remotePort: backend.port)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("OpenCode 2.0.0 healthy"))
     }
 
     @Test("nothing behind the VPS: exit 69 with the reverse-tunnel command as the fix")
@@ -100,16 +91,16 @@ struct CheckAndHealthTests {
         #expect(result.stderr.contains(fixture.key.line))
     }
 
-    @Test("a server that wants a password, with and without OPENCODE_SERVER_PASSWORD")
+    @Test("a server that wants a password, with and without OPENCODE_SERVER_PASSWORD: exit 79 until it is right")
     func password() throws {
         let backend = try OpenCodeStandIn(password: "s3cret")
         let fixture = try TunnelFixture()
         let none = try check(fixture, remotePort: backend.port)
-        #expect(none.status == 69)
-        #expect(none.stderr.contains("the server wants a password: set OPENCODE_SERVER_PASSWORD"))
+        #expect(none.status == 79)
+        #expect(none.stderr.contains("it asks for a password: set OPENCODE_SERVER_PASSWORD"))
         let wrong = try check(fixture, remotePort: backend.port, environment: ["OPENCODE_SERVER_PASSWORD": "nope"])
-        #expect(wrong.status == 69)
-        #expect(wrong.stderr.contains("the server refused the password"))
+        #expect(wrong.status == 79)
+        #expect(wrong.stderr.contains("OpenCode refused the password"))
         let right = try check(fixture, remotePort: backend.port, environment: ["OPENCODE_SERVER_PASSWORD": "s3cret"])
         #expect(right.status == 0, "\(right.stderr)")
         #expect(!right.stderr.contains("s3cret"))
@@ -132,7 +123,7 @@ struct CheckAndHealthTests {
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--bind", "::1"])
         defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
-        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 healthy") != nil, "\(tunnel.stderrText)")
+        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy") != nil, "\(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("health ✗"))
     }
 
@@ -170,7 +161,7 @@ struct CheckAndHealthTests {
         let result = try check(fixture, remotePort: vpsPort)
         #expect(result.status == 0, "\(result.stderr)")
         let tunnel = try fixture.up(remotePort: vpsPort)
-        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 healthy through 127.0.0.1") != nil, "\(tunnel.stderrText)")
+        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy through 127.0.0.1") != nil, "\(tunnel.stderrText)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
     }

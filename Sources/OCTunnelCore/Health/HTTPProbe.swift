@@ -4,8 +4,10 @@ import Glibc
 #endif
 
 /// A deliberately small HTTP/1.1 client for exactly two requests through the local forward:
-/// a GET with a bounded body, and a GET whose event stream is read line by line. It reads
-/// Content-Length, chunked and read-until-close bodies, and never waits past its deadline.
+/// a GET with a bounded body, and a GET whose event stream goes through `ServerSentEventReader`.
+/// It reads Content-Length, chunked and read-until-close bodies, tells "closed without any
+/// answer" apart from every other failure, and never waits past its one hard deadline
+/// (docs/architecture.md says why it is not URLSession).
 struct HTTPProbe {
     let host: String
     let port: Int
@@ -141,34 +143,43 @@ struct HTTPProbe {
         return (head, Array(body.prefix(limit)))
     }
 
-    /// GET an event stream and hand each event's `data` to `onEvent` until it returns true.
-    /// Returns the head and whether `onEvent` said yes before the deadline.
-    func events(_ path: String, onEvent: (String) -> Bool) throws(Failure) -> (Head, Bool) {
+    /// The outcome of `events`: the head, the body when the answer was not an event stream, and
+    /// whether `onEvent` said yes before the deadline.
+    struct EventsResult {
+        let head: Head
+        let body: [UInt8]
+        let found: Bool
+    }
+
+    /// GET an event stream and hand each event to `onEvent` until it returns true. A non-200
+    /// answer is returned with its body (up to 64 KiB) so the caller can judge it.
+    func events(_ path: String, onEvent: (ServerSentEvent) -> Bool) throws(Failure) -> EventsResult {
         let connection = try open(path: path, accept: "text/event-stream")
         let head = try readHead(connection)
-        guard head.status == 200 else { return (head, false) }
-        var pending: [UInt8] = []
-        var data: [String] = []
+        guard head.status == 200 else {
+            var body: [UInt8] = []
+            try streamBody(connection, head: head, limit: 65536) { piece throws(Failure) in
+                body += piece
+                return true
+            }
+            return EventsResult(head: head, body: body, found: false)
+        }
+        var reader = ServerSentEventReader()
         var found = false
         do {
             try streamBody(connection, head: head, limit: .max) { piece throws(Failure) in
-                pending += piece
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    var line = String(decoding: pending[..<newline], as: UTF8.self)
-                    pending.removeSubrange(...newline)
-                    if line.hasSuffix("\r") { line.removeLast() }
-                    if line.isEmpty {
-                        if !data.isEmpty, onEvent(data.joined(separator: "\n")) { found = true; return false }
-                        data = []
-                    } else if line.hasPrefix("data:") {
-                        data.append(String(line.dropFirst(5)).trimmingCharacters(in: .whitespaces))
-                    }
+                let events: [ServerSentEvent]
+                do {
+                    events = try reader.feed(piece)
+                } catch {
+                    throw .malformed("the event stream \(path) sent a line longer than \(reader.maximumLineLength) bytes")
                 }
+                if events.contains(where: onEvent) { found = true; return false }
                 return true
             }
         } catch .timedOut {
-            return (head, found)
+            return EventsResult(head: head, body: [], found: found)
         }
-        return (head, found)
+        return EventsResult(head: head, body: [], found: found)
     }
 }

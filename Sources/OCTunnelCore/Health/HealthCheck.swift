@@ -3,15 +3,24 @@ import Foundation
 /// What a passing health test found.
 public struct HealthReport: Sendable {
     public let version: String
+    public let generation: OpenCodeGeneration
     public let healthPath: String
     public let eventsPath: String
     public let healthMilliseconds: Int
     public let eventsMilliseconds: Int
 }
 
-/// The health test through the local forward: `GET /global/health` (OpenCode 1.x) or
-/// `/api/health` (2.x), then the event stream's `server.connected`, each failure said as
-/// the layer that broke and what to do.
+/// What the health routes said: the version, the API generation and the route that answered.
+public struct HealthAnswer: Sendable {
+    public let version: String
+    public let generation: OpenCodeGeneration
+    public let path: String
+    public let ms: Int
+}
+
+/// The health test through the local forward: find which OpenCode answers (the routes of
+/// `OpenCodeAnswer.healthRoutes`, in order), then wait for `server.connected` on that
+/// generation's event stream. Each failure is said as the layer that broke and what to do.
 public struct HealthCheck: Sendable {
     public let localPort: Int
     /// The address the health test connects to: the forward's own (see `address(forBind:)`).
@@ -19,60 +28,69 @@ public struct HealthCheck: Sendable {
     public let remote: HostPort
     public let reverseCommand: String
     public let timeout: Double
-    public let username: String
-    public let password: String?
+    public let credentials: OpenCodeCredentials
     /// Why the VPS refused the forward, if the tunnel saw it do so: a connection closed without
     /// an answer is then that refusal, not "nothing listens".
     public var forwardRefusal: (@Sendable () -> String?)?
 
     public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = 5,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                credentials: OpenCodeCredentials = OpenCodeCredentials()) {
         self.localPort = localPort
         self.remote = remote
         self.reverseCommand = reverseCommand
         self.timeout = timeout
-        let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 }
-        self.username = user ?? "opencode"
-        self.password = environment["OPENCODE_SERVER_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        self.credentials = credentials
     }
 
-    private var authorization: String? {
-        password.map { "Basic " + Data("\(username):\($0)".utf8).base64EncodedString() }
+    private func probe(deadline: Date) -> HTTPProbe {
+        HTTPProbe(host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization)
     }
 
-    /// The HTTP health answer: version and which API generation answered.
-    public func health() throws(OCTunnelError) -> (version: String, path: String, events: String, ms: Int) {
+    /// Walks the health routes until one names OpenCode's version and generation.
+    ///
+    /// A route another version lacks (an empty or JSON 404) or a web page moves on to the next;
+    /// a 401 stops at once (the password is wrong or missing); any other answer is not OpenCode.
+    /// If no route answered as OpenCode, the first answer is the one reported.
+    public func health() throws(OCTunnelError) -> HealthAnswer {
         let started = Date()
-        let probe = HTTPProbe(host: localHost, port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
-        var (head, body) = try request(probe, "/global/health")
-        var path = "/global/health"
-        var events = "/global/event"
-        if head.status == 404 {
-            (head, body) = try request(probe, "/api/health")
-            path = "/api/health"
-            events = "/event"
-        }
-        let ms = Int(Date().timeIntervalSince(started) * 1000)
-        switch head.status {
-        case 200:
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                  object["healthy"] as? Bool == true, let version = object["version"] as? String else {
-                throw .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: "HTTP 200 from \(path) with \(Self.preview(body))")
+        let probe = probe(deadline: started.addingTimeInterval(timeout))
+        var firstMiss: String?
+        for route in OpenCodeAnswer.healthRoutes {
+            let head: HTTPProbe.Head
+            let body: [UInt8]
+            do {
+                (head, body) = try probe.get(route.path)
+            } catch .closedWithoutAnswer where firstMiss != nil {
+                // Something answered an earlier route, so the forward works: this route is just unanswered.
+                continue
+            } catch {
+                throw describe(error, what: "GET \(route.path)")
             }
-            return (version, path, events, ms)
-        case 401:
-            throw password == nil ? .healthNeedsPassword : .healthPasswordRefused
-        default:
-            throw .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: "HTTP \(head.status) from \(path): \(Self.preview(body))")
+            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body)
+            switch answer {
+            case .openCode(let version, let generation):
+                return HealthAnswer(version: version, generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
+            case .needsPassword(let generation):
+                throw passwordError(generation)
+            case .foreign(let detail):
+                throw notOpenCode(detail)
+            case .routeMissing, .webPage:
+                if firstMiss == nil {
+                    firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
+                }
+            }
         }
+        throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
     }
 
-    private func request(_ probe: HTTPProbe, _ path: String) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
-        do {
-            return try probe.get(path)
-        } catch {
-            throw describe(error, what: "GET \(path)")
-        }
+    private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
+        credentials.password == nil
+            ? .healthNeedsPassword(generation: generation)
+            : .healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
+    }
+
+    private func notOpenCode(_ detail: String) -> OCTunnelError {
+        .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.redact(detail))
     }
 
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
@@ -88,41 +106,51 @@ public struct HealthCheck: Sendable {
             return .healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
                                  fix: "the home machine may be asleep or OpenCode busy; check `opencode serve` there")
         case .malformed(let detail):
-            return .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: detail)
+            return notOpenCode(detail)
         }
     }
 
-    /// Waits for `server.connected` on the event stream ("stream before you send").
-    public func events(path: String) throws(OCTunnelError) -> Int {
+    /// Waits for `server.connected` on the event stream of `generation` ("stream before you
+    /// send"), trying its streams in order while they are missing (404). Returns the stream
+    /// that answered and how long it took.
+    public func events(generation: OpenCodeGeneration) throws(OCTunnelError) -> (path: String, ms: Int) {
         let started = Date()
-        let probe = HTTPProbe(host: localHost, port: localPort, deadline: started.addingTimeInterval(timeout), authorization: authorization)
-        let result: (HTTPProbe.Head, Bool)
-        do {
-            result = try probe.events(path) { data in
-                guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return false }
-                let payload = object["payload"] as? [String: Any]
-                return payload?["type"] as? String == "server.connected" || object["type"] as? String == "server.connected"
+        let probe = probe(deadline: started.addingTimeInterval(timeout))
+        var missing: [String] = []
+        for path in generation.eventPaths {
+            let result: HTTPProbe.EventsResult
+            do {
+                result = try probe.events(path) { OpenCodeAnswer.isServerConnected($0.data) }
+            } catch {
+                throw describe(error, what: "GET \(path)")
             }
-        } catch {
-            throw describe(error, what: "GET \(path)")
+            switch result.head.status {
+            case 200:
+                guard result.found else {
+                    throw .healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
+                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart `opencode serve` on the home machine")
+                }
+                return (path, Int(Date().timeIntervalSince(started) * 1000))
+            case 401:
+                throw passwordError(generation)
+            default:
+                if case .routeMissing = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body) {
+                    missing.append(path)
+                    continue
+                }
+                throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body))")")
+            }
         }
-        guard result.0.status == 200 else {
-            if result.0.status == 401 { throw password == nil ? .healthNeedsPassword : .healthPasswordRefused }
-            throw .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: "HTTP \(result.0.status) from \(path)")
-        }
-        guard result.1 else {
-            throw .healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
-                                fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart `opencode serve` on the home machine")
-        }
-        return Int(Date().timeIntervalSince(started) * 1000)
+        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missing.joined(separator: " and ")) answered 404",
+                            fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 
-    /// Both steps; the report says the version and how long each took.
+    /// Both steps; the report says the version, the generation and how long each took.
     public func run() throws(OCTunnelError) -> HealthReport {
         let health = try health()
-        let eventsMs = try events(path: health.events)
-        return HealthReport(version: health.version, healthPath: health.path, eventsPath: health.events,
-                            healthMilliseconds: health.ms, eventsMilliseconds: eventsMs)
+        let events = try events(generation: health.generation)
+        return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: events.path,
+                            healthMilliseconds: health.ms, eventsMilliseconds: events.ms)
     }
 
     /// Where to reach a forward listening on `bind`: the wildcard addresses are reached on loopback.
@@ -132,11 +160,5 @@ public struct HealthCheck: Sendable {
         case "::", "[::]": return "::1"
         default: return bind.hasPrefix("[") && bind.hasSuffix("]") ? String(bind.dropFirst().dropLast()) : bind
         }
-    }
-
-    static func preview(_ body: [UInt8]) -> String {
-        let text = String(decoding: body.prefix(80), as: UTF8.self)
-        let clean = String(text.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : " " })
-        return "\"\(clean.trimmingCharacters(in: .whitespaces))\(body.count > 80 ? "…" : "")\""
     }
 }

@@ -21,14 +21,16 @@ public struct CheckResult: Sendable {
 public struct TunnelCheck: Sendable {
     public let options: TunnelOptions
     public let healthTimeout: Double
+    public let credentials: OpenCodeCredentials
 
-    public init(options: TunnelOptions, healthTimeout: Double = 5) {
+    public init(options: TunnelOptions, healthTimeout: Double = 5, credentials: OpenCodeCredentials = OpenCodeCredentials()) {
         var options = options
         options.localPort = 0
         options.bind = "127.0.0.1"
         options.exitOnFirstFailure = true
         self.options = options
         self.healthTimeout = healthTimeout
+        self.credentials = credentials
     }
 
     public func run(onStage: @escaping @Sendable (CheckStage) -> Void) -> CheckResult {
@@ -66,10 +68,11 @@ public struct TunnelCheck: Sendable {
             let failedStage = ConnectStage.allCases.first { !done.contains($0.rawValue) }?.rawValue ?? error.layer
             return collector.fail(failedStage, error)
         }
-        var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand, timeout: healthTimeout)
+        var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand,
+                                timeout: healthTimeout, credentials: credentials)
         check.forwardRefusal = { engine.lastForwardRefusal }
-        var started = Date()
-        let health: (version: String, path: String, events: String, ms: Int)
+        let started = Date()
+        let health: HealthAnswer
         do {
             health = try check.health()
         } catch {
@@ -80,11 +83,10 @@ public struct TunnelCheck: Sendable {
         let total = Int(Date().timeIntervalSince(started) * 1000)
         collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
         collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
-                                 detail: "OpenCode \(health.version) healthy through \(options.connection.target.host) (\(health.path))"))
-        started = Date()
+                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy through \(options.connection.target.host) (\(health.path))"))
         do {
-            let ms = try check.events(path: health.events)
-            collector.add(CheckStage(name: "events", ok: true, milliseconds: ms, detail: "\(health.events) sent server.connected"))
+            let events = try check.events(generation: health.generation)
+            collector.add(CheckStage(name: "events", ok: true, milliseconds: events.ms, detail: "\(events.path) sent server.connected"))
         } catch {
             return collector.fail("events", error)
         }

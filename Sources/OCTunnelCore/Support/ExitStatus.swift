@@ -9,4 +9,6 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     case hostKeyChanged = 76
     case permission = 77
+    /// OpenCode asks for a password and none was given, or it refused the one given.
+    case openCodePassword = 79
 }

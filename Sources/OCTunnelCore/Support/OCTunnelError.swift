@@ -29,22 +29,25 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case nothingListeningBehindVPS(remoteHost: String, remotePort: Int, reverseCommand: String)
     case forwardRefused(remoteHost: String, remotePort: Int, reason: String)
     case healthFailed(summary: String, fix: String)
-    case healthNeedsPassword
-    case healthPasswordRefused
+    case healthNeedsPassword(generation: OpenCodeGeneration?)
+    case healthPasswordRefused(generation: OpenCodeGeneration?, username: String, source: String)
+    case noPasswordFile(path: String)
+    case unsafePasswordFile(path: String, mode: UInt16)
+    case badPasswordFile(path: String, reason: String)
     case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
         case .keyExists, .cannotWrite: return .cannotCreate
-        case .noKey, .noSettings: return .noInput
-        case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
-        case .badKeyFile, .badConfig, .cannotRead: return .dataError
+        case .noKey, .noSettings, .noPasswordFile: return .noInput
+        case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
+        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
+        case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
-             .nothingListeningBehindVPS, .healthFailed, .healthNeedsPassword,
-             .healthPasswordRefused, .notOpenCode:
+             .nothingListeningBehindVPS, .healthFailed, .notOpenCode:
             return .unavailable
         }
     }
@@ -55,6 +58,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile: return "key"
         case .noSettings: return "local files"
         case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
+        case .noPasswordFile, .unsafePasswordFile, .badPasswordFile: return "password file"
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
         case .notSSH, .noCommonAlgorithms, .sshFailure: return "ssh"
@@ -122,10 +126,26 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the VPS refused to forward to \(Self.endpoint(remoteHost, remotePort)) (\(reason)): its sshd forbids it for this key. On the VPS, allow it: `AllowTcpForwarding yes` (or `local`) in sshd_config, and a permitopen=\"\(Self.endpoint(remoteHost, remotePort))\" in the key's authorized_keys line (`octunnel pubkey --restrict --remote-port \(remotePort)` prints it)."
         case .healthFailed(let summary, let fix):
             return "\(summary): \(fix)"
-        case .healthNeedsPassword:
-            return "the server wants a password: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`)."
-        case .healthPasswordRefused:
-            return "the server refused the password: check OPENCODE_SERVER_PASSWORD and OPENCODE_SERVER_USERNAME."
+        case .healthNeedsPassword(let generation):
+            switch generation {
+            case .two:
+                return "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair` (or put it in a file only you can read and give --password-file PATH)."
+            case .one:
+                return "OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password: set OPENCODE_SERVER_PASSWORD here to the same value (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
+            case nil:
+                return "OpenCode asks for a password: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
+            }
+        case .healthPasswordRefused(let generation, let username, let source):
+            let hint = generation == .two
+                ? "use the password `opencode serve` printed at its last start (it makes a new one each start unless OPENCODE_SERVER_PASSWORD is set there), or a fresh token from `opencode pair`"
+                : "use the OPENCODE_SERVER_PASSWORD the home machine's `opencode serve` was started with"
+            return "OpenCode refused the password (from \(source)) for user `\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
+        case .noPasswordFile(let path):
+            return "no password file at \(path): check --password-file."
+        case .unsafePasswordFile(let path, let mode):
+            return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
+        case .badPasswordFile(let path, let reason):
+            return "cannot use password file \(path): \(reason)."
         case .notOpenCode(let remoteHost, let remotePort, let detail):
             return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
         }

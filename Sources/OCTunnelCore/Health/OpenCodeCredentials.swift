@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Basic-auth user and password the health test sends to OpenCode, and where the password
+/// came from. Its descriptions never contain the password.
+public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Where the password was read from, for messages ("--password-file ~/.oc-pass").
+    public enum Source: Sendable, Equatable {
+        case file(String)
+        case environment
+    }
+
+    public let username: String
+    public let password: String?
+    public let source: Source?
+
+    public init(username: String = "opencode", password: String? = nil, source: Source? = nil) {
+        self.username = username
+        self.password = password.flatMap { $0.isEmpty ? nil : $0 }
+        self.source = self.password == nil ? nil : source
+    }
+
+    /// `--password-file` if given, else `OPENCODE_SERVER_PASSWORD`; the user from
+    /// `OPENCODE_SERVER_USERNAME` (default `opencode`, as OpenCode's own default).
+    public static func load(passwordFile: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(OCTunnelError) -> OpenCodeCredentials {
+        let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "opencode"
+        if let passwordFile {
+            return OpenCodeCredentials(username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
+        }
+        return OpenCodeCredentials(username: user, password: environment["OPENCODE_SERVER_PASSWORD"], source: .environment)
+    }
+
+    /// Reads a password file as ssh reads a key: a regular file that only its owner can read;
+    /// one trailing newline (LF or CRLF) is not part of the password.
+    public static func readPasswordFile(_ path: String) throws(OCTunnelError) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if errno == ENOENT { throw .noPasswordFile(path: path) }
+            throw .cannotRead(path: path, reason: reason)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .badPasswordFile(path: path, reason: "not a regular file") }
+        let mode = UInt16(info.st_mode & 0o777)
+        guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode) }
+        guard info.st_size <= 65536 else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .cannotRead(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard var text = String(data: data, encoding: .utf8) else { throw .badPasswordFile(path: path, reason: "not UTF-8 text") }
+        if text.hasSuffix("\r\n") { text.removeLast(1) } // "\r\n" is one Character in Swift
+        else if text.hasSuffix("\n") { text.removeLast() }
+        guard !text.isEmpty else { throw .badPasswordFile(path: path, reason: "it is empty") }
+        guard !text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else {
+            throw .badPasswordFile(path: path, reason: "it has more than one line")
+        }
+        return text
+    }
+
+    /// `Basic base64(user:password)`, or nil without a password.
+    var authorization: String? {
+        password.map { "Basic " + Data("\(username):\($0)".utf8).base64EncodedString() }
+    }
+
+    /// Replaces the password and the Authorization token in `text` (a server may echo them).
+    func redact(_ text: String) -> String {
+        var result = text
+        for secret in [password, authorization.map { String($0.dropFirst(6)) }].compactMap({ $0 }) where !secret.isEmpty {
+            result = result.replacingOccurrences(of: secret, with: "***")
+        }
+        return result
+    }
+
+    /// Where the password came from, as a user would write it.
+    public var sourceText: String {
+        switch source {
+        case .file(let path): return "--password-file \(path)"
+        case .environment: return "OPENCODE_SERVER_PASSWORD"
+        case nil: return "no password"
+        }
+    }
+
+    public var description: String { "user \(username), \(password == nil ? "no password" : "password from \(sourceText)")" }
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,114 @@
+/// One event of a `text/event-stream`, as the HTML standard's "dispatch the event" builds it.
+public struct ServerSentEvent: Equatable, Sendable {
+    /// The `event:` field; "message" when the frame had none.
+    public var type: String
+    /// Every `data:` line of the frame joined with "\n".
+    public var data: String
+    /// The last `id:` seen on the stream so far (it carries over between events).
+    public var lastEventID: String
+    /// The `retry:` value of this frame in milliseconds, if it had a valid one.
+    public var retry: Int?
+
+    public init(type: String = "message", data: String, lastEventID: String = "", retry: Int? = nil) {
+        self.type = type
+        self.data = data
+        self.lastEventID = lastEventID
+        self.retry = retry
+    }
+}
+
+/// Turns the bytes of an event stream, in pieces of any size, into events.
+///
+/// It follows the parsing rules of the HTML standard (§9.2.6): a UTF-8 BOM at the start is
+/// skipped; lines end in CRLF, LF or CR (a CR ending one read and an LF starting the next are one
+/// line end); a line starting with ":" is a comment (OpenCode 2's `: heartbeat`); `event:`,
+/// `data:`, `id:` and `retry:` are fields, with one space after the colon removed; an empty line
+/// dispatches the event, and a frame without data dispatches nothing. Lines are cut at line-end
+/// bytes before they are decoded, so a UTF-8 character split across reads is never split here.
+public struct ServerSentEventReader: Sendable {
+    /// A line longer than this (no line end within it) is an error rather than unbounded memory.
+    public let maximumLineLength: Int
+
+    /// Why the stream cannot be read on.
+    public enum Failure: Error, Equatable {
+        case lineTooLong(Int)
+    }
+
+    private var line: [UInt8] = []
+    private var afterCR = false
+    private var atStart = true
+    private var bomBytes = 0
+    private var type = ""
+    private var data: [String] = []
+    private var hasData = false
+    private var lastEventID = ""
+    private var retry: Int?
+
+    public init(maximumLineLength: Int = 1 << 20) {
+        self.maximumLineLength = maximumLineLength
+    }
+
+    /// Feeds the next bytes of the stream; returns the events they complete, in order.
+    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) throws(Failure) -> [ServerSentEvent] where Bytes.Element == UInt8 {
+        var events: [ServerSentEvent] = []
+        for byte in bytes {
+            if atStart {
+                // Skip a leading BOM (EF BB BF), even when it arrives a byte at a time.
+                let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+                if byte == bom[bomBytes] {
+                    bomBytes += 1
+                    if bomBytes == bom.count { atStart = false }
+                    continue
+                }
+                atStart = false
+                if bomBytes > 0 { line.append(contentsOf: bom[..<bomBytes]) }
+            }
+            switch byte {
+            case UInt8(ascii: "\n"):
+                if afterCR { afterCR = false; continue }
+                if let event = endLine() { events.append(event) }
+            case UInt8(ascii: "\r"):
+                afterCR = true
+                if let event = endLine() { events.append(event) }
+            default:
+                afterCR = false
+                line.append(byte)
+                if line.count > maximumLineLength { throw .lineTooLong(maximumLineLength) }
+            }
+        }
+        return events
+    }
+
+    /// Processes one complete line; an empty one dispatches the frame.
+    private mutating func endLine() -> ServerSentEvent? {
+        defer { line.removeAll(keepingCapacity: true) }
+        if line.isEmpty { return dispatch() }
+        if line.first == UInt8(ascii: ":") { return nil }
+        let text = String(decoding: line, as: UTF8.self)
+        let field: Substring
+        var value: Substring
+        if let colon = text.firstIndex(of: ":") {
+            field = text[..<colon]
+            value = text[text.index(after: colon)...]
+            if value.first == " " { value = value.dropFirst() }
+        } else {
+            field = Substring(text)
+            value = ""
+        }
+        switch field {
+        case "event": type = String(value)
+        case "data": data.append(String(value)); hasData = true
+        case "id": if !value.contains("\0") { lastEventID = String(value) }
+        case "retry": if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) { retry = Int(value) }
+        default: break
+        }
+        return nil
+    }
+
+    private mutating func dispatch() -> ServerSentEvent? {
+        defer { type = ""; data = []; hasData = false; retry = nil }
+        guard hasData else { return nil }
+        return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"),
+                               lastEventID: lastEventID, retry: retry)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+@Suite("which OpenCode answers: one classifier for every health answer")
+struct OpenCodeAnswerTests {
+    private func classify(_ path: String, _ status: Int, _ body: String, type: String? = "application/json") -> OpenCodeAnswer {
+        OpenCodeAnswer.classify(path: path, status: status, contentType: type, body: Array(body.utf8))
+    }
+
+    @Test("each generation's own health answer names its version and API")
+    func healthy() {
+        #expect(classify("/global/health", 200, #"{"healthy":true,"version":"1.14.30"}"#) == .openCode(version: "1.14.30", generation: .one))
+        #expect(classify("/api/info", 200, #"{"version":"2.0.12","pid":4242,"urls":["http://127.0.0.1:49374"],"paths":{"tmp":"/tmp"}}"#)
+                == .openCode(version: "2.0.12", generation: .two))
+        #expect(classify("/api/status", 200, #"{"version":"2.0.9","pid":17}"#) == .openCode(version: "2.0.9", generation: .two))
+        #expect(classify("/api/health", 200, #"{"healthy":true,"version":"2.0.3","pid":9}"#) == .openCode(version: "2.0.3", generation: .two))
+    }
+
+    @Test("OpenCode's 404s (empty, JSON) mean 'not this version'; web pages are not conclusive")
+    func misses() {
+        #expect(classify("/api/info", 404, "", type: nil) == .routeMissing)
+        #expect(classify("/api/status", 404, #"{"_tag":"RouteNotFound"}"#) == .routeMissing)
+        #expect(classify("/global/health", 404, #"{"error":"not found"}"#) == .routeMissing)
+        #expect(classify("/global/health", 200, "<!doctype html><html><body><div id=\"root\"></div></body></html>", type: "text/html") == .webPage)
+        #expect(classify("/api/info", 200, "<html><body>Welcome to nginx!</body></html>", type: nil) == .webPage)
+    }
+
+    @Test("401: 2.x's JSON UnauthorizedError says API 2 on any route; 1.x's plain 401 on /global/health says API 1")
+    func passwords() {
+        #expect(classify("/global/health", 401, "Unauthorized", type: "text/plain") == .needsPassword(generation: .one))
+        #expect(classify("/api/info", 401, #"{"_tag":"UnauthorizedError","message":"Authentication required"}"#) == .needsPassword(generation: .two))
+        #expect(classify("/global/health", 401, #"{"_tag":"UnauthorizedError","message":"Authentication required"}"#) == .needsPassword(generation: .two))
+    }
+
+    @Test("another server's JSON, a 404 page in plain text, a 500: not OpenCode, with what it said")
+    func foreign() {
+        guard case .foreign(let detail) = classify("/global/health", 200, #"{"status":"ok"}"#) else { Issue.record("not foreign"); return }
+        #expect(detail.contains("HTTP 200 from /global/health"))
+        #expect(detail.contains("status"))
+        #expect(classify("/api/info", 200, #"{"version":"1.0"}"#) != .openCode(version: "1.0", generation: .two)) // no pid
+        guard case .foreign = classify("/global/health", 404, "404 page not found", type: "text/plain") else { Issue.record("plain 404"); return }
+        guard case .foreign(let error) = classify("/global/health", 500, "boom", type: "text/plain") else { Issue.record("500"); return }
+        #expect(error.contains("HTTP 500"))
+        #expect(classify("/global/health", 200, #"{"healthy":false,"version":"1.0.0"}"#) != .openCode(version: "1.0.0", generation: .one))
+    }
+
+    @Test("the probe order is documented: /global/health, /api/info, /api/status, /api/health")
+    func order() {
+        #expect(OpenCodeAnswer.healthRoutes.map(\.path) == ["/global/health", "/api/info", "/api/status", "/api/health"])
+        #expect(OpenCodeGeneration.one.eventPaths == ["/global/event", "/event"])
+        #expect(OpenCodeGeneration.two.eventPaths == ["/api/event"])
+    }
+}
+
+@Suite("--password-file: owner-only, one trailing newline dropped, never printed")
+struct OpenCodeCredentialsTests {
+    @Test("a 0600 file: its one line is the password; LF or CRLF at the end is dropped")
+    func reads() throws {
+        let dir = try TempDirectory("octunnel-pw")
+        try dir.write("lf", "s3cret pass\n", mode: 0o600)
+        try dir.write("crlf", "s3cret pass\r\n", mode: 0o600)
+        try dir.write("bare", "s3cret pass", mode: 0o400)
+        for name in ["lf", "crlf", "bare"] {
+            #expect(try OpenCodeCredentials.readPasswordFile(dir.file(name)) == "s3cret pass")
+        }
+        let credentials = try OpenCodeCredentials.load(passwordFile: dir.file("lf"), environment: ["OPENCODE_SERVER_PASSWORD": "other", "OPENCODE_SERVER_USERNAME": "me"])
+        #expect(credentials.password == "s3cret pass")
+        #expect(credentials.username == "me")
+        #expect(credentials.authorization == "Basic " + Data("me:s3cret pass".utf8).base64EncodedString())
+        for text in [credentials.description, credentials.debugDescription, "\(credentials)", String(reflecting: credentials)] {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+        #expect(credentials.redact("echo s3cret pass and \(credentials.authorization!)") == "echo *** and Basic ***")
+    }
+
+    @Test("group- or other-readable: refused with the chmod hint, exit 77; missing 66; empty or two lines 65")
+    func refuses() throws {
+        let dir = try TempDirectory("octunnel-pw")
+        try dir.write("open", "s3cret\n", mode: 0o640)
+        #expect(throws: OCTunnelError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)) {
+            try OpenCodeCredentials.readPasswordFile(dir.file("open"))
+        }
+        let open = OCTunnelError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)
+        #expect(open.exitStatus == .permission)
+        #expect(open.localizedDescription.contains("chmod 600 \(dir.file("open"))"))
+        #expect(!open.localizedDescription.contains("s3cret"))
+        #expect(throws: OCTunnelError.noPasswordFile(path: dir.file("none"))) { try OpenCodeCredentials.readPasswordFile(dir.file("none")) }
+        #expect(OCTunnelError.noPasswordFile(path: "x").exitStatus == .noInput)
+        try dir.write("empty", "\n", mode: 0o600)
+        try dir.write("two", "a\nb\n", mode: 0o600)
+        for name in ["empty", "two"] {
+            #expect(throws: OCTunnelError.self) { try OpenCodeCredentials.readPasswordFile(dir.file(name)) }
+            do { _ = try OpenCodeCredentials.readPasswordFile(dir.file(name)) } catch { #expect(error.exitStatus == .dataError) }
+        }
+        #expect(throws: OCTunnelError.badPasswordFile(path: dir.path, reason: "not a regular file")) { try OpenCodeCredentials.readPasswordFile(dir.path) }
+    }
+
+    @Test("no file: OPENCODE_SERVER_PASSWORD; empty means none; exit 79 for OpenCode's password errors")
+    func environment() throws {
+        let credentials = try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_SERVER_PASSWORD": "pw"])
+        #expect(credentials.password == "pw" && credentials.username == "opencode" && credentials.sourceText == "OPENCODE_SERVER_PASSWORD")
+        #expect(try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_SERVER_PASSWORD": ""]).password == nil)
+        #expect(OCTunnelError.healthNeedsPassword(generation: .two).exitStatus.rawValue == 79)
+        #expect(OCTunnelError.healthPasswordRefused(generation: .one, username: "opencode", source: "x").exitStatus.rawValue == 79)
+        #expect(OCTunnelError.healthNeedsPassword(generation: .two).localizedDescription.hasPrefix(
+            "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair`"))
+    }
+}
