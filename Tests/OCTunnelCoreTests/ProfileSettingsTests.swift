@@ -60,6 +60,24 @@ struct ProfileSettingsTests {
         }
     }
 
+    @Test func savesOfDifferentProfilesAtTheSameTimeAreAllKept() throws {
+        try withTemporaryDirectory { dir in
+            let home = OctunnelHome(path: dir + "/octunnel")
+            try home.prepare()
+            let names = try (0..<8).map { try ProfileName("p\($0)") }
+            let failures = Failures()
+            DispatchQueue.concurrentPerform(iterations: names.count) { index in
+                var settings = tunnel
+                settings.localPort = 5000 + index
+                do { try settings.save(to: home, profile: names[index]) } catch { failures.add("\(error)") }
+            }
+            #expect(failures.all.isEmpty)
+            let saved = try SavedSettings.all(in: home)
+            #expect(saved.map(\.profile) == names)
+            #expect(saved.map { $0.settings.tunnel?.localPort } == (0..<8).map { 5000 + $0 })
+        }
+    }
+
     @Test func aFileFromBeforeProfilesLoadsAsTheDefaultTunnelAndKeepsEveryKeyWhenConverted() throws {
         try withTemporaryDirectory { dir in
             let home = OctunnelHome(path: dir + "/octunnel")
@@ -154,4 +172,11 @@ struct ProfileSettingsTests {
         #expect(named.contains("octunnel home up TARGET --save --profile work"))
         #expect(OCTunnelError.noSettings(path: "/c.json").exitStatus.rawValue == 66)
     }
+}
+
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
 }
