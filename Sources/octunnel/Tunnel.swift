@@ -39,8 +39,8 @@ struct ResolvedTarget {
     let homePort: Int
     let localPort: Int
 
-    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome) throws {
-        var saved = try SavedSettings.load(from: home)
+    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName) throws {
+        var saved = try SavedSettings.load(from: home, profile: profile)?.tunnel
         if let text = options.target {
             target = try parseTarget(text)
             // The saved ports belong to the saved VPS: another one starts from the defaults.
@@ -48,7 +48,8 @@ struct ResolvedTarget {
         } else if let saved {
             target = saved.target
         } else {
-            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save`)")
+            let option = profile.isDefault ? "" : " --profile \(profile)"
+            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save\(option)`)")
         }
         remoteHost = options.remoteHost ?? saved?.remoteHost ?? "127.0.0.1"
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080
@@ -56,8 +57,8 @@ struct ResolvedTarget {
         self.localPort = localPort ?? saved?.localPort ?? 4096
     }
 
-    var settings: SavedSettings {
-        SavedSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort, localPort: localPort, homePort: homePort,
+    var settings: TunnelSettings {
+        TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort, localPort: localPort, homePort: homePort,
                       remoteHost: remoteHost == "127.0.0.1" ? nil : remoteHost)
     }
 
@@ -116,6 +117,7 @@ extension Tunnel {
         )
 
         @OptionGroup var home: HomeOptions
+        @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
         @OptionGroup var connect: ConnectOptions
 
@@ -152,7 +154,8 @@ extension Tunnel {
             try runReportingErrors {
                 let home = self.home.resolved
                 try home.prepare()
-                let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home)
+                let profile = try self.profile.resolved
+                let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home, profile: profile)
                 let settings = resolved.connection(connect, home: home)
                 _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
                 let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
@@ -183,8 +186,9 @@ extension Tunnel {
                 }
                 engineBox.engine = engine
                 if save {
-                    try resolved.settings.save(to: home)
-                    Console.say("saved \(resolved.target) as the default in \(home.configPath)")
+                    try resolved.settings.save(to: home, profile: profile)
+                    let what = profile.isDefault ? "the default" : "profile \(profile)"
+                    Console.say("saved \(resolved.target) as \(what) in \(home.configPath)")
                 }
                 if !json {
                     Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))")
@@ -267,6 +271,7 @@ extension Tunnel {
         )
 
         @OptionGroup var home: HomeOptions
+        @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
         @OptionGroup var connect: ConnectOptions
 
@@ -274,7 +279,7 @@ extension Tunnel {
             try runReportingErrors {
                 let home = self.home.resolved
                 try home.prepare()
-                let resolved = try ResolvedTarget(targetOptions, localPort: 0, home: home)
+                let resolved = try ResolvedTarget(targetOptions, localPort: 0, home: home, profile: try profile.resolved)
                 let settings = resolved.connection(connect, home: home)
                 _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
@@ -304,6 +309,7 @@ extension Tunnel {
         )
 
         @OptionGroup var home: HomeOptions
+        @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
 
         @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist).")
@@ -317,7 +323,7 @@ extension Tunnel {
 
         func run() throws {
             try runReportingErrors {
-                let resolved = try ResolvedTarget(targetOptions, localPort: nil, home: home.resolved)
+                let resolved = try ResolvedTarget(targetOptions, localPort: nil, home: home.resolved, profile: try profile.resolved)
                 let text = resolved.reverse.render(ReverseCommand.Format(rawValue: format)!)
                 Console.data(text.hasSuffix("\n") ? String(text.dropLast()) : text)
             }

@@ -11,4 +11,11 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case permission = 77
     /// OpenCode asks for a password and none was given, or it refused the one given.
     case openCodePassword = 79
+
+    /// Exit codes a service manager must not restart on (systemd's `RestartPreventExitStatus=`):
+    /// retrying cannot fix them. 78 (an ssh_config directive octunnel cannot honour), 80 and 81
+    /// (a key passphrase that is wrong or cannot be asked) are reserved for work in progress and
+    /// listed by number until their cases exist.
+    public static let notRetriedByServices: [Int32] =
+        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission].map(\.rawValue) + [78, 80, 81]
 }

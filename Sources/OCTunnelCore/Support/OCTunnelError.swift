@@ -4,7 +4,7 @@ import Foundation
 public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case keyExists(path: String)
     case noKey(path: String)
-    case noSettings(path: String)
+    case noSettings(path: String, profile: ProfileName = .default, role: Role = .tunnel)
     case unsafeKeyPermissions(path: String, mode: UInt16)
     case badKeyFile(path: String, reason: String)
     case unsafeHome(path: String, reason: String)
@@ -35,19 +35,22 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case unsafePasswordFile(path: String, mode: UInt16)
     case badPasswordFile(path: String, reason: String)
     case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
+    case serviceFileNotOurs(path: String, edited: Bool, removing: Bool)
+    case serviceNotInstalled(path: String, role: Role, profile: ProfileName)
+    case serviceManagerFailed(command: String, detail: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
-        case .keyExists, .cannotWrite: return .cannotCreate
-        case .noKey, .noSettings, .noPasswordFile: return .noInput
+        case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
+        case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
-             .nothingListeningBehindVPS, .healthFailed, .notOpenCode:
+             .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed:
             return .unavailable
         }
     }
@@ -56,7 +59,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     public var layer: String {
         switch self {
         case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile: return "key"
-        case .noSettings: return "local files"
+        case .noSettings, .serviceFileNotOurs, .serviceNotInstalled: return "local files"
+        case .serviceManagerFailed: return "service manager"
         case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
         case .noPasswordFile, .unsafePasswordFile, .badPasswordFile: return "password file"
         case .cannotResolve: return "resolve"
@@ -76,8 +80,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "a key already exists at \(path); it was left untouched. To replace it, keeping the old pair as \(path).prev, run `octunnel keygen --rotate`."
         case .noKey(let path):
             return path.hasSuffix("/id_ed25519") ? "no key yet (\(path)): run `octunnel keygen`." : "no key at \(path): check --identity, or run `octunnel keygen`."
-        case .noSettings(let path):
-            return "no saved settings in \(path): run `octunnel tunnel up TARGET --save` first."
+        case .noSettings(let path, let profile, let role):
+            let named = profile.isDefault ? "" : " for profile \(profile)"
+            let option = profile.isDefault ? "" : " --profile \(profile)"
+            return "no saved \(role == .tunnel ? "" : "\(role) ")settings\(named) in \(path): run `\(role.saveCommand)\(option)` first."
         case .unsafeKeyPermissions(let path, let mode):
             return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
         case .badKeyFile(let path, let reason):
@@ -148,6 +154,16 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "cannot use password file \(path): \(reason)."
         case .notOpenCode(let remoteHost, let remotePort, let detail):
             return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
+        case .serviceFileNotOurs(let path, let edited, let removing):
+            let why = edited ? "was changed since `octunnel service install` wrote it" : "was not written by `octunnel service install`"
+            return removing
+                ? "\(path) \(why); it was left in place. Remove it yourself, or with --force."
+                : "\(path) \(why); it was left untouched. Move it away, or replace it with --force."
+        case .serviceNotInstalled(let path, let role, let profile):
+            let option = profile.isDefault ? "" : " --profile \(profile)"
+            return "not installed (no \(path)): run `octunnel service install \(role)\(option)`."
+        case .serviceManagerFailed(let command, let detail):
+            return "`\(command)` failed (\(detail)); the service file is in place: run that command yourself where the service manager is reachable."
         }
     }
 

@@ -31,6 +31,16 @@ public struct OctunnelHome: Sendable {
     public var knownHostsPath: String { path + "/known_hosts" }
     public var configPath: String { path + "/config.json" }
 
+    /// Where running octunnel processes keep what others reach them by (status sockets): an
+    /// owner-only directory inside the home.
+    public var runtimeDirectory: String { path + "/run" }
+
+    /// A per-role, per-profile path in `runtimeDirectory`: `run/tunnel.sock` for the default
+    /// profile, `run/tunnel-work.sock` for profile `work` (the same stem as the service unit).
+    public func runtimePath(role: Role, profile: ProfileName, suffix: String) -> String {
+        runtimeDirectory + "/" + role.instanceName(profile: profile) + suffix
+    }
+
     /// Creates the directory (0700) if needed and makes sure only its owner can enter it:
     /// a group- or world-accessible home is tightened if we own it, refused if we don't.
     /// Returns a note for stderr when it tightened the mode.

@@ -1,8 +1,45 @@
 import Foundation
 
-/// The saved tunnel: the RFC's SSHTunnelConfig (host, port, username, remotePort) plus the
-/// local and home ports, in `config.json` (0600, written atomically).
-public struct SavedSettings: Codable, Equatable, Sendable {
+/// One profile's saved settings, a section per role: `tunnel` (the laptop, saved by
+/// `tunnel up --save`) and `home` (the home machine, saved by `home up --save`). Kept in
+/// `config.json` (see `ConfigFile`); either section may be absent.
+public struct SavedSettings: Equatable, Sendable {
+    public var tunnel: TunnelSettings?
+    public var home: HomeSettings?
+
+    public init(tunnel: TunnelSettings? = nil, home: HomeSettings? = nil) {
+        self.tunnel = tunnel
+        self.home = home
+    }
+
+    /// Whether the section of `role` is saved.
+    public func has(_ role: Role) -> Bool {
+        switch role {
+        case .tunnel: return tunnel != nil
+        case .home: return home != nil
+        }
+    }
+
+    /// The settings of `profile`, nil when that profile has none; a file that is not valid is
+    /// an error (exit 65), never replaced.
+    public static func load(from home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) -> SavedSettings? {
+        try ConfigFile(home: home).read()?.settings(of: profile)
+    }
+
+    /// Every saved profile, the default first, then by name; empty when nothing is saved.
+    public static func all(in home: OctunnelHome) throws(OCTunnelError) -> [(profile: ProfileName, settings: SavedSettings)] {
+        guard let contents = try ConfigFile(home: home).read() else { return [] }
+        var result: [(profile: ProfileName, settings: SavedSettings)] = []
+        for profile in contents.profiles.sorted() {
+            if let settings = try contents.settings(of: profile) { result.append((profile, settings)) }
+        }
+        return result
+    }
+}
+
+/// The laptop role's saved tunnel: the RFC's SSHTunnelConfig (host, port, username, remotePort)
+/// plus the local and home ports. Before profiles this was the whole of `config.json`.
+public struct TunnelSettings: Codable, Equatable, Sendable {
     public var host: String
     public var port: Int
     public var username: String
@@ -24,48 +61,56 @@ public struct SavedSettings: Codable, Equatable, Sendable {
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
 
-    /// The saved settings, nil when none; a file that is not valid is an error (exit 65), never replaced.
-    public static func load(from home: OctunnelHome) throws(OCTunnelError) -> SavedSettings? {
-        let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(home.configPath) } catch { throw .cannotRead(path: home.configPath, reason: error.description) }
-        guard let bytes else { return nil }
-        let settings: SavedSettings
-        do {
-            settings = try JSONDecoder().decode(SavedSettings.self, from: Data(bytes))
-        } catch DecodingError.keyNotFound(let key, _) {
-            throw .badConfig(path: home.configPath, reason: "\"\(key.stringValue)\" is missing")
-        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-            throw .badConfig(path: home.configPath, reason: "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
-        } catch {
-            throw .badConfig(path: home.configPath, reason: "not JSON")
-        }
-        do {
-            for host in [settings.host, settings.remoteHost].compactMap({ $0 }) {
-                _ = try HostPort.parse(host.contains(":") ? "[\(host)]" : host)
-            }
-            for (name, port) in [("port", settings.port), ("remotePort", settings.remotePort), ("homePort", settings.homePort)] {
-                _ = try HostPort.parsePort(String(port))
-                _ = name
-            }
-            _ = try HostPort.parsePort(String(settings.localPort), allowZero: true)
-        } catch {
-            throw .badConfig(path: home.configPath, reason: error.message)
-        }
-        return settings
+    /// Checks the hosts and ports a hand-edited file may have broken.
+    func validate() throws(TargetParseError) {
+        try SettingsChecks.host(host)
+        if let remoteHost { try SettingsChecks.host(remoteHost) }
+        for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
+        _ = try HostPort.parsePort(String(localPort), allowZero: true)
     }
 
-    /// Writes the settings atomically with mode 0600.
-    public func save(to home: OctunnelHome) throws(OCTunnelError) {
-        try home.prepare()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do {
-            let data = try encoder.encode(self)
-            try AtomicFile.write(Array(data) + [UInt8(ascii: "\n")], to: home.configPath, mode: 0o600)
-        } catch let error as SystemError {
-            throw .cannotWrite(path: home.configPath, reason: error.description)
-        } catch {
-            throw .cannotWrite(path: home.configPath, reason: "\(error)")
-        }
+    /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
+    public func save(to home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) {
+        try ConfigFile(home: home).save(self, role: .tunnel, profile: profile)
+    }
+}
+
+/// The home role's saved reverse tunnel (`home up --save`): the VPS to sign in to, where the
+/// VPS listens and the OpenCode port on this machine.
+public struct HomeSettings: Codable, Equatable, Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var remotePort: Int
+    public var homePort: Int
+    /// The VPS address the reverse tunnel listens on; absent means 127.0.0.1.
+    public var remoteHost: String?
+
+    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.remotePort = remotePort
+        self.homePort = homePort
+        self.remoteHost = remoteHost
+    }
+
+    public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
+
+    func validate() throws(TargetParseError) {
+        try SettingsChecks.host(host)
+        if let remoteHost { try SettingsChecks.host(remoteHost) }
+        for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
+    }
+
+    /// Saves this as `profile`'s home section, keeping every other profile and section.
+    public func save(to home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) {
+        try ConfigFile(home: home).save(self, role: .home, profile: profile)
+    }
+}
+
+enum SettingsChecks {
+    static func host(_ host: String) throws(TargetParseError) {
+        _ = try HostPort.parse(host.contains(":") ? "[\(host)]" : host)
     }
 }

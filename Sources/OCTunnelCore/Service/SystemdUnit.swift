@@ -1,0 +1,37 @@
+/// A systemd user unit that starts a role at login and restarts it, except on the exit codes
+/// retrying cannot fix (`RestartPreventExitStatus=`, from `ExitStatus.notRetriedByServices`).
+struct SystemdUnit {
+    let definition: ServiceDefinition
+
+    func render() -> String {
+        let lines = [
+            "# \(definition.header)",
+            "# octunnel never overwrites or removes this file once it is changed (unless given --force);",
+            "# add settings such as Environment= with `systemctl --user edit \(definition.name)` instead.",
+            "[Unit]",
+            "Description=\(definition.summary)",
+            "Wants=network-online.target",
+            "After=network-online.target",
+            "",
+            "[Service]",
+            "Type=simple",
+            "ExecStart=\(definition.arguments.map(Self.quote).joined(separator: " "))",
+            "Restart=always",
+            "RestartSec=5",
+            "RestartPreventExitStatus=\(ExitStatus.notRetriedByServices.map(String.init).joined(separator: " "))",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ]
+        return ServiceFileMark.seal(lines, at: 3, prefix: "# ", suffix: "")
+    }
+
+    /// Quotes a word of `ExecStart=` when it needs it; `%` and `$` are escaped (specifiers, variables).
+    static func quote(_ word: String) -> String {
+        let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+        let plain = !word.isEmpty && word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != ";" }
+        if plain { return escaped }
+        return "\"" + escaped.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// `octunnel service …` run as a user runs it, from a temp HOME and XDG_CONFIG_HOME. The service
+/// manager is a stand-in `systemctl`/`launchctl` first on PATH that logs its arguments, so no
+/// test ever reaches this machine's real user manager.
+@Suite("octunnel service install, uninstall and status")
+struct ServiceCommandTests {
+    /// A temp HOME with saved tunnel settings for the default profile and for `work`, and a stand-in service manager.
+    struct Setup {
+        let dir: String
+        var octunnelHome: String { dir + "/oct" }
+        var stubs: String { dir + "/stubs" }
+        var log: String { dir + "/manager.log" }
+        var unitDirectory: String { dir + "/xdg/systemd/user" }
+
+        init(_ dir: String, managerExit: Int = 0) throws {
+            self.dir = dir
+            try FileManager.default.createDirectory(atPath: dir + "/stubs", withIntermediateDirectories: true)
+            let script = """
+            #!/bin/sh
+            echo "$(basename "$0") $*" >> '\(dir)/manager.log'
+            case "$*" in *is-enabled*) echo enabled ;; *is-active*) echo active ;; esac
+            if [ \(managerExit) -ne 0 ]; then echo "Failed to connect to bus: stand-in says no" >&2; fi
+            exit \(managerExit)
+
+            """
+            for tool in ["systemctl", "launchctl"] { try writeText(script, to: dir + "/stubs/" + tool, mode: 0o755) }
+            let sections = #"{"tunnel":{"host":"vps.example.com","port":22,"username":"me","remotePort":18080,"localPort":4096,"homePort":4096}}"#
+            let work = #"{"tunnel":{"host":"work.example.com","port":22,"username":"w","remotePort":18081,"localPort":4097,"homePort":4096},"home":{"host":"work.example.com","port":22,"username":"h","remotePort":18081,"homePort":4096}}"#
+            try FileManager.default.createDirectory(atPath: dir + "/oct", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try writeText(#"{"version":2,"profiles":{"default":\#(sections),"work":\#(work)}}"#, to: dir + "/oct/config.json")
+        }
+
+        func environment(path: String? = nil) -> [String: String] {
+            Octunnel.environment(home: dir, ["XDG_CONFIG_HOME": dir + "/xdg", "PATH": path ?? stubs + ":/usr/bin:/bin"])
+        }
+
+        func run(_ arguments: [String], path: String? = nil) throws -> ToolResult {
+            try Octunnel.run(["service"] + arguments + ["--home", octunnelHome], in: dir, environment: environment(path: path))
+        }
+
+        var managerCalls: [String] {
+            ((try? readText(log)) ?? "").split(separator: "\n").map(String.init)
+        }
+    }
+
+    @Test func printWritesNothingAndPrintsTheUnit() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+
+            let printed = try setup.run(["install", "tunnel", "--print"])
+
+            #expect(printed.status == 0, "\(printed)")
+            #expect(printed.stdout.contains("\nExecStart=\(try #require(Octunnel.path)) tunnel up --home \(setup.octunnelHome) --profile default\n"))
+            #expect(printed.stdout.contains("\nRestartPreventExitStatus=64 65 66 76 77 78 80 81\n"))
+            #expect(printed.stderr.contains("nothing written"))
+            #expect(!fileExists(dir + "/xdg"), "--print created something")
+            #expect(setup.managerCalls.isEmpty)
+            #expect(try setup.run(["install", "tunnel", "--print", "--now"]).status == 64)
+        }
+    }
+
+    @Test func installWritesTheUnitAndSaysHowToStartItThenStatusDescribesIt() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+
+            let installed = try setup.run(["install", "tunnel", "--profile", "work"])
+
+            #expect(installed.status == 0, "\(installed)")
+            let path = setup.unitDirectory + "/octunnel-tunnel-work.service"
+            #expect(try readText(path).contains(" tunnel up --home \(setup.octunnelHome) --profile work\n"))
+            #expect(installed.stdout.isEmpty)
+            #expect(installed.stderr.contains("systemctl --user daemon-reload && systemctl --user enable --now octunnel-tunnel-work.service"))
+            #expect(setup.managerCalls.isEmpty, "install without --now ran \(setup.managerCalls)")
+            #expect(!fileExists(setup.unitDirectory + "/octunnel-tunnel.service"))
+
+            let status = try setup.run(["status", "tunnel", "--profile", "work"])
+            #expect(status.status == 0, "\(status)")
+            #expect(status.stdout.contains("octunnel-tunnel-work.service"))
+            #expect(status.stdout.contains("(written by octunnel)"))
+            #expect(status.stdout.contains("enabled: enabled"))
+            #expect(status.stdout.contains("active:  active"))
+
+            let absent = try setup.run(["status", "tunnel"])
+            #expect(absent.status == 66)
+            #expect(absent.stderr.contains("octunnel service install tunnel"))
+        }
+    }
+
+    @Test func theHomeRoleNeedsItsOwnSavedSettings() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+
+            let missing = try setup.run(["install", "home"])
+            #expect(missing.status == 66)
+            #expect(missing.stderr.contains("octunnel home up TARGET --save"))
+            #expect(!fileExists(dir + "/xdg"))
+
+            let installed = try setup.run(["install", "home", "--profile", "work"])
+            #expect(installed.status == 0, "\(installed)")
+            #expect(try readText(setup.unitDirectory + "/octunnel-home-work.service").contains(" home up --home \(setup.octunnelHome) --profile work\n"))
+
+            let nothingSaved = try Octunnel.run(["service", "install", "tunnel", "--home", dir + "/empty"], in: dir, environment: setup.environment())
+            #expect(nothingSaved.status == 66)
+            #expect(nothingSaved.stderr.contains("octunnel tunnel up TARGET --save"))
+        }
+    }
+
+    @Test func aFileOctunnelDidNotWriteIsNeitherOverwrittenNorRemovedWithoutForce() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+            let path = setup.unitDirectory + "/octunnel-tunnel.service"
+            try FileManager.default.createDirectory(atPath: setup.unitDirectory, withIntermediateDirectories: true)
+            let mine = "[Service]\nExecStart=/usr/bin/ssh -N me@vps\n"
+            try writeText(mine, to: path, mode: 0o644)
+
+            let install = try setup.run(["install", "tunnel"])
+            #expect(install.status == 73)
+            #expect(install.stderr.contains("--force"))
+            let uninstall = try setup.run(["uninstall", "tunnel"])
+            #expect(uninstall.status == 73)
+            #expect(try readText(path) == mine)
+            #expect(setup.managerCalls.isEmpty, "a refused uninstall still stopped the service: \(setup.managerCalls)")
+            let status = try setup.run(["status", "tunnel"])
+            #expect(status.stdout.contains("(not written by octunnel)"))
+
+            let forced = try setup.run(["install", "tunnel", "--force"])
+            #expect(forced.status == 0, "\(forced)")
+            #expect(forced.stderr.contains("replaced \(path)"))
+            #expect(try readText(path).contains("octunnel-managed sha256:"))
+        }
+    }
+
+    @Test func nowStartsItAndUninstallStopsItThenRemovesOnlyItsFile() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+            let path = setup.unitDirectory + "/octunnel-tunnel.service"
+
+            let started = try setup.run(["install", "tunnel", "--now"])
+
+            #expect(started.status == 0, "\(started)")
+            #expect(setup.managerCalls == ["systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service"])
+            try writeText("", to: setup.log)
+            try writeText("# keep\n", to: setup.unitDirectory + "/other.service", mode: 0o644)
+
+            let removed = try setup.run(["uninstall", "tunnel"])
+
+            #expect(removed.status == 0, "\(removed)")
+            #expect(setup.managerCalls == ["systemctl --user disable --now octunnel-tunnel.service", "systemctl --user daemon-reload"])
+            #expect(!fileExists(path))
+            #expect(try readText(setup.unitDirectory + "/other.service") == "# keep\n")
+            let again = try setup.run(["uninstall", "tunnel"])
+            #expect(again.status == 0)
+            #expect(again.stderr.contains("nothing to remove"))
+        }
+    }
+
+    @Test func nowWithoutAWorkingServiceManagerIs69AndKeepsTheFile() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+            let path = setup.unitDirectory + "/octunnel-tunnel.service"
+            try FileManager.default.createDirectory(atPath: dir + "/nothing", withIntermediateDirectories: true)
+
+            let noTool = try setup.run(["install", "tunnel", "--now"], path: dir + "/nothing")
+            #expect(noTool.status == 69, "\(noTool)")
+            #expect(noTool.stderr.contains("systemctl not found"))
+            #expect(fileExists(path))
+
+            let failing = try Setup(dir + "/failing", managerExit: 1)
+            let refused = try failing.run(["install", "tunnel", "--now"])
+            #expect(refused.status == 69, "\(refused)")
+            #expect(refused.stderr.contains("stand-in says no"))
+            #expect(fileExists(failing.unitDirectory + "/octunnel-tunnel.service"))
+            // An unreachable manager does not keep uninstall from removing the file; it warns.
+            let removed = try failing.run(["uninstall", "tunnel"])
+            #expect(removed.status == 0, "\(removed)")
+            #expect(removed.stderr.contains("warning"))
+            #expect(!fileExists(failing.unitDirectory + "/octunnel-tunnel.service"))
+        }
+    }
+
+    @Test func launchdAgentsGoToLibraryWithTheirLogDirectory() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+
+            let installed = try setup.run(["install", "tunnel", "--format", "launchd", "--now"])
+
+            #expect(installed.status == 0, "\(installed)")
+            let path = dir + "/Library/LaunchAgents/dev.octunnel.tunnel.plist"
+            #expect(try readText(path).contains("<key>KeepAlive</key>"))
+            #expect(fileExists(dir + "/Library/Logs/octunnel"))
+            #expect(setup.managerCalls == ["launchctl bootstrap gui/\(getuid()) \(path)"])
+            #expect(installed.stderr.contains("launchctl bootstrap gui/$(id -u) \(path)"))
+            #expect(try setup.run(["install", "tunnel", "--format", "bogus"]).status == 64)
+            #expect(try setup.run(["install", "laptop"]).status == 64)
+        }
+    }
+}
