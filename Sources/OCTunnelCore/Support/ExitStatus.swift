@@ -9,4 +9,6 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     case hostKeyChanged = 76
     case permission = 77
+    /// EX_CONFIG: the ssh client config asks for something octunnel cannot honour (ProxyJump, ProxyCommand) or is unreadable to ssh.
+    case config = 78
 }

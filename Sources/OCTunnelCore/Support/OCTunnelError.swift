@@ -32,6 +32,9 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case healthNeedsPassword
     case healthPasswordRefused
     case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
+    case unsupportedSSHConfig(host: String, directive: String, value: String, file: String)
+    case badSSHConfig(path: String, reason: String)
+    case hostKeyDiffersFromOpenSSH(host: String, port: Int, presented: String, known: String, file: String, line: Int)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -40,7 +43,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .noKey, .noSettings: return .noInput
         case .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
         case .badKeyFile, .badConfig, .cannotRead: return .dataError
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
+        case .unsupportedSSHConfig, .badSSHConfig: return .config
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
              .nothingListeningBehindVPS, .healthFailed, .healthNeedsPassword,
@@ -58,7 +62,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
         case .notSSH, .noCommonAlgorithms, .sshFailure: return "ssh"
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return "host key"
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return "host key"
+        case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen: return "local port"
         case .nothingListeningBehindVPS, .forwardRefused: return "forward"
@@ -128,6 +133,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the server refused the password: check OPENCODE_SERVER_PASSWORD and OPENCODE_SERVER_USERNAME."
         case .notOpenCode(let remoteHost, let remotePort, let detail):
             return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
+        case .unsupportedSSHConfig(let host, let directive, let value, let file):
+            return "\(file) sets \(directive) \(value) for \(host); octunnel does not support \(directive) yet and will not connect directly instead. Give the VPS's own address as the target, or connect through the jump host yourself."
+        case .badSSHConfig(let path, let reason):
+            return "cannot use the ssh config for this target (\(path)): \(reason)."
+        case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line):
+            return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If the key changed legitimately, fix that line (`ssh-keygen -R` with the host, or edit it; octunnel never writes OpenSSH's files), or connect with --no-openssh-known-hosts and compare the fingerprint on the VPS."
         }
     }
 
