@@ -28,6 +28,10 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     public struct Place: Sendable, Equatable, CustomStringConvertible {
         public let file: String
         public let line: Int
+        public init(file: String, line: Int) {
+            self.file = file
+            self.line = line
+        }
         public var description: String { "\(file):\(line)" }
     }
 
