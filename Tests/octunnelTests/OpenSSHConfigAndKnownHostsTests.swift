@@ -135,6 +135,24 @@ struct OpenSSHConfigAndKnownHostsTests {
         }
     }
 
+    @Test("a VPS with Ed25519 and ECDSA host keys that ~/.ssh/known_hosts knows by ECDSA only is asked for ECDSA and verified")
+    func knownTypeIsAskedFirst() async throws {
+        try await offPool {
+            let keys = try TempDirectory("octunnel-hostkeys")
+            try sshKeygen(["-q", "-t", "ecdsa", "-N", "", "-f", keys.file("ecdsa")])
+            let fixture = try TunnelFixture(sshdConfig: "HostKey \(keys.file("ecdsa"))")
+            let user = try UserHome()
+            let ecdsa = try readText(keys.file("ecdsa.pub")).split(separator: " ").prefix(2).joined(separator: " ")
+            try user.write("known_hosts", "[127.0.0.1]:\(fixture.sshd.port) \(ecdsa)\n")
+            let tunnel = try octunnel(["tunnel", "up", "root@127.0.0.1:\(fixture.sshd.port)", "--home", fixture.home.path, "--local-port", "0",
+                                       "--remote-port", "9", "--no-health"], environment: try user.environment())
+            defer { tunnel.signal(SIGINT); _ = tunnel.waitForExit(timeout: 5) }
+            #expect(tunnel.forwardedPort() != nil, "\(tunnel.stderrText)")
+            #expect(tunnel.stderrText.contains("host key ecdsa-sha2-nistp256 \(try sshKeygenFingerprint(keys.file("ecdsa.pub"))) verified by ~/.ssh/known_hosts (line 1)"),
+                    "\(tunnel.stderrText)")
+        }
+    }
+
     @Test("a different key in ~/.ssh/known_hosts (or @revoked) stops with 76 before authentication; --no-openssh-known-hosts skips the file",
           arguments: ["different", "revoked"])
     func contradictingEntryStops(kind: String) async throws {
