@@ -169,7 +169,10 @@ struct OpenSSHConfigAndKnownHostsTests {
             let refused = try octunnel(arguments, environment: try user.environment())
             #expect(refused.waitForExit(timeout: 20) == 76, "\(refused.stderrText)")
             #expect(refused.stderrText.contains("~/.ssh/known_hosts line 2"), "\(refused.stderrText)")
-            if kind == "different" { #expect(refused.stderrText.contains(other.fingerprint)) }
+            if kind == "different" {
+                #expect(refused.stderrText.contains(other.fingerprint))
+                #expect(refused.stderrText.contains("ssh-keygen -R '\(name)'`"), "\(refused.stderrText)")
+            }
             #expect(!fileExists(fixture.knownHosts), "nothing may be recorded")
             // sshd saw the connection end before any authentication attempt.
             #expect(waitUntil(timeout: 10) { fixture.sshd.log.contains("[preauth]") }, "\(fixture.sshd.log)")

@@ -253,8 +253,9 @@ public struct SSHConnector: Sendable {
             try store.record(host: target.host, port: target.port, key: key)
             return .openSSH(place)
         case .differs(let place, let known):
+            let name = settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port) ?? target.hostPort.knownHostsName
             throw .hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
-                                             file: place.file, line: place.line)
+                                             file: place.file, line: place.line, name: name)
         case .revoked(let place):
             throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
         case .notFound:

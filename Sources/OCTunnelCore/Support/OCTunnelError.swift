@@ -34,7 +34,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
     case unsupportedSSHConfig(host: String, directive: String, value: String, file: String)
     case badSSHConfig(path: String, reason: String)
-    case hostKeyDiffersFromOpenSSH(host: String, port: Int, presented: String, known: String, file: String, line: Int)
+    case hostKeyDiffersFromOpenSSH(host: String, port: Int, presented: String, known: String, file: String, line: Int, name: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -137,8 +137,9 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "\(file) sets \(directive) \(value) for \(host); octunnel does not support \(directive) yet and will not connect directly instead. Give the VPS's own address as the target, or connect through the jump host yourself."
         case .badSSHConfig(let path, let reason):
             return "cannot use the ssh config for this target (\(path)): \(reason)."
-        case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line):
-            return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If the key changed legitimately, fix that line (`ssh-keygen -R` with the host, or edit it; octunnel never writes OpenSSH's files), or connect with --no-openssh-known-hosts and compare the fingerprint on the VPS."
+        case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):
+            let fileOption = file == "~/.ssh/known_hosts" ? "" : " -f \(file)"
+            return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If you know the key changed, remove the old one (`ssh-keygen -R '\(name)'\(fileOption)`; octunnel never writes OpenSSH's files) and connect again, or skip that file with --no-openssh-known-hosts."
         }
     }
 

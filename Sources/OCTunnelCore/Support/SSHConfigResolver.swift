@@ -49,6 +49,7 @@ public struct SSHConfigResolver: Sendable {
     /// The environment ssh runs with.
     public var environment: [String: String]
 
+    /// The resolver for this process: `$HOME`, the login name, and the ssh found on `$PATH`.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         self.home = home
@@ -57,6 +58,7 @@ public struct SSHConfigResolver: Sendable {
         sshPath = Self.findExecutable("ssh", path: environment["PATH"] ?? "/usr/bin:/bin")
     }
 
+    /// A resolver with everything given (tests, or a caller that knows better).
     public init(home: String, sshPath: String?, localUser: String = currentUserName(), environment: [String: String] = [:]) {
         self.home = home
         self.sshPath = sshPath
@@ -67,6 +69,7 @@ public struct SSHConfigResolver: Sendable {
         self.environment = environment
     }
 
+    /// `~/.ssh/config` under `home`.
     public var userConfigPath: String { home + "/.ssh/config" }
 
     /// Resolves `text`, `[user@]host[:port]` as the command line gives it.

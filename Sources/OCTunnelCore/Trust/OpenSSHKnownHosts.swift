@@ -10,6 +10,7 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     /// HostKeyAlias from the ssh config: looked up as is, without the port (as ssh does).
     public var hostKeyAlias: String?
 
+    /// Reads `files` (missing ones are skipped), showing paths under `home` as `~/…`.
     public init(files: [String], home: String, hostKeyAlias: String? = nil) {
         self.files = files
         self.home = home
@@ -28,6 +29,7 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     public struct Place: Sendable, Equatable, CustomStringConvertible {
         public let file: String
         public let line: Int
+        /// A place in a file, `file` as shown to the user.
         public init(file: String, line: Int) {
             self.file = file
             self.line = line
