@@ -75,6 +75,9 @@ struct ResolvedTarget {
                                           knownHostsPath: home.knownHostsPath,
                                           connectTimeout: Double(connect.connectTimeout), expectFingerprint: connect.expectFingerprint,
                                           trustNew: !connect.noTrustNew, remoteHost: remoteHost, remotePort: remotePort)
+        if connect.identity == nil, let config = sshConfig, config.identityFile == nil, !config.skippedIdentities.isEmpty {
+            Console.say("note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(settings.identityPath)")
+        }
         if !connect.noOpensshKnownHosts {
             settings.openSSHKnownHosts = .standard(home: SSHConfigResolver().home, resolution: sshConfig)
         }

@@ -37,6 +37,7 @@ struct SSHConfigResolverTests {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
             try writeText(Self.config, to: dir + "/.ssh/config")
+            try sshKeygenOK(["-q", "-t", "ed25519", "-N", "", "-f", dir + "/.ssh/vps_deploy_vps.example.net"])
             let resolved = try resolver.resolve("vps")
             #expect(resolved.target == SSHTarget(user: "deploy", host: "vps.example.net", port: 2200))
             #expect(resolved.identityFile == dir + "/.ssh/vps_deploy_vps.example.net")
@@ -85,6 +86,32 @@ struct SSHConfigResolverTests {
                     return error.exitStatus == .config && error.exitStatus.rawValue == 78
                 }
             }
+        }
+    }
+
+    @Test("IdentityFiles that are missing or not Ed25519 are passed over, as ssh skips keys it cannot use", arguments: [true, false])
+    func identitySkipsUnusableKeys(ssh: Bool) throws {
+        try withTemporaryDirectory { dir in
+            let resolver = try resolver(dir, ssh: ssh)
+            try sshKeygenOK(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", dir + "/.ssh/id_rsa"])
+            try sshKeygenOK(["-q", "-t", "ecdsa", "-N", "", "-m", "PEM", "-f", dir + "/.ssh/pem"])
+            try sshKeygenOK(["-q", "-t", "ed25519", "-N", "secret", "-f", dir + "/.ssh/ed"])
+            try writeText("""
+                Host both
+                  IdentityFile ~/.ssh/missing
+                  IdentityFile ~/.ssh/id_rsa
+                  IdentityFile ~/.ssh/ed
+                Host *
+                  IdentityFile ~/.ssh/id_rsa
+                  IdentityFile ~/.ssh/pem
+
+                """, to: dir + "/.ssh/config")
+            let both = try resolver.resolve("both")
+            #expect(both.identityFile == dir + "/.ssh/ed", "an encrypted Ed25519 key is still an Ed25519 key")
+            #expect(both.skippedIdentities == ["~/.ssh/missing (missing)", "~/.ssh/id_rsa (ssh-rsa)"])
+            let other = try resolver.resolve("root@198.51.100.7")
+            #expect(other.identityFile == nil)
+            #expect(other.skippedIdentities == ["~/.ssh/id_rsa (ssh-rsa)", "~/.ssh/pem (a PEM key)"])
         }
     }
 

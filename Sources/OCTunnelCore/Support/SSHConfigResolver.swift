@@ -19,10 +19,13 @@ public struct SSHConfigResolution: Sendable, Equatable {
 
     /// The host, user and port to connect to (HostName, User, Port applied).
     public var target: SSHTarget
-    /// The first IdentityFile the config sets for this host that exists (else the first one),
-    /// expanded; nil when the config sets none. Callers use it only when no key was chosen
-    /// otherwise (`--identity`, an agent).
+    /// The first IdentityFile the config sets for this host that exists and is a key type
+    /// octunnel signs with (Ed25519), expanded; nil when there is none. Callers use it only
+    /// when no key was chosen otherwise (`--identity`, an agent).
     public var identityFile: String?
+    /// IdentityFiles the config sets that were passed over (missing, or RSA, ECDSA, PEM…), as
+    /// "PATH (why)": ssh would skip them too and try the next key.
+    public var skippedIdentities: [String] = []
     /// HostKeyAlias: the name ssh looks host keys up under instead of the host.
     public var hostKeyAlias: String?
     /// UserKnownHostsFile / GlobalKnownHostsFile when the config changes them; nil: OpenSSH's defaults.
@@ -111,9 +114,10 @@ public struct SSHConfigResolver: Sendable {
         let finalPort = applied.first["port"].flatMap(Int.init) ?? port ?? 22
         let target = try validatedTarget(user: finalUser, host: finalHost, port: finalPort, file: "ssh -G \(host)")
         var identity: String?
+        var skipped: [String] = []
         let identities = applied.all["identityfile"] ?? []
         if identities != (defaults.all["identityfile"] ?? []) {
-            identity = pickIdentity(identities, target: target, original: host)
+            (identity, skipped) = pickIdentity(identities, target: target, original: host)
         }
         let userFiles = applied.first["userknownhostsfile"] != defaults.first["userknownhostsfile"]
             ? applied.first["userknownhostsfile"].map(splitFiles) : nil
@@ -122,8 +126,9 @@ public struct SSHConfigResolver: Sendable {
         let changed = finalHost != (defaults.first["hostname"] ?? host) || finalUser != (defaults.first["user"] ?? localUser)
             || finalPort != (defaults.first["port"].flatMap(Int.init) ?? 22) || identity != nil
         let alias = applied.first["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 }
-        return SSHConfigResolution(target: target, identityFile: identity, hostKeyAlias: alias, userKnownHostsFiles: userFiles,
-                                   globalKnownHostsFiles: globalFiles, ignored: [], source: .ssh, changedTarget: changed)
+        return SSHConfigResolution(target: target, identityFile: identity, skippedIdentities: skipped, hostKeyAlias: alias,
+                                   userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles, ignored: [], source: .ssh,
+                                   changedTarget: changed)
     }
 
     private struct SSHGOutput {
@@ -178,9 +183,9 @@ public struct SSHConfigResolver: Sendable {
         }
         let target = try validatedTarget(user: user ?? settings.values["user"] ?? localUser, host: hostName,
                                          port: port ?? configPort ?? 22, file: displayPath(userConfigPath))
-        let identity = settings.identityFiles.isEmpty ? nil : pickIdentity(settings.identityFiles, target: target, original: host)
+        let (identity, skipped) = pickIdentity(settings.identityFiles, target: target, original: host)
         let changed = hostName != host || (user == nil && settings.values["user"] != nil) || (port == nil && configPort != nil) || identity != nil
-        return SSHConfigResolution(target: target, identityFile: identity,
+        return SSHConfigResolution(target: target, identityFile: identity, skippedIdentities: skipped,
                                    hostKeyAlias: settings.values["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 },
                                    userKnownHostsFiles: settings.values["userknownhostsfile"].map(splitFiles),
                                    globalKnownHostsFiles: settings.values["globalknownhostsfile"].map(splitFiles),
@@ -209,10 +214,18 @@ public struct SSHConfigResolver: Sendable {
         return SSHTarget(user: user, host: host, port: port)
     }
 
-    /// The first identity that exists (ssh skips missing ones), else the first, expanded.
-    private func pickIdentity(_ files: [String], target: SSHTarget, original: String? = nil) -> String? {
-        let expanded = files.map { expandTokens($0, host: original ?? target.host, remoteUser: target.user, port: target.port, hostName: target.host) }
-        return expanded.first(where: { FileBytes.exists($0) }) ?? expanded.first
+    /// The first identity, expanded, that exists and holds a key type octunnel signs with; the
+    /// ones passed over before it (or all, when none fits) with the reason.
+    private func pickIdentity(_ files: [String], target: SSHTarget, original: String) -> (String?, [String]) {
+        var skipped: [String] = []
+        for file in files {
+            let path = expandTokens(file, host: original, remoteUser: target.user, port: target.port, hostName: target.host)
+            guard FileBytes.exists(path) else { skipped.append("\(displayPath(path)) (missing)"); continue }
+            // An unreadable file is not skipped: loading it says precisely why it cannot be used.
+            guard let type = IdentityKeyType.of(path: path), !IdentityKeyType.usable.contains(type) else { return (path, skipped) }
+            skipped.append("\(displayPath(path)) (\(type == "PEM" ? "a PEM key" : type))")
+        }
+        return (nil, skipped)
     }
 
     /// `~`, `%d`, `%u`, `%h`, `%n`, `%r`, `%p`, `%%` as ssh_config(5)'s TOKENS; others are kept as written.
