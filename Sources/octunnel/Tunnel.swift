@@ -11,7 +11,7 @@ struct Tunnel: ParsableCommand {
 
 /// Options shared by `tunnel up`, `check` and `reverse-command`.
 struct TunnelTargetOptions: ParsableArguments {
-    @Argument(help: ArgumentHelp("The VPS: [user@]host[:port] (IPv6 as user@[::1]:2222). Default: the saved one.", valueName: "target"))
+    @Argument(help: ArgumentHelp("The VPS: [user@]host[:port] (IPv6 as user@[::1]:2222), or a Host of ~/.ssh/config. Default: the saved one.", valueName: "target"))
     var target: String?
 
     @Option(help: "The VPS port the home machine's reverse tunnel listens on.")
@@ -38,15 +38,24 @@ struct ResolvedTarget {
     let remotePort: Int
     let homePort: Int
     let localPort: Int
+    /// What ~/.ssh/config said about the typed target (nil for the saved one).
+    let sshConfig: SSHConfigResolution?
 
     init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName) throws {
         var saved = try SavedSettings.load(from: home, profile: profile)?.tunnel
         if let text = options.target {
-            target = try parseTarget(text)
+            _ = try parseTarget(text)
+            let resolution = try SSHConfigResolver().resolve(text)
+            if !resolution.ignored.isEmpty, case .file(let path) = resolution.source {
+                Console.say("note: without the ssh client, octunnel read \(SSHConfigResolver().displayPath(path)) for HostName, User, Port and IdentityFile only; ignored for \(text): \(resolution.ignored.joined(separator: ", "))")
+            }
+            sshConfig = resolution
+            target = resolution.target
             // The saved ports belong to the saved VPS: another one starts from the defaults.
             if let settings = saved, settings.host != target.host || settings.port != target.port { saved = nil }
         } else if let saved {
             target = saved.target
+            sshConfig = nil
         } else {
             let option = profile.isDefault ? "" : " --profile \(profile)"
             throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save\(option)`)")
@@ -63,9 +72,17 @@ struct ResolvedTarget {
     }
 
     func connection(_ connect: ConnectOptions, home: OctunnelHome) -> ConnectionSettings {
-        ConnectionSettings(target: target, identityPath: connect.identity ?? home.privateKeyPath, knownHostsPath: home.knownHostsPath,
-                           connectTimeout: Double(connect.connectTimeout), expectFingerprint: connect.expectFingerprint,
-                           trustNew: !connect.noTrustNew, remoteHost: remoteHost, remotePort: remotePort)
+        var settings = ConnectionSettings(target: target, identityPath: connect.identity ?? sshConfig?.identityFile ?? home.privateKeyPath,
+                                          knownHostsPath: home.knownHostsPath,
+                                          connectTimeout: Double(connect.connectTimeout), expectFingerprint: connect.expectFingerprint,
+                                          trustNew: !connect.noTrustNew, remoteHost: remoteHost, remotePort: remotePort)
+        if connect.identity == nil, let config = sshConfig, config.identityFile == nil, !config.skippedIdentities.isEmpty {
+            Console.say("note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(settings.identityPath)")
+        }
+        if !connect.noOpensshKnownHosts {
+            settings.openSSHKnownHosts = .standard(home: SSHConfigResolver().home, resolution: sshConfig)
+        }
+        return settings
     }
 
     var reverse: ReverseCommand {
@@ -86,6 +103,9 @@ struct ConnectOptions: ParsableArguments {
 
     @Flag(help: "Refuse a VPS whose host key is not known yet (no trust on first use).")
     var noTrustNew = false
+
+    @Flag(help: "Do not look a new VPS up in ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts before trusting it on first use.")
+    var noOpensshKnownHosts = false
 
     @Flag(help: "Print events as JSON on stdout.")
     var json = false

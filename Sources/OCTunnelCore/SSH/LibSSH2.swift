@@ -78,6 +78,17 @@ public final class SSHSession: @unchecked Sendable {
         }
     }
 
+    /// `libssh2_session_method_pref` for host keys: `types` (those octunnel accepts) first, then
+    /// its usual order, as OpenSSH asks first for the key types it already knows for a host.
+    func preferHostKeys(_ types: [String]) throws(LibSSH2Error) {
+        let usual = SSHAlgorithms.hostKeys.split(separator: ",").map(String.init)
+        let first = types.filter(usual.contains)
+        guard !first.isEmpty else { return }
+        let list = (first + usual.filter { !first.contains($0) }).joined(separator: ",")
+        let rc = libssh2_session_method_pref(raw, LIBSSH2_METHOD_HOSTKEY, list)
+        if rc != 0 { throw error(rc, "libssh2_session_method_pref") }
+    }
+
     /// The error for return code `code`, with libssh2's message read now.
     func error(_ code: Int32, _ operation: String) -> LibSSH2Error {
         var message: UnsafeMutablePointer<CChar>?

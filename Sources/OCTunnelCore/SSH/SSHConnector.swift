@@ -14,6 +14,9 @@ public struct ConnectionSettings: Sendable {
     public var trustNew: Bool
     public var remoteHost: String
     public var remotePort: Int
+    /// OpenSSH's known_hosts files to consult for a host octunnel's store does not know;
+    /// nil skips them (`--no-openssh-known-hosts`).
+    public var openSSHKnownHosts: OpenSSHKnownHosts?
 
     public init(target: SSHTarget, identityPath: String, knownHostsPath: String, connectTimeout: Double = 30,
                 expectFingerprint: String? = nil, trustNew: Bool = true, remoteHost: String = "127.0.0.1", remotePort: Int = 18080) {
@@ -40,10 +43,39 @@ public struct StageReport: Sendable {
     public let detail: String
 }
 
+/// Why the host key was accepted.
+public enum HostKeyTrust: Sendable, Equatable {
+    /// octunnel's own store already held it.
+    case known
+    /// Nothing knew the host: trusted on first use (and recorded).
+    case firstUse
+    /// The user's OpenSSH known_hosts held it (and now octunnel's store does too).
+    case openSSH(OpenSSHKnownHosts.Place)
+
+    /// The words for the host-key stage.
+    public var text: String {
+        switch self {
+        case .known: return "verified"
+        case .firstUse: return "trusted on first use"
+        case .openSSH(let place): return "verified by \(place.file) (line \(place.line)), recorded in octunnel's known_hosts"
+        }
+    }
+
+    /// A short tag for JSON: known, first-use or openssh-known-hosts.
+    public var tag: String {
+        switch self {
+        case .known: return "known"
+        case .firstUse: return "first-use"
+        case .openSSH: return "openssh-known-hosts"
+        }
+    }
+}
+
 /// Facts about a session worth telling the user.
 public struct SessionInfo: Sendable {
     public let hostKey: SSHPublicKey
     public let newlyTrusted: Bool
+    public let hostKeyTrust: HostKeyTrust
     public let keyExchange: String
     public let cipher: String
     public let mac: String
@@ -99,6 +131,7 @@ public struct SSHConnector: Sendable {
         session.setBlocking(true)
         session.setTimeout(milliseconds: Int(settings.connectTimeout * 1000))
         do {
+            try session.preferHostKeys(knownHostKeyTypes())
             try session.handshake()
         } catch {
             session.close()
@@ -113,15 +146,16 @@ public struct SSHConnector: Sendable {
             session.close()
             throw .sshFailure(host: target.host, port: target.port, detail: "the server presented no host key")
         }
-        let newlyTrusted: Bool
+        let trust: HostKeyTrust
+        var notes: [String] = []
         do {
-            newlyTrusted = try verifyHostKey(hostKey)
+            trust = try verifyHostKey(hostKey, notes: &notes)
         } catch {
             session.close()
             throw error
         }
-        onStage(StageReport(stage: .hostKey, milliseconds: lap(),
-                            detail: "\(hostKey.type) \(hostKey.fingerprint) \(newlyTrusted ? "trusted on first use" : "verified")"))
+        let noted = notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))"
+        onStage(StageReport(stage: .hostKey, milliseconds: lap(), detail: "\(hostKey.type) \(hostKey.fingerprint) \(trust.text)\(noted)"))
 
         do {
             try authenticate(session, clientKey: clientKey)
@@ -137,7 +171,7 @@ public struct SSHConnector: Sendable {
             throw .sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
         }
         onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(clientKey.fingerprint)"))
-        let info = SessionInfo(hostKey: hostKey, newlyTrusted: newlyTrusted, keyExchange: keyExchange, cipher: cipher, mac: mac,
+        let info = SessionInfo(hostKey: hostKey, newlyTrusted: trust == .firstUse, hostKeyTrust: trust, keyExchange: keyExchange, cipher: cipher, mac: mac,
                                serverBanner: banner ?? "", user: target.user, clientKeyFingerprint: clientKey.fingerprint)
         return EstablishedSession(session: session, idleChannel: idle, info: info)
     }
@@ -186,8 +220,19 @@ public struct SSHConnector: Sendable {
         }
     }
 
-    /// Checks the host key against the store; returns true when it was trusted just now.
-    private func verifyHostKey(_ key: SSHPublicKey) throws(OCTunnelError) -> Bool {
+    /// The host key types octunnel's store and OpenSSH's files hold for the target, to ask for first.
+    private func knownHostKeyTypes() -> [String] {
+        let target = settings.target
+        var types = KnownHostsStore(path: settings.knownHostsPath).knownKeyTypes(host: target.host, port: target.port)
+        for type in settings.openSSHKnownHosts?.knownKeyTypes(host: target.host, port: target.port) ?? [] where !types.contains(type) {
+            types.append(type)
+        }
+        return types
+    }
+
+    /// Checks the host key against the store, then (for a host it does not know) OpenSSH's
+    /// known_hosts files; says why the key is accepted, or throws before authentication.
+    private func verifyHostKey(_ key: SSHPublicKey, notes: inout [String]) throws(OCTunnelError) -> HostKeyTrust {
         let target = settings.target
         let store = KnownHostsStore(path: settings.knownHostsPath)
         if let expected = settings.expectFingerprint, expected != key.fingerprint {
@@ -195,17 +240,30 @@ public struct SSHConnector: Sendable {
         }
         switch try store.verdict(host: target.host, port: target.port, key: key) {
         case .trusted:
-            return false
+            return .known
         case .changed(let known):
             throw .hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
         case .revoked:
             throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
         case .unknown:
+            break
+        }
+        switch settings.openSSHKnownHosts?.verdict(host: target.host, port: target.port, key: key, notes: &notes) ?? .notFound {
+        case .verified(let place):
+            try store.record(host: target.host, port: target.port, key: key)
+            return .openSSH(place)
+        case .differs(let place, let known):
+            let name = settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port) ?? target.hostPort.knownHostsName
+            throw .hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
+                                             file: place.file, line: place.line, name: name)
+        case .revoked(let place):
+            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
+        case .notFound:
             guard settings.trustNew || settings.expectFingerprint != nil else {
                 throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
             }
             try store.record(host: target.host, port: target.port, key: key)
-            return true
+            return .firstUse
         }
     }
 

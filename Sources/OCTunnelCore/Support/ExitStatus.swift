@@ -9,13 +9,14 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     case hostKeyChanged = 76
     case permission = 77
+    /// EX_CONFIG: the ssh client config asks for something octunnel cannot honour (ProxyJump, ProxyCommand) or is unreadable to ssh.
+    case config = 78
     /// OpenCode asks for a password and none was given, or it refused the one given.
     case openCodePassword = 79
 
     /// Exit codes a service manager must not restart on (systemd's `RestartPreventExitStatus=`):
-    /// retrying cannot fix them. 78 (an ssh_config directive octunnel cannot honour), 80 and 81
-    /// (a key passphrase that is wrong or cannot be asked) are reserved for work in progress and
-    /// listed by number until their cases exist.
+    /// retrying cannot fix them. 80 and 81 (a key passphrase that is wrong or cannot be asked) are
+    /// reserved for work in progress and listed by number until their cases exist.
     public static let notRetriedByServices: [Int32] =
-        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission].map(\.rawValue) + [78, 80, 81]
+        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission, .config].map(\.rawValue) + [80, 81]
 }

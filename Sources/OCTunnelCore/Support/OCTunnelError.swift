@@ -38,6 +38,9 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case serviceFileNotOurs(path: String, edited: Bool, removing: Bool)
     case serviceNotInstalled(path: String, role: Role, profile: ProfileName)
     case serviceManagerFailed(command: String, detail: String)
+    case unsupportedSSHConfig(host: String, directive: String, value: String, file: String)
+    case badSSHConfig(path: String, reason: String)
+    case hostKeyDiffersFromOpenSSH(host: String, port: Int, presented: String, known: String, file: String, line: Int, name: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -47,7 +50,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return .hostKeyChanged
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
+        case .unsupportedSSHConfig, .badSSHConfig: return .config
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
              .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed:
@@ -66,7 +70,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
         case .notSSH, .noCommonAlgorithms, .sshFailure: return "ssh"
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused: return "host key"
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return "host key"
+        case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen: return "local port"
         case .nothingListeningBehindVPS, .forwardRefused: return "forward"
@@ -164,6 +169,13 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "not installed (no \(path)): run `octunnel service install \(role)\(option)`."
         case .serviceManagerFailed(let command, let detail):
             return "`\(command)` failed (\(detail)); the service file is in place: run that command yourself where the service manager is reachable."
+        case .unsupportedSSHConfig(let host, let directive, let value, let file):
+            return "\(file) sets \(directive) \(value) for \(host); octunnel does not support \(directive) yet and will not connect directly instead. Give the VPS's own address as the target, or connect through the jump host yourself."
+        case .badSSHConfig(let path, let reason):
+            return "cannot use the ssh config for this target (\(path)): \(reason)."
+        case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):
+            let fileOption = file == "~/.ssh/known_hosts" ? "" : " -f \(file)"
+            return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If you know the key changed, remove the old one (`ssh-keygen -R '\(name)'\(fileOption)`; octunnel never writes OpenSSH's files) and connect again, or skip that file with --no-openssh-known-hosts."
         }
     }
 

@@ -58,6 +58,18 @@ public struct KnownHostsStore: Sendable {
         return known.isEmpty ? .unknown : .changed(known: known)
     }
 
+    /// The key types on file for `host`:`port` (plain entries), to ask the server for those first.
+    public func knownKeyTypes(host: String, port: Int) -> [String] {
+        let name = HostPort(host: host, port: port).knownHostsName
+        guard let file = try? load() else { return [] }
+        var types: [String] = []
+        for (_, entry) in file.entries where entry.marker == nil && !types.contains(entry.keyType) {
+            let match = entry.match(name)
+            if match == .exact || match == .pattern { types.append(entry.keyType) }
+        }
+        return types
+    }
+
     /// Records a newly trusted key under the lock; a no-op when another process just did.
     public func record(host: String, port: Int, key: SSHPublicKey) throws(OCTunnelError) {
         let name = HostPort(host: host, port: port).knownHostsName

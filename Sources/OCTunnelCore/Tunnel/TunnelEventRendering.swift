@@ -54,7 +54,7 @@ extension TunnelEvent {
         case .connected(let target, let info):
             return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
                     "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
-                    "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange]
+                    "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange].merging(info.hostKeyTrustJSON) { $1 }
         case .forwarding(let local, let remote):
             return ["event": "forwarding", "status": "connected", "localHost": local.host, "localPort": local.port,
                     "remoteHost": remote.host, "remotePort": remote.port]
@@ -83,4 +83,13 @@ extension TunnelEvent {
 public func jsonLine(_ object: [String: Any]) -> String {
     guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
     return String(decoding: data, as: UTF8.self)
+}
+
+extension SessionInfo {
+    /// `hostKeyTrust` (known, first-use, openssh-known-hosts) and, for the last, `hostKeyVerifiedBy` (`~/.ssh/known_hosts:3`).
+    var hostKeyTrustJSON: [String: Any] {
+        var object: [String: Any] = ["hostKeyTrust": hostKeyTrust.tag]
+        if case .openSSH(let place) = hostKeyTrust { object["hostKeyVerifiedBy"] = place.description }
+        return object
+    }
 }
