@@ -38,6 +38,8 @@ struct ResolvedTarget {
     let remotePort: Int
     let homePort: Int
     let localPort: Int
+    /// The saved settings say to sign in with the ssh-agent.
+    let savedAgent: Bool
 
     init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome) throws {
         var saved = try SavedSettings.load(from: home)
@@ -54,6 +56,7 @@ struct ResolvedTarget {
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080
         homePort = options.homePort ?? saved?.homePort ?? 4096
         self.localPort = localPort ?? saved?.localPort ?? 4096
+        savedAgent = saved?.agent ?? false
     }
 
     var settings: SavedSettings {
@@ -62,7 +65,9 @@ struct ResolvedTarget {
     }
 
     func connection(_ connect: ConnectOptions, home: OctunnelHome) -> ConnectionSettings {
-        ConnectionSettings(target: target, identityPath: connect.identity ?? home.privateKeyPath, knownHostsPath: home.knownHostsPath,
+        let useAgent = connect.agent || (savedAgent && connect.identity == nil)
+        return ConnectionSettings(target: target, authentication: useAgent ? .agent : .keyFile(connect.identity ?? home.privateKeyPath),
+                           knownHostsPath: home.knownHostsPath,
                            connectTimeout: Double(connect.connectTimeout), expectFingerprint: connect.expectFingerprint,
                            trustNew: !connect.noTrustNew, remoteHost: remoteHost, remotePort: remotePort)
     }
@@ -74,8 +79,11 @@ struct ResolvedTarget {
 
 /// Options of a live connection (`up` and `check`).
 struct ConnectOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The private key to sign in with (default: octunnel's id_ed25519).", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The private key to sign in with (default: octunnel's id_ed25519); an encrypted one asks for its passphrase once.", valueName: "PATH"))
     var identity: String?
+
+    @Flag(help: "Sign in with the keys of the ssh-agent at $SSH_AUTH_SOCK (Ed25519, ECDSA), in its order; no key file is read.")
+    var agent = false
 
     @Option(help: "Seconds to wait for the VPS to answer.")
     var connectTimeout: Int = 30
@@ -93,6 +101,7 @@ struct ConnectOptions: ParsableArguments {
     var healthTimeout: Int = 5
 
     func validate() throws {
+        if agent && identity != nil { throw ValidationError("--agent and --identity cannot be combined: pick one way to sign in") }
         guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
         guard (1...600).contains(healthTimeout) else { throw ValidationError("--health-timeout must be 1-600 seconds") }
         if let expectFingerprint, !Fingerprint.isValid(expectFingerprint) {
@@ -145,8 +154,7 @@ extension Tunnel {
                 let home = self.home.resolved
                 try home.prepare()
                 let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home)
-                let settings = resolved.connection(connect, home: home)
-                _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
+                let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
                                             keepalive: Double(keepalive), homePort: resolved.homePort)
                 let json = connect.json
@@ -175,7 +183,9 @@ extension Tunnel {
                 }
                 engineBox.engine = engine
                 if save {
-                    try resolved.settings.save(to: home)
+                    var saved = resolved.settings
+                    saved.agent = settings.authentication == .agent ? true : nil
+                    try saved.save(to: home)
                     Console.say("saved \(resolved.target) as the default in \(home.configPath)")
                 }
                 if !json {
@@ -264,8 +274,7 @@ extension Tunnel {
                 let home = self.home.resolved
                 try home.prepare()
                 let resolved = try ResolvedTarget(targetOptions, localPort: 0, home: home)
-                let settings = resolved.connection(connect, home: home)
-                _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
+                let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
                 let json = connect.json
                 let result = TunnelCheck(options: options, healthTimeout: Double(connect.healthTimeout)).run { stage in

@@ -56,6 +56,7 @@ public enum BcryptPBKDF {
 
     /// One bcrypt hash: EksBlowfish keyed by the SHA-512 of passphrase and salt, then 64
     /// encryptions of "OxychromaticBlowfishSwatDynamite", written out little-endian per word.
+    @_optimize(speed)
     private static func bcryptHash(passHash: SecretBuffer, saltHash: [UInt8], into out: inout [UInt8]) {
         var state = Blowfish()
         defer { state.wipe() }
@@ -122,7 +123,7 @@ struct Blowfish {
     }
 
     /// The next big-endian 32-bit word of `data`, wrapping around at its end.
-    @inline(__always)
+    @_optimize(speed) @inline(__always)
     static func streamWord(_ data: UnsafeRawBufferPointer, _ position: inout Int) -> UInt32 {
         var word: UInt32 = 0
         for _ in 0..<4 {
@@ -133,7 +134,7 @@ struct Blowfish {
         return word
     }
 
-    @inline(__always)
+    @_optimize(speed) @inline(__always)
     private func feistel(_ x: UInt32) -> UInt32 {
         let s = words + 18
         let a = s[Int(x >> 24)]
@@ -144,7 +145,7 @@ struct Blowfish {
     }
 
     /// Encrypts one 64-bit block in place (16 rounds).
-    @inline(__always)
+    @_optimize(speed) @inline(__always)
     func encipher(_ left: inout UInt32, _ right: inout UInt32) {
         var l = left ^ words[0]
         var r = right
@@ -160,6 +161,7 @@ struct Blowfish {
 
     /// `Blowfish_expandstate`: mixes `key` into the subkeys, then re-encrypts the whole state
     /// with `data` folded in.
+    @_optimize(speed)
     func expand(data: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) {
         var position = 0
         for index in 0..<18 { words[index] ^= Self.streamWord(key, &position) }
@@ -178,6 +180,7 @@ struct Blowfish {
     }
 
     /// `Blowfish_expand0state`: the same without data.
+    @_optimize(speed)
     func expand(key: UnsafeRawBufferPointer) {
         var position = 0
         for index in 0..<18 { words[index] ^= Self.streamWord(key, &position) }

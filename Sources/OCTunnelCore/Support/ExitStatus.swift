@@ -9,4 +9,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     case hostKeyChanged = 76
     case permission = 77
+    /// A key's passphrase was wrong.
+    case wrongPassphrase = 80
+    /// No passphrase could be asked, or no usable ssh-agent.
+    case credentialsUnavailable = 81
 }
