@@ -149,4 +149,71 @@ struct AgentAndPassphraseTests {
         #expect(differ.status == 64, "\(differ.stderr)")
         #expect(!fileExists(scratch.file("other") + "/id_ed25519"))
     }
+
+    private func up(_ fixture: TunnelFixture, remotePort: Int, _ extra: [String], environment: [String: String]) throws -> RunningProcess {
+        try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                                            "--remote-port", String(remotePort), "--connect-timeout", "10", "--keepalive", "2", "--no-health"] + extra,
+                           environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) { $1 })
+    }
+
+    @Test("tunnel up with an encrypted key: asked once; reconnects reuse the key held in memory")
+    func reconnectsReuseTheDecryptedKey() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture(authorize: false)
+        let scratch = try TempDirectory("octunnel-askpass")
+        let keyPath = scratch.file("id_ed25519")
+        try sshKeygen(["-q", "-t", "ed25519", "-N", "open sesame", "-f", keyPath])
+        try (try readText(keyPath + ".pub")).write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
+        let ask = try askpass(in: scratch, answer: "open sesame")
+
+        let tunnel = try up(fixture, remotePort: echo.port, ["--identity", keyPath],
+                            environment: ["SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"])
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 1))
+        // The key file goes away: a reconnect cannot be reading it.
+        try FileManager.default.removeItem(atPath: keyPath)
+        fixture.sshd.stop(hard: true)
+        #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
+        try fixture.sshd.start()
+        #expect(waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 }, "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 2))
+        #expect(try readText(ask.log).split(separator: "\n").count == 1, "the passphrase is asked once")
+        #expect(!tunnel.stderrText.contains("open sesame"))
+    }
+
+    @Test("--agent: the agent going away leaves the session alone; reconnects retry, say why, and recover; --save remembers --agent")
+    func agentGoneDuringReconnect() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture(authorize: false)
+        let agent = try SSHAgentProcess()
+        let keys = try TempDirectory("octunnel-agent-keys")
+        let key = try keygen("ed25519", keys.file("ed25519"))
+        try (key.line + "\n").write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
+        try agent.add(keys.file("ed25519"))
+
+        let tunnel = try up(fixture, remotePort: echo.port, ["--agent", "--save"], environment: agent.environment)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 1))
+        let saved = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(fixture.home.file("config.json")))) as? [String: Any])
+        #expect(saved["agent"] as? Bool == true)
+
+        agent.stop()
+        #expect(roundTrip(port: port, seed: 2), "the running session does not need the agent")
+        fixture.sshd.stop(hard: true)
+        try fixture.sshd.start()
+        #expect(tunnel.waitForLine(containing: "disconnected: no ssh-agent to sign in with", timeout: 30) != nil, "\(tunnel.stderrText)")
+        #expect(tunnel.isRunning)
+        try agent.start()
+        try agent.add(keys.file("ed25519"))
+        #expect(waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 }, "\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 3))
+        tunnel.signal(SIGINT)
+        #expect(tunnel.waitForExit(timeout: 10) == 0)
+
+        // The saved default signs in with the agent again, with no --agent.
+        let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--remote-port", Self.closedRemotePort,
+                                                      "--health-timeout", "3"],
+                                     environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path].merging(agent.environment) { $1 })
+        #expect(checked.stderr.contains("root with ssh-agent key \(key.fingerprint)"), "\(checked.stderr)")
+    }
 }

@@ -49,7 +49,7 @@ public enum AgentCheck {
         do {
             return try SSHAgent.listKeys()
         } catch {
-            throw .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)); is the agent still running?")
+            throw AgentCheck.unreachable(socket, error)
         }
     }
 
@@ -57,6 +57,11 @@ public enum AgentCheck {
     /// not RSA (ssh-rsa/SHA-1 only, refused by OpenSSH 8.8 and later) and not DSA.
     public static func isUsable(_ key: SSHPublicKey) -> Bool {
         !["ssh-rsa", "ssh-dss"].contains(key.type)
+    }
+
+    /// The agent at `socket` did not answer.
+    static func unreachable(_ socket: String, _ error: LibSSH2Error) -> OCTunnelError {
+        .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)): start the agent again and `ssh-add` the key, or fix SSH_AUTH_SOCK")
     }
 
     static func describe(_ key: SSHPublicKey) -> String {

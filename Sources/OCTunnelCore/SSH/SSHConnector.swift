@@ -287,7 +287,7 @@ public struct SSHConnector: Sendable {
             try agent.connect()
             identities = try agent.identities()
         } catch {
-            throw .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)); is the agent still running?")
+            throw AgentCheck.unreachable(socket, error)
         }
         let usable = identities.filter { AgentCheck.isUsable($0.key) }
         let skipped = identities.filter { !AgentCheck.isUsable($0.key) }.map { AgentCheck.describe($0.key) }
