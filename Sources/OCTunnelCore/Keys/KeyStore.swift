@@ -121,6 +121,8 @@ public struct KeyStore: Sendable {
         public let path: String
         public let raw: [UInt8]
         public let decoded: OpenSSHPrivateKey.Decoded
+        /// Whether the file is passphrase-protected (then `decoded` is the decrypted key).
+        public var wasEncrypted = false
     }
 
     /// Loads an unencrypted private key as ssh would: refuses a file others can read (77) and
@@ -158,7 +160,7 @@ public struct KeyStore: Sendable {
         }
         defer { secret = nil }
         do {
-            return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret))
+            return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret), wasEncrypted: isEncrypted)
         } catch {
             switch error {
             case .wrongPassphrase: throw .wrongPassphrase(path: path)

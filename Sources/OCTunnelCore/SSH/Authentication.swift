@@ -86,7 +86,7 @@ extension ConnectionSettings {
             let loaded = try store.unlockPrivateKey(at: path) { (text: String) throws(PassphraseFailure) -> SecretBuffer in
                 try prompt.ask(text)
             }
-            if (try? OpenSSHPrivateKey.publicKey(of: String(decoding: loaded.raw, as: UTF8.self)).isEncrypted) == true {
+            if loaded.wasEncrypted {
                 prepared.unlockedKey = UnlockedKey(path: path, decoded: loaded.decoded, checkValue: UInt32.random(in: 0...UInt32.max))
             }
         }

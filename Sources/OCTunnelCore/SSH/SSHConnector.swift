@@ -243,36 +243,40 @@ public struct SSHConnector: Sendable {
             guard methods.split(separator: ",").contains("publickey") else {
                 throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: methods)
             }
-        } else if libssh2_userauth_authenticated(session.raw) != 0 {
-            if case .file(_, let key) = identity { return key }
-            if case .memory(let unlocked) = identity { return unlocked.publicKey }
         }
-        if case .agent = identity { return try authenticateWithAgent(session) }
-        var clientKey = SSHPublicKey(type: "", blob: [])
-        do {
-            switch identity {
-            case .agent:
-                break
-            case .file(let path, let key):
-                clientKey = key
-                try session.authenticate(user: target.user, privateKeyPath: path)
-            case .memory(let unlocked):
-                clientKey = unlocked.publicKey
+        switch identity {
+        case .agent:
+            return try authenticateWithAgent(session)
+        case .file(let path, let key):
+            try signIn(as: key, path: path, session) { () throws(LibSSH2Error) in try session.authenticate(user: target.user, privateKeyPath: path) }
+            return key
+        case .memory(let unlocked):
+            try signIn(as: unlocked.publicKey, path: unlocked.path, session) { () throws(LibSSH2Error) in
                 try session.authenticate(user: target.user, privateKey: unlocked.privateText)
             }
+            return unlocked.publicKey
+        }
+    }
+
+    /// Runs one key's sign-in (unless the server needed none) and names what went wrong.
+    private func signIn(as key: SSHPublicKey, path: String, _ session: SSHSession,
+                        _ attempt: () throws(LibSSH2Error) -> Void) throws(OCTunnelError) {
+        let target = settings.target
+        guard libssh2_userauth_authenticated(session.raw) == 0 else { return }
+        do {
+            try attempt()
         } catch {
             switch error.code {
             case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
-                throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: clientKey.fingerprint,
-                                        publicLine: clientKey.line,
-                                        restrictedLine: restrictedAuthorizedKeysLine(clientKey, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+                throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
+                                        publicLine: key.line,
+                                        restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
             case LIBSSH2_ERROR_FILE:
-                throw .badKeyFile(path: settings.authentication.keyFilePath ?? "?", reason: "libssh2 cannot load it: \(error.message)")
+                throw .badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
             default:
                 throw .sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
             }
         }
-        return clientKey
     }
 
     /// Tries the agent's Ed25519 and ECDSA keys in its order; RSA and DSA keys are skipped
