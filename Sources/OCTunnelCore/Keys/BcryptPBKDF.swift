@@ -58,7 +58,7 @@ public enum BcryptPBKDF {
     /// encryptions of "OxychromaticBlowfishSwatDynamite", written out little-endian per word.
     @_optimize(speed)
     private static func bcryptHash(passHash: SecretBuffer, saltHash: [UInt8], into out: inout [UInt8]) {
-        var state = Blowfish()
+        let state = Blowfish()
         defer { state.wipe() }
         passHash.withUnsafeBytes { pass in
             saltHash.withUnsafeBytes { salt in

@@ -1,4 +1,3 @@
-import CLibSSH2
 import Foundation
 
 /// How octunnel signs in to the VPS: with a private key file, or with the keys of the
