@@ -15,6 +15,9 @@ struct Keygen: ParsableCommand {
     @Flag(help: "Replace the current key, keeping it as id_ed25519.prev / id_ed25519.prev.pub.")
     var rotate = false
 
+    @Flag(help: "Encrypt the new key with a passphrase, as ssh-keygen does (asked twice on the terminal, or through SSH_ASKPASS).")
+    var passphrase = false
+
     func validate() throws {
         if let comment, comment.contains(where: \.isNewline) {
             throw ValidationError("--comment cannot contain a line break")
@@ -26,9 +29,10 @@ struct Keygen: ParsableCommand {
             let home = options.resolved
             if let note = try home.prepare() { Console.say("octunnel: \(note)") }
             let store = KeyStore(home: home)
-            let made = try store.generate(comment: comment ?? KeyStore.defaultComment(), rotate: rotate)
+            let secret = passphrase ? try NewPassphrase.ask(PassphrasePrompt(), for: store.privateKeyPath) : nil
+            let made = try store.generate(comment: comment ?? KeyStore.defaultComment(), rotate: rotate, passphrase: secret)
             Console.data(made.publicKey.line)
-            Console.say("Wrote \(made.privateKeyPath) (0600) and \(store.publicKeyPath).")
+            Console.say("Wrote \(made.privateKeyPath) (0600\(secret == nil ? "" : ", encrypted with your passphrase")) and \(store.publicKeyPath).")
             Console.say("Fingerprint: \(made.publicKey.fingerprint)")
             if let previous = made.previous {
                 Console.say("The previous key is now \(store.previousPrivateKeyPath) (\(previous.fingerprint)).")

@@ -40,6 +40,8 @@ struct ResolvedTarget {
     let localPort: Int
     /// What ~/.ssh/config said about the typed target (nil for the saved one).
     let sshConfig: SSHConfigResolution?
+    /// The saved settings say to sign in with the ssh-agent.
+    let savedAgent: Bool
 
     init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName) throws {
         var saved = try SavedSettings.load(from: home, profile: profile)?.tunnel
@@ -64,6 +66,7 @@ struct ResolvedTarget {
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080
         homePort = options.homePort ?? saved?.homePort ?? 4096
         self.localPort = localPort ?? saved?.localPort ?? 4096
+        savedAgent = saved?.agent ?? false
     }
 
     var settings: TunnelSettings {
@@ -72,12 +75,14 @@ struct ResolvedTarget {
     }
 
     func connection(_ connect: ConnectOptions, home: OctunnelHome) -> ConnectionSettings {
-        var settings = ConnectionSettings(target: target, identityPath: connect.identity ?? sshConfig?.identityFile ?? home.privateKeyPath,
+        let useAgent = connect.agent || (savedAgent && connect.identity == nil)
+        let keyPath = connect.identity ?? sshConfig?.identityFile ?? home.privateKeyPath
+        var settings = ConnectionSettings(target: target, authentication: useAgent ? .agent : .keyFile(keyPath),
                                           knownHostsPath: home.knownHostsPath,
                                           connectTimeout: Double(connect.connectTimeout), expectFingerprint: connect.expectFingerprint,
                                           trustNew: !connect.noTrustNew, remoteHost: remoteHost, remotePort: remotePort)
-        if connect.identity == nil, let config = sshConfig, config.identityFile == nil, !config.skippedIdentities.isEmpty {
-            Console.say("note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(settings.identityPath)")
+        if !useAgent, connect.identity == nil, let config = sshConfig, config.identityFile == nil, !config.skippedIdentities.isEmpty {
+            Console.say("note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(keyPath)")
         }
         if !connect.noOpensshKnownHosts {
             settings.openSSHKnownHosts = .standard(home: SSHConfigResolver().home, resolution: sshConfig)
@@ -92,8 +97,11 @@ struct ResolvedTarget {
 
 /// Options of a live connection (`up` and `check`).
 struct ConnectOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The private key to sign in with (default: octunnel's id_ed25519).", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The private key to sign in with (default: octunnel's id_ed25519); an encrypted one asks for its passphrase once.", valueName: "PATH"))
     var identity: String?
+
+    @Flag(help: "Sign in with the keys of the ssh-agent at $SSH_AUTH_SOCK (Ed25519, ECDSA), in its order; no key file is read.")
+    var agent = false
 
     @Option(help: "Seconds to wait for the VPS to answer.")
     var connectTimeout: Int = 30
@@ -122,6 +130,7 @@ struct ConnectOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if agent && identity != nil { throw ValidationError("--agent and --identity cannot be combined: pick one way to sign in") }
         guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
         guard (1...600).contains(healthTimeout) else { throw ValidationError("--health-timeout must be 1-600 seconds") }
         if let expectFingerprint, !Fingerprint.isValid(expectFingerprint) {
@@ -176,8 +185,7 @@ extension Tunnel {
                 try home.prepare()
                 let profile = try self.profile.resolved
                 let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home, profile: profile)
-                let settings = resolved.connection(connect, home: home)
-                _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
+                let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
                                             keepalive: Double(keepalive), homePort: resolved.homePort)
                 let json = connect.json
@@ -206,7 +214,9 @@ extension Tunnel {
                 }
                 engineBox.engine = engine
                 if save {
-                    try resolved.settings.save(to: home, profile: profile)
+                    var saved = resolved.settings
+                    saved.agent = settings.authentication == .agent ? true : nil
+                    try saved.save(to: home, profile: profile)
                     let what = profile.isDefault ? "the default" : "profile \(profile)"
                     Console.say("saved \(resolved.target) as \(what) in \(home.configPath)")
                 }
@@ -300,8 +310,7 @@ extension Tunnel {
                 let home = self.home.resolved
                 try home.prepare()
                 let resolved = try ResolvedTarget(targetOptions, localPort: 0, home: home, profile: try profile.resolved)
-                let settings = resolved.connection(connect, home: home)
-                _ = try KeyStore(home: home).loadPrivateKey(at: settings.identityPath)
+                let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
                 let json = connect.json
                 let credentials = try connect.credentials()

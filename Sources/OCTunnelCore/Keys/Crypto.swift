@@ -41,6 +41,36 @@ enum Crypto {
         return digest
     }
 
+    /// SHA-512 of `data` (`EVP_Digest` with `EVP_sha512`), used by bcrypt_pbkdf.
+    static func sha512(_ data: UnsafeRawBufferPointer) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 64)
+        var length: UInt32 = 0
+        let ok = EVP_Digest(data.baseAddress, data.count, &digest, &length, EVP_sha512(), nil)
+        precondition(ok == 1, "EVP_Digest(SHA-512) cannot fail on valid input")
+        return digest
+    }
+
+    /// AES-CTR over `data` in place (`EVP_aes_{128,192,256}_ctr`): encryption and decryption
+    /// are the same operation. `key` is 16, 24 or 32 bytes, `iv` 16.
+    static func aesCTR(key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, data: UnsafeMutableRawBufferPointer) throws(OpenSSLError) {
+        let cipher: OpaquePointer?
+        switch key.count {
+        case 16: cipher = EVP_aes_128_ctr()
+        case 24: cipher = EVP_aes_192_ctr()
+        case 32: cipher = EVP_aes_256_ctr()
+        default: throw OpenSSLError("AES key length \(key.count)")
+        }
+        guard iv.count == 16, let context = EVP_CIPHER_CTX_new() else { throw OpenSSLError("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(context) }
+        guard EVP_CipherInit_ex(context, cipher, nil, key.bindMemory(to: UInt8.self).baseAddress,
+                                iv.bindMemory(to: UInt8.self).baseAddress, 1) == 1 else { throw OpenSSLError("EVP_CipherInit_ex") }
+        guard data.count > 0 else { return }
+        var produced: Int32 = 0
+        let bytes = data.bindMemory(to: UInt8.self)
+        guard EVP_CipherUpdate(context, bytes.baseAddress, &produced, bytes.baseAddress, Int32(data.count)) == 1,
+              Int(produced) == data.count else { throw OpenSSLError("EVP_CipherUpdate") }
+    }
+
     /// HMAC-SHA1 (`HMAC` with `EVP_sha1`), used by OpenSSH's hashed known_hosts names.
     static func hmacSHA1(key: [UInt8], data: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 20)

@@ -34,7 +34,8 @@ public struct KeyStore: Sendable {
 
     /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);
     /// with it the current pair becomes `.prev` first, so a crash always leaves a whole pair.
-    public func generate(comment: String, rotate: Bool) throws(OCTunnelError) -> Generated {
+    /// With `passphrase` the new key is written encrypted, as `ssh-keygen -N` writes it.
+    public func generate(comment: String, rotate: Bool, passphrase: SecretBuffer? = nil) throws(OCTunnelError) -> Generated {
         guard !comment.contains(where: \.isNewline) else {
             throw .badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
         }
@@ -48,7 +49,12 @@ public struct KeyStore: Sendable {
         } catch {
             throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
         }
-        let privateText = Array(OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check).utf8)
+        let privateText: [UInt8]
+        do {
+            privateText = Array(try OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check, passphrase: passphrase).utf8)
+        } catch {
+            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
+        }
         let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
         let publicText = Array((publicKey.line + "\n").utf8)
 
@@ -60,13 +66,15 @@ public struct KeyStore: Sendable {
             guard existing else {
                 throw .badKeyFile(path: privateKeyPath, reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
             }
-            let current = try loadPrivateKey()
+            // The current key may be encrypted: its public half is enough to keep it.
+            let current = try readKeyFile(at: privateKeyPath)
+            let currentPublic = try publicHalf(at: privateKeyPath)
             archived = try archiveOlderPrevious()
             try write(current.raw, to: previousPrivateKeyPath, mode: 0o600)
-            try write(Array((current.decoded.publicKey.line + "\n").utf8), to: previousPublicKeyPath, mode: 0o644)
+            try write(Array((currentPublic.line + "\n").utf8), to: previousPublicKeyPath, mode: 0o644)
             try write(privateText, to: privateKeyPath, mode: 0o600)
             try write(publicText, to: publicKeyPath, mode: 0o644)
-            previous = current.decoded.publicKey
+            previous = currentPublic
         } else {
             do {
                 try AtomicFile.create(privateText, at: privateKeyPath, mode: 0o600)
@@ -113,12 +121,77 @@ public struct KeyStore: Sendable {
         public let path: String
         public let raw: [UInt8]
         public let decoded: OpenSSHPrivateKey.Decoded
+        /// Whether the file is passphrase-protected (then `decoded` is the decrypted key).
+        public var wasEncrypted = false
     }
 
-    /// Loads a private key as ssh would: refuses a file others can read (77) and anything that
-    /// is not a whole, unencrypted Ed25519 key in OpenSSH format (65).
+    /// Loads an unencrypted private key as ssh would: refuses a file others can read (77) and
+    /// anything that is not a whole Ed25519 key in OpenSSH format (65); an encrypted key is
+    /// opened with `unlockPrivateKey`.
     public func loadPrivateKey(at path: String? = nil) throws(OCTunnelError) -> Loaded {
         let path = path ?? privateKeyPath
+        let file = try readKeyFile(at: path)
+        do {
+            return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text))
+        } catch {
+            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+        }
+    }
+
+    /// Loads a private key, asking `passphrase` for one only when the key is encrypted.
+    /// A wrong passphrase is exit 80; none to be had, 81. The passphrase is wiped on return.
+    public func unlockPrivateKey(at path: String? = nil,
+                                 passphrase: (String) throws(PassphraseFailure) -> SecretBuffer) throws(OCTunnelError) -> Loaded {
+        let path = path ?? privateKeyPath
+        let file = try readKeyFile(at: path)
+        let isEncrypted: Bool
+        do {
+            isEncrypted = try OpenSSHPrivateKey.publicKey(of: file.text).isEncrypted
+        } catch {
+            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+        }
+        var secret: SecretBuffer?
+        if isEncrypted {
+            do {
+                secret = try passphrase("Enter passphrase for key '\(path)': ")
+            } catch {
+                throw .passphraseUnavailable(path: path, reason: error.reason + "; or load the key into ssh-agent (`ssh-add \(path)`) and use --agent")
+            }
+        }
+        defer { secret = nil }
+        do {
+            return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret), wasEncrypted: isEncrypted)
+        } catch {
+            switch error {
+            case .wrongPassphrase: throw .wrongPassphrase(path: path)
+            case .needsPassphrase: throw .passphraseUnavailable(path: path, reason: "none was given")
+            case .format(let format): throw .badKeyFile(path: path, reason: format.reason.replacingOccurrences(of: "FILE", with: path))
+            }
+        }
+    }
+
+    /// The public key of a private key file, read without its passphrase: the blob is in the
+    /// clear; the comment (encrypted with the key) comes from the `.pub` file beside it when
+    /// that holds the same key.
+    public func publicHalf(at path: String? = nil) throws(OCTunnelError) -> SSHPublicKey {
+        let path = path ?? privateKeyPath
+        let file = try readKeyFile(at: path)
+        let half: (key: SSHPublicKey, isEncrypted: Bool)
+        do {
+            half = try OpenSSHPrivateKey.publicKey(of: file.text)
+            if !half.isEncrypted { return try OpenSSHPrivateKey.decode(file.text).publicKey }
+        } catch {
+            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+        }
+        if let bytes = try? FileBytes.read(path + ".pub"), let line = String(validating: bytes, as: UTF8.self),
+           let listed = SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)), listed.blob == half.key.blob {
+            return listed
+        }
+        return half.key
+    }
+
+    /// Reads a private key file, refusing what ssh refuses before looking inside.
+    private func readKeyFile(at path: String) throws(OCTunnelError) -> (raw: [UInt8], text: String) {
         let opened: (info: stat, bytes: [UInt8])?
         do {
             opened = try FileBytes.readWithStatus(path)
@@ -136,16 +209,12 @@ public struct KeyStore: Sendable {
         guard let text = String(validating: raw, as: UTF8.self) else {
             throw .badKeyFile(path: path, reason: "it is not text (binary or corrupt)")
         }
-        do {
-            return Loaded(path: path, raw: raw, decoded: try OpenSSHPrivateKey.decode(text))
-        } catch {
-            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
-        }
+        return (raw, text)
     }
 
-    /// The user's public key, derived from the private key (the `.pub` file is a convenience copy).
+    /// The user's public key, read from the private key (the `.pub` file is a convenience copy).
     public func publicKey() throws(OCTunnelError) -> SSHPublicKey {
-        return try loadPrivateKey().decoded.publicKey
+        return try publicHalf()
     }
 }
 

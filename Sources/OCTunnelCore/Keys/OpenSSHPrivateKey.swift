@@ -6,8 +6,17 @@ public enum OpenSSHPrivateKey {
     static let begin = "-----BEGIN OPENSSH PRIVATE KEY-----"
     static let end = "-----END OPENSSH PRIVATE KEY-----"
 
-    /// Encodes the pair and its comment as the armoured text `ssh-keygen` writes.
+    /// Encodes the pair and its comment as the armoured text `ssh-keygen` writes; with a
+    /// passphrase, encrypted as `ssh-keygen -N` does (bcrypt KDF, 16 rounds, a 16-byte salt,
+    /// aes256-ctr).
     public static func encode(_ pair: Ed25519KeyPair, comment: String, checkValue: UInt32) -> String {
+        // An unencrypted key cannot fail.
+        try! encode(pair, comment: comment, checkValue: checkValue, passphrase: nil)
+    }
+
+    /// The same, encrypting when `passphrase` is given (`salt` is random when nil).
+    public static func encode(_ pair: Ed25519KeyPair, comment: String, checkValue: UInt32, passphrase: SecretBuffer?,
+                              rounds: Int = KeyEncryption.defaultRounds, salt: [UInt8]? = nil) throws(OpenSSLError) -> String {
         let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
         var secret = SSHWireWriter()
         secret.uint32(checkValue)
@@ -16,19 +25,42 @@ public enum OpenSSHPrivateKey {
         secret.string(pair.publicKey)
         secret.string(pair.seed + pair.publicKey)
         secret.string(comment)
+        let blockSize = passphrase == nil ? 8 : KeyEncryption.blockSize
         var pad: UInt8 = 1
-        while secret.bytes.count % 8 != 0 {
+        while secret.bytes.count % blockSize != 0 {
             secret.raw([pad])
             pad += 1
         }
         var blob = SSHWireWriter()
         blob.raw(magic)
-        blob.string("none")
-        blob.string("none")
-        blob.string("")
+        var sealed = secret.bytes
+        if let passphrase {
+            let kdfSalt: [UInt8]
+            if let salt { kdfSalt = salt } else { kdfSalt = try Crypto.randomBytes(16) }
+            var options = SSHWireWriter()
+            options.string(kdfSalt)
+            options.uint32(UInt32(rounds))
+            blob.string(KeyEncryption.cipher)
+            blob.string(KeyEncryption.kdf)
+            blob.string(options.bytes)
+            let keyAndIV: SecretBuffer
+            do {
+                keyAndIV = try passphrase.withUnsafeBytes { bytes throws(BcryptPBKDF.Failure) in
+                    try BcryptPBKDF.derive(passphrase: bytes, salt: kdfSalt, count: 48, rounds: rounds)
+                }
+            } catch {
+                throw OpenSSLError("bcrypt_pbkdf: the passphrase is empty")
+            }
+            try KeyEncryption.crypt(&sealed, keyAndIV: keyAndIV)
+        } else {
+            blob.string("none")
+            blob.string("none")
+            blob.string("")
+        }
         blob.uint32(1)
         blob.string(publicKey.blob)
-        blob.string(secret.bytes)
+        blob.string(sealed)
+        BcryptPBKDF.wipe(&sealed)
         let base64 = Data(blob.bytes).base64EncodedString()
         var lines = [begin]
         var index = base64.startIndex
@@ -48,51 +80,121 @@ public enum OpenSSHPrivateKey {
         public var publicKey: SSHPublicKey { SSHPublicKey(ed25519: pair.publicKey, comment: comment) }
     }
 
-    /// Decodes an armoured key, saying precisely what is wrong with anything it cannot use.
+    /// Decodes an unencrypted armoured key, saying precisely what is wrong with anything it cannot use.
     public static func decode(_ text: String) throws(KeyFormatError) -> Decoded {
-        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-        guard let first = lines.first else { throw .init("the file is empty") }
-        if first.hasPrefix("-----BEGIN") && first != begin {
-            if first.contains("ENCRYPTED") { throw .init("it is an encrypted PEM key; octunnel needs an unencrypted OpenSSH Ed25519 key") }
-            throw .init("it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))), not an OpenSSH private key; convert it with `ssh-keygen -p -f FILE` or make a new one with `octunnel keygen`")
-        }
-        guard first == begin else {
-            if SSHPublicKey.parse(line: first) != nil { throw .init("it is a public key, not a private key") }
-            throw .init("it is not an OpenSSH private key (no \(begin) line)")
-        }
-        guard let endIndex = lines.firstIndex(of: end) else { throw .init("it is truncated (no \(end) line)") }
-        let body = lines[1..<endIndex].joined()
-        guard let data = Data(base64Encoded: body) else { throw .init("its base64 body is corrupt") }
         do {
-            return try decode(blob: [UInt8](data))
-        } catch let error as KeyFormatError {
+            return try decode(text, passphrase: nil)
+        } catch .format(let error) {
             throw error
         } catch {
-            throw .init("it is truncated or corrupt")
+            throw .init("it is encrypted with a passphrase")
         }
     }
 
-    private static func decode(blob: [UInt8]) throws -> Decoded {
-        var reader = SSHWireReader(blob)
-        guard try reader.raw(magic.count) == magic else { throw KeyFormatError("it does not start with openssh-key-v1") }
-        let cipher = try reader.text()
-        let kdf = try reader.text()
-        _ = try reader.string()
-        guard cipher == "none", kdf == "none" else {
-            throw KeyFormatError("it is encrypted with a passphrase (\(cipher)/\(kdf)); octunnel runs unattended and needs an unencrypted key: remove the passphrase with `ssh-keygen -p -N '' -f FILE` or make a new key with `octunnel keygen`")
+    /// Decodes an armoured key, decrypting it with `passphrase` when it is encrypted.
+    public static func decode(_ text: String, passphrase: SecretBuffer?) throws(KeyUnlockError) -> Decoded {
+        let container: Container
+        do { container = try Container(text) } catch { throw .format(error) }
+        var secret = container.secret
+        defer { BcryptPBKDF.wipe(&secret) }
+        if let encryption = container.encryption {
+            guard let passphrase else { throw .needsPassphrase }
+            guard passphrase.count > 0 else { throw .wrongPassphrase }
+            do {
+                let keyAndIV = try passphrase.withUnsafeBytes { bytes throws(BcryptPBKDF.Failure) in
+                    try BcryptPBKDF.derive(passphrase: bytes, salt: encryption.salt, count: 48, rounds: encryption.rounds)
+                }
+                try KeyEncryption.crypt(&secret, keyAndIV: keyAndIV)
+            } catch {
+                throw .format(KeyFormatError("it cannot be decrypted (\(error))"))
+            }
         }
-        let count = try reader.uint32()
-        guard count == 1 else { throw KeyFormatError("it holds \(count) keys; exactly one is expected") }
-        let publicBlob = try reader.string()
-        let secret = try reader.string()
-        guard reader.isAtEnd else { throw KeyFormatError("it has trailing data after the key") }
+        do {
+            return try decode(publicBlob: container.publicBlob, secret: secret, blockSize: container.encryption == nil ? 8 : KeyEncryption.blockSize)
+        } catch let error as KeyFormatError {
+            // Different check values after decryption are OpenSSH's sign of a wrong passphrase.
+            if container.encryption != nil && error.reason.hasPrefix("its check values differ") { throw .wrongPassphrase }
+            throw .format(error)
+        } catch {
+            throw .format(KeyFormatError("it is truncated or corrupt"))
+        }
+    }
+
+    /// The public key stored in the clear in the file: readable without the passphrase.
+    public static func publicKey(of text: String) throws(KeyFormatError) -> (key: SSHPublicKey, isEncrypted: Bool) {
+        let container = try Container(text)
+        guard let key = SSHPublicKey(blob: container.publicBlob) else { throw .init("its public key is corrupt") }
+        guard key.type == "ssh-ed25519" else {
+            throw .init("it is an \(key.type) key; octunnel uses Ed25519 keys (`octunnel keygen`)")
+        }
+        return (key, container.encryption != nil)
+    }
+
+    /// The outer, unencrypted layer of an `openssh-key-v1` file.
+    struct Container {
+        struct Encryption {
+            let salt: [UInt8]
+            let rounds: Int
+        }
+        let encryption: Encryption?
+        let publicBlob: [UInt8]
+        let secret: [UInt8]
+
+        init(_ text: String) throws(KeyFormatError) {
+            let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            guard let first = lines.first else { throw .init("the file is empty") }
+            if first.hasPrefix("-----BEGIN") && first != begin {
+                if first.contains("ENCRYPTED") { throw .init("it is an encrypted PEM key; octunnel needs an OpenSSH Ed25519 key (`ssh-keygen -p -f FILE` converts it)") }
+                throw .init("it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))), not an OpenSSH private key; convert it with `ssh-keygen -p -f FILE` or make a new one with `octunnel keygen`")
+            }
+            guard first == begin else {
+                if SSHPublicKey.parse(line: first) != nil { throw .init("it is a public key, not a private key") }
+                throw .init("it is not an OpenSSH private key (no \(begin) line)")
+            }
+            guard let endIndex = lines.firstIndex(of: end) else { throw .init("it is truncated (no \(end) line)") }
+            let body = lines[1..<endIndex].joined()
+            guard let data = Data(base64Encoded: body) else { throw .init("its base64 body is corrupt") }
+            do {
+                var reader = SSHWireReader([UInt8](data))
+                guard try reader.raw(magic.count) == magic else { throw KeyFormatError("it does not start with openssh-key-v1") }
+                let cipher = try reader.text()
+                let kdf = try reader.text()
+                let options = try reader.string()
+                switch (cipher, kdf) {
+                case ("none", "none"):
+                    encryption = nil
+                case (KeyEncryption.cipher, KeyEncryption.kdf):
+                    var optionReader = SSHWireReader(options)
+                    let salt = try optionReader.string()
+                    let rounds = try optionReader.uint32()
+                    guard optionReader.isAtEnd, !salt.isEmpty, (1...1 << 20).contains(rounds) else {
+                        throw KeyFormatError("its bcrypt options are corrupt")
+                    }
+                    encryption = Encryption(salt: salt, rounds: Int(rounds))
+                default:
+                    throw KeyFormatError("it is encrypted with \(cipher)/\(kdf); octunnel opens keys encrypted as ssh-keygen writes them (aes256-ctr/bcrypt): re-encrypt it with `ssh-keygen -p -f FILE`")
+                }
+                let count = try reader.uint32()
+                guard count == 1 else { throw KeyFormatError("it holds \(count) keys; exactly one is expected") }
+                publicBlob = try reader.string()
+                secret = try reader.string()
+                guard reader.isAtEnd else { throw KeyFormatError("it has trailing data after the key") }
+            } catch let error as KeyFormatError {
+                throw error
+            } catch {
+                throw .init("it is truncated or corrupt")
+            }
+        }
+    }
+
+    private static func decode(publicBlob: [UInt8], secret: [UInt8], blockSize: Int) throws -> Decoded {
         var publicReader = SSHWireReader(publicBlob)
         let publicType = try publicReader.text()
         guard publicType == "ssh-ed25519" else {
             throw KeyFormatError("it is an \(publicType) key; octunnel uses Ed25519 keys (`octunnel keygen`)")
         }
-        guard secret.count % 8 == 0 else { throw KeyFormatError("its private section is not padded to 8 bytes") }
+        guard secret.count % blockSize == 0 else { throw KeyFormatError("its private section is not padded to \(blockSize) bytes") }
         var secretReader = SSHWireReader(secret)
         let check1 = try secretReader.uint32()
         let check2 = try secretReader.uint32()
@@ -118,6 +220,41 @@ public enum OpenSSHPrivateKey {
         }
         guard pair.publicKey == publicKey else { throw KeyFormatError("its public key does not belong to its private key") }
         return Decoded(pair: pair, comment: comment)
+    }
+}
+
+/// Why an encrypted key could not be opened.
+public enum KeyUnlockError: Error, Sendable {
+    case format(KeyFormatError)
+    case needsPassphrase
+    case wrongPassphrase
+}
+
+/// How ssh-keygen encrypts `openssh-key-v1` keys: bcrypt_pbkdf, then AES-256 in CTR mode.
+public enum KeyEncryption {
+    static let cipher = "aes256-ctr"
+    static let kdf = "bcrypt"
+    static let blockSize = 16
+    /// ssh-keygen's default number of KDF rounds (`-a`).
+    public static let defaultRounds = 16
+
+    /// Encrypts or decrypts `data` in place with the first 32 bytes of `keyAndIV` as the key
+    /// and the next 16 as the counter's start.
+    static func crypt(_ data: inout [UInt8], keyAndIV: SecretBuffer) throws(OpenSSLError) {
+        let failure: OpenSSLError? = keyAndIV.withUnsafeBytes { material in
+            data.withUnsafeMutableBytes { bytes -> OpenSSLError? in
+                do {
+                    try Crypto.aesCTR(key: UnsafeRawBufferPointer(rebasing: material[0..<32]),
+                                      iv: UnsafeRawBufferPointer(rebasing: material[32..<48]), data: bytes)
+                    return nil
+                } catch let error as OpenSSLError {
+                    return error
+                } catch {
+                    return OpenSSLError("AES-CTR")
+                }
+            }
+        }
+        if let failure { throw failure }
     }
 }
 

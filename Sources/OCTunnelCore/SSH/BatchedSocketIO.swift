@@ -114,6 +114,15 @@ final class BatchedSocketIO {
         }
     }
 
+    private static func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
+        while true {
+            let count = Glibc.recv(socket, buffer, length, flags)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            return -Int(errno)
+        }
+    }
+
     private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
         while true {
             let sent = Glibc.send(socket, buffer, length, flags | Int32(MSG_NOSIGNAL))
@@ -127,13 +136,16 @@ final class BatchedSocketIO {
     static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {
         libssh2_session_abstract(session).pointee = Unmanaged.passUnretained(io).toOpaque()
         let sendCallback: @convention(c) (libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
-            _, buffer, length, flags, abstract in
+            fd, buffer, length, flags, abstract in
             let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+            // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
+            guard fd == io.socket else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
             return io.send(buffer!, length, flags)
         }
         let recvCallback: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
-            _, buffer, length, flags, abstract in
+            fd, buffer, length, flags, abstract in
             let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+            guard fd == io.socket else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
             return io.recv(buffer!, length, flags)
         }
         _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))

@@ -161,6 +161,17 @@ public final class SSHSession: @unchecked Sendable {
         if rc != 0 { throw error(rc, "libssh2_userauth_publickey_fromfile_ex") }
     }
 
+    /// Public-key authentication from a key held in memory (`libssh2_userauth_publickey_frommemory`).
+    /// `privateKey` is unencrypted OpenSSH text followed by a NUL: libssh2 1.10.0 calls
+    /// `strlen` on it while signing (userauth.c:756).
+    func authenticate(user: String, privateKey: SecretBuffer) throws(LibSSH2Error) {
+        let rc = privateKey.withUnsafeBytes { bytes in
+            libssh2_userauth_publickey_frommemory(raw, user, user.utf8.count, nil, 0,
+                                                  bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count - 1, nil)
+        }
+        if rc != 0 { throw error(rc, "libssh2_userauth_publickey_frommemory") }
+    }
+
     /// Opens a plain `session` channel (`libssh2_channel_open_ex`), blocking.
     func openSessionChannel() throws(LibSSH2Error) -> SSHChannel {
         let type = "session"

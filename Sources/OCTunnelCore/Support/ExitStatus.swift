@@ -13,10 +13,13 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case config = 78
     /// OpenCode asks for a password and none was given, or it refused the one given.
     case openCodePassword = 79
+    /// A key's passphrase was wrong.
+    case wrongPassphrase = 80
+    /// No passphrase could be asked, or no usable ssh-agent.
+    case credentialsUnavailable = 81
 
     /// Exit codes a service manager must not restart on (systemd's `RestartPreventExitStatus=`):
-    /// retrying cannot fix them. 80 and 81 (a key passphrase that is wrong or cannot be asked) are
-    /// reserved for work in progress and listed by number until their cases exist.
+    /// retrying cannot fix them.
     public static let notRetriedByServices: [Int32] =
-        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission, .config].map(\.rawValue) + [80, 81]
+        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission, .config, .wrongPassphrase, .credentialsUnavailable].map(\.rawValue)
 }

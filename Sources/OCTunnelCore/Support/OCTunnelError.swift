@@ -41,6 +41,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case unsupportedSSHConfig(host: String, directive: String, value: String, file: String)
     case badSSHConfig(path: String, reason: String)
     case hostKeyDiffersFromOpenSSH(host: String, port: Int, presented: String, known: String, file: String, line: Int, name: String)
+    case wrongPassphrase(path: String)
+    case passphraseUnavailable(path: String, reason: String)
+    case passphrasesDiffer
+    case agentUnavailable(reason: String)
+    case agentHasNoUsableKeys(socket: String, skipped: [String])
+    case agentKeysNotAuthorized(user: String, host: String, port: Int, tried: [String], skipped: [String], publicLine: String, restrictedLine: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -48,7 +54,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
-        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused: return .permission
+        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized: return .permission
+        case .wrongPassphrase: return .wrongPassphrase
+        case .passphraseUnavailable, .agentUnavailable, .agentHasNoUsableKeys: return .credentialsUnavailable
+        case .passphrasesDiffer: return .usage
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
         case .unsupportedSSHConfig, .badSSHConfig: return .config
@@ -62,7 +71,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     /// The layer of the path that failed, for diagnosis output.
     public var layer: String {
         switch self {
-        case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile: return "key"
+        case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
+        case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
         case .noSettings, .serviceFileNotOurs, .serviceNotInstalled: return "local files"
         case .serviceManagerFailed: return "service manager"
         case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
@@ -157,6 +167,20 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
         case .badPasswordFile(let path, let reason):
             return "cannot use password file \(path): \(reason)."
+        case .wrongPassphrase(let path):
+            return "wrong passphrase for key file \(path); nothing was changed."
+        case .passphraseUnavailable(let path, let reason):
+            return "the passphrase for key file \(path) cannot be asked: \(reason)."
+        case .passphrasesDiffer:
+            return "the two passphrases differ (or are empty); nothing was written."
+        case .agentUnavailable(let reason):
+            return "no ssh-agent to sign in with: \(reason)."
+        case .agentHasNoUsableKeys(let socket, let skipped):
+            let note = skipped.isEmpty ? "" : " Skipped: \(skipped.joined(separator: ", "))."
+            return "the ssh-agent at \(socket) holds no key octunnel can use (Ed25519 or ECDSA): add one with `ssh-add`.\(note) libssh2 1.10.0 signs RSA keys only with ssh-rsa (SHA-1), which OpenSSH 8.8 and later refuse."
+        case .agentKeysNotAuthorized(let user, let host, let port, let tried, let skipped, let publicLine, let restrictedLine):
+            let note = skipped.isEmpty ? "" : "\nSkipped (libssh2 1.10.0 cannot sign rsa-sha2, so OpenSSH 8.8 and later refuse them): \(skipped.joined(separator: ", "))."
+            return "\(user)@\(Self.endpoint(host, port)) refused every ssh-agent key tried: \(tried.joined(separator: ", ")). Add this line for the first to ~\(user == "root" ? "" : user)/.ssh/authorized_keys on the VPS:\n  \(publicLine)\nor, to allow only the tunnel:\n  \(restrictedLine)\(note)"
         case .notOpenCode(let remoteHost, let remotePort, let detail):
             return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
         case .serviceFileNotOurs(let path, let edited, let removing):

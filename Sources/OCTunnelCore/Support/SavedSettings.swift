@@ -48,8 +48,11 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
     public var homePort: Int
     /// The VPS address the reverse tunnel listens on; absent (127.0.0.1) in files from before it was saved.
     public var remoteHost: String?
+    /// Sign in with the ssh-agent's keys (`--agent`); absent (false) in older files.
+    public var agent: Bool?
 
-    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil) {
+    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
+                agent: Bool? = nil) {
         self.host = host
         self.port = port
         self.username = username
@@ -57,6 +60,7 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
         self.localPort = localPort
         self.homePort = homePort
         self.remoteHost = remoteHost
+        self.agent = agent
     }
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
