@@ -196,7 +196,9 @@ struct AgentAndPassphraseTests {
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 1))
         let saved = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(fixture.home.file("config.json")))) as? [String: Any])
-        #expect(saved["agent"] as? Bool == true)
+        let profiles = saved["profiles"] as? [String: Any]
+        let tunnelRole = (profiles?["default"] as? [String: Any])?["tunnel"] as? [String: Any]
+        #expect(tunnelRole?["agent"] as? Bool == true, "config.json: \(saved)")
 
         agent.stop()
         #expect(roundTrip(port: port, seed: 2), "the running session does not need the agent")
