@@ -315,7 +315,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   echo "notes measured 175-270 MB/s for a careful single-thread C forwarder on libssh2 1.10.0 on this kind of machine; octunnel's"
   echo "own code is a fraction of a percent of the samples during the download. The"
   echo "small-request rate is bounded by system calls and the kernel's loopback path, where octunnel makes as many"
-  echo "calls per request as ssh since it batches libssh2's socket I/O (docs/architecture.md, \"Batched socket I/O\")."
+  echo "calls per request as ssh since it batches libssh2's socket I/O (docs/architecture.md, \"The send path\")."
   if [ -z "$wan_skip" ]; then
     echo "Over the emulated WAN, each request on an open connection takes one round trip through either tunnel (the p50"
     echo "rows). The p99 and request-rate rows at 20 and 100 connections also count opening the connections: libssh2 1.10.0"

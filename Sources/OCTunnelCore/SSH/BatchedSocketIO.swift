@@ -3,16 +3,20 @@ import CLibSSH2
 import Glibc
 #endif
 
-/// libssh2's socket I/O, replaced (`LIBSSH2_CALLBACK_SEND` / `_RECV`) so that the event loop
-/// pays one `send()` per round instead of one per packet, and no `recv()` that is bound to
-/// find nothing.
+/// libssh2's socket I/O, replaced (`LIBSSH2_CALLBACK_SEND` / `_RECV`) so that libssh2 never
+/// sees a send refused (no packet is ever left half-sent), the loop pays one `send()` per round
+/// instead of one per packet, and no `recv()` that is bound to find nothing.
 ///
 /// libssh2 1.10.0 sends every packet with its own `send()` (transport.c:_libssh2_transport_send)
-/// and every channel read or write first calls `recv()` until EAGAIN (channel.c:1961, 2018):
-/// with 100 busy channels that is 5-6 system calls a request, where `ssh -L` needs about 2.
-/// While batching is on:
-/// - sends are appended to a buffer the loop flushes once a round; a full buffer answers
-///   EAGAIN, which libssh2 treats as a partly-sent packet (the pending-send rule applies);
+/// and every channel read or write first calls `recv()` until EAGAIN (channel.c:1961, 2018).
+/// A packet it could only partly send can be finished only by the same call with the same
+/// arguments (transport.c:636); for the packets it builds on its own stack (keepalive, EOF,
+/// replies to the server's want-reply requests, forwarded-channel confirmations) that is
+/// impossible, and the session wedges with -39. While batching is on:
+/// - every send is accepted whole: what the socket does not take now is appended to a buffer
+///   the loop flushes when the socket polls writable. The buffer has no fixed size; the loop
+///   keeps it bounded by not reading client bytes while `backlog` is above its high-water mark
+///   (so it holds at most the mark plus one channel write);
 /// - after one `recv()` found the socket empty, later ones in the same round answer EAGAIN
 ///   at once; the next poll round (`newRound()`) allows real reads again.
 /// Blocking calls (handshake, authentication, the goodbye) run with batching off.
@@ -20,9 +24,9 @@ final class BatchedSocketIO {
     let socket: Int32
     private(set) var isBatching = false
     private var outgoing: UnsafeMutableRawPointer
+    private var capacity = 64 * 1024
     private var start = 0
     private var end = 0
-    private let capacity = 256 * 1024
     private var inboundDrained = false
     /// The last failure of a real `send()` (a negative errno), reported on the next libssh2 send.
     private var sendFailure: Int = 0
@@ -39,6 +43,12 @@ final class BatchedSocketIO {
 
     /// Bytes accepted from libssh2 and not yet written to the socket.
     var backlog: Int { end - start }
+
+    /// The most the buffer has held at once (for tests and measurements).
+    private(set) var peakBacklog = 0
+
+    /// Bytes received from the socket so far: any increase proves the peer alive.
+    private(set) var receivedBytes = 0
 
     /// Turns batching on for the non-blocking event loop, or off (after flushing) for blocking calls.
     func setBatching(_ on: Bool) {
@@ -63,7 +73,7 @@ final class BatchedSocketIO {
             if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
             sendFailure = -Int(sent < 0 ? errno : EPIPE)
             start = end
-            return false
+            break
         }
         if start == end { start = 0; end = 0 }
         return sendFailure == 0
@@ -82,32 +92,42 @@ final class BatchedSocketIO {
         start = 0; end = 0
     }
 
+    /// Takes all `length` bytes into the buffer (the loop sends them at the end of its round).
+    /// Never answers EAGAIN while batching.
     fileprivate func send(_ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
         guard isBatching else { return Self.plainSend(socket, buffer, length, flags) }
         if sendFailure != 0 { return sendFailure }
+        append(buffer, length)
+        return length
+    }
+
+    private func append(_ buffer: UnsafeRawPointer, _ length: Int) {
         if end + length > capacity {
-            if !flush() { return sendFailure }
             if start > 0 {
                 outgoing.copyMemory(from: UnsafeRawPointer(outgoing + start), byteCount: end - start)
                 end -= start
                 start = 0
             }
             if end + length > capacity {
-                // Nothing buffered: hand big writes straight to the socket.
-                if end == 0 { return Self.plainSend(socket, buffer, length, flags) }
-                return -Int(EAGAIN)
+                var grown = capacity * 2
+                while grown < end + length { grown *= 2 }
+                let bigger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
+                bigger.copyMemory(from: outgoing, byteCount: end)
+                outgoing.deallocate()
+                outgoing = bigger
+                capacity = grown
             }
         }
         (outgoing + end).copyMemory(from: buffer, byteCount: length)
         end += length
-        return length
+        peakBacklog = max(peakBacklog, end - start)
     }
 
     fileprivate func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         if isBatching && inboundDrained { return -Int(EAGAIN) }
         while true {
             let count = Glibc.recv(socket, buffer, length, flags)
-            if count >= 0 { return count }
+            if count >= 0 { receivedBytes &+= count; return count }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { inboundDrained = true }
             return -Int(errno)

@@ -23,6 +23,31 @@ public enum IOResult: Equatable, Sendable {
     case failed(Int32)
 }
 
+/// What one step of a libssh2 call that finishes, waits or fails did (EOF, free, requests).
+public enum StepResult: Equatable, Sendable {
+    case done
+    case wouldBlock
+    case failed(Int32)
+
+    init(code: Int32) {
+        if code == 0 { self = .done } else if code == LIBSSH2_ERROR_EAGAIN { self = .wouldBlock } else { self = .failed(code) }
+    }
+}
+
+extension LibSSH2Error {
+    /// Whether `code` ends the whole session (drop it and reconnect) rather than one channel.
+    static func isSessionLevel(_ code: Int32) -> Bool {
+        switch code {
+        case LIBSSH2_ERROR_CHANNEL_FAILURE, LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED, LIBSSH2_ERROR_CHANNEL_UNKNOWN,
+             LIBSSH2_ERROR_CHANNEL_CLOSED, LIBSSH2_ERROR_CHANNEL_EOF_SENT, LIBSSH2_ERROR_CHANNEL_WINDOW_EXCEEDED,
+             LIBSSH2_ERROR_CHANNEL_PACKET_EXCEEDED, LIBSSH2_ERROR_CHANNEL_OUTOFORDER:
+            return false
+        default:
+            return true
+        }
+    }
+}
+
 /// One-time global set-up of libssh2 (`libssh2_init`), done before any thread uses it.
 enum LibSSH2 {
     private static let initialized: Bool = {
@@ -121,14 +146,17 @@ public final class SSHSession: @unchecked Sendable {
     /// Why the last flush failed (`send()`'s error text).
     var outgoingFailure: String { io.failureDescription }
 
-    /// Batched bytes still waiting for the socket to become writable.
-    var hasOutgoingBacklog: Bool { io.backlog > 0 }
+    /// Bytes libssh2 has sent that still wait for the socket to become writable.
+    var outgoingBacklog: Int { io.backlog }
+
+    /// Bytes received on the socket so far (any increase proves the server alive).
+    var receivedBytes: Int { io.receivedBytes }
+
+    /// The most bytes that have waited for the socket at once in this session.
+    var peakOutgoingBacklog: Int { io.peakBacklog }
 
     /// `libssh2_session_set_timeout`, for blocking calls (milliseconds, 0 = none).
     func setTimeout(milliseconds: Int) { libssh2_session_set_timeout(raw, milliseconds) }
-
-    /// Whether the last EAGAIN left a partly-sent packet (`libssh2_session_block_directions`).
-    var isSendBlocked: Bool { libssh2_session_block_directions(raw) & LIBSSH2_SESSION_BLOCK_OUTBOUND != 0 }
 
     /// `libssh2_session_handshake` (makes the socket non-blocking underneath).
     func handshake() throws(LibSSH2Error) {
@@ -246,8 +274,8 @@ final class SSHChannel {
         return .failed(Int32(rc))
     }
 
-    /// `libssh2_channel_send_eof`: 0, EAGAIN or an error code.
-    func sendEOF() -> Int32 { libssh2_channel_send_eof(raw) }
+    /// `libssh2_channel_send_eof`.
+    func sendEOF() -> StepResult { StepResult(code: libssh2_channel_send_eof(raw)) }
 
     /// Whether the session already holds unread data for this channel
     /// (`libssh2_poll_channel_read`): a list scan, no system call.
@@ -256,18 +284,21 @@ final class SSHChannel {
     /// `libssh2_channel_eof`.
     var isEOF: Bool { libssh2_channel_eof(raw) != 0 }
 
-    /// `libssh2_channel_setenv_ex`: used as a request that the server must answer.
-    func setenv(_ name: String, _ value: String) -> Int32 {
-        libssh2_channel_setenv_ex(raw, name, UInt32(name.utf8.count), value, UInt32(value.utf8.count))
+    /// `libssh2_channel_setenv_ex`, used as a request the server must answer: `.done` once it
+    /// has answered, whether it accepted the variable or refused it (OpenSSH's `AcceptEnv`).
+    /// While it would block, call it again with the same arguments.
+    func probe(setenv name: String, value: String) -> StepResult {
+        let rc = libssh2_channel_setenv_ex(raw, name, UInt32(name.utf8.count), value, UInt32(value.utf8.count))
+        return rc == LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED ? .done : StepResult(code: rc)
     }
 
-    /// `libssh2_channel_free` (closes first); 0, EAGAIN or an error. Repeat while EAGAIN.
-    func free() -> Int32 {
-        guard !isFreed else { return 0 }
-        guard !session.isFreed else { isFreed = true; return 0 }
+    /// `libssh2_channel_free` (closes first). Repeat while it would block.
+    func free() -> StepResult {
+        guard !isFreed else { return .done }
+        guard !session.isFreed else { isFreed = true; return .done }
         let rc = libssh2_channel_free(raw)
         if rc != LIBSSH2_ERROR_EAGAIN { isFreed = true }
-        return rc
+        return StepResult(code: rc)
     }
 
     deinit {

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loop's one thread of control: a wake-up pipe (stop requests, signals, the connector
+/// thread finishing) and one poll per round over whatever the round registered in its `PollSet`.
+/// Idle, it sleeps in poll until the nearest timer.
+final class EventLoop {
+    private let wakeRead: Int32
+    /// The pipe's write end: `stop()` and the signal handlers write to it.
+    let wakeWrite: Int32
+    /// The set the current round is built in.
+    let pollSet = PollSet()
+    private(set) var stopRequested = false
+
+    /// Makes the wake-up pipe (non-blocking, close-on-exec); throws `pipe`'s errno.
+    init() throws(SystemError) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw SystemError("pipe") }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        for fd in fds {
+            Sockets.setNonBlocking(fd, true)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+    }
+
+    deinit {
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    /// Asks the loop to stop cleanly; safe from any thread.
+    func requestStop() { poke("s") }
+
+    /// Wakes the loop from another thread without asking it to stop (e.g. a result is ready).
+    func wakeUp() { poke("c") }
+
+    private func poke(_ character: Unicode.Scalar) {
+        var byte = UInt8(ascii: character)
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Makes SIGINT/SIGTERM request a stop (a second signal exits at once).
+    func handleSignals() { SignalHandling.install(wakeFD: wakeWrite) }
+
+    /// Polls the round's set (plus the wake pipe) and tells the owners what is ready; then
+    /// empties nothing: the next round resets the set. Throws poll's errno.
+    func poll(now: Double) throws(SystemError) {
+        let wake = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        guard pollSet.poll(now: now, extra: wake, onExtra: drainWakePipe) else {
+            throw SystemError("poll")
+        }
+    }
+
+    private func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(wakeRead, &buffer, buffer.count)
+            if count <= 0 { break }
+            if buffer[..<count].contains(UInt8(ascii: "s")) { stopRequested = true }
+        }
+    }
+}

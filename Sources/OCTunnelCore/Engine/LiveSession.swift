@@ -1,0 +1,69 @@
+/// One authenticated session during its life in the loop, as forwards and streams see it:
+/// the libssh2 session, the shared scratch buffer, whether the send buffer has room, and the
+/// ways to report what happened (bytes heard, a session-level failure, a channel to free).
+/// Owned by the `SessionDriver`, which tears the session down after any round that failed it.
+final class LiveSession {
+    let established: EstablishedSession
+    let scratch: ScratchBuffer
+    /// Client bytes are not read while more than this waits for the SSH socket; the send
+    /// buffer then holds at most this plus one channel write (32 KiB and a packet header).
+    let highWater: Int
+    let startedAt: Double
+    var keepalive: Keepalive
+    /// Why the session must be dropped, once a call has failed it.
+    private(set) var failure: String?
+    private var closing: [SSHChannel] = []
+
+    init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
+        self.established = established
+        self.scratch = scratch
+        self.highWater = highWater
+        startedAt = now
+        keepalive = Keepalive(interval: keepaliveInterval, now: now)
+    }
+
+    var session: SSHSession { established.session }
+    var isAlive: Bool { failure == nil }
+
+    /// Whether a stream may read more client bytes for the VPS now (the send buffer is below
+    /// its high-water mark).
+    var hasSendRoom: Bool { session.outgoingBacklog < highWater }
+
+    /// The server sent something: the session is alive.
+    func heard(at now: Double) { keepalive.heard(at: now) }
+
+    /// A libssh2 call failed with a session-level `code`: the session is dropped after this round.
+    func fail(_ code: Int32) {
+        guard failure == nil else { return }
+        let message = session.error(code, "session").message
+        failure = "connection to VPS lost (\(message.isEmpty ? "libssh2 error \(code)" : message))"
+    }
+
+    /// The session must be dropped after this round for `reason`.
+    func fail(reason: String) {
+        if failure == nil { failure = reason }
+    }
+
+    /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).
+    func release(_ channel: SSHChannel) { closing.append(channel) }
+
+    /// Channels still being freed: the loop wakes within 0.5 s to continue.
+    var isFreeingChannels: Bool { !closing.isEmpty }
+
+    /// One step of freeing every released channel.
+    func freeReleasedChannels() {
+        var still: [SSHChannel] = []
+        for channel in closing {
+            switch channel.free() {
+            case .done: continue
+            case .wouldBlock: still.append(channel)
+            case .failed(let code):
+                if LibSSH2Error.isSessionLevel(code) { closing = []; return fail(code) }
+            }
+        }
+        closing = still
+    }
+
+    /// Forgets channels waiting to be freed (the session itself is being freed).
+    func dropReleasedChannels() { closing.removeAll() }
+}

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whoever registered a descriptor in a `PollSet`, told when it polled ready.
+protocol PollOwner: AnyObject {
+    /// `tag` is what the owner registered the descriptor with; `events` are poll's `revents`.
+    func ready(tag: Int, events: Int16)
+}
+
+/// What one poll round watches and the latest time it must wake: built afresh each round by
+/// the session driver and its forward, then handed to `EventLoop.poll`.
+final class PollSet {
+    private(set) var fds: [pollfd] = []
+    private var owners: [(owner: Unowned, tag: Int)] = []
+    private(set) var deadline = Double.infinity
+
+    /// An owner held without a reference count (owners outlive the round).
+    struct Unowned {
+        unowned let value: PollOwner
+    }
+
+    /// Empties the set for a new round, keeping its storage.
+    func reset() {
+        fds.removeAll(keepingCapacity: true)
+        owners.removeAll(keepingCapacity: true)
+        deadline = .infinity
+    }
+
+    /// Polls `fd` for `events` (POLLIN / POLLOUT); `owner.ready(tag:events:)` hears the result.
+    func watch(_ fd: Int32, events: Int32, owner: PollOwner, tag: Int) {
+        fds.append(pollfd(fd: fd, events: Int16(events), revents: 0))
+        owners.append((Unowned(value: owner), tag))
+    }
+
+    /// Wakes no later than `time` (monotonic seconds).
+    func wake(at time: Double) { deadline = min(deadline, time) }
+
+    /// Does not sleep at all this round (work is already waiting).
+    func wakeNow() { deadline = -.infinity }
+
+    /// poll(2) over the set plus `extra` (first), with the set's deadline; calls the owners of
+    /// ready descriptors. Returns false and leaves errno when poll fails (not for EINTR).
+    func poll(now: Double, extra: pollfd, onExtra: () -> Void) -> Bool {
+        fds.insert(extra, at: 0)
+        let timeout: Int32
+        if deadline == .infinity {
+            timeout = -1
+        } else {
+            timeout = Int32(max(0, min(60_000, ((deadline - now) * 1000).rounded(.up))))
+        }
+        let ready = Glibc.poll(&fds, nfds_t(fds.count), timeout)
+        if ready < 0 { return errno == EINTR }
+        guard ready > 0 else { return true }
+        if fds[0].revents != 0 { onExtra() }
+        for index in 1..<fds.count where fds[index].revents != 0 {
+            let entry = owners[index - 1]
+            entry.owner.value.ready(tag: entry.tag, events: fds[index].revents)
+        }
+        return true
+    }
+}

@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One SSH session to the VPS over its whole life: connecting on a helper thread, running
+/// its rounds on the loop, keepalive and dead-session detection, teardown and reconnect with
+/// backoff, and a graceful goodbye. What the session is used for is its `SessionForward`.
+///
+/// A round: flush what the last one left, read the idle channel (it reads the socket for
+/// every channel, so a readable socket never spins), keepalive, the forward's work, free
+/// released channels, then one `send()` for everything libssh2 sent meanwhile.
+final class SessionDriver: PollOwner {
+    private let settings: ConnectionSettings
+    private let keepaliveInterval: Double
+    private let exitOnFirstFailure: Bool
+    private let loop: EventLoop
+    private let forward: SessionForward
+    private let emit: @Sendable (TunnelEvent) -> Void
+    private let scratch = ScratchBuffer()
+    private let connector = ConnectorThread()
+    /// The send buffer's high-water mark (see `LiveSession.highWater`).
+    static let highWater = 256 * 1024
+
+    private(set) var live: LiveSession?
+    private var policy = ReconnectPolicy()
+    private var retryAt: Double?
+    private var attempts = 0
+    private(set) var everConnected = false
+    private var socketReady = false
+    private var receivedSoFar = 0
+
+    init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, loop: EventLoop,
+         forward: SessionForward, emit: @escaping @Sendable (TunnelEvent) -> Void) {
+        self.settings = settings
+        self.keepaliveInterval = keepalive
+        self.exitOnFirstFailure = exitOnFirstFailure
+        self.loop = loop
+        self.forward = forward
+        self.emit = emit
+    }
+
+    /// Runs the loop until a stop request (returns after a graceful goodbye) or a failure
+    /// retrying cannot fix (throws): one turn = adopt a connection result, build the poll set,
+    /// poll, then one round on the session.
+    func run() throws(OCTunnelError) {
+        SignalHandling.ignoreSIGPIPE()
+        startConnector()
+        while true {
+            let now = MonotonicClock.now()
+            try beginTurn(now: now)
+            if loop.stopRequested {
+                shutdownGracefully(reason: "octunnel stopped")
+                return
+            }
+            loop.pollSet.reset()
+            register(in: loop.pollSet, now: now)
+            do {
+                try loop.poll(now: now)
+            } catch {
+                throw .sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
+            }
+            drive(now: MonotonicClock.now())
+        }
+    }
+
+    private func startConnector() {
+        attempts += 1
+        emit(.connecting(target: settings.target, attempt: attempts))
+        let emit = self.emit
+        let loop = UncheckedLoop(loop: loop)
+        connector.start(settings: settings, onStage: { emit(.stage($0)) }, wake: { loop.loop.wakeUp() })
+    }
+
+    /// The top of a loop turn: adopt a finished connection attempt (throws when the failure is
+    /// one retrying cannot fix), and start the next attempt once its backoff has passed.
+    private func beginTurn(now: Double) throws(OCTunnelError) {
+        if let result = connector.take() { try connectorFinished(result, now: now) }
+        if let at = retryAt, now >= at, !connector.isRunning {
+            retryAt = nil
+            startConnector()
+        }
+    }
+
+    private func connectorFinished(_ result: Result<EstablishedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
+        switch result {
+        case .success(let established):
+            established.session.startBatching()
+            let live = LiveSession(established: established, scratch: scratch, keepaliveInterval: keepaliveInterval,
+                                   highWater: Self.highWater, now: now)
+            self.live = live
+            receivedSoFar = established.session.receivedBytes
+            emit(.connected(target: settings.target, info: established.info))
+            everConnected = true
+            forward.sessionStarted(live, now: now)
+        case .failure(let error):
+            if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure) {
+                forward.stop(reason: "tunnel stopped")
+                throw error
+            }
+            scheduleRetry(reason: error.localizedDescription, uptime: nil, now: now)
+        }
+    }
+
+    private func scheduleRetry(reason: String, uptime: Double?, now: Double) {
+        let delay = policy.nextDelay(afterUptime: uptime)
+        retryAt = now + delay
+        emit(.disconnected(reason: reason, retryIn: delay))
+    }
+
+    /// Adds the SSH socket and the session's timers (and the forward's) to the coming poll.
+    private func register(in set: PollSet, now: Double) {
+        if let retryAt { set.wake(at: retryAt) }
+        if let live {
+            // Bytes waiting for the socket need POLLOUT as well as the usual POLLIN.
+            let events = live.session.outgoingBacklog > 0 ? POLLIN | POLLOUT : POLLIN
+            set.watch(live.session.socket, events: Int32(events), owner: self, tag: 0)
+            set.wake(at: live.keepalive.nextDeadline)
+            if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
+        }
+        forward.register(in: set, live: live, now: now)
+    }
+
+    func ready(tag: Int, events: Int16) { socketReady = true }
+
+    /// One round after poll: the session's work and the forward's, or the forward alone
+    /// while no session is up.
+    private func drive(now: Double) {
+        guard let live else { return forward.drive(nil, now: now) }
+        let session = live.session
+        session.newRound()
+        defer { socketReady = false }
+        if session.outgoingBacklog > 0 && !session.flushOutgoing() {
+            return teardown(reason: "connection to VPS lost (send: \(session.outgoingFailure))", now: now)
+        }
+        if socketReady {
+            if case .failed(let code) = live.established.idleChannel.read(into: scratch.pointer, count: scratch.size) {
+                live.fail(code)
+            }
+        }
+        noteInbound(live, now: now)
+        if live.isAlive {
+            switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
+            case .alive: break
+            case .silent(let seconds): live.fail(reason: "no answer from the VPS for \(seconds) s (keepalive)")
+            case .failed(let code): live.fail(code)
+            }
+        }
+        if live.isAlive { forward.drive(live, now: now) }
+        if live.isAlive { live.freeReleasedChannels() }
+        if live.isAlive && !session.flushOutgoing() {
+            live.fail(reason: "connection to VPS lost (send: \(session.outgoingFailure))")
+        }
+        if let reason = live.failure { teardown(reason: reason, now: now) }
+    }
+
+    /// Any byte from the server proves the session alive.
+    private func noteInbound(_ live: LiveSession, now: Double) {
+        let received = live.session.receivedBytes
+        if received != receivedSoFar {
+            receivedSoFar = received
+            live.heard(at: now)
+        }
+    }
+
+    /// Drops the session after a failure: the session is freed first, so channels dropped
+    /// after it never touch the dead socket; then the forward drops its streams.
+    private func teardown(reason: String, now: Double) {
+        guard let live else { return }
+        live.session.close()
+        live.dropReleasedChannels()
+        self.live = nil
+        forward.sessionEnded(reason: reason)
+        scheduleRetry(reason: reason, uptime: now - live.startedAt, now: now)
+    }
+
+    /// Says goodbye within about 1.2 s, even to a VPS that hangs: the forward's EOFs and a
+    /// disconnect while the budget lasts, then the socket is shut before anything is freed, so
+    /// no channel free can wait for an answer (each would wait its own timeout).
+    private func shutdownGracefully(reason: String) {
+        emit(.stopping(reason: reason))
+        let deadline = MonotonicClock.now() + 1.2
+        if let live {
+            live.session.setBlocking(true)
+            live.session.setTimeout(milliseconds: 300)
+            forward.goodbye(live, deadline: deadline)
+            if MonotonicClock.now() < deadline { live.session.disconnect(reason: reason) }
+            live.session.close()
+            live.dropReleasedChannels()
+        }
+        forward.stop(reason: nil)
+        live = nil
+    }
+}
+
+/// The loop, carried to the connector thread only to wake it (its pipe write is thread-safe).
+private struct UncheckedLoop: @unchecked Sendable {
+    let loop: EventLoop
+}

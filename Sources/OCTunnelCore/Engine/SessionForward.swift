@@ -1,0 +1,31 @@
+/// What a session is used for, plugged into a `SessionDriver`: `LocalForward` (laptop side)
+/// opens `direct-tcpip` channels for local clients; a remote forward (home side) listens on
+/// the VPS and accepts the `forwarded-tcpip` channels it opens. The driver owns the session
+/// (connect, keepalive, dead-session detection, reconnect, the send buffer); the forward owns
+/// its channels, its sockets and the `Stream`s that join them.
+///
+/// All calls come from the loop thread. Inside `drive` the forward may call libssh2 freely on
+/// `live.session`: sends never fail with EAGAIN (see `BatchedSocketIO`), so no call has to be
+/// repeated before another may run. A session-level failure is reported with `live.fail`;
+/// the driver tears the session down at the end of that round and calls `sessionEnded`.
+protocol SessionForward: AnyObject {
+    /// A session has authenticated; its first round follows (e.g. start a remote listen here).
+    func sessionStarted(_ live: LiveSession, now: Double)
+
+    /// One round: with a live session, open or accept channels and pump streams; with nil
+    /// (no session yet, or reconnecting), only what needs no session (e.g. expire waiters).
+    func drive(_ live: LiveSession?, now: Double)
+
+    /// The session is gone (already freed): drop whatever used its channels.
+    func sessionEnded(reason: String)
+
+    /// Adds this forward's sockets and wake-up times to the coming poll.
+    func register(in set: PollSet, live: LiveSession?, now: Double)
+
+    /// The loop is stopping and `live` is blocking with a short timeout: say goodbye on the
+    /// forward's channels (EOF, cancel a listen) until `deadline`; stop accepting new work.
+    func goodbye(_ live: LiveSession, deadline: Double)
+
+    /// The loop is stopping or failed for good: close every socket (`reason` nil: a clean stop).
+    func stop(reason: String?)
+}

@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One socket joined to one channel: the byte pump, the same whichever side opened the
+/// channel (a local client's `direct-tcpip`, or a `forwarded-tcpip` the VPS opened to home).
+///
+/// It keeps only what the other side has not taken yet: `upstream` (socket → channel) and
+/// `downstream` (channel → socket). EOF on one side becomes a half-close on the other; a side
+/// the other cannot keep up with is not read (socket: its TCP window closes; channel: no window
+/// adjust is sent, so the server stops at the channel window); socket bytes are not read while
+/// the session's send buffer is above its high-water mark.
+final class Stream {
+    let id: Int
+    let fd: Int32
+    let peer: (host: String, port: Int)
+    let createdAt: Double
+    var channel: SSHChannel?
+    private var upstream = PendingBytes()
+    private var downstream = PendingBytes()
+    private var socketEOF = false
+    private(set) var eofSent = false
+    private var channelEOF = false
+    private var socketShut = false
+    /// Why this stream broke (a socket error or a channel-level libssh2 error), if it did.
+    private(set) var failed: String?
+    /// Bytes read from the socket / written to it.
+    private(set) var sent = 0
+    private(set) var received = 0
+
+    /// Takes ownership of `fd` (non-blocking, close-on-exec, TCP_NODELAY are set here).
+    init(id: Int, fd: Int32, now: Double) {
+        self.id = id
+        self.fd = fd
+        createdAt = now
+        Sockets.setNonBlocking(fd, true)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        peer = Sockets.peerDescription(of: fd)
+    }
+
+    /// Both directions are finished, or something broke.
+    var isDone: Bool { failed != nil || (eofSent && socketShut) }
+
+    /// What to poll the socket for this round; 0 for nothing.
+    func pollEvents(sendRoom: Bool) -> Int32 {
+        guard channel != nil, failed == nil else { return 0 }
+        var events: Int32 = 0
+        if sendRoom && !socketEOF && upstream.isEmpty { events |= POLLIN }
+        if !downstream.isEmpty { events |= POLLOUT }
+        return events
+    }
+
+    /// Whether libssh2 holds data (or EOF) for this stream that nothing has delivered yet:
+    /// the loop must not sleep while it does.
+    var hasUndeliveredChannelData: Bool {
+        guard let channel, downstream.isEmpty, !channelEOF else { return false }
+        return channel.hasQueuedData || channel.isEOF
+    }
+
+    /// Marks the socket as gone without a channel (e.g. it failed before one was opened).
+    func markFailed(_ reason: String) { if failed == nil { failed = reason } }
+
+    /// Moves bytes both ways once: `socketReady` says the socket polled readable.
+    func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
+        guard let channel, failed == nil else { return }
+        let scratch = live.scratch
+
+        // socket → channel: leftovers first, then fresh bytes read straight into scratch.
+        if !upstream.isEmpty && !writeUpstreamLeftover(channel, live) { return }
+        if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {
+            let count = recv(fd, scratch.pointer, scratch.size, 0)
+            if count > 0 {
+                sent += count
+                var offset = 0
+                // Stop at the high-water mark: the send buffer then holds at most it plus one write.
+                while offset < count && live.hasSendRoom {
+                    let result = channel.write(scratch.pointer + offset, count: count - offset)
+                    if case .bytes(let n) = result { offset += n; continue }
+                    if case .failed(let code) = result { return channelFailed(code, live) }
+                    break
+                }
+                if offset < count {
+                    upstream.set(UnsafeRawBufferPointer(start: scratch.pointer + offset, count: count - offset))
+                }
+            } else if count == 0 {
+                socketEOF = true
+            } else if !Self.isTransient(errno) {
+                return markFailed("client: \(String(cString: strerror(errno)))")
+            }
+        }
+        if socketEOF && upstream.isEmpty && !eofSent {
+            switch channel.sendEOF() {
+            case .done: eofSent = true
+            case .wouldBlock: break
+            case .failed(let code): return channelFailed(code, live)
+            }
+        }
+
+        // channel → socket: only read the channel when nothing is waiting for the socket.
+        if !downstream.isEmpty {
+            let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
+            if written > 0 { downstream.consume(written) }
+            else if written < 0 && !Self.isTransient(errno) {
+                return markFailed("client: \(String(cString: strerror(errno)))")
+            }
+        }
+        // Reading a channel costs a recv() on the SSH socket; the driver has already drained it
+        // this round, so only channels with queued data (or EOF) need a read. At most two reads
+        // per stream per round, so one bulk download cannot starve the rest.
+        var reads = 0
+        while reads < 2 && downstream.isEmpty && !channelEOF && (channel.hasQueuedData || channel.isEOF) {
+            reads += 1
+            switch channel.read(into: scratch.pointer, count: scratch.size) {
+            case .bytes(let count):
+                live.heard(at: now)
+                received += count
+                let written = send(fd, scratch.pointer, count, Int32(MSG_NOSIGNAL))
+                if written < 0 && !Self.isTransient(errno) {
+                    return markFailed("client: \(String(cString: strerror(errno)))")
+                }
+                let taken = max(0, written)
+                if taken < count {
+                    downstream.set(UnsafeRawBufferPointer(start: scratch.pointer + taken, count: count - taken))
+                }
+                continue
+            case .eof:
+                channelEOF = true
+            case .wouldBlock:
+                break
+            case .failed(let code):
+                return channelFailed(code, live)
+            }
+            break
+        }
+        if channelEOF && downstream.isEmpty && !socketShut {
+            shutdown(fd, Int32(SHUT_WR))
+            socketShut = true
+        }
+    }
+
+    /// Retries the socket bytes the channel could not take; false when it still cannot.
+    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> Bool {
+        while !upstream.isEmpty {
+            guard live.hasSendRoom else { return false }
+            let result = upstream.withHead { channel.write($0, count: $1) }
+            switch result {
+            case .bytes(let n): upstream.consume(n)
+            case .failed(let code): channelFailed(code, live); return false
+            case .wouldBlock, .eof: return false
+            }
+        }
+        return true
+    }
+
+    private func channelFailed(_ code: Int32, _ live: LiveSession) {
+        if LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
+        markFailed("channel: libssh2 error \(code)")
+    }
+
+    /// Sends EOF on the channel if it has not been sent (blocking session, on the way out).
+    func sendFinalEOF() {
+        guard let channel, !eofSent else { return }
+        _ = channel.sendEOF()
+    }
+
+    /// Closes the socket and hands the channel to `live` to be freed (or just drops it when
+    /// the session is gone).
+    func close(releasingTo live: LiveSession?) {
+        if let channel { live?.release(channel) }
+        channel = nil
+        Glibc.close(fd)
+    }
+
+    private static func isTransient(_ code: Int32) -> Bool {
+        code == EAGAIN || code == EWOULDBLOCK || code == EINTR
+    }
+}

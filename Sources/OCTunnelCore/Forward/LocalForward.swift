@@ -1,0 +1,232 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The laptop side (`ssh -L`): a local listener whose every client becomes a `direct-tcpip`
+/// channel to the remote port as the VPS sees it, joined to the client by a `Stream`.
+///
+/// Only one open can be in flight per libssh2 session (its state lives in the session,
+/// channel.c:144), so new clients wait in arrival order; `takeNextWaiting` lets one that has
+/// already sent its request go before quiet ones. Clients that come while no session is up
+/// wait up to the connect timeout.
+final class LocalForward: SessionForward, PollOwner {
+    private let options: TunnelOptions
+    private let emit: @Sendable (TunnelEvent) -> Void
+    private let listener: Int32
+    /// The port actually listened on (useful with --local-port 0).
+    let localPort: Int
+    private var listenerClosed = false
+    private let maxConnections = 4096
+
+    private var streams: [Int: Stream] = [:]
+    private var waiting: [Int] = []
+    private var opening: Int?
+    private var nextID = 1
+    private var readable = Set<Int>()
+    private var queuedForClients = false
+    private var announced = false
+    private var lastNothingListening: Double = -100
+    private let refusalLock = NSLock()
+    private var refusal: String?
+
+    /// Binds the listener now, so a busy port fails before anything else happens.
+    init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
+        self.options = options
+        self.emit = emit
+        (listener, localPort) = try Sockets.listen(bind: options.bind, port: options.localPort)
+    }
+
+    deinit {
+        if !listenerClosed { close(listener) }
+    }
+
+    /// Why the VPS last refused a forward, if it has; safe from any thread.
+    var lastForwardRefusal: String? {
+        refusalLock.lock(); defer { refusalLock.unlock() }
+        return refusal
+    }
+
+    // MARK: - SessionForward
+
+    func sessionStarted(_ live: LiveSession, now: Double) {
+        if !announced {
+            emit(.forwarding(local: HostPort(host: options.bind, port: localPort), remote: options.remote))
+            announced = true
+        }
+    }
+
+    func register(in set: PollSet, live: LiveSession?, now: Double) {
+        if !listenerClosed && streams.count < maxConnections {
+            set.watch(listener, events: Int32(POLLIN), owner: self, tag: -1)
+        }
+        guard let live else {
+            if let first = waiting.first, let stream = streams[first] {
+                set.wake(at: stream.createdAt + options.connection.connectTimeout)
+            }
+            return
+        }
+        // Data already queued for a client, or clients waiting for a channel (they came while
+        // the session was down): serve them now, not at the next keepalive.
+        if queuedForClients || (opening == nil && !waiting.isEmpty) { set.wakeNow() }
+        if opening != nil { set.wake(at: now + 0.5) }
+        let room = live.hasSendRoom
+        for (id, stream) in streams {
+            let events = stream.pollEvents(sendRoom: room)
+            if events != 0 { set.watch(stream.fd, events: events, owner: self, tag: id) }
+        }
+    }
+
+    func ready(tag: Int, events: Int16) {
+        if tag == -1 { acceptClients() } else { readable.insert(tag) }
+    }
+
+    func drive(_ live: LiveSession?, now: Double) {
+        defer { readable.removeAll(keepingCapacity: true) }
+        guard let live else { return expireWaitingClients(now: now) }
+        openNextChannel(live, now: now)
+        guard live.isAlive else { return }
+        for stream in Array(streams.values) where stream.channel != nil {
+            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
+            guard live.isAlive else { return }
+            if stream.isDone { finish(stream, live: live, reason: stream.failed) }
+        }
+        // Calls above may have pulled packets off the socket for streams already visited:
+        // if any such data waits, the next poll must not sleep.
+        queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
+    }
+
+    func sessionEnded(reason: String) {
+        for (id, stream) in Array(streams) where stream.channel != nil || id == opening {
+            stream.channel = nil
+            finish(stream, live: nil, reason: "session lost")
+        }
+        opening = nil
+        queuedForClients = false
+    }
+
+    func goodbye(_ live: LiveSession, deadline: Double) {
+        closeListener()
+        for stream in streams.values {
+            if MonotonicClock.now() > deadline { break }
+            stream.sendFinalEOF()
+        }
+    }
+
+    func stop(reason: String?) {
+        closeListener()
+        for stream in Array(streams.values) {
+            stream.channel = nil
+            if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
+        }
+        streams.removeAll()
+        waiting.removeAll()
+        opening = nil
+    }
+
+    private func closeListener() {
+        guard !listenerClosed else { return }
+        close(listener)
+        listenerClosed = true
+    }
+
+    // MARK: - Clients
+
+    private func acceptClients() {
+        while streams.count < maxConnections {
+            let fd = accept(listener, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let stream = Stream(id: nextID, fd: fd, now: MonotonicClock.now())
+            nextID += 1
+            streams[stream.id] = stream
+            waiting.append(stream.id)
+            emit(.clientOpened(id: stream.id, peer: "\(stream.peer.host):\(stream.peer.port)"))
+        }
+    }
+
+    /// Clients that came while the session was down wait up to the connect timeout.
+    private func expireWaitingClients(now: Double) {
+        while let first = waiting.first, let stream = streams[first],
+              now - stream.createdAt >= options.connection.connectTimeout {
+            waiting.removeFirst()
+            finish(stream, live: nil, reason: "no SSH session within \(Int(options.connection.connectTimeout)) s")
+        }
+    }
+
+    /// Closes the client socket, hands its channel to be freed, forgets it.
+    private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+        stream.close(releasingTo: live)
+        streams[stream.id] = nil
+        if let reason {
+            emit(.clientDropped(id: stream.id, reason: reason))
+        } else {
+            emit(.clientClosed(id: stream.id, sent: stream.sent, received: stream.received))
+        }
+    }
+
+    // MARK: - Opening channels
+
+    private func openNextChannel(_ live: LiveSession, now: Double) {
+        let remote = options.remote
+        while true {
+            if opening == nil {
+                guard let next = takeNextWaiting(live, now: now) else { return }
+                opening = next
+            }
+            guard let id = opening, let stream = streams[id] else { opening = nil; continue }
+            switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
+                                                originHost: stream.peer.host, originPort: stream.peer.port) {
+            case .wouldBlock:
+                return
+            case .opened(let channel):
+                opening = nil
+                stream.channel = channel
+            case .failed(let error):
+                // A session error: sessionEnded still sees `opening` and closes this client too.
+                guard !LibSSH2Error.isSessionLevel(error.code) else { return live.fail(error.code) }
+                opening = nil
+                if error.message.contains("connect failed") {
+                    if now - lastNothingListening >= 5 {
+                        lastNothingListening = now
+                        emit(.nothingListening(remote: remote, reverseCommand: options.reverseCommand))
+                    }
+                    finish(stream, live: live, reason: "nothing listens on VPS \(remote)")
+                } else {
+                    refusalLock.lock(); refusal = error.message; refusalLock.unlock()
+                    emit(.forwardRefused(remote: remote, reason: error.message))
+                    finish(stream, live: live, reason: "the VPS refused the forward: \(error.message)")
+                }
+            }
+        }
+    }
+
+    /// How long a client that has sent nothing may be passed over by ones that have.
+    private let quietPatience = 1.0
+
+    /// The next client to open a channel for. Only one open can be in flight and each costs a
+    /// round trip to the VPS, so a client that has already sent its request goes before older
+    /// ones that have sent nothing yet (a browser's preconnects), unless those have waited
+    /// `quietPatience`; otherwise first come, first served. A client already gone is dropped.
+    private func takeNextWaiting(_ live: LiveSession, now: Double) -> Int? {
+        var index = 0
+        var scanned = 0
+        while index < waiting.count && scanned < 64 {
+            guard let stream = streams[waiting[index]] else { waiting.remove(at: index); continue }
+            scanned += 1
+            if now - stream.createdAt >= quietPatience { return waiting.remove(at: index) }
+            var byte: UInt8 = 0
+            let peeked = recv(stream.fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            if peeked > 0 { return waiting.remove(at: index) }
+            if peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                waiting.remove(at: index)
+                finish(stream, live: live, reason: "client: \(String(cString: strerror(errno)))")
+                continue
+            }
+            index += 1
+        }
+        return waiting.isEmpty ? nil : waiting.removeFirst()
+    }
+}
