@@ -5,7 +5,7 @@ import OCTunnelCore
 struct Tunnel: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run, check and describe the tunnel to the VPS.",
-        subcommands: [Up.self, Check.self, ReverseCommandCommand.self]
+        subcommands: [Up.self, Status.self, Check.self, ReverseCommandCommand.self]
     )
 }
 
@@ -213,6 +213,11 @@ extension Tunnel {
                     }
                 }
                 engineBox.engine = engine
+                do {
+                    try engine.serveStatus(at: StatusEndpoint(home: home, role: .tunnel, profile: profile))
+                } catch {
+                    say(.warning("\(error); `octunnel tunnel status` will not see this tunnel"))
+                }
                 if save {
                     var saved = resolved.settings
                     saved.agent = settings.authentication == .agent ? true : nil
@@ -272,6 +277,8 @@ struct HealthRunner: Sendable {
             check.localHost = HealthCheck.address(forBind: bind)
             do {
                 let report = try check.run()
+                engine?.recordHealth(.init(ok: true, version: report.version, checkedAt: Date(),
+                                           detail: "OpenCode \(report.version) (\(report.generation.label)) through \(host), event stream \(report.eventsPath) ready"))
                 if json {
                     Console.data(jsonLine(["event": "health", "status": "connected", "healthy": true, "version": report.version,
                                            "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
@@ -280,6 +287,7 @@ struct HealthRunner: Sendable {
                     Console.say("health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms)")
                 }
             } catch let error as OCTunnelError {
+                engine?.recordHealth(.init(ok: false, version: nil, checkedAt: Date(), detail: error.localizedDescription))
                 if json {
                     Console.data(jsonLine(["event": "health", "status": "error", "healthy": false, "layer": error.layer,
                                            "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]))

@@ -28,6 +28,10 @@ final class SessionDriver: PollOwner {
     private(set) var everConnected = false
     private var socketReady = false
     private var receivedSoFar = 0
+    private var record = SessionRecord()
+    private var statusServer: StatusServer?
+    /// The last health test, set from any thread; `status` reports it.
+    let health = HealthRecord()
 
     init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, loop: EventLoop,
          forward: SessionForward, emit: @escaping @Sendable (TunnelEvent) -> Void) {
@@ -43,6 +47,7 @@ final class SessionDriver: PollOwner {
     /// retrying cannot fix (throws): one turn = adopt a connection result, build the poll set,
     /// poll, then one round on the session.
     func run() throws(OCTunnelError) {
+        defer { statusServer?.stop() }
         SignalHandling.ignoreSIGPIPE()
         startConnector()
         while true {
@@ -89,6 +94,7 @@ final class SessionDriver: PollOwner {
                                    highWater: Self.highWater, now: now)
             self.live = live
             receivedSoFar = established.session.receivedBytes
+            record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
             everConnected = true
             forward.sessionStarted(live, now: now)
@@ -104,6 +110,7 @@ final class SessionDriver: PollOwner {
     private func scheduleRetry(reason: String, uptime: Double?, now: Double) {
         let delay = policy.nextDelay(afterUptime: uptime)
         retryAt = now + delay
+        record.failed(reason)
         emit(.disconnected(reason: reason, retryIn: delay))
     }
 
@@ -118,6 +125,7 @@ final class SessionDriver: PollOwner {
             if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
         }
         forward.register(in: set, live: live, now: now)
+        statusServer?.register(in: set)
     }
 
     func ready(tag: Int, events: Int16) { socketReady = true }
@@ -177,6 +185,9 @@ final class SessionDriver: PollOwner {
     /// disconnect while the budget lasts, then the socket is shut before anything is freed, so
     /// no channel free can wait for an answer (each would wait its own timeout).
     private func shutdownGracefully(reason: String) {
+        record.stopping = true
+        statusServer?.answerWaiting()
+        statusServer?.stop()
         emit(.stopping(reason: reason))
         let deadline = MonotonicClock.now() + 1.2
         if let live {
@@ -189,6 +200,42 @@ final class SessionDriver: PollOwner {
         }
         forward.stop(reason: nil)
         live = nil
+    }
+}
+
+// MARK: - Status
+
+extension SessionDriver: StatusSource {
+    /// Answers `status` at `endpoint` (the role's and profile's socket) from this loop, for
+    /// any forward: a stale socket is replaced, a live one or one not ours is reported.
+    func serveStatus(at endpoint: StatusEndpoint) throws(StatusServerError) {
+        statusServer = try StatusServer(endpoint: endpoint, source: self)
+    }
+
+    func statusSnapshot(for endpoint: StatusEndpoint) -> StatusSnapshot {
+        let now = MonotonicClock.now()
+        let state: StatusSnapshot.State
+        if record.stopping { state = .stopping }
+        else if live != nil { state = .connected }
+        else if connector.isRunning { state = record.sessions > 0 || attempts > 1 ? .retrying : .connecting }
+        else if retryAt != nil { state = .disconnected }
+        else { state = .connecting }
+        var snapshot = StatusSnapshot(role: endpoint.role, profile: endpoint.profile, pid: Int(getpid()), state: state,
+                                      target: settings.target)
+        if let info = record.info {
+            snapshot.hostKey = info.hostKey.fingerprint
+            snapshot.hostKeyType = info.hostKey.type
+            snapshot.cipher = info.cipher
+            snapshot.mac = info.mac
+            snapshot.kex = info.keyExchange
+        }
+        snapshot.connectedSince = live == nil ? nil : record.connectedSince
+        if state == .disconnected, let retryAt { snapshot.retryIn = max(0, retryAt - now) }
+        snapshot.reconnects = max(0, record.sessions - 1)
+        if let error = record.lastError { snapshot.noteError(error.text, at: error.at) }
+        forward.describe(into: &snapshot)
+        snapshot.health = health.value
+        return snapshot
     }
 }
 

@@ -28,4 +28,12 @@ protocol SessionForward: AnyObject {
 
     /// The loop is stopping or failed for good: close every socket (`reason` nil: a clean stop).
     func stop(reason: String?)
+
+    /// Adds what this forward counts to a `status` snapshot: `local`, `remote`, connections,
+    /// bytes, and its own last failure (`noteError`). Called on the loop thread.
+    func describe(into snapshot: inout StatusSnapshot)
+}
+
+extension SessionForward {
+    func describe(into snapshot: inout StatusSnapshot) {}
 }

@@ -29,6 +29,7 @@ final class LocalForward: SessionForward, PollOwner {
     private var lastNothingListening: Double = -100
     private let refusalLock = NSLock()
     private var refusal: String?
+    private var counters = ForwardCounters()
 
     /// Binds the listener now, so a busy port fails before anything else happens.
     init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
@@ -124,6 +125,14 @@ final class LocalForward: SessionForward, PollOwner {
         opening = nil
     }
 
+    func describe(into snapshot: inout StatusSnapshot) {
+        snapshot.local = HostPort(host: options.bind, port: localPort)
+        snapshot.remote = options.remote
+        snapshot.openConnections = streams.count
+        snapshot.totalConnections = nextID - 1
+        counters.describe(into: &snapshot, open: streams.values)
+    }
+
     private func closeListener() {
         guard !listenerClosed else { return }
         close(listener)
@@ -158,6 +167,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Closes the client socket, hands its channel to be freed, forgets it.
     private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+        counters.finished(stream)
         stream.close(releasingTo: live)
         streams[stream.id] = nil
         if let reason {
@@ -189,6 +199,7 @@ final class LocalForward: SessionForward, PollOwner {
                 guard !LibSSH2Error.isSessionLevel(error.code) else { return live.fail(error.code) }
                 opening = nil
                 if error.message.contains("connect failed") {
+                    counters.failed("nothing listens on VPS \(remote)")
                     if now - lastNothingListening >= 5 {
                         lastNothingListening = now
                         emit(.nothingListening(remote: remote, reverseCommand: options.reverseCommand))
@@ -196,6 +207,7 @@ final class LocalForward: SessionForward, PollOwner {
                     finish(stream, live: live, reason: "nothing listens on VPS \(remote)")
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
+                    counters.failed("the VPS refused the forward: \(error.message)")
                     emit(.forwardRefused(remote: remote, reason: error.message))
                     finish(stream, live: live, reason: "the VPS refused the forward: \(error.message)")
                 }

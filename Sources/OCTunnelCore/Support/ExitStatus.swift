@@ -1,6 +1,8 @@
 /// The process exit codes octunnel uses, from BSD's sysexits.h; each user-facing error maps to one.
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case ok = 0
+    /// `status`: no tunnel (or home side) of that profile is running (as LSB's `status` uses 3).
+    case notRunning = 3
     case usage = 64
     case dataError = 65
     case noInput = 66

@@ -47,11 +47,14 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case agentUnavailable(reason: String)
     case agentHasNoUsableKeys(socket: String, skipped: [String])
     case agentKeysNotAuthorized(user: String, host: String, port: Int, tried: [String], skipped: [String], publicLine: String, restrictedLine: String)
+    case notRunning(role: Role, profile: ProfileName, detail: String?)
+    case statusNotAnswered(path: String, reason: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
         case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
+        case .notRunning: return .notRunning
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized: return .permission
@@ -63,7 +66,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .unsupportedSSHConfig, .badSSHConfig: return .config
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
-             .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed:
+             .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered:
             return .unavailable
         }
     }
@@ -75,6 +78,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
         case .noSettings, .serviceFileNotOurs, .serviceNotInstalled: return "local files"
         case .serviceManagerFailed: return "service manager"
+        case .notRunning, .statusNotAnswered: return "status"
         case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
         case .noPasswordFile, .unsafePasswordFile, .badPasswordFile: return "password file"
         case .cannotResolve: return "resolve"
@@ -197,6 +201,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "\(file) sets \(directive) \(value) for \(host); octunnel does not support \(directive) yet and will not connect directly instead. Give the VPS's own address as the target, or connect through the jump host yourself."
         case .badSSHConfig(let path, let reason):
             return "cannot use the ssh config for this target (\(path)): \(reason)."
+        case .notRunning(let role, let profile, let detail):
+            let what = role == .tunnel ? "no tunnel running" : "no home side running"
+            let named = profile.isDefault ? "" : " for profile \(profile)"
+            return what + named + (detail.map { ": \($0)" } ?? "")
+        case .statusNotAnswered(let path, let reason):
+            return "the octunnel process at \(path) did not answer (\(reason)); it may be stopped (kill -CONT) or busy."
         case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):
             let fileOption = file == "~/.ssh/known_hosts" ? "" : " -f \(file)"
             return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If you know the key changed, remove the old one (`ssh-keygen -R '\(name)'\(fileOption)`; octunnel never writes OpenSSH's files) and connect again, or skip that file with --no-openssh-known-hosts."

@@ -27,6 +27,13 @@ public final class TunnelEngine: @unchecked Sendable {
                                exitOnFirstFailure: options.exitOnFirstFailure, loop: loop, forward: forward, emit: onEvent)
     }
 
+    /// Answers `octunnel tunnel status` at `endpoint` from the loop (call before `run()`, on
+    /// its thread). Throws when it cannot; the tunnel runs as well without.
+    public func serveStatus(at endpoint: StatusEndpoint) throws(StatusServerError) { try driver.serveStatus(at: endpoint) }
+
+    /// Keeps the last health test for `status`; safe from any thread.
+    public func recordHealth(_ health: StatusSnapshot.Health) { driver.health.value = health }
+
     /// Asks the loop to stop cleanly; safe from any thread.
     public func stop() { loop.requestStop() }
 

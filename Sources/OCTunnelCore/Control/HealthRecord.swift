@@ -1,0 +1,13 @@
+import Foundation
+
+/// The last health test's result: written by the thread that ran the test, read on the loop
+/// thread when `status` asks.
+final class HealthRecord: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: StatusSnapshot.Health?
+
+    var value: StatusSnapshot.Health? {
+        get { lock.lock(); defer { lock.unlock() }; return last }
+        set { lock.lock(); last = newValue; lock.unlock() }
+    }
+}

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where one role and profile's status socket lives: `run/tunnel.sock` (profile `work`:
+/// `run/tunnel-work.sock`) in octunnel's home, in a directory only its owner can enter.
+public struct StatusEndpoint: Sendable {
+    public let home: OctunnelHome
+    public let role: Role
+    public let profile: ProfileName
+
+    public init(home: OctunnelHome, role: Role, profile: ProfileName) {
+        self.home = home
+        self.role = role
+        self.profile = profile
+    }
+
+    public var path: String { home.runtimePath(role: role, profile: profile, suffix: ".sock") }
+
+    /// What is found at the socket's path, as both ends judge it: a socket is trusted only if it
+    /// is a socket owned by this user and a process accepts on it.
+    enum Probe {
+        /// Nothing there.
+        case absent
+        /// Our socket, but nothing accepts on it (its process was killed): safe to replace.
+        case stale
+        /// A process answers: the connected descriptor (blocking, close-on-exec).
+        case answering(Int32)
+        /// Something that is not ours, or that cannot be checked: neither used nor removed.
+        case untrusted(String)
+    }
+
+    /// Looks at the path without following a symlink, then tries to connect.
+    func probe() -> Probe {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            return errno == ENOENT ? .absent : .untrusted(String(cString: strerror(errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { return .untrusted("it is not a socket") }
+        guard info.st_uid == geteuid() else { return .untrusted("it is owned by uid \(info.st_uid), not you") }
+        switch UnixSocket.connect(path) {
+        case .success(let fd): return .answering(fd)
+        case .failure(let error) where error.code == ECONNREFUSED: return .stale
+        case .failure(let error) where error.code == ENOENT: return .absent
+        case .failure(let error): return .untrusted(error.description)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+
+/// What a running `tunnel up` (or `home up`) says about itself when `status` asks: built on
+/// the loop thread from what the session driver and its forward already count, sent as one
+/// JSON object. Field names are those of the `--json` event stream where they overlap
+/// (`hostKey`, `cipher`, `status`, `localHost`, `retryIn`, …).
+public struct StatusSnapshot: Sendable, Equatable {
+    /// The session's state as `status --json` names it.
+    public enum State: String, Sendable, CaseIterable {
+        /// The first connection attempt is under way.
+        case connecting
+        /// A session is up.
+        case connected
+        /// No session: waiting `retryIn` seconds before the next attempt.
+        case disconnected
+        /// A session was lost or an attempt failed; another attempt is under way.
+        case retrying
+        /// The process is saying goodbye.
+        case stopping
+
+        /// The client app's coarser term, as in the event stream's `status`.
+        public var status: String {
+            switch self {
+            case .connecting, .retrying: return "connecting"
+            case .connected: return "connected"
+            case .disconnected, .stopping: return "disconnected"
+            }
+        }
+    }
+
+    /// The last health test of OpenCode through the tunnel.
+    public struct Health: Sendable, Equatable {
+        public var ok: Bool
+        /// OpenCode's version, when it answered.
+        public var version: String?
+        public var checkedAt: Date
+        /// What was found (the route and API that answered), or what failed.
+        public var detail: String
+
+        public init(ok: Bool, version: String?, checkedAt: Date, detail: String) {
+            self.ok = ok
+            self.version = version
+            self.checkedAt = checkedAt
+            self.detail = detail
+        }
+    }
+
+    public var role: Role
+    public var profile: ProfileName
+    public var pid: Int
+    public var state: State
+    public var target: SSHTarget
+    /// The VPS's host key (`SHA256:…`) and algorithms of the current session, else of the last one.
+    public var hostKey: String?
+    public var hostKeyType: String?
+    public var cipher: String?
+    public var mac: String?
+    public var kex: String?
+    /// When the current session came up (nil while none is up).
+    public var connectedSince: Date?
+    /// Seconds until the next connection attempt (state `disconnected` only).
+    public var retryIn: Double?
+    /// Where clients connect (laptop: the local listener) and where their bytes go.
+    public var local: HostPort?
+    public var remote: HostPort?
+    /// Connections open now (waiting for a channel included) and accepted since start.
+    public var openConnections: Int
+    public var totalConnections: Int
+    /// Bytes from the VPS to the clients (`bytesIn`) and from the clients to the VPS (`bytesOut`),
+    /// open connections included.
+    public var bytesIn: Int
+    public var bytesOut: Int
+    /// Sessions established after the first one.
+    public var reconnects: Int
+    /// Why the last session ended or the last attempt failed, or the last forward refused.
+    public var lastError: String?
+    public var lastErrorAt: Date?
+    public var health: Health?
+
+    public init(role: Role, profile: ProfileName, pid: Int, state: State, target: SSHTarget) {
+        self.role = role
+        self.profile = profile
+        self.pid = pid
+        self.state = state
+        self.target = target
+        openConnections = 0
+        totalConnections = 0
+        bytesIn = 0
+        bytesOut = 0
+        reconnects = 0
+    }
+
+    /// Keeps `text` as `lastError` if it is newer than the one held (the driver and the
+    /// forward each know their own failures).
+    public mutating func noteError(_ text: String, at time: Date) {
+        if let lastErrorAt, lastErrorAt > time { return }
+        lastError = text
+        lastErrorAt = time
+    }
+}
+
+// MARK: - JSON
+
+extension StatusSnapshot {
+    /// The object `status --json` prints: every field present, `null` when unknown.
+    public var jsonObject: [String: Any] {
+        func orNull(_ value: Any?) -> Any { value ?? NSNull() }
+        var object: [String: Any] = [
+            "role": role.rawValue, "profile": profile.rawValue, "pid": pid,
+            "state": state.rawValue, "status": state.status,
+            "target": target.description, "host": target.host, "port": target.port, "user": target.user,
+            "hostKey": orNull(hostKey), "hostKeyType": orNull(hostKeyType),
+            "cipher": orNull(cipher), "mac": orNull(mac), "kex": orNull(kex),
+            "connectedSince": orNull(connectedSince.map(Self.formatDate)),
+            "retryIn": orNull(retryIn.map { ($0 * 10).rounded() / 10 }),
+            "local": orNull(local?.description), "remote": orNull(remote?.description),
+            "localHost": orNull(local?.host), "localPort": orNull(local?.port),
+            "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
+            "openConnections": openConnections, "totalConnections": totalConnections,
+            "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects,
+            "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
+        ]
+        if let health {
+            object["health"] = ["ok": health.ok, "version": orNull(health.version),
+                                "checkedAt": Self.formatDate(health.checkedAt), "detail": health.detail]
+        } else {
+            object["health"] = NSNull()
+        }
+        return object
+    }
+
+    /// One line of JSON, keys sorted (what the status socket sends).
+    public var jsonText: String { jsonLine(jsonObject) }
+
+    /// Reads what `jsonText` wrote; nil when it is not a status object.
+    public init?(jsonText: String) {
+        guard let data = jsonText.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let role = (object["role"] as? String).flatMap(Role.init(rawValue:)),
+              let profile = (object["profile"] as? String).flatMap({ try? ProfileName($0) }),
+              let state = (object["state"] as? String).flatMap(State.init(rawValue:)),
+              let targetText = object["target"] as? String, let target = try? SSHTarget.parse(targetText)
+        else { return nil }
+        func int(_ key: String) -> Int { (object[key] as? NSNumber)?.intValue ?? 0 }
+        func string(_ key: String) -> String? { object[key] as? String }
+        self.init(role: role, profile: profile, pid: int("pid"), state: state, target: target)
+        hostKey = string("hostKey")
+        hostKeyType = string("hostKeyType")
+        cipher = string("cipher")
+        mac = string("mac")
+        kex = string("kex")
+        connectedSince = string("connectedSince").flatMap(Self.parseDate)
+        retryIn = (object["retryIn"] as? NSNumber)?.doubleValue
+        local = string("local").flatMap { try? HostPort.parse($0) }
+        remote = string("remote").flatMap { try? HostPort.parse($0) }
+        openConnections = int("openConnections")
+        totalConnections = int("totalConnections")
+        bytesIn = int("bytesIn")
+        bytesOut = int("bytesOut")
+        reconnects = int("reconnects")
+        lastError = string("lastError")
+        lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
+        if let health = object["health"] as? [String: Any], let ok = health["ok"] as? Bool,
+           let checkedAt = (health["checkedAt"] as? String).flatMap(Self.parseDate) {
+            self.health = Health(ok: ok, version: health["version"] as? String, checkedAt: checkedAt,
+                                 detail: health["detail"] as? String ?? "")
+        }
+    }
+
+    /// ISO 8601 in UTC with milliseconds (`2026-11-22T15:25:23.120Z`).
+    static func formatDate(_ date: Date) -> String {
+        dateFormatter().string(from: date)
+    }
+
+    static func parseDate(_ text: String) -> Date? {
+        dateFormatter().date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+
+    private static func dateFormatter() -> ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}

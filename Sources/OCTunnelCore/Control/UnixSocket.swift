@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Unix-domain stream sockets by path: the address, a connect that does not wait on a full
+/// backlog, and the peer's user id.
+enum UnixSocket {
+    /// `sockaddr_un` for `path`; nil when the path does not fit (107 bytes on Linux).
+    static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// A new Unix stream socket, close-on-exec.
+    static func make() throws(SystemError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError("socket") }
+        return fd
+    }
+
+    /// Calls `body` with the address as a `sockaddr` pointer and its length.
+    static func withAddress<T>(_ address: sockaddr_un, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        var copy = address
+        return withUnsafePointer(to: &copy) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+
+    /// Connects to `path` without blocking on a listener whose backlog is full (that is
+    /// EAGAIN, reported like any other errno); returns a blocking descriptor.
+    static func connect(_ path: String) -> Result<Int32, SystemError> {
+        guard let address = address(path) else { return .failure(SystemError("connect", code: ENAMETOOLONG, detail: path)) }
+        let fd: Int32
+        do { fd = try make() } catch { return .failure(error) }
+        Sockets.setNonBlocking(fd, true)
+        var result: Int32
+        repeat {
+            result = withAddress(address) { Glibc.connect(fd, $0, $1) }
+        } while result != 0 && errno == EINTR
+        guard result == 0 else {
+            let error = SystemError("connect", detail: path)
+            Glibc.close(fd)
+            return .failure(error)
+        }
+        Sockets.setNonBlocking(fd, false)
+        return .success(fd)
+    }
+
+    /// The user id of the process at the other end (`SO_PEERCRED`); nil if it cannot be read.
+    static func peerUID(_ fd: Int32) -> uid_t? {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).
+        var credentials = [UInt32](repeating: 0, count: 3)
+        var length = socklen_t(MemoryLayout<UInt32>.size * 3)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12 else { return nil }
+        return credentials[1]
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+
+/// What the session driver remembers across sessions for `status`: how many sessions came
+/// up, the last one's algorithms and host key, since when it is up, and why the last ended.
+struct SessionRecord {
+    private(set) var sessions = 0
+    private(set) var info: SessionInfo?
+    private(set) var connectedSince: Date?
+    private(set) var lastError: (text: String, at: Date)?
+    var stopping = false
+
+    mutating func started(_ info: SessionInfo) {
+        sessions += 1
+        self.info = info
+        connectedSince = Date()
+    }
+
+    /// A session ended or an attempt failed, for `reason`.
+    mutating func failed(_ reason: String) {
+        connectedSince = nil
+        lastError = (reason, Date())
+    }
+}

@@ -1,0 +1,59 @@
+import ArgumentParser
+import OCTunnelCore
+
+/// `tunnel status` and `home status`: ask the running process of that role and profile
+/// through its status socket. Never starts anything; nothing running is exit 3.
+struct StatusOptions: ParsableArguments {
+    @Flag(help: "Print one JSON object on stdout (state, target, hostKey, cipher, connectedSince, local, remote, openConnections, totalConnections, bytesIn, bytesOut, reconnects, lastError, health).")
+    var json = false
+
+    /// Prints the status of `role`'s process (stdout), or fails with one line (stderr).
+    func show(role: Role, home: HomeOptions, profile: ProfileOptions) throws {
+        try runReportingErrors {
+            let endpoint = StatusEndpoint(home: home.resolved, role: role, profile: try profile.resolved)
+            let snapshot = try StatusClient(endpoint: endpoint).query()
+            if json {
+                Console.data(snapshot.jsonText)
+            } else {
+                snapshot.humanLines().forEach(Console.data)
+            }
+        }
+    }
+}
+
+extension Tunnel {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show how the running `tunnel up` of this profile is doing (exit 3 if none runs)."
+        )
+
+        @OptionGroup var home: HomeOptions
+        @OptionGroup var profile: ProfileOptions
+        @OptionGroup var options: StatusOptions
+
+        func run() throws { try options.show(role: .tunnel, home: home, profile: profile) }
+    }
+}
+
+/// `home status`: the same for the home machine's `home up`.
+struct HomeStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show how the running `home up` of this profile is doing (exit 3 if none runs)."
+    )
+
+    @OptionGroup var home: HomeOptions
+    @OptionGroup var profile: ProfileOptions
+    @OptionGroup var options: StatusOptions
+
+    func run() throws { try options.show(role: .home, home: home, profile: profile) }
+}
+
+// Until `home up` lands (Sources/octunnel/Home.swift): the `home` group holds only `status`.
+// When it does, delete this and add `HomeStatus.self` to that group's subcommands.
+struct Home: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The home machine's side of the tunnel.",
+        subcommands: [HomeStatus.self]
+    )
+}
