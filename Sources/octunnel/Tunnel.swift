@@ -43,8 +43,9 @@ struct ResolvedTarget {
     /// The saved settings say to sign in with the ssh-agent.
     let savedAgent: Bool
 
-    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName) throws {
-        var saved = try SavedSettings.load(from: home, profile: profile)?.tunnel
+    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName, role: Role = .tunnel) throws {
+        let all = try SavedSettings.load(from: home, profile: profile)
+        var saved = role == .tunnel ? all?.tunnel : all?.home.map(TunnelSettings.init(homeRole:))
         if let text = options.target {
             _ = try parseTarget(text)
             let resolution = try SSHConfigResolver().resolve(text)
@@ -60,7 +61,7 @@ struct ResolvedTarget {
             sshConfig = nil
         } else {
             let option = profile.isDefault ? "" : " --profile \(profile)"
-            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save\(option)`)")
+            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel \(role.rawValue) up TARGET --save\(option)`)")
         }
         remoteHost = options.remoteHost ?? saved?.remoteHost ?? "127.0.0.1"
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080

@@ -224,3 +224,11 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
     return "restrict,port-forwarding,permitopen=\"\(target)\",command=\"/bin/false\" \(key.line)"
 }
+
+/// The home key's least-privilege authorized_keys line (`pubkey --restrict --listen`): it may
+/// ask the VPS to listen on `remoteHost:remotePort` and nothing else (no command, no pty, no
+/// other forward); OpenSSH 8.2+ honours `permitlisten`.
+public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+    let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
+    return "restrict,port-forwarding,permitlisten=\"\(target)\" \(key.line)"
+}
