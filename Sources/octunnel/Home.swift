@@ -144,7 +144,9 @@ struct HomeHealth {
             } else {
                 Console.say("home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready")
             }
-XX, "healthy": false, "layer": error.layer, "home": home.description,
+        } catch {
+            if json {
+                Console.data(jsonLine(["event": "health", "status": "error", "healthy": false, "layer": error.layer, "home": home.description,
                                        "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]))
             } else {
                 Console.say("home health ✗ on \(home): \(error.localizedDescription)")
