@@ -110,7 +110,7 @@ extension HomeCommand {
                 }
             }
             guard let key else {
-                return "restrict,port-forwarding,permitlisten=\"\(HostPort(host: remoteHost, port: remotePort))\" <your public key>"
+                return "restrict,port-forwarding,permitlisten=\"\(HostPort(host: remoteHost, port: remotePort))\",command=\"/bin/false\" <your public key>"
             }
             return listenAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort)
         }

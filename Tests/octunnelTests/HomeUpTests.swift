@@ -186,7 +186,7 @@ struct HomeUpTests {
         }
         #expect(result.status == 77, "\(result.stderr)")
         #expect(result.stderr.contains("forbids this key to listen on 127.0.0.1:\(remotePort)"))
-        #expect(result.stderr.contains("restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\" \(fixture.key.line)"), "\(result.stderr)")
+        #expect(result.stderr.contains("restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",command=\"/bin/false\" \(fixture.key.line)"), "\(result.stderr)")
     }
 
     @Test("pubkey --restrict --listen: sshd accepts the line, the key can listen on that port and run no command")
@@ -196,7 +196,7 @@ struct HomeUpTests {
         let printed = try fixture.run(["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort)])
         #expect(printed.status == 0)
         let line = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\" \(fixture.key.line)")
+        #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",command=\"/bin/false\" \(fixture.key.line)")
         try writeText(line + "\n", to: fixture.sshd.authorizedKeysPath)
         let echo = try TCPTestServer.echo()
         let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--no-health"])
