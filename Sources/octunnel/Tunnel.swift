@@ -333,6 +333,13 @@ extension Tunnel {
     }
 
     struct ReverseCommandCommand: ParsableCommand {
+        /// This binary's absolute path, for units that run `octunnel home up` (the home machine
+        /// may keep it elsewhere: the unit says which binary it ran here).
+        static var octunnelPath: String {
+            let path = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+            return path.hasPrefix("/") ? path : "/usr/local/bin/octunnel"
+        }
+
         static let configuration = CommandConfiguration(
             commandName: "reverse-command",
             abstract: "Print what the home machine runs to keep its reverse tunnel to the VPS (stdout)."
@@ -342,7 +349,7 @@ extension Tunnel {
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
 
-        @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist).")
+        @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist); home, home-systemd, home-launchd: the same with `octunnel home up` instead of ssh.")
         var format: String = "ssh"
 
         func validate() throws {
@@ -354,7 +361,9 @@ extension Tunnel {
         func run() throws {
             try runReportingErrors {
                 let resolved = try ResolvedTarget(targetOptions, localPort: nil, home: home.resolved, profile: try profile.resolved)
-                let text = resolved.reverse.render(ReverseCommand.Format(rawValue: format)!)
+                var reverse = resolved.reverse
+                reverse.octunnelPath = ReverseCommandCommand.octunnelPath
+                let text = reverse.render(ReverseCommand.Format(rawValue: format)!)
                 Console.data(text.hasSuffix("\n") ? String(text.dropLast()) : text)
             }
         }

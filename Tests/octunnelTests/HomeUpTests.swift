@@ -233,6 +233,51 @@ struct HomeUpTests {
     }
 }
 
+@Suite("home up: settings and renderings")
+struct HomeUpSettingsTests {
+    @Test("reverse-command renders `octunnel home up …` for the shell, systemd and launchd")
+    func reverseCommandHomeFormats() throws {
+        let home = try TempDirectory("octunnel-home")
+        func render(_ format: String) throws -> ProcessResult {
+            try runProcess(octunnelBinary, ["tunnel", "reverse-command", "me@vps.example.com:2222", "--remote-port", "18081",
+                                            "--home-port", "4097", "--format", format, "--home", home.path])
+        }
+        let shell = try render("home")
+        #expect(shell.status == 0)
+        #expect(shell.stdout == "octunnel home up me@vps.example.com:2222 --remote-port 18081 --home-port 4097\n")
+        let unit = try render("home-systemd")
+        let exec = try #require(unit.stdout.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        #expect(exec.hasPrefix("ExecStart=/") && exec.hasSuffix("/octunnel home up me@vps.example.com:2222 --remote-port 18081 --home-port 4097"))
+        #expect(!unit.stdout.contains("/usr/bin/ssh"))
+        let plist = try render("home-launchd")
+        #expect(plist.stdout.contains("<string>home</string>\n        <string>up</string>\n        <string>me@vps.example.com:2222</string>"))
+        #expect(try render("ssh").stdout.hasPrefix("ssh -N"))
+    }
+
+    @Test("home up --save stores the home role next to the tunnel's; home up --profile NAME runs from it with no target (as the service unit does)")
+    func savedHomeSettings() async throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture()
+        let remotePort = freePort()
+        let first = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--save", "--profile", "work", "--no-health"])
+        try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
+        first.stopGracefullyOrKill()
+        let config = try readText(fixture.home.file("config.json"))
+        #expect(config.contains("\"home\""), "\(config)")
+        #expect(config.contains("\(remotePort)") && config.contains("\(echo.port)"))
+        // What `service install home --profile work` runs: no target, no ports.
+        let saved = try RunningProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "work", "--no-health"])
+        defer { saved.stopGracefullyOrKill() }
+        let listening = try await offPool { saved.homeListening() }
+        #expect(listening == "VPS 127.0.0.1:\(remotePort) → home 127.0.0.1:\(echo.port)", "\(saved.stderrText)")
+        #expect(try await offPool { roundTrip(port: remotePort, seed: 5) })
+        // The laptop role of the same profile is untouched, and a profile with no home settings says how to save one.
+        let none = try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "other"])
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("octunnel home up TARGET --save --profile other"), "\(none.stderr)")
+    }
+}
+
 private extension Int32 {
     /// Closes this descriptor if it is one; returns it (for "did connect succeed" checks).
     func closing() -> Int32 {
