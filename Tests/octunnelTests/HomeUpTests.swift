@@ -150,7 +150,7 @@ struct HomeUpTests {
         #expect(answer == "")
     }
 
-    @Test("Ctrl-C: home up exits 0 within 2 s, the VPS port is free at once, and the laptop's check says the home side is down (69)")
+    @Test("idle it uses no CPU; Ctrl-C: home up exits 0 within 2 s, the VPS port is free at once, and the laptop's check says the home side is down (69)")
     func ctrlC() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
@@ -159,6 +159,11 @@ struct HomeUpTests {
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         #expect(connectLoopback(remotePort).closing() >= 0, "the VPS does not listen on \(remotePort)")
+        // Idle while listening: it sleeps in poll (keepalive 15 s), no CPU.
+        let before = homeSide.cpuSeconds
+        #expect(try await offPool { homeSide.waitForExit(timeout: 5) } == nil)
+        let used = homeSide.cpuSeconds - before
+        #expect(used < 0.05, "idle home up used \(used) s of CPU in 5 s")
         let stopAt = Date()
         homeSide.signal(SIGINT)
         let status = try await offPool { homeSide.waitForExit(timeout: 5) }
