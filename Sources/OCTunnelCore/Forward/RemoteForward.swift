@@ -21,7 +21,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     private var listener: RemoteListener?
     private var listenRetryAt: Double?
-    private var listenPolicy = ReconnectPolicy()
+    private var listenPolicy = RemoteForward.listenRetryPolicy()
     /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
     private(set) var fatal: OCTunnelError?
 
@@ -59,6 +59,15 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     private var remote: HostPort { options.remote }
+
+    /// A refused listen is asked again in the same session: 1 s doubling to 10 s (a listen is
+    /// one request on a live session, and the port of a dead session frees at a moment the VPS
+    /// chooses: within 45 s with `ClientAliveInterval 15`, `ClientAliveCountMax 3`).
+    static func listenRetryPolicy() -> ReconnectPolicy {
+        var policy = ReconnectPolicy()
+        policy.maximum = 10
+        return policy
+    }
 
     // MARK: - SessionForward
 
@@ -153,7 +162,7 @@ final class RemoteForward: SessionForward, PollOwner {
         case .listening(let listener):
             self.listener = listener
             listenRetryAt = nil
-            listenPolicy = ReconnectPolicy()
+            listenPolicy = Self.listenRetryPolicy()
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
             fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
