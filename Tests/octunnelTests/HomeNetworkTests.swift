@@ -69,7 +69,7 @@ struct HomeNetworkTests {
           arguments: [true, false])
     func reboot(clientAlive: Bool) async throws {
         let echo = try TCPTestServer.echo()
-        let fixture = try TunnelFixture(sshdConfig: clientAlive ? "ClientAliveInterval 2\nClientAliveCountMax 3\n" : "")
+        let fixture = try TunnelFixture(sshdConfig: clientAlive ? "ClientAliveInterval 1\nClientAliveCountMax 3\n" : "")
         let remotePort = freePort()
         let before = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--no-health"])
         defer { before.signal(SIGCONT); before.signal(SIGKILL) }
@@ -81,9 +81,10 @@ struct HomeNetworkTests {
         let refused = try await offPool { after.waitForLine(containing: "refused to listen", timeout: 20) }
         #expect(refused?.contains("ClientAliveInterval 15") == true, "\(after.stderrText)")
         if clientAlive {
-            // sshd drops the silent session after about (3 + 1) × 2 s; the next listen (backoff 1 s
-            // doubling to 10 s) succeeds; 10 s for a loaded machine.
-            let bound = 8.0 + 10 + 10
+            // sshd drops the silent session after (3 + 1) × 1 s of unanswered probes, measured here up
+            // to twice that under load; the next listen (backoff 1 s doubling to 5 s) succeeds; 8 s
+            // more for a loaded machine.
+            let bound = 2 * 4.0 + 5 + 8
             let listening = try await offPool { after.homeListening(timeout: bound + 10) }
             #expect(listening != nil, "\(after.stderrText)")
             let took = Date().timeIntervalSince(rebootAt)

@@ -60,12 +60,12 @@ final class RemoteForward: SessionForward, PollOwner {
 
     private var remote: HostPort { options.remote }
 
-    /// A refused listen is asked again in the same session: 1 s doubling to 10 s (a listen is
+    /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
     /// one request on a live session, and the port of a dead session frees at a moment the VPS
     /// chooses: within 45 s with `ClientAliveInterval 15`, `ClientAliveCountMax 3`).
     static func listenRetryPolicy() -> ReconnectPolicy {
         var policy = ReconnectPolicy()
-        policy.maximum = 10
+        policy.maximum = 5
         return policy
     }
 
