@@ -88,7 +88,9 @@ extension HomeCommand {
                     HomeHealth(home: homePort, timeout: Double(connect.healthTimeout),
                                credentials: try connect.credentials(), json: json).run()
                 }
-                // The status socket (`home status`, issue 13) is hosted here, beside the engine.
+                // Status socket (`home status`, issue 13, Control/): the integrator starts it here for
+                // role .home and `profile`, feeds it the engine's events through `say`, and closes
+                // it after `engine.run()` returns, as `tunnel up` does.
                 engine.handleSignals()
                 do {
                     try engine.run()
