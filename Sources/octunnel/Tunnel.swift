@@ -222,7 +222,7 @@ extension Tunnel {
                     Console.say("saved \(resolved.target) as \(what) in \(home.configPath)")
                 }
                 if !json {
-                    Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))")
+                    Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))\n  or, with octunnel there: \(resolved.reverse.render(.home))")
                 }
                 engine.handleSignals()
                 do {
