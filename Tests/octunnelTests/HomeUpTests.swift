@@ -229,9 +229,13 @@ struct HomeUpTests {
         defer { homeSide.stopGracefullyOrKill() }
         let refused = try await offPool { homeSide.waitForLine(containing: "refused to listen", timeout: 20) }
         #expect(refused?.contains("ClientAliveInterval 15") == true, "\(homeSide.stderrText)")
+        // Waiting to ask again costs nothing: it sleeps in poll between attempts.
+        let before = homeSide.cpuSeconds
+        #expect(try await offPool { homeSide.waitForExit(timeout: 3) } == nil)
+        #expect(homeSide.cpuSeconds - before < 0.1, "used \(homeSide.cpuSeconds - before) s of CPU in 3 s while retrying")
         holder?.stop()
         holder = nil
-        // The backoff starts at 1 s and doubles: the second or third attempt finds the port free.
+        // The backoff is 1 s doubling to 5 s: the next attempt finds the port free.
         let listening = try await offPool { homeSide.homeListening(timeout: 20) }
         #expect(listening != nil, "\(homeSide.stderrText)")
         #expect(homeSide.isRunning)

@@ -156,6 +156,8 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// One step of asking the VPS to listen; called again each round while it would block.
     private func listen(_ live: LiveSession, now: Double) {
+        // Asking (again): no retry time while the answer is awaited, so the loop does not spin on it.
+        listenRetryAt = nil
         switch live.session.listen(host: remote.host, port: remote.port) {
         case .wouldBlock:
             return
