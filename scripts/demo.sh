@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole octunnel topology on this one machine, with real parts:
 #   "VPS"  = a throwaway OpenSSH sshd on 127.0.0.1
-#   "home" = the OpenCode stand-in, kept reachable by a real `ssh -N -R` reverse tunnel
-#            built from octunnel's own printed command
+#   "home" = the OpenCode stand-in, kept reachable by `octunnel home up` (the home side,
+#            with its own key, restricted on the VPS to listening on the one port)
 #   octunnel tunnel up in the foreground: connect → trust → health ✓.  Ctrl-C stops everything.
 # Installs what is missing (Debian), builds, and runs. DEMO_SECONDS=N stops it after N seconds.
 # Which OpenCode plays "home": --flavour F or OPENCODE_FLAVOUR=F, one of opencode1 (default),
@@ -43,8 +43,9 @@ echo "== 1. your key (octunnel keygen)"
 echo "== 2. the \"VPS\": sshd on 127.0.0.1, authorizing your key for the tunnel only"
 ssh_port=$(free_port); remote_port=$(free_port)
 ssh-keygen -q -t ed25519 -N '' -f "$work/vps_hostkey"
-ssh-keygen -q -t ed25519 -N '' -C demo-home -f "$work/home_key"
-{ "$OCT" pubkey --home "$work/laptop" --restrict --remote-port "$remote_port"; cat "$work/home_key.pub"; } > "$work/authorized_keys"
+"$OCT" keygen --home "$work/home" --comment demo-home >/dev/null
+{ "$OCT" pubkey --home "$work/laptop" --restrict --remote-port "$remote_port"
+  "$OCT" pubkey --home "$work/home" --restrict --listen --remote-port "$remote_port"; } > "$work/authorized_keys"
 write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/vps_hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
 /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 wait_port "$ssh_port"
@@ -60,13 +61,12 @@ if grep -q '^PASSWORD ' "$work/standin.out"; then
   echo "   it made up a password, as opencode serve 2.x does; octunnel reads it from $work/opencode-password"
 fi
 target="$(id -un)@127.0.0.1:$ssh_port"
-echo "== 4. the home machine's reverse tunnel, exactly as octunnel prints it:"
-reverse=$("$OCT" tunnel reverse-command --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port")
+echo "== 4. the home machine's side, as \`tunnel reverse-command --format home\` prints it:"
+reverse=$("$OCT" tunnel reverse-command --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port" --format home)
 echo "   $reverse"
-# The home side uses its own key and known_hosts; the command itself is unchanged.
+# The home machine has its own octunnel directory (key, known_hosts); the command is otherwise unchanged.
 read -ra words <<< "$reverse"
-ssh -i "$work/home_key" -o UserKnownHostsFile="$work/home_known_hosts" -o StrictHostKeyChecking=accept-new \
-    -o BatchMode=yes -o LogLevel=ERROR "${words[@]:1}" &
+"$OCT" "${words[@]:1}" --home "$work/home" ${password_args[@]+"${password_args[@]}"} &
 pids+=($!)
 wait_port "$remote_port" || { echo "the reverse tunnel did not come up"; exit 1; }
 echo "== 5. octunnel tunnel up (Ctrl-C to stop everything)"

@@ -14,6 +14,9 @@ struct Pubkey: ParsableCommand {
     @Flag(help: "Print a least-privilege line: the key may open the tunnel's one forward and run no command.")
     var restrict = false
 
+    @Flag(help: "With --restrict: the home machine's line instead (`home up`): the key may only ask the VPS to listen on that port.")
+    var listen = false
+
     @Option(help: "With --restrict: the VPS port the home reverse tunnel listens on.")
     var remotePort = 18080
 
@@ -23,6 +26,7 @@ struct Pubkey: ParsableCommand {
     func validate() throws {
         try checkPort(remotePort, "--remote-port")
         if fingerprint && restrict { throw ValidationError("--fingerprint and --restrict cannot be combined") }
+        if listen && !restrict { throw ValidationError("--listen goes with --restrict: `octunnel pubkey --restrict --listen`") }
         _ = try parseHostPort(remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost)
     }
 
@@ -33,6 +37,8 @@ struct Pubkey: ParsableCommand {
             let key = try KeyStore(home: home).publicKey()
             if fingerprint {
                 Console.data(key.fingerprint)
+            } else if restrict && listen {
+                Console.data(listenAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort))
             } else if restrict {
                 Console.data(restrictedAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort))
             } else {

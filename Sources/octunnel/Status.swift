@@ -48,12 +48,3 @@ struct HomeStatus: ParsableCommand {
 
     func run() throws { try options.show(role: .home, home: home, profile: profile) }
 }
-
-// Until `home up` lands (Sources/octunnel/Home.swift): the `home` group holds only `status`.
-// When it does, delete this and add `HomeStatus.self` to that group's subcommands.
-struct Home: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The home machine's side of the tunnel.",
-        subcommands: [HomeStatus.self]
-    )
-}

@@ -20,7 +20,7 @@ struct TunnelTargetOptions: ParsableArguments {
     @Option(help: "The VPS address the reverse tunnel listens on.")
     var remoteHost: String?
 
-    @Option(help: "The OpenCode port on the home machine, used in the printed reverse-tunnel command: 4096 for `opencode serve` (default), 49374 for OpenCode 2's background service (`opencode service status` prints it).")
+    @Option(help: "The OpenCode port on the home machine (what `home up` connects to, and the printed reverse-tunnel command's target): 4096 for `opencode serve` (default), 49374 for OpenCode 2's background service (`opencode service status` prints it).")
     var homePort: Int?
 
     func validate() throws {
@@ -43,8 +43,9 @@ struct ResolvedTarget {
     /// The saved settings say to sign in with the ssh-agent.
     let savedAgent: Bool
 
-    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName) throws {
-        var saved = try SavedSettings.load(from: home, profile: profile)?.tunnel
+    init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName, role: Role = .tunnel) throws {
+        let all = try SavedSettings.load(from: home, profile: profile)
+        var saved = role == .tunnel ? all?.tunnel : all?.home.map(TunnelSettings.init(homeRole:))
         if let text = options.target {
             _ = try parseTarget(text)
             let resolution = try SSHConfigResolver().resolve(text)
@@ -60,7 +61,7 @@ struct ResolvedTarget {
             sshConfig = nil
         } else {
             let option = profile.isDefault ? "" : " --profile \(profile)"
-            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel tunnel up TARGET --save\(option)`)")
+            throw ValidationError("missing target: give [user@]host[:port] (or save one with `octunnel \(role.rawValue) up TARGET --save\(option)`)")
         }
         remoteHost = options.remoteHost ?? saved?.remoteHost ?? "127.0.0.1"
         remotePort = options.remotePort ?? saved?.remotePort ?? 18080
@@ -226,7 +227,7 @@ extension Tunnel {
                     Console.say("saved \(resolved.target) as \(what) in \(home.configPath)")
                 }
                 if !json {
-                    Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))")
+                    Console.say("home machine: keep this running there (the reverse tunnel):\n  \(resolved.reverse.render(.ssh))\n  or, with octunnel there: \(resolved.reverse.render(.home))")
                 }
                 engine.handleSignals()
                 do {
@@ -340,6 +341,13 @@ extension Tunnel {
     }
 
     struct ReverseCommandCommand: ParsableCommand {
+        /// This binary's absolute path, for units that run `octunnel home up` (the home machine
+        /// may keep it elsewhere: the unit says which binary it ran here).
+        static var octunnelPath: String {
+            let path = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+            return path.hasPrefix("/") ? path : "/usr/local/bin/octunnel"
+        }
+
         static let configuration = CommandConfiguration(
             commandName: "reverse-command",
             abstract: "Print what the home machine runs to keep its reverse tunnel to the VPS (stdout)."
@@ -349,7 +357,7 @@ extension Tunnel {
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
 
-        @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist).")
+        @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist); home, home-systemd, home-launchd: the same with `octunnel home up` instead of ssh.")
         var format: String = "ssh"
 
         func validate() throws {
@@ -361,7 +369,9 @@ extension Tunnel {
         func run() throws {
             try runReportingErrors {
                 let resolved = try ResolvedTarget(targetOptions, localPort: nil, home: home.resolved, profile: try profile.resolved)
-                let text = resolved.reverse.render(ReverseCommand.Format(rawValue: format)!)
+                var reverse = resolved.reverse
+                reverse.octunnelPath = ReverseCommandCommand.octunnelPath
+                let text = reverse.render(ReverseCommand.Format(rawValue: format)!)
                 Console.data(text.hasSuffix("\n") ? String(text.dropLast()) : text)
             }
         }

@@ -10,9 +10,10 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     /// `flavor` is one of opencode1, opencode2.0.3, opencode2, other, nosse (see the script).
     /// `launcher` is prepended to the command line, e.g. `ip netns exec NS` to run it in a
     /// test's own network namespace (still on that namespace's 127.0.0.1).
+    /// `port` 0 picks a free one; another starts it on that port (e.g. OpenCode started again at home).
     public init(flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
-                launcher: [String] = []) throws {
-        var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", "0", "--flavor", flavor, "--quiet",
+                launcher: [String] = [], port: Int = 0) throws {
+        var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
                          "--heartbeat", String(heartbeat)]
         if let password { arguments += ["--password", password] }
         if let version { arguments += ["--version", version] }

@@ -109,39 +109,39 @@ struct NetworkCutTests {
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0, "\(tunnel.stderrText)")
     }
-
-    /// GETs /bytes/N through the tunnel's local port from inside the client namespace and checks
-    /// every byte of the body (the stand-in sends 0, 1, …, 255 repeated).
-    private func expectBytesThrough(_ net: NetworkNamespacePair, port: Int, scratch: TempDirectory, label: String,
-                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let size = 300_000
-        let output = scratch.file("response-\(UUID().uuidString)")
-        let client = """
-        import socket, sys
-        port, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-        s = socket.create_connection(("127.0.0.1", port), timeout=15)
-        s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        open(out, "wb").write(data)
-        """
-        let command = net.exec(.client) + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output]
-        let result = try runProcess(command[0], Array(command.dropFirst()))
-        try #require(result.status == 0, "\(label): the request failed: \(result.stderr)", sourceLocation: sourceLocation)
-        let response = try readBytes(output)
-        let separator = Array("\r\n\r\n".utf8)
-        let headerEnd = try #require((0..<max(0, response.count - 3)).first { Array(response[$0..<$0 + 4]) == separator },
-                                     "\(label): no HTTP header in \(response.count) bytes", sourceLocation: sourceLocation)
-        let head = String(decoding: response[..<headerEnd], as: UTF8.self)
-        #expect(head.hasPrefix("HTTP/1.1 200") || head.hasPrefix("HTTP/1.0 200"), "\(label): \(head)", sourceLocation: sourceLocation)
-        let body = Array(response[(headerEnd + 4)...])
-        #expect(body.count == size, "\(label): \(body.count) of \(size) bytes", sourceLocation: sourceLocation)
-        #expect(body == (0..<size).map { UInt8(truncatingIfNeeded: $0) }, "\(label): the body differs", sourceLocation: sourceLocation)
-    }
+}
+/// GETs /bytes/N through `port` on 127.0.0.1 from inside namespace `side` (the laptop's local
+/// port, or the VPS's forwarded port) and checks every byte of the body (the stand-in sends
+/// 0, 1, …, 255 repeated).
+func expectBytesThrough(_ net: NetworkNamespacePair, side: NetworkNamespacePair.Side = .client, port: Int, scratch: TempDirectory,
+                        label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let size = 300_000
+    let output = scratch.file("response-\(UUID().uuidString)")
+    let client = """
+    import socket, sys
+    port, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    s = socket.create_connection(("127.0.0.1", port), timeout=15)
+    s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    open(out, "wb").write(data)
+    """
+    let command = net.exec(side) + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output]
+    let result = try runProcess(command[0], Array(command.dropFirst()))
+    try #require(result.status == 0, "\(label): the request failed: \(result.stderr)", sourceLocation: sourceLocation)
+    let response = try readBytes(output)
+    let separator = Array("\r\n\r\n".utf8)
+    let headerEnd = try #require((0..<max(0, response.count - 3)).first { Array(response[$0..<$0 + 4]) == separator },
+                                 "\(label): no HTTP header in \(response.count) bytes", sourceLocation: sourceLocation)
+    let head = String(decoding: response[..<headerEnd], as: UTF8.self)
+    #expect(head.hasPrefix("HTTP/1.1 200") || head.hasPrefix("HTTP/1.0 200"), "\(label): \(head)", sourceLocation: sourceLocation)
+    let body = Array(response[(headerEnd + 4)...])
+    #expect(body.count == size, "\(label): \(body.count) of \(size) bytes", sourceLocation: sourceLocation)
+    #expect(body == (0..<size).map { UInt8(truncatingIfNeeded: $0) }, "\(label): the body differs", sourceLocation: sourceLocation)
 }
 
 extension RunningProcess {

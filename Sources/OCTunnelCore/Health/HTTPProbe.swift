@@ -25,6 +25,8 @@ struct HTTPProbe {
         case cannotConnect(String)
         case closedWithoutAnswer
         case timedOut
+        /// Connected, but not one byte came back before the deadline.
+        case silent
         case malformed(String)
     }
 
@@ -85,7 +87,13 @@ struct HTTPProbe {
     }
 
     private func readHead(_ connection: Connection) throws(Failure) -> Head {
-        guard let statusLine = try readLine(connection) else { throw .closedWithoutAnswer }
+        let statusLine: String?
+        do {
+            statusLine = try readLine(connection)
+        } catch .timedOut where connection.buffer.isEmpty {
+            throw .silent
+        }
+        guard let statusLine else { throw .closedWithoutAnswer }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
             throw .malformed("it answered \"\(statusLine.prefix(60))\" instead of HTTP")

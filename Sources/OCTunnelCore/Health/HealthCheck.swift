@@ -74,6 +74,8 @@ public struct HealthCheck: Sendable {
                 throw passwordError(generation)
             case .foreign(let detail):
                 throw notOpenCode(detail)
+            case .homeGateway(let answer):
+                throw .openCodeNotRunningAtHome(home: answer.home, detail: answer.error, fix: answer.fix)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
                     firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
@@ -102,6 +104,9 @@ public struct HealthCheck: Sendable {
                 return .forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
             }
             return .nothingListeningBehindVPS(remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
+        case .silent:
+            // Not one byte: sshd accepted for a forward whose home end is gone (a dead session's).
+            return .staleForward(remoteHost: remote.host, remotePort: remote.port, seconds: Int(timeout))
         case .timedOut:
             return .healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
                                  fix: "the home machine may be asleep or OpenCode busy; check `opencode serve` there")
@@ -134,9 +139,13 @@ public struct HealthCheck: Sendable {
             case 401:
                 throw passwordError(generation)
             default:
-                if case .routeMissing = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body) {
+                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body)
+                if case .routeMissing = answer {
                     missing.append(path)
                     continue
+                }
+                if case .homeGateway(let gateway) = answer {
+                    throw .openCodeNotRunningAtHome(home: gateway.home, detail: gateway.error, fix: gateway.fix)
                 }
                 throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body))")")
             }

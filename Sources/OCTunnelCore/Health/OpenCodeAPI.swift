@@ -36,6 +36,8 @@ public enum OpenCodeAnswer: Equatable, Sendable {
     case needsPassword(generation: OpenCodeGeneration?)
     /// An answer OpenCode never gives on this route: something else listens there.
     case foreign(detail: String)
+    /// `home up`'s own 502: the home machine is reachable but OpenCode is not running there.
+    case homeGateway(HomeGatewayAnswer)
 
     /// The health routes, in the order they are tried, and the generation each belongs to:
     /// 1.x's `/global/health`; 2.x's `/api/info` (current 2.0.x), `/api/status` (documented for
@@ -51,6 +53,7 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
         let object = json as? [String: Any]
         let isHTML = type.contains("text/html") || looksLikeHTML(body)
+        if let gateway = HomeGatewayAnswer.parse(status: status, body: body) { return .homeGateway(gateway) }
         switch status {
         case 200:
             if let object, let version = object["version"] as? String, !version.isEmpty, let generation {

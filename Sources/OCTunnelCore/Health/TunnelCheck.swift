@@ -78,7 +78,7 @@ public struct TunnelCheck: Sendable {
         } catch {
             if error.layer == "forward" { return collector.fail("forward", error) }
             collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
-            return collector.fail("health", error)
+            return collector.fail(error.layer == "home" ? "home" : "health", error)
         }
         let total = Int(Date().timeIntervalSince(started) * 1000)
         collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))

@@ -5,6 +5,18 @@ public struct ReverseCommand: Sendable {
     /// The supported renderings.
     public enum Format: String, CaseIterable, Sendable {
         case ssh, autossh, systemd, launchd
+        /// `octunnel home up …`: the shell line, a systemd user unit, a LaunchAgent.
+        case home, homeSystemd = "home-systemd", homeLaunchd = "home-launchd"
+    }
+
+    /// The octunnel binary the `home-systemd` and `home-launchd` renderings run (an absolute path).
+    public var octunnelPath = "octunnel"
+
+    /// `home up`'s arguments after the binary: the same VPS, ports and listen address.
+    public var homeUpArguments: [String] {
+        var args = ["home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort)]
+        if remoteHost != "127.0.0.1" { args += ["--remote-host", remoteHost] }
+        return args
     }
 
     public let target: SSHTarget
@@ -42,8 +54,11 @@ public struct ReverseCommand: Sendable {
         case .autossh:
             let args = ["autossh", "-M", "0"] + sshArguments
             return "AUTOSSH_GATETIME=0 " + args.map(shellQuote).joined(separator: " ")
-        case .systemd:
-            let exec = (["/usr/bin/ssh"] + sshArguments).map(systemdQuote).joined(separator: " ")
+        case .home:
+            return (["octunnel"] + homeUpArguments).map(shellQuote).joined(separator: " ")
+        case .systemd, .homeSystemd:
+            let program = format == .systemd ? ["/usr/bin/ssh"] + sshArguments : [octunnelPath] + homeUpArguments
+            let exec = program.map(systemdQuote).joined(separator: " ")
             return """
             # ~/.config/systemd/user/octunnel-home.service
             # Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service
@@ -62,8 +77,9 @@ public struct ReverseCommand: Sendable {
             WantedBy=default.target
 
             """
-        case .launchd:
-            let items = (["/usr/bin/ssh"] + sshArguments).map { "        <string>\(xmlEscape($0))</string>" }.joined(separator: "\n")
+        case .launchd, .homeLaunchd:
+            let program = format == .launchd ? ["/usr/bin/ssh"] + sshArguments : [octunnelPath] + homeUpArguments
+            let items = program.map { "        <string>\(xmlEscape($0))</string>" }.joined(separator: "\n")
             return """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

@@ -224,3 +224,12 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
     return "restrict,port-forwarding,permitopen=\"\(target)\",command=\"/bin/false\" \(key.line)"
 }
+
+/// The home key's least-privilege authorized_keys line (`pubkey --restrict --listen`): it may
+/// ask the VPS to listen on `remoteHost:remotePort` and nothing else: no other listen
+/// (`permitlisten`, OpenSSH 7.8+), no pty, agent or X11 (`restrict`), and no command
+/// (`restrict` alone still runs one: `command="/bin/false"` stops it, as on the laptop's line).
+public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+    let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
+    return "restrict,port-forwarding,permitlisten=\"\(target)\",command=\"/bin/false\" \(key.line)"
+}

@@ -50,6 +50,9 @@ final class BatchedSocketIO {
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
 
+    /// The server's `SSH_MSG_DEBUG` messages not yet taken (see `SSHSession.takeDebugMessages`).
+    var debugMessages: [String] = []
+
     /// Turns batching on for the non-blocking event loop, or off (after flushing) for blocking calls.
     func setBatching(_ on: Bool) {
         if !on { flushBlocking() }

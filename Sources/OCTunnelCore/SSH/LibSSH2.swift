@@ -77,7 +77,7 @@ public final class SSHSession: @unchecked Sendable {
     public let socket: Int32
     private(set) var isFreed = false
     /// The socket I/O libssh2 calls back into (batched while the event loop drives the session).
-    private let io: BatchedSocketIO
+    let io: BatchedSocketIO
 
     /// `libssh2_session_init_ex` with default allocators, plus octunnel's algorithm preferences.
     init(socket: Int32) throws(LibSSH2Error) {

@@ -49,6 +49,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case agentKeysNotAuthorized(user: String, host: String, port: Int, tried: [String], skipped: [String], publicLine: String, restrictedLine: String)
     case notRunning(role: Role, profile: ProfileName, detail: String?)
     case statusNotAnswered(path: String, reason: String)
+    /// `home up`: the VPS's sshd forbids this key to listen (sshd's own words in `reason`).
+    case listenForbidden(remoteHost: String, remotePort: Int, reason: String, listenLine: String)
+    /// The home machine answered through the tunnel (`HomeGatewayAnswer`) but OpenCode is not running there.
+    case openCodeNotRunningAtHome(home: HostPort, detail: String, fix: String)
+    /// The VPS port accepts but nothing ever answers: a forward held by a dead home session.
+    case staleForward(remoteHost: String, remotePort: Int, seconds: Int)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -57,7 +63,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .notRunning: return .notRunning
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
-        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized: return .permission
+        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
         case .wrongPassphrase: return .wrongPassphrase
         case .passphraseUnavailable, .agentUnavailable, .agentHasNoUsableKeys: return .credentialsUnavailable
         case .passphrasesDiffer: return .usage
@@ -66,7 +72,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .unsupportedSSHConfig, .badSSHConfig: return .config
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
-             .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered:
+             .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered,
+             .openCodeNotRunningAtHome, .staleForward:
             return .unavailable
         }
     }
@@ -88,7 +95,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen: return "local port"
-        case .nothingListeningBehindVPS, .forwardRefused: return "forward"
+        case .nothingListeningBehindVPS, .forwardRefused, .listenForbidden, .staleForward: return "forward"
+        case .openCodeNotRunningAtHome: return "home"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
         }
     }
@@ -210,6 +218,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):
             let fileOption = file == "~/.ssh/known_hosts" ? "" : " -f \(file)"
             return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If you know the key changed, remove the old one (`ssh-keygen -R '\(name)'\(fileOption)`; octunnel never writes OpenSSH's files) and connect again, or skip that file with --no-openssh-known-hosts."
+        case .listenForbidden(let remoteHost, let remotePort, let reason, let listenLine):
+            return "the VPS forbids this key to listen on \(Self.endpoint(remoteHost, remotePort)) (sshd: \(reason.trimmingCharacters(in: .whitespacesAndNewlines))). On the VPS, allow it: `AllowTcpForwarding yes` (or `remote`) in sshd_config, and this line in authorized_keys (`octunnel pubkey --restrict --listen`):\n  \(listenLine)"
+        case .openCodeNotRunningAtHome(let home, let detail, let fix):
+            return "the home machine is reachable but OpenCode is not running there (\(home)): \(detail); \(fix)"
+        case .staleForward(let remoteHost, let remotePort, let seconds):
+            return "VPS \(Self.endpoint(remoteHost, remotePort)) accepts connections but nothing answered within \(seconds) s: a forward held by a home session that died without closing. Restart `octunnel home up` on the home machine, and on the VPS set `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config so it frees such a port within 45 s."
         }
     }
 

@@ -89,14 +89,21 @@ public struct HomeSettings: Codable, Equatable, Sendable {
     public var homePort: Int
     /// The VPS address the reverse tunnel listens on; absent means 127.0.0.1.
     public var remoteHost: String?
+    /// The address OpenCode listens on at home (`--home-host`); absent means 127.0.0.1.
+    public var homeHost: String?
+    /// Sign in with the ssh-agent's keys (`--agent`); absent means false.
+    public var agent: Bool?
 
-    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil) {
+    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
+                homeHost: String? = nil, agent: Bool? = nil) {
         self.host = host
         self.port = port
         self.username = username
         self.remotePort = remotePort
         self.homePort = homePort
         self.remoteHost = remoteHost
+        self.homeHost = homeHost
+        self.agent = agent
     }
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
@@ -104,6 +111,7 @@ public struct HomeSettings: Codable, Equatable, Sendable {
     func validate() throws(TargetParseError) {
         try SettingsChecks.host(host)
         if let remoteHost { try SettingsChecks.host(remoteHost) }
+        if let homeHost { try SettingsChecks.host(homeHost) }
         for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
     }
 

@@ -14,6 +14,12 @@ public enum TunnelEvent: Sendable {
     case clientDropped(id: Int, reason: String)
     case stopping(reason: String)
     case warning(String)
+    /// `home up`: the VPS listens and carries its connections to OpenCode at home.
+    case listening(remote: HostPort, home: HostPort)
+    /// `home up`: the VPS refused to listen without saying why (a busy port); retried.
+    case listenRefused(remote: HostPort, retryIn: Double)
+    /// `home up`: a forwarded connection could not reach OpenCode on this machine.
+    case homeUnreachable(home: HostPort, reason: String)
 }
 
 /// Options of the forwarding event loop.

@@ -40,6 +40,12 @@ extension TunnelEvent {
             return "stopping: \(reason)"
         case .warning(let text):
             return "warning: \(text)"
+        case .listening(let remote, let home):
+            return "VPS \(remote) → home \(home)"
+        case .listenRefused(let remote, let retryIn):
+            return "the VPS refused to listen on \(remote): the port is taken, most likely by this machine's earlier session that died without closing (the VPS keeps its port until it notices). Fix on the VPS: `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config (the port is then free within 45 s); retrying in \(String(format: "%.1f", retryIn)) s"
+        case .homeUnreachable(let home, let reason):
+            return "OpenCode is not running on this machine: \(HomeGatewayAnswer.unreachable(home: home, reason: reason).error) (\(reason)); start `opencode serve --port \(home.port)` here"
         }
     }
 
@@ -75,6 +81,16 @@ extension TunnelEvent {
             return ["event": "stopping", "status": "disconnected", "reason": reason]
         case .warning(let text):
             return ["event": "warning", "message": text]
+        case .listening(let remote, let home):
+            return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
+                    "homeHost": home.host, "homePort": home.port]
+        case .listenRefused(let remote, let retryIn):
+            return ["event": "listenRefused", "status": "error", "message": "the VPS refused to listen on \(remote) (port busy)",
+                    "fix": "ClientAliveInterval 15 and ClientAliveCountMax 3 in the VPS's sshd_config",
+                    "remoteHost": remote.host, "remotePort": remote.port, "retryIn": (retryIn * 10).rounded() / 10]
+        case .homeUnreachable(let home, let reason):
+            return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason).error,
+                    "reason": reason, "homeHost": home.host, "homePort": home.port]
         }
     }
 }

@@ -1,0 +1,325 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The home side (`ssh -R`): asks the VPS to listen on `remoteHost:remotePort`, accepts each
+/// `forwarded-tcpip` channel it opens, connects it to `homeHost:homePort` (non-blocking, with a
+/// timeout) and joins the two with a `Stream`, the same pump as the laptop side. A channel
+/// the home port cannot take is answered with a `HomeGatewayAnswer` (HTTP 502), since libssh2
+/// has already confirmed it.
+///
+/// The listen is asked again on every new session. A refusal sshd explains with a policy
+/// debug message ends the run (`listenForbidden`, exit 77); a silent one (the port is busy,
+/// usually held by this machine's own dead session) is retried with backoff.
+final class RemoteForward: SessionForward, PollOwner {
+    private let options: HomeForwardOptions
+    private let emit: @Sendable (TunnelEvent) -> Void
+    private let requestStop: () -> Void
+    private let homeAddresses: [(family: Int32, address: Data)]
+    private let maxConnections = 4096
+
+    private var listener: RemoteListener?
+    private var listenRetryAt: Double?
+    private var listenPolicy = RemoteForward.listenRetryPolicy()
+    /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
+    private(set) var fatal: OCTunnelError?
+
+    private var streams: [Int: Stream] = [:]
+    private var connecting: [Int: HomeConnection] = [:]
+    private var answering: [Int: GatewayReply] = [:]
+    private var nextID = 1
+    private var readable = Set<Int>()
+    private var connected = Set<Int>()
+    private var queuedForClients = false
+    private var lastUnreachable: Double = -100
+    private var counters = ForwardCounters()
+
+    /// A forwarded channel whose home socket is still connecting.
+    private struct HomeConnection {
+        let fd: Int32
+        let channel: SSHChannel
+        let deadline: Double
+        var nextAddress: Int
+    }
+
+    /// A forwarded channel answered with a 502: its request is read and dropped until the
+    /// client closes (closing first could reset the VPS's socket before the answer is read).
+    private struct GatewayReply {
+        let channel: SSHChannel
+        let deadline: Double
+    }
+
+    /// Resolves the home address now, so a bad --home-host fails before any network work.
+    init(options: HomeForwardOptions, emit: @escaping @Sendable (TunnelEvent) -> Void,
+         requestStop: @escaping () -> Void) throws(OCTunnelError) {
+        self.options = options
+        self.emit = emit
+        self.requestStop = requestStop
+        homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
+    }
+
+    private var remote: HostPort { options.remote }
+
+    /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
+    /// one request on a live session, and the port of a dead session frees at a moment the VPS
+    /// chooses: within 45 s with `ClientAliveInterval 15`, `ClientAliveCountMax 3`).
+    static func listenRetryPolicy() -> ReconnectPolicy {
+        var policy = ReconnectPolicy()
+        policy.maximum = 5
+        return policy
+    }
+
+    // MARK: - SessionForward
+
+    func sessionStarted(_ live: LiveSession, now: Double) {
+        live.session.collectDebugMessages()
+        _ = live.session.takeDebugMessages()
+        listenRetryAt = nil
+        listen(live, now: now)
+    }
+
+    func register(in set: PollSet, live: LiveSession?, now: Double) {
+        guard live != nil else { return }
+        if let listenRetryAt { set.wake(at: listenRetryAt) }
+        if listener == nil && listenRetryAt == nil { set.wake(at: now + 0.5) }
+        if queuedForClients { set.wakeNow() }
+        for (id, connection) in connecting {
+            set.watch(connection.fd, events: Int32(POLLOUT), owner: self, tag: id)
+            set.wake(at: connection.deadline)
+        }
+        if !answering.isEmpty { set.wake(at: now + 0.5) }
+        let room = live?.hasSendRoom ?? false
+        for (id, stream) in streams {
+            let events = stream.pollEvents(sendRoom: room)
+            if events != 0 { set.watch(stream.fd, events: events, owner: self, tag: id) }
+        }
+    }
+
+    func ready(tag: Int, events: Int16) {
+        if connecting[tag] != nil { connected.insert(tag) } else { readable.insert(tag) }
+    }
+
+    func drive(_ live: LiveSession?, now: Double) {
+        defer { readable.removeAll(keepingCapacity: true); connected.removeAll(keepingCapacity: true) }
+        guard let live else { return }
+        if listener == nil, let at = listenRetryAt, now >= at { listen(live, now: now) }
+        guard live.isAlive, fatal == nil else { return }
+        acceptChannels(live, now: now)
+        guard live.isAlive else { return }
+        finishConnecting(live, now: now)
+        drainReplies(live, now: now)
+        guard live.isAlive else { return }
+        for stream in Array(streams.values) {
+            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
+            guard live.isAlive else { return }
+            if stream.isDone { finish(stream, live: live, reason: stream.failed) }
+        }
+        queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
+    }
+
+    func sessionEnded(reason: String) {
+        listener = nil
+        listenRetryAt = nil
+        for stream in Array(streams.values) {
+            stream.channel = nil
+            finish(stream, live: nil, reason: "session lost")
+        }
+        for connection in connecting.values { close(connection.fd) }
+        connecting.removeAll()
+        answering.removeAll()
+        queuedForClients = false
+    }
+
+    func goodbye(_ live: LiveSession, deadline: Double) {
+        // Cancel first: the VPS frees the port at once, even if the rest runs out of time.
+        listener?.cancel()
+        listener = nil
+        for stream in streams.values {
+            if MonotonicClock.now() > deadline { break }
+            stream.sendFinalEOF()
+        }
+    }
+
+    func stop(reason: String?) {
+        listener = nil
+        for stream in Array(streams.values) {
+            stream.channel = nil
+            if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
+        }
+        streams.removeAll()
+        for connection in connecting.values { close(connection.fd) }
+        connecting.removeAll()
+        answering.removeAll()
+    }
+
+    // MARK: - The listen
+
+    /// One step of asking the VPS to listen; called again each round while it would block.
+    private func listen(_ live: LiveSession, now: Double) {
+        // Asking (again): no retry time while the answer is awaited, so the loop does not spin on it.
+        listenRetryAt = nil
+        switch live.session.listen(host: remote.host, port: remote.port) {
+        case .wouldBlock:
+            return
+        case .listening(let listener):
+            self.listener = listener
+            listenRetryAt = nil
+            listenPolicy = Self.listenRetryPolicy()
+            emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
+        case .refused(let policy?):
+            fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
+            requestStop()
+        case .refused(nil):
+            let delay = listenPolicy.nextDelay(afterUptime: nil)
+            listenRetryAt = now + delay
+            counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
+            emit(.listenRefused(remote: remote, retryIn: delay))
+        case .failed(let error):
+            if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(reason: error.description) }
+        }
+    }
+
+    /// For `home status`: the home port as `local`, the VPS listen as `remote`.
+    func describe(into snapshot: inout StatusSnapshot) {
+        snapshot.local = options.home
+        snapshot.remote = listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote
+        snapshot.openConnections = count
+        snapshot.totalConnections = nextID - 1
+        counters.describe(into: &snapshot, open: streams.values)
+    }
+
+    // MARK: - Forwarded connections
+
+    private var count: Int { streams.count + connecting.count + answering.count }
+
+    /// Takes every channel the VPS has opened and starts connecting each to the home port.
+    private func acceptChannels(_ live: LiveSession, now: Double) {
+        guard let listener else {
+            // Still asking to listen: a reply may have come in this round.
+            if listenRetryAt == nil { listen(live, now: now) }
+            return
+        }
+        while count < maxConnections {
+            switch listener.accept() {
+            case .none: return
+            case .failed(let code): return live.fail(code)
+            case .accepted(let channel):
+                let id = nextID
+                nextID += 1
+                emit(.clientOpened(id: id, peer: "VPS \(remote)"))
+                startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
+            }
+        }
+    }
+
+    /// A non-blocking connect to the home port's address `index` (then the next, on failure).
+    private func startConnecting(id: Int, channel: SSHChannel, from index: Int, deadline: Double, live: LiveSession, now: Double) {
+        var failure = ECONNREFUSED
+        for position in index..<homeAddresses.count {
+            let (family, address) = homeAddresses[position]
+            let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if fd < 0 { failure = errno; continue }
+            let rc = address.withUnsafeBytes { Glibc.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
+            if rc == 0 {
+                return join(id: id, fd: fd, channel: channel, now: now)
+            }
+            if errno == EINPROGRESS || errno == EINTR {
+                connecting[id] = HomeConnection(fd: fd, channel: channel, deadline: deadline, nextAddress: position + 1)
+                return
+            }
+            failure = errno
+            close(fd)
+        }
+        homeUnreachable(id: id, channel: channel, reason: Self.describe(failure), live: live, now: now)
+    }
+
+    /// Connections that finished connecting (or ran out of time) become streams or 502s.
+    private func finishConnecting(_ live: LiveSession, now: Double) {
+        for (id, connection) in connecting {
+            if connected.contains(id) {
+                var value: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &value, &length)
+                connecting[id] = nil
+                if value == 0 {
+                    join(id: id, fd: connection.fd, channel: connection.channel, now: now)
+                } else {
+                    close(connection.fd)
+                    if connection.nextAddress < homeAddresses.count {
+                        startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
+                                        deadline: connection.deadline, live: live, now: now)
+                    } else {
+                        homeUnreachable(id: id, channel: connection.channel, reason: Self.describe(value), live: live, now: now)
+                    }
+                }
+            } else if now >= connection.deadline {
+                connecting[id] = nil
+                close(connection.fd)
+                homeUnreachable(id: id, channel: connection.channel,
+                                reason: "no answer within \(Int(options.homeConnectTimeout)) s", live: live, now: now)
+            }
+        }
+    }
+
+    private func join(id: Int, fd: Int32, channel: SSHChannel, now: Double) {
+        let stream = Stream(id: id, fd: fd, now: now)
+        stream.channel = channel
+        streams[id] = stream
+    }
+
+    /// Says why (at most once every 5 s) and answers the channel with a 502, or just closes it
+    /// with `--no-http-errors`.
+    private func homeUnreachable(id: Int, channel: SSHChannel, reason: String, live: LiveSession, now: Double) {
+        counters.failed("home \(options.home): \(reason)")
+        if now - lastUnreachable >= 5 {
+            lastUnreachable = now
+            emit(.homeUnreachable(home: options.home, reason: reason))
+        }
+        emit(.clientDropped(id: id, reason: "home \(options.home): \(reason)"))
+        if options.httpErrors {
+            let response = HomeGatewayAnswer.unreachable(home: options.home, reason: reason).response
+            let result = response.withUnsafeBytes { channel.write($0.baseAddress!, count: $0.count) }
+            if case .failed(let code) = result, LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
+        }
+        if case .failed(let code) = channel.sendEOF(), LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
+        answering[id] = GatewayReply(channel: channel, deadline: now + 5)
+    }
+
+    /// Reads and drops what answered channels receive until their client closes, then frees them.
+    private func drainReplies(_ live: LiveSession, now: Double) {
+        for (id, reply) in answering {
+            var done = now >= reply.deadline
+            while !done {
+                switch reply.channel.read(into: live.scratch.pointer, count: live.scratch.size) {
+                case .bytes: continue
+                case .wouldBlock: break
+                case .eof: done = true
+                case .failed(let code):
+                    if LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
+                    done = true
+                }
+                break
+            }
+            if done {
+                answering[id] = nil
+                live.release(reply.channel)
+            }
+        }
+    }
+
+    private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+        counters.finished(stream)
+        stream.close(releasingTo: live)
+        streams[stream.id] = nil
+        if let reason {
+            emit(.clientDropped(id: stream.id, reason: reason))
+        } else {
+            emit(.clientClosed(id: stream.id, sent: stream.sent, received: stream.received))
+        }
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        code == ECONNREFUSED ? "connection refused" : String(cString: strerror(code)).lowercased()
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The answer `home up` gives a forwarded connection it cannot carry to OpenCode: libssh2 has
+/// already confirmed the channel (packet.c:194-224), so "connect failed" cannot be said in SSH;
+/// an HTTP 502 with a JSON body naming the layer and the fix is the only way across. The
+/// laptop's health test recognises it (`parse`) and says OpenCode is not running at home,
+/// distinct from "nothing listens behind the VPS".
+public struct HomeGatewayAnswer: Equatable, Sendable {
+    /// Where OpenCode should listen on the home machine.
+    public let home: HostPort
+    /// What went wrong there, e.g. "nothing listens on 127.0.0.1:4096 on the home machine".
+    public let error: String
+    /// What to do about it.
+    public let fix: String
+
+    public init(home: HostPort, error: String, fix: String) {
+        self.home = home
+        self.error = error
+        self.fix = fix
+    }
+
+    /// The answer for a home port that refused, timed out or failed with `reason`.
+    public static func unreachable(home: HostPort, reason: String) -> HomeGatewayAnswer {
+        let what = reason == "connection refused" ? "nothing listens on \(home) on the home machine"
+            : "cannot reach \(home) on the home machine (\(reason))"
+        return HomeGatewayAnswer(home: home, error: what, fix: "start `opencode serve --port \(home.port)` there")
+    }
+
+    /// The JSON body: `{"octunnel":"home","error":…,"fix":…,"home":"127.0.0.1:4096"}`.
+    public var body: [UInt8] {
+        let object: [String: Any] = ["octunnel": "home", "error": error, "fix": fix, "home": home.description]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return Array(data)
+    }
+
+    /// The whole HTTP/1.1 response, `Connection: close`.
+    public var response: [UInt8] {
+        let body = self.body
+        let head = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            + "Connection: close\r\nX-Octunnel: home\r\n\r\n"
+        return Array(head.utf8) + body
+    }
+
+    /// Recognises a 502 whose JSON body says `"octunnel":"home"`; nil for anything else.
+    public static func parse(status: Int, body: [UInt8]) -> HomeGatewayAnswer? {
+        guard status == 502,
+              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              object["octunnel"] as? String == "home" else { return nil }
+        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) } ?? HostPort(host: "127.0.0.1", port: 4096)
+        return HomeGatewayAnswer(home: home, error: object["error"] as? String ?? "OpenCode is not reachable on the home machine",
+                                 fix: object["fix"] as? String ?? "start `opencode serve --port \(home.port)` there")
+    }
+}
