@@ -115,12 +115,20 @@ struct NetworkCutTests {
 /// 0, 1, …, 255 repeated).
 func expectBytesThrough(_ net: NetworkNamespacePair, side: NetworkNamespacePair.Side = .client, port: Int, scratch: TempDirectory,
                         label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let problem = try bytesThroughProblem(launcher: net.exec(side), port: port, scratch: scratch)
+    try #require(problem == nil, "\(label): \(problem ?? "")", sourceLocation: sourceLocation)
+}
+
+/// What went wrong GETting /bytes/N through 127.0.0.1:`port` from a program run under
+/// `launcher` (e.g. `ip netns exec NS`), or nil when every byte of the body arrived right.
+/// Blocking (up to 15 s per read) and free of test expectations, so it can run `offPool`.
+func bytesThroughProblem(launcher: [String], port: Int, scratch: TempDirectory, timeout: Double = 15) throws -> String? {
     let size = 300_000
     let output = scratch.file("response-\(UUID().uuidString)")
     let client = """
     import socket, sys
-    port, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    s = socket.create_connection(("127.0.0.1", port), timeout=15)
+    port, path, out, timeout = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
     data = b""
     while True:
@@ -130,18 +138,20 @@ func expectBytesThrough(_ net: NetworkNamespacePair, side: NetworkNamespacePair.
         data += chunk
     open(out, "wb").write(data)
     """
-    let command = net.exec(side) + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output]
+    let command = launcher + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output, String(timeout)]
     let result = try runProcess(command[0], Array(command.dropFirst()))
-    try #require(result.status == 0, "\(label): the request failed: \(result.stderr)", sourceLocation: sourceLocation)
+    guard result.status == 0 else { return "the request failed: \(result.stderr.split(separator: "\n").last ?? "")" }
     let response = try readBytes(output)
     let separator = Array("\r\n\r\n".utf8)
-    let headerEnd = try #require((0..<max(0, response.count - 3)).first { Array(response[$0..<$0 + 4]) == separator },
-                                 "\(label): no HTTP header in \(response.count) bytes", sourceLocation: sourceLocation)
+    guard let headerEnd = (0..<max(0, response.count - 3)).first(where: { Array(response[$0..<$0 + 4]) == separator }) else {
+        return "no HTTP header in \(response.count) bytes"
+    }
     let head = String(decoding: response[..<headerEnd], as: UTF8.self)
-    #expect(head.hasPrefix("HTTP/1.1 200") || head.hasPrefix("HTTP/1.0 200"), "\(label): \(head)", sourceLocation: sourceLocation)
+    guard head.hasPrefix("HTTP/1.1 200") || head.hasPrefix("HTTP/1.0 200") else { return "answered \(head)" }
     let body = Array(response[(headerEnd + 4)...])
-    #expect(body.count == size, "\(label): \(body.count) of \(size) bytes", sourceLocation: sourceLocation)
-    #expect(body == (0..<size).map { UInt8(truncatingIfNeeded: $0) }, "\(label): the body differs", sourceLocation: sourceLocation)
+    guard body.count == size else { return "\(body.count) of \(size) bytes" }
+    guard body == (0..<size).map({ UInt8(truncatingIfNeeded: $0) }) else { return "the body differs" }
+    return nil
 }
 
 extension RunningProcess {
