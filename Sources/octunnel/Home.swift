@@ -115,7 +115,7 @@ extension HomeCommand {
                 }
             }
             guard let key else {
-                return "restrict,port-forwarding,permitlisten=\"\(HostPort(host: remoteHost, port: remotePort))\",command=\"/bin/false\" <your public key>"
+                return listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " <your public key>"
             }
             return listenAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort)
         }

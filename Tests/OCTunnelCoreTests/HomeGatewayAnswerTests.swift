@@ -47,7 +47,7 @@ struct HomeGatewayAnswerTests {
     @Test("the listen line names the port and forbids commands")
     func listenLine() {
         let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home")
-        #expect(listenAuthorizedKeysLine(key, remotePort: 18080) == "restrict,port-forwarding,permitlisten=\"127.0.0.1:18080\",command=\"/bin/false\" \(key.line)")
+        #expect(listenAuthorizedKeysLine(key, remotePort: 18080) == "restrict,port-forwarding,permitlisten=\"127.0.0.1:18080\",permitopen=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
         #expect(listenAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18081).hasPrefix("restrict,port-forwarding,permitlisten=\"[::1]:18081\""))
     }
 }

@@ -163,8 +163,8 @@ struct KeyStoreTests {
     @Test func restrictedLineAllowsOnlyTheOneForward() throws {
         let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "c")
         #expect(restrictedAuthorizedKeysLine(key, remotePort: 19000)
-            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",command=\"/bin/false\" \(key.line)")
+            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
         #expect(restrictedAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18080)
-            == "restrict,port-forwarding,permitopen=\"[::1]:18080\",command=\"/bin/false\" \(key.line)")
+            == "restrict,port-forwarding,permitopen=\"[::1]:18080\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
     }
 }

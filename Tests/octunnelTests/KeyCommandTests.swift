@@ -108,12 +108,12 @@ struct KeyCommandTests {
             let restricted = try Octunnel.run(["pubkey", "--restrict", "--remote-port", "19000", "--home", home], in: dir)
 
             #expect(restricted.status == 0)
-            #expect(restricted.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",command=\"/bin/false\" ssh-ed25519 "))
-            #expect(restricted.stdout == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",command=\"/bin/false\" " + line)
+            #expect(restricted.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" ssh-ed25519 "))
+            #expect(restricted.stdout == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" " + line)
             let byDefault = try Octunnel.run(["pubkey", "--restrict", "--home", home], in: dir)
-            #expect(byDefault.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",command=\"/bin/false\" "))
+            #expect(byDefault.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" "))
             let ipv6 = try Octunnel.run(["pubkey", "--restrict", "--remote-host", "::1", "--remote-port", "2200", "--home", home], in: dir)
-            #expect(ipv6.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"[::1]:2200\",command=\"/bin/false\" "))
+            #expect(ipv6.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"[::1]:2200\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" "))
         }
     }
 

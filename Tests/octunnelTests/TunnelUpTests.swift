@@ -23,6 +23,11 @@ struct TunnelUpTests {
         let shell = try runProcess("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
                                                    "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
+        // Nor can it take a VPS port (a stolen laptop key posing as the home side): home up is refused, 77.
+        let listen = try RunningProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
+                                                         "--no-health", "--connect-timeout", "10"])
+        defer { listen.stopGracefullyOrKill() }
+        #expect(listen.waitForExit(timeout: 30) == 77, "\(listen.stderrText)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
     }

@@ -218,18 +218,29 @@ public struct KeyStore: Sendable {
     }
 }
 
-/// The least-privilege authorized_keys line: the key may open one forward and nothing else.
-/// `restrict` alone still lets a key run commands; the forced `command` closes that.
+/// A destination nothing uses, for the forwarding option a key's role does not need: OpenSSH
+/// 9.2 refuses `permitopen="none"` / `permitlisten="none"` in authorized_keys (sshd then drops
+/// the whole line), and a key without the option may open or listen anywhere.
+let authorizedKeysNowhere = "127.0.0.1:1"
+
+/// The least-privilege authorized_keys line: the key may open one forward and nothing else:
+/// no listening (`permitlisten` on a port nothing uses, or a stolen laptop key could take the
+/// VPS port while the home side is down) and no command (`restrict` alone still runs one).
 public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    return "restrict,port-forwarding,permitopen=\"\(target)\",command=\"/bin/false\" \(key.line)"
+    return "restrict,port-forwarding,permitopen=\"\(target)\",permitlisten=\"\(authorizedKeysNowhere)\",command=\"/bin/false\" \(key.line)"
 }
 
 /// The home key's least-privilege authorized_keys line (`pubkey --restrict --listen`): it may
 /// ask the VPS to listen on `remoteHost:remotePort` and nothing else: no other listen
-/// (`permitlisten`, OpenSSH 7.8+), no pty, agent or X11 (`restrict`), and no command
-/// (`restrict` alone still runs one: `command="/bin/false"` stops it, as on the laptop's line).
+/// (`permitlisten`, OpenSSH 7.8+), no forward of its own (`permitopen` on a port nothing uses),
+/// no pty, agent or X11 (`restrict`), and no command (`command="/bin/false"`).
 public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+    listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " " + key.line
+}
+
+/// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand.
+public func listenAuthorizedKeysOptions(remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    return "restrict,port-forwarding,permitlisten=\"\(target)\",command=\"/bin/false\" \(key.line)"
+    return "restrict,port-forwarding,permitlisten=\"\(target)\",permitopen=\"\(authorizedKeysNowhere)\",command=\"/bin/false\""
 }
