@@ -262,7 +262,7 @@ if wan_setup; then
   # What users feel: new connections until their answers, alternating, medians of every sample.
   WAN_SAMPLES=${BENCH_WAN_SAMPLES:-5}
   probe_run() { # port conns → WAN_SAMPLES times in ms, one a line (the first, warm-up, sample dropped)
-    ip netns exec "$wan_c" python3 scripts/lib/wan-probe.py "$1" "$2" "$((WAN_SAMPLES + 1))" | tail -n +2
+    ip netns exec "$wan_c" python3 scripts/lib/wan-probe.py "$1" "$2" "$((WAN_SAMPLES + 1))" 1.5 | tail -n +2
   }
   probe_pair() { # name conns port_a port_b → R[wan_oct_name] R[wan_ssh_name]: medians over REPEATS alternating runs
     local i a=() b=()
@@ -378,9 +378,11 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo
     echo "The NEW-connection rows time what a user feels (\`scripts/lib/wan-probe.py\`): connect, send GET /global/health,"
     echo "stop at the answer's last byte; N connections at once end at the last answer. Each row is the median of"
-    echo "$REPEATS alternating runs × $WAN_SAMPLES samples, each run after one warm-up sample, 0.5 s between samples (a user's"
-    echo "pause; octunnel refills its pool of channels opened ahead of need in it). octunnel follows demand: its pool"
-    echo "is the largest burst of the last 3 minutes, 1 to 8 channels; the --warm 20 row fixes it at 20."
+    echo "$REPEATS alternating runs × $WAN_SAMPLES samples, each run after one warm-up sample, 1.5 s between samples (a user's"
+    echo "pause: octunnel refills its pool of channels opened ahead of need in it, one open per round trip, so 20 take"
+    echo "0.8 s). octunnel follows demand: its pool is the largest burst of the last 3 minutes, 1 to 8 channels; the"
+    echo "--warm 20 row fixes it at 20. A burst larger than the pool opens the rest one round trip each (libssh2 1.10.0:"
+    echo "one channel open in flight per session)."
     if [ -n "${R[wan_oct_browser]:-}" ]; then
       echo "The browser row: Debian's chromium, headless, a fresh profile each run, loading page.html and its 30 PNGs"
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"

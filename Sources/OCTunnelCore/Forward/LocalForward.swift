@@ -28,6 +28,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// The originator address of the open in flight (it must be repeated byte for byte).
     private var openOrigin = (host: "127.0.0.1", port: 0)
     private let pool: ChannelPool
+    private var receivedAtLastTend = -1
     private var nextID = 1
     private var readable = Set<Int>()
     private var queuedForClients = false
@@ -98,6 +99,8 @@ final class LocalForward: SessionForward, PollOwner {
             stream.pump(live, socketReady: readable.contains(stream.id), now: now)
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
         }
+        guard live.isAlive else { return }
+        tendPool(live, now: now)
         // Calls above may have pulled packets off the socket for streams already visited:
         // if any such data waits, the next poll must not sleep.
         queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
@@ -184,7 +187,6 @@ final class LocalForward: SessionForward, PollOwner {
     /// Hands pooled channels to waiting clients, then keeps one open in flight while clients
     /// wait or the pool is short; whichever open completes serves the next client, or the pool.
     private func openNextChannel(_ live: LiveSession, now: Double) {
-        if pool.tend(live, now: now) { reportNothingListening(now: now) }
         while true {
             while !waiting.isEmpty && pool.count > 0 {
                 guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
@@ -192,7 +194,6 @@ final class LocalForward: SessionForward, PollOwner {
                 stream.attach(pooled.channel, greeting: pooled.greeting)
             }
             if !openInFlight {
-                if pool.tend(live, now: now) { reportNothingListening(now: now) }
                 guard !waiting.isEmpty || pool.wantsOpen(now: now) else { return }
                 openInFlight = true
                 if let first = waiting.first, let stream = streams[first] {
@@ -206,8 +207,6 @@ final class LocalForward: SessionForward, PollOwner {
             switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
                                                 originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
-                // The open may have read a close for a channel pooled this round: see it now.
-                if pool.tend(live, now: now) { reportNothingListening(now: now) }
                 return
             case .opened(let channel):
                 openInFlight = false
@@ -231,6 +230,16 @@ final class LocalForward: SessionForward, PollOwner {
                 }
             }
         }
+    }
+
+    /// Once a round, after every call that may have read packets, and only when bytes came in:
+    /// keep what pooled channels' servers sent, and drop the ones closed (a refill follows
+    /// at once, or at the backoff's pace).
+    private func tendPool(_ live: LiveSession, now: Double) {
+        let received = live.session.receivedBytes
+        guard pool.count > 0, received != receivedAtLastTend else { return }
+        receivedAtLastTend = received
+        if pool.tend(live, now: now) { reportNothingListening(now: now) }
     }
 
     /// Nothing answers behind the VPS: said at most once every 5 s.
