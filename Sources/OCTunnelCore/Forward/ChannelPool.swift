@@ -63,17 +63,20 @@ final class ChannelPool {
     /// when one was closed within `quickClose` of its open: nothing answers behind the VPS.
     func tend(_ live: LiveSession, now: Double) -> Bool {
         var farSideDead = false
-        warm.removeAll { pooled in
+        var index = 0
+        while index < warm.count {
+            let pooled = warm[index]
             guard isClosed(pooled, live) else {
                 if now - pooled.openedAt >= Self.quickClose { backoff.succeeded() }
-                return false
+                index += 1
+                continue
             }
             if now - pooled.openedAt < Self.quickClose {
                 farSideDead = true
                 backoff.failed(now: now)
             }
             live.release(pooled.channel)
-            return true
+            warm.remove(at: index)
         }
         return farSideDead
     }

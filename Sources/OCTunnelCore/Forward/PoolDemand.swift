@@ -23,7 +23,8 @@ struct PoolDemand {
     /// The pool size wanted now.
     func size(now: Double) -> Int {
         let minute = Int(now / 60)
-        let recent = peaks.filter { Double(minute - $0.minute) * 60 <= Self.memory }.map(\.peak).max() ?? 0
+        var recent = 0
+        for entry in peaks where Double(minute - entry.minute) * 60 <= Self.memory { recent = max(recent, entry.peak) }
         return min(Self.largest, max(Self.smallest, recent))
     }
 }
