@@ -113,6 +113,7 @@ final class LocalForward: SessionForward, PollOwner {
         }
         openInFlight = false
         pool.clear()
+        receivedAtLastTend = -1
         queuedForClients = false
     }
 
