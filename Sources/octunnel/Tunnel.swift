@@ -163,6 +163,9 @@ extension Tunnel {
         @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
         var keepalive: Int = 15
 
+        @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection the VPS opens to the home server (default: follow demand, 1-8; 0 turns it off).", valueName: "N"))
+        var warm: Int?
+
         @Flag(help: "Log each client connection.")
         var verbose = false
 
@@ -175,6 +178,7 @@ extension Tunnel {
         func validate() throws {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
+            if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
             if !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
@@ -188,7 +192,7 @@ extension Tunnel {
                 let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home, profile: profile)
                 let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
-                                            keepalive: Double(keepalive), homePort: resolved.homePort)
+                                            keepalive: Double(keepalive), homePort: resolved.homePort, warm: warm)
                 let json = connect.json
                 let verbose = self.verbose
                 let say: @Sendable (TunnelEvent) -> Void = { event in

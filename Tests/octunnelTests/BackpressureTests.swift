@@ -10,7 +10,9 @@ struct BackpressureTests {
     @Test("a VPS that stops reading (sshd's session SIGSTOPped) while 24 clients push: memory stays bounded, no spinning, and it recovers")
     func stalledVPS() throws {
         let echo = try TCPTestServer.echo()
-        let fixture = try TunnelFixture()
+        // sshd probes the client once a second (ClientAliveInterval), so after the stall its
+        // probes and libssh2's replies (sent from a stack buffer) cross a full send buffer.
+        let fixture = try TunnelFixture(sshdConfig: "ClientAliveInterval 1")
         defer { fixture.sshd.thawSessions() }
         // A long keepalive: the stall must not end the session by itself.
         let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "60", "--no-health"])
@@ -61,6 +63,10 @@ struct BackpressureTests {
         clients = []
         fixture.sshd.thawSessions()
         #expect(roundTrip(port: port, seed: 40), "the tunnel did not carry a new connection after the VPS woke: \(tunnel.stderrText)")
+        #expect(!waitUntil(timeout: 3) { tunnel.stderr.contains { $0.hasPrefix("disconnected") } },
+                "the session did not survive the stall: \(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 41))
+        #expect(tunnel.stderr.filter { $0.hasPrefix("connected to") }.count == 1, "\(tunnel.stderrText)")
         #expect(tunnel.isRunning)
     }
 }

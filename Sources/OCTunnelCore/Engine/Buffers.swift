@@ -11,6 +11,14 @@ struct PendingBytes {
         offset = 0
     }
 
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if offset > 0 {
+            storage.removeFirst(offset)
+            offset = 0
+        }
+        storage.append(contentsOf: bytes)
+    }
+
     mutating func consume(_ n: Int) {
         offset += n
         if offset >= storage.count {

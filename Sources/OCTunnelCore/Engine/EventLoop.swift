@@ -47,10 +47,8 @@ final class EventLoop {
     /// Polls the round's set (plus the wake pipe) and tells the owners what is ready; then
     /// empties nothing: the next round resets the set. Throws poll's errno.
     func poll(now: Double) throws(SystemError) {
-        let wake = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-        guard pollSet.poll(now: now, extra: wake, onExtra: drainWakePipe) else {
-            throw SystemError("poll")
-        }
+        guard let woken = pollSet.poll(now: now, wakeFD: wakeRead) else { throw SystemError("poll") }
+        if woken { drainWakePipe() }
     }
 
     private func drainWakePipe() {

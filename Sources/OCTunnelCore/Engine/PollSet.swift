@@ -11,18 +11,20 @@ protocol PollOwner: AnyObject {
 /// What one poll round watches and the latest time it must wake: built afresh each round by
 /// the session driver and its forward, then handed to `EventLoop.poll`.
 final class PollSet {
-    private(set) var fds: [pollfd] = []
+    /// Slot 0 is the loop's own wake-up pipe; owners[i] owns fds[i + 1].
+    private var fds: [pollfd] = [pollfd()]
     private var owners: [(owner: Unowned, tag: Int)] = []
     private(set) var deadline = Double.infinity
 
-    /// An owner held without a reference count (owners outlive the round).
+    /// An owner held without a reference count: owners outlive the round, and this is paid
+    /// per descriptor per round.
     struct Unowned {
-        unowned let value: PollOwner
+        unowned(unsafe) let value: PollOwner
     }
 
     /// Empties the set for a new round, keeping its storage.
     func reset() {
-        fds.removeAll(keepingCapacity: true)
+        fds.removeSubrange(1...)
         owners.removeAll(keepingCapacity: true)
         deadline = .infinity
     }
@@ -39,10 +41,10 @@ final class PollSet {
     /// Does not sleep at all this round (work is already waiting).
     func wakeNow() { deadline = -.infinity }
 
-    /// poll(2) over the set plus `extra` (first), with the set's deadline; calls the owners of
-    /// ready descriptors. Returns false and leaves errno when poll fails (not for EINTR).
-    func poll(now: Double, extra: pollfd, onExtra: () -> Void) -> Bool {
-        fds.insert(extra, at: 0)
+    /// poll(2) over the set plus `wakeFD`, with the set's deadline; calls the owners of ready
+    /// descriptors. nil when poll failed (errno set; not for EINTR), else whether `wakeFD` is readable.
+    func poll(now: Double, wakeFD: Int32) -> Bool? {
+        fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
         let timeout: Int32
         if deadline == .infinity {
             timeout = -1
@@ -50,13 +52,12 @@ final class PollSet {
             timeout = Int32(max(0, min(60_000, ((deadline - now) * 1000).rounded(.up))))
         }
         let ready = Glibc.poll(&fds, nfds_t(fds.count), timeout)
-        if ready < 0 { return errno == EINTR }
-        guard ready > 0 else { return true }
-        if fds[0].revents != 0 { onExtra() }
+        if ready < 0 { return errno == EINTR ? false : nil }
+        guard ready > 0 else { return false }
         for index in 1..<fds.count where fds[index].revents != 0 {
             let entry = owners[index - 1]
             entry.owner.value.ready(tag: entry.tag, events: fds[index].revents)
         }
-        return true
+        return fds[0].revents != 0
     }
 }

@@ -15,7 +15,10 @@ final class Stream {
     let fd: Int32
     let peer: (host: String, port: Int)
     let createdAt: Double
-    var channel: SSHChannel?
+    private(set) var channel: SSHChannel?
+    /// Just joined to its channel: read the socket on the next pump even if it did not poll
+    /// readable (it was not polled yet; its request may already be waiting).
+    private var freshlyAttached = false
     private var upstream = PendingBytes()
     private var downstream = PendingBytes()
     private var socketEOF = false
@@ -39,6 +42,18 @@ final class Stream {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         peer = Sockets.peerDescription(of: fd)
     }
+
+    /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
+    /// channel opened ahead of need), delivered to the socket first.
+    func attach(_ channel: SSHChannel, greeting: PendingBytes = PendingBytes()) {
+        self.channel = channel
+        downstream = greeting
+        received += greeting.count
+        freshlyAttached = true
+    }
+
+    /// Forgets the channel without freeing it (its session is gone).
+    func detach() { channel = nil }
 
     /// Both directions are finished, or something broke.
     var isDone: Bool { failed != nil || (eofSent && socketShut) }
@@ -66,6 +81,8 @@ final class Stream {
     func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
         guard let channel, failed == nil else { return }
         let scratch = live.scratch
+        let socketReady = socketReady || freshlyAttached
+        freshlyAttached = false
 
         // socket → channel: leftovers first, then fresh bytes read straight into scratch.
         if !upstream.isEmpty && !writeUpstreamLeftover(channel, live) { return }

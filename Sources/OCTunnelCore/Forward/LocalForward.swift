@@ -3,13 +3,16 @@ import Foundation
 import Glibc
 #endif
 
-/// The laptop side (`ssh -L`): a local listener whose every client becomes a `direct-tcpip`
+/// The laptop side (`ssh -L`): a local listener whose every client gets a `direct-tcpip`
 /// channel to the remote port as the VPS sees it, joined to the client by a `Stream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
-/// channel.c:144), so new clients wait in arrival order; `takeNextWaiting` lets one that has
-/// already sent its request go before quiet ones. Clients that come while no session is up
-/// wait up to the connect timeout.
+/// channel.c:144), so channels are opened ahead of need (`ChannelPool`): a new client takes a
+/// pooled channel at once and the pool refills behind it. Without one, clients wait in
+/// arrival order for the next open (all opens go to the same target, so whichever completes
+/// serves the next client, or the pool); `takeNextWaiting` lets one that has already sent its
+/// request go before quiet ones. Clients that come while no session is up wait up to the
+/// connect timeout.
 final class LocalForward: SessionForward, PollOwner {
     private let options: TunnelOptions
     private let emit: @Sendable (TunnelEvent) -> Void
@@ -21,7 +24,11 @@ final class LocalForward: SessionForward, PollOwner {
 
     private var streams: [Int: Stream] = [:]
     private var waiting: [Int] = []
-    private var opening: Int?
+    private var openInFlight = false
+    /// The originator address of the open in flight (it must be repeated byte for byte).
+    private var openOrigin = (host: "127.0.0.1", port: 0)
+    private let pool: ChannelPool
+    private var receivedAtLastTend = -1
     private var nextID = 1
     private var readable = Set<Int>()
     private var queuedForClients = false
@@ -35,6 +42,7 @@ final class LocalForward: SessionForward, PollOwner {
     init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit
+        pool = ChannelPool(fixedSize: options.warm)
         (listener, localPort) = try Sockets.listen(bind: options.bind, port: options.localPort)
     }
 
@@ -69,8 +77,9 @@ final class LocalForward: SessionForward, PollOwner {
         }
         // Data already queued for a client, or clients waiting for a channel (they came while
         // the session was down): serve them now, not at the next keepalive.
-        if queuedForClients || (opening == nil && !waiting.isEmpty) { set.wakeNow() }
-        if opening != nil { set.wake(at: now + 0.5) }
+        if queuedForClients || (!openInFlight && (!waiting.isEmpty || pool.wantsOpen(now: now))) { set.wakeNow() }
+        if openInFlight { set.wake(at: now + 0.5) }
+        if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
         let room = live.hasSendRoom
         for (id, stream) in streams {
             let events = stream.pollEvents(sendRoom: room)
@@ -87,27 +96,31 @@ final class LocalForward: SessionForward, PollOwner {
         guard let live else { return expireWaitingClients(now: now) }
         openNextChannel(live, now: now)
         guard live.isAlive else { return }
-        for stream in Array(streams.values) where stream.channel != nil {
+        for stream in Array(streams.values) where stream.channel != nil && live.isAlive {
             stream.pump(live, socketReady: readable.contains(stream.id), now: now)
-            guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
         }
+        guard live.isAlive else { return }
+        tendPool(live, now: now)
         // Calls above may have pulled packets off the socket for streams already visited:
         // if any such data waits, the next poll must not sleep.
         queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
     }
 
     func sessionEnded(reason: String) {
-        for (id, stream) in Array(streams) where stream.channel != nil || id == opening {
-            stream.channel = nil
+        for stream in Array(streams.values) where stream.channel != nil {
+            stream.detach()
             finish(stream, live: nil, reason: "session lost")
         }
-        opening = nil
+        openInFlight = false
+        pool.clear()
+        receivedAtLastTend = -1
         queuedForClients = false
     }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
+        pool.release(to: live)
         for stream in streams.values {
             if MonotonicClock.now() > deadline { break }
             stream.sendFinalEOF()
@@ -117,12 +130,13 @@ final class LocalForward: SessionForward, PollOwner {
     func stop(reason: String?) {
         closeListener()
         for stream in Array(streams.values) {
-            stream.channel = nil
+            stream.detach()
             if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
         }
         streams.removeAll()
         waiting.removeAll()
-        opening = nil
+        openInFlight = false
+        pool.clear()
     }
 
     func describe(into snapshot: inout StatusSnapshot) {
@@ -148,10 +162,12 @@ final class LocalForward: SessionForward, PollOwner {
                 if errno == EINTR { continue }
                 return
             }
-            let stream = Stream(id: nextID, fd: fd, now: MonotonicClock.now())
+            let now = MonotonicClock.now()
+            let stream = Stream(id: nextID, fd: fd, now: now)
             nextID += 1
             streams[stream.id] = stream
             waiting.append(stream.id)
+            pool.noteBurst(streams.values.count { now - $0.createdAt < 1 }, now: now)
             emit(.clientOpened(id: stream.id, peer: "\(stream.peer.host):\(stream.peer.port)"))
         }
     }
@@ -179,40 +195,71 @@ final class LocalForward: SessionForward, PollOwner {
 
     // MARK: - Opening channels
 
+    /// Hands pooled channels to waiting clients, then keeps one open in flight while clients
+    /// wait or the pool is short; whichever open completes serves the next client, or the pool.
     private func openNextChannel(_ live: LiveSession, now: Double) {
-        let remote = options.remote
         while true {
-            if opening == nil {
-                guard let next = takeNextWaiting(live, now: now) else { return }
-                opening = next
+            while !waiting.isEmpty && pool.count > 0 {
+                guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
+                guard let pooled = pool.take(live, now: now) else { waiting.insert(id, at: 0); break }
+                stream.attach(pooled.channel, greeting: pooled.greeting)
             }
-            guard let id = opening, let stream = streams[id] else { opening = nil; continue }
+            if !openInFlight {
+                guard !waiting.isEmpty || pool.wantsOpen(now: now) else { return }
+                openInFlight = true
+                if let first = waiting.first, let stream = streams[first] {
+                    openOrigin = stream.peer
+                } else {
+                    openOrigin = (options.bind, localPort)
+                    pool.opening(now: now)
+                }
+            }
+            let remote = options.remote
             switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
-                                                originHost: stream.peer.host, originPort: stream.peer.port) {
+                                                originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
             case .opened(let channel):
-                opening = nil
-                stream.channel = channel
+                openInFlight = false
+                if let id = takeNextWaiting(live, now: now), let stream = streams[id] {
+                    stream.attach(channel)
+                } else {
+                    pool.add(channel, now: now)
+                }
             case .failed(let error):
-                // A session error: sessionEnded still sees `opening` and closes this client too.
+                openInFlight = false
                 guard !LibSSH2Error.isSessionLevel(error.code) else { return live.fail(error.code) }
-                opening = nil
+                pool.openFailed(now: now)
+                let client = takeNextWaiting(live, now: now).flatMap { streams[$0] }
                 if error.message.contains("connect failed") {
-                    counters.failed("nothing listens on VPS \(remote)")
-                    if now - lastNothingListening >= 5 {
-                        lastNothingListening = now
-                        emit(.nothingListening(remote: remote, reverseCommand: options.reverseCommand))
-                    }
-                    finish(stream, live: live, reason: "nothing listens on VPS \(remote)")
+                    reportNothingListening(now: now)
+                    if let client { finish(client, live: live, reason: "nothing listens on VPS \(remote)") }
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
                     counters.failed("the VPS refused the forward: \(error.message)")
                     emit(.forwardRefused(remote: remote, reason: error.message))
-                    finish(stream, live: live, reason: "the VPS refused the forward: \(error.message)")
+                    if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
                 }
             }
         }
+    }
+
+    /// Once a round, after every call that may have read packets, and only when bytes came in:
+    /// keep what pooled channels' servers sent, and drop the ones closed (a refill follows
+    /// at once, or at the backoff's pace).
+    private func tendPool(_ live: LiveSession, now: Double) {
+        let received = live.session.receivedBytes
+        guard pool.count > 0, received != receivedAtLastTend else { return }
+        receivedAtLastTend = received
+        if pool.tend(live, now: now) { reportNothingListening(now: now) }
+    }
+
+    /// Nothing answers behind the VPS: said at most once every 5 s.
+    private func reportNothingListening(now: Double) {
+        counters.failed("nothing listens on VPS \(options.remote)")
+        guard now - lastNothingListening >= 5 else { return }
+        lastNothingListening = now
+        emit(.nothingListening(remote: options.remote, reverseCommand: options.reverseCommand))
     }
 
     /// How long a client that has sent nothing may be passed over by ones that have.

@@ -97,7 +97,7 @@ final class BatchedSocketIO {
 
     /// Takes all `length` bytes into the buffer (the loop sends them at the end of its round).
     /// Never answers EAGAIN while batching.
-    fileprivate func send(_ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    func send(_ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
         guard isBatching else { return Self.plainSend(socket, buffer, length, flags) }
         if sendFailure != 0 { return sendFailure }
         append(buffer, length)

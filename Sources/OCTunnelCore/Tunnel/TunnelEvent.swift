@@ -31,15 +31,19 @@ public struct TunnelOptions: Sendable {
     public var homePort: Int
     /// Whether a failure of the very first connection ends the run (a person is watching).
     public var exitOnFirstFailure: Bool
+    /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-8),
+    /// 0 turns the pool off.
+    public var warm: Int?
 
     public init(connection: ConnectionSettings, bind: String = "127.0.0.1", localPort: Int = 4096,
-                keepalive: Double = 15, homePort: Int = 4096, exitOnFirstFailure: Bool = true) {
+                keepalive: Double = 15, homePort: Int = 4096, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
         self.connection = connection
         self.bind = bind
         self.localPort = localPort
         self.keepalive = keepalive
         self.homePort = homePort
         self.exitOnFirstFailure = exitOnFirstFailure
+        self.warm = warm
     }
 
     public var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }

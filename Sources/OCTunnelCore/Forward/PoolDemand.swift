@@ -1,0 +1,30 @@
+/// How many channels to keep open ahead of need: the largest burst of new clients in the
+/// last three minutes, 1 to 8. A burst is how many clients accepted within one second of
+/// each other are open at the same moment (a browser's six, a script's twenty), so a steady
+/// stream of one-at-a-time connections counts as 1.
+struct PoolDemand {
+    static let smallest = 1
+    static let largest = 8
+    static let memory = 180.0
+    /// The peak burst seen in each minute still remembered.
+    private var peaks: [(minute: Int, peak: Int)] = []
+
+    /// A client arrived while `burst` clients (itself included) that came in the last second are open.
+    mutating func record(burst: Int, now: Double) {
+        let minute = Int(now / 60)
+        peaks.removeAll { Double(minute - $0.minute) * 60 > Self.memory }
+        if let last = peaks.last, last.minute == minute {
+            peaks[peaks.count - 1].peak = max(last.peak, burst)
+        } else {
+            peaks.append((minute, burst))
+        }
+    }
+
+    /// The pool size wanted now.
+    func size(now: Double) -> Int {
+        let minute = Int(now / 60)
+        var recent = 0
+        for entry in peaks where Double(minute - entry.minute) * 60 <= Self.memory { recent = max(recent, entry.peak) }
+        return min(Self.largest, max(Self.smallest, recent))
+    }
+}
