@@ -163,7 +163,7 @@ extension Tunnel {
         @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
         var keepalive: Int = 15
 
-        @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection the VPS opens to the home server (default: follow demand, 1-8; 0 turns it off).", valueName: "N"))
+        @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection the VPS opens to the home server (default: follow demand, 1-32; 0 turns it off).", valueName: "N"))
         var warm: Int?
 
         @Flag(help: "Log each client connection.")

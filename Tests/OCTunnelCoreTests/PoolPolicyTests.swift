@@ -3,7 +3,7 @@ import Testing
 
 @Suite("the pool's size and pace")
 struct PoolPolicyTests {
-    @Test("demand: the largest burst of the last 3 minutes, between 1 and 8")
+    @Test("demand: the largest burst of the last 3 minutes, between 1 and 32")
     func demandFollowsBursts() {
         var demand = PoolDemand()
         #expect(demand.size(now: 1000) == 1)
@@ -12,7 +12,7 @@ struct PoolPolicyTests {
         demand.record(burst: 2, now: 1100)
         #expect(demand.size(now: 1100) == 6)
         demand.record(burst: 50, now: 1110)
-        #expect(demand.size(now: 1110) == 8)
+        #expect(demand.size(now: 1110) == 32)
         // Three minutes after the last big burst, only the small one is remembered.
         demand.record(burst: 2, now: 1320)
         #expect(demand.size(now: 1320) == 2)

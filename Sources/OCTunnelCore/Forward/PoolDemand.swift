@@ -1,10 +1,13 @@
 /// How many channels to keep open ahead of need: the largest burst of new clients in the
-/// last three minutes, 1 to 8. A burst is how many clients accepted within one second of
+/// last three minutes, 1 to 32. A burst is how many clients accepted within one second of
 /// each other are open at the same moment (a browser's six, a script's twenty), so a steady
 /// stream of one-at-a-time connections counts as 1.
 struct PoolDemand {
     static let smallest = 1
-    static let largest = 8
+    /// Large enough for a script's or an app's burst of twenty to be served from the pool once
+    /// it has been seen (a browser's six never reaches it); the pool only grows this far for
+    /// users whose own bursts do, and shrinks back three minutes after them.
+    static let largest = 32
     static let memory = 180.0
     /// The peak burst seen in each minute still remembered.
     private var peaks: [(minute: Int, peak: Int)] = []

@@ -122,7 +122,7 @@ final class RemoteForward: SessionForward, PollOwner {
         listener = nil
         listenRetryAt = nil
         for stream in Array(streams.values) {
-            stream.channel = nil
+            stream.detach()
             finish(stream, live: nil, reason: "session lost")
         }
         for connection in connecting.values { close(connection.fd) }
@@ -144,7 +144,7 @@ final class RemoteForward: SessionForward, PollOwner {
     func stop(reason: String?) {
         listener = nil
         for stream in Array(streams.values) {
-            stream.channel = nil
+            stream.detach()
             if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
         }
         streams.removeAll()
@@ -264,7 +264,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     private func join(id: Int, fd: Int32, channel: SSHChannel, now: Double) {
         let stream = Stream(id: id, fd: fd, now: now)
-        stream.channel = channel
+        stream.attach(channel)
         streams[id] = stream
     }
 

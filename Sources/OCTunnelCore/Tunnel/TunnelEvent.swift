@@ -31,7 +31,7 @@ public struct TunnelOptions: Sendable {
     public var homePort: Int
     /// Whether a failure of the very first connection ends the run (a person is watching).
     public var exitOnFirstFailure: Bool
-    /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-8),
+    /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-32),
     /// 0 turns the pool off.
     public var warm: Int?
 
