@@ -190,6 +190,14 @@ final class Stream {
         Glibc.close(fd)
     }
 
+    /// Closes it (`close(releasingTo:)`) and returns the event that says how it ended: dropped
+    /// for `reason`, or closed with its byte counts. Both forwards end their streams this way.
+    func finish(releasingTo live: LiveSession?, reason: String?) -> TunnelEvent {
+        close(releasingTo: live)
+        if let reason { return .clientDropped(id: id, reason: reason) }
+        return .clientClosed(id: id, sent: sent, received: received)
+    }
+
     private static func isTransient(_ code: Int32) -> Bool {
         code == EAGAIN || code == EWOULDBLOCK || code == EINTR
     }

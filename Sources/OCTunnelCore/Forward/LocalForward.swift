@@ -184,13 +184,8 @@ final class LocalForward: SessionForward, PollOwner {
     /// Closes the client socket, hands its channel to be freed, forgets it.
     private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
         counters.finished(stream)
-        stream.close(releasingTo: live)
         streams[stream.id] = nil
-        if let reason {
-            emit(.clientDropped(id: stream.id, reason: reason))
-        } else {
-            emit(.clientClosed(id: stream.id, sent: stream.sent, received: stream.received))
-        }
+        emit(stream.finish(releasingTo: live, reason: reason))
     }
 
     // MARK: - Opening channels

@@ -310,13 +310,8 @@ final class RemoteForward: SessionForward, PollOwner {
 
     private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
         counters.finished(stream)
-        stream.close(releasingTo: live)
         streams[stream.id] = nil
-        if let reason {
-            emit(.clientDropped(id: stream.id, reason: reason))
-        } else {
-            emit(.clientClosed(id: stream.id, sent: stream.sent, received: stream.received))
-        }
+        emit(stream.finish(releasingTo: live, reason: reason))
     }
 
     private static func describe(_ code: Int32) -> String {
