@@ -169,6 +169,7 @@ struct AgentAndPassphraseTests {
 
         let tunnel = try up(fixture, remotePort: echo.port, ["--identity", keyPath],
                             environment: ["SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"])
+        defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 1))
         // The key file goes away: a reconnect cannot be reading it.
@@ -193,6 +194,7 @@ struct AgentAndPassphraseTests {
         try agent.add(keys.file("ed25519"))
 
         let tunnel = try up(fixture, remotePort: echo.port, ["--agent", "--save"], environment: agent.environment)
+        defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 1))
         let saved = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(fixture.home.file("config.json")))) as? [String: Any])
