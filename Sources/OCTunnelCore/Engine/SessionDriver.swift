@@ -8,7 +8,8 @@ import Glibc
 ///
 /// A round: flush what the last one left, read the idle channel (it reads the socket for
 /// every channel, so a readable socket never spins), keepalive, the forward's work, free
-/// released channels, then one `send()` for everything libssh2 sent meanwhile.
+/// released channels, then one `send()` for everything libssh2 sent meanwhile, and an ACK for
+/// what the round read if that send did not carry one.
 final class SessionDriver: PollOwner {
     private let settings: ConnectionSettings
     private let keepaliveInterval: Double
@@ -158,6 +159,7 @@ final class SessionDriver: PollOwner {
         if live.isAlive && !session.flushOutgoing() {
             live.fail(reason: "connection to VPS lost (send: \(session.outgoingFailure))")
         }
+        if live.isAlive { session.acknowledgeReceived() }
         if let reason = live.failure { teardown(reason: reason, now: now) }
     }
 

@@ -19,6 +19,8 @@ import Glibc
 ///   (so it holds at most the mark plus one channel write);
 /// - after one `recv()` found the socket empty, later ones in the same round answer EAGAIN
 ///   at once; the next poll round (`newRound()`) allows real reads again.
+/// - at the end of a round that read anything, the socket is told to acknowledge it now
+///   (`acknowledgeReceived()`), not after the kernel's delayed-ACK timer.
 /// Blocking calls (handshake, authentication, the goodbye) run with batching off.
 final class BatchedSocketIO {
     let socket: Int32
@@ -28,6 +30,8 @@ final class BatchedSocketIO {
     private var start = 0
     private var end = 0
     private var inboundDrained = false
+    /// Bytes were read since the last `acknowledgeReceived()`.
+    private var unacknowledged = false
     /// The last failure of a real `send()` (a negative errno), reported on the next libssh2 send.
     private var sendFailure: Int = 0
 
@@ -82,6 +86,22 @@ final class BatchedSocketIO {
         return sendFailure == 0
     }
 
+    /// Sends the ACK for what this round read now, unless the round's own bytes carried it.
+    ///
+    /// sshd does not set TCP_NODELAY on a session without a terminal, so Nagle holds its next
+    /// small packet until the previous one is acknowledged. A tunnel often has nothing to send
+    /// back (a response on one channel, then another channel's open confirmation), and Linux
+    /// delays that ACK by at least 40 ms: measured with a pooled channel on loopback, 1 request
+    /// in 1,000 waited 40 ms, a quarter of the request rate. TCP_QUICKACK sends the pending ACK
+    /// and leaves delayed-ACK mode for what comes next; it is not permanent, so it is set again
+    /// after every round that read.
+    func acknowledgeReceived() {
+        guard unacknowledged else { return }
+        unacknowledged = false
+        var one: Int32 = 1
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// Flushes whatever is left, waiting for the socket up to about 0.3 s (it is only used on the way out).
     private func flushBlocking() {
         var waits = 0
@@ -130,7 +150,11 @@ final class BatchedSocketIO {
         if isBatching && inboundDrained { return -Int(EAGAIN) }
         while true {
             let count = Glibc.recv(socket, buffer, length, flags)
-            if count >= 0 { receivedBytes &+= count; return count }
+            if count >= 0 {
+                receivedBytes &+= count
+                if count > 0 { unacknowledged = true }
+                return count
+            }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { inboundDrained = true }
             return -Int(errno)

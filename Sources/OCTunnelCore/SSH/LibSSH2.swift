@@ -143,6 +143,10 @@ public final class SSHSession: @unchecked Sendable {
     /// Writes batched bytes the socket takes now; false when the socket failed.
     func flushOutgoing() -> Bool { io.flush() }
 
+    /// The end of a round: acknowledges what it read, if its own bytes did not (see
+    /// `BatchedSocketIO.acknowledgeReceived`).
+    func acknowledgeReceived() { io.acknowledgeReceived() }
+
     /// Why the last flush failed (`send()`'s error text).
     var outgoingFailure: String { io.failureDescription }
 
