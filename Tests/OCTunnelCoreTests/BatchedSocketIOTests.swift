@@ -35,4 +35,45 @@ struct BatchedSocketIOTests {
         #expect(received.count == accepted)
         #expect((0..<256).allSatisfy { Array(received[($0 * packet.count)..<(($0 + 1) * packet.count)]) == packet })
     }
+
+    @Test("a round that read something ends with its ACK sent at once: the socket leaves delayed-ACK mode (sshd's Nagle would otherwise hold its next packet 40 ms)")
+    func acknowledgesWhatARoundRead() throws {
+        let (listener, port) = try Sockets.listen(bind: "127.0.0.1", port: 0)
+        defer { close(listener) }
+        let mine = try Sockets.connect(host: "127.0.0.1", port: port, timeout: 5)
+        defer { close(mine) }
+        let peer = accept(listener, nil, nil)
+        try #require(peer >= 0)
+        defer { close(peer) }
+        Sockets.setNonBlocking(mine, false)
+        let io = BatchedSocketIO(socket: mine)
+        var byte: UInt8 = 1
+        func quickAck() -> Int32 {
+            var value: Int32 = -1
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(mine, Int32(IPPROTO_TCP), TCP_QUICKACK, &value, &size)
+            return value
+        }
+        // Request and answer a few times, answering at once: Linux then delays ACKs ("pingpong").
+        for _ in 0..<4 {
+            #expect(write(peer, &byte, 1) == 1)
+            #expect(io.recv(&byte, 1, 0) == 1)
+            #expect(write(mine, &byte, 1) == 1)
+            #expect(read(peer, &byte, 1) == 1)
+        }
+        try #require(quickAck() == 0, "the kernel did not enter delayed-ACK mode, so this test cannot show anything")
+        io.acknowledgeReceived()
+        #expect(quickAck() == 1, "the round read a byte: its ACK goes now and delayed-ACK mode is left")
+        // Back into delayed-ACK mode without reading through libssh2's path: nothing is owed,
+        // so the next round's end makes no system call and the mode stays.
+        for _ in 0..<4 {
+            #expect(write(peer, &byte, 1) == 1)
+            #expect(read(mine, &byte, 1) == 1)
+            #expect(write(mine, &byte, 1) == 1)
+            #expect(read(peer, &byte, 1) == 1)
+        }
+        try #require(quickAck() == 0)
+        io.acknowledgeReceived()
+        #expect(quickAck() == 0)
+    }
 }

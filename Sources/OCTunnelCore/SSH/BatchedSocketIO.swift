@@ -146,7 +146,7 @@ final class BatchedSocketIO {
         peakBacklog = max(peakBacklog, end - start)
     }
 
-    fileprivate func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         if isBatching && inboundDrained { return -Int(EAGAIN) }
         while true {
             let count = Glibc.recv(socket, buffer, length, flags)
