@@ -5,12 +5,11 @@ import Foundation
 public final class RunningProcess: @unchecked Sendable {
     public let pid: pid_t
     private var exitStatus: Int32?
-    private let lock = NSCondition()
-    private var stdoutLines: [String] = []
-    /// When each stdout line arrived (read by the collector thread, not when a test looked).
-    private var stdoutArrivals: [Date] = []
-    private var stderrLines: [String] = []
-    private var openStreams = 2
+    private let statusLock = NSLock()
+    /// What the child printed. The reader threads hold only this, never the process object,
+    /// so dropping the last reference to a `RunningProcess` runs its deinit (which kills the
+    /// child) even while the child still runs and its pipes are open.
+    private let output = OutputLines()
 
     public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws {
         var out: [Int32] = [0, 0], err: [Int32] = [0, 0], input: [Int32] = [0, 0]
@@ -38,14 +37,14 @@ public final class RunningProcess: @unchecked Sendable {
         } else {
             close(writer)
         }
-        collect(out[0], isStdout: true)
-        collect(err[0], isStdout: false)
+        output.collect(out[0], isStdout: true)
+        output.collect(err[0], isStdout: false)
     }
 
     /// Whether the child still runs (reaping it once it has exited).
     public var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
+        statusLock.lock()
+        defer { statusLock.unlock() }
         if exitStatus != nil { return false }
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
@@ -56,7 +55,58 @@ public final class RunningProcess: @unchecked Sendable {
         return rc == 0
     }
 
-    private func collect(_ fd: Int32, isStdout: Bool) {
+    public var stdout: [String] { output.stdout }
+    public var stderr: [String] { output.stderr }
+    /// When stdout line `index` arrived: timings measured from it do not include how late a
+    /// test got to look (an async test may wait for a thread of the test pool).
+    public func stdoutArrival(_ index: Int) -> Date { output.stdoutArrival(index) }
+    public var stderrText: String { stderr.joined(separator: "\n") }
+
+    /// Waits for a line (stderr, or stdout with `stdout: true`) containing `text`; returns it.
+    public func waitForLine(containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20) -> String? {
+        output.waitForLine(containing: text, stdout: stdout, after: index, timeout: timeout)
+    }
+
+    /// Waits for the process to exit, up to `timeout`; returns its status or nil.
+    public func waitForExit(timeout: Double) -> Int32? {
+        let exited = waitUntil(timeout: timeout) { !isRunning }
+        guard exited else { return nil }
+        output.waitForEnd(timeout: 2)
+        statusLock.lock()
+        defer { statusLock.unlock() }
+        return exitStatus
+    }
+
+    public func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// CPU seconds used so far (user + system), from /proc.
+    public var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+    }
+}
+
+/// The lines a child prints on stdout and stderr, collected by one reader thread per pipe.
+private final class OutputLines: @unchecked Sendable {
+    private let lock = NSCondition()
+    private var stdoutLines: [String] = []
+    /// When each stdout line arrived (read by the collector thread, not when a test looked).
+    private var stdoutArrivals: [Date] = []
+    private var stderrLines: [String] = []
+    private var openStreams = 2
+
+    func collect(_ fd: Int32, isStdout: Bool) {
         let thread = Thread { [self] in
             var pending = Data()
             var buffer = [UInt8](repeating: 0, count: 65536)
@@ -87,15 +137,11 @@ public final class RunningProcess: @unchecked Sendable {
         thread.start()
     }
 
-    public var stdout: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
-    public var stderr: [String] { lock.lock(); defer { lock.unlock() }; return stderrLines }
-    /// When stdout line `index` arrived: timings measured from it do not include how late a
-    /// test got to look (an async test may wait for a thread of the test pool).
-    public func stdoutArrival(_ index: Int) -> Date { lock.lock(); defer { lock.unlock() }; return stdoutArrivals[index] }
-    public var stderrText: String { stderr.joined(separator: "\n") }
+    var stdout: [String] { lock.lock(); defer { lock.unlock() }; return stdoutLines }
+    var stderr: [String] { lock.lock(); defer { lock.unlock() }; return stderrLines }
+    func stdoutArrival(_ index: Int) -> Date { lock.lock(); defer { lock.unlock() }; return stdoutArrivals[index] }
 
-    /// Waits for a line (stderr, or stdout with `stdout: true`) containing `text`; returns it.
-    public func waitForLine(containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20) -> String? {
+    func waitForLine(containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }
@@ -106,33 +152,11 @@ public final class RunningProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits for the process to exit, up to `timeout`; returns its status or nil.
-    public func waitForExit(timeout: Double) -> Int32? {
-        let exited = waitUntil(timeout: timeout) { !isRunning }
-        guard exited else { return nil }
+    /// Waits up to `timeout` for both pipes to reach EOF (the last lines are then in).
+    func waitForEnd(timeout: Double) {
         lock.lock()
         defer { lock.unlock() }
-        let deadline = Date().addingTimeInterval(2)
+        let deadline = Date().addingTimeInterval(timeout)
         while openStreams > 0 && lock.wait(until: deadline) {}
-        return exitStatus
-    }
-
-    public func signal(_ signal: Int32) { kill(pid, signal) }
-
-    /// CPU seconds used so far (user + system), from /proc.
-    public var cpuSeconds: Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    deinit {
-        if isRunning {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
     }
 }
