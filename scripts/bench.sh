@@ -284,6 +284,29 @@ if wan_setup; then
   wait_http_in "$wan_c" "$wan_oct20"
   probe_pair burst20warm 20 "$wan_oct20" "$wan_ssh"
 
+  # The first page after launch: a fresh tunnel each run, nothing learned yet; 6 at once (a
+  # browser's first page) 1 s after the tunnel's first answer (the user switching to the browser).
+  cold_run() { # oct|ssh → ms
+    local port pid; port=$(free_port)
+    if [ "$1" = oct ]; then
+      ip netns exec "$wan_c" "$OCT" tunnel up --home "$work/home" "$user@$wan_server:22" --local-port "$port" \
+        --remote-port "$wan_web" --no-health 2>>"$work/octunnel-cold.log" &
+    else
+      ip netns exec "$wan_c" ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" \
+        -o BatchMode=yes -o ExitOnForwardFailure=yes -L "127.0.0.1:$port:127.0.0.1:$wan_web" -p 22 "$user@$wan_server" 2>>"$work/ssh-cold.log" &
+    fi
+    pid=$!
+    wait_http_in "$wan_c" "$port" && sleep 1 && ip netns exec "$wan_c" python3 scripts/lib/wan-probe.py "$port" 6 1 0
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  }
+  a=(); b=()
+  for i in $(seq "$((REPEATS * 2))"); do
+    if (( i % 2 )); then a+=($(cold_run oct)); b+=($(cold_run ssh))
+    else b+=($(cold_run ssh)); a+=($(cold_run oct)); fi
+  done
+  R[wan_oct_cold6]=$(median_of "${a[@]}"); R[wan_ssh_cold6]=$(median_of "${b[@]}")
+  R[wan_oct_cold6_all]="${a[*]}"; R[wan_ssh_cold6_all]="${b[*]}"
+
   # A real browser: headless Chromium, a fresh profile each run, navigation start → load event.
   BROWSER_RUNS=${BENCH_BROWSER_RUNS:-6}
   browser_run() { # port → ms
@@ -362,6 +385,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     row "$wan: 6 new connections at once, until the last answer, ms" "${R[wan_oct_burst6]}" "${R[wan_ssh_burst6]}"
     row "$wan: 20 new connections at once, until the last answer, ms" "${R[wan_oct_burst20]}" "${R[wan_ssh_burst20]}"
     row "$wan: 20 at once, octunnel --warm 20, ms" "${R[wan_oct_burst20warm]}" "${R[wan_ssh_burst20warm]}"
+    row "$wan: the first 6 at once after launch (a fresh tunnel, nothing learned), ms" "${R[wan_oct_cold6]}" "${R[wan_ssh_cold6]}"
     [ -n "${R[wan_oct_browser]:-}" ] && row "$wan: headless Chromium, page of 30 images, navigation → load, ms" "${R[wan_oct_browser]}" "${R[wan_ssh_browser]}"
   fi
   echo
@@ -380,9 +404,12 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "stop at the answer's last byte; N connections at once end at the last answer. Each row is the median of"
     echo "$REPEATS alternating runs × $WAN_SAMPLES samples, each run after one warm-up sample, 1.5 s between samples (a user's"
     echo "pause: octunnel refills its pool of channels opened ahead of need in it, one open per round trip, so 20 take"
-    echo "0.8 s). octunnel follows demand: its pool is the largest burst of the last 3 minutes, 1 to 32 channels; the"
+    echo "0.8 s). octunnel follows demand: its pool is the largest burst of the last 3 minutes, 1 to 32 channels (six for"
+    echo "3 minutes after each connect); the"
     echo "--warm 20 row fixes it at 20. A burst larger than the pool opens the rest one round trip each (libssh2 1.10.0:"
     echo "one channel open in flight per session)."
+    echo "The after-launch row starts a fresh tunnel for each of $((REPEATS * 2)) alternating runs and opens 6 connections at once 1 s"
+    echo "after its first answer; all runs, ms: octunnel ${R[wan_oct_cold6_all]}; ssh -L ${R[wan_ssh_cold6_all]}."
     if [ -n "${R[wan_oct_browser]:-}" ]; then
       echo "The browser row: Debian's chromium, headless, a fresh profile each run, loading page.html and its 30 PNGs"
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"

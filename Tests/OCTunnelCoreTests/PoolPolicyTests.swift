@@ -19,6 +19,19 @@ struct PoolPolicyTests {
         #expect(demand.size(now: 2000) == 1)
     }
 
+    @Test("demand: a browser's six are expected after a session starts, for as long as a burst is remembered")
+    func sixAfterSessionStart() {
+        var demand = PoolDemand()
+        demand.sessionStarted(now: 1000)
+        #expect(demand.size(now: 1000) == 6)
+        demand.record(burst: 20, now: 1010)
+        #expect(demand.size(now: 1010) == 20)
+        #expect(demand.size(now: 1300) == 1)
+        // A reconnect expects the burst again.
+        demand.sessionStarted(now: 1300)
+        #expect(demand.size(now: 1300) == 6)
+    }
+
     @Test("backoff: one open per step once failing, steps 1, 2, 4 … 30 s; failures within a step count once")
     func backoffPacesOpens() {
         var backoff = OpenBackoff()

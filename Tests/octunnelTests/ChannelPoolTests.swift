@@ -89,11 +89,12 @@ struct ChannelPoolTests {
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-health"])
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        // Following demand, an idle tunnel keeps one channel open.
-        #expect(waitUntil(timeout: 10) { backend.connections == 1 })
-        #expect(!waitUntil(timeout: 1) { backend.connections > 1 }, "more than one idle channel before any demand")
-        // A burst of 6 at once: each gets an answer, then the pool grows to 6 behind it.
-        let fds = (0..<6).map { _ in connectLoopback(port) }
+        // Following demand, a tunnel whose session has just started expects a browser's six.
+        #expect(waitUntil(timeout: 10) { backend.connections == 6 })
+        #expect(!waitUntil(timeout: 1) { backend.connections > 6 }, "more than six idle channels before any demand")
+        // A burst of 8 at once: 6 take pooled channels, 2 wait for opens; each gets an answer,
+        // then the pool grows to 8 behind them.
+        let fds = (0..<8).map { _ in connectLoopback(port) }
         defer { fds.forEach { close($0) } }
         for (index, fd) in fds.enumerated() {
             setSocketTimeout(fd, seconds: 10)
@@ -102,15 +103,15 @@ struct ChannelPoolTests {
         for (index, fd) in fds.enumerated() {
             #expect(String(decoding: readAll(fd), as: UTF8.self) == "OK burst \(index)\n")
         }
-        #expect(waitUntil(timeout: 10) { backend.connections == 12 }, "\(backend.connections) connections: 6 used, 6 pooled expected")
-        #expect(!waitUntil(timeout: 1) { backend.connections > 12 }, "the pool grew past the burst: \(backend.connections)")
+        #expect(waitUntil(timeout: 10) { backend.connections == 16 }, "\(backend.connections) connections: 8 used, 8 pooled expected")
+        #expect(!waitUntil(timeout: 1) { backend.connections > 16 }, "the pool grew past the burst: \(backend.connections)")
 
         let fixed = try fixture.up(remotePort: backend.port, extra: ["--no-health", "--warm", "3"])
         let fixedPort = try #require(fixed.forwardedPort(), "\(fixed.stderrText)")
-        #expect(waitUntil(timeout: 10) { backend.connections == 15 })
+        #expect(waitUntil(timeout: 10) { backend.connections == 19 })
         #expect(ask(port: fixedPort, "one") == "OK one\n")
-        #expect(waitUntil(timeout: 10) { backend.connections == 16 }, "the used channel was not replaced")
-        #expect(!waitUntil(timeout: 1) { backend.connections > 16 })
+        #expect(waitUntil(timeout: 10) { backend.connections == 20 }, "the used channel was not replaced")
+        #expect(!waitUntil(timeout: 1) { backend.connections > 20 })
     }
 
     @Test("a dead home side (every connection closed at once) costs at most one open per backoff step, reported early")

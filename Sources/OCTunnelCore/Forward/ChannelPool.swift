@@ -38,6 +38,9 @@ final class ChannelPool {
     /// The pool size wanted now.
     func size(now: Double) -> Int { fixedSize ?? demand.size(now: now) }
 
+    /// A session to the VPS has started (see `PoolDemand.sessionStarted`).
+    func sessionStarted(now: Double) { demand.sessionStarted(now: now) }
+
     /// A client came while `burst` clients that came in the last second are open.
     func noteBurst(_ burst: Int, now: Double) { demand.record(burst: burst, now: now) }
 

@@ -59,6 +59,7 @@ final class LocalForward: SessionForward, PollOwner {
     // MARK: - SessionForward
 
     func sessionStarted(_ live: LiveSession, now: Double) {
+        pool.sessionStarted(now: now)
         if !announced {
             emit(.forwarding(local: HostPort(host: options.bind, port: localPort), remote: options.remote))
             announced = true
