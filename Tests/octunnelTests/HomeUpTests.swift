@@ -80,19 +80,20 @@ struct HomeUpTests {
         }
         let fixture = try TunnelFixture()
         let remotePort = freePort()
-        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: server.port, extra: ["--no-health"])
+        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: server.port, extra: ["--no-health", "--verbose"])
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
-        let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health"])
+        let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health", "--verbose"])
         defer { laptop.stopGracefullyOrKill() }
         let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
 
+        let failures = FailureLog()
         let (echoed, downloaded) = try await offPool { () -> (Bool, Bool) in
             let results = ResultBox(count: 200)
             DispatchQueue.concurrentPerform(iterations: 200) { index in
                 let payload = patternBytes(256 * 1024, seed: UInt64(index + 1000))
                 let fd = connectLoopback(port)
-                guard fd >= 0 else { return }
+                guard fd >= 0 else { return failures.add("connection \(index): connect failed: \(String(cString: strerror(errno)))") }
                 defer { close(fd) }
                 setSocketTimeout(fd, seconds: 120)
                 let writer = Thread {
@@ -100,7 +101,13 @@ struct HomeUpTests {
                     shutdown(fd, Int32(SHUT_WR))
                 }
                 writer.start()
-                results.set(index, readAll(fd) == payload)
+                let answer = readAll(fd)
+                results.set(index, answer == payload)
+                if answer != payload {
+                    let differs = (0..<min(answer.count, payload.count)).first { answer[$0] != payload[$0] } ?? min(answer.count, payload.count)
+                    failures.add("connection \(index): \(answer.count) bytes back of \(payload.count), first difference at \(differs): "
+                                 + String(decoding: answer.prefix(80), as: UTF8.self))
+                }
             }
             let fd = connectLoopback(port)
             guard fd >= 0 else { return (results.all, false) }
@@ -110,7 +117,11 @@ struct HomeUpTests {
             let received = readAll(fd)
             return (results.all, received.count == downloadSize && received == patternBytes(downloadSize, seed: 256))
         }
-        #expect(echoed, "some of the 200 connections lost or reordered bytes\n\(homeSide.stderrText)")
+        #expect(echoed, """
+            some of the 200 connections lost or reordered bytes: \(failures.text)
+            laptop: \(laptop.stderr.filter { !$0.contains("opened") && !$0.contains("closed (") }.suffix(30).joined(separator: "\n"))
+            home: \(homeSide.stderr.filter { !$0.contains("opened") && !$0.contains("closed (") }.suffix(30).joined(separator: "\n"))
+            """)
         #expect(downloaded, "the 256 MiB download was not intact")
         #expect(homeSide.isRunning && laptop.isRunning)
     }
@@ -310,4 +321,12 @@ private extension Int32 {
         if self >= 0 { close(self) }
         return self
     }
+}
+
+/// What went wrong on which connection, collected from many threads for one message.
+final class FailureLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func add(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    var text: String { lock.lock(); defer { lock.unlock() }; return lines.prefix(20).joined(separator: "\n") }
 }
