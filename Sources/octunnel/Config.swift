@@ -36,18 +36,26 @@ struct Config: ParsableCommand {
             }
         }
 
-        /// A profile's sections; an unsaved `remoteHost` shows as 127.0.0.1.
+        /// A profile's sections; an unsaved `remoteHost` shows as 127.0.0.1; `agent`, `homeHost` and
+        /// `passwordFile` only when saved (the password file's path, never the password).
         static func json(_ saved: SavedSettings) -> [String: Any] {
             var object: [String: Any] = [:]
             if let tunnel = saved.tunnel {
-                object["tunnel"] = ["host": tunnel.host, "port": tunnel.port, "username": tunnel.username,
-                                    "remotePort": tunnel.remotePort, "localPort": tunnel.localPort, "homePort": tunnel.homePort,
-                                    "remoteHost": tunnel.remoteHost ?? "127.0.0.1"] as [String: Any]
+                var section: [String: Any] = ["host": tunnel.host, "port": tunnel.port, "username": tunnel.username,
+                                              "remotePort": tunnel.remotePort, "localPort": tunnel.localPort, "homePort": tunnel.homePort,
+                                              "remoteHost": tunnel.remoteHost ?? "127.0.0.1"]
+                if tunnel.agent == true { section["agent"] = true }
+                if let file = tunnel.passwordFile { section["passwordFile"] = file }
+                object["tunnel"] = section
             }
             if let home = saved.home {
-                object["home"] = ["host": home.host, "port": home.port, "username": home.username,
-                                  "remotePort": home.remotePort, "homePort": home.homePort,
-                                  "remoteHost": home.remoteHost ?? "127.0.0.1"] as [String: Any]
+                var section: [String: Any] = ["host": home.host, "port": home.port, "username": home.username,
+                                              "remotePort": home.remotePort, "homePort": home.homePort,
+                                              "remoteHost": home.remoteHost ?? "127.0.0.1"]
+                if let host = home.homeHost { section["homeHost"] = host }
+                if home.agent == true { section["agent"] = true }
+                if let file = home.passwordFile { section["passwordFile"] = file }
+                object["home"] = section
             }
             return object
         }

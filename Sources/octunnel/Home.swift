@@ -14,7 +14,7 @@ extension TunnelSettings {
     /// The home role's saved settings, seen through the fields `ResolvedTarget` reads.
     init(homeRole saved: HomeSettings) {
         self.init(host: saved.host, port: saved.port, username: saved.username, remotePort: saved.remotePort, localPort: 0,
-                  homePort: saved.homePort, remoteHost: saved.remoteHost, agent: saved.agent)
+                  homePort: saved.homePort, remoteHost: saved.remoteHost, agent: saved.agent, passwordFile: saved.passwordFile)
     }
 }
 
@@ -79,14 +79,15 @@ extension HomeCommand {
                                              remotePort: resolved.remotePort, homePort: homePort.port,
                                              remoteHost: resolved.remoteHost == "127.0.0.1" ? nil : resolved.remoteHost,
                                              homeHost: homePort.host == "127.0.0.1" ? nil : homePort.host,
-                                             agent: settings.authentication == .agent ? true : nil)
+                                             agent: settings.authentication == .agent ? true : nil,
+                                             passwordFile: connect.passwordFilePath(saved: resolved.savedPasswordFile))
                     try saved.save(to: home, profile: profile)
                     let what = profile.isDefault ? "the default" : "profile \(profile)"
                     Console.say("saved \(resolved.target) as \(what) home settings in \(home.configPath)")
                 }
                 if !noHealth {
                     let health = HomeHealth(home: homePort, timeout: Double(connect.healthTimeout),
-                                            credentials: try connect.credentials(), json: json).run()
+                                            credentials: try connect.credentials(saved: resolved.savedPasswordFile), json: json).run()
                     engine.recordHealth(health)
                 }
                 do {

@@ -42,6 +42,8 @@ struct ResolvedTarget {
     let sshConfig: SSHConfigResolution?
     /// The saved settings say to sign in with the ssh-agent.
     let savedAgent: Bool
+    /// The saved settings' OpenCode password file (`--password-file` given with `--save`).
+    let savedPasswordFile: String?
 
     init(_ options: TunnelTargetOptions, localPort: Int?, home: OctunnelHome, profile: ProfileName, role: Role = .tunnel) throws {
         let all = try SavedSettings.load(from: home, profile: profile)
@@ -68,6 +70,7 @@ struct ResolvedTarget {
         homePort = options.homePort ?? saved?.homePort ?? 4096
         self.localPort = localPort ?? saved?.localPort ?? 4096
         savedAgent = saved?.agent ?? false
+        savedPasswordFile = saved?.passwordFile
     }
 
     var settings: TunnelSettings {
@@ -126,8 +129,17 @@ struct ConnectOptions: ParsableArguments {
     var passwordFile: String?
 
     /// The OpenCode user and password for the health test (read here, before any network work).
-    func credentials() throws -> OpenCodeCredentials {
-        try OpenCodeCredentials.load(passwordFile: passwordFile.map { NSString(string: $0).expandingTildeInPath })
+    /// `--password-file` if given, else the saved one, else `OPENCODE_SERVER_PASSWORD`.
+    func credentials(saved: String?) throws -> OpenCodeCredentials {
+        try OpenCodeCredentials.load(passwordFile: passwordFilePath(saved: saved))
+    }
+
+    /// The password file this run uses, as an absolute path (what `--save` remembers).
+    func passwordFilePath(saved: String?) -> String? {
+        guard let passwordFile else { return saved }
+        let expanded = NSString(string: passwordFile).expandingTildeInPath
+        if expanded.hasPrefix("/") { return expanded }
+        return NSString(string: FileManager.default.currentDirectoryPath).appendingPathComponent(expanded)
     }
 
     func validate() throws {
@@ -207,7 +219,7 @@ extension Tunnel {
                 }
                 let health = HealthRunner(enabled: !noHealth, timeout: Double(connect.healthTimeout), remote: options.remote,
                                           reverseCommand: resolved.reverse.render(.ssh), host: resolved.target.host, json: json,
-                                          bind: bind, credentials: noHealth ? OpenCodeCredentials() : try connect.credentials())
+                                          bind: bind, credentials: noHealth ? OpenCodeCredentials() : try connect.credentials(saved: resolved.savedPasswordFile))
                 let engineBox = EngineBox()
                 let engine = try TunnelEngine(options: options) { event in
                     say(event)
@@ -226,6 +238,7 @@ extension Tunnel {
                 if save {
                     var saved = resolved.settings
                     saved.agent = settings.authentication == .agent ? true : nil
+                    saved.passwordFile = connect.passwordFilePath(saved: resolved.savedPasswordFile)
                     try saved.save(to: home, profile: profile)
                     let what = profile.isDefault ? "the default" : "profile \(profile)"
                     Console.say("saved \(resolved.target) as \(what) in \(home.configPath)")
@@ -326,7 +339,7 @@ extension Tunnel {
                 let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
                 let options = TunnelOptions(connection: settings, localPort: 0, homePort: resolved.homePort)
                 let json = connect.json
-                let credentials = try connect.credentials()
+                let credentials = try connect.credentials(saved: resolved.savedPasswordFile)
                 let result = TunnelCheck(options: options, healthTimeout: Double(connect.healthTimeout), credentials: credentials).run { stage in
                     guard !json else { return }
                     Console.say("\(stage.ok ? "✓" : "✗") \(stage.name) (\(stage.milliseconds) ms): \(stage.detail)")

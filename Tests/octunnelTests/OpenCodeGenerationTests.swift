@@ -73,6 +73,40 @@ struct OpenCodeGenerationTests {
         }
     }
 
+    @Test("--save remembers --password-file (its absolute path, never the password): a later check with neither passes; a saved file since removed is named")
+    func savedPasswordFile() throws {
+        let backend = try OpenCodeStandIn(flavor: "opencode2")
+        let password = try #require(backend.password, "a 2.x stand-in always has a password")
+        let fixture = try TunnelFixture()
+        let files = try TempDirectory("octunnel-pwsave")
+        try files.write("pw", password + "\n", mode: 0o600)
+
+        // Given relative to the working directory, saved as an absolute path.
+        let command = [octunnelBinary, "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                       "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-health", "--save", "--password-file", "pw"]
+        let tunnel = try RunningProcess("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", files.path] + command)
+        _ = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        tunnel.signal(SIGINT)
+        #expect(tunnel.waitForExit(timeout: 5) == 0)
+        let shown = try fixture.run(["config", "show"])
+        let saved = files.file("pw").replacingOccurrences(of: "//", with: "/")
+        #expect(shown.stdout.replacingOccurrences(of: "\\/", with: "/").contains("\"passwordFile\":\"\(saved)\""), "\(shown.stdout)")
+        #expect(!shown.stdout.contains(password))
+
+        var env = ProcessInfo.processInfo.environment
+        env["OPENCODE_SERVER_PASSWORD"] = nil
+        let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
+        #expect(checked.status == 0, "\(checked.stderr)")
+        #expect(checked.stderr.contains("OpenCode 2.0.12 (API 2) healthy"), "\(checked.stderr)")
+        #expect(!leaks(checked.stdout + checked.stderr, password: password))
+
+        // The file is gone: the check says where the password was to come from.
+        try FileManager.default.removeItem(atPath: files.file("pw"))
+        let missing = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains(saved), "\(missing.stderr)")
+    }
+
     @Test("--password-file: owner-only (0644 refused, exit 77), its line is the password; up --json --verbose never shows it")
     func passwordFile() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2")

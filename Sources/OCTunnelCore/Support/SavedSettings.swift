@@ -50,9 +50,12 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
     public var remoteHost: String?
     /// Sign in with the ssh-agent's keys (`--agent`); absent (false) in older files.
     public var agent: Bool?
+    /// The file OpenCode's password is read from (`--password-file`, an absolute path; the
+    /// password itself is never saved); absent in older files.
+    public var passwordFile: String?
 
     public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
-                agent: Bool? = nil) {
+                agent: Bool? = nil, passwordFile: String? = nil) {
         self.host = host
         self.port = port
         self.username = username
@@ -61,6 +64,7 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
         self.homePort = homePort
         self.remoteHost = remoteHost
         self.agent = agent
+        self.passwordFile = passwordFile
     }
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
@@ -93,9 +97,11 @@ public struct HomeSettings: Codable, Equatable, Sendable {
     public var homeHost: String?
     /// Sign in with the ssh-agent's keys (`--agent`); absent means false.
     public var agent: Bool?
+    /// The file OpenCode's password is read from (`--password-file`, an absolute path); absent: none.
+    public var passwordFile: String?
 
     public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
-                homeHost: String? = nil, agent: Bool? = nil) {
+                homeHost: String? = nil, agent: Bool? = nil, passwordFile: String? = nil) {
         self.host = host
         self.port = port
         self.username = username
@@ -104,6 +110,7 @@ public struct HomeSettings: Codable, Equatable, Sendable {
         self.remoteHost = remoteHost
         self.homeHost = homeHost
         self.agent = agent
+        self.passwordFile = passwordFile
     }
 
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
