@@ -1,7 +1,7 @@
 /// How many channels to keep open ahead of need: the largest burst of new clients in the
-/// last three minutes, 1 to 32, with a browser's six assumed after each session start. A burst is how many clients accepted within one second of
-/// each other are open at the same moment (a browser's six, a script's twenty), so a steady
-/// stream of one-at-a-time connections counts as 1.
+/// last three minutes, 1 to 32, with a browser's six assumed after each session start. A burst
+/// is how many clients accepted within one second of each other are open at the same moment (a
+/// browser's six, a script's twenty), so a steady stream of one-at-a-time connections counts as 1.
 struct PoolDemand {
     static let smallest = 1
     /// Large enough for a script's or an app's burst of twenty to be served from the pool once
