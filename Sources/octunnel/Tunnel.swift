@@ -136,10 +136,7 @@ struct ConnectOptions: ParsableArguments {
 
     /// The password file this run uses, as an absolute path (what `--save` remembers).
     func passwordFilePath(saved: String?) -> String? {
-        guard let passwordFile else { return saved }
-        let expanded = NSString(string: passwordFile).expandingTildeInPath
-        if expanded.hasPrefix("/") { return expanded }
-        return NSString(string: FileManager.default.currentDirectoryPath).appendingPathComponent(expanded)
+        passwordFile.map(UserPath.absolute) ?? saved
     }
 
     func validate() throws {

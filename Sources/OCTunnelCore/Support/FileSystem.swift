@@ -143,3 +143,13 @@ public final class FileLock {
 
     deinit { release() }
 }
+
+/// A path as the user typed it, made absolute: `~` expanded, a relative path taken from the
+/// working directory (for paths that are saved, or used after the directory may change).
+public enum UserPath {
+    public static func absolute(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return expanded }
+        return FileManager.default.currentDirectoryPath + "/" + expanded
+    }
+}

@@ -13,17 +13,11 @@ public struct OctunnelHome: Sendable {
 
     /// `--home`, else `$OCTUNNEL_HOME`, else `$XDG_CONFIG_HOME/octunnel`, else `~/.config/octunnel`.
     public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> OctunnelHome {
-        if let explicit, !explicit.isEmpty { return OctunnelHome(path: absolute(explicit)) }
-        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelHome(path: absolute(home)) }
-        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelHome(path: absolute(xdg) + "/octunnel") }
+        if let explicit, !explicit.isEmpty { return OctunnelHome(path: UserPath.absolute(explicit)) }
+        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelHome(path: UserPath.absolute(home)) }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelHome(path: UserPath.absolute(xdg) + "/octunnel") }
         let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return OctunnelHome(path: absolute(userHome) + "/.config/octunnel")
-    }
-
-    private static func absolute(_ path: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        if expanded.hasPrefix("/") { return expanded }
-        return FileManager.default.currentDirectoryPath + "/" + expanded
+        return OctunnelHome(path: UserPath.absolute(userHome) + "/.config/octunnel")
     }
 
     public var privateKeyPath: String { path + "/id_ed25519" }
