@@ -120,6 +120,10 @@ struct OpenCodeNowTests {
 
     @Test("tunnel up listens on 127.0.0.1 and ::1 on the same port (with --local-port 0 too); status and the forwarding line show both")
     func bothLoopbacks() throws {
+        guard let probe = try? Sockets.listen(bind: "::1", port: 0) else {
+            try Test.cancel("this machine has no ::1 (noIPv6Loopback covers that case)")
+        }
+        close(probe.fd)
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-health"])
