@@ -30,10 +30,10 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     public init(username: String = "opencode", password: String? = nil, source: Source? = nil) {
         self.username = username
         self.password = password.flatMap { $0.isEmpty ? nil : $0 }
-        if self.password == nil, case .environment = source {
-            self.source = source
-        } else {
-            self.source = self.password == nil ? nil : source
+        switch (self.password, source) {
+        case (nil, .environment?): self.source = source // the empty variable that turned it off
+        case (nil, _): self.source = nil
+        default: self.source = source
         }
     }
 
