@@ -48,19 +48,23 @@ public struct HealthCheck: Sendable {
 
     /// Walks the health routes until one names OpenCode's version and generation.
     ///
-    /// A route another version lacks (an empty or JSON 404) or a web page moves on to the next;
-    /// a 401 stops at once (the password is wrong or missing); any other answer is not OpenCode.
-    /// If no route answered as OpenCode, the first answer is the one reported.
+    /// A route another version lacks (an empty or JSON 404) or a web page moves on to the next.
+    /// A 401 is remembered and the walk goes on, because the route that refused does not say
+    /// which OpenCode refused (2.x may guard its web app, answering 1.x's `/global/health`, with
+    /// an empty 401): the answers together name the generation (`OpenCodeAnswer.refusingGeneration`).
+    /// Any other answer is not OpenCode. If no route answered as OpenCode, the first answer is
+    /// the one reported.
     public func health() throws(OCTunnelError) -> HealthAnswer {
         let started = Date()
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
+        var refusals: [(path: String, answer: OpenCodeAnswer)] = []
         for route in OpenCodeAnswer.healthRoutes {
             let head: HTTPProbe.Head
             let body: [UInt8]
             do {
                 (head, body) = try probe.get(route.path)
-            } catch .closedWithoutAnswer where firstMiss != nil {
+            } catch .closedWithoutAnswer where firstMiss != nil || !refusals.isEmpty {
                 // Something answered an earlier route, so the forward works: this route is just unanswered.
                 continue
             } catch {
@@ -70,9 +74,10 @@ public struct HealthCheck: Sendable {
             switch answer {
             case .openCode(let version, let generation):
                 return HealthAnswer(version: version, generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
-            case .needsPassword(let generation):
-                throw passwordError(generation)
+            case .needsPassword:
+                refusals.append((route.path, answer))
             case .foreign(let detail):
+                if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
                 throw notOpenCode(detail)
             case .homeGateway(let answer):
                 throw .openCodeNotRunningAtHome(home: answer.home, detail: answer.error, fix: answer.fix)
@@ -81,7 +86,10 @@ public struct HealthCheck: Sendable {
                     firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
                 }
             }
+            // A 2.x refusal says what it is: no need to ask the older routes.
+            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break }
         }
+        if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
         throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
     }
 
