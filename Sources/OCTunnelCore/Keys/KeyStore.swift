@@ -16,7 +16,7 @@ public struct KeyStore: Sendable {
     public var previousPrivateKeyPath: String { home.privateKeyPath + ".prev" }
     public var previousPublicKeyPath: String { home.privateKeyPath + ".prev.pub" }
     /// Held while a key pair is made or rotated.
-    var lockPath: String { home.privateKeyPath + ".lock" }
+    var lockPath: String { home.path + "/.keygen.lock" }
 
     /// What `keygen` made: the new public key and, after a rotation, the retired one.
     public struct Generated: Sendable {
