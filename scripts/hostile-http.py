@@ -99,7 +99,7 @@ def handle(conn, mode):
             try:
                 n = 0
                 while True:
-                    conn.sendall(b"".join(b"X-Header-%d: %d\r\n" % (n + i, n + i) for i in range(1000)))
+                    conn.sendall(b"".join(b"X-Header-%d: %s\r\n" % (n + i, b"v" * 64) for i in range(1000)))
                     n += 1000
             except OSError:
                 pass
