@@ -67,6 +67,23 @@ struct HostilePeerTests {
         #expect(!output.contains(Self.password) && !output.contains(Self.token), "the password reached the terminal: \(output)")
     }
 
+    @Test("tunnel up runs the same probe in-process: a lying server fails the health test, the tunnel keeps running")
+    func tunnelUpSurvives() async throws {
+        let (running, said) = try await offPool { () throws -> (Bool, String) in
+            let server = try HostileHTTPServer(mode: "negative-chunk")
+            defer { server.stop() }
+            let fixture = try TunnelFixture()
+            let tunnel = try fixture.up(remotePort: server.port, extra: ["--health-timeout", "4"])
+            defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 10) }
+            _ = tunnel.waitForLine(containing: "health ", timeout: 30)
+            // Still serving after the failed health test (a trap would have ended it with 132).
+            let running = !waitUntil(timeout: 2) { !tunnel.isRunning }
+            return (running, tunnel.stderrText)
+        }
+        #expect(running, "tunnel up died: \(said)")
+        #expect(said.contains("health ✗") && said.contains("bad chunk size"), "\(said)")
+    }
+
     @Test("--json shows the echoed version sanitized and redacted too")
     func echoedVersionInJSON() async throws {
         let result = try await offPool {

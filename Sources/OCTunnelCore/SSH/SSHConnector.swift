@@ -301,7 +301,7 @@ public struct SSHConnector: Sendable {
         let target = settings.target
         if let methods = session.authenticationMethods(user: target.user) {
             guard methods.split(separator: ",").contains("publickey") else {
-                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: methods)
+                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
             }
         }
         switch identity {
