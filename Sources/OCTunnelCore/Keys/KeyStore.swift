@@ -63,12 +63,7 @@ public struct KeyStore: Sendable {
 
         // One key change at a time, as config.json's saves: a second `keygen --rotate` waits,
         // then retires the key the first one just printed (to .prev) instead of losing it.
-        let lock: FileLock
-        do {
-            lock = try FileLock(path: lockPath)
-        } catch {
-            throw .cannotWrite(path: lockPath, reason: error.description)
-        }
+        let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
         let existing = FileBytes.exists(privateKeyPath)
         var previous: SSHPublicKey?

@@ -212,6 +212,18 @@ public final class FileLock {
     deinit { release() }
 }
 
+extension FileLock {
+    /// The lock guarding a change to one of octunnel's files; failing to take it is
+    /// `cannotWrite` on the lock file.
+    static func forChange(_ path: String) throws(OCTunnelError) -> FileLock {
+        do {
+            return try FileLock(path: path)
+        } catch {
+            throw .cannotWrite(path: path, reason: error.description)
+        }
+    }
+}
+
 /// A path as the user typed it, made absolute: `~` expanded, a relative path taken from the
 /// working directory (for paths that are saved, or used after the directory may change).
 public enum UserPath {

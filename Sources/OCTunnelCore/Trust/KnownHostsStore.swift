@@ -120,12 +120,7 @@ public struct KnownHostsStore: Sendable {
     }
 
     private func locked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
-        let lock: FileLock
-        do {
-            lock = try FileLock(path: lockPath)
-        } catch {
-            throw .cannotWrite(path: lockPath, reason: error.description)
-        }
+        let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
         return try body()
     }
