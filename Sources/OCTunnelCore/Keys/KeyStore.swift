@@ -215,7 +215,7 @@ public struct KeyStore: Sendable {
         }
         let mode = UInt16(file.info.st_mode & 0o777)
         if mode & 0o077 != 0 {
-            if let target = Self.symlinkTarget(path) {
+            if let target = FileBytes.symlinkTarget(path) {
                 throw .unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)
             }
             throw .unsafeKeyPermissions(path: path, mode: mode)
@@ -230,14 +230,6 @@ public struct KeyStore: Sendable {
             throw .badKeyFile(path: path, reason: "it is not text (binary or corrupt)")
         }
         return (raw, text)
-    }
-
-    /// Where `path` finally leads when it is a symbolic link; nil when it is not one.
-    static func symlinkTarget(_ path: String) -> String? {
-        guard let info = try? FileBytes.status(path), info.st_mode & S_IFMT == S_IFLNK else { return nil }
-        guard let resolved = realpath(path, nil) else { return "a missing file" }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// The user's public key, read from the private key (the `.pub` file is a convenience copy).

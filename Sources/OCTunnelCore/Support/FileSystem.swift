@@ -105,6 +105,15 @@ public enum FileBytes {
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Where `path` finally leads when it is a symbolic link ("a missing file" for a dangling
+    /// one); nil when it is not a link.
+    public static func symlinkTarget(_ path: String) -> String? {
+        guard let info = try? status(path), info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        guard let resolved = realpath(path, nil) else { return "a missing file" }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
 }
 
 /// A file opened for reading, so what it is (`fstat`: type, mode, size) can be checked on the

@@ -112,7 +112,7 @@ public struct KnownHostsStore: Sendable {
     /// repository), the file it leads to, so the link stays a link. `load` already refused
     /// anything but a regular file.
     private func writeTarget() throws(OCTunnelError) -> String {
-        guard let target = KeyStore.symlinkTarget(path) else { return path }
+        guard let target = FileBytes.symlinkTarget(path) else { return path }
         guard target.hasPrefix("/"), FileBytes.exists(target) else {
             throw .cannotWrite(path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
         }
