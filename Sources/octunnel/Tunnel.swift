@@ -142,6 +142,8 @@ struct ConnectOptions: ParsableArguments {
 
     func validate() throws {
         if agent && identity != nil { throw ValidationError("--agent and --identity cannot be combined: pick one way to sign in") }
+        try refuseControlCharacters(identity, option: "--identity")
+        try refuseControlCharacters(passwordFile, option: "--password-file")
         guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
         guard (1...600).contains(healthTimeout) else { throw ValidationError("--health-timeout must be 1-600 seconds") }
         if let expectFingerprint, !Fingerprint.isValid(expectFingerprint) {

@@ -73,14 +73,14 @@ public struct HealthCheck: Sendable {
             let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body)
             switch answer {
             case .openCode(let version, let generation):
-                return HealthAnswer(version: version, generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
+                return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
                 if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
                 throw notOpenCode(detail)
             case .homeGateway(let answer):
-                throw .openCodeNotRunningAtHome(home: answer.home, detail: answer.error, fix: answer.fix)
+                throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
                     firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
@@ -100,7 +100,12 @@ public struct HealthCheck: Sendable {
     }
 
     private func notOpenCode(_ detail: String) -> OCTunnelError {
-        .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.redact(detail))
+        .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.shown(detail))
+    }
+
+    /// `home up`'s 502, its words shown as text from outside (whatever answers may forge one).
+    private func gatewayError(_ answer: HomeGatewayAnswer) -> OCTunnelError {
+        .openCodeNotRunningAtHome(home: answer.home, detail: credentials.shown(answer.error), fix: credentials.shown(answer.fix))
     }
 
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
@@ -153,7 +158,7 @@ public struct HealthCheck: Sendable {
                     continue
                 }
                 if case .homeGateway(let gateway) = answer {
-                    throw .openCodeNotRunningAtHome(home: gateway.home, detail: gateway.error, fix: gateway.fix)
+                    throw gatewayError(gateway)
                 }
                 throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body))")")
             }
