@@ -147,7 +147,9 @@ if [ ! -x "$cache/usr/bin/apt-get" ]; then
   mkdir -p "$(dirname "$cache")"
   $as_root debootstrap --variant=minbase bookworm "$partial" > "$scratch/debootstrap.log" 2>&1 ||
     { tail -20 "$scratch/debootstrap.log" >&2; $as_root rm -rf "$partial"; fail "debootstrap failed"; }
-  $as_root mv -T "$partial" "$cache"
+  # Another check may have made it meanwhile: then that one is kept.
+  $as_root mv -T "$partial" "$cache" 2>/dev/null || $as_root rm -rf "$partial"
+  [ -x "$cache/usr/bin/apt-get" ] || fail "no Debian root in $cache"
   echo "   in $(( $(elapsed "$boot_started") / 1000 )) s"
 fi
 
