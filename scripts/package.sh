@@ -10,6 +10,8 @@
 #   `apt-get install ./octunnel_*.deb`, finds no swift, runs --version, keygen, the bash
 #   completion, and `tunnel check` against a throwaway sshd and the OpenCode stand-in on this
 #   machine's loopback (a chroot shares the host's network).
+# PACKAGE_MEASUREMENTS=FILE: also writes what it measured there, one "key value" a line (bench.sh
+#   reads it for docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
@@ -25,6 +27,8 @@ esac
 started=$(date +%s%N)
 elapsed() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))"; }
 fail() { echo "package.sh: $*" >&2; exit 1; }
+measured() { [ -z "${PACKAGE_MEASUREMENTS:-}" ] || echo "$1 $2" >> "$PACKAGE_MEASUREMENTS"; }
+measured load_start "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
 
 install_missing "${OCTUNNEL_PACKAGES[@]}" dpkg-dev binutils xz-utils
 
@@ -130,6 +134,9 @@ size=$(stat -c %s "$deb")
 echo "== $deb: $size bytes ($(awk -v b="$size" 'BEGIN { printf "%.2f", b / 1048576 }') MiB), Depends: $depends"
 [ "$size" -le $((15 * 1048576)) ] || echo "   warning: the package is over 15 MiB (the goal in docs/benchmarks.md)" >&2
 echo "   built in $(( $(elapsed "$started") / 1000 )) s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+measured deb_bytes "$size"
+measured build_seconds "$(( $(elapsed "$started") / 1000 ))"
+measured load_built "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
 
 $check || exit 0
 
@@ -151,6 +158,7 @@ if [ ! -x "$cache/usr/bin/apt-get" ]; then
   $as_root mv -T "$partial" "$cache" 2>/dev/null || $as_root rm -rf "$partial"
   [ -x "$cache/usr/bin/apt-get" ] || fail "no Debian root in $cache"
   echo "   in $(( $(elapsed "$boot_started") / 1000 )) s"
+  measured debootstrap_seconds "$(( $(elapsed "$boot_started") / 1000 ))"
 fi
 
 work=$(mktemp -d /tmp/octunnel-check.XXXXXX)
@@ -202,10 +210,12 @@ def median_ms(command):
         subprocess.run(["chroot", jail] + command, check=True, stdout=subprocess.DEVNULL)
         runs.append((time.perf_counter() - started) * 1000)
     return statistics.median(runs)
-print(f"{median_ms(['/usr/bin/octunnel', '--version']):.1f} ms (chroot /bin/true: {median_ms(['/bin/true']):.1f} ms)")
+print(f"{median_ms(['/usr/bin/octunnel', '--version']):.1f} {median_ms(['/bin/true']):.1f}")
 EOF
 )
-echo "   octunnel --version: $shown, median $startup"
+echo "   octunnel --version: $shown, median ${startup% *} ms (chroot /bin/true: ${startup#* } ms)"
+measured version_ms "${startup% *}"
+measured true_ms "${startup#* }"
 
 public_line=$(in_jail octunnel keygen --comment clean-root 2> "$work/keygen.err") ||
   { cat "$work/keygen.err" >&2; fail "octunnel keygen failed in the clean root"; }
@@ -234,3 +244,6 @@ in_jail octunnel tunnel check "$(id -un)@127.0.0.1:$ssh_port" --remote-port "$st
   { cat "$work/check.out" "$work/sshd.log" >&2; fail "octunnel tunnel check failed in the clean root"; }
 echo "   octunnel tunnel check: $(tail -1 "$work/check.out")"
 echo "== check passed in $(( $(elapsed "$check_started") / 1000 )) s; package.sh --check took $(( $(elapsed "$started") / 1000 )) s in all"
+measured check_seconds "$(( $(elapsed "$check_started") / 1000 ))"
+measured total_seconds "$(( $(elapsed "$started") / 1000 ))"
+measured load_end "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
