@@ -59,7 +59,7 @@ needs_no_swift() {
   needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   runpath=$(readelf -d "$1" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]/\2/p')
   resolved=$(ldd "$1")
-  ! grep -Ei '^lib(swift|_?Foundation|dispatch|BlocksRuntime|icu)' <<< "$needed" ||
+  ! grep -Eqi '^lib(swift|_?Foundation|dispatch|BlocksRuntime|icu)' <<< "$needed" ||
     fail "$1 needs a Swift runtime library: $(grep -Ei '^lib(swift|_?Foundation|dispatch|BlocksRuntime|icu)' <<< "$needed" | tr '\n' ' ')"
   [ -z "$runpath" ] || fail "$1 has a library search path ($runpath)"
   ! grep -Eq 'not found|swift' <<< "$resolved" || fail "$1 resolves libraries outside the system: $resolved"
