@@ -37,8 +37,9 @@ final class NetworkWatcher: PollOwner {
         return min(lastAt + Self.quietFor, firstAt + Self.atMost)
     }
 
-    /// Reads what arrived this round; once the burst has settled, returns it (then forgets it).
-    func settled(now: Double) -> [RoutingSocket.Change]? {
+    /// Reads what arrived this round; once the burst has settled, returns it and when it began
+    /// (then forgets it).
+    func settled(now: Double) -> (changes: [RoutingSocket.Change], since: Double)? {
         if readable, let fd {
             readable = false
             let fresh = RoutingSocket.drain(fd)
@@ -48,9 +49,9 @@ final class NetworkWatcher: PollOwner {
                 lastAt = now
             }
         }
-        guard let at = settlesAt, now >= at else { return nil }
+        guard let at = settlesAt, let since = firstAt, now >= at else { return nil }
         defer { changes = []; firstAt = nil; lastAt = nil }
-        return changes
+        return (changes, since)
     }
 
     /// A short text for a burst: "address 10.1.2.3 removed, route changed".

@@ -33,8 +33,9 @@ final class SessionDriver: PollOwner {
     private var statusServer: StatusServer?
     private let network = NetworkWatcher()
     private var wake = WakeDetector()
-    /// A cause noticed outside a round (a wake, SIGUSR1), acted on in the next one.
+    /// A cause noticed outside a round (a wake, SIGUSR1), acted on in the next one, and since when.
     private var pendingCause: RoamingCause?
+    private var pendingSince: Double = 0
     /// The cause being dealt with (a probe or a reconnect under way) and when it was noticed.
     private var roaming: (cause: RoamingCause, since: Double)?
     /// The next teardown starts the next attempt at once (a roaming reconnect).
@@ -63,8 +64,8 @@ final class SessionDriver: PollOwner {
         startConnector()
         while true {
             let now = MonotonicClock.now()
-            if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { pendingCause = .wake(asleep) }
-            if loop.takeReconnectRequest() { pendingCause = .requested }
+            if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { note(.wake(asleep), since: now) }
+            if loop.takeReconnectRequest() { note(.requested, since: now) }
             try beginTurn(now: now)
             if loop.stopRequested {
                 shutdownGracefully(reason: "octunnel stopped")
@@ -72,8 +73,9 @@ final class SessionDriver: PollOwner {
             }
             loop.pollSet.reset()
             register(in: loop.pollSet, now: now)
-            // poll(2) sleeps at most 60 s (PollSet); later than that, the process was stopped.
-            wake.expect(wakeBy: min(loop.pollSet.deadline, now + 60))
+            // poll(2) sleeps at most 60 s (PollSet), not at all after `wakeNow` (deadline -∞);
+            // back later than that, the process was stopped.
+            wake.expect(wakeBy: max(now, min(loop.pollSet.deadline, now + 60)))
             do {
                 try loop.poll(now: now)
             } catch {
@@ -173,11 +175,11 @@ final class SessionDriver: PollOwner {
     /// One round after poll: the session's work and the forward's, or the forward alone
     /// while no session is up.
     private func drive(now: Double) {
-        if let changes = network.settled(now: now), pendingCause != .requested {
-            pendingCause = .networkChange(NetworkWatcher.summary(changes))
+        if let burst = network.settled(now: now), pendingCause != .requested {
+            note(.networkChange(NetworkWatcher.summary(burst.changes)), since: burst.since)
         }
         guard let live else {
-            if let cause = pendingCause { pendingCause = nil; roamWithoutSession(cause, now: now) }
+            if let cause = pendingCause { pendingCause = nil; roamWithoutSession(cause, since: pendingSince, now: now) }
             return forward.drive(nil, now: now)
         }
         let session = live.session
@@ -218,21 +220,28 @@ final class SessionDriver: PollOwner {
         if let reason = live.failure { teardown(reason: reason, now: now) }
     }
 
+    private func note(_ cause: RoamingCause, since: Double) {
+        pendingCause = cause
+        pendingSince = since
+    }
+
     /// Acts on a network change, a wake, a reconnect request, or a client arriving after a
     /// silence: reconnect now (the session's address is gone, or asked to), else a quick probe.
     private func roam(_ live: LiveSession, now: Double) {
         var cause = pendingCause
+        var since = pendingSince
         pendingCause = nil
         let arrivals = forward.takeArrivals()
         if cause == nil, arrivals > 0, live.keepalive.isQuiet(now: now), !live.keepalive.isProbing {
             cause = .clientAfterSilence(now - live.keepalive.lastInbound)
+            since = now
         }
         guard let cause, !replacing else { return }
         let socket = live.session.socket
         let decision = RoamingDecision.decide(cause, localAddress: InterfaceAddresses.local(of: socket),
                                               addresses: InterfaceAddresses.current(),
                                               roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
-        if roaming == nil || cause == .requested { roaming = (cause, now) }
+        if roaming == nil || cause == .requested { roaming = (cause, since) }
         switch decision {
         case .probe(let deadline):
             live.keepalive.probeNow(now: now, deadline: deadline)
@@ -257,10 +266,10 @@ final class SessionDriver: PollOwner {
 
     /// A network change, a wake or a request while no session is up: the next attempt starts
     /// now, not when the backoff would have let it.
-    private func roamWithoutSession(_ cause: RoamingCause, now: Double) {
+    private func roamWithoutSession(_ cause: RoamingCause, since: Double, now: Double) {
         policy.networkChanged()
         guard let at = retryAt, at > now else { return }
-        if roaming == nil { roaming = (cause, now) }
+        if roaming == nil { roaming = (cause, since) }
         retryAt = now
         record.roamed("\(cause.headline): attempting now")
         emit(.roaming(.reconnectingNow(cause, reason: "no session; attempting now")))

@@ -11,7 +11,7 @@ struct WakeDetector {
     private var suspendedAtLastTurn: Double?
 
     /// The coming poll will return by `deadline` (monotonic) unless the process is stopped.
-    mutating func expect(wakeBy deadline: Double) { expectedBy = deadline }
+    mutating func expect(wakeBy deadline: Double) { expectedBy = deadline.isNaN ? .infinity : deadline }
 
     /// Seconds asleep, or nil, at the top of a turn at `now` with `suspended` as
     /// `MonotonicClock.suspended()` reads now.
@@ -22,7 +22,7 @@ struct WakeDetector {
         }
         if let before = suspendedAtLastTurn, suspended - before >= suspendThreshold { return suspended - before }
         let late = now - expectedBy
-        if late >= oversleepThreshold { return late }
+        if late.isFinite && late >= oversleepThreshold { return late }
         return nil
     }
 }
