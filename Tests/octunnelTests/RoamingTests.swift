@@ -116,6 +116,48 @@ struct RoamingTests {
         #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
     }
 
+    @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change; with ClientAliveInterval on the VPS the laptop is served again once sshd lets the old port go")
+    func homeMoves() async throws {
+        let (net, laptop) = try await HomeNetworkTests.machines("RoamingTests.homeMoves")
+        defer { net.remove() }
+        defer { laptop.remove() }
+        let move = try await offPool {
+            let move = try NetworkNamespaceMove(net)
+            try move.settle()
+            return move
+        }
+        let backend = try OpenCodeStandIn(launcher: net.exec(.client))
+        defer { backend.stop() }
+        // The VPS lets a silent session's port go within about 2-4 s.
+        let fixture = try await offPool {
+            try TunnelFixture(sshdConfig: "ClientAliveInterval 1\nClientAliveCountMax 2\n", sshdAddress: net.serverAddress,
+                              sshdLauncher: net.exec(.server))
+        }
+        defer { fixture.sshd.stop(hard: true) }
+        let remotePort = freePort()
+        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--json", "--no-health"],
+                                          launcher: net.exec(.client))
+        defer { homeSide.stopGracefullyOrKill() }
+        let listening = try #require(await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
+        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        defer { tunnel.stopGracefullyOrKill() }
+        let localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
+        let scratch = try TempDirectory("octunnel-homemove")
+        let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
+        try #require(first == nil, "through the laptop before the move: \(first ?? "")")
+
+        try await offPool { try move.move() }
+        let movedAt = Date()
+        let now = try #require(await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")
+        #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
+        let connected = try #require(await homeSide.event("connected", after: now.index, timeout: 10), "\(homeSide.stdout.suffix(6))")
+        let newSession = homeSide.stdoutArrival(connected.index).timeIntervalSince(movedAt)
+        #expect(newSession <= 3, "home's new session \(newSession) s after the move")
+        let served = try await Self.servedAgain(launcher: laptop.exec, port: localPort, scratch: scratch, since: movedAt, bound: 30)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move, the laptop served again %.2f s after it (sshd frees the old port)\n", newSession, served).utf8))
+        #expect(served <= 15, "the laptop served \(served) s after the home moved: \(homeSide.stdout.suffix(6))")
+    }
+
     // MARK: - The machines
 
     struct Setup {
@@ -184,7 +226,10 @@ struct RoamingTests {
 
     /// Requests through `port` until one is answered whole; seconds from `since` to that answer.
     static func servedAgain(net: NetworkNamespacePair, port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
-        let launcher = net.exec(.client)
+        try await servedAgain(launcher: net.exec(.client), port: port, scratch: scratch, since: since, bound: bound)
+    }
+
+    static func servedAgain(launcher: [String], port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
         var last = ""
         while Date().timeIntervalSince(since) < bound {
             let problem = try await offPool { try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) }
