@@ -65,11 +65,11 @@ user=$(id -un)
 
 # The laptop: octunnel with its defaults, and ssh -L in a restart loop.
 oct_port=4096; ssh_port=4097
-inL "$OCT" tunnel up --home "$work/home" "$user@$vps" --local-port "$oct_port" --remote-port "$web_port" --no-health \
+ip netns exec "$L" "$OCT" tunnel up --home "$work/home" "$user@$vps" --local-port "$oct_port" --remote-port "$web_port" --no-health \
   2>"$work/octunnel.log" & oct_pid=$!; pids+=($oct_pid)
 ready() { for _ in $(seq 300); do inL curl -sf -m 1 -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.1; done; return 1; }
 ready "$oct_port"   # octunnel has written known_hosts, which ssh then reads
-inL bash -c 'while true; do
+ip netns exec "$L" bash -c 'while true; do
   ssh -N -i "$1/id_ed25519" -o UserKnownHostsFile="$1/known_hosts" -o BatchMode=yes -o ExitOnForwardFailure=yes \
       -o ServerAliveInterval=15 -o ServerAliveCountMax=3 -o ConnectTimeout=10 -L "127.0.0.1:$2:127.0.0.1:$3" "$4"
   sleep 1
@@ -85,7 +85,7 @@ served() {
     done' _ "$1" "$2" "$LIMIT"
 }
 ready "$ssh_port"
-ssh_children() { pgrep -P "$loop_pid" || true; }
+tree() { echo "$1"; local child; for child in $(pgrep -P "$1"); do tree "$child"; done; }   # a pid and its descendants
 seconds() { case "$1" in ">"*) echo "> $LIMIT s";; *) awk -v ms="$1" 'BEGIN {printf "%.1f s", ms / 1000}';; esac; }
 
 # 1. The move: link a's laptop address vanishes, link b carries the VPS's address.
@@ -100,8 +100,11 @@ move_oct=$(cat "$work/oct1"); move_ssh=$(cat "$work/ssh1")
 
 # 2. Asleep, moved back while asleep, woken SLEEP s later.
 echo "roaming: asleep for $SLEEP s, moved back while asleep" >&2
-stopped=("$oct_pid" "$loop_pid" $(ssh_children))
+stopped=($(tree "$oct_pid") $(tree "$loop_pid"))
 kill -STOP "${stopped[@]}"
+for pid in "$oct_pid" $(pgrep -x ssh -P "$loop_pid"); do
+  [ "$(ps -o stat= -p "$pid" | cut -c1)" = T ] || { echo "roaming: pid $pid ($(ps -o comm= -p "$pid")) did not stop" >&2; exit 1; }
+done
 ip -n "$L" addr add "$a.1/30" dev rma
 ip -n "$L" route del "$vps/32" via "$b.2" dev rmb
 ip -n "$L" addr del "$b.1/30" dev rmb
