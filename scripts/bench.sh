@@ -13,6 +13,8 @@
 # warm-up sample), and headless Chromium (Debian's chromium) loading a page of 30 images
 # (BENCH_BROWSER_RUNS alternating runs, default 6; a fresh profile each run).
 # BENCH_LOOPBACK=0 skips the loopback rows (for working on the WAN rows only).
+# Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
+# each tunnel serves again after a network move and after a sleep with a move.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -467,4 +469,9 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "trip each, where ssh -L opens them all at once (docs/architecture.md, \"One channel open at a time\")."
   fi
 } > docs/benchmarks.md
+# Roaming (a move, and a sleep with a move) against ssh -L in a restart loop: its own section of
+# docs/benchmarks.md, written by scripts/lib/roaming.sh (which also runs alone); BENCH_ROAM=0 skips it.
+if [ "${BENCH_ROAM:-1}" != 0 ]; then
+  OCT="$OCT" bash scripts/lib/roaming.sh >/dev/null || echo "roaming: failed (see above)" >&2
+fi
 cat docs/benchmarks.md
