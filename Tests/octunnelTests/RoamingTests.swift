@@ -116,6 +116,24 @@ struct RoamingTests {
         #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
     }
 
+    @Test("the first path dies (the VPS's end of it down) and the session with it; a move while an attempt hangs on the dead path: the attempt is dropped and a new one serves within the bound")
+    func moveWhileAnAttemptHangs() async throws {
+        let setup = try await Self.laptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2)
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let before = tunnel.stdout.count
+        try await offPool { try net.setLink(.server, up: false) }
+        let dead = try #require(await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
+        // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
+        let attempt = try #require(await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
+        try await offPool { try move.move() }
+        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served).utf8))
+        #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
+        let now = try #require(await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
+        #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
+    }
+
     @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change; with ClientAliveInterval on the VPS the laptop is served again once sshd lets the old port go")
     func homeMoves() async throws {
         let (net, laptop) = try await HomeNetworkTests.machines("RoamingTests.homeMoves")

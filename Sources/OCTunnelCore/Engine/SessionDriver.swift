@@ -268,11 +268,21 @@ final class SessionDriver: PollOwner {
     /// now, not when the backoff would have let it.
     private func roamWithoutSession(_ cause: RoamingCause, since: Double, now: Double) {
         policy.networkChanged()
-        guard let at = retryAt, at > now else { return }
+        let reason: String
+        if connector.isRunning {
+            // An attempt that began on the old network may wait out its whole connect timeout
+            // on a path that is gone: a new one starts on the new network now.
+            guard connector.startedAt < since || cause == .requested else { return }
+            connector.abandon()
+            reason = "no session; the attempt under way began before, a new one starts now"
+        } else {
+            guard let at = retryAt, at > now else { return }
+            reason = "no session; attempting now"
+        }
         if roaming == nil { roaming = (cause, since) }
         retryAt = now
         record.roamed("\(cause.headline): attempting now")
-        emit(.roaming(.reconnectingNow(cause, reason: "no session; attempting now")))
+        emit(.roaming(.reconnectingNow(cause, reason: reason)))
     }
 
     /// Emits a roaming event and keeps its line for `status`.
