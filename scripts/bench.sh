@@ -15,6 +15,8 @@
 # BENCH_LOOPBACK=0 skips the loopback rows (for working on the WAN rows only).
 # Last, the package's goals: scripts/package.sh --check from a clean clone (BENCH_PACKAGE=0 skips it,
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
+# Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
+# each tunnel serves again after a network move and after a sleep with a move.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -500,5 +502,11 @@ if [ "${BENCH_PACKAGE:-1}" != 0 ]; then
     echo "package.sh --check failed; its log: $work/package.log" >&2
     tail -5 "$work/package.log" >&2
   fi
+fi
+
+# Roaming (a move, and a sleep with a move) against ssh -L in a restart loop: its own section of
+# docs/benchmarks.md, written by scripts/lib/roaming.sh (which also runs alone); BENCH_ROAM=0 skips it.
+if [ "${BENCH_ROAM:-1}" != 0 ]; then
+  OCT="$OCT" bash scripts/lib/roaming.sh >/dev/null || echo "roaming: failed (see above)" >&2
 fi
 cat docs/benchmarks.md

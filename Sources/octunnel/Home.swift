@@ -6,7 +6,7 @@ struct HomeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "home",
         abstract: "Run the home machine's side: the VPS listens, and each connection it forwards is carried to OpenCode here.",
-        subcommands: [Up.self, HomeStatus.self]
+        subcommands: [Up.self, HomeStatus.self, HomeReconnect.self]
     )
 }
 

@@ -5,7 +5,7 @@ import OCTunnelCore
 struct Tunnel: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run, check and describe the tunnel to the VPS.",
-        subcommands: [Up.self, Status.self, Check.self, ReverseCommandCommand.self]
+        subcommands: [Up.self, Status.self, Reconnect.self, Check.self, ReverseCommandCommand.self]
     )
 }
 

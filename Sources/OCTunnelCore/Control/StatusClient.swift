@@ -18,7 +18,10 @@ public struct StatusClient: Sendable {
 
     /// The running process's snapshot. Throws `notRunning` (exit 3) when none runs, and
     /// `statusNotAnswered` (69) when one accepted but gave no status in time.
-    public func query() throws(OCTunnelError) -> StatusSnapshot {
+    public func query() throws(OCTunnelError) -> StatusSnapshot { try exchange().snapshot }
+
+    /// `query`, with the answering process's id as the kernel tells it (`SO_PEERCRED`).
+    func exchange() throws(OCTunnelError) -> (snapshot: StatusSnapshot, peer: pid_t?) {
         let role = endpoint.role, profile = endpoint.profile
         let fd: Int32
         switch endpoint.probe() {
@@ -34,11 +37,12 @@ public struct StatusClient: Sendable {
             fd = connected
         }
         defer { close(fd) }
+        let peer = UnixSocket.peerPID(fd)
         let text = try readReply(fd)
         guard let snapshot = StatusSnapshot(jsonText: text) else {
             throw .statusNotAnswered(path: endpoint.path, reason: text.isEmpty ? "it closed without a status" : "its answer is not a status")
         }
-        return snapshot
+        return (snapshot, peer)
     }
 
     /// Reads until the server closes (one JSON line), within `timeout`, at most 1 MiB.

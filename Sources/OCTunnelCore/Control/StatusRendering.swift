@@ -24,6 +24,10 @@ extension StatusSnapshot {
             if let lastError { text += " · last error: \(lastError)" }
             row("reconnects", text)
         }
+        if let lastNetworkEvent {
+            let ago = lastNetworkEventAt.map { " (\(Self.duration(now.timeIntervalSince($0))) ago)" } ?? ""
+            row("network", lastNetworkEvent + ago)
+        }
         row("process", "pid \(pid) · profile \(profile)")
         return lines
     }

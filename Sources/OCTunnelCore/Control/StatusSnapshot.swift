@@ -78,6 +78,9 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var lastError: String?
     public var lastErrorAt: Date?
     public var health: Health?
+    /// The last network change or wake the driver acted on, and what it did ("… : kept").
+    public var lastNetworkEvent: String?
+    public var lastNetworkEventAt: Date?
 
     public init(role: Role, profile: ProfileName, pid: Int, state: State, target: SSHTarget) {
         self.role = role
@@ -122,6 +125,7 @@ extension StatusSnapshot {
             "openConnections": openConnections, "totalConnections": totalConnections,
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
+            "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
         if let health {
             object["health"] = ["ok": health.ok, "version": orNull(health.version),
@@ -166,6 +170,8 @@ extension StatusSnapshot {
         reconnects = int("reconnects")
         lastError = string("lastError")
         lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
+        lastNetworkEvent = string("lastNetworkEvent")
+        lastNetworkEventAt = string("lastNetworkEventAt").flatMap(Self.parseDate)
         if let health = object["health"] as? [String: Any], let ok = health["ok"] as? Bool,
            let checkedAt = (health["checkedAt"] as? String).flatMap(Self.parseDate) {
             self.health = Health(ok: ok, version: health["version"] as? String, checkedAt: checkedAt,

@@ -54,6 +54,14 @@ enum UnixSocket {
         return .success(fd)
     }
 
+    /// The process id at the other end (`SO_PEERCRED`); nil if it cannot be read.
+    static func peerPID(_ fd: Int32) -> pid_t? {
+        var credentials = [Int32](repeating: 0, count: 3)
+        var length = socklen_t(MemoryLayout<Int32>.size * 3)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12, credentials[0] > 0 else { return nil }
+        return credentials[0]
+    }
+
     /// The user id of the process at the other end (`SO_PEERCRED`); nil if it cannot be read.
     static func peerUID(_ fd: Int32) -> uid_t? {
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).

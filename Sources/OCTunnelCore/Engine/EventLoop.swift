@@ -12,6 +12,8 @@ final class EventLoop {
     /// The set the current round is built in.
     let pollSet = PollSet()
     private(set) var stopRequested = false
+    /// SIGUSR1 asked for a reconnect; `takeReconnectRequest` hands it over once.
+    private var reconnectRequested = false
 
     /// Makes the wake-up pipe (non-blocking, close-on-exec); throws `pipe`'s errno.
     init() throws(SystemError) {
@@ -41,6 +43,12 @@ final class EventLoop {
         _ = write(wakeWrite, &byte, 1)
     }
 
+    /// Whether a reconnect was asked for (SIGUSR1) since the last call.
+    func takeReconnectRequest() -> Bool {
+        defer { reconnectRequested = false }
+        return reconnectRequested
+    }
+
     /// Makes SIGINT/SIGTERM request a stop (a second signal exits at once).
     func handleSignals() { SignalHandling.install(wakeFD: wakeWrite) }
 
@@ -57,6 +65,7 @@ final class EventLoop {
             let count = read(wakeRead, &buffer, buffer.count)
             if count <= 0 { break }
             if buffer[..<count].contains(UInt8(ascii: "s")) { stopRequested = true }
+            if buffer[..<count].contains(SignalHandling.reconnectByte) { reconnectRequested = true }
         }
     }
 }

@@ -31,6 +31,17 @@ final class SessionDriver: PollOwner {
     private var receivedSoFar = 0
     private var record = SessionRecord()
     private var statusServer: StatusServer?
+    private let network = NetworkWatcher()
+    private var wake = WakeDetector()
+    /// A cause noticed outside a round (a wake, SIGUSR1), acted on in the next one, and since when.
+    private var pendingCause: RoamingCause?
+    private var pendingSince: Double = 0
+    /// The cause being dealt with (a probe or a reconnect under way) and when it was noticed.
+    private var roaming: (cause: RoamingCause, since: Double)?
+    /// The next teardown starts the next attempt at once (a roaming reconnect).
+    private var retryAtOnce = false
+    /// A make-before-break reconnect: the next session replaces the live one.
+    private var replacing = false
     /// The last health test, set from any thread; `status` reports it.
     let health = HealthRecord()
 
@@ -53,6 +64,8 @@ final class SessionDriver: PollOwner {
         startConnector()
         while true {
             let now = MonotonicClock.now()
+            if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { note(.wake(asleep), since: now) }
+            if loop.takeReconnectRequest() { note(.requested, since: now) }
             try beginTurn(now: now)
             if loop.stopRequested {
                 shutdownGracefully(reason: "octunnel stopped")
@@ -60,6 +73,9 @@ final class SessionDriver: PollOwner {
             }
             loop.pollSet.reset()
             register(in: loop.pollSet, now: now)
+            // poll(2) sleeps at most 60 s (PollSet), not at all after `wakeNow` (deadline -∞);
+            // back later than that, the process was stopped.
+            wake.expect(wakeBy: max(now, min(loop.pollSet.deadline, now + 60)))
             do {
                 try loop.poll(now: now)
             } catch {
@@ -90,6 +106,16 @@ final class SessionDriver: PollOwner {
     private func connectorFinished(_ result: Result<EstablishedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
         switch result {
         case .success(let established):
+            if let old = live {
+                // Make-before-break: the new session is up; the old one says goodbye and goes.
+                old.session.disconnect(reason: "replaced by a new session")
+                _ = old.session.flushOutgoing()
+                old.session.close()
+                old.dropReleasedChannels()
+                self.live = nil
+                forward.sessionEnded(reason: "replaced by a new session")
+            }
+            replacing = false
             established.session.startBatching()
             let live = LiveSession(established: established, scratch: scratch, keepaliveInterval: keepaliveInterval,
                                    highWater: Self.highWater, now: now)
@@ -99,7 +125,18 @@ final class SessionDriver: PollOwner {
             emit(.connected(target: settings.target, info: established.info))
             everConnected = true
             forward.sessionStarted(live, now: now)
+            if let roaming {
+                self.roaming = nil
+                say(.reconnected(roaming.cause, after: now - roaming.since))
+            }
         case .failure(let error):
+            if replacing && live != nil {
+                // The old session still serves; the replacement is not needed any more.
+                replacing = false
+                roaming = nil
+                record.failed(error.localizedDescription)
+                return emit(.warning("reconnect requested, but a new session failed (\(error.localizedDescription)); the current one stays"))
+            }
             if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure) {
                 forward.stop(reason: "tunnel stopped")
                 throw error
@@ -109,7 +146,9 @@ final class SessionDriver: PollOwner {
     }
 
     private func scheduleRetry(reason: String, uptime: Double?, now: Double) {
-        let delay = policy.nextDelay(afterUptime: uptime)
+        let atOnce = retryAtOnce
+        retryAtOnce = false
+        let delay = atOnce ? 0 : policy.nextDelay(afterUptime: uptime)
         retryAt = now + delay
         record.failed(reason)
         emit(.disconnected(reason: reason, retryIn: delay))
@@ -127,6 +166,8 @@ final class SessionDriver: PollOwner {
         }
         forward.register(in: set, live: live, now: now)
         statusServer?.register(in: set)
+        network.register(in: set)
+        if pendingCause != nil { set.wakeNow() }
     }
 
     func ready(tag: Int, events: Int16) { socketReady = true }
@@ -134,7 +175,13 @@ final class SessionDriver: PollOwner {
     /// One round after poll: the session's work and the forward's, or the forward alone
     /// while no session is up.
     private func drive(now: Double) {
-        guard let live else { return forward.drive(nil, now: now) }
+        if let burst = network.settled(now: now), pendingCause != .requested {
+            note(.networkChange(NetworkWatcher.summary(burst.changes)), since: burst.since)
+        }
+        guard let live else {
+            if let cause = pendingCause { pendingCause = nil; roamWithoutSession(cause, since: pendingSince, now: now) }
+            return forward.drive(nil, now: now)
+        }
         let session = live.session
         session.newRound()
         defer { socketReady = false }
@@ -147,11 +194,21 @@ final class SessionDriver: PollOwner {
             }
         }
         noteInbound(live, now: now)
+        if live.isAlive { roam(live, now: now) }
         if live.isAlive {
             switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
             case .alive: break
             case .silent(let seconds): live.fail(reason: "no answer from the VPS for \(seconds) s (keepalive)")
             case .failed(let code): live.fail(code)
+            case .answered(let seconds):
+                if let roaming, !replacing {
+                    self.roaming = nil
+                    say(.kept(roaming.cause, answeredIn: seconds))
+                }
+            case .unanswered(let seconds):
+                retryAtOnce = true
+                policy.networkChanged()
+                live.fail(reason: "no answer to a probe within \(String(format: "%.1f", seconds)) s after \(roaming?.cause.noun ?? "a network change")")
             }
         }
         if live.isAlive { forward.drive(live, now: now) }
@@ -161,6 +218,77 @@ final class SessionDriver: PollOwner {
         }
         if live.isAlive { session.acknowledgeReceived() }
         if let reason = live.failure { teardown(reason: reason, now: now) }
+    }
+
+    private func note(_ cause: RoamingCause, since: Double) {
+        pendingCause = cause
+        pendingSince = since
+    }
+
+    /// Acts on a network change, a wake, a reconnect request, or a client arriving after a
+    /// silence: reconnect now (the session's address is gone, or asked to), else a quick probe.
+    private func roam(_ live: LiveSession, now: Double) {
+        var cause = pendingCause
+        var since = pendingSince
+        pendingCause = nil
+        let arrivals = forward.takeArrivals()
+        if cause == nil, arrivals > 0, live.keepalive.isQuiet(now: now), !live.keepalive.isProbing {
+            cause = .clientAfterSilence(now - live.keepalive.lastInbound)
+            since = now
+        }
+        guard let cause, !replacing else { return }
+        let socket = live.session.socket
+        let decision = RoamingDecision.decide(cause, localAddress: InterfaceAddresses.local(of: socket),
+                                              addresses: InterfaceAddresses.current(),
+                                              roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
+        if roaming == nil || cause == .requested { roaming = (cause, since) }
+        switch decision {
+        case .probe(let deadline):
+            live.keepalive.probeNow(now: now, deadline: deadline)
+            say(.probing(cause, deadline: deadline - now))
+        case .reconnect(let reason):
+            policy.networkChanged()
+            say(.reconnectingNow(cause, reason: reason))
+            if cause == .requested && forward.allowsOverlap {
+                replacing = true
+                if !connector.isRunning { startConnector() }
+                return
+            }
+            if cause == .requested {
+                // The VPS frees what the session held (a remote forward's port) at once.
+                live.session.disconnect(reason: "reconnecting")
+                _ = live.session.flushOutgoing()
+            }
+            retryAtOnce = true
+            live.fail(reason: "\(cause.headline): \(reason)")
+        }
+    }
+
+    /// A network change, a wake or a request while no session is up: the next attempt starts
+    /// now, not when the backoff would have let it.
+    private func roamWithoutSession(_ cause: RoamingCause, since: Double, now: Double) {
+        policy.networkChanged()
+        let reason: String
+        if connector.isRunning {
+            // An attempt that began on the old network may wait out its whole connect timeout
+            // on a path that is gone: a new one starts on the new network now.
+            guard connector.startedAt < since || cause == .requested else { return }
+            connector.abandon()
+            reason = "no session; the attempt under way began before, a new one starts now"
+        } else {
+            guard let at = retryAt, at > now else { return }
+            reason = "no session; attempting now"
+        }
+        if roaming == nil { roaming = (cause, since) }
+        retryAt = now
+        record.roamed("\(cause.headline): attempting now")
+        emit(.roaming(.reconnectingNow(cause, reason: reason)))
+    }
+
+    /// Emits a roaming event and keeps its line for `status`.
+    private func say(_ event: RoamingEvent) {
+        record.roamed(event.text)
+        emit(.roaming(event))
     }
 
     /// Any byte from the server proves the session alive.
@@ -237,6 +365,10 @@ extension SessionDriver: StatusSource {
         if let error = record.lastError { snapshot.noteError(error.text, at: error.at) }
         forward.describe(into: &snapshot)
         snapshot.health = health.value
+        if let event = record.lastNetworkEvent {
+            snapshot.lastNetworkEvent = event.text
+            snapshot.lastNetworkEventAt = event.at
+        }
         return snapshot
     }
 }

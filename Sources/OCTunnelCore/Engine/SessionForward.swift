@@ -32,8 +32,18 @@ protocol SessionForward: AnyObject {
     /// Adds what this forward counts to a `status` snapshot: `local`, `remote`, connections,
     /// bytes, and its own last failure (`noteError`). Called on the loop thread.
     func describe(into snapshot: inout StatusSnapshot)
+
+    /// Clients that arrived since the last call (the driver probes a quiet session for them).
+    /// While `live.keepalive.isProbing`, a forward hands no new client to the session.
+    func takeArrivals() -> Int
+
+    /// Whether a second session may come up beside this one before it is dropped
+    /// (make-before-break); not for a remote forward, whose VPS port the old session holds.
+    var allowsOverlap: Bool { get }
 }
 
 extension SessionForward {
     func describe(into snapshot: inout StatusSnapshot) {}
+    func takeArrivals() -> Int { 0 }
+    var allowsOverlap: Bool { true }
 }

@@ -8,6 +8,10 @@ struct SessionRecord {
     private(set) var connectedSince: Date?
     private(set) var lastError: (text: String, at: Date)?
     var stopping = false
+    /// The last roaming event's line, for `status`.
+    private(set) var lastNetworkEvent: (text: String, at: Date)?
+
+    mutating func roamed(_ text: String) { lastNetworkEvent = (text, Date()) }
 
     mutating func started(_ info: SessionInfo) {
         sessions += 1

@@ -40,6 +40,7 @@ final class LocalForward: SessionForward, PollOwner {
     private let refusalLock = NSLock()
     private var refusal: String?
     private var counters = ForwardCounters()
+    private var arrivals = 0
 
     /// Binds the listener now, so a busy port fails before anything else happens.
     init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
@@ -97,7 +98,9 @@ final class LocalForward: SessionForward, PollOwner {
         }
         // Data already queued for a client, or clients waiting for a channel (they came while
         // the session was down): serve them now, not at the next keepalive.
-        if queuedForClients || (!openInFlight && (!waiting.isEmpty || pool.wantsOpen(now: now))) { set.wakeNow() }
+        // While the session is in doubt (a quick probe), waiting clients wait for its answer.
+        let mayOpen = !openInFlight && !live.keepalive.isProbing && (!waiting.isEmpty || pool.wantsOpen(now: now))
+        if queuedForClients || mayOpen { set.wakeNow() }
         if openInFlight { set.wake(at: now + 0.5) }
         if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
         let room = live.hasSendRoom
@@ -114,7 +117,9 @@ final class LocalForward: SessionForward, PollOwner {
     func drive(_ live: LiveSession?, now: Double) {
         defer { readable.removeAll(keepingCapacity: true) }
         guard let live else { return expireWaitingClients(now: now) }
-        openNextChannel(live, now: now)
+        // A session in doubt gets no new client: one that came after a silence waits for the
+        // probe's answer, then goes to this session or to the next one.
+        if !live.keepalive.isProbing { openNextChannel(live, now: now) }
         guard live.isAlive else { return }
         for stream in Array(streams.values) where stream.channel != nil && live.isAlive {
             stream.pump(live, socketReady: readable.contains(stream.id), now: now)
@@ -159,6 +164,11 @@ final class LocalForward: SessionForward, PollOwner {
         pool.clear()
     }
 
+    func takeArrivals() -> Int {
+        defer { arrivals = 0 }
+        return arrivals
+    }
+
     func describe(into snapshot: inout StatusSnapshot) {
         snapshot.local = HostPort(host: options.bind, port: localPort)
         snapshot.alsoLocal = alsoLocal
@@ -192,6 +202,7 @@ final class LocalForward: SessionForward, PollOwner {
             nextID += 1
             streams[stream.id] = stream
             waiting.append(stream.id)
+            arrivals += 1
             pool.noteBurst(streams.values.count { now - $0.createdAt < 1 }, now: now)
             emit(.clientOpened(id: stream.id, peer: "\(stream.peer.host):\(stream.peer.port)"))
         }

@@ -72,6 +72,9 @@ final class RemoteForward: SessionForward, PollOwner {
 
     // MARK: - SessionForward
 
+    /// The old session holds the VPS port: a new one could not listen beside it.
+    var allowsOverlap: Bool { false }
+
     func sessionStarted(_ live: LiveSession, now: Double) {
         live.session.collectDebugMessages()
         _ = live.session.takeDebugMessages()

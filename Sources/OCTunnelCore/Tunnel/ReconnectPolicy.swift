@@ -20,4 +20,8 @@ public struct ReconnectPolicy: Sendable {
 
     /// A session is up: the next failure after a short life keeps growing the delay.
     public mutating func connected() {}
+
+    /// The network changed (or the machine woke): what failed before says nothing about the
+    /// new path, so the backoff starts over.
+    public mutating func networkChanged() { failures = 0 }
 }

@@ -5,7 +5,8 @@ import Glibc
 nonisolated(unsafe) private var signalWakeFD: Int32 = -1
 nonisolated(unsafe) private var signalCount: Int32 = 0
 
-/// SIGINT/SIGTERM wake the event loop through its pipe; a second one exits at once.
+/// SIGINT/SIGTERM wake the event loop through its pipe; a second one exits at once. SIGUSR1
+/// asks it to reconnect now.
 /// SIGPIPE is ignored: every send uses MSG_NOSIGNAL, and nothing may kill the tunnel by it.
 public enum SignalHandling {
     /// Routes SIGINT and SIGTERM to `wakeFD` (async-signal-safe `write`).
@@ -23,14 +24,26 @@ public enum SignalHandling {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        var reconnect = sigaction()
+        reconnect.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = SignalHandling.reconnectByte
+            _ = write(signalWakeFD, &byte, 1)
+        }
+        sigemptyset(&reconnect.sa_mask)
+        reconnect.sa_flags = SA_RESTART
+        sigaction(SIGUSR1, &reconnect, nil)
         // A launcher may have left these blocked (threads of a parent's dispatch pool do).
         var unblock = sigset_t()
         sigemptyset(&unblock)
         sigaddset(&unblock, SIGINT)
         sigaddset(&unblock, SIGTERM)
+        sigaddset(&unblock, SIGUSR1)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         ignoreSIGPIPE()
     }
+
+    /// What SIGUSR1 writes to the wake pipe: reconnect now (`octunnel tunnel reconnect`).
+    static let reconnectByte = UInt8(ascii: "r")
 
     /// `signal(SIGPIPE, SIG_IGN)`.
     public static func ignoreSIGPIPE() {

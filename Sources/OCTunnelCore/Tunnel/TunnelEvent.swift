@@ -21,6 +21,8 @@ public enum TunnelEvent: Sendable {
     case listenRefused(remote: HostPort, retryIn: Double)
     /// `home up`: a forwarded connection could not reach OpenCode on this machine.
     case homeUnreachable(home: HostPort, reason: String)
+    /// A network change, a wake or a reconnect request, and what the session driver did about it.
+    case roaming(RoamingEvent)
 }
 
 /// Options of the forwarding event loop.

@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `tunnel reconnect` / `home reconnect`: finds the running process through its status socket
+/// (this user's, answering), sends it SIGUSR1, and watches `status` until a new session is up.
+/// Nothing running is `notRunning` (exit 3), as for `status`.
+public struct ReconnectRequest: Sendable {
+    public let client: StatusClient
+
+    public init(endpoint: StatusEndpoint) { client = StatusClient(endpoint: endpoint) }
+
+    /// Asks the process to reconnect; returns its snapshot from just before.
+    public func send() throws(OCTunnelError) -> StatusSnapshot {
+        let (snapshot, peer) = try client.exchange()
+        // The kernel's word for who answered, not the pid the answer claims.
+        let pid = peer ?? pid_t(snapshot.pid)
+        guard pid > 0, kill(pid, SIGUSR1) == 0 else {
+            throw .statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(String(cString: strerror(errno)))")
+        }
+        return snapshot
+    }
+
+    /// Polls `status` until a session newer than the one in `before` is up, for at most
+    /// `timeout` seconds; returns that snapshot, or nil when none came up in time.
+    public func waitForNewSession(after before: StatusSnapshot, timeout: Double) -> StatusSnapshot? {
+        let deadline = MonotonicClock.now() + timeout
+        var pause = 0.05
+        while MonotonicClock.now() < deadline {
+            if let now = try? client.query(), now.state == .connected,
+               now.reconnects > before.reconnects || (before.state != .connected && now.connectedSince != nil) {
+                return now
+            }
+            usleep(useconds_t(pause * 1e6))
+            pause = min(0.25, pause * 1.5)
+        }
+        return nil
+    }
+}

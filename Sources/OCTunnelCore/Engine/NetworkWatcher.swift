@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The routing socket as one more `PollOwner` of the loop: it only notes what the kernel
+/// announced and says when a burst of changes has settled (250 ms after the last one, at most
+/// 1 s after the first, as Tailscale debounces); the session driver decides what to do.
+/// Idle it costs nothing: one descriptor in the poll, no timer until something changes.
+final class NetworkWatcher: PollOwner {
+    private let fd: Int32?
+    static let quietFor = 0.25
+    static let atMost = 1.0
+    private var changes: [RoutingSocket.Change] = []
+    private var firstAt: Double?
+    private var lastAt: Double?
+    private var readable = false
+
+    /// Opens the system's routing socket; without one (refused), it never reports.
+    init() { fd = RoutingSocket.open() }
+
+    deinit { if let fd { close(fd) } }
+
+    var isWatching: Bool { fd != nil }
+
+    func register(in set: PollSet) {
+        guard let fd else { return }
+        set.watch(fd, events: Int32(POLLIN), owner: self, tag: 0)
+        if let settle = settlesAt { set.wake(at: settle) }
+    }
+
+    func ready(tag: Int, events: Int16) { readable = true }
+
+    private var settlesAt: Double? {
+        guard let firstAt, let lastAt else { return nil }
+        return min(lastAt + Self.quietFor, firstAt + Self.atMost)
+    }
+
+    /// Reads what arrived this round; once the burst has settled, returns it and when it began
+    /// (then forgets it).
+    func settled(now: Double) -> (changes: [RoutingSocket.Change], since: Double)? {
+        if readable, let fd {
+            readable = false
+            let fresh = RoutingSocket.drain(fd)
+            if !fresh.isEmpty {
+                changes += fresh
+                if firstAt == nil { firstAt = now }
+                lastAt = now
+            }
+        }
+        guard let at = settlesAt, let since = firstAt, now >= at else { return nil }
+        defer { changes = []; firstAt = nil; lastAt = nil }
+        return (changes, since)
+    }
+
+    /// A short text for a burst: "address 10.1.2.3 removed, route changed".
+    static func summary(_ changes: [RoutingSocket.Change]) -> String {
+        var parts: [String] = []
+        for change in changes {
+            let text: String
+            switch change {
+            case .addressAdded(let address): text = "address \(address) added"
+            case .addressRemoved(let address): text = "address \(address) removed"
+            case .routeChanged: text = "routes changed"
+            case .linkChanged: text = "link changed"
+            }
+            if !parts.contains(text) { parts.append(text) }
+        }
+        if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// A laptop that roams: two machines (network namespaces) joined by two links, the laptop's
+/// address on the first vanishing as the second comes up (a move), the same while `tunnel up`
+/// is stopped (a sleep: SIGSTOP, the move, SIGCONT), a change on the other link that concerns
+/// no session, and a session that died silently (its replies blackholed by the VPS) found by
+/// the first request after a silence. Every "served" check is a request through the local
+/// port with every byte checked; `tunnel up` runs with its default keepalive (15 s) unless said.
+@Suite("roaming: network changes and wakes", .timeLimit(.minutes(3)))
+struct RoamingTests {
+    /// The goal is 3 s; the tests allow twice that for a loaded 2-core machine. Without the
+    /// watcher the tunnel waits for keepalive (3 × 15 s + 1 s).
+    static let servedBound = 6.0
+
+    @Test("a move (the session's address vanishes, a new link and route come up): served again within the bound, one reconnect, said as a network change")
+    func move() async throws {
+        let setup = try await Self.laptopAndVPS("move")
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let before = tunnel.stdout.count
+
+        try await offPool { try move.move() }
+        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
+        #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
+        let now = try #require(await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
+        #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
+        #expect((now.object["reason"] as? String ?? "").contains("is gone"), "\(now.object)")
+        let back = try #require(await tunnel.event("reconnected", after: before, timeout: 5), "\(tunnel.stdout.suffix(8))")
+        #expect(back.object["cause"] as? String == "networkChange")
+        let status = try Self.status(setup.fixture)
+        #expect(status["reconnects"] as? Int == 1, "\(status)")
+        #expect((status["lastNetworkEvent"] as? String ?? "").hasPrefix("reconnected "), "\(status)")
+    }
+
+    @Test("asleep (SIGSTOP), moved while asleep, woken (SIGCONT) 10 s later: served again within the bound of waking")
+    func sleepAndMove() async throws {
+        let setup = try await Self.laptopAndVPS("sleepAndMove")
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let before = tunnel.stdout.count
+
+        tunnel.signal(SIGSTOP)
+        try await offPool { try move.move() }
+        // The one deliberate wait: the sleep.
+        try await Task.sleep(nanoseconds: 10_000_000_000)
+        tunnel.signal(SIGCONT)
+        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
+        #expect(served <= Self.servedBound, "served again \(served) s after waking: \(tunnel.stdout.suffix(8))")
+        #expect(await tunnel.event("reconnected", after: before, timeout: 5) != nil, "\(tunnel.stdout.suffix(8))")
+        #expect(try Self.status(setup.fixture)["reconnects"] as? Int == 1)
+    }
+
+    @Test("addresses and routes come and go on the other link during 30 s of steady requests: each change is probed and answered, no reconnect, every request answered")
+    func unrelatedChange() async throws {
+        let setup = try await Self.laptopAndVPS("unrelatedChange")
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let before = tunnel.stdout.count
+
+        let launcher = net.exec(.client)
+        let requests = Task.detached { () -> [String] in
+            var problems: [String] = []
+            let end = Date().addingTimeInterval(30)
+            var count = 0
+            while Date() < end {
+                count += 1
+                if let problem = try? bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 10) {
+                    problems.append("request \(count): \(problem)")
+                }
+                usleep(200_000)
+            }
+            return problems + ["\(count) requests"]
+        }
+        for _ in 0..<5 {
+            try await Task.sleep(nanoseconds: 5_000_000_000)
+            try await offPool { try move.unrelatedChange() }
+        }
+        let outcome = await requests.value
+        #expect(outcome.count == 1, "requests failed: \(outcome)")
+        FileHandle.standardError.write(Data("RoamingTests.unrelatedChange: \(outcome.last ?? ""), \(outcome.count - 1) failed\n".utf8))
+        #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "\(tunnel.stdout.suffix(8))")
+        let probed = try #require(await tunnel.event("probing", after: before, timeout: 1), "the change was not noticed: \(tunnel.stdout.suffix(8))")
+        #expect(probed.object["cause"] as? String == "networkChange")
+        #expect(await tunnel.event("probeAnswered", after: probed.index, timeout: 3) != nil, "\(tunnel.stdout.suffix(8))")
+        let status = try Self.status(setup.fixture)
+        #expect(status["reconnects"] as? Int == 0, "\(status)")
+        #expect((status["lastNetworkEvent"] as? String ?? "").hasSuffix(": kept"), "\(status)")
+    }
+
+    @Test("a session dead without a sign (the VPS's replies to it blackholed), --keepalive 5: the first request after 8 s of silence is answered within the bound, through a new session")
+    func firstRequestAfterSilence() async throws {
+        let setup = try await Self.laptopAndVPS("firstRequestAfterSilence", keepalive: 5)
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let sshPort = setup.fixture.sshd.port
+        let ports = try await offPool { try move.establishedClientPorts(toServerPort: sshPort) }
+        let session = try #require(ports.count == 1 ? ports.first : nil, "one SSH connection expected: \(ports)")
+        let before = tunnel.stdout.count
+        try await offPool { try move.blackholeReplies(toClientPort: session) }
+        // The one deliberate wait: the silence (more than a keepalive interval, less than 3).
+        try await Task.sleep(nanoseconds: 8_000_000_000)
+        #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
+        let askedAt = Date()
+        let problem = try await offPool { try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch, timeout: 20) }
+        let took = Date().timeIntervalSince(askedAt)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took, problem ?? "ok").utf8))
+        #expect(problem == nil, "the first request after the silence: \(problem ?? "") \(tunnel.stdout.suffix(8))")
+        #expect(took <= Self.servedBound, "answered \(took) s after it was sent")
+        let probed = try #require(await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
+        #expect(probed.object["cause"] as? String == "clientAfterSilence")
+        #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
+    }
+
+    @Test("the first path dies (the VPS's end of it down) and the session with it; a move while an attempt hangs on the dead path: the attempt is dropped and a new one serves within the bound")
+    func moveWhileAnAttemptHangs() async throws {
+        let setup = try await Self.laptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2)
+        defer { setup.stop() }
+        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let before = tunnel.stdout.count
+        try await offPool { try net.setLink(.server, up: false) }
+        let dead = try #require(await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
+        // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
+        let attempt = try #require(await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
+        try await offPool { try move.move() }
+        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served).utf8))
+        #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
+        let now = try #require(await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
+        #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
+    }
+
+    @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change; with ClientAliveInterval on the VPS the laptop is served again once sshd lets the old port go")
+    func homeMoves() async throws {
+        let (net, laptop) = try await HomeNetworkTests.machines("RoamingTests.homeMoves")
+        defer { net.remove() }
+        defer { laptop.remove() }
+        let move = try await offPool {
+            let move = try NetworkNamespaceMove(net)
+            try move.settle()
+            return move
+        }
+        let backend = try OpenCodeStandIn(launcher: net.exec(.client))
+        defer { backend.stop() }
+        // The VPS lets a silent session's port go within about 2-4 s.
+        let fixture = try await offPool {
+            try TunnelFixture(sshdConfig: "ClientAliveInterval 1\nClientAliveCountMax 2\n", sshdAddress: net.serverAddress,
+                              sshdLauncher: net.exec(.server))
+        }
+        defer { fixture.sshd.stop(hard: true) }
+        let remotePort = freePort()
+        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--json", "--no-health"],
+                                          launcher: net.exec(.client))
+        defer { homeSide.stopGracefullyOrKill() }
+        let listening = try #require(await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
+        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        defer { tunnel.stopGracefullyOrKill() }
+        let localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
+        let scratch = try TempDirectory("octunnel-homemove")
+        let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
+        try #require(first == nil, "through the laptop before the move: \(first ?? "")")
+
+        try await offPool { try move.move() }
+        let movedAt = Date()
+        let now = try #require(await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")
+        #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
+        let connected = try #require(await homeSide.event("connected", after: now.index, timeout: 10), "\(homeSide.stdout.suffix(6))")
+        let newSession = homeSide.stdoutArrival(connected.index).timeIntervalSince(movedAt)
+        #expect(newSession <= 3, "home's new session \(newSession) s after the move")
+        let served = try await Self.servedAgain(launcher: laptop.exec, port: localPort, scratch: scratch, since: movedAt, bound: 30)
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move, the laptop served again %.2f s after it (sshd frees the old port)\n", newSession, served).utf8))
+        #expect(served <= 15, "the laptop served \(served) s after the home moved: \(homeSide.stdout.suffix(6))")
+    }
+
+    // MARK: - The machines
+
+    struct Setup {
+        let net: NetworkNamespacePair
+        let move: NetworkNamespaceMove
+        let backend: OpenCodeStandIn
+        let fixture: TunnelFixture
+        let tunnel: RunningProcess
+        let port: Int
+        let scratch: TempDirectory
+
+        /// Stops what runs in the namespaces, then deletes them.
+        func stop() {
+            tunnel.signal(SIGCONT)
+            tunnel.stopGracefullyOrKill()
+            fixture.sshd.stop(hard: true)
+            backend.stop()
+            net.remove()
+        }
+    }
+
+    /// The laptop (the pair's client, two links) and the VPS (sshd and the OpenCode stand-in),
+    /// `tunnel up --json` on the laptop, one request through it checked. Skipped where this
+    /// machine cannot make namespaces.
+    static func laptopAndVPS(_ test: String, keepalive: Int? = nil) async throws -> Setup {
+        let net: NetworkNamespacePair
+        do {
+            net = try await offPool { try NetworkNamespacePair() }
+        } catch let unavailable as NetworkNamespacesUnavailable {
+            FileHandle.standardError.write(Data("RoamingTests.\(test) skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
+            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
+        }
+        do {
+            let move = try await offPool {
+                let move = try NetworkNamespaceMove(net)
+                try move.settle()
+                return move
+            }
+            let backend = try OpenCodeStandIn(launcher: net.exec(.server))
+            do {
+                let fixture = try await offPool { try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server)) }
+                let extra = ["--json"] + (keepalive.map { ["--keepalive", String($0)] } ?? [])
+                let tunnel = try fixture.up(remotePort: backend.port, extra: extra, launcher: net.exec(.client))
+                let scratch = try TempDirectory("octunnel-roam")
+                let setup = Setup(net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: 0, scratch: scratch)
+                guard let forwarding = await tunnel.event("forwarding", after: 0, timeout: 30),
+                      let port = forwarding.object["localPort"] as? Int else {
+                    setup.stop()
+                    throw HarnessError("tunnel up did not forward: \(tunnel.stdout) \(tunnel.stderrText)")
+                }
+                let ready = Setup(net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: port, scratch: scratch)
+                if let problem = try await offPool({ try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch) }) {
+                    ready.stop()
+                    throw HarnessError("before the change: \(problem)")
+                }
+                return ready
+            } catch {
+                backend.stop()
+                throw error
+            }
+        } catch {
+            net.remove()
+            throw error
+        }
+    }
+
+    /// Requests through `port` until one is answered whole; seconds from `since` to that answer.
+    static func servedAgain(net: NetworkNamespacePair, port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
+        try await servedAgain(launcher: net.exec(.client), port: port, scratch: scratch, since: since, bound: bound)
+    }
+
+    static func servedAgain(launcher: [String], port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
+        var last = ""
+        while Date().timeIntervalSince(since) < bound {
+            let problem = try await offPool { try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) }
+            guard let problem else { return Date().timeIntervalSince(since) }
+            last = problem
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        throw HarnessError("not served within \(bound) s: \(last)")
+    }
+
+    /// `tunnel status --json` of the fixture's home.
+    static func status(_ fixture: TunnelFixture) throws -> [String: Any] {
+        let result = try fixture.run(["tunnel", "status", "--json"])
+        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+            throw HarnessError("tunnel status: \(result)")
+        }
+        return object
+    }
+}
