@@ -78,14 +78,27 @@ final class Stream {
     func markFailed(_ reason: String) { if failed == nil { failed = reason } }
 
     /// Moves bytes both ways once: `socketReady` says the socket polled readable.
+    ///
+    /// The two directions are independent: socket bytes the channel cannot take (its window is
+    /// full) never stop the channel's bytes from reaching the socket. They once did, and an
+    /// echo deadlocked under load: the server sends no window adjust until its far end reads,
+    /// which waits for its own output to drain, which waits for us to read the channel
+    /// (docs/architecture.md, "Both directions, always").
     func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
         guard let channel, failed == nil else { return }
-        let scratch = live.scratch
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
+        guard moveUpstream(channel, live, socketReady: socketReady), failed == nil, live.isAlive else { return }
+        moveDownstream(channel, live, now: now)
+    }
 
-        // socket → channel: leftovers first, then fresh bytes read straight into scratch.
-        if !upstream.isEmpty && !writeUpstreamLeftover(channel, live) { return }
+    /// socket → channel: leftovers first, then fresh bytes read straight into scratch, then EOF.
+    /// False when the stream or the session failed.
+    private func moveUpstream(_ channel: SSHChannel, _ live: LiveSession, socketReady: Bool) -> Bool {
+        let scratch = live.scratch
+        if !upstream.isEmpty {
+            if case .failed = writeUpstreamLeftover(channel, live) { return false }
+        }
         if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {
             let count = recv(fd, scratch.pointer, scratch.size, 0)
             if count > 0 {
@@ -95,7 +108,7 @@ final class Stream {
                 while offset < count && live.hasSendRoom {
                     let result = channel.write(scratch.pointer + offset, count: count - offset)
                     if case .bytes(let n) = result { offset += n; continue }
-                    if case .failed(let code) = result { return channelFailed(code, live) }
+                    if case .failed(let code) = result { channelFailed(code, live); return false }
                     break
                 }
                 if offset < count {
@@ -104,18 +117,24 @@ final class Stream {
             } else if count == 0 {
                 socketEOF = true
             } else if !Self.isTransient(errno) {
-                return markFailed("client: \(String(cString: strerror(errno)))")
+                markFailed("client: \(String(cString: strerror(errno)))")
+                return false
             }
         }
         if socketEOF && upstream.isEmpty && !eofSent {
             switch channel.sendEOF() {
             case .done: eofSent = true
             case .wouldBlock: break
-            case .failed(let code): return channelFailed(code, live)
+            case .failed(let code): channelFailed(code, live); return false
             }
         }
+        return true
+    }
 
-        // channel → socket: only read the channel when nothing is waiting for the socket.
+    /// channel → socket: what waits for the socket first; the channel is read only when
+    /// nothing does.
+    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, now: Double) {
+        let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
             if written > 0 { downstream.consume(written) }
@@ -157,18 +176,22 @@ final class Stream {
         }
     }
 
-    /// Retries the socket bytes the channel could not take; false when it still cannot.
-    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> Bool {
+    /// What retrying the socket bytes the channel could not take did.
+    private enum LeftoverResult { case flushed, blocked, failed }
+
+    /// Retries the socket bytes the channel could not take (its window was full, or the send
+    /// buffer was above its high-water mark).
+    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> LeftoverResult {
         while !upstream.isEmpty {
-            guard live.hasSendRoom else { return false }
+            guard live.hasSendRoom else { return .blocked }
             let result = upstream.withHead { channel.write($0, count: $1) }
             switch result {
             case .bytes(let n): upstream.consume(n)
-            case .failed(let code): channelFailed(code, live); return false
-            case .wouldBlock, .eof: return false
+            case .failed(let code): channelFailed(code, live); return .failed
+            case .wouldBlock, .eof: return .blocked
             }
         }
-        return true
+        return .flushed
     }
 
     private func channelFailed(_ code: Int32, _ live: LiveSession) {

@@ -89,6 +89,7 @@ public final class SSHSession: @unchecked Sendable {
         self.socket = socket
         io = BatchedSocketIO(socket: socket)
         BatchedSocketIO.install(io, on: session)
+        LibSSH2Trace.enable(on: session)
         let preferences: [(Int32, String)] = [
             (LIBSSH2_METHOD_KEX, SSHAlgorithms.keyExchange),
             (LIBSSH2_METHOD_HOSTKEY, SSHAlgorithms.hostKeys),
