@@ -23,6 +23,7 @@ extension StatusSnapshot {
             if let lastError { text += " · last error: \(lastError)" }
             row("reconnects", text)
         }
+        if stalls > 0 { row("stalls", "\(stalls) stalled connection(s) found and moved again (a bug: please report it)") }
         row("process", "pid \(pid) · profile \(profile)")
         return lines
     }

@@ -72,6 +72,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var bytesOut: Int
     /// Sessions established after the first one.
     public var reconnects: Int
+    /// Streams found stalled (bytes waiting with room to take them) and moved again: should stay 0.
+    public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
     public var lastError: String?
     public var lastErrorAt: Date?
@@ -88,6 +90,7 @@ public struct StatusSnapshot: Sendable, Equatable {
         bytesIn = 0
         bytesOut = 0
         reconnects = 0
+        stalls = 0
     }
 
     /// Keeps `text` as `lastError` if it is newer than the one held (the driver and the
@@ -117,7 +120,7 @@ extension StatusSnapshot {
             "localHost": orNull(local?.host), "localPort": orNull(local?.port),
             "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
             "openConnections": openConnections, "totalConnections": totalConnections,
-            "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects,
+            "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
         ]
         if let health {
@@ -158,6 +161,7 @@ extension StatusSnapshot {
         bytesIn = int("bytesIn")
         bytesOut = int("bytesOut")
         reconnects = int("reconnects")
+        stalls = int("stalls")
         lastError = string("lastError")
         lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
         if let health = object["health"] as? [String: Any], let ok = health["ok"] as? Bool,

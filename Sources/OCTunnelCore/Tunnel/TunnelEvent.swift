@@ -20,6 +20,8 @@ public enum TunnelEvent: Sendable {
     case listenRefused(remote: HostPort, retryIn: Double)
     /// `home up`: a forwarded connection could not reach OpenCode on this machine.
     case homeUnreachable(home: HostPort, reason: String)
+    /// A stream stopped with bytes waiting and room to take them; the loop moved it again.
+    case streamStalled(StreamStall)
 }
 
 /// Options of the forwarding event loop.

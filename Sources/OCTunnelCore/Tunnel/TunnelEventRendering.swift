@@ -46,6 +46,8 @@ extension TunnelEvent {
             return "the VPS refused to listen on \(remote): the port is taken, most likely by this machine's earlier session that died without closing (the VPS keeps its port until it notices). Fix on the VPS: `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config (the port is then free within 45 s); retrying in \(String(format: "%.1f", retryIn)) s"
         case .homeUnreachable(let home, let reason):
             return "OpenCode is not running on this machine: \(HomeGatewayAnswer.unreachable(home: home, reason: reason).error) (\(reason)); start `opencode serve --port \(home.port)` here"
+        case .streamStalled(let stall):
+            return "warning: " + stall.text
         }
     }
 
@@ -91,6 +93,8 @@ extension TunnelEvent {
         case .homeUnreachable(let home, let reason):
             return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason).error,
                     "reason": reason, "homeHost": home.host, "homePort": home.port]
+        case .streamStalled(let stall):
+            return stall.jsonObject
         }
     }
 }
