@@ -3,19 +3,226 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-/// Streams survive sshd's key re-exchange (`RekeyLimit`) under load, in both roles.
+/// Streams survive sshd's key re-exchange (`RekeyLimit`) under load, in both roles, and a
+/// stream whose channel window is full still delivers what the VPS sends (issue 17).
 @Suite("key re-exchange under load", .timeLimit(.minutes(4)))
 struct RekeyTests {
-    @Test("tunnel up, RekeyLimit 1M: 8 concurrent streams echo 16 MiB each way, every byte intact")
+    @Test("a stream whose channel window is full (its server is not reading yet) still delivers the 16 MiB the server sends first")
+    func fullWindowStillDelivers() throws {
+        // The server sends everything before it reads anything, as a server answering a big
+        // upload with a big response may: the client's bytes fill the channel's window, and
+        // the server's can only arrive if the tunnel keeps reading the channel meanwhile.
+        let size = 16 << 20
+        let server = try TCPTestServer { fd in
+            guard writeAll(fd, patternBytes(size, seed: 7)) else { return }
+            _ = readAll(fd, limit: size)
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: server.port, extra: ["--no-health"])
+        defer { tunnel.stopGracefullyOrKill() }
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let failures = exchange(port: port, sending: patternBytes(size, seed: 8), expecting: patternBytes(size, seed: 7), name: "stream")
+        #expect(failures.isEmpty, "\(failures)\n\(tunnel.stderrText)")
+        #expect(!tunnel.stderrText.contains("stalled"), "\(tunnel.stderrText)")
+    }
+
+    @Test("tunnel up, RekeyLimit 1M: 8 concurrent streams echo 16 MiB each way, every byte intact, 3 rounds, no stall")
     func tunnelUpEcho() throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
         let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        let failures = echoConcurrently(port: port, streams: 8, bytes: 16 << 20)
-        #expect(failures.isEmpty, "\(failures)\n\(tunnel.stderrText)")
+        for round in 0..<3 {
+            let failures = echoConcurrently(port: port, streams: 8, bytes: 16 << 20, seedBase: UInt64(100 * round))
+            try #require(failures.isEmpty, "round \(round): \(failures)\n\(tunnel.stderrText)")
+        }
+        #expect(!tunnel.stderrText.contains("stalled"), "\(tunnel.stderrText)")
+        #expect(tunnel.stderr.filter { $0.hasPrefix("connected to") }.count == 1, "one session throughout: \(tunnel.stderrText)")
+        // status counts stalls (none here).
+        let status = try fixture.run(["tunnel", "status", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        #expect(object["stalls"] as? Int == 0, "\(status.stdout)")
     }
+
+    @Test("home up, RekeyLimit 1M on the VPS: 8 concurrent streams echo 16 MiB each way through both ends, every byte intact")
+    func homeUpEcho() async throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
+        let remotePort = freePort()
+        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--no-health"])
+        defer { homeSide.stopGracefullyOrKill() }
+        try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
+        let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health"])
+        defer { laptop.stopGracefullyOrKill() }
+        let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
+        for round in 0..<2 {
+            let failures = try await offPool { echoConcurrently(port: port, streams: 8, bytes: 16 << 20, seedBase: UInt64(300 + 100 * round)) }
+            try #require(failures.isEmpty, "round \(round): \(failures)\nlaptop:\n\(laptop.stderrText)\nhome:\n\(homeSide.stderrText)")
+        }
+        #expect(!homeSide.stderrText.contains("stalled") && !laptop.stderrText.contains("stalled"), "\(laptop.stderrText)\n\(homeSide.stderrText)")
+        #expect(homeSide.stderr.filter { $0.hasPrefix("connected to") }.count == 1, "\(homeSide.stderrText)")
+    }
+
+    @Test("RekeyLimit 1M: a client that stops reading for 3 s while another stream drives re-keys gets every byte once it reads again")
+    func rekeyWhileClientNotReading() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        defer { tunnel.stopGracefullyOrKill() }
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+
+        let size = 8 << 20
+        let fd = connectLoopback(port)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        setSocketTimeout(fd, seconds: 30)
+        let payload = patternBytes(size, seed: 11)
+        let writer = Thread {
+            writeAll(fd, payload)
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        writer.start()
+        // The driver: 16 MiB each way on another stream, about 32 re-keys, while `fd` is not read.
+        let driver = Thread { _ = echoConcurrently(port: port, streams: 1, bytes: 16 << 20, seedBase: 12) }
+        driver.start()
+        Thread.sleep(forTimeInterval: 3)  // the client not reading is the scenario, not synchronisation
+        let back = readAll(fd, limit: size)
+        #expect(back.count == size && back == payload, "got \(back.count) of \(size) bytes back\n\(tunnel.stderrText)")
+        #expect(roundTrip(port: port, seed: 13), "\(tunnel.stderrText)")
+        #expect(!tunnel.stderrText.contains("stalled"), "\(tunnel.stderrText)")
+    }
+
+    @Test("RekeyLimit 1M: bursts of 6 new connections are served while the pool refills and a bulk stream drives re-keys")
+    func rekeyWhilePoolRefills() throws {
+        let echo = try TCPTestServer.echo()
+        let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        defer { tunnel.stopGracefullyOrKill() }
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let bulk = FailureBox()
+        let bulkDone = DispatchSemaphore(value: 0)
+        Thread {
+            for line in echoConcurrently(port: port, streams: 2, bytes: 16 << 20, seedBase: 20) { bulk.add(line) }
+            bulkDone.signal()
+        }.start()
+        var bursts = 0
+        let short = FailureBox()
+        // Bursts of 6 (a browser's connections) until the bulk streams are done: each takes
+        // pooled channels, so the pool refills (one open at a time) across re-keys.
+        while bulkDone.wait(timeout: .now()) == .timedOut && bursts < 200 {
+            bursts += 1
+            let burst = bursts
+            DispatchQueue.concurrentPerform(iterations: 6) { index in
+                if !roundTrip(port: port, seed: UInt64(1000 * burst + index)) { short.add("burst \(burst) connection \(index)") }
+            }
+        }
+        #expect(bursts >= 2, "the bulk streams ended before two bursts")
+        #expect(bulk.lines.isEmpty, "\(bulk.lines)\n\(tunnel.stderrText)")
+        #expect(short.lines.isEmpty, "\(short.lines)\n\(tunnel.stderrText)")
+        #expect(!tunnel.stderrText.contains("stalled"), "\(tunnel.stderrText)")
+    }
+
+    @Test("RekeyLimit default 1s, both ends octunnel: an event stream stays live and a request every 250 ms is answered, for 12 s")
+    func timeBasedRekeys() async throws {
+        let backend = try OpenCodeStandIn(heartbeat: 0.5)
+        let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("default", seconds: 1) + "\nLogLevel DEBUG1")
+        let remotePort = freePort()
+        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--no-health"])
+        defer { homeSide.stopGracefullyOrKill() }
+        try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
+        let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health"])
+        defer { laptop.stopGracefullyOrKill() }
+        let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
+        let result = try await offPool { eventStreamAndRequests(port: port, seconds: 12, every: 0.25) }
+        #expect(result.failed.isEmpty, "\(result.failed)\nlaptop:\n\(laptop.stderrText)\nhome:\n\(homeSide.stderrText)")
+        #expect(result.requests >= 30, "only \(result.requests) requests in 12 s")
+        // Heartbeats every 0.5 s: the stream is live to the end (the last one under 2 s before it).
+        #expect(result.heartbeats >= 12 && result.quietAtEnd < 2, "\(result)")
+        let rekeys = fixture.sshd.log.components(separatedBy: "SSH2_MSG_NEWKEYS received").count - 1
+        #expect(rekeys >= 2 + 2 * 6, "sshd re-keyed only \(rekeys) times (2 of them the first exchanges)")
+        #expect(!homeSide.stderrText.contains("stalled") && !laptop.stderrText.contains("stalled"))
+    }
+}
+
+/// Holds `GET /global/event` open on `port` while a `GET /global/health` goes out every
+/// `every` seconds for `seconds`; counts heartbeats and answers.
+func eventStreamAndRequests(port: Int, seconds: Double, every: Double) -> (requests: Int, failed: [String], heartbeats: Int, quietAtEnd: Double) {
+    let events = connectLoopback(port)
+    guard events >= 0 else { return (0, ["event stream: connect failed"], 0, seconds) }
+    defer { close(events) }
+    setSocketTimeout(events, seconds: 3)
+    _ = writeAll(events, Array("GET /global/event HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".utf8))
+    let heartbeats = ByteCounter()
+    let lastBeat = ByteCounter()
+    let start = Date()
+    let reader = Thread {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var text = ""
+        while Date().timeIntervalSince(start) < seconds + 1 {
+            let count = read(events, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            text += String(decoding: buffer[..<count], as: UTF8.self)
+            let beats = text.components(separatedBy: "server.heartbeat").count - 1
+            if beats != heartbeats.value {
+                heartbeats.set(beats)
+                lastBeat.set(Int(Date().timeIntervalSince(start) * 1000))
+            }
+        }
+    }
+    reader.start()
+    var failed: [String] = []
+    var requests = 0
+    while Date().timeIntervalSince(start) < seconds {
+        requests += 1
+        let answer = httpGet(port: port, path: "/global/health") ?? ""
+        if !answer.hasPrefix("HTTP/1.0 200") && !answer.hasPrefix("HTTP/1.1 200") {
+            failed.append("request \(requests) at \(String(format: "%.2f", Date().timeIntervalSince(start))) s: \(answer.prefix(40))")
+        }
+        Thread.sleep(forTimeInterval: every)  // the request rate is the scenario, not synchronisation
+    }
+    let quiet = Date().timeIntervalSince(start) - Double(lastBeat.value) / 1000
+    return (requests, failed, heartbeats.value, quiet)
+}
+
+/// Sends `sending` on a new connection to `port` while reading, and checks the answer is
+/// `expecting`; returns what failed.
+func exchange(port: Int, sending: [UInt8], expecting: [UInt8], name: String, stallAfter: Int = 20) -> [String] {
+    let fd = connectLoopback(port)
+    guard fd >= 0 else { return ["\(name): connect failed"] }
+    defer { close(fd) }
+    setSocketTimeout(fd, seconds: stallAfter)
+    let written = ByteCounter()
+    let writer = Thread {
+        var offset = 0
+        while offset < sending.count {
+            let n = sending.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(65536, sending.count - offset), Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            offset += n
+            written.set(offset)
+        }
+        shutdown(fd, Int32(SHUT_WR))
+    }
+    writer.start()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    var received = 0
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        if count < 0 {
+            return ["\(name): stalled (\(String(cString: strerror(errno)))) after \(received) of \(expecting.count) bytes back, \(written.value) sent"]
+        }
+        if count == 0 { break }
+        if received + count > expecting.count { return ["\(name): more bytes than expected"] }
+        for offset in 0..<count where buffer[offset] != expecting[received + offset] {
+            return ["\(name): byte \(received + offset) differs"]
+        }
+        received += count
+    }
+    return received == expecting.count ? [] : ["\(name): EOF after \(received) of \(expecting.count) bytes, \(written.value) sent"]
 }
 
 /// Echoes `bytes` through `streams` concurrent connections to `port` (an echo server behind
@@ -24,40 +231,10 @@ struct RekeyTests {
 func echoConcurrently(port: Int, streams: Int, bytes: Int, seedBase: UInt64 = 100, stallAfter: Int = 20) -> [String] {
     let results = FailureBox()
     DispatchQueue.concurrentPerform(iterations: streams) { index in
-        let fd = connectLoopback(port)
-        guard fd >= 0 else { return results.add("stream \(index): connect failed") }
-        defer { close(fd) }
-        setSocketTimeout(fd, seconds: stallAfter)
         let payload = patternBytes(bytes, seed: seedBase + UInt64(index))
-        let written = ByteCounter()
-        let writer = Thread {
-            var offset = 0
-            while offset < payload.count {
-                let n = payload.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(65536, payload.count - offset), Int32(MSG_NOSIGNAL)) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                offset += n
-                written.set(offset)
-            }
-            shutdown(fd, Int32(SHUT_WR))
+        for line in exchange(port: port, sending: payload, expecting: payload, name: "stream \(index)", stallAfter: stallAfter) {
+            results.add(line)
         }
-        writer.start()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var received = 0
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 {
-                return results.add("stream \(index): stalled (\(String(cString: strerror(errno)))) after \(received) of \(bytes) bytes back, \(written.value) sent")
-            }
-            if count == 0 { break }
-            if received + count > bytes { return results.add("stream \(index): more bytes than sent") }
-            for offset in 0..<count where buffer[offset] != payload[received + offset] {
-                return results.add("stream \(index): byte \(received + offset) differs")
-            }
-            received += count
-        }
-        if received != bytes { results.add("stream \(index): EOF after \(received) of \(bytes) bytes, \(written.value) sent") }
     }
     return results.lines
 }
@@ -70,7 +247,7 @@ final class FailureBox: @unchecked Sendable {
     var lines: [String] { lock.lock(); defer { lock.unlock() }; return values }
 }
 
-/// A thread-safe byte count.
+/// A thread-safe count.
 final class ByteCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
