@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The re-keys row: octunnel vs `ssh -N -L` through one sshd that re-keys every MiB
+# (`RekeyLimit 1M`), REKEY_STREAMS (default 8) connections each echoing REKEY_MIB (default 16)
+# MiB both ways at once, bytes checked, REKEY_ROUNDS (default 10) alternating rounds per tunnel.
+# A stream that moves nothing for REKEY_STALL seconds (default 30) counts as stalled. Prints a
+# Markdown section on stdout (scripts/bench.sh puts it in docs/benchmarks.md); runs on its own:
+#   bash scripts/bench-rekey.sh
+# OCT names the octunnel binary (default: a release build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${REKEY_ROUNDS:-10}
+STREAMS=${REKEY_STREAMS:-8}
+MIB=${REKEY_MIB:-16}
+STALL=${REKEY_STALL:-30}
+. scripts/lib/sshd.sh
+if [ -z "${OCT:-}" ]; then
+  swift build -c release --product octunnel >&2 2>&1 | tail -1 >&2
+  OCT="$(swift build -c release --show-bin-path)/octunnel"
+fi
+work=$(mktemp -d /tmp/octunnel-rekey.XXXXXX)
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # sshd's per-connection children run in sessions of their own: stop them by their parent.
+  [ -f "$work/sshd.pid" ] && pkill -P "$(cat "$work/sshd.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+coproc ECHO { exec python3 scripts/lib/echo-rounds.py server; }
+pids+=($ECHO_PID)
+read -r _ echo_port <&"${ECHO[0]}"
+
+ssh_port=$(free_port)
+"$OCT" keygen --home "$work/home" >/dev/null 2>&1
+ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
+"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
+write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
+  "RekeyLimit 1M" "MaxStartups 200" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
+wait_port "$ssh_port"
+user=$(id -un)
+
+oct_port=$(free_port); ssh_lport=$(free_port)
+"$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$oct_port" --remote-port "$echo_port" --no-health 2>"$work/octunnel.log" &
+pids+=($!)
+wait_port "$oct_port"
+cipher=$(grep -o 'aes[0-9]*-ctr' "$work/octunnel.log" | head -1); mac=$(grep -o 'hmac-sha2-[0-9]*' "$work/octunnel.log" | head -1)
+ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
+    -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$echo_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
+pids+=($!)
+wait_port "$ssh_lport"
+
+rekeys() { grep -c 'SSH2_MSG_NEWKEYS received' "$work/sshd.log" || true; }
+declare -A times intact
+run_round() { # who port
+  local before out; before=$(rekeys)
+  out=$(python3 scripts/lib/echo-rounds.py client "$2" "$STREAMS" "$MIB" "$STALL")
+  times[$1]+="${out%% *} "
+  intact[$1]=$(( ${intact[$1]:-0} + $(awk '$2 == $3 {print 1; exit} {print 0}' <<<"$out") ))
+  echo "$1 round: $out ($(( $(rekeys) - before )) re-keys)" >&2
+}
+for i in $(seq "$ROUNDS"); do
+  if (( i % 2 )); then run_round oct "$oct_port"; run_round ssh "$ssh_lport"
+  else run_round ssh "$ssh_lport"; run_round oct "$oct_port"; fi
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+slowest() { tr ' ' '\n' <<<"$1" | grep . | sort -g | tail -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+om=$(median "${times[oct]}"); sm=$(median "${times[ssh]}")
+os=$(slowest "${times[oct]}"); ss=$(slowest "${times[ssh]}")
+stalls=$(grep -c 'stalled' "$work/octunnel.log" || true)
+
+echo "## Re-keys (issue 17)"
+echo
+echo "Written by \`scripts/bench-rekey.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "One sshd with \`RekeyLimit 1M\` (a key exchange every MiB each way), an echo server behind it; $STREAMS connections"
+echo "each send $MIB MiB and read the echo at once, bytes checked; $ROUNDS alternating rounds per tunnel, $(rekeys) re-keys in all."
+echo
+echo "| measure | octunnel | ssh -L | ratio |"
+echo "|---|---|---|---|"
+echo "| re-keys: rounds with every byte of $STREAMS × $MIB MiB back | $((intact[oct])) / $ROUNDS | $((intact[ssh])) / $ROUNDS | |"
+echo "| re-keys: a round, median s | $om | $sm | $(ratio "$om" "$sm") |"
+echo "| re-keys: the slowest round, s | $os | $ss | $(ratio "$os" "$ss") |"
+echo
+echo "All rounds, s: octunnel ${times[oct]% }; ssh -L ${times[ssh]% }. octunnel named $stalls stalled stream(s) (\`streamStalled\`)."
