@@ -2,6 +2,8 @@
 # The re-keys row: octunnel vs `ssh -N -L` through one sshd that re-keys every MiB
 # (`RekeyLimit 1M`), REKEY_STREAMS (default 8) connections each echoing REKEY_MIB (default 16)
 # MiB both ways at once, bytes checked, REKEY_ROUNDS (default 10) alternating rounds per tunnel.
+# Then the same through both ends (REKEY_HOME=0 skips it): `tunnel up` → sshd → `home up` → the
+# echo server, against `ssh -L` → sshd → `ssh -R`, both sessions re-keying.
 # A stream that moves nothing for REKEY_STALL seconds (default 30) counts as stalled. Prints a
 # Markdown section on stdout (scripts/bench.sh puts it in docs/benchmarks.md); runs on its own:
 #   bash scripts/bench-rekey.sh
@@ -55,6 +57,22 @@ ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="
     -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$echo_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
 pids+=($!)
 wait_port "$ssh_lport"
+HOME_ROWS=${REKEY_HOME:-1}
+if [ "$HOME_ROWS" = 1 ]; then
+  oct_rport=$(free_port); ssh_rport=$(free_port); octh_port=$(free_port); sshh_lport=$(free_port)
+  "$OCT" home up --home "$work/home" "$user@127.0.0.1:$ssh_port" --remote-port "$oct_rport" --home-port "$echo_port" --no-health 2>"$work/octunnel-home.log" &
+  pids+=($!)
+  ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
+      -o ExitOnForwardFailure=yes -R "127.0.0.1:$ssh_rport:127.0.0.1:$echo_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh-home.log" &
+  pids+=($!)
+  wait_port "$oct_rport"; wait_port "$ssh_rport"
+  "$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$octh_port" --remote-port "$oct_rport" --no-health 2>"$work/octunnel-laptop.log" &
+  pids+=($!)
+  ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
+      -o ExitOnForwardFailure=yes -L "127.0.0.1:$sshh_lport:127.0.0.1:$ssh_rport" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh-laptop.log" &
+  pids+=($!)
+  wait_port "$octh_port"; wait_port "$sshh_lport"
+fi
 
 rekeys() { grep -c 'SSH2_MSG_NEWKEYS received' "$work/sshd.log" || true; }
 declare -A times intact
@@ -65,16 +83,21 @@ run_round() { # who port
   intact[$1]=$(( ${intact[$1]:-0} + $(awk '$2 == $3 {print 1; exit} {print 0}' <<<"$out") ))
   echo "$1 round: $out ($(( $(rekeys) - before )) re-keys)" >&2
 }
-for i in $(seq "$ROUNDS"); do
-  if (( i % 2 )); then run_round oct "$oct_port"; run_round ssh "$ssh_lport"
-  else run_round ssh "$ssh_lport"; run_round oct "$oct_port"; fi
-done
+rounds() { # octunnel's name and port, ssh's name and port
+  local i
+  for i in $(seq "$ROUNDS"); do
+    if (( i % 2 )); then run_round "$1" "$2"; run_round "$3" "$4"
+    else run_round "$3" "$4"; run_round "$1" "$2"; fi
+  done
+}
+rounds oct "$oct_port" ssh "$ssh_lport"
+[ "$HOME_ROWS" = 1 ] && rounds octh "$octh_port" sshh "$sshh_lport"
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 slowest() { tr ' ' '\n' <<<"$1" | grep . | sort -g | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 om=$(median "${times[oct]}"); sm=$(median "${times[ssh]}")
 os=$(slowest "${times[oct]}"); ss=$(slowest "${times[ssh]}")
-stalls=$(grep -c 'stalled' "$work/octunnel.log" || true)
+stalls=$(cat "$work"/octunnel*.log | grep -c 'stalled' || true)
 
 echo "## Re-keys (issue 17)"
 echo
@@ -87,5 +110,14 @@ echo "|---|---|---|---|"
 echo "| re-keys: rounds with every byte of $STREAMS × $MIB MiB back | $((intact[oct])) / $ROUNDS | $((intact[ssh])) / $ROUNDS | |"
 echo "| re-keys: a round, median s | $om | $sm | $(ratio "$om" "$sm") |"
 echo "| re-keys: the slowest round, s | $os | $ss | $(ratio "$os" "$ss") |"
+if [ "$HOME_ROWS" = 1 ]; then
+  ohm=$(median "${times[octh]}"); shm=$(median "${times[sshh]}")
+  ohs=$(slowest "${times[octh]}"); shs=$(slowest "${times[sshh]}")
+  echo "| re-keys through both ends (tunnel up + home up vs ssh -L + ssh -R): rounds intact | $((intact[octh])) / $ROUNDS | $((intact[sshh])) / $ROUNDS | |"
+  echo "| re-keys through both ends: a round, median s | $ohm | $shm | $(ratio "$ohm" "$shm") |"
+  echo "| re-keys through both ends: the slowest round, s | $ohs | $shs | $(ratio "$ohs" "$shs") |"
+fi
 echo
-echo "All rounds, s: octunnel ${times[oct]% }; ssh -L ${times[ssh]% }. octunnel named $stalls stalled stream(s) (\`streamStalled\`)."
+echo "All rounds, s: octunnel ${times[oct]% }; ssh -L ${times[ssh]% }."
+[ "$HOME_ROWS" = 1 ] && echo "Through both ends: octunnel ${times[octh]% }; ssh ${times[sshh]% }."
+echo "octunnel named $stalls stalled stream(s) (\`streamStalled\`)."
