@@ -168,13 +168,16 @@ struct RekeyTests {
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health"])
         defer { laptop.stopGracefullyOrKill() }
         let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
-        let result = try await offPool { eventStreamAndRequests(port: port, seconds: 12, every: 0.25) }
+        // 12 s in the suite; the issue's full minute: OCTUNNEL_REKEY_SECONDS=60.
+        let seconds = Double(ProcessInfo.processInfo.environment["OCTUNNEL_REKEY_SECONDS"] ?? "") ?? 12
+        let result = try await offPool { eventStreamAndRequests(port: port, seconds: seconds, every: 0.25) }
         #expect(result.failed.isEmpty, "\(result.failed)\nlaptop:\n\(laptop.stderrText)\nhome:\n\(homeSide.stderrText)")
-        #expect(result.requests >= 30, "only \(result.requests) requests in 12 s")
+        #expect(Double(result.requests) >= seconds * 2.5, "only \(result.requests) requests in \(seconds) s")
         // Heartbeats every 0.5 s: the stream is live to the end (the last one under 2 s before it).
-        #expect(result.heartbeats >= 12 && result.quietAtEnd < 2, "\(result)")
+        #expect(Double(result.heartbeats) >= seconds && result.quietAtEnd < 2, "\(result)")
         let rekeys = fixture.sshd.log.components(separatedBy: "SSH2_MSG_NEWKEYS received").count - 1
-        #expect(rekeys >= 2 + 2 * 6, "sshd re-keyed only \(rekeys) times (2 of them the first exchanges)")
+        #expect(Double(rekeys) >= 2 + seconds, "sshd re-keyed only \(rekeys) times (2 of them the first exchanges)")
+        print("time-based re-keys: \(result.requests) requests in \(Int(seconds)) s, all answered: \(result.failed.isEmpty), \(result.heartbeats) heartbeats, last \(String(format: "%.2f", result.quietAtEnd)) s before the end, \(rekeys) re-keys")
         #expect(!homeSide.stderrText.contains("stalled") && !laptop.stderrText.contains("stalled"))
     }
 }
