@@ -7,6 +7,8 @@
 # A stream that moves nothing for REKEY_STALL seconds (default 30) counts as stalled. Prints a
 # Markdown section on stdout (scripts/bench.sh puts it in docs/benchmarks.md); runs on its own:
 #   bash scripts/bench-rekey.sh
+# REKEY_DELAY_MS (default 0) puts scripts/lib/delay-relay.py in front of sshd, holding each
+# chunk that long each way (a WAN's round trip of twice that) for both tunnels.
 # OCT names the octunnel binary (default: a release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +23,13 @@ if [ -z "${OCT:-}" ]; then
 fi
 work=$(mktemp -d /tmp/octunnel-rekey.XXXXXX)
 pids=()
+sshd_pid=""
 cleanup() {
   trap - EXIT INT TERM
+  # sshd's per-connection children run in sessions of their own: stop them by their parent,
+  # while it still is their parent.
+  [ -n "$sshd_pid" ] && pkill -P "$sshd_pid" 2>/dev/null || true
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  # sshd's per-connection children run in sessions of their own: stop them by their parent.
-  [ -f "$work/sshd.pid" ] && pkill -P "$(cat "$work/sshd.pid")" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -33,6 +37,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+wait_line() { for _ in $(seq 400); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 coproc ECHO { exec python3 scripts/lib/echo-rounds.py server; }
 pids+=($ECHO_PID)
@@ -44,32 +49,40 @@ ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
 "$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
 write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
   "RekeyLimit 1M" "MaxStartups 200" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & sshd_pid=$!; pids+=($sshd_pid)
 wait_port "$ssh_port"
 user=$(id -un)
+DELAY=${REKEY_DELAY_MS:-0}
+vps_port=$ssh_port
+if [ "$DELAY" -gt 0 ]; then
+  vps_port=$(free_port)
+  python3 scripts/lib/delay-relay.py 127.0.0.1 "$vps_port" 127.0.0.1 "$ssh_port" "$DELAY" >/dev/null 2>&1 & pids+=($!)
+  wait_port "$vps_port"
+fi
 
 oct_port=$(free_port); ssh_lport=$(free_port)
-"$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$oct_port" --remote-port "$echo_port" --no-health 2>"$work/octunnel.log" &
+"$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$vps_port" --local-port "$oct_port" --remote-port "$echo_port" --no-health 2>"$work/octunnel.log" &
 pids+=($!)
 wait_port "$oct_port"
+wait_line "$work/octunnel.log" "^connected to"
 cipher=$(grep -o 'aes[0-9]*-ctr' "$work/octunnel.log" | head -1); mac=$(grep -o 'hmac-sha2-[0-9]*' "$work/octunnel.log" | head -1)
 ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
-    -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$echo_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
+    -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$echo_port" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
 pids+=($!)
 wait_port "$ssh_lport"
 HOME_ROWS=${REKEY_HOME:-1}
 if [ "$HOME_ROWS" = 1 ]; then
   oct_rport=$(free_port); ssh_rport=$(free_port); octh_port=$(free_port); sshh_lport=$(free_port)
-  "$OCT" home up --home "$work/home" "$user@127.0.0.1:$ssh_port" --remote-port "$oct_rport" --home-port "$echo_port" --no-health 2>"$work/octunnel-home.log" &
+  "$OCT" home up --home "$work/home" "$user@127.0.0.1:$vps_port" --remote-port "$oct_rport" --home-port "$echo_port" --no-health 2>"$work/octunnel-home.log" &
   pids+=($!)
   ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
-      -o ExitOnForwardFailure=yes -R "127.0.0.1:$ssh_rport:127.0.0.1:$echo_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh-home.log" &
+      -o ExitOnForwardFailure=yes -R "127.0.0.1:$ssh_rport:127.0.0.1:$echo_port" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh-home.log" &
   pids+=($!)
   wait_port "$oct_rport"; wait_port "$ssh_rport"
-  "$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$octh_port" --remote-port "$oct_rport" --no-health 2>"$work/octunnel-laptop.log" &
+  "$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$vps_port" --local-port "$octh_port" --remote-port "$oct_rport" --no-health 2>"$work/octunnel-laptop.log" &
   pids+=($!)
   ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
-      -o ExitOnForwardFailure=yes -L "127.0.0.1:$sshh_lport:127.0.0.1:$ssh_rport" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh-laptop.log" &
+      -o ExitOnForwardFailure=yes -L "127.0.0.1:$sshh_lport:127.0.0.1:$ssh_rport" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh-laptop.log" &
   pids+=($!)
   wait_port "$octh_port"; wait_port "$sshh_lport"
 fi
@@ -104,6 +117,7 @@ echo
 echo "Written by \`scripts/bench-rekey.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average at the end $(cut -d' ' -f1-3 /proc/loadavg)."
 echo "One sshd with \`RekeyLimit 1M\` (a key exchange every MiB each way), an echo server behind it; $STREAMS connections"
 echo "each send $MIB MiB and read the echo at once, bytes checked; $ROUNDS alternating rounds per tunnel, $(rekeys) re-keys in all."
+[ "$DELAY" -gt 0 ] && echo "Both tunnels reach sshd through \`scripts/lib/delay-relay.py\`, $DELAY ms each way ($((2 * DELAY)) ms round trip)."
 echo
 echo "| measure | octunnel | ssh -L | ratio |"
 echo "|---|---|---|---|"
