@@ -61,37 +61,40 @@ if [ "$DELAY" -gt 0 ]; then
 fi
 
 oct_port=$(free_port); ssh_lport=$(free_port)
+declare -A procs   # the tunnel processes of each setup, whose CPU each round counts
 "$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$vps_port" --local-port "$oct_port" --remote-port "$echo_port" --no-health 2>"$work/octunnel.log" &
-pids+=($!)
+pids+=($!); procs[oct]=$!
 wait_port "$oct_port"
 wait_line "$work/octunnel.log" "^connected to"
 cipher=$(grep -o 'aes[0-9]*-ctr' "$work/octunnel.log" | head -1); mac=$(grep -o 'hmac-sha2-[0-9]*' "$work/octunnel.log" | head -1)
 ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
     -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$echo_port" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
-pids+=($!)
+pids+=($!); procs[ssh]=$!
 wait_port "$ssh_lport"
 HOME_ROWS=${REKEY_HOME:-1}
 if [ "$HOME_ROWS" = 1 ]; then
   oct_rport=$(free_port); ssh_rport=$(free_port); octh_port=$(free_port); sshh_lport=$(free_port)
   "$OCT" home up --home "$work/home" "$user@127.0.0.1:$vps_port" --remote-port "$oct_rport" --home-port "$echo_port" --no-health 2>"$work/octunnel-home.log" &
-  pids+=($!)
+  pids+=($!); procs[octh]=$!
   ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
       -o ExitOnForwardFailure=yes -R "127.0.0.1:$ssh_rport:127.0.0.1:$echo_port" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh-home.log" &
-  pids+=($!)
+  pids+=($!); procs[sshh]=$!
   wait_port "$oct_rport"; wait_port "$ssh_rport"
   "$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$vps_port" --local-port "$octh_port" --remote-port "$oct_rport" --no-health 2>"$work/octunnel-laptop.log" &
-  pids+=($!)
+  pids+=($!); procs[octh]+=" $!"
   ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
       -o ExitOnForwardFailure=yes -L "127.0.0.1:$sshh_lport:127.0.0.1:$ssh_rport" -p "$vps_port" "$user@127.0.0.1" 2>"$work/ssh-laptop.log" &
-  pids+=($!)
+  pids+=($!); procs[sshh]+=" $!"
   wait_port "$octh_port"; wait_port "$sshh_lport"
 fi
 
 rekeys() { grep -c 'SSH2_MSG_NEWKEYS received' "$work/sshd.log" || true; }
-declare -A times intact
+declare -A times intact cpu
+ticks() { local p t=0; for p in $1; do t=$(( t + $(awk '{print $14+$15}' "/proc/$p/stat") )); done; echo "$t"; }
 run_round() { # who port
-  local before out; before=$(rekeys)
+  local before out t0; before=$(rekeys); t0=$(ticks "${procs[$1]}")
   out=$(python3 scripts/lib/echo-rounds.py client "$2" "$STREAMS" "$MIB" "$STALL")
+  cpu[$1]+="$(awk -v d=$(( $(ticks "${procs[$1]}") - t0 )) -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", d/hz}') "
   times[$1]+="${out%% *} "
   intact[$1]=$(( ${intact[$1]:-0} + $(awk '$2 == $3 {print 1; exit} {print 0}' <<<"$out") ))
   echo "$1 round: $out ($(( $(rekeys) - before )) re-keys)" >&2
@@ -124,12 +127,16 @@ echo "|---|---|---|---|"
 echo "| re-keys: rounds with every byte of $STREAMS × $MIB MiB back | $((intact[oct])) / $ROUNDS | $((intact[ssh])) / $ROUNDS | |"
 echo "| re-keys: a round, median s | $om | $sm | $(ratio "$om" "$sm") |"
 echo "| re-keys: the slowest round, s | $os | $ss | $(ratio "$os" "$ss") |"
+oc=$(median "${cpu[oct]}"); sc=$(median "${cpu[ssh]}")
+echo "| re-keys: CPU s of the tunnel process a round, median | $oc | $sc | $(ratio "$oc" "$sc") |"
 if [ "$HOME_ROWS" = 1 ]; then
   ohm=$(median "${times[octh]}"); shm=$(median "${times[sshh]}")
   ohs=$(slowest "${times[octh]}"); shs=$(slowest "${times[sshh]}")
   echo "| re-keys through both ends (tunnel up + home up vs ssh -L + ssh -R): rounds intact | $((intact[octh])) / $ROUNDS | $((intact[sshh])) / $ROUNDS | |"
   echo "| re-keys through both ends: a round, median s | $ohm | $shm | $(ratio "$ohm" "$shm") |"
   echo "| re-keys through both ends: the slowest round, s | $ohs | $shs | $(ratio "$ohs" "$shs") |"
+  ohc=$(median "${cpu[octh]}"); shc=$(median "${cpu[sshh]}")
+  echo "| re-keys through both ends: CPU s of both tunnel processes a round, median | $ohc | $shc | $(ratio "$ohc" "$shc") |"
 fi
 echo
 echo "All rounds, s: octunnel ${times[oct]% }; ssh -L ${times[ssh]% }."
