@@ -17,6 +17,8 @@
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 # Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
 # each tunnel serves again after a network move and after a sleep with a move.
+# BENCH_REKEY=0 skips the re-keys section (scripts/bench-rekey.sh: RekeyLimit 1M, 8 x 16 MiB
+# echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -469,6 +471,10 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "keeps one channel open in flight per session (its open state lives in the session, channel.c), so connections"
     echo "beyond octunnel's pool of channels opened ahead of need (at most 32 unless --warm says otherwise) open one round"
     echo "trip each, where ssh -L opens them all at once (docs/architecture.md, \"One channel open at a time\")."
+  fi
+  if [ "${BENCH_REKEY:-1}" = 1 ]; then
+    echo
+    OCT="$OCT" bash scripts/bench-rekey.sh || echo "Re-keys: \`scripts/bench-rekey.sh\` failed (see its output above)."
   fi
 } > docs/benchmarks.md
 

@@ -125,6 +125,12 @@ public final class SSHDServer: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// The config line that makes sshd re-key each session every `limit` of data (e.g. "1M")
+    /// and, with `seconds`, also on time (OpenSSH's `RekeyLimit default 1s` is `limit` "default").
+    public static func rekeyLimit(_ limit: String, seconds: Int? = nil) -> String {
+        "RekeyLimit \(limit)" + (seconds.map { " \($0)s" } ?? "")
+    }
+
     deinit { stop(hard: true) }
 }
 

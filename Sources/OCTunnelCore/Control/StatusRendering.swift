@@ -28,6 +28,7 @@ extension StatusSnapshot {
             let ago = lastNetworkEventAt.map { " (\(Self.duration(now.timeIntervalSince($0))) ago)" } ?? ""
             row("network", lastNetworkEvent + ago)
         }
+        if stalls > 0 { row("stalls", "\(stalls) stalled connection(s) found and moved again (a bug: please report it)") }
         row("process", "pid \(pid) · profile \(profile)")
         return lines
     }

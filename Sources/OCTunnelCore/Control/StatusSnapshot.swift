@@ -74,6 +74,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var bytesOut: Int
     /// Sessions established after the first one.
     public var reconnects: Int
+    /// Streams found stalled (bytes waiting with room to take them) and moved again: should stay 0.
+    public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
     public var lastError: String?
     public var lastErrorAt: Date?
@@ -93,6 +95,7 @@ public struct StatusSnapshot: Sendable, Equatable {
         bytesIn = 0
         bytesOut = 0
         reconnects = 0
+        stalls = 0
     }
 
     /// Keeps `text` as `lastError` if it is newer than the one held (the driver and the
@@ -123,7 +126,7 @@ extension StatusSnapshot {
             "localHosts": local.map { ([$0] + alsoLocal).map(\.host) } ?? [],
             "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
             "openConnections": openConnections, "totalConnections": totalConnections,
-            "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects,
+            "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
             "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
@@ -168,6 +171,7 @@ extension StatusSnapshot {
         bytesIn = int("bytesIn")
         bytesOut = int("bytesOut")
         reconnects = int("reconnects")
+        stalls = int("stalls")
         lastError = string("lastError")
         lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
         lastNetworkEvent = string("lastNetworkEvent")

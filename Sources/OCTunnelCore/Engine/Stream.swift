@@ -30,6 +30,9 @@ final class Stream {
     /// Bytes read from the socket / written to it.
     private(set) var sent = 0
     private(set) var received = 0
+    /// Grows whenever a byte moves in either direction (read or written, socket or channel):
+    /// the stall watch's "has it moved since the last look".
+    private(set) var moved = 0
 
     /// Takes ownership of `fd` (non-blocking, close-on-exec, TCP_NODELAY are set here).
     init(id: Int, fd: Int32, now: Double) {
@@ -78,24 +81,70 @@ final class Stream {
     func markFailed(_ reason: String) { if failed == nil { failed = reason } }
 
     /// Moves bytes both ways once: `socketReady` says the socket polled readable.
+    ///
+    /// The two directions are independent: socket bytes the channel cannot take (its window is
+    /// full) never stop the channel's bytes from reaching the socket. They once did, and an
+    /// echo deadlocked under load: the server sends no window adjust until its far end reads,
+    /// which waits for its own output to drain, which waits for us to read the channel
+    /// (docs/architecture.md, "Both directions, always").
     func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
+        pump(live, socketReady: socketReady, readChannel: false, now: now)
+    }
+
+    /// `pump`, with `readChannel` reading the channel once even if libssh2 reports nothing
+    /// queued (a read also resends a window adjust libssh2 could not send before).
+    private func pump(_ live: LiveSession, socketReady: Bool, readChannel: Bool, now: Double) {
         guard let channel, failed == nil else { return }
-        let scratch = live.scratch
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
+        guard moveUpstream(channel, live, socketReady: socketReady), failed == nil, live.isAlive else { return }
+        moveDownstream(channel, live, readChannel: readChannel, now: now)
+    }
 
-        // socket → channel: leftovers first, then fresh bytes read straight into scratch.
-        if !upstream.isEmpty && !writeUpstreamLeftover(channel, live) { return }
+    /// Whether this stream holds bytes for the channel (checked before polling it, no libssh2 call).
+    var holdsBytesForChannel: Bool { !upstream.isEmpty }
+
+    /// A description of the stall if bytes wait on one side with room on the other: queued in
+    /// libssh2 while nothing waits for the client socket, or held for the channel while its
+    /// window and the session's send buffer have room. Nil when it may rightly be waiting.
+    func stallCandidate(_ live: LiveSession, seconds: Double) -> StreamStall? {
+        guard let channel, failed == nil else { return nil }
+        let toClient = downstream.isEmpty && !channelEOF && channel.hasQueuedData
+        let toVPS = !upstream.isEmpty && live.hasSendRoom && channel.sendWindow > 0
+        guard toClient || toVPS else { return nil }
+        let windows = channel.windows
+        return StreamStall(id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
+                           receiveWindow: windows.receive, sendWindow: windows.send, pendingToVPS: upstream.count,
+                           pendingToClient: downstream.count, sent: sent, received: received)
+    }
+
+    /// Moves a stalled stream again, each direction on its own: the channel read even if
+    /// libssh2 reports nothing queued, then the socket treated as readable.
+    func recover(_ live: LiveSession, now: Double) {
+        guard let channel, failed == nil else { return }
+        moveDownstream(channel, live, readChannel: true, now: now)
+        guard failed == nil, live.isAlive else { return }
+        _ = moveUpstream(channel, live, socketReady: true)
+    }
+
+    /// socket → channel: leftovers first, then fresh bytes read straight into scratch, then EOF.
+    /// False when the stream or the session failed.
+    private func moveUpstream(_ channel: SSHChannel, _ live: LiveSession, socketReady: Bool) -> Bool {
+        let scratch = live.scratch
+        if !upstream.isEmpty {
+            if case .failed = writeUpstreamLeftover(channel, live) { return false }
+        }
         if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {
             let count = recv(fd, scratch.pointer, scratch.size, 0)
             if count > 0 {
                 sent += count
+                moved += count
                 var offset = 0
                 // Stop at the high-water mark: the send buffer then holds at most it plus one write.
                 while offset < count && live.hasSendRoom {
                     let result = channel.write(scratch.pointer + offset, count: count - offset)
-                    if case .bytes(let n) = result { offset += n; continue }
-                    if case .failed(let code) = result { return channelFailed(code, live) }
+                    if case .bytes(let n) = result { offset += n; moved += n; continue }
+                    if case .failed(let code) = result { channelFailed(code, live); return false }
                     break
                 }
                 if offset < count {
@@ -104,21 +153,27 @@ final class Stream {
             } else if count == 0 {
                 socketEOF = true
             } else if !Self.isTransient(errno) {
-                return markFailed("client: \(String(cString: strerror(errno)))")
+                markFailed("client: \(String(cString: strerror(errno)))")
+                return false
             }
         }
         if socketEOF && upstream.isEmpty && !eofSent {
             switch channel.sendEOF() {
             case .done: eofSent = true
             case .wouldBlock: break
-            case .failed(let code): return channelFailed(code, live)
+            case .failed(let code): channelFailed(code, live); return false
             }
         }
+        return true
+    }
 
-        // channel → socket: only read the channel when nothing is waiting for the socket.
+    /// channel → socket: what waits for the socket first; the channel is read only when
+    /// nothing does.
+    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool, now: Double) {
+        let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
-            if written > 0 { downstream.consume(written) }
+            if written > 0 { downstream.consume(written); moved += written }
             else if written < 0 && !Self.isTransient(errno) {
                 return markFailed("client: \(String(cString: strerror(errno)))")
             }
@@ -127,17 +182,20 @@ final class Stream {
         // this round, so only channels with queued data (or EOF) need a read. At most two reads
         // per stream per round, so one bulk download cannot starve the rest.
         var reads = 0
-        while reads < 2 && downstream.isEmpty && !channelEOF && (channel.hasQueuedData || channel.isEOF) {
+        while reads < 2 && downstream.isEmpty && !channelEOF
+                && ((readChannel && reads == 0) || channel.hasQueuedData || channel.isEOF) {
             reads += 1
             switch channel.read(into: scratch.pointer, count: scratch.size) {
             case .bytes(let count):
                 live.heard(at: now)
                 received += count
+                moved += count
                 let written = send(fd, scratch.pointer, count, Int32(MSG_NOSIGNAL))
                 if written < 0 && !Self.isTransient(errno) {
                     return markFailed("client: \(String(cString: strerror(errno)))")
                 }
                 let taken = max(0, written)
+                moved += taken
                 if taken < count {
                     downstream.set(UnsafeRawBufferPointer(start: scratch.pointer + taken, count: count - taken))
                 }
@@ -157,18 +215,22 @@ final class Stream {
         }
     }
 
-    /// Retries the socket bytes the channel could not take; false when it still cannot.
-    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> Bool {
+    /// What retrying the socket bytes the channel could not take did.
+    private enum LeftoverResult { case flushed, blocked, failed }
+
+    /// Retries the socket bytes the channel could not take (its window was full, or the send
+    /// buffer was above its high-water mark).
+    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> LeftoverResult {
         while !upstream.isEmpty {
-            guard live.hasSendRoom else { return false }
+            guard live.hasSendRoom else { return .blocked }
             let result = upstream.withHead { channel.write($0, count: $1) }
             switch result {
-            case .bytes(let n): upstream.consume(n)
-            case .failed(let code): channelFailed(code, live); return false
-            case .wouldBlock, .eof: return false
+            case .bytes(let n): upstream.consume(n); moved += n
+            case .failed(let code): channelFailed(code, live); return .failed
+            case .wouldBlock, .eof: return .blocked
             }
         }
-        return true
+        return .flushed
     }
 
     private func channelFailed(_ code: Int32, _ live: LiveSession) {

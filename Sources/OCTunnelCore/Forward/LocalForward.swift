@@ -25,7 +25,7 @@ final class LocalForward: SessionForward, PollOwner {
     private var listenerClosed = false
     private let maxConnections = 4096
 
-    private var streams: [Int: Stream] = [:]
+    private let streams: StreamTable
     private var waiting: [Int] = []
     private var openInFlight = false
     /// The originator address of the open in flight (it must be repeated byte for byte).
@@ -34,18 +34,17 @@ final class LocalForward: SessionForward, PollOwner {
     private var receivedAtLastTend = -1
     private var nextID = 1
     private var readable = Set<Int>()
-    private var queuedForClients = false
     private var announced = false
     private var lastNothingListening: Double = -100
     private let refusalLock = NSLock()
     private var refusal: String?
-    private var counters = ForwardCounters()
     private var arrivals = 0
 
     /// Binds the listener now, so a busy port fails before anything else happens.
     init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit
+        streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
         let (first, port) = try Sockets.listen(bind: options.bind, port: options.localPort)
         localPort = port
@@ -99,15 +98,10 @@ final class LocalForward: SessionForward, PollOwner {
         // Data already queued for a client, or clients waiting for a channel (they came while
         // the session was down): serve them now, not at the next keepalive.
         // While the session is in doubt (a quick probe), waiting clients wait for its answer.
-        let mayOpen = !openInFlight && !live.keepalive.isProbing && (!waiting.isEmpty || pool.wantsOpen(now: now))
-        if queuedForClients || mayOpen { set.wakeNow() }
+        if !openInFlight && !live.keepalive.isProbing && (!waiting.isEmpty || pool.wantsOpen(now: now)) { set.wakeNow() }
         if openInFlight { set.wake(at: now + 0.5) }
         if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
-        let room = live.hasSendRoom
-        for (id, stream) in streams {
-            let events = stream.pollEvents(sendRoom: room)
-            if events != 0 { set.watch(stream.fd, events: events, owner: self, tag: id) }
-        }
+        streams.register(in: set, live: live, owner: self)
     }
 
     func ready(tag: Int, events: Int16) {
@@ -121,44 +115,29 @@ final class LocalForward: SessionForward, PollOwner {
         // probe's answer, then goes to this session or to the next one.
         if !live.keepalive.isProbing { openNextChannel(live, now: now) }
         guard live.isAlive else { return }
-        for stream in Array(streams.values) where stream.channel != nil && live.isAlive {
-            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
-            if stream.isDone { finish(stream, live: live, reason: stream.failed) }
-        }
+        streams.pumpAll(live, readable: readable, now: now)
         guard live.isAlive else { return }
         tendPool(live, now: now)
-        // Calls above may have pulled packets off the socket for streams already visited:
-        // if any such data waits, the next poll must not sleep.
-        queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
+        // Tending the pool may have pulled packets off the socket for streams already visited.
+        streams.noteUndeliveredData()
     }
 
     func sessionEnded(reason: String) {
-        for stream in Array(streams.values) where stream.channel != nil {
-            stream.detach()
-            finish(stream, live: nil, reason: "session lost")
-        }
+        streams.sessionEnded()
         openInFlight = false
         pool.clear()
         receivedAtLastTend = -1
-        queuedForClients = false
     }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
         pool.release(to: live)
-        for stream in streams.values {
-            if MonotonicClock.now() > deadline { break }
-            stream.sendFinalEOF()
-        }
+        streams.sendFinalEOFs(deadline: deadline)
     }
 
     func stop(reason: String?) {
         closeListener()
-        for stream in Array(streams.values) {
-            stream.detach()
-            if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
-        }
-        streams.removeAll()
+        streams.stop(reason: reason)
         waiting.removeAll()
         openInFlight = false
         pool.clear()
@@ -175,7 +154,7 @@ final class LocalForward: SessionForward, PollOwner {
         snapshot.remote = options.remote
         snapshot.openConnections = streams.count
         snapshot.totalConnections = nextID - 1
-        counters.describe(into: &snapshot, open: streams.values)
+        streams.describe(into: &snapshot)
     }
 
     private func closeListener() {
@@ -200,7 +179,7 @@ final class LocalForward: SessionForward, PollOwner {
             let now = MonotonicClock.now()
             let stream = Stream(id: nextID, fd: fd, now: now)
             nextID += 1
-            streams[stream.id] = stream
+            streams.add(stream)
             waiting.append(stream.id)
             arrivals += 1
             pool.noteBurst(streams.values.count { now - $0.createdAt < 1 }, now: now)
@@ -219,9 +198,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Closes the client socket, hands its channel to be freed, forgets it.
     private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
-        counters.finished(stream)
-        streams[stream.id] = nil
-        emit(stream.finish(releasingTo: live, reason: reason))
+        streams.finish(stream, live: live, reason: reason)
     }
 
     // MARK: - Opening channels
@@ -267,7 +244,7 @@ final class LocalForward: SessionForward, PollOwner {
                     if let client { finish(client, live: live, reason: "nothing listens on VPS \(remote)") }
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
-                    counters.failed("the VPS refused the forward: \(error.message)")
+                    streams.counters.failed("the VPS refused the forward: \(error.message)")
                     emit(.forwardRefused(remote: remote, reason: error.message))
                     if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
                 }
@@ -287,7 +264,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Nothing answers behind the VPS: said at most once every 5 s.
     private func reportNothingListening(now: Double) {
-        counters.failed("nothing listens on VPS \(options.remote)")
+        streams.counters.failed("nothing listens on VPS \(options.remote)")
         guard now - lastNothingListening >= 5 else { return }
         lastNothingListening = now
         emit(.nothingListening(remote: options.remote, reverseCommand: options.reverseCommand))

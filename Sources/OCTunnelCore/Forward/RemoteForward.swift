@@ -25,15 +25,13 @@ final class RemoteForward: SessionForward, PollOwner {
     /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
     private(set) var fatal: OCTunnelError?
 
-    private var streams: [Int: Stream] = [:]
+    private let streams: StreamTable
     private var connecting: [Int: HomeConnection] = [:]
     private var answering: [Int: GatewayReply] = [:]
     private var nextID = 1
     private var readable = Set<Int>()
     private var connected = Set<Int>()
-    private var queuedForClients = false
     private var lastUnreachable: Double = -100
-    private var counters = ForwardCounters()
 
     /// A forwarded channel whose home socket is still connecting.
     private struct HomeConnection {
@@ -56,6 +54,7 @@ final class RemoteForward: SessionForward, PollOwner {
         self.options = options
         self.emit = emit
         self.requestStop = requestStop
+        streams = StreamTable(emit: emit)
         homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
     }
 
@@ -83,20 +82,15 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     func register(in set: PollSet, live: LiveSession?, now: Double) {
-        guard live != nil else { return }
+        guard let live else { return }
         if let listenRetryAt { set.wake(at: listenRetryAt) }
         if listener == nil && listenRetryAt == nil { set.wake(at: now + 0.5) }
-        if queuedForClients { set.wakeNow() }
         for (id, connection) in connecting {
             set.watch(connection.fd, events: Int32(POLLOUT), owner: self, tag: id)
             set.wake(at: connection.deadline)
         }
         if !answering.isEmpty { set.wake(at: now + 0.5) }
-        let room = live?.hasSendRoom ?? false
-        for (id, stream) in streams {
-            let events = stream.pollEvents(sendRoom: room)
-            if events != 0 { set.watch(stream.fd, events: events, owner: self, tag: id) }
-        }
+        streams.register(in: set, live: live, owner: self)
     }
 
     func ready(tag: Int, events: Int16) {
@@ -113,44 +107,28 @@ final class RemoteForward: SessionForward, PollOwner {
         finishConnecting(live, now: now)
         drainReplies(live, now: now)
         guard live.isAlive else { return }
-        for stream in Array(streams.values) {
-            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
-            guard live.isAlive else { return }
-            if stream.isDone { finish(stream, live: live, reason: stream.failed) }
-        }
-        queuedForClients = streams.values.contains { $0.hasUndeliveredChannelData }
+        streams.pumpAll(live, readable: readable, now: now)
     }
 
     func sessionEnded(reason: String) {
         listener = nil
         listenRetryAt = nil
-        for stream in Array(streams.values) {
-            stream.detach()
-            finish(stream, live: nil, reason: "session lost")
-        }
+        streams.sessionEnded()
         for connection in connecting.values { close(connection.fd) }
         connecting.removeAll()
         answering.removeAll()
-        queuedForClients = false
     }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         // Cancel first: the VPS frees the port at once, even if the rest runs out of time.
         listener?.cancel()
         listener = nil
-        for stream in streams.values {
-            if MonotonicClock.now() > deadline { break }
-            stream.sendFinalEOF()
-        }
+        streams.sendFinalEOFs(deadline: deadline)
     }
 
     func stop(reason: String?) {
         listener = nil
-        for stream in Array(streams.values) {
-            stream.detach()
-            if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
-        }
-        streams.removeAll()
+        streams.stop(reason: reason)
         for connection in connecting.values { close(connection.fd) }
         connecting.removeAll()
         answering.removeAll()
@@ -176,7 +154,7 @@ final class RemoteForward: SessionForward, PollOwner {
         case .refused(nil):
             let delay = listenPolicy.nextDelay(afterUptime: nil)
             listenRetryAt = now + delay
-            counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
+            streams.counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
             emit(.listenRefused(remote: remote, retryIn: delay))
         case .failed(let error):
             if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(reason: error.description) }
@@ -189,7 +167,7 @@ final class RemoteForward: SessionForward, PollOwner {
         snapshot.remote = listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote
         snapshot.openConnections = count
         snapshot.totalConnections = nextID - 1
-        counters.describe(into: &snapshot, open: streams.values)
+        streams.describe(into: &snapshot)
     }
 
     // MARK: - Forwarded connections
@@ -268,13 +246,13 @@ final class RemoteForward: SessionForward, PollOwner {
     private func join(id: Int, fd: Int32, channel: SSHChannel, now: Double) {
         let stream = Stream(id: id, fd: fd, now: now)
         stream.attach(channel)
-        streams[id] = stream
+        streams.add(stream)
     }
 
     /// Says why (at most once every 5 s) and answers the channel with a 502, or just closes it
     /// with `--no-http-errors`.
     private func homeUnreachable(id: Int, channel: SSHChannel, reason: String, live: LiveSession, now: Double) {
-        counters.failed("home \(options.home): \(reason)")
+        streams.counters.failed("home \(options.home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
             emit(.homeUnreachable(home: options.home, reason: reason))
@@ -309,12 +287,6 @@ final class RemoteForward: SessionForward, PollOwner {
                 live.release(reply.channel)
             }
         }
-    }
-
-    private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
-        counters.finished(stream)
-        streams[stream.id] = nil
-        emit(stream.finish(releasingTo: live, reason: reason))
     }
 
     private static func describe(_ code: Int32) -> String {

@@ -89,6 +89,7 @@ public final class SSHSession: @unchecked Sendable {
         self.socket = socket
         io = BatchedSocketIO(socket: socket)
         BatchedSocketIO.install(io, on: session)
+        LibSSH2Trace.enable(on: session)
         let preferences: [(Int32, String)] = [
             (LIBSSH2_METHOD_KEX, SSHAlgorithms.keyExchange),
             (LIBSSH2_METHOD_HOSTKEY, SSHAlgorithms.hostKeys),
@@ -287,6 +288,19 @@ final class SSHChannel {
 
     /// `libssh2_channel_eof`.
     var isEOF: Bool { libssh2_channel_eof(raw) != 0 }
+
+    /// Flow-control counters: bytes libssh2 holds for this channel and the window the server
+    /// may still fill (`libssh2_channel_window_read_ex`, a list scan), and the window we may
+    /// still fill (`libssh2_channel_window_write_ex`).
+    var windows: (queued: Int, receive: Int, send: Int) {
+        var queued: UInt = 0
+        let receive = libssh2_channel_window_read_ex(raw, &queued, nil)
+        let send = libssh2_channel_window_write_ex(raw, nil)
+        return (Int(queued), Int(receive), Int(send))
+    }
+
+    /// What we may still send before the server adjusts the window (`libssh2_channel_window_write_ex`).
+    var sendWindow: Int { Int(libssh2_channel_window_write_ex(raw, nil)) }
 
     /// `libssh2_channel_setenv_ex`, used as a request the server must answer: `.done` once it
     /// has answered, whether it accepted the variable or refused it (OpenSSH's `AcceptEnv`).

@@ -23,6 +23,8 @@ public enum TunnelEvent: Sendable {
     case homeUnreachable(home: HostPort, reason: String)
     /// A network change, a wake or a reconnect request, and what the session driver did about it.
     case roaming(RoamingEvent)
+    /// A stream stopped with bytes waiting and room to take them; the loop moved it again.
+    case streamStalled(StreamStall)
 }
 
 /// Options of the forwarding event loop.

@@ -48,6 +48,8 @@ extension TunnelEvent {
             return "OpenCode is not running on this machine: \(HomeGatewayAnswer.unreachable(home: home, reason: reason).error) (\(reason)); start `opencode serve --port \(home.port)` here"
         case .roaming(let event):
             return event.text
+        case .streamStalled(let stall):
+            return "warning: " + stall.text
         }
     }
 
@@ -96,6 +98,8 @@ extension TunnelEvent {
                     "reason": reason, "homeHost": home.host, "homePort": home.port]
         case .roaming(let event):
             return event.jsonObject
+        case .streamStalled(let stall):
+            return stall.jsonObject
         }
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+
+/// The streams of one forward and the bookkeeping both forwards share: polling their sockets,
+/// one pump round, ending them, the session's loss, their counters for `status`, and the stall
+/// watch. A forward keeps only what differs: how a stream gets its channel.
+///
+/// The stall watch: once a second, while some stream holds bytes, it asks each stream whether
+/// bytes wait on one side with room on the other (`Stream.stallCandidate`). A stream that
+/// answers yes twice in a row without moving a byte in between has stalled: the watch says so
+/// (`TunnelEvent.streamStalled`, with the channel's counters), counts it for `status`, and
+/// moves it again (`Stream.recover`). It must never fire; it exists so that a stall can never
+/// again pass silently (issue 17).
+final class StreamTable {
+    private let emit: @Sendable (TunnelEvent) -> Void
+    private(set) var streams: [Int: Stream] = [:]
+    /// Bytes of finished streams and the forward's last failure.
+    var counters = ForwardCounters()
+    /// Whether libssh2 holds bytes (or EOF) for a stream that nothing has delivered yet: the
+    /// next poll must not sleep.
+    private(set) var hasUndeliveredData = false
+    /// Stalls found and recovered since start.
+    private(set) var stalls = 0
+
+    /// How often the watch looks; a stall is named after one to two of these.
+    let stallInterval: Double
+    private var lastStallCheck = -Double.infinity
+    /// Streams that had bytes waiting with room at the last look, and how far they had moved.
+    private var suspects: [Int: Int] = [:]
+
+    init(stallInterval: Double = 1, emit: @escaping @Sendable (TunnelEvent) -> Void) {
+        self.stallInterval = stallInterval
+        self.emit = emit
+    }
+
+    subscript(id: Int) -> Stream? { streams[id] }
+    var count: Int { streams.count }
+    var values: Dictionary<Int, Stream>.Values { streams.values }
+
+    func add(_ stream: Stream) { streams[stream.id] = stream }
+
+    /// Polls each stream's socket for what it can take now, and wakes the loop for the next
+    /// look of the stall watch while any stream holds bytes.
+    func register(in set: PollSet, live: LiveSession, owner: PollOwner) {
+        if hasUndeliveredData { set.wakeNow() }
+        let room = live.hasSendRoom
+        var holding = hasUndeliveredData
+        for (id, stream) in streams {
+            let events = stream.pollEvents(sendRoom: room)
+            if events != 0 { set.watch(stream.fd, events: events, owner: owner, tag: id) }
+            if stream.holdsBytesForChannel { holding = true }
+        }
+        if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
+    }
+
+    /// One pump round over every stream with a channel (`readable`: sockets that polled
+    /// readable); ends finished ones; then the stall watch, if its interval has passed.
+    func pumpAll(_ live: LiveSession, readable: Set<Int>, now: Double) {
+        for stream in Array(streams.values) where stream.channel != nil {
+            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
+            guard live.isAlive else { return }
+            if stream.isDone { finish(stream, live: live, reason: stream.failed) }
+        }
+        if now - lastStallCheck >= stallInterval { watchForStalls(live, now: now) }
+        guard live.isAlive else { return }
+        noteUndeliveredData()
+    }
+
+    /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
+    /// visited: look again before the loop sleeps.
+    func noteUndeliveredData() {
+        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData }
+    }
+
+    private func watchForStalls(_ live: LiveSession, now: Double) {
+        let elapsed = now - lastStallCheck
+        lastStallCheck = now
+        var waiting: [Int: Int] = [:]
+        for stream in Array(streams.values) where stream.channel != nil {
+            guard let stall = stream.stallCandidate(live, seconds: elapsed) else { continue }
+            if suspects[stream.id] == stream.moved {
+                stalls += 1
+                emit(.streamStalled(stall))
+                stream.recover(live, now: now)
+                guard live.isAlive else { return }
+                if stream.isDone { finish(stream, live: live, reason: stream.failed); continue }
+            }
+            waiting[stream.id] = stream.moved
+        }
+        suspects = waiting
+    }
+
+    /// Closes a stream, hands its channel to be freed, counts its bytes, says how it ended.
+    func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+        counters.finished(stream)
+        streams[stream.id] = nil
+        suspects[stream.id] = nil
+        emit(stream.finish(releasingTo: live, reason: reason))
+    }
+
+    /// The session is gone: every stream with a channel ends (streams still waiting for one stay).
+    func sessionEnded() {
+        for stream in Array(streams.values) where stream.channel != nil {
+            stream.detach()
+            finish(stream, live: nil, reason: "session lost")
+        }
+        hasUndeliveredData = false
+        suspects = [:]
+    }
+
+    /// Sends EOF on every stream's channel while the deadline lasts (on the way out).
+    func sendFinalEOFs(deadline: Double) {
+        for stream in streams.values {
+            if MonotonicClock.now() > deadline { break }
+            stream.sendFinalEOF()
+        }
+    }
+
+    /// Ends every stream: with an event saying `reason`, or silently when it is nil.
+    func stop(reason: String?) {
+        for stream in Array(streams.values) {
+            stream.detach()
+            if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
+        }
+        streams.removeAll()
+        suspects = [:]
+        hasUndeliveredData = false
+    }
+
+    /// Bytes both ways (finished and open streams), the last failure, the stalls.
+    func describe(into snapshot: inout StatusSnapshot) {
+        counters.describe(into: &snapshot, open: streams.values)
+        snapshot.stalls = stalls
+    }
+}
