@@ -1,0 +1,52 @@
+/// What holds the VPS port `home up` was refused, as the refused-listen event tells it.
+public enum ListenHolder: Sendable {
+    /// The key's forced command answered (`PortReclaimProgram`).
+    case found(PortReclaimReport)
+    /// The key's line has no program that can take the port back (an old line: `/bin/false`,
+    /// or no forced command). `line` is the one to install, given in full the first time.
+    case oldKeyLine(line: String?)
+    /// The program did not answer in time.
+    case noAnswer
+
+    /// What a dead session's port costs without the program, said once for every text that
+    /// used to prescribe ClientAliveInterval alone.
+    public static let withoutProgram = "sshd frees it when it notices the session died: `ClientAliveInterval 15` (and `ClientAliveCountMax 3`) in sshd_config does that within 45 s only while nothing connects to the port; while clients keep trying, only TCP gives up, after 15-30 min"
+
+    /// The clause after "the VPS refused to listen on …: ".
+    public var text: String {
+        switch self {
+        case .found(let report):
+            switch report.result {
+            case .unseen:
+                return "it is \(report.summary). Until it goes, \(Self.withoutProgram)"
+            default:
+                return "it is \(report.summary)"
+            }
+        case .oldKeyLine(let line?):
+            return "the port is taken, most likely by this machine's earlier session that died without closing. octunnel takes such a port back itself when the key's authorized_keys line allows it, and this key's line does not: on the VPS, replace it with this one (`octunnel pubkey --restrict --listen`):\n  \(line)\nUntil then, \(Self.withoutProgram)"
+        case .oldKeyLine(nil):
+            return "the port is taken, most likely by this machine's earlier session that died without closing; this key's authorized_keys line cannot take it back (see the line to install above), and \(Self.withoutProgram)"
+        case .noAnswer:
+            return "the port is taken, and the key's program on the VPS did not answer in time (asked again on the next retry)"
+        }
+    }
+
+    /// The JSON fields the refused-listen event adds.
+    var jsonObject: [String: Any] {
+        switch self {
+        case .found(let report):
+            var object: [String: Any] = ["holder": report.result.rawValue, "detail": report.summary]
+            if let client = report.client { object["client"] = client }
+            if let pid = report.pid { object["pid"] = pid }
+            return object
+        case .oldKeyLine(let line):
+            var object: [String: Any] = ["holder": "unknown",
+                                         "fix": "the authorized_keys line printed by `octunnel pubkey --restrict --listen` (octunnel then takes a dead session's port back itself)",
+                                         "detail": Self.withoutProgram]
+            if let line { object["authorizedKeysLine"] = line }
+            return object
+        case .noAnswer:
+            return ["holder": "unknown", "detail": "the key's program on the VPS did not answer"]
+        }
+    }
+}
