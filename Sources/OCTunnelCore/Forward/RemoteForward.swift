@@ -27,6 +27,9 @@ final class RemoteForward: SessionForward, PollOwner {
     private var listenPolicy = RemoteForward.listenRetryPolicy()
     /// The forced command asked after a refused listen; the listen waits for its answer.
     private var reclaim: RemoteCommand?
+    /// The forced command's `octunnel-mark`, kept running while listening: it tells a later
+    /// `home up` which sshd session listens, where /proc does not (a non-root VPS user).
+    private var marker: RemoteCommand?
     /// Whether the authorized_keys line to install was given in full already.
     private var toldKeyLine = false
     /// Listens asked at once after the program found the port free, since the last backoff:
@@ -115,6 +118,7 @@ final class RemoteForward: SessionForward, PollOwner {
         defer { readable.removeAll(keepingCapacity: true); connected.removeAll(keepingCapacity: true) }
         guard let live else { return }
         if let reclaim { stepReclaim(reclaim, live: live, now: now) }
+        if let marker, marker.step(live, now: now) != .running { self.marker = nil }
         if listener == nil, reclaim == nil, let at = listenRetryAt, now >= at { listen(live, now: now) }
         guard live.isAlive, fatal == nil else { return }
         acceptChannels(live, now: now)
@@ -135,6 +139,8 @@ final class RemoteForward: SessionForward, PollOwner {
         listenRetryAt = nil
         reclaim?.abandon()
         reclaim = nil
+        marker?.abandon()
+        marker = nil
         for stream in Array(streams.values) {
             stream.detach()
             finish(stream, live: nil, reason: "session lost")
@@ -159,6 +165,8 @@ final class RemoteForward: SessionForward, PollOwner {
         listener = nil
         reclaim?.abandon()
         reclaim = nil
+        marker?.abandon()
+        marker = nil
         for stream in Array(streams.values) {
             stream.detach()
             if let reason { finish(stream, live: nil, reason: reason) } else { stream.close(releasingTo: nil) }
@@ -183,6 +191,9 @@ final class RemoteForward: SessionForward, PollOwner {
             listenRetryAt = nil
             listenPolicy = Self.listenRetryPolicy()
             immediateListens = 0
+            // Marks this session as the listener's for a later reclaim (an old key line just ends it).
+            marker = RemoteCommand(command: PortReclaimProgram.markVerb, deadline: .infinity)
+            marker?.step(live, now: now)
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
             fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)

@@ -20,6 +20,12 @@ public enum PortReclaimProgram {
     public static let reclaimVerb = "octunnel-reclaim"
     /// The read-only verb: what holds the port, nothing provoked or ended.
     public static let inspectVerb = "octunnel-inspect"
+    /// The verb `home up` runs once listening, for the life of its session: a `cat` that
+    /// reads nothing, whose environment (`OCTUNNEL_LISTEN`, `SSH_CONNECTION`) and parent tell
+    /// a later reclaim which sshd session listens and from where, where /proc/PID/fd cannot:
+    /// a non-root user cannot read sshd's session processes (they changed uid, so the kernel
+    /// made them non-dumpable).
+    public static let markVerb = "octunnel-mark"
 
     /// The rule for "dead", as the program applies it to the holder's client connection
     /// (/proc/net/tcp): unacknowledged bytes (`tx_queue` > 0) under the retransmission timer
@@ -85,22 +91,23 @@ public enum PortReclaimProgram {
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
-        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
+        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
         #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
         #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
         #"set -- $(l);[ -n "$1" ]||o free"#,
         #"I=$1 U=$2"#,
         #"set -- $(ls -l $P/[0-9]*/fd 2>/dev/null|awk -v P="$P/" -v I="socket:[$I]" "index(\$0,P)==1&&/\/fd:\$/{p=substr(\$0,length(P)+1);sub(\"/fd:\$\",\"\",p);next} \$NF~/^socket:/{s[p]=s[p]\" \"substr(\$NF,9,length(\$NF)-9);if(\$NF==I)q[p]=1} END{n=0;for(p in q){n++;r=p}if(n==1)print n,r,s[r];else print n}")"#,
-        #"[ "$1" = 1 ]||o unseen " uid=$U holders=$1""#,
-        #"Q=$2;shift 2;S=" $* ""#,
+        #"x=$$ Y=" ";while [ "${x:-0}" -gt 1 ];do Y="$Y$x ";x=$(awk "/^PPid:/{print \$2}" $P/$x/status 2>/dev/null);done"#,
+        #"[ "$1" = 1 ]||[ "$1$U" = "0$(id -u)" ]||o unseen " uid=$U holders=$1""#,
+        #"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;for f in $(grep -l "OCTUNNEL_LISTEN=$W;" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) continue;; esac;G=$((G+1));Q=$q;V=$(tr "\000" "\n" <$f|awk -F= "/^SSH_CONNECTION=/{print \$2}");done;[ $G = 1 ]||o unseen " uid=$U holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#,
         #"N=$(awk "/^Name:/{print \$2}" $P/$Q/status);R=$(awk "/^Uid:/{print \$2}" $P/$Q/status)"#,
         #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
-        #"x=$$;while [ "${x:-0}" -gt 1 ];do [ "$x" = "$Q" ]&&o own " pid=$Q";x=$(awk "/^PPid:/{print \$2}" $P/$x/status 2>/dev/null);done"#,
-        #"c(){ awk -v S="$S" -v H="$H" "$F \$4==\"01\"&&index(S,\" \"\$10\" \"){split(\$2,x,\":\");if(x[2]==H)next;split(\$5,t,\":\");split(\$6,m,\":\");n++;k=a(\$3)\" \"h(t[1])\" \"h(m[1])\" \"h(\$7)} END{if(n==1)print k;else print \"-\",n+0}" $T;}"#,
+        #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
+        #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);k0=c\" \"h(t[1])\" \"h(m[1])\" \"h(\$7)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0"#,
-        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4;D=" pid=$Q client=$C txq=$X retrans=$E";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4;D=" pid=$Q client=$C txq=$X retrans=$E$Z";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
         #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,
