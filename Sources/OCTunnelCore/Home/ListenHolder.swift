@@ -22,13 +22,18 @@ public enum ListenHolder: Sendable {
             default:
                 return "it is \(report.summary)"
             }
-        case .oldKeyLine(let line?):
-            return "the port is taken, most likely by this machine's earlier session that died without closing. octunnel takes such a port back itself when the key's authorized_keys line allows it, and this key's line does not: on the VPS, replace it with this one (`octunnel pubkey --restrict --listen`):\n  \(line)\nUntil then, \(Self.withoutProgram)"
-        case .oldKeyLine(nil):
-            return "the port is taken, most likely by this machine's earlier session that died without closing; this key's authorized_keys line cannot take it back (see the line to install above), and \(Self.withoutProgram)"
+        case .oldKeyLine(let line):
+            let install = line == nil ? "(the line to install was shown above)" : "(the line to install follows)"
+            return "the port is taken, most likely by this machine's earlier session that died without closing. octunnel takes such a port back itself when the key's authorized_keys line allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
         case .noAnswer:
             return "the port is taken, and the key's program on the VPS did not answer in time (asked again on the next retry)"
         }
+    }
+
+    /// Lines after the event's own (the authorized_keys line to install, the first time).
+    public var appendix: String {
+        guard case .oldKeyLine(let line?) = self else { return "" }
+        return "\nOn the VPS, replace this key's line in authorized_keys with this one (`octunnel pubkey --restrict --listen`):\n  \(line)"
     }
 
     /// The JSON fields the refused-listen event adds.

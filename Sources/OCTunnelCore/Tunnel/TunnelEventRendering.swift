@@ -43,7 +43,7 @@ extension TunnelEvent {
         case .listening(let remote, let home):
             return "VPS \(remote) → home \(home)"
         case .listenRefused(let remote, let retryIn, let holder):
-            return "the VPS refused to listen on \(remote): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s"
+            return "the VPS refused to listen on \(remote): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
         case .portTakenBack(let remote, let report):
             return "VPS \(remote) taken back: \(report.summary); listening again"
         case .homeUnreachable(let home, let reason):
