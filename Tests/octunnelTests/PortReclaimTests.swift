@@ -51,6 +51,33 @@ struct PortReclaimTests {
         #expect(second.stderrText.contains("ClientAliveInterval") == false, "\(second.stderrText)")
     }
 
+    @Test("a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens within seconds")
+    func rebootNobodyConnecting() async throws {
+        let world = try await World.make("rebootNobodyConnecting")
+        defer { world.remove() }
+        let first = try world.homeUp(launcher: world.net.exec(.client))
+        defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
+        try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
+        try await offPool {
+            try world.net.setLink(.client, up: false)
+            first.signal(SIGKILL)
+            _ = first.waitForExit(timeout: 5)
+        }
+        let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
+        defer { home.remove() }
+        let startedAt = Date()
+        let second = try world.homeUp(launcher: home.exec)
+        defer { second.stopGracefullyOrKill() }
+        // The dead client had nothing in flight: the program's own connection makes sshd send it a
+        // CHANNEL_OPEN, resent 3 times within about 1.4 s on this link.
+        let listening = try await offPool { second.homeListening(timeout: 30) }
+        let took = Date().timeIntervalSince(startedAt)
+        #expect(listening != nil, "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+        #expect(second.stderrText.contains("taken back: ended the dead home session from \(world.net.clientAddress):"), "\(second.stderrText)")
+        #expect(took <= Self.servedBound, "listening \(took) s after the new home up started")
+        FileHandle.standardError.write(Data(String(format: "PortReclaimTests: reboot with nothing connecting: listening %.1f s after the new home up started\n", took).utf8))
+    }
+
     @Test("a second home up beside a live first one: refused and told who holds the port, the first is never ended and the phone is served without a gap")
     func secondLiveHome() async throws {
         let world = try await World.make("secondLiveHome")
