@@ -9,7 +9,9 @@ import Testing
 /// Processes here have pids above Linux's PID_MAX_LIMIT (4194304), so no `kill` can reach a real one.
 @Suite("the port-reclaim program on recorded /proc trees")
 struct PortReclaimProgramTests {
-    static let shells: [String] = ["/bin/dash", "/bin/bash"].filter { FileManager.default.isExecutableFile(atPath: $0) }
+    /// dash (Debian's sh) and bash with this machine's tools (mawk, GNU ls and grep), and busybox's
+    /// sh with only busybox's applets on PATH (as on Alpine), where installed.
+    static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox].filter { FileManager.default.isExecutableFile(atPath: $0) }
     static let listen = HostPort(host: "127.0.0.1", port: 18080)
 
     @Test("a busy VPS (4,000 sockets, 300 processes): the sshd session holding 127.0.0.1:18080 is found by its fd, with its dead client connection", arguments: shells)
@@ -160,7 +162,7 @@ struct PortReclaimProgramTests {
             index = line.index(after: index)
         }
         #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc W=127.0.0.1:\(port) "))
-        for shell in Self.shells {
+        for shell in Self.shells where shell != RecordedProc.busybox {
             let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
             #expect(result.stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:\(port)\n", "\(shell): \(result.stderr)")
         }
@@ -261,11 +263,23 @@ final class RecordedProc {
         try writeText(header + tcp6.map { $0 + "\n" }.joined(), to: root.file("net/tcp6"))
     }
 
+    static let busybox = "/bin/busybox"
+
     func result(shell: String, verb: String?, listen: HostPort) throws -> ProcessResult {
         let program = PortReclaimProgram.program(listen: listen, procRoot: root.path)
         var environment = ["PATH": "/usr/bin:/bin"]
         if let verb { environment["SSH_ORIGINAL_COMMAND"] = verb }
-        return try runProcess(shell, ["-c", program], environment: environment)
+        guard shell == Self.busybox else { return try runProcess(shell, ["-c", program], environment: environment) }
+        // Only busybox's applets: a directory of links to it (not a pid, so /proc globs skip it).
+        let tools = root.file("busybox-bin")
+        if !fileExists(tools) {
+            try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
+            for tool in ["sh", "awk", "ls", "grep", "tr", "sleep", "kill", "id", "printf", "cat", "nc"] {
+                try FileManager.default.createSymbolicLink(atPath: tools + "/" + tool, withDestinationPath: Self.busybox)
+            }
+        }
+        environment["PATH"] = tools
+        return try runProcess(Self.busybox, ["sh", "-c", program], environment: environment)
     }
 
     /// The program's stdout for `verb`.
