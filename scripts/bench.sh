@@ -13,6 +13,8 @@
 # warm-up sample), and headless Chromium (Debian's chromium) loading a page of 30 images
 # (BENCH_BROWSER_RUNS alternating runs, default 6; a fresh profile each run).
 # BENCH_LOOPBACK=0 skips the loopback rows (for working on the WAN rows only).
+# Last, the package's goals: scripts/package.sh --check from a clean clone (BENCH_PACKAGE=0 skips it,
+# BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -467,4 +469,36 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "trip each, where ssh -L opens them all at once (docs/architecture.md, \"One channel open at a time\")."
   fi
 } > docs/benchmarks.md
+
+# The package (issue 20): scripts/package.sh --check from a clean clone of this commit, with the Debian
+# root it has cached (BENCH_PACKAGE_COLD=1: a new one, as on a new machine; BENCH_PACKAGE=0 skips).
+if [ "${BENCH_PACKAGE:-1}" != 0 ]; then
+  git clone -q . "$work/package-clone"
+  root_cache=(); [ "${BENCH_PACKAGE_COLD:-0}" = 1 ] && root_cache=("OCTUNNEL_ROOT_CACHE=$work/root-cache/bookworm-minbase")
+  if env ${root_cache[@]+"${root_cache[@]}"} PACKAGE_MEASUREMENTS="$work/package.txt" \
+       bash "$work/package-clone/scripts/package.sh" --check > "$work/package.log" 2>&1; then
+    declare -A P
+    while read -r key value; do P[$key]=$value; done < "$work/package.txt"
+    met() { awk -v v="$1" -v b="$2" 'BEGIN { print (v < b) ? "met" : "not met" }'; }
+    {
+      echo
+      echo "## The package (\`scripts/package.sh\`, goals of issue 20)"
+      echo
+      echo "| goal | measured | |"
+      echo "|---|---|---|"
+      echo "| \`bash scripts/package.sh\` from a clean checkout < 5 min | ${P[build_seconds]} s | $(met "${P[build_seconds]}" 300) |"
+      echo "| the .deb < 15 MiB | ${P[deb_bytes]} bytes, $(awk -v b="${P[deb_bytes]}" 'BEGIN { printf "%.2f", b / 1048576 }') MiB | $(met "${P[deb_bytes]}" 15728640) |"
+      echo "| \`octunnel --version\` in a clean bookworm root < 50 ms | ${P[version_ms]} ms (\`chroot ROOT /bin/true\`: ${P[true_ms]} ms) | $(met "${P[version_ms]}" 50) |"
+      echo "| \`apt-get install ./octunnel_*.deb\`, then \`tunnel check\`, in a clean bookworm root exit 0 | yes, in ${P[check_seconds]} s | met |"
+      echo
+      echo "From a \`git clone\` of this commit (the release build and the man-page tool built from nothing); the"
+      echo "Debian root $([ -n "${P[debootstrap_seconds]:-}" ] && echo "made by debootstrap in ${P[debootstrap_seconds]} s" || echo "from the cache (debootstrap not timed)");"
+      echo "\`--version\`: the median of 31 runs through \`chroot\`, beside \`/bin/true\` run the same way. Load average at"
+      echo "the start, after the build, at the end: ${P[load_start]//\// }; ${P[load_built]//\// }; ${P[load_end]//\// }."
+    } >> docs/benchmarks.md
+  else
+    echo "package.sh --check failed; its log: $work/package.log" >&2
+    tail -5 "$work/package.log" >&2
+  fi
+fi
 cat docs/benchmarks.md

@@ -1,31 +1,53 @@
 #!/usr/bin/env python3
 """A stand-in for the OpenCode server on the home machine, for the demo and the tests.
 
-Each flavour answers as that OpenCode version's source defines it (anomalyco/opencode; what was
-read, and where, is in docs/troubleshooting.md "Which OpenCode answers"):
+Each flavour answers as that OpenCode version's source defines it (anomalyco/opencode; each
+behaviour below names the upstream file it comes from; docs/troubleshooting.md "Which OpenCode
+answers" has the commits):
 
   opencode1      OpenCode 1.x (default): GET /global/health -> {"healthy":true,"version"};
                  GET /global/event -> SSE, first data {"payload":{"type":"server.connected",
                  "properties":{}}}, then server.heartbeat the same way; GET /event -> the same
-                 events unwrapped ({"type":...,"properties":{}}). Other paths: the web app (HTML),
-                 as 1.x's catch-all proxies it. Basic auth on every path only with --password.
-  opencode2.0.3  OpenCode 2.0.3: GET /api/health -> {"healthy":true,"version","pid"};
-                 GET /api/event -> SSE "data: {"id":...,"type":"server.connected","data":{}}",
-                 heartbeats as SSE comments (": heartbeat"). No /api/info, no /api/status
-                 (upstream #49210). Unknown paths: an empty 404 (Effect's RouteNotFound).
-  opencode2      OpenCode 2 as it ships now (2.0.x): GET /api/info -> {"version","pid","urls",
-                 "paths":{"tmp","home"}}; /api/health is gone (404); /api/event as above.
-                 Paths outside /api: the web app (HTML), as 2.0.12 serves it.
+                 events unwrapped ({"type":...,"properties":{}}) (packages/opencode/src/server/
+                 routes/global.ts, routes/event.ts). Other paths: the web app (HTML), as 1.x's
+                 catch-all proxies it. With --password, Basic auth on every path: a refusal is
+                 an empty 401 with WWW-Authenticate: Basic realm="Secure Area" (1.x's Effect
+                 server: packages/opencode/src/server/routes/instance/httpapi/middleware/
+                 authorization.ts), or "Unauthorized" as text with --hono-401 (the older Hono
+                 server: hono/basic-auth via packages/opencode/src/server/middleware.ts).
+  opencode2.0.3  OpenCode 2.0.3: GET /api/health -> {"healthy":true,"version","pid"}
+                 (packages/server/src/handlers/health.ts); GET /api/event as below. No
+                 /api/info, no /api/status (upstream #49210). Unknown paths: an empty 404
+                 (Effect's RouteNotFound).
+  opencode2      OpenCode 2 as it ships now (2.0.17, the newest release): GET /api/info ->
+                 {"version","pid","urls","paths":{"tmp","home"}} (packages/protocol/src/groups/
+                 server.ts, packages/server/src/handlers/server.ts); /api/health is gone (404);
+                 unknown /api/... paths an empty 404, every other path the web app (HTML,
+                 Cache-Control: no-cache), served for any route the API lacks, outside the API's
+                 password check (packages/cli/src/services/web-ui.ts): so GET / answers the web
+                 shell without a password.
   other          some other web server (HTML on every path)
   nosse          OpenCode 1.x whose event stream never says server.connected
 
-In the 2.x flavours the password is mandatory, as `opencode serve` 2.x always asks for one:
-without --password a random one is made, printed as "PASSWORD <it>" on stdout (as opencode
-prints its generated password at start). Their API routes answer 401
-{"_tag":"UnauthorizedError","message":"Authentication required"} without it; paths the API does
-not know answer without a password. User: --username (default "opencode").
---port 0 picks a free port; the last line on stdout at start is "LISTENING <port>".
-/bytes/N (every flavour, behind the password) answers N bytes, for the tunnel's own tests.
+2.x's event stream, GET /api/event (packages/server/src/handlers/event.ts): chunked
+text/event-stream with Cache-Control: no-cache, no-transform, X-Accel-Buffering: no and
+X-Content-Type-Options: nosniff; the first frame is `data: {"id":...,"type":"server.connected",
+"data":{}}` with no event: line (Effect's encoding/Sse.ts writes none for "message"); heartbeats
+are SSE comments `: heartbeat` every 15 s. --heartbeat-first sends one before server.connected
+(the heartbeat is a Stream.tick merged with the events; a tick fires at once).
+
+2.x's password (packages/cli/src/env.ts, packages/cli/src/commands/handlers/serve.ts): the one
+given with --password; --no-password serves without one (OPENCODE_PASSWORD set but empty);
+otherwise a random one is made and printed as "PASSWORD <it>" on stdout (as `opencode serve`
+prints "server password <it>"). A refused API call gets 401, WWW-Authenticate: Basic
+realm="Secure Area" and {"_tag":"UnauthorizedError","message":"Authentication required"}
+(packages/server/src/middleware/authorization.ts). --web-auth puts the web app behind the password
+too, with an empty 401 (upstream PR #48217, "require authentication for frontend requests").
+--dev-build: /api/info says version "unknown" and pid 0 (handlers/server.ts: `version ??
+"unknown"`; groups/server.ts: "0 means the runtime has no OS process identity").
+User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
+start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
+the tunnel's own tests.
 """
 import argparse
 import base64
@@ -41,6 +63,11 @@ FLAVOURS = ["opencode1", "opencode2.0.3", "opencode2", "other", "nosse"]
 WEB_APP = "<!doctype html><html><head><title>OpenCode</title></head><body><div id=\"root\"></div></body></html>"
 
 
+def compact(value):
+    """JSON as JSON.stringify and Effect write it: no spaces."""
+    return json.dumps(value, separators=(",", ":"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
@@ -49,15 +76,22 @@ def main():
                         default=os.environ.get("OPENCODE_FLAVOUR", "opencode1"))
     parser.add_argument("--version", dest="server_version", default=None)
     parser.add_argument("--password", default=None)
+    parser.add_argument("--no-password", action="store_true", help="2.x: no password (OPENCODE_PASSWORD set but empty)")
+    parser.add_argument("--hono-401", action="store_true", help="1.x: refuse with the Hono server's \"Unauthorized\" text")
+    parser.add_argument("--web-auth", action="store_true", help="2.x: the web app behind the password too (empty 401)")
+    parser.add_argument("--heartbeat-first", action="store_true", help="2.x: a ': heartbeat' comment before server.connected")
+    parser.add_argument("--dev-build", action="store_true", help="2.x: /api/info says version \"unknown\" and pid 0")
     parser.add_argument("--username", default="opencode")
     parser.add_argument("--heartbeat", type=float, default=None,
                         help="seconds between SSE heartbeats (default: 10 for 1.x, 15 for 2.x, as the source)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     two = args.flavor.startswith("opencode2")
-    version = args.server_version or {"opencode2.0.3": "2.0.3", "opencode2": "2.0.12"}.get(args.flavor, "1.0.0")
+    version = args.server_version or {"opencode2.0.3": "2.0.3", "opencode2": "2.0.17"}.get(args.flavor, "1.0.0")
+    if args.dev_build:
+        version = "unknown"
     heartbeat = args.heartbeat if args.heartbeat is not None else (15.0 if two else 10.0)
-    if two and not args.password:
+    if two and not args.password and not args.no_password:
         args.password = secrets.token_urlsafe(18)
         print(f"PASSWORD {args.password}", flush=True)
     state = {"port": args.port}
@@ -81,18 +115,29 @@ def main():
             self.end_headers()
             self.wfile.write(data)
 
+        def password_matches(self):
+            expected = "Basic " + base64.b64encode(f"{args.username}:{args.password}".encode()).decode()
+            return self.headers.get("Authorization") == expected
+
         def authorized(self):
             if args.password is None:
                 return True
-            expected = "Basic " + base64.b64encode(f"{args.username}:{args.password}".encode()).decode()
-            if self.headers.get("Authorization") == expected:
+            if self.password_matches():
                 return True
-            challenge = {"WWW-Authenticate": 'Basic realm="Secure Area"'}
-            if two:
-                self.send_body(401, json.dumps({"_tag": "UnauthorizedError", "message": "Authentication required"}), extra=challenge)
-            else:
-                self.send_body(401, "Unauthorized", "text/plain; charset=UTF-8", extra=challenge)
+            self.refuse(api=True)
             return False
+
+        def refuse(self, api):
+            challenge = {"WWW-Authenticate": 'Basic realm="Secure Area"'}
+            if two and api:
+                # packages/server/src/middleware/authorization.ts: UnauthorizedError, as JSON.
+                self.send_body(401, compact({"_tag": "UnauthorizedError", "message": "Authentication required"}), extra=challenge)
+            elif args.hono_401:
+                # hono/basic-auth, 1.x's older server.
+                self.send_body(401, "Unauthorized", "text/plain; charset=UTF-8", extra=challenge)
+            else:
+                # 1.x's Effect server (HttpServerResponse.empty), and 2.x's guarded web app.
+                self.send_body(401, b"", extra=challenge)
 
         def do_GET(self):
             path = self.path.split("?")[0]
@@ -103,7 +148,7 @@ def main():
             if not self.authorized():
                 return
             if path == "/global/health":
-                return self.send_body(200, json.dumps({"healthy": True, "version": version}))
+                return self.send_body(200, compact({"healthy": True, "version": version}))
             if path == "/global/event":
                 return self.stream_events(global_shape=True)
             if path == "/event":
@@ -117,16 +162,20 @@ def main():
             routes.add("/api/health" if args.flavor == "opencode2.0.3" else "/api/info")
             route = "/bytes" if path.startswith("/bytes/") else path
             if route not in routes:
-                if args.flavor == "opencode2" and not path.startswith("/api/"):
-                    return self.send_body(200, WEB_APP, "text/html")
+                # packages/cli/src/services/web-ui.ts: a route the API lacks is the web app,
+                # outside the API's password check; /api/... ones an empty 404.
+                if args.flavor == "opencode2" and path != "/api" and not path.startswith("/api/"):
+                    if args.web_auth and args.password and not self.password_matches():
+                        return self.refuse(api=False)
+                    return self.send_body(200, WEB_APP, "text/html; charset=utf-8", extra={"Cache-Control": "no-cache"})
                 return self.send_body(404, b"")
             if not self.authorized():
                 return
             if route == "/api/health":
-                return self.send_body(200, json.dumps({"healthy": True, "version": version, "pid": os.getpid()}))
+                return self.send_body(200, compact({"healthy": True, "version": version, "pid": os.getpid()}))
             if route == "/api/info":
-                return self.send_body(200, json.dumps({
-                    "version": version, "pid": os.getpid(), "urls": [f"http://{args.host}:{state['port']}"],
+                return self.send_body(200, compact({
+                    "version": version, "pid": 0 if args.dev_build else os.getpid(), "urls": [f"http://{args.host}:{state['port']}"],
                     "paths": {"tmp": tempfile.gettempdir(), "home": os.path.expanduser("~")}}))
             if route == "/api/event":
                 return self.stream_events(global_shape=False)
@@ -147,12 +196,22 @@ def main():
         def stream_events(self, global_shape):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache, no-transform" if two else "no-cache")
-            self.send_header("Connection", "close")
+            if two:
+                # packages/server/src/handlers/event.ts: these headers, a chunked body (Node).
+                self.send_header("Cache-Control", "no-cache, no-transform")
+                self.send_header("X-Accel-Buffering", "no")
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
+            self.chunked = two
             try:
                 if two:
+                    if args.heartbeat_first:
+                        self.write(": heartbeat\n\n")
                     self.event({"id": "evt_" + secrets.token_hex(12), "type": "server.connected", "data": {}})
                     while True:
                         time.sleep(heartbeat)
@@ -170,10 +229,13 @@ def main():
             return {"payload": {"type": kind, "properties": {}}} if global_shape else {"type": kind, "properties": {}}
 
         def event(self, obj):
-            self.write("data: " + json.dumps(obj) + "\n\n")
+            self.write("data: " + compact(obj) + "\n\n")
 
         def write(self, text):
-            self.wfile.write(text.encode())
+            data = text.encode()
+            if getattr(self, "chunked", False):
+                data = b"%x\r\n" % len(data) + data + b"\r\n"
+            self.wfile.write(data)
             self.wfile.flush()
 
     server = ThreadingHTTPServer((args.host, args.port), Handler)

@@ -149,9 +149,9 @@ struct HomeHealth {
             let report = try check.run()
             if json {
                 Console.data(jsonLine(["event": "health", "status": "connected", "healthy": true, "version": report.version,
-                                       "api": report.generation.rawValue, "home": home.description]))
+                                       "api": report.generation.rawValue, "home": home.description, "password": credentials.usedText]))
             } else {
-                Console.say("home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready")
+                Console.say("home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready, \(credentials.usedText)")
             }
             return .init(ok: true, version: report.version, checkedAt: Date(),
                          detail: "OpenCode \(report.version) (\(report.generation.label)) on \(home)")

@@ -62,6 +62,7 @@ extension Service {
         func run() throws {
             try runReportingErrors {
                 let (definition, home, profile, role) = try options.definition()
+                try definition.validate()
                 guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
                     throw OCTunnelError.noSettings(path: home.configPath, profile: profile, role: role)
                 }

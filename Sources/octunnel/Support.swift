@@ -8,6 +8,17 @@ struct HomeOptions: ParsableArguments {
     var home: String?
 
     var resolved: OctunnelHome { OctunnelHome.resolve(explicit: home) }
+
+    func validate() throws {
+        try refuseControlCharacters(home, option: "--home")
+    }
+}
+
+/// A path option with a line break or an escape code is refused (exit 64): no real path has
+/// one, and it would be written into saved settings and service files.
+func refuseControlCharacters(_ path: String?, option: String) throws {
+    guard let path, UserPath.hasControlCharacters(path) else { return }
+    throw ValidationError("\(option) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); give a path without one")
 }
 
 /// Talk goes to stderr; stdout carries only data.

@@ -20,7 +20,7 @@ struct TunnelTargetOptions: ParsableArguments {
     @Option(help: "The VPS address the reverse tunnel listens on.")
     var remoteHost: String?
 
-    @Option(help: "The OpenCode port on the home machine (what `home up` connects to, and the printed reverse-tunnel command's target): 4096 for `opencode serve` (default), 49374 for OpenCode 2's background service (`opencode service status` prints it).")
+    @Option(help: "The OpenCode port on the home machine (what `home up` connects to, and the printed reverse-tunnel command's target): 4096 for `opencode serve` (default), 49374 for OpenCode 2's background service (49375 on its `local` channel; `opencode service status` prints it).")
     var homePort: Int?
 
     func validate() throws {
@@ -125,13 +125,14 @@ struct ConnectOptions: ParsableArguments {
     @Option(help: "Seconds the health test and the event stream may take.")
     var healthTimeout: Int = 5
 
-    @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, like a key; one trailing newline is dropped). Default: $OPENCODE_SERVER_PASSWORD.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, like a key; one trailing newline is dropped). Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD (set but empty: no password).", valueName: "PATH"))
     var passwordFile: String?
 
     /// The OpenCode user and password for the health test (read here, before any network work).
-    /// `--password-file` if given, else the saved one, else `OPENCODE_SERVER_PASSWORD`.
+    /// `--password-file` if given, else the saved one, else `OPENCODE_PASSWORD`, else
+    /// `OPENCODE_SERVER_PASSWORD` (see `OpenCodeCredentials.load`).
     func credentials(saved: String?) throws -> OpenCodeCredentials {
-        try OpenCodeCredentials.load(passwordFile: passwordFilePath(saved: saved))
+        try OpenCodeCredentials.load(passwordFile: passwordFile.map(UserPath.absolute), savedPasswordFile: saved)
     }
 
     /// The password file this run uses, as an absolute path (what `--save` remembers).
@@ -141,6 +142,8 @@ struct ConnectOptions: ParsableArguments {
 
     func validate() throws {
         if agent && identity != nil { throw ValidationError("--agent and --identity cannot be combined: pick one way to sign in") }
+        try refuseControlCharacters(identity, option: "--identity")
+        try refuseControlCharacters(passwordFile, option: "--password-file")
         guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
         guard (1...600).contains(healthTimeout) else { throw ValidationError("--health-timeout must be 1-600 seconds") }
         if let expectFingerprint, !Fingerprint.isValid(expectFingerprint) {
@@ -163,8 +166,8 @@ extension Tunnel {
         @Option(help: "The local port clients connect to (0 picks a free one).")
         var localPort: Int?
 
-        @Option(help: "The local address to listen on.")
-        var bind = "127.0.0.1"
+        @Option(help: "The local address to listen on, and only it (default: 127.0.0.1 and, where the machine has IPv6, ::1, on the same port, as `ssh -L`).")
+        var bind: String?
 
         @Flag(help: "Allow a non-loopback --bind (anyone on that network could use the tunnel).")
         var allowLan = false
@@ -188,7 +191,7 @@ extension Tunnel {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
             if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
-            if !Sockets.isLoopback(bind) && !allowLan {
+            if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
         }
@@ -200,8 +203,10 @@ extension Tunnel {
                 let profile = try self.profile.resolved
                 let resolved = try ResolvedTarget(targetOptions, localPort: localPort, home: home, profile: profile)
                 let settings = try resolved.connection(connect, home: home).preparedForSignIn(prompt: PassphrasePrompt())
-                let options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
+                let bind = self.bind ?? "127.0.0.1"
+                var options = TunnelOptions(connection: settings, bind: bind, localPort: resolved.localPort,
                                             keepalive: Double(keepalive), homePort: resolved.homePort, warm: warm)
+                options.alsoIPv6Loopback = self.bind == nil
                 let json = connect.json
                 let verbose = self.verbose
                 let say: @Sendable (TunnelEvent) -> Void = { event in
@@ -221,7 +226,7 @@ extension Tunnel {
                 let engine = try TunnelEngine(options: options) { event in
                     say(event)
                     if case .connected = event, let port = engineBox.port { health.start(localPort: port, engine: engineBox.engine) }
-                    if case .forwarding(let local, _) = event {
+                    if case .forwarding(let local, _, _) = event {
                         engineBox.port = local.port
                         health.start(localPort: local.port, engine: engineBox.engine)
                     }
@@ -297,9 +302,10 @@ struct HealthRunner: Sendable {
                 if json {
                     Console.data(jsonLine(["event": "health", "status": "connected", "healthy": true, "version": report.version,
                                            "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
+                                           "password": credentials.usedText,
                                            "ms": report.healthMilliseconds, "eventsMs": report.eventsMilliseconds]))
                 } else {
-                    Console.say("health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms)")
+                    Console.say("health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(credentials.usedText)")
                 }
             } catch let error as OCTunnelError {
                 engine?.recordHealth(.init(ok: false, version: nil, checkedAt: Date(), detail: error.localizedDescription))

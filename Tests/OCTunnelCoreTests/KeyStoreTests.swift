@@ -151,12 +151,18 @@ struct KeyStoreTests {
             #expect(try store.loadPrivateKey(at: link).decoded.publicKey == made.publicKey)
 
             #expect(chmod(store.privateKeyPath, 0o644) == 0)
-            #expect(throws: OCTunnelError.unsafeKeyPermissions(path: link, mode: 0o644)) { try store.loadPrivateKey(at: link) }
+            // The fix names the target, never `chmod 600 LINK` (think of a link to /etc/shadow).
+            let target = try #require(realpath(store.privateKeyPath, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) })
+            let linked = OCTunnelError.unsafeLinkedKeyPermissions(path: link, target: target, mode: 0o644)
+            #expect(throws: linked) { try store.loadPrivateKey(at: link) }
+            #expect(!(linked.errorDescription ?? "").contains("chmod 600 \(link)"))
+            #expect((linked.errorDescription ?? "").contains("chmod 600 \(target)"))
+            #expect((linked.errorDescription ?? "").contains("replace the link"))
 
             #expect(symlink(dir + "/missing", dir + "/dangling") == 0)
             #expect(throws: OCTunnelError.noKey(path: dir + "/dangling")) { try store.loadPrivateKey(at: dir + "/dangling") }
 
-            #expect(throws: OCTunnelError.badKeyFile(path: dir, reason: "it is not a regular file")) { try store.loadPrivateKey(at: dir) }
+            #expect(throws: OCTunnelError.badKeyFile(path: dir, reason: "it is a directory, not a regular file")) { try store.loadPrivateKey(at: dir) }
         }
     }
 

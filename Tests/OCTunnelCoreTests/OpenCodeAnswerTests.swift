@@ -105,6 +105,46 @@ struct OpenCodeCredentialsTests {
         #expect(OCTunnelError.healthNeedsPassword(generation: .two).exitStatus.rawValue == 79)
         #expect(OCTunnelError.healthPasswordRefused(generation: .one, username: "opencode", source: "x").exitStatus.rawValue == 79)
         #expect(OCTunnelError.healthNeedsPassword(generation: .two).localizedDescription.hasPrefix(
-            "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair`"))
+            "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed"))
+    }
+
+    @Test("the password's sources in order: --password-file, the saved file, OPENCODE_PASSWORD, OPENCODE_SERVER_PASSWORD; the first variable set decides, empty means none")
+    func sourceOrder() throws {
+        let dir = try TempDirectory("octunnel-pworder")
+        try dir.write("flag", "from-flag\n", mode: 0o600)
+        try dir.write("saved", "from-saved\n", mode: 0o600)
+        let both = ["OPENCODE_PASSWORD": "new", "OPENCODE_SERVER_PASSWORD": "legacy"]
+
+        let flag = try OpenCodeCredentials.load(passwordFile: dir.file("flag"), savedPasswordFile: dir.file("saved"), environment: both)
+        #expect(flag.password == "from-flag" && flag.source == .file(dir.file("flag")))
+        let saved = try OpenCodeCredentials.load(passwordFile: nil, savedPasswordFile: dir.file("saved"), environment: both)
+        #expect(saved.password == "from-saved" && saved.usedText == "password from the saved password file \(dir.file("saved"))")
+        let new = try OpenCodeCredentials.load(passwordFile: nil, environment: both)
+        #expect(new.password == "new" && new.usedText == "password from OPENCODE_PASSWORD")
+        let legacy = try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_SERVER_PASSWORD": "legacy"])
+        #expect(legacy.password == "legacy" && legacy.usedText == "password from OPENCODE_SERVER_PASSWORD")
+
+        // OpenCode 2's env.ts: OPENCODE_PASSWORD set but empty turns the password off, legacy name or not.
+        let off = try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_PASSWORD": "", "OPENCODE_SERVER_PASSWORD": "legacy"])
+        #expect(off.password == nil && off.authorization == nil)
+        #expect(off.usedText == "no password (OPENCODE_PASSWORD is empty)")
+        let none = try OpenCodeCredentials.load(passwordFile: nil, environment: [:])
+        #expect(none.password == nil && none.usedText == "no password")
+        for credentials in [flag, saved, new, legacy] {
+            #expect(!"\(credentials) \(credentials.usedText) \(credentials.sourceText)".contains(credentials.password!))
+        }
+    }
+
+    @Test("a 401's body never decides alone: a named one is API 2 on any route; unnamed, a refused /global/health is API 1")
+    func refusingGeneration() {
+        let named = OpenCodeAnswer.needsPassword(generation: .two)
+        let unnamedOne = OpenCodeAnswer.classify(path: "/global/health", status: 401, contentType: nil, body: [])
+        let unnamedAPI = OpenCodeAnswer.classify(path: "/api/info", status: 401, contentType: "text/plain", body: Array("Unauthorized".utf8))
+        #expect(unnamedAPI == .needsPassword(generation: nil), "1.x guards /api/... too: an unnamed 401 there names nothing")
+        // 2.x guarding its web app (empty 401 on /global/health), then its API's JSON 401.
+        #expect(OpenCodeAnswer.refusingGeneration([("/global/health", unnamedOne), ("/api/info", named)]) == .two)
+        // 1.x guarding every path, Hono's text or the Effect server's empty body.
+        #expect(OpenCodeAnswer.refusingGeneration([("/global/health", unnamedOne), ("/api/info", unnamedAPI), ("/api/health", unnamedAPI)]) == .one)
+        #expect(OpenCodeAnswer.refusingGeneration([("/api/info", unnamedAPI)]) == nil)
     }
 }

@@ -11,12 +11,20 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     /// `launcher` is prepended to the command line, e.g. `ip netns exec NS` to run it in a
     /// test's own network namespace (still on that namespace's 127.0.0.1).
     /// `port` 0 picks a free one; another starts it on that port (e.g. OpenCode started again at home).
+    /// `noPassword`: a 2.x flavour serves without a password (OPENCODE_PASSWORD set but empty).
+    /// `devBuild`: 2.x's /api/info says version "unknown" and pid 0. `heartbeatFirst`: 2.x sends
+    /// `: heartbeat` before server.connected. `webAuth`: 2.x guards its web app too (empty 401).
+    /// `hono401`: 1.x refuses with Hono's "Unauthorized" text instead of an empty 401.
     public init(flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
-                launcher: [String] = [], port: Int = 0) throws {
+                launcher: [String] = [], port: Int = 0, noPassword: Bool = false, devBuild: Bool = false,
+                heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false) throws {
         var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
                          "--heartbeat", String(heartbeat)]
         if let password { arguments += ["--password", password] }
         if let version { arguments += ["--version", version] }
+        let options: [(Bool, String)] = [(noPassword, "--no-password"), (devBuild, "--dev-build"), (heartbeatFirst, "--heartbeat-first"),
+                                         (webAuth, "--web-auth"), (hono401, "--hono-401")]
+        arguments += options.filter(\.0).map(\.1)
         let command = launcher + ["/usr/bin/env", "python3"] + arguments
         running = try RunningProcess(command[0], Array(command.dropFirst()))
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),

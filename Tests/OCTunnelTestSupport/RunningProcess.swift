@@ -47,13 +47,24 @@ public final class RunningProcess: @unchecked Sendable {
         defer { statusLock.unlock() }
         if exitStatus != nil { return false }
         var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
+        var usage = rusage()
+        let rc = wait4(pid, &status, WNOHANG, &usage)
         if rc == pid {
             exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            peakKilobytes = usage.ru_maxrss
             return false
         }
         return rc == 0
     }
+
+    /// The child's peak resident memory in KiB (`ru_maxrss` from wait4, Linux's VmHWM at its
+    /// exit), once it has exited.
+    public var peakResidentKilobytes: Int? {
+        statusLock.lock()
+        defer { statusLock.unlock() }
+        return peakKilobytes
+    }
+    private var peakKilobytes: Int?
 
     public var stdout: [String] { output.stdout }
     public var stderr: [String] { output.stderr }

@@ -128,6 +128,13 @@ public final class SSHDServer: @unchecked Sendable {
     deinit { stop(hard: true) }
 }
 
+/// This test process's environment without the OpenCode password and user variables, which
+/// `octunnel` reads: a runner that happens to export OPENCODE_PASSWORD must not change a test.
+/// Programs spawned without an explicit environment get this one.
+public var inheritedEnvironment: [String: String] {
+    ProcessInfo.processInfo.environment.filter { !["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"].contains($0.key) }
+}
+
 /// Starts a program with posix_spawn, stdin/stdout/stderr on /dev/null; returns its pid.
 public func spawn(_ path: String, _ arguments: [String]) throws -> pid_t {
     try spawn(path, arguments, stdin: -1, stdout: -1, stderr: -1, environment: nil)
@@ -163,14 +170,9 @@ public func spawn(_ path: String, _ arguments: [String], stdin: Int32, stdout: I
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
-    let rc: Int32
-    if let environment {
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-    } else {
-        rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-    }
+    let envp = (environment ?? inheritedEnvironment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { envp.forEach { free($0) } }
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
     return pid
 }

@@ -6,7 +6,7 @@ import Testing
 @Suite("tunnel check, the health test and the reverse command", .timeLimit(.minutes(3)))
 struct CheckAndHealthTests {
     private func check(_ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], environment: [String: String]? = nil) throws -> ProcessResult {
-        var env = ProcessInfo.processInfo.environment
+        var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
         if let environment { env.merge(environment) { $1 } }
         return try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
@@ -97,7 +97,7 @@ struct CheckAndHealthTests {
         let fixture = try TunnelFixture()
         let none = try check(fixture, remotePort: backend.port)
         #expect(none.status == 79)
-        #expect(none.stderr.contains("it asks for a password: set OPENCODE_SERVER_PASSWORD"))
+        #expect(none.stderr.contains("it asks for a password: set OPENCODE_PASSWORD"))
         let wrong = try check(fixture, remotePort: backend.port, environment: ["OPENCODE_SERVER_PASSWORD": "nope"])
         #expect(wrong.status == 79)
         #expect(wrong.stderr.contains("OpenCode refused the password"))

@@ -18,16 +18,16 @@ struct OpenCodeFlavour: Sendable, CustomTestStringConvertible {
         OpenCodeFlavour(flavour: "opencode1", version: "1.14.30", api: 1, healthPath: "/global/health", eventsPath: "/global/event",
                         needsPassword: "OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password"),
         OpenCodeFlavour(flavour: "opencode2.0.3", version: "2.0.3", api: 2, healthPath: "/api/health", eventsPath: "/api/event",
-                        needsPassword: "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair`"),
-        OpenCodeFlavour(flavour: "opencode2", version: "2.0.12", api: 2, healthPath: "/api/info", eventsPath: "/api/event",
-                        needsPassword: "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair`"),
+                        needsPassword: "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed"),
+        OpenCodeFlavour(flavour: "opencode2", version: "2.0.17", api: 2, healthPath: "/api/info", eventsPath: "/api/event",
+                        needsPassword: "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed"),
     ]
 }
 
 @Suite("each OpenCode generation through a real sshd: health, events, its password", .timeLimit(.minutes(3)))
 struct OpenCodeGenerationTests {
     private func check(_ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], password: String? = nil) throws -> ProcessResult {
-        var env = ProcessInfo.processInfo.environment
+        var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = password
         env["OPENCODE_SERVER_USERNAME"] = nil
         return try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
@@ -93,11 +93,11 @@ struct OpenCodeGenerationTests {
         #expect(shown.stdout.replacingOccurrences(of: "\\/", with: "/").contains("\"passwordFile\":\"\(saved)\""), "\(shown.stdout)")
         #expect(!shown.stdout.contains(password))
 
-        var env = ProcessInfo.processInfo.environment
+        var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
         let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
         #expect(checked.status == 0, "\(checked.stderr)")
-        #expect(checked.stderr.contains("OpenCode 2.0.12 (API 2) healthy"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("OpenCode 2.0.17 (API 2) healthy"), "\(checked.stderr)")
         #expect(!leaks(checked.stdout + checked.stderr, password: password))
 
         // The file is gone: the check says where the password was to come from.
@@ -123,7 +123,7 @@ struct OpenCodeGenerationTests {
 
         let good = try check(fixture, remotePort: backend.port, extra: ["--password-file", files.file("pw"), "--json"], password: "not-it")
         #expect(good.status == 0, "the file wins over the environment: \(good.stdout) \(good.stderr)")
-        #expect(good.stdout.contains("OpenCode 2.0.12 (API 2) healthy"))
+        #expect(good.stdout.contains("OpenCode 2.0.17 (API 2) healthy"))
 
         let wrong = try check(fixture, remotePort: backend.port, extra: ["--password-file", files.file("wrong")])
         #expect(wrong.status == 79)
@@ -132,7 +132,7 @@ struct OpenCodeGenerationTests {
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--json", "--verbose", "--password-file", files.file("pw")])
         let health = tunnel.waitForLine(containing: "\"event\":\"health\"", stdout: true)
         #expect(health?.contains("\"api\":2") == true, "\(tunnel.stdout) \(tunnel.stderrText)")
-        #expect(health?.contains("\"version\":\"2.0.12\"") == true)
+        #expect(health?.contains("\"version\":\"2.0.17\"") == true)
         #expect(health?.contains("\"healthy\":true") == true)
         let port = try #require(forwardedPortFromJSON(tunnel))
         #expect(httpGet(port: port, path: "/api/info")?.contains("401") == true, "a client without the password is still refused")
@@ -150,12 +150,12 @@ struct OpenCodeGenerationTests {
     func upWithoutPassword() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2.0.3")
         let fixture = try TunnelFixture()
-        var env = ProcessInfo.processInfo.environment
+        var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
         let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
                                                          "--remote-port", String(backend.port), "--connect-timeout", "10"], environment: env)
         let line = tunnel.waitForLine(containing: "health ✗")
-        #expect(line?.contains("OpenCode 2 always asks for a password") == true, "\(tunnel.stderrText)")
+        #expect(line?.contains("OpenCode 2 asks for a password") == true, "\(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("not an OpenCode server"))
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)

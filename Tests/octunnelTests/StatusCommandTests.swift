@@ -71,7 +71,7 @@ struct StatusCommandTests {
         let first = try #require(lines.first)
         #expect(first.hasPrefix("connected to 127.0.0.1:\(fixture.sshd.port) for "), "\(first)")
         #expect(first.contains(" · 1 open connection · OpenCode 1.4.7 healthy "), "\(first)")
-        #expect(lines.contains { $0.hasPrefix("  forwarding  127.0.0.1:\(port) → VPS 127.0.0.1:\(backend.port)") }, "\(human.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  forwarding  127.0.0.1:\(port)") && $0.hasSuffix("→ VPS 127.0.0.1:\(backend.port)") }, "\(human.stdout)")
         #expect(lines.contains { $0.hasPrefix("  host key    ssh-ed25519 \(fixture.sshd.hostKeyFingerprint)") }, "\(human.stdout)")
 
         // Another profile (and the other role) has nothing running.

@@ -13,7 +13,7 @@ struct TunnelUpTests {
         let port = try #require(tunnel.forwardedPort(), "no forwarding line: \(tunnel.stderrText)")
         let response = try #require(httpGet(port: port, path: "/global/health"))
         #expect(response.hasPrefix("HTTP/1.0 200") || response.hasPrefix("HTTP/1.1 200"))
-        #expect(response.contains("\"healthy\": true"))
+        #expect(response.contains("\"healthy\":true"))
         let knownHosts = try String(contentsOfFile: fixture.knownHosts, encoding: .utf8)
         #expect(knownHosts.hasPrefix("[127.0.0.1]:\(fixture.sshd.port) ssh-ed25519 AAAA"))
         #expect(tunnel.stderrText.contains("trusted on first use"))

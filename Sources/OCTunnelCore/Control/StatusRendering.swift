@@ -7,7 +7,8 @@ extension StatusSnapshot {
         var lines = [summary(now: now)]
         func row(_ label: String, _ value: String) { lines.append("  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value) }
         if let local, let remote {
-            row("forwarding", role == .home ? "VPS \(remote) → \(local)" : "\(local) → VPS \(remote)")
+            let locals = ([local] + alsoLocal).map(\.description).joined(separator: " and ")
+            row("forwarding", role == .home ? "VPS \(remote) → \(local)" : "\(locals) → VPS \(remote)")
         }
         if let hostKey {
             let algorithms = [cipher, mac].compactMap { $0 }.joined(separator: ", ")

@@ -62,6 +62,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var retryIn: Double?
     /// Where clients connect (laptop: the local listener) and where their bytes go.
     public var local: HostPort?
+    /// More addresses clients connect to, on `local`'s port (::1 beside 127.0.0.1).
+    public var alsoLocal: [HostPort] = []
     public var remote: HostPort?
     /// Connections open now (waiting for a channel included) and accepted since start.
     public var openConnections: Int
@@ -115,6 +117,7 @@ extension StatusSnapshot {
             "retryIn": orNull(retryIn.map { ($0 * 10).rounded() / 10 }),
             "local": orNull(local?.description), "remote": orNull(remote?.description),
             "localHost": orNull(local?.host), "localPort": orNull(local?.port),
+            "localHosts": local.map { ([$0] + alsoLocal).map(\.host) } ?? [],
             "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
             "openConnections": openConnections, "totalConnections": totalConnections,
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects,
@@ -152,6 +155,9 @@ extension StatusSnapshot {
         connectedSince = string("connectedSince").flatMap(Self.parseDate)
         retryIn = (object["retryIn"] as? NSNumber)?.doubleValue
         local = string("local").flatMap { try? HostPort.parse($0) }
+        if let local, let hosts = object["localHosts"] as? [String] {
+            alsoLocal = hosts.dropFirst().map { HostPort(host: $0, port: local.port) }
+        }
         remote = string("remote").flatMap { try? HostPort.parse($0) }
         openConnections = int("openConnections")
         totalConnections = int("totalConnections")

@@ -16,9 +16,12 @@ import Glibc
 final class LocalForward: SessionForward, PollOwner {
     private let options: TunnelOptions
     private let emit: @Sendable (TunnelEvent) -> Void
-    private let listener: Int32
+    /// The listening sockets: `options.bind`, then ::1 on the same port when asked and present.
+    private let listeners: [Int32]
     /// The port actually listened on (useful with --local-port 0).
     let localPort: Int
+    /// The addresses listened on beside `options.bind` (::1), all on `localPort`.
+    let alsoLocal: [HostPort]
     private var listenerClosed = false
     private let maxConnections = 4096
 
@@ -43,11 +46,27 @@ final class LocalForward: SessionForward, PollOwner {
         self.options = options
         self.emit = emit
         pool = ChannelPool(fixedSize: options.warm)
-        (listener, localPort) = try Sockets.listen(bind: options.bind, port: options.localPort)
+        let (first, port) = try Sockets.listen(bind: options.bind, port: options.localPort)
+        localPort = port
+        var listeners = [first]
+        var alsoLocal: [HostPort] = []
+        // IPv4 first, then ::1 on the port it got (--local-port 0 included), as `ssh -L` does.
+        if options.alsoIPv6Loopback && options.bind != "::1" {
+            do {
+                listeners.append(try Sockets.listen(bind: "::1", port: port).fd)
+                alsoLocal.append(HostPort(host: "::1", port: port))
+            } catch .localPortInUse {
+                emit(.warning("[::1]:\(port) is in use by another program; clients that reach this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
+            } catch {
+                // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
+            }
+        }
+        self.listeners = listeners
+        self.alsoLocal = alsoLocal
     }
 
     deinit {
-        if !listenerClosed { close(listener) }
+        if !listenerClosed { listeners.forEach { close($0) } }
     }
 
     /// Why the VPS last refused a forward, if it has; safe from any thread.
@@ -61,14 +80,14 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: options.bind, port: localPort), remote: options.remote))
+            emit(.forwarding(local: HostPort(host: options.bind, port: localPort), remote: options.remote, alsoLocal: alsoLocal))
             announced = true
         }
     }
 
     func register(in set: PollSet, live: LiveSession?, now: Double) {
         if !listenerClosed && streams.count < maxConnections {
-            set.watch(listener, events: Int32(POLLIN), owner: self, tag: -1)
+            for listener in listeners { set.watch(listener, events: Int32(POLLIN), owner: self, tag: -1) }
         }
         guard let live else {
             if let first = waiting.first, let stream = streams[first] {
@@ -142,6 +161,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     func describe(into snapshot: inout StatusSnapshot) {
         snapshot.local = HostPort(host: options.bind, port: localPort)
+        snapshot.alsoLocal = alsoLocal
         snapshot.remote = options.remote
         snapshot.openConnections = streams.count
         snapshot.totalConnections = nextID - 1
@@ -150,13 +170,17 @@ final class LocalForward: SessionForward, PollOwner {
 
     private func closeListener() {
         guard !listenerClosed else { return }
-        close(listener)
+        listeners.forEach { close($0) }
         listenerClosed = true
     }
 
     // MARK: - Clients
 
     private func acceptClients() {
+        for listener in listeners { acceptClients(from: listener) }
+    }
+
+    private func acceptClients(from listener: Int32) {
         while streams.count < maxConnections {
             let fd = accept(listener, nil, nil)
             if fd < 0 {

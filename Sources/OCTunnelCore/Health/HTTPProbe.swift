@@ -76,12 +76,13 @@ struct HTTPProbe {
     private func readLine(_ connection: Connection) throws(Failure) -> String? {
         while true {
             if let newline = connection.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                guard newline <= HTTPLimits.lineBytes else { throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB") }
                 var line = Array(connection.buffer[..<newline])
                 connection.buffer.removeSubrange(...newline)
                 if line.last == UInt8(ascii: "\r") { line.removeLast() }
                 return String(decoding: line, as: UTF8.self)
             }
-            if connection.buffer.count > 65536 { throw .malformed("a line longer than 64 KiB") }
+            if connection.buffer.count > HTTPLimits.lineBytes { throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB") }
             guard try fill(connection) else { return nil }
         }
     }
@@ -92,50 +93,76 @@ struct HTTPProbe {
             statusLine = try readLine(connection)
         } catch .timedOut where connection.buffer.isEmpty {
             throw .silent
+        } catch .malformed where !connection.buffer.starts(with: Array("HTTP/".utf8)) {
+            throw .malformed("it answered \"\(String(decoding: connection.buffer.prefix(60), as: UTF8.self))\" instead of HTTP")
         }
         guard let statusLine else { throw .closedWithoutAnswer }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = HTTPLimits.statusCode(parts[1]) else {
             throw .malformed("it answered \"\(statusLine.prefix(60))\" instead of HTTP")
         }
         var headers: [String: String] = [:]
+        var count = 0
+        var bytes = statusLine.utf8.count
         while let line = try readLine(connection), !line.isEmpty {
+            count += 1
+            bytes += line.utf8.count + 2
+            guard count <= HTTPLimits.headerCount, bytes <= HTTPLimits.headBytes else {
+                throw .malformed("its answer has more than \(HTTPLimits.headerCount) headers or \(HTTPLimits.headBytes / 1024) KiB of them")
+            }
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return Head(status: status, headers: headers)
     }
 
-    /// Body bytes as they come, de-chunked; `consume` returns false to stop early.
-    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure) {
+    /// Body bytes as they come, de-chunked, never holding more than one read in memory;
+    /// `consume` returns false to stop early. Returns true when it stopped at `limit` bytes.
+    /// Lengths from the server are checked before any arithmetic: a malformed one is an
+    /// error, never a trap.
+    @discardableResult
+    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure) -> Bool {
         var total = 0
+        /// Hands over the first `count` buffered bytes; true to read on.
+        func deliver(_ count: Int) throws(Failure) -> Bool {
+            let piece = Array(connection.buffer[..<count])
+            connection.buffer.removeFirst(count)
+            total += count
+            return try consume(piece) && total < limit
+        }
         if head.headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
             while true {
-                guard let sizeLine = try readLine(connection) else { return }
-                guard let size = Int(sizeLine.split(separator: ";").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
-                    throw .malformed("bad chunk size")
+                guard let sizeLine = try readLine(connection) else { return false }
+                guard let size = HTTPLimits.chunkSize(sizeLine) else {
+                    throw .malformed("its chunked body has a bad chunk size \"\(sizeLine.prefix(40))\"")
                 }
-                if size == 0 { return }
-                while connection.buffer.count < size + 2 {
-                    guard try fill(connection) else { break }
+                if size == 0 { return false }
+                var remaining = size
+                while remaining > 0 {
+                    if connection.buffer.isEmpty, !(try fill(connection)) { return false }
+                    let count = min(remaining, connection.buffer.count)
+                    remaining -= count
+                    guard try deliver(count) else { return total >= limit }
                 }
-                let piece = Array(connection.buffer.prefix(size))
-                connection.buffer.removeFirst(min(connection.buffer.count, size + 2))
-                total += piece.count
-                if !(try consume(piece)) || total >= limit { return }
+                guard let end = try readLine(connection) else { return false }
+                guard end.isEmpty else { throw .malformed("a chunk of its chunked body is longer than its size says") }
             }
         }
-        let length = head.headers["content-length"].flatMap { Int($0) }
+        var length: Int?
+        if let header = head.headers["content-length"] {
+            guard let value = HTTPLimits.contentLength(header) else { throw .malformed("it sent Content-Length \"\(header.prefix(40))\"") }
+            length = value
+        }
         while true {
+            if let length, total >= length { return false }
             if !connection.buffer.isEmpty {
-                var piece = connection.buffer
-                if let length { piece = Array(piece.prefix(length - total)) }
+                // total < length here, so the subtraction cannot go below zero.
+                let count = length.map { min(connection.buffer.count, $0 - total) } ?? connection.buffer.count
+                guard try deliver(count) else { return total >= limit }
                 connection.buffer = []
-                total += piece.count
-                if !(try consume(piece)) || total >= limit { return }
+                continue
             }
-            if let length, total >= length { return }
-            guard try fill(connection) else { return }
+            guard try fill(connection) else { return false }
         }
     }
 
@@ -174,16 +201,22 @@ struct HTTPProbe {
         }
         var reader = ServerSentEventReader()
         var found = false
-        do {
-            try streamBody(connection, head: head, limit: .max) { piece throws(Failure) in
+        do throws(Failure) {
+            let full = try streamBody(connection, head: head, limit: HTTPLimits.eventStreamBytes) { piece throws(Failure) in
                 let events: [ServerSentEvent]
-                do {
+                do throws(ServerSentEventReader.Failure) {
                     events = try reader.feed(piece)
                 } catch {
-                    throw .malformed("the event stream \(path) sent a line longer than \(reader.maximumLineLength) bytes")
+                    switch error {
+                    case .lineTooLong(let limit): throw Failure.malformed("the event stream \(path) sent a line longer than \(limit) bytes")
+                    case .eventTooLarge(let limit): throw Failure.malformed("the event stream \(path) sent an event larger than \(limit) bytes")
+                    }
                 }
                 if events.contains(where: onEvent) { found = true; return false }
                 return true
+            }
+            if full && !found {
+                throw Failure.malformed("the event stream \(path) sent \(HTTPLimits.eventStreamBytes >> 20) MiB without server.connected")
             }
         } catch .timedOut {
             return EventsResult(head: head, body: [], found: found)

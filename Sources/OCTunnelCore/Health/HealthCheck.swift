@@ -48,19 +48,23 @@ public struct HealthCheck: Sendable {
 
     /// Walks the health routes until one names OpenCode's version and generation.
     ///
-    /// A route another version lacks (an empty or JSON 404) or a web page moves on to the next;
-    /// a 401 stops at once (the password is wrong or missing); any other answer is not OpenCode.
-    /// If no route answered as OpenCode, the first answer is the one reported.
+    /// A route another version lacks (an empty or JSON 404) or a web page moves on to the next.
+    /// A 401 is remembered and the walk goes on, because the route that refused does not say
+    /// which OpenCode refused (2.x may guard its web app, answering 1.x's `/global/health`, with
+    /// an empty 401): the answers together name the generation (`OpenCodeAnswer.refusingGeneration`).
+    /// Any other answer is not OpenCode. If no route answered as OpenCode, the first answer is
+    /// the one reported.
     public func health() throws(OCTunnelError) -> HealthAnswer {
         let started = Date()
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
+        var refusals: [(path: String, answer: OpenCodeAnswer)] = []
         for route in OpenCodeAnswer.healthRoutes {
             let head: HTTPProbe.Head
             let body: [UInt8]
             do {
                 (head, body) = try probe.get(route.path)
-            } catch .closedWithoutAnswer where firstMiss != nil {
+            } catch .closedWithoutAnswer where firstMiss != nil || !refusals.isEmpty {
                 // Something answered an earlier route, so the forward works: this route is just unanswered.
                 continue
             } catch {
@@ -69,19 +73,23 @@ public struct HealthCheck: Sendable {
             let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body)
             switch answer {
             case .openCode(let version, let generation):
-                return HealthAnswer(version: version, generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
-            case .needsPassword(let generation):
-                throw passwordError(generation)
+                return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
+            case .needsPassword:
+                refusals.append((route.path, answer))
             case .foreign(let detail):
+                if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
                 throw notOpenCode(detail)
             case .homeGateway(let answer):
-                throw .openCodeNotRunningAtHome(home: answer.home, detail: answer.error, fix: answer.fix)
+                throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
                     firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
                 }
             }
+            // A 2.x refusal says what it is: no need to ask the older routes.
+            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break }
         }
+        if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
         throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
     }
 
@@ -92,7 +100,12 @@ public struct HealthCheck: Sendable {
     }
 
     private func notOpenCode(_ detail: String) -> OCTunnelError {
-        .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.redact(detail))
+        .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.shown(detail))
+    }
+
+    /// `home up`'s 502, its words shown as text from outside (whatever answers may forge one).
+    private func gatewayError(_ answer: HomeGatewayAnswer) -> OCTunnelError {
+        .openCodeNotRunningAtHome(home: answer.home, detail: credentials.shown(answer.error), fix: credentials.shown(answer.fix))
     }
 
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
@@ -145,7 +158,7 @@ public struct HealthCheck: Sendable {
                     continue
                 }
                 if case .homeGateway(let gateway) = answer {
-                    throw .openCodeNotRunningAtHome(home: gateway.home, detail: gateway.error, fix: gateway.fix)
+                    throw gatewayError(gateway)
                 }
                 throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body))")")
             }

@@ -68,9 +68,11 @@ public enum OpenCodeAnswer: Equatable, Sendable {
             if isHTML { return .webPage }
             return .foreign(detail: "HTTP 200 from \(path) with \(preview(body))")
         case 401:
-            // 2.x's API answers {"_tag":"UnauthorizedError",…}; 1.x's basic auth answers plain text.
+            // 2.x's API answers {"_tag":"UnauthorizedError",…} (packages/server/src/middleware/
+            // authorization.ts); 1.x's basic auth answers "Unauthorized" (Hono) or nothing (its
+            // Effect server). Only a body naming itself says 2.x: 1.x guards /api/… paths too.
             if object?["_tag"] as? String == "UnauthorizedError" { return .needsPassword(generation: .two) }
-            return .needsPassword(generation: generation)
+            return .needsPassword(generation: generation == .one ? .one : nil)
         case 404:
             if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || json != nil { return .routeMissing }
             if isHTML { return .webPage }
@@ -78,6 +80,17 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         default:
             return .foreign(detail: "HTTP \(status) from \(path)\(body.isEmpty ? "" : ": \(preview(body))")")
         }
+    }
+
+    /// Which OpenCode refused, from every 401 the health routes got: one naming itself
+    /// (`{"_tag":"UnauthorizedError",…}`: 2.x's API, on any route) is 2.x; else a refused
+    /// `/global/health` is 1.x (2.x would have named itself on `/api/info`). An unnamed 401 body
+    /// never decides: 1.x's Hono server says "Unauthorized", its Effect server and a guarded
+    /// 2.x web app send nothing.
+    static func refusingGeneration(_ refusals: [(path: String, answer: OpenCodeAnswer)]) -> OpenCodeGeneration? {
+        if refusals.contains(where: { $0.answer == .needsPassword(generation: .two) }) { return .two }
+        if refusals.contains(where: { $0.path == "/global/health" }) { return .one }
+        return nil
     }
 
     /// Whether `data`, one event's data, is `server.connected` in either shape: 1.x's global

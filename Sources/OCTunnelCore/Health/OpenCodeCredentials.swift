@@ -8,28 +8,54 @@ import Glibc
 public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Where the password was read from, for messages ("--password-file ~/.oc-pass").
     public enum Source: Sendable, Equatable {
+        /// `--password-file PATH`.
         case file(String)
-        case environment
+        /// The password file saved with `--save` (config.json's `passwordFile`).
+        case savedFile(String)
+        /// An environment variable: `OPENCODE_PASSWORD` or the legacy `OPENCODE_SERVER_PASSWORD`.
+        /// Set but empty, it means "no password", as OpenCode 2 reads it.
+        case environment(String)
     }
+
+    /// The variables OpenCode 2's CLI reads for its password, in its order: `OPENCODE_PASSWORD`,
+    /// then the legacy `OPENCODE_SERVER_PASSWORD` (packages/cli/src/env.ts upstream). The first
+    /// one set decides, even when it is empty (empty turns the password off).
+    public static let passwordVariables = ["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD"]
 
     public let username: String
     public let password: String?
+    /// Where the password came from; for no password, the empty variable that said so (or nil).
     public let source: Source?
 
     public init(username: String = "opencode", password: String? = nil, source: Source? = nil) {
         self.username = username
         self.password = password.flatMap { $0.isEmpty ? nil : $0 }
-        self.source = self.password == nil ? nil : source
+        switch (self.password, source) {
+        case (nil, .environment?): self.source = source // the empty variable that turned it off
+        case (nil, _): self.source = nil
+        default: self.source = source
+        }
     }
 
-    /// `--password-file` if given, else `OPENCODE_SERVER_PASSWORD`; the user from
-    /// `OPENCODE_SERVER_USERNAME` (default `opencode`, as OpenCode's own default).
-    public static func load(passwordFile: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(OCTunnelError) -> OpenCodeCredentials {
+    /// The password from, in order: `--password-file`, the saved password file,
+    /// `OPENCODE_PASSWORD`, `OPENCODE_SERVER_PASSWORD` (the first variable set decides; empty
+    /// means no password). The user comes from `OPENCODE_SERVER_USERNAME` (default `opencode`,
+    /// as OpenCode's own default).
+    public static func load(passwordFile: String?, savedPasswordFile: String? = nil,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(OCTunnelError) -> OpenCodeCredentials {
         let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "opencode"
         if let passwordFile {
             return OpenCodeCredentials(username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
         }
-        return OpenCodeCredentials(username: user, password: environment["OPENCODE_SERVER_PASSWORD"], source: .environment)
+        if let savedPasswordFile {
+            return OpenCodeCredentials(username: user, password: try readPasswordFile(savedPasswordFile), source: .savedFile(savedPasswordFile))
+        }
+        for name in passwordVariables {
+            if let value = environment[name] {
+                return OpenCodeCredentials(username: user, password: value, source: .environment(name))
+            }
+        }
+        return OpenCodeCredentials(username: user)
     }
 
     /// Reads a password file as ssh reads a key: a regular file that only its owner can read;
@@ -76,11 +102,22 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     public var sourceText: String {
         switch source {
         case .file(let path): return "--password-file \(path)"
-        case .environment: return "OPENCODE_SERVER_PASSWORD"
+        case .savedFile(let path): return "the saved password file \(path)"
+        case .environment(let name): return name
         case nil: return "no password"
         }
     }
 
-    public var description: String { "user \(username), \(password == nil ? "no password" : "password from \(sourceText)")" }
+    /// What the health test used, for its report: "password from OPENCODE_PASSWORD", "no
+    /// password (OPENCODE_PASSWORD is empty)" or "no password". Never the password itself.
+    public var usedText: String {
+        switch (password, source) {
+        case (nil, .environment(let name)): return "no password (\(name) is empty)"
+        case (nil, _): return "no password"
+        default: return "password from \(sourceText)"
+        }
+    }
+
+    public var description: String { "user \(username), \(usedText)" }
     public var debugDescription: String { description }
 }

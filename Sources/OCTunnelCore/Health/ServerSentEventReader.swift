@@ -28,10 +28,13 @@ public struct ServerSentEvent: Equatable, Sendable {
 public struct ServerSentEventReader: Sendable {
     /// A line longer than this (no line end within it) is an error rather than unbounded memory.
     public let maximumLineLength: Int
+    /// An event whose data lines add up to more than this (no blank line ends it) is an error too.
+    public let maximumEventSize: Int
 
     /// Why the stream cannot be read on.
     public enum Failure: Error, Equatable {
         case lineTooLong(Int)
+        case eventTooLarge(Int)
     }
 
     private var line: [UInt8] = []
@@ -41,11 +44,13 @@ public struct ServerSentEventReader: Sendable {
     private var type = ""
     private var data: [String] = []
     private var hasData = false
+    private var dataBytes = 0
     private var lastEventID = ""
     private var retry: Int?
 
-    public init(maximumLineLength: Int = 1 << 20) {
+    public init(maximumLineLength: Int = 1 << 20, maximumEventSize: Int = 1 << 20) {
         self.maximumLineLength = maximumLineLength
+        self.maximumEventSize = maximumEventSize
     }
 
     /// Feeds the next bytes of the stream; returns the events they complete, in order.
@@ -66,10 +71,10 @@ public struct ServerSentEventReader: Sendable {
             switch byte {
             case UInt8(ascii: "\n"):
                 if afterCR { afterCR = false; continue }
-                if let event = endLine() { events.append(event) }
+                if let event = try endLine() { events.append(event) }
             case UInt8(ascii: "\r"):
                 afterCR = true
-                if let event = endLine() { events.append(event) }
+                if let event = try endLine() { events.append(event) }
             default:
                 afterCR = false
                 line.append(byte)
@@ -80,7 +85,7 @@ public struct ServerSentEventReader: Sendable {
     }
 
     /// Processes one complete line; an empty one dispatches the frame.
-    private mutating func endLine() -> ServerSentEvent? {
+    private mutating func endLine() throws(Failure) -> ServerSentEvent? {
         defer { line.removeAll(keepingCapacity: true) }
         if line.isEmpty { return dispatch() }
         if line.first == UInt8(ascii: ":") { return nil }
@@ -97,7 +102,10 @@ public struct ServerSentEventReader: Sendable {
         }
         switch field {
         case "event": type = String(value)
-        case "data": data.append(String(value)); hasData = true
+        case "data":
+            dataBytes += value.utf8.count + 1
+            if dataBytes > maximumEventSize { throw .eventTooLarge(maximumEventSize) }
+            data.append(String(value)); hasData = true
         case "id": if !value.contains("\0") { lastEventID = String(value) }
         case "retry": if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) { retry = Int(value) }
         default: break
@@ -106,7 +114,7 @@ public struct ServerSentEventReader: Sendable {
     }
 
     private mutating func dispatch() -> ServerSentEvent? {
-        defer { type = ""; data = []; hasData = false; retry = nil }
+        defer { type = ""; data = []; hasData = false; dataBytes = 0; retry = nil }
         guard hasData else { return nil }
         return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"),
                                lastEventID: lastEventID, retry: retry)

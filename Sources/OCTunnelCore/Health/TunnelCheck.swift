@@ -83,7 +83,7 @@ public struct TunnelCheck: Sendable {
         let total = Int(Date().timeIntervalSince(started) * 1000)
         collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
         collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
-                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy through \(options.connection.target.host) (\(health.path))"))
+                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
         do {
             let events = try check.events(generation: health.generation)
             collector.add(CheckStage(name: "events", ok: true, milliseconds: events.ms, detail: "\(events.path) sent server.connected"))

@@ -15,6 +15,8 @@ public struct KeyStore: Sendable {
     public var publicKeyPath: String { home.publicKeyPath }
     public var previousPrivateKeyPath: String { home.privateKeyPath + ".prev" }
     public var previousPublicKeyPath: String { home.privateKeyPath + ".prev.pub" }
+    /// Held while a key pair is made or rotated.
+    var lockPath: String { home.path + "/.keygen.lock" }
 
     /// What `keygen` made: the new public key and, after a rotation, the retired one.
     public struct Generated: Sendable {
@@ -34,6 +36,7 @@ public struct KeyStore: Sendable {
 
     /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);
     /// with it the current pair becomes `.prev` first, so a crash always leaves a whole pair.
+    /// Runs under `lockPath`, so concurrent rotations happen one after the other.
     /// With `passphrase` the new key is written encrypted, as `ssh-keygen -N` writes it.
     public func generate(comment: String, rotate: Bool, passphrase: SecretBuffer? = nil) throws(OCTunnelError) -> Generated {
         guard !comment.contains(where: \.isNewline) else {
@@ -58,6 +61,10 @@ public struct KeyStore: Sendable {
         let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
         let publicText = Array((publicKey.line + "\n").utf8)
 
+        // One key change at a time, as config.json's saves: a second `keygen --rotate` waits,
+        // then retires the key the first one just printed (to .prev) instead of losing it.
+        let lock = try FileLock.forChange(lockPath)
+        defer { lock.release() }
         let existing = FileBytes.exists(privateKeyPath)
         var previous: SSHPublicKey?
         var archived: String?
@@ -190,21 +197,34 @@ public struct KeyStore: Sendable {
         return half.key
     }
 
-    /// Reads a private key file, refusing what ssh refuses before looking inside.
+    /// A key file is a few KiB; ssh refuses one over 1 MiB (MAX_KEY_FILE_SIZE) and so does octunnel.
+    static let sizeLimit = 1 << 20
+
+    /// Reads a private key file, refusing what ssh refuses before reading a byte of it: not a
+    /// regular file (a FIFO, a device), readable by others, or too large.
     private func readKeyFile(at path: String) throws(OCTunnelError) -> (raw: [UInt8], text: String) {
-        let opened: (info: stat, bytes: [UInt8])?
+        let opened: OpenedFile?
         do {
-            opened = try FileBytes.readWithStatus(path)
+            opened = try OpenedFile.open(path)
         } catch {
             throw .cannotRead(path: path, reason: error.description)
         }
-        guard let (info, raw) = opened else { throw .noKey(path: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw .badKeyFile(path: path, reason: "it is not a regular file")
+        guard let file = opened else { throw .noKey(path: path) }
+        guard file.isRegular else {
+            throw .badKeyFile(path: path, reason: "it is \(file.kind), not a regular file")
         }
-        let mode = UInt16(info.st_mode & 0o777)
+        let mode = UInt16(file.info.st_mode & 0o777)
         if mode & 0o077 != 0 {
+            if let target = FileBytes.symlinkTarget(path) {
+                throw .unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)
+            }
             throw .unsafeKeyPermissions(path: path, mode: mode)
+        }
+        let raw: [UInt8]
+        do {
+            raw = try file.readAll(limit: Self.sizeLimit)
+        } catch {
+            throw .badKeyFile(path: path, reason: error.reason ?? error.description)
         }
         guard let text = String(validating: raw, as: UTF8.self) else {
             throw .badKeyFile(path: path, reason: "it is not text (binary or corrupt)")

@@ -192,7 +192,8 @@ public struct SSHConnector: Sendable {
         let text = String(decoding: buffer[..<count], as: UTF8.self)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         if let line = lines.first(where: { $0.hasPrefix("SSH-") }) {
-            return line.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Read before the host key is checked: anyone on the path may have written it.
+            return OutsideText.shown(line.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255)
         }
         if lines.count > 1 || count == buffer.count {
             close(fd)
@@ -211,7 +212,8 @@ public struct SSHConnector: Sendable {
             if let offers = ServerAlgorithmProbe.offers(host: target.host, port: target.port, timeout: settings.connectTimeout) {
                 detail = "it offers host keys \(offers.hostKeys), key exchange \(offers.keyExchange), ciphers \(offers.ciphers), MACs \(offers.macs)"
             }
-            return .noCommonAlgorithms(host: target.host, port: target.port, detail: detail)
+            // The lists are the server's words, sent before its host key is checked.
+            return .noCommonAlgorithms(host: target.host, port: target.port, detail: OutsideText.shown(detail, limit: 2048))
         case LIBSSH2_ERROR_TIMEOUT where banner == nil,
              LIBSSH2_ERROR_SOCKET_TIMEOUT where banner == nil:
             return .notSSH(host: target.host, port: target.port, detail: "it sent no SSH greeting within \(Int(settings.connectTimeout)) s")
@@ -299,7 +301,7 @@ public struct SSHConnector: Sendable {
         let target = settings.target
         if let methods = session.authenticationMethods(user: target.user) {
             guard methods.split(separator: ",").contains("publickey") else {
-                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: methods)
+                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
             }
         }
         switch identity {

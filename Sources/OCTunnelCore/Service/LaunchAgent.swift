@@ -37,10 +37,15 @@ struct LaunchAgent {
         return ServiceFileMark.seal(lines, at: 4, prefix: "<!-- ", suffix: " -->")
     }
 
-    /// XML text escaping; inside a comment `--` is not allowed either.
+    /// XML text escaping; inside a comment `--` is not allowed either. Tab, LF and CR become
+    /// character references (`&#10;`), so a path keeps them and the file keeps one element a
+    /// line; `ServiceDefinition.validate` refuses the other controls, which XML 1.0 cannot hold.
     static func escape(_ text: String, comment: Bool = false) -> String {
-        let escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        var escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;")
+        for (raw, reference) in [("\t", "&#9;"), ("\n", "&#10;"), ("\r", "&#13;")] {
+            escaped = escaped.replacingOccurrences(of: raw, with: reference)
+        }
         return comment ? escaped.replacingOccurrences(of: "--", with: "- -") : escaped
     }
 }

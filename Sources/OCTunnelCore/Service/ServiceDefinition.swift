@@ -48,6 +48,16 @@ public struct ServiceDefinition: Sendable {
         xdgConfigHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
     }
 
+    /// Refuses a definition whose paths (the binary, `--home` or `$OCTUNNEL_HOME`, the user's
+    /// home) hold a control character: each format escapes what it can, but a path with a line
+    /// break is a mistake or an attack, never a directory a service should run in.
+    public func validate() throws(OCTunnelError) {
+        for (what, path) in [("octunnel's home", octunnelHome), ("the octunnel binary's path", executable), ("$HOME", userHome)]
+        where UserPath.hasControlCharacters(path) {
+            throw .controlCharactersInPath(what: what, path: path)
+        }
+    }
+
     /// `tunnel`, `tunnel-work`, `home`, …: the stem of every name below.
     public var instanceName: String { role.instanceName(profile: profile) }
 

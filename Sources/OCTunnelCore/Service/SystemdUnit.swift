@@ -27,11 +27,25 @@ struct SystemdUnit {
         return ServiceFileMark.seal(lines, at: 3, prefix: "# ", suffix: "")
     }
 
-    /// Quotes a word of `ExecStart=` when it needs it; `%` and `$` are escaped (specifiers, variables).
+    /// Quotes a word of `ExecStart=` when it needs it; `%` and `$` are escaped (specifiers,
+    /// variables), and a control character becomes systemd's C escape `\xHH` (systemd.syntax(7)),
+    /// so no character of a path can end the line and start a directive of its own.
     static func quote(_ word: String) -> String {
         let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
-        let plain = !word.isEmpty && word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != ";" }
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { !isControl($0) } && word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != ";" }
         if plain { return escaped }
-        return "\"" + escaped.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        var quoted = "\""
+        for scalar in escaped.unicodeScalars {
+            switch scalar {
+            case "\\": quoted += "\\\\"
+            case "\"": quoted += "\\\""
+            case _ where isControl(scalar): quoted += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
     }
+
+    /// C0 controls and DEL: what a unit file line cannot hold as itself.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || scalar.value == 0x7f }
 }

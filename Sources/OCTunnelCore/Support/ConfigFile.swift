@@ -9,6 +9,8 @@ import Foundation
 /// Keys this version does not know are kept on every write.
 public struct ConfigFile: Sendable {
     public static let version = 2
+    /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
+    static let sizeLimit = 1 << 20
 
     public let home: OctunnelHome
 
@@ -19,7 +21,7 @@ public struct ConfigFile: Sendable {
     /// The file's profiles, as read; nil when there is no file.
     public func read() throws(OCTunnelError) -> Contents? {
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(path) } catch { throw .cannotRead(path: path, reason: error.description) }
+        do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch { throw .cannotRead(path: path, reason: error.description) }
         guard let bytes else { return nil }
         return try Contents(bytes: bytes, path: path)
     }

@@ -1,4 +1,8 @@
 /// The process exit codes octunnel uses, from BSD's sysexits.h; each user-facing error maps to one.
+///
+/// This is the one table of exit codes: `octunnel --help` is rendered from it (`helpSummary`),
+/// and a test holds docs/cli.md's "Exit codes" table to it, code by code and name by name. A new
+/// code is a new case plus its row in `documentation` (the compiler asks for it) and in docs/cli.md.
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case ok = 0
     /// `status`: no tunnel (or home side) of that profile is running (as LSB's `status` uses 3).
@@ -7,7 +11,6 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case dataError = 65
     case noInput = 66
     case unavailable = 69
-    case software = 70
     case cannotCreate = 73
     case hostKeyChanged = 76
     case permission = 77
@@ -19,6 +22,33 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case wrongPassphrase = 80
     /// No passphrase could be asked, or no usable ssh-agent.
     case credentialsUnavailable = 81
+    /// A second Ctrl-C or SIGTERM while `tunnel up` or `home up` is stopping (128 + SIGINT, as shells report it).
+    case interrupted = 130
+
+    /// The code's name (docs/cli.md's Name column) and what it means, in the few words `--help` shows.
+    public var documentation: (name: String, help: String) {
+        switch self {
+        case .ok: ("ok", "ok")
+        case .notRunning: ("not running", "not running (status)")
+        case .usage: ("usage", "usage")
+        case .dataError: ("data error", "bad data in a file")
+        case .noInput: ("no input", "no key or settings yet")
+        case .unavailable: ("unavailable", "unavailable")
+        case .cannotCreate: ("cannot create", "would overwrite")
+        case .hostKeyChanged: ("host key changed", "host key changed")
+        case .permission: ("permission", "permission")
+        case .config: ("config", "ssh config not usable")
+        case .openCodePassword: ("OpenCode password", "OpenCode password missing or refused")
+        case .wrongPassphrase: ("wrong passphrase", "wrong passphrase")
+        case .credentialsUnavailable: ("credentials unavailable", "no passphrase prompt or ssh-agent")
+        case .interrupted: ("interrupted", "second Ctrl-C while stopping")
+        }
+    }
+
+    /// Every code with its meaning, for `octunnel --help`: "Exit codes: 0 ok, 3 not running (status), …".
+    public static var helpSummary: String {
+        "Exit codes: " + allCases.map { "\($0.rawValue) \($0.documentation.help)" }.joined(separator: ", ") + ". See docs/cli.md."
+    }
 
     /// Exit codes a service manager must not restart on (systemd's `RestartPreventExitStatus=`):
     /// retrying cannot fix them.

@@ -70,33 +70,28 @@ public enum AtomicFile {
     }
 }
 
-/// Whole-file reads that tell a missing file apart from an unreadable one.
+/// Whole-file reads that tell a missing file apart from an unreadable one, and read only
+/// regular files of bounded size (a FIFO, a device or /dev/zero is refused, not read as empty
+/// or forever).
 public enum FileBytes {
-    /// The file's bytes, or nil when it does not exist.
-    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
-        try readWithStatus(path)?.bytes
+    /// The most any file octunnel reads may hold unless its reader says less.
+    public static let defaultLimit = 16 << 20
+
+    /// The file's bytes, or nil when it does not exist; anything but a regular file of at most
+    /// `limit` bytes is refused.
+    public static func read(_ path: String, limit: Int = defaultLimit) throws(SystemError) -> [UInt8]? {
+        guard let file = try OpenedFile.open(path) else { return nil }
+        try file.requireRegular()
+        return try file.readAll(limit: limit)
     }
 
     /// What was opened (`fstat`, so a symlink counts as its target, checked on the very file
-    /// read) and its bytes; nil when it does not exist. Only regular files are read.
-    public static func readWithStatus(_ path: String) throws(SystemError) -> (info: stat, bytes: [UInt8])? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw SystemError("open", detail: path)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SystemError("fstat", detail: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return (info, []) }
-        var result: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = try retryingEINTR("read", detail: path) { Glibc.read(fd, &buffer, buffer.count) }
-            if count == 0 { break }
-            result += buffer[..<count]
-        }
-        return (info, result)
+    /// read) and its bytes; nil when it does not exist. Only regular files are read (another
+    /// kind gives no bytes); one larger than `limit` is refused.
+    public static func readWithStatus(_ path: String, limit: Int = defaultLimit) throws(SystemError) -> (info: stat, bytes: [UInt8])? {
+        guard let file = try OpenedFile.open(path) else { return nil }
+        guard file.isRegular else { return (file.info, []) }
+        return (file.info, try file.readAll(limit: limit))
     }
 
     /// `lstat` of a path, or nil when it does not exist.
@@ -110,6 +105,88 @@ public enum FileBytes {
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Where `path` finally leads when it is a symbolic link ("a missing file" for a dangling
+    /// one); nil when it is not a link.
+    public static func symlinkTarget(_ path: String) -> String? {
+        guard let info = try? status(path), info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        guard let resolved = realpath(path, nil) else { return "a missing file" }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// A file opened for reading, so what it is (`fstat`: type, mode, size) can be checked on the
+/// very file before a byte of it is read. Closed on deinit.
+public final class OpenedFile {
+    public let path: String
+    public let info: stat
+    private let fd: Int32
+
+    private init(path: String, fd: Int32, info: stat) {
+        self.path = path
+        self.fd = fd
+        self.info = info
+    }
+
+    /// Opens `path` (following symlinks; `O_NONBLOCK`, so a FIFO cannot block the open); nil when it does not exist.
+    public static func open(_ path: String) throws(SystemError) -> OpenedFile? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw SystemError("open", detail: path)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = SystemError("fstat", detail: path)
+            close(fd)
+            throw error
+        }
+        return OpenedFile(path: path, fd: fd, info: info)
+    }
+
+    public var isRegular: Bool { info.st_mode & S_IFMT == S_IFREG }
+
+    /// "a FIFO", "a character device", …: what the file is when it is not a regular file.
+    public var kind: String {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return "a regular file"
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
+    /// Throws unless this is a regular file.
+    public func requireRegular() throws(SystemError) {
+        guard isRegular else { throw SystemError("open", code: EINVAL, detail: path, reason: "it is \(kind), not a regular file") }
+    }
+
+    /// Every byte, refusing a file of more than `limit` bytes (checked before reading, and
+    /// again while reading, for a file that grows).
+    public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
+        let tooLarge = SystemError("read", code: EFBIG, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
+        guard info.st_size <= limit else { throw tooLarge }
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let descriptor = fd
+            let count = try retryingEINTR("read", detail: path) { Glibc.read(descriptor, &buffer, buffer.count) }
+            if count == 0 { break }
+            result += buffer[..<count]
+            guard result.count <= limit else { throw tooLarge }
+        }
+        return result
+    }
+
+    private static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+    }
+
+    deinit { close(fd) }
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until `release` or deinit.
@@ -144,9 +221,27 @@ public final class FileLock {
     deinit { release() }
 }
 
+extension FileLock {
+    /// The lock guarding a change to one of octunnel's files; failing to take it is
+    /// `cannotWrite` on the lock file.
+    static func forChange(_ path: String) throws(OCTunnelError) -> FileLock {
+        do {
+            return try FileLock(path: path)
+        } catch {
+            throw .cannotWrite(path: path, reason: error.description)
+        }
+    }
+}
+
 /// A path as the user typed it, made absolute: `~` expanded, a relative path taken from the
 /// working directory (for paths that are saved, or used after the directory may change).
 public enum UserPath {
+    /// Whether `path` holds a control character (a line break, an escape): no real path
+    /// does, and one that does could inject lines into a service file or a terminal.
+    public static func hasControlCharacters(_ path: String) -> Bool {
+        path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value) }
+    }
+
     public static func absolute(_ path: String) -> String {
         let expanded = (path as NSString).expandingTildeInPath
         if expanded.hasPrefix("/") { return expanded }

@@ -57,8 +57,8 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
         if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
-            || $0.properties.isWhitespace }) {
-            throw .init("host \"\(host)\" contains \"\(bad)\"")
+            || (0x80...0x9f).contains($0.value) || $0.properties.isWhitespace }) {
+            throw .init("host \"\(OutsideText.shown(host))\" contains \"\(OutsideText.shown(String(bad)))\"")
         }
         if host.unicodeScalars.first == "-" { throw .init("host \"\(host)\" starts with -") }
     }

@@ -6,6 +6,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case noKey(path: String)
     case noSettings(path: String, profile: ProfileName = .default, role: Role = .tunnel)
     case unsafeKeyPermissions(path: String, mode: UInt16)
+    /// A key reached through a symlink whose target others can read: chmod on the link would change the target.
+    case unsafeLinkedKeyPermissions(path: String, target: String, mode: UInt16)
     case badKeyFile(path: String, reason: String)
     case unsafeHome(path: String, reason: String)
     case badConfig(path: String, reason: String)
@@ -55,6 +57,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case openCodeNotRunningAtHome(home: HostPort, detail: String, fix: String)
     /// The VPS port accepts but nothing ever answers: a forward held by a dead home session.
     case staleForward(remoteHost: String, remotePort: Int, seconds: Int)
+    /// A path with a line break or escape code where it would be written into a file (a service unit).
+    case controlCharactersInPath(what: String, path: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -63,10 +67,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .notRunning: return .notRunning
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
-        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
+        case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
         case .wrongPassphrase: return .wrongPassphrase
         case .passphraseUnavailable, .agentUnavailable, .agentHasNoUsableKeys: return .credentialsUnavailable
-        case .passphrasesDiffer: return .usage
+        case .passphrasesDiffer, .controlCharactersInPath: return .usage
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
         case .unsupportedSSHConfig, .badSSHConfig: return .config
@@ -81,12 +85,12 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     /// The layer of the path that failed, for diagnosis output.
     public var layer: String {
         switch self {
-        case .keyExists, .noKey, .unsafeKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
+        case .keyExists, .noKey, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
         case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
         case .noSettings, .serviceFileNotOurs, .serviceNotInstalled: return "local files"
         case .serviceManagerFailed: return "service manager"
         case .notRunning, .statusNotAnswered: return "status"
-        case .unsafeHome, .badConfig, .cannotWrite, .cannotRead: return "local files"
+        case .unsafeHome, .badConfig, .cannotWrite, .cannotRead, .controlCharactersInPath: return "local files"
         case .noPasswordFile, .unsafePasswordFile, .badPasswordFile: return "password file"
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
@@ -113,6 +117,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "no saved \(role == .tunnel ? "" : "\(role) ")settings\(named) in \(path): run `\(role.saveCommand)\(option)` first."
         case .unsafeKeyPermissions(let path, let mode):
             return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
+        case .unsafeLinkedKeyPermissions(let path, let target, let mode):
+            return "private key \(path) is a symbolic link to \(target), which others can read (mode \(String(mode, radix: 8))); ssh refuses such keys and so does octunnel. Fix the target's mode if it is your key (chmod 600 \(target)), or replace the link with a copy of the key only you can read."
         case .badKeyFile(let path, let reason):
             return "cannot use key file \(path): \(reason)."
         case .unsafeHome(let path, let reason):
@@ -162,15 +168,15 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .healthNeedsPassword(let generation):
             switch generation {
             case .two:
-                return "OpenCode 2 always asks for a password: set OPENCODE_SERVER_PASSWORD to the one `opencode serve` printed, or a token from `opencode pair` (or put it in a file only you can read and give --password-file PATH)."
+                return "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed (or the one it was started with), or put it in a file only you can read and give --password-file PATH."
             case .one:
-                return "OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password: set OPENCODE_SERVER_PASSWORD here to the same value (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
+                return "OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password: set OPENCODE_PASSWORD (or OPENCODE_SERVER_PASSWORD) here to the same value (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
             case nil:
-                return "OpenCode asks for a password: set OPENCODE_SERVER_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
+                return "OpenCode asks for a password: set OPENCODE_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
             }
         case .healthPasswordRefused(let generation, let username, let source):
             let hint = generation == .two
-                ? "use the password `opencode serve` printed at its last start (it makes a new one each start unless OPENCODE_SERVER_PASSWORD is set there), or a fresh token from `opencode pair`"
+                ? "use the password `opencode serve` printed at its last start (it makes a new one each start unless OPENCODE_PASSWORD is set there), or the background service's (`opencode service get password` at home)"
                 : "use the OPENCODE_SERVER_PASSWORD the home machine's `opencode serve` was started with"
             return "OpenCode refused the password (from \(source)) for user `\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
         case .noPasswordFile(let path):
@@ -222,6 +228,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the VPS forbids this key to listen on \(Self.endpoint(remoteHost, remotePort)) (sshd: \(reason.trimmingCharacters(in: .whitespacesAndNewlines))). On the VPS, allow it: `AllowTcpForwarding yes` (or `remote`) in sshd_config, and this line in authorized_keys (`octunnel pubkey --restrict --listen`):\n  \(listenLine)"
         case .openCodeNotRunningAtHome(let home, let detail, let fix):
             return "the home machine is reachable but OpenCode is not running there (\(home)): \(detail); \(fix)"
+        case .controlCharactersInPath(let what, let path):
+            return "\(what) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); octunnel will not write it into a service file. Use a path without one."
         case .staleForward(let remoteHost, let remotePort, let seconds):
             return "VPS \(Self.endpoint(remoteHost, remotePort)) accepts connections but nothing answered within \(seconds) s: a forward held by a home session that died without closing. Restart `octunnel home up` on the home machine: with the authorized_keys line `octunnel pubkey --restrict --listen` prints, it ends that dead session and takes the port back within seconds. With an older line it waits for the VPS's sshd to notice: `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config do that within 45 s only while nothing connects to the port (this check and every app retrying count); otherwise TCP gives up after 15-30 min."
         }

@@ -9,15 +9,18 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     public let call: String
     public let code: Int32
     public let detail: String?
+    /// Said instead of `strerror(code)`, when the errno alone would mislead ("not a regular file").
+    public let reason: String?
 
-    public init(_ call: String, code: Int32 = errno, detail: String? = nil) {
+    public init(_ call: String, code: Int32 = errno, detail: String? = nil, reason: String? = nil) {
         self.call = call
         self.code = code
         self.detail = detail
+        self.reason = reason
     }
 
     public var description: String {
-        let reason = String(cString: strerror(code))
+        let reason = self.reason ?? String(cString: strerror(code))
         if let detail { return "\(call) \(detail): \(reason)" }
         return "\(call): \(reason)"
     }

@@ -100,20 +100,27 @@ public struct KnownHostsStore: Sendable {
     }
 
     private func save(_ file: KnownHostsFile) throws(OCTunnelError) {
+        let target = try writeTarget()
         do {
-            try AtomicFile.write(file.bytes, to: path, mode: 0o600)
+            try AtomicFile.write(file.bytes, to: target, mode: 0o600)
         } catch {
-            throw .cannotWrite(path: path, reason: error.description)
+            throw .cannotWrite(path: target, reason: error.description)
         }
     }
 
-    private func locked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
-        let lock: FileLock
-        do {
-            lock = try FileLock(path: lockPath)
-        } catch {
-            throw .cannotWrite(path: lockPath, reason: error.description)
+    /// Where a save goes: the file itself, or, when it is a symbolic link (dotfiles kept in a
+    /// repository), the file it leads to, so the link stays a link. `load` already refused
+    /// anything but a regular file.
+    private func writeTarget() throws(OCTunnelError) -> String {
+        guard let target = FileBytes.symlinkTarget(path) else { return path }
+        guard target.hasPrefix("/"), FileBytes.exists(target) else {
+            throw .cannotWrite(path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
         }
+        return target
+    }
+
+    private func locked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
+        let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
         return try body()
     }

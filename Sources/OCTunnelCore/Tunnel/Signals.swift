@@ -15,7 +15,7 @@ public enum SignalHandling {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in
             signalCount += 1
-            if signalCount > 1 { _exit(130) }
+            if signalCount > 1 { _exit(ExitStatus.interrupted.rawValue) }
             var byte: UInt8 = UInt8(ascii: "s")
             _ = write(signalWakeFD, &byte, 1)
         }

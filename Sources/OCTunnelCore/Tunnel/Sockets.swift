@@ -110,6 +110,8 @@ public enum Sockets {
         guard fd >= 0 else { throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(errno))) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        // An IPv6 listener takes IPv6 only, as OpenSSH's: "::" beside "0.0.0.0" on one port must not collide.
+        if info.ai_family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         if Glibc.bind(fd, address, info.ai_addrlen) != 0 {
             let code = errno
             close(fd)

@@ -5,7 +5,8 @@ public enum TunnelEvent: Sendable {
     case connecting(target: SSHTarget, attempt: Int)
     case stage(StageReport)
     case connected(target: SSHTarget, info: SessionInfo)
-    case forwarding(local: HostPort, remote: HostPort)
+    /// The local listener is up: `local`, and `alsoLocal` on the same port (::1 beside 127.0.0.1).
+    case forwarding(local: HostPort, remote: HostPort, alsoLocal: [HostPort] = [])
     case disconnected(reason: String, retryIn: Double)
     case nothingListening(remote: HostPort, reverseCommand: String)
     case forwardRefused(remote: HostPort, reason: String)
@@ -38,6 +39,10 @@ public struct TunnelOptions: Sendable {
     /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-32),
     /// 0 turns the pool off.
     public var warm: Int?
+    /// Also listen on ::1, on the same port as `bind` (`tunnel up` without --bind: clients
+    /// that resolve `localhost` to ::1 first find the tunnel there, as with `ssh -L`). A
+    /// machine without IPv6 loopback is skipped quietly.
+    public var alsoIPv6Loopback = false
 
     public init(connection: ConnectionSettings, bind: String = "127.0.0.1", localPort: Int = 4096,
                 keepalive: Double = 15, homePort: Int = 4096, exitOnFirstFailure: Bool = true, warm: Int? = nil) {

@@ -22,8 +22,8 @@ extension TunnelEvent {
             }
         case .connected(let target, let info):
             return "connected to \(target.hostPort) (\(info.cipher), \(info.mac))"
-        case .forwarding(let local, let remote):
-            return "forwarding \(local) → VPS \(remote)"
+        case .forwarding(let local, let remote, let alsoLocal):
+            return "forwarding \(([local] + alsoLocal).map(\.description).joined(separator: " and ")) → VPS \(remote)"
         case .disconnected(let reason, let retryIn):
             return "disconnected: \(reason); retrying in \(String(format: "%.1f", retryIn)) s"
         case .nothingListening(let remote, let command):
@@ -63,8 +63,9 @@ extension TunnelEvent {
             return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
                     "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
                     "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange].merging(info.hostKeyTrustJSON) { $1 }
-        case .forwarding(let local, let remote):
+        case .forwarding(let local, let remote, let alsoLocal):
             return ["event": "forwarding", "status": "connected", "localHost": local.host, "localPort": local.port,
+                    "localHosts": ([local] + alsoLocal).map(\.host),
                     "remoteHost": remote.host, "remotePort": remote.port]
         case .disconnected(let reason, let retryIn):
             return ["event": "disconnected", "status": "disconnected", "reason": reason, "retryIn": (retryIn * 10).rounded() / 10]

@@ -1,0 +1,6 @@
+/// octunnel's version: the one place it is written. `octunnel --version` prints it, and
+/// scripts/package.sh names the .deb after what the packaged binary prints.
+public enum OCTunnelVersion {
+    /// Major.minor.patch; a valid Debian upstream version as it stands.
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,50 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// docs/cli.md's "Exit codes" table, `octunnel --help` and the core's `ExitStatus` say the same.
+@Suite("The exit codes: one table behind --help and docs/cli.md")
+struct ExitCodeTableTests {
+    /// The (code, name) rows of docs/cli.md's "## Exit codes" table, in order.
+    static func documentedCodes() throws -> [(code: Int32, name: String)] {
+        let text = try String(contentsOfFile: Octunnel.packageRoot + "/docs/cli.md", encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## Exit codes\n").dropFirst().first, "docs/cli.md has no \"## Exit codes\" section")
+        let table = section.components(separatedBy: "\n## ").first ?? section
+        return table.split(separator: "\n").compactMap { line in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 3, let code = Int32(cells[1]) else { return nil }
+            return (code, cells[2])
+        }
+    }
+
+    @Test func docsCliTableHasExactlyTheCoresCodesAndNames() throws {
+        let documented = try Self.documentedCodes()
+        let core = ExitStatus.allCases.map { (code: $0.rawValue, name: $0.documentation.name) }
+        #expect(documented.map(\.code) == core.map(\.code), "docs/cli.md's codes differ from ExitStatus's")
+        #expect(documented.map(\.name) == core.map(\.name), "docs/cli.md's names differ from ExitStatus.documentation's")
+    }
+
+    @Test func helpListsEveryDocumentedCode() throws {
+        try withTemporaryDirectory { dir in
+            let help = try Octunnel.run(["--help"], in: dir)
+            #expect(help.status == 0)
+            // The parser wraps the discussion at the terminal's width: compare it unwrapped.
+            let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            let listed = text.components(separatedBy: "Exit codes: ").dropFirst().first ?? ""
+            let documented = try Self.documentedCodes()
+            #expect(!documented.isEmpty)
+            for row in documented {
+                #expect(listed.contains(" \(row.code) ") || listed.hasPrefix("\(row.code) "), "--help does not list exit code \(row.code) (\(row.name))")
+            }
+        }
+    }
+
+    @Test func versionIsTheCoresVersion() throws {
+        try withTemporaryDirectory { dir in
+            let version = try Octunnel.run(["--version"], in: dir)
+            #expect(version.status == 0)
+            #expect(version.stdout == OCTunnelVersion.current + "\n")
+        }
+    }
+}
