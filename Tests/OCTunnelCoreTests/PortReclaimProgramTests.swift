@@ -190,6 +190,8 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimReport.parse("octunnel-reclaim v=2 result=freed port=x") == nil)
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=bogus port=x") == nil)
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=9")?.portIsFree == true)
+        // What the VPS wrote reaches the terminal without its controls.
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=x pid=9 name=\u{1b}]0;owned\u{7} uid=1")?.name == "\\x1b]0;owned\\x07")
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=9 name=nginx uid=33")?.summary
                 == "taken by another program (nginx, pid 9, uid 33), not an sshd session of this user: left alone")
     }

@@ -56,7 +56,8 @@ public struct PortReclaimReport: Equatable, Sendable {
             var fields: [String: String] = [:]
             for word in words.dropFirst() {
                 guard let equals = word.firstIndex(of: "=") else { continue }
-                fields[String(word[..<equals])] = String(word[word.index(after: equals)...])
+                // The VPS wrote it: shown only as OutsideText allows (no terminal controls, short).
+                fields[String(word[..<equals])] = OutsideText.shown(String(word[word.index(after: equals)...]), limit: 100)
             }
             guard fields["v"] == "1", let result = fields["result"].flatMap(Result.init(rawValue:)) else { continue }
             return PortReclaimReport(result: result, port: fields["port"] ?? "", pid: fields["pid"].flatMap { Int($0) },
