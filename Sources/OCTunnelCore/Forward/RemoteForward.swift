@@ -226,11 +226,12 @@ final class RemoteForward: SessionForward, PollOwner {
                 holder = .oldKeyLine(line: toldKeyLine ? nil : options.listenLine)
                 toldKeyLine = true
             }
-        case .refused:
-            holder = .oldKeyLine(line: toldKeyLine ? nil : options.listenLine)
-            toldKeyLine = true
+        case .refused(let code):
+            // sshd runs a forced command for any exec; a refused channel or request is a limit
+            // such as MaxSessions, not an old line.
+            holder = .noAnswer(why: "sshd refused its channel, libssh2 error \(code)")
         case .timedOut:
-            holder = .noAnswer
+            holder = .noAnswer(why: "no answer within \(Int(Self.reclaimTimeout)) s")
         }
         reclaim = nil
         guard live.isAlive else { return }

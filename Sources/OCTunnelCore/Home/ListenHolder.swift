@@ -5,8 +5,9 @@ public enum ListenHolder: Sendable {
     /// The key's line has no program that can take the port back (an old line: `/bin/false`,
     /// or no forced command). `line` is the one to install, given in full the first time.
     case oldKeyLine(line: String?)
-    /// The program did not answer in time.
-    case noAnswer
+    /// The program could not be asked: `why` (no answer in time, or sshd refused its channel,
+    /// as with `MaxSessions 1`).
+    case noAnswer(why: String)
 
     /// What a dead session's port costs without the program, said once for every text that
     /// used to prescribe ClientAliveInterval alone.
@@ -25,8 +26,8 @@ public enum ListenHolder: Sendable {
         case .oldKeyLine(let line):
             let install = line == nil ? "(the line to install was shown above)" : "(the line to install follows)"
             return "the port is taken, most likely by this machine's earlier session that died without closing. octunnel takes such a port back itself when the key's authorized_keys line allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
-        case .noAnswer:
-            return "the port is taken, and the key's program on the VPS did not answer in time (asked again on the next retry)"
+        case .noAnswer(let why):
+            return "the port is taken, and the key's program on the VPS could not be asked (\(why)); asked again on the next retry"
         }
     }
 
@@ -50,8 +51,8 @@ public enum ListenHolder: Sendable {
                                          "detail": Self.withoutProgram]
             if let line { object["authorizedKeysLine"] = line }
             return object
-        case .noAnswer:
-            return ["holder": "unknown", "detail": "the key's program on the VPS did not answer"]
+        case .noAnswer(let why):
+            return ["holder": "unknown", "detail": "the key's program on the VPS could not be asked: \(why)"]
         }
     }
 }
