@@ -20,19 +20,20 @@ struct PortReclaimProgramTests {
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
         // The client connection: 92 bytes unacknowledged, resent 5 times, retransmit timer on.
         proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01",
-                                          tx: 92, timer: 1, retransmits: 5, inode: 70002))
+                                          tx: 92, timer: 1, retransmits: 5, inode: 70002, rto: 640, when: 140))
         // A forwarded connection the session accepted on the held port (not its client).
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "0100007F:D431", state: "01", tx: 10, timer: 1, retransmits: 7, inode: 70003))
         try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: [70002, 70001, 70003])
         try proc.write()
         let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
-        #expect(output == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5\n")
+        #expect(output == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=11\n")
         let report = try #require(PortReclaimReport.parse(output))
         #expect(report.result == .dead && report.pid == 4_194_500 && report.client == "203.0.113.7:51250")
-        #expect(report.unacknowledged == 92 && report.retransmissions == 5)
+        #expect(report.unacknowledged == 92 && report.retransmissions == 5 && report.silentAtLeast == 11)
+        #expect(report.summary == "held by a dead home session from 203.0.113.7:51250 (92 bytes unacknowledged, resent 5 times, silent at least 11 s)")
         // Reclaim goes as far as ending it (that pid cannot exist, so the kill is reported failed).
         let reclaim = try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
-        #expect(reclaim == "octunnel-reclaim v=1 result=failed port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 reason=kill\n")
+        #expect(reclaim == "octunnel-reclaim v=1 result=failed port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=11 reason=kill\n")
     }
 
     @Test("a holder whose client acknowledges everything, or is resending for the first times only, is not dead", arguments: shells)
@@ -45,7 +46,7 @@ struct PortReclaimProgramTests {
             try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: [70001, 70002])
             try proc.write()
             let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
-            #expect(output == "octunnel-reclaim v=1 result=held port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=\(tx) retrans=\(retransmits)\n",
+            #expect(output == "octunnel-reclaim v=1 result=held port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=\(tx) retrans=\(retransmits) silent=0\n",
                     "tx \(tx) timer \(timer) retransmits \(retransmits)")
         }
     }
@@ -59,11 +60,11 @@ struct PortReclaimProgramTests {
             proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000001000000:46A1", remote: String(repeating: "0", count: 32) + ":0000",
                                                state: "0A", inode: 80001))
             proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000000000000:0016", remote: remote, state: "01",
-                                               tx: 300, timer: 1, retransmits: 3, inode: 80002))
+                                               tx: 300, timer: 1, retransmits: 3, inode: 80002, rto: 160, when: 60))
             try proc.process(4_194_600, name: "sshd-session", ppid: 4_194_599, sockets: [80001, 80002])
             try proc.write()
             let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: listen)
-            #expect(output == "octunnel-reclaim v=1 result=dead port=[::1]:18081 pid=4194600 client=\(client) txq=300 retrans=3\n")
+            #expect(output == "octunnel-reclaim v=1 result=dead port=[::1]:18081 pid=4194600 client=\(client) txq=300 retrans=3 silent=2\n")
         }
     }
 
@@ -115,7 +116,7 @@ struct PortReclaimProgramTests {
                          environ: ["OCTUNNEL_LISTEN=127.0.0.1:18081;", "SSH_CONNECTION=203.0.113.8 51250 10.0.0.2 22"])
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
-                == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 via=mark\n")
+                == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
         // Two marked sessions: which one listens is unknown, nothing is ended.
         try proc.process(4_194_504, name: "sshd", ppid: 4_194_499, sockets: nil)
         try proc.process(4_194_505, name: "cat", ppid: 4_194_504, sockets: [],
@@ -186,6 +187,8 @@ struct PortReclaimProgramTests {
         #expect(report?.result == .live && report?.pid == 812 && report?.client == "203.0.113.7:51234")
         #expect(report?.summary == "held by a live home session from 203.0.113.7:51234: it answered just now, so it keeps the port")
         #expect(PortReclaimReport.parse("") == nil)
+        #expect(PortReclaimReport.duration(14) == "14 s" && PortReclaimReport.duration(14 * 60 + 5) == "14 min"
+                && PortReclaimReport.duration(7500) == "2 h 5 min")
         #expect(PortReclaimReport.parse("bash: octunnel-reclaim: command not found\n") == nil)
         #expect(PortReclaimReport.parse("octunnel-reclaim v=2 result=freed port=x") == nil)
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=bogus port=x") == nil)
@@ -230,9 +233,9 @@ final class RecordedProc {
 
     /// One line of /proc/net/tcp or tcp6, as tcp4_seq_show / tcp6_seq_show print it.
     static func line(local: String, remote: String, state: String, tx: Int = 0, timer: Int = 0, retransmits: Int = 0,
-                     uid: UInt32 = getuid(), inode: Int) -> String {
-        "   0: \(local) \(remote) \(state) \(hex(tx, 8)):00000000 \(hex(timer, 2)):\(hex(timer == 0 ? 0 : 28, 8)) \(hex(retransmits, 8)) "
-            + "\(String(repeating: " ", count: max(0, 5 - String(uid).count)))\(uid)        0 \(inode) 1 0000000000000000 20 4 30 10 -1"
+                     uid: UInt32 = getuid(), inode: Int, rto: Int = 20, when: Int? = nil) -> String {
+        "   0: \(local) \(remote) \(state) \(hex(tx, 8)):00000000 \(hex(timer, 2)):\(hex(when ?? (timer == 0 ? 0 : 28), 8)) \(hex(retransmits, 8)) "
+            + "\(String(repeating: " ", count: max(0, 5 - String(uid).count)))\(uid)        0 \(inode) 1 0000000000000000 \(rto) 4 30 10 -1"
     }
 
     /// `value` in upper-case hex, zero-padded to `width` digits.

@@ -46,6 +46,7 @@ struct PortReclaimTests {
         let took = served.map { $0.timeIntervalSince(startedAt) }
         FileHandle.standardError.write(Data(String(format: "PortReclaimTests: reboot on sshd defaults, phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
                                                    took ?? -1, served?.timeIntervalSince(cutAt) ?? -1).utf8))
+        FileHandle.standardError.write(Data("PortReclaimTests: home up said: \(takenBack ?? "nothing")\n".utf8))
         let seconds = try #require(took, "the phone never served after the reboot: \(second.stderrText)\n\(phone.stdout.suffix(6))")
         #expect(seconds <= Self.servedBound, "served \(seconds) s after the new home up (bound \(Self.servedBound)): \(second.stderrText)")
         #expect(second.stderrText.contains("ClientAliveInterval") == false, "\(second.stderrText)")

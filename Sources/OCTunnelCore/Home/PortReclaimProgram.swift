@@ -87,7 +87,10 @@ public enum PortReclaimProgram {
     /// fits on one authorized_keys line). No `'` (it is wrapped in them) and no `!` (csh).
     /// Names: P proc root, W the listen as text, L its /proc forms, H its port in hex, T the
     /// tcp tables, I/U the listener's inode and owner, Q the holder's pid, S its socket inodes,
-    /// C/X/R/E its client connection's peer, tx_queue, timer and retransmissions.
+    /// C/X/R/E/B its client connection's peer, tx_queue, timer, retransmissions, and the
+    /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
+    /// each retransmission) times 1 - 2^-retransmissions, plus what of it has passed (RTO
+    /// minus the timer's time left), in USER_HZ (1/100 s) ticks.
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
@@ -104,10 +107,10 @@ public enum PortReclaimProgram {
         #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
         #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
-        #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);k0=c\" \"h(t[1])\" \"h(m[1])\" \"h(\$7)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
+        #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0"#,
-        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4;D=" pid=$Q client=$C txq=$X retrans=$E$Z";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
         #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,

@@ -42,6 +42,9 @@ public struct PortReclaimReport: Equatable, Sendable {
     public let unacknowledged: Int?
     /// How many times in a row the kernel resent them.
     public let retransmissions: Int?
+    /// Seconds the client has left them unacknowledged, at least (from the retransmission
+    /// timer's backoff; the connection may have been silent longer before anything was sent).
+    public let silentAtLeast: Int?
     /// The owner of the listening socket (`unseen`, `other`).
     public let uid: Int?
     public let reason: String?
@@ -64,6 +67,7 @@ public struct PortReclaimReport: Equatable, Sendable {
                                      name: fields["name"], client: fields["client"],
                                      unacknowledged: fields["txq"].flatMap { Int($0) },
                                      retransmissions: fields["retrans"].flatMap { Int($0) },
+                                     silentAtLeast: fields["silent"].flatMap { Int($0) },
                                      uid: fields["uid"].flatMap { Int($0) }, reason: fields["reason"])
         }
         return nil
@@ -75,19 +79,21 @@ public struct PortReclaimReport: Equatable, Sendable {
     /// One clause for messages: who holds the port and why it was or was not taken back.
     public var summary: String {
         let from = client.map { " from \($0)" } ?? ""
+        let evidence = "\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times"
+            + ((silentAtLeast ?? 0) > 0 ? ", silent at least \(Self.duration(silentAtLeast ?? 0))" : "")
         switch result {
         case .freed:
-            return "ended the dead home session\(from) that held it (pid \(pid.map(String.init) ?? "?"), \(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times)"
+            return "ended the dead home session\(from) that held it (pid \(pid.map(String.init) ?? "?"), \(evidence))"
         case .free:
             return "nothing holds it any more"
         case .live:
             return "held by a live home session\(from): it answered just now, so it keeps the port"
         case .held:
-            return "held by an sshd session\(from) that is not proven dead (\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times)"
+            return "held by an sshd session\(from) that is not proven dead (\(evidence))"
         case .dead:
-            return "held by a dead home session\(from) (\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times)"
+            return "held by a dead home session\(from) (\(evidence))"
         case .unproven:
-            return "held by an sshd session\(from) not yet proven dead (\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times; 3 needed)"
+            return "held by an sshd session\(from) not yet proven dead (\(evidence); resent 3 times needed)"
         case .other:
             return "taken by another program (\(name ?? "?"), pid \(pid.map(String.init) ?? "?"), uid \(uid.map(String.init) ?? "?")), not an sshd session of this user: left alone"
         case .own:
@@ -99,5 +105,12 @@ public struct PortReclaimReport: Equatable, Sendable {
         case .failed:
             return "ending the dead session failed (\(reason ?? "?"))"
         }
+    }
+
+    /// `14 s`, `3 min`, `2 h 5 min`.
+    static func duration(_ seconds: Int) -> String {
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
     }
 }
