@@ -14,7 +14,7 @@ struct PortReclaimProgramTests {
     static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox].filter { FileManager.default.isExecutableFile(atPath: $0) }
     static let listen = HostPort(host: "127.0.0.1", port: 18080)
 
-    @Test("a busy VPS (4,000 sockets, 300 processes): the sshd session holding 127.0.0.1:18080 is found by its fd, with its dead client connection", arguments: shells)
+    @Test("a busy VPS (4,000 sockets, 120 processes with 1,200 sockets among them): the sshd session holding 127.0.0.1:18080 is found by its fd, with its dead client connection", arguments: shells)
     func deadHolderOnBusyVPS(shell: String) throws {
         let proc = try RecordedProc(busy: true)
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
@@ -89,14 +89,21 @@ struct PortReclaimProgramTests {
                 == "octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=4194500 name=sshd uid=1234\n")
     }
 
-    @Test("nothing listens there (an established connection on the port, a listen on another address or port): free", arguments: shells)
+    @Test("nothing listens there (an established connection on the port, a listen on another address or port): free; a program on all addresses of that port is named", arguments: shells)
     func free(shell: String) throws {
         let proc = try RecordedProc(busy: true)
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "0100007F:D431", state: "06", inode: 0))
-        proc.tcp.append(RecordedProc.line(local: "00000000:46A0", remote: "00000000:0000", state: "0A", inode: 70011))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:46A0", remote: "00000000:0000", state: "0A", inode: 70011))
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A1", remote: "00000000:0000", state: "0A", inode: 70012))
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen) == "octunnel-reclaim v=1 result=free port=127.0.0.1:18080\n")
+        // [::]:18080 (dual stack) keeps sshd from binding 127.0.0.1:18080 as well.
+        proc.tcp6.append(RecordedProc.line(local: String(repeating: "0", count: 32) + ":46A0", remote: String(repeating: "0", count: 32) + ":0000",
+                                           state: "0A", inode: 70013))
+        try proc.process(4_194_700, name: "nginx", ppid: 1, sockets: [70013])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=4194700 name=nginx uid=\(getuid())\n")
     }
 
     @Test("the holder's fds unreadable (a non-root VPS user): the one session marked by octunnel-mark is the holder, its client from SSH_CONNECTION", arguments: shells)
@@ -177,7 +184,8 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimProgram.hexAddresses("2001:db8::7") == ["B80D0120000000000000000007000000"])
         #expect(PortReclaimProgram.hexAddresses("localhost") == ["0100007F", "00000000000000000000000001000000"])
         #expect(PortReclaimProgram.hexAddresses("0.0.0.0") == ["00000000"])
-        #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80)).hasPrefix("P=/proc W=127.0.0.1:80 L=\" 0100007F:0050 \" H=0050 "))
+        #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80))
+                .hasPrefix("P=/proc W=127.0.0.1:80 L=\" 0100007F:0050 00000000:0050 \(String(repeating: "0", count: 32)):0050 \" H=0050 "))
     }
 
     @Test("the program's lines parse; other output (an old key line) does not")
@@ -225,7 +233,7 @@ final class RecordedProc {
             tcp6.append(Self.line(local: "00000000000000000000000001000000:\(Self.hex(2000 + index, 4))",
                                   remote: "\(Self.hex(index, 32)):\(Self.hex(40000 + index % 20000, 4))", state: "01", inode: 200_000 + index))
         }
-        for pid in 0..<300 {
+        for pid in 0..<120 {
             try process(4_194_410 + pid, name: ["nginx", "sshd", "bash", "postgres"][pid % 4], ppid: 4_194_400,
                         sockets: (0..<10).map { 100_000 + (pid * 10 + $0) % 4000 }.filter { $0 != 70001 })
         }

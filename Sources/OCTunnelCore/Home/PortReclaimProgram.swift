@@ -39,7 +39,10 @@ public enum PortReclaimProgram {
     public static func program(listen: HostPort, procRoot: String = "/proc") -> String {
         let hex = String(listen.port, radix: 16, uppercase: true)
         let port = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        let local = " " + hexAddresses(listen.host).map { "\($0):\(port)" }.joined(separator: " ") + " "
+        // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
+        var addresses = hexAddresses(listen.host)
+        for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
+        let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
         let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) T="
         return ([parameters] + body).joined(separator: ";")
     }
