@@ -44,10 +44,11 @@ struct HomeGatewayAnswerTests {
         #expect(SSHSession.isForwardingPolicy(message) == isPolicy)
     }
 
-    @Test("the listen line names the port and forbids commands")
+    @Test("the listen line names the port, opens nothing and runs only the port-reclaim program")
     func listenLine() {
         let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home")
-        #expect(listenAuthorizedKeysLine(key, remotePort: 18080) == "restrict,port-forwarding,permitlisten=\"127.0.0.1:18080\",permitopen=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
+        let program = PortReclaimProgram.forcedCommand(listen: HostPort(host: "127.0.0.1", port: 18080))
+        #expect(listenAuthorizedKeysLine(key, remotePort: 18080) == "restrict,port-forwarding,permitlisten=\"127.0.0.1:18080\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(key.line)")
         #expect(listenAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18081).hasPrefix("restrict,port-forwarding,permitlisten=\"[::1]:18081\""))
     }
 }

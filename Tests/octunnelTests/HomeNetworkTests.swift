@@ -136,7 +136,9 @@ struct HomeNetworkTests {
                                                        refusedAfterCut, took, bound).utf8))
             #expect(took <= bound, "the laptop served \(took) s after the reboot (bound \(bound)): \(after.stderrText)\n\(fixture.sshd.log.suffix(1500))")
         } else {
-            // Without it the VPS never lets go: home up keeps retrying, naming the fix each time.
+            // Without it, and with a key line older than the port-reclaim program (this fixture's
+            // plain line; PortReclaimTests has the line that takes the port back), the VPS never
+            // lets go: home up keeps retrying, naming what holds until the line is replaced.
             for retry in 1...2 {
                 let again = try await offPool { after.waitForLine(containing: "refused to listen", after: after.stderr.count, timeout: 15) }
                 #expect(again?.contains("ClientAliveInterval 15") == true, "retry \(retry): \(after.stderrText)")

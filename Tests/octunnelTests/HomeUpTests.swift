@@ -213,7 +213,7 @@ struct HomeUpTests {
         }
         #expect(result.status == 77, "\(result.stderr)")
         #expect(result.stderr.contains("forbids this key to listen on 127.0.0.1:\(remotePort)"))
-        #expect(result.stderr.contains("restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"/bin/false\" \(fixture.key.line)"), "\(result.stderr)")
+        #expect(result.stderr.contains(listenAuthorizedKeysLine(fixture.key, remotePort: remotePort)), "\(result.stderr)")
     }
 
     @Test("pubkey --restrict --listen: sshd accepts the line, the key can listen on that port and run no command")
@@ -223,7 +223,8 @@ struct HomeUpTests {
         let printed = try fixture.run(["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort)])
         #expect(printed.status == 0)
         let line = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"/bin/false\" \(fixture.key.line)")
+        let program = PortReclaimProgram.forcedCommand(listen: HostPort(host: "127.0.0.1", port: remotePort))
+        #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(fixture.key.line)")
         try writeText(line + "\n", to: fixture.sshd.authorizedKeysPath)
         let echo = try TCPTestServer.echo()
         let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--no-health"])
@@ -239,6 +240,8 @@ struct HomeUpTests {
         let shell = try runProcess("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
                                                    "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
+        // The forced command knows two verbs and nothing else: the command is refused, not run.
+        #expect(shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"), "\(shell.stdout)")
         // Nor can it open a forward of its own (permitopen on a port nothing uses): the laptop side is refused, 77.
         let open = try await offPool {
             try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),

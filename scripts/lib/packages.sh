@@ -13,5 +13,6 @@ install_missing() {
 }
 
 # What octunnel needs to build and to run its tests and demo (iproute2: the network-cut test's
-# namespaces and veth).
-OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2)
+# namespaces and veth; busybox: the port-reclaim program run with busybox's sh and applets, as
+# on Alpine).
+OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox)

@@ -10,8 +10,11 @@ import Glibc
 /// has already confirmed it.
 ///
 /// The listen is asked again on every new session. A refusal sshd explains with a policy
-/// debug message ends the run (`listenForbidden`, exit 77); a silent one (the port is busy,
-/// usually held by this machine's own dead session) is retried with backoff.
+/// debug message ends the run (`listenForbidden`, exit 77). A silent one (the port is busy,
+/// usually held by this machine's own dead session) runs the key's forced command
+/// (`PortReclaimProgram`, verb `octunnel-reclaim`) on a channel of its own: when it ended a
+/// dead session of this user the listen is asked again at once; otherwise (a live holder,
+/// another program, an old key line) it is retried with backoff, naming the holder.
 final class RemoteForward: SessionForward, PollOwner {
     private let options: HomeForwardOptions
     private let emit: @Sendable (TunnelEvent) -> Void
@@ -22,6 +25,16 @@ final class RemoteForward: SessionForward, PollOwner {
     private var listener: RemoteListener?
     private var listenRetryAt: Double?
     private var listenPolicy = RemoteForward.listenRetryPolicy()
+    /// The forced command asked after a refused listen; the listen waits for its answer.
+    private var reclaim: RemoteCommand?
+    /// The forced command's `octunnel-mark`, kept running while listening: it tells a later
+    /// `home up` which sshd session listens, where /proc does not (a non-root VPS user).
+    private var marker: RemoteCommand?
+    /// Whether the authorized_keys line to install was given in full already.
+    private var toldKeyLine = false
+    /// Listens asked at once after the program found the port free, since the last backoff:
+    /// one, so a port the program sees free but sshd cannot bind never spins the loop.
+    private var immediateListens = 0
     /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
     private(set) var fatal: OCTunnelError?
 
@@ -61,8 +74,8 @@ final class RemoteForward: SessionForward, PollOwner {
     private var remote: HostPort { options.remote }
 
     /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
-    /// one request on a live session, and the port of a dead session frees at a moment the VPS
-    /// chooses: within 45 s with `ClientAliveInterval 15`, `ClientAliveCountMax 3`).
+    /// one request on a live session; a dead session's port is taken back at once when the
+    /// key's line allows it, else it frees at a moment the VPS chooses).
     static func listenRetryPolicy() -> ReconnectPolicy {
         var policy = ReconnectPolicy()
         policy.maximum = 5
@@ -84,6 +97,7 @@ final class RemoteForward: SessionForward, PollOwner {
     func register(in set: PollSet, live: LiveSession?, now: Double) {
         guard let live else { return }
         if let listenRetryAt { set.wake(at: listenRetryAt) }
+        if let reclaim { set.wake(at: reclaim.deadline) }
         if listener == nil && listenRetryAt == nil { set.wake(at: now + 0.5) }
         for (id, connection) in connecting {
             set.watch(connection.fd, events: Int32(POLLOUT), owner: self, tag: id)
@@ -100,7 +114,9 @@ final class RemoteForward: SessionForward, PollOwner {
     func drive(_ live: LiveSession?, now: Double) {
         defer { readable.removeAll(keepingCapacity: true); connected.removeAll(keepingCapacity: true) }
         guard let live else { return }
-        if listener == nil, let at = listenRetryAt, now >= at { listen(live, now: now) }
+        if let reclaim { stepReclaim(reclaim, live: live, now: now) }
+        if let marker, marker.step(live, now: now) != .running { self.marker = nil }
+        if listener == nil, reclaim == nil, let at = listenRetryAt, now >= at { listen(live, now: now) }
         guard live.isAlive, fatal == nil else { return }
         acceptChannels(live, now: now)
         guard live.isAlive else { return }
@@ -113,6 +129,10 @@ final class RemoteForward: SessionForward, PollOwner {
     func sessionEnded(reason: String) {
         listener = nil
         listenRetryAt = nil
+        reclaim?.abandon()
+        reclaim = nil
+        marker?.abandon()
+        marker = nil
         streams.sessionEnded()
         for connection in connecting.values { close(connection.fd) }
         connecting.removeAll()
@@ -128,6 +148,10 @@ final class RemoteForward: SessionForward, PollOwner {
 
     func stop(reason: String?) {
         listener = nil
+        reclaim?.abandon()
+        reclaim = nil
+        marker?.abandon()
+        marker = nil
         streams.stop(reason: reason)
         for connection in connecting.values { close(connection.fd) }
         connecting.removeAll()
@@ -147,18 +171,61 @@ final class RemoteForward: SessionForward, PollOwner {
             self.listener = listener
             listenRetryAt = nil
             listenPolicy = Self.listenRetryPolicy()
+            immediateListens = 0
+            // Marks this session as the listener's for a later reclaim (an old key line just ends it).
+            marker = RemoteCommand(command: PortReclaimProgram.markVerb, deadline: .infinity)
+            marker?.step(live, now: now)
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
             fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
             requestStop()
         case .refused(nil):
-            let delay = listenPolicy.nextDelay(afterUptime: nil)
-            listenRetryAt = now + delay
-            streams.counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
-            emit(.listenRefused(remote: remote, retryIn: delay))
+            // Ask the key's program what holds the port (and to end it if it is a dead session of ours).
+            let command = RemoteCommand(command: PortReclaimProgram.reclaimVerb, deadline: now + Self.reclaimTimeout)
+            reclaim = command
+            stepReclaim(command, live: live, now: now)
         case .failed(let error):
             if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(reason: error.description) }
         }
+    }
+
+    /// The program waits up to about 8 s for a dead connection's evidence and 4 s for the
+    /// holder to go; 20 s covers that and a slow VPS.
+    static let reclaimTimeout = 20.0
+
+    /// One step of the forced command; once it has answered, listen again at once (the port
+    /// is free) or retry with backoff, saying what holds the port.
+    private func stepReclaim(_ command: RemoteCommand, live: LiveSession, now: Double) {
+        let holder: ListenHolder
+        switch command.step(live, now: now) {
+        case .running:
+            return
+        case .finished(let output):
+            if let report = PortReclaimReport.parse(output) {
+                holder = .found(report)
+            } else {
+                holder = .oldKeyLine(line: toldKeyLine ? nil : options.listenLine)
+                toldKeyLine = true
+            }
+        case .refused(let code):
+            // sshd runs a forced command for any exec; a refused channel or request is a limit
+            // such as MaxSessions, not an old line.
+            holder = .noAnswer(why: "sshd refused its channel, libssh2 error \(code)")
+        case .timedOut:
+            holder = .noAnswer(why: "no answer within \(Int(Self.reclaimTimeout)) s")
+        }
+        reclaim = nil
+        guard live.isAlive else { return }
+        if case .found(let report) = holder, report.portIsFree, immediateListens == 0 {
+            immediateListens += 1
+            if report.result == .freed { emit(.portTakenBack(remote: remote, report: report)) }
+            return listen(live, now: now)
+        }
+        immediateListens = 0
+        let delay = listenPolicy.nextDelay(afterUptime: nil)
+        listenRetryAt = now + delay
+        streams.counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
+        emit(.listenRefused(remote: remote, retryIn: delay, holder: holder))
     }
 
     /// For `home status`: the home port as `local`, the VPS listen as `remote`.
@@ -178,7 +245,7 @@ final class RemoteForward: SessionForward, PollOwner {
     private func acceptChannels(_ live: LiveSession, now: Double) {
         guard let listener else {
             // Still asking to listen: a reply may have come in this round.
-            if listenRetryAt == nil { listen(live, now: now) }
+            if listenRetryAt == nil && reclaim == nil { listen(live, now: now) }
             return
         }
         while count < maxConnections {

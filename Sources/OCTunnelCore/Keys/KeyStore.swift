@@ -254,7 +254,8 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
 /// The home key's least-privilege authorized_keys line (`pubkey --restrict --listen`): it may
 /// ask the VPS to listen on `remoteHost:remotePort` and nothing else: no other listen
 /// (`permitlisten`, OpenSSH 7.8+), no forward of its own (`permitopen` on a port nothing uses),
-/// no pty, agent or X11 (`restrict`), and no command (`command="/bin/false"`).
+/// no pty, agent or X11 (`restrict`), and no command but `PortReclaimProgram`, which can only
+/// end a dead sshd session of this user that holds that very port.
 public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
     listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " " + key.line
 }
@@ -262,5 +263,6 @@ public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "
 /// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand.
 public func listenAuthorizedKeysOptions(remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    return "restrict,port-forwarding,permitlisten=\"\(target)\",permitopen=\"\(authorizedKeysNowhere)\",command=\"/bin/false\""
+    let command = PortReclaimProgram.forcedCommand(listen: HostPort(host: remoteHost, port: remotePort))
+    return "restrict,port-forwarding,permitlisten=\"\(target)\",permitopen=\"\(authorizedKeysNowhere)\",command=\"\(command)\""
 }

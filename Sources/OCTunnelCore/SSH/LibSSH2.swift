@@ -254,7 +254,7 @@ public final class SSHSession: @unchecked Sendable {
 /// One libssh2 channel; it keeps its session alive, so it can never outlive it.
 final class SSHChannel {
     let session: SSHSession
-    private let raw: OpaquePointer
+    let raw: OpaquePointer
     private(set) var isFreed = false
 
     init(session: SSHSession, raw: OpaquePointer) {

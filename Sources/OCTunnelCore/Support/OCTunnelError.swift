@@ -231,7 +231,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .controlCharactersInPath(let what, let path):
             return "\(what) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); octunnel will not write it into a service file. Use a path without one."
         case .staleForward(let remoteHost, let remotePort, let seconds):
-            return "VPS \(Self.endpoint(remoteHost, remotePort)) accepts connections but nothing answered within \(seconds) s: a forward held by a home session that died without closing. Restart `octunnel home up` on the home machine, and on the VPS set `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config so it frees such a port within 45 s."
+            return "VPS \(Self.endpoint(remoteHost, remotePort)) accepts connections but nothing answered within \(seconds) s: a forward held by a home session that died without closing. Restart `octunnel home up` on the home machine: with the authorized_keys line `octunnel pubkey --restrict --listen` prints, it ends that dead session and takes the port back within seconds. With an older line it waits for the VPS's sshd to notice: `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config do that within 45 s only while nothing connects to the port (this check and every app retrying count); otherwise TCP gives up after 15-30 min."
         }
     }
 

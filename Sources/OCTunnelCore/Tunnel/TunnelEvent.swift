@@ -18,7 +18,11 @@ public enum TunnelEvent: Sendable {
     /// `home up`: the VPS listens and carries its connections to OpenCode at home.
     case listening(remote: HostPort, home: HostPort)
     /// `home up`: the VPS refused to listen without saying why (a busy port); retried.
-    case listenRefused(remote: HostPort, retryIn: Double)
+    /// `holder` is what the key's forced command found holding it (`PortReclaimProgram`).
+    case listenRefused(remote: HostPort, retryIn: Double, holder: ListenHolder)
+    /// `home up`: the port was held by a dead session of this key's user, which the forced
+    /// command ended; the listen is asked again at once.
+    case portTakenBack(remote: HostPort, report: PortReclaimReport)
     /// `home up`: a forwarded connection could not reach OpenCode on this machine.
     case homeUnreachable(home: HostPort, reason: String)
     /// A network change, a wake or a reconnect request, and what the session driver did about it.

@@ -42,8 +42,10 @@ extension TunnelEvent {
             return "warning: \(text)"
         case .listening(let remote, let home):
             return "VPS \(remote) → home \(home)"
-        case .listenRefused(let remote, let retryIn):
-            return "the VPS refused to listen on \(remote): the port is taken, most likely by this machine's earlier session that died without closing (the VPS keeps its port until it notices). Fix on the VPS: `ClientAliveInterval 15` and `ClientAliveCountMax 3` in sshd_config (the port is then free within 45 s); retrying in \(String(format: "%.1f", retryIn)) s"
+        case .listenRefused(let remote, let retryIn, let holder):
+            return "the VPS refused to listen on \(remote): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
+        case .portTakenBack(let remote, let report):
+            return "VPS \(remote) taken back: \(report.summary); listening again"
         case .homeUnreachable(let home, let reason):
             return "OpenCode is not running on this machine: \(HomeGatewayAnswer.unreachable(home: home, reason: reason).error) (\(reason)); start `opencode serve --port \(home.port)` here"
         case .roaming(let event):
@@ -89,10 +91,13 @@ extension TunnelEvent {
         case .listening(let remote, let home):
             return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
                     "homeHost": home.host, "homePort": home.port]
-        case .listenRefused(let remote, let retryIn):
+        case .listenRefused(let remote, let retryIn, let holder):
             return ["event": "listenRefused", "status": "error", "message": "the VPS refused to listen on \(remote) (port busy)",
-                    "fix": "ClientAliveInterval 15 and ClientAliveCountMax 3 in the VPS's sshd_config",
                     "remoteHost": remote.host, "remotePort": remote.port, "retryIn": (retryIn * 10).rounded() / 10]
+                .merging(holder.jsonObject) { $1 }
+        case .portTakenBack(let remote, let report):
+            return ["event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": remote.host,
+                    "remotePort": remote.port, "client": report.client ?? "", "pid": report.pid ?? 0]
         case .homeUnreachable(let home, let reason):
             return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason).error,
                     "reason": reason, "homeHost": home.host, "homePort": home.port]

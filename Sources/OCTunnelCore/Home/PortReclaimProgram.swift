@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The home key's forced command (`pubkey --restrict --listen`): a short POSIX-sh program that
+/// lets `home up` take back the VPS port a dead session of its own still holds, with a stock
+/// sshd, as the VPS user, with nothing installed there.
+///
+/// Verbs (`SSH_ORIGINAL_COMMAND`, nothing else is read from the client): `octunnel-reclaim`
+/// and `octunnel-inspect` (read only). Anything else prints a `result=refused` line and exits 1,
+/// as `/bin/false` did. What it does, from /proc only (`/proc/net/tcp{,6}`, `/proc/PID/fd`,
+/// `/proc/PID/status`): finds the socket listening on the one address:port baked in, the one
+/// process holding it, and that process's client connection; it ends the process only if it is
+/// an sshd session of this user, not the caller's own, and its client connection is dead by
+/// the rule in `deadRule`. It prints one line, parsed by `PortReclaimReport`.
+public enum PortReclaimProgram {
+    /// The verb `home up` sends when its listen is refused.
+    public static let reclaimVerb = "octunnel-reclaim"
+    /// The read-only verb: what holds the port, nothing provoked or ended.
+    public static let inspectVerb = "octunnel-inspect"
+    /// The verb `home up` runs once listening, for the life of its session: a `cat` that
+    /// reads nothing, whose environment (`OCTUNNEL_LISTEN`, `SSH_CONNECTION`) and parent tell
+    /// a later reclaim which sshd session listens and from where, where /proc/PID/fd cannot:
+    /// a non-root user cannot read sshd's session processes (they changed uid, so the kernel
+    /// made them non-dumpable).
+    public static let markVerb = "octunnel-mark"
+
+    /// The rule for "dead", as the program applies it to the holder's client connection
+    /// (/proc/net/tcp): unacknowledged bytes (`tx_queue` > 0) under the retransmission timer
+    /// (`tr` 1) that the kernel has already resent at least three times in a row (`retrnsmt`
+    /// >= 3, RFC 1122's R1 threshold, Linux's `tcp_retries1`). docs/security.md says why.
+    public static let deadRule = "tx_queue > 0, timer 1 (retransmit), retrnsmt >= 3"
+
+    /// The program for a listen on `listen` (as `home up` asks for it: 127.0.0.1, ::1,
+    /// localhost, or another literal address). `procRoot` is for tests that run it against a
+    /// recorded /proc tree; it is fixed when the line is printed, never read at run time.
+    public static func program(listen: HostPort, procRoot: String = "/proc") -> String {
+        let hex = String(listen.port, radix: 16, uppercase: true)
+        let port = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
+        var addresses = hexAddresses(listen.host)
+        for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
+        let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
+        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) T="
+        return ([parameters] + body).joined(separator: ";")
+    }
+
+    /// The value of the authorized_keys `command="…"` option: the program run by /bin/sh
+    /// whatever the user's login shell (sshd runs a forced command with it), with `"` escaped
+    /// as sshd's option parser wants (`\"`; no other escape exists there).
+    public static func forcedCommand(listen: HostPort) -> String {
+        let command = "exec /bin/sh -c '" + program(listen: listen) + "'"
+        return command.replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    /// How a listen address appears in /proc/net/tcp (IPv4: 8 hex digits of the address as
+    /// the kernel stores it, little-endian on every Linux that runs a VPS) and tcp6 (four such
+    /// words). `localhost` is both loopbacks (sshd binds both); an empty host or `*` is any.
+    static func hexAddresses(_ host: String) -> [String] {
+        switch host {
+        case "localhost": return hexAddresses("127.0.0.1") + hexAddresses("::1")
+        case "", "*", "0.0.0.0": return ["00000000"]
+        case "::": return [String(repeating: "0", count: 32)]
+        default: break
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return [hexWords(withUnsafeBytes(of: &v4) { Array($0) })]
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return [hexWords(withUnsafeBytes(of: &v6) { Array($0) })]
+        }
+        return []
+    }
+
+    /// Each 4-byte group as the kernel prints it: `%08X` of the host-order word, so its bytes reversed.
+    private static func hexWords(_ bytes: [UInt8]) -> String {
+        stride(from: 0, to: bytes.count, by: 4).map { start in
+            bytes[start..<start + 4].reversed().map { byte in
+                let hex = String(byte, radix: 16, uppercase: true)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined()
+        }.joined()
+    }
+
+    /// The program after its parameters, one statement per entry (joined with `;`, so the whole
+    /// fits on one authorized_keys line). No `'` (it is wrapped in them) and no `!` (csh).
+    /// Names: P proc root, W the listen as text, L its /proc forms, H its port in hex, T the
+    /// tcp tables, I/U the listener's inode and owner, Q the holder's pid, S its socket inodes,
+    /// C/X/R/E/B its client connection's peer, tx_queue, timer, retransmissions, and the
+    /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
+    /// each retransmission) times 1 - 2^-retransmissions, plus what of it has passed (RTO
+    /// minus the timer's time left), in USER_HZ (1/100 s) ticks.
+    private static let body: [String] = [
+        #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
+        #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
+        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
+        #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
+        #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
+        #"set -- $(l);[ -n "$1" ]||o free"#,
+        #"I=$1 U=$2"#,
+        #"set -- $(ls -l $P/[0-9]*/fd 2>/dev/null|awk -v P="$P/" -v I="socket:[$I]" "index(\$0,P)==1&&/\/fd:\$/{p=substr(\$0,length(P)+1);sub(\"/fd:\$\",\"\",p);next} \$NF~/^socket:/{s[p]=s[p]\" \"substr(\$NF,9,length(\$NF)-9);if(\$NF==I)q[p]=1} END{n=0;for(p in q){n++;r=p}if(n==1)print n,r,s[r];else print n}")"#,
+        #"x=$$ Y=" ";while [ "${x:-0}" -gt 1 ];do Y="$Y$x ";x=$(awk "/^PPid:/{print \$2}" $P/$x/status 2>/dev/null);done"#,
+        #"[ "$1" = 1 ]||[ "$1$U" = "0$(id -u)" ]||o unseen " uid=$U holders=$1""#,
+        #"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;for f in $(grep -l "OCTUNNEL_LISTEN=$W;" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) continue;; esac;G=$((G+1));Q=$q;V=$(tr "\000" "\n" <$f|awk -F= "/^SSH_CONNECTION=/{print \$2}");done;[ $G = 1 ]||o unseen " uid=$U holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#,
+        #"N=$(awk "/^Name:/{print \$2}" $P/$Q/status);R=$(awk "/^Uid:/{print \$2}" $P/$Q/status)"#,
+        #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
+        #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
+        #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
+        #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
+        #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
+        #"n=0 s=0 z=0"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"[ $A = i ]&&o dead "$D""#,
+        #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
+        #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,
+        #"o freed "$D""#,
+    ]
+}

@@ -1,0 +1,98 @@
+import CLibSSH2
+
+/// One command run on the VPS through its own `session` channel (`exec`), driven a step at a
+/// time from the event loop: open, start, read stdout to EOF, and hand the channel back to be
+/// freed. The home side runs the forced command's verbs this way (`PortReclaimProgram`).
+/// The session must have no other channel open pending (libssh2 keeps one open's state per
+/// session, channel.c:144); the home side opens no other channel.
+final class RemoteCommand {
+    /// Where the command stands after a step.
+    enum State: Equatable {
+        case running
+        /// Its standard output, whole (up to `limit` bytes), once the VPS sent EOF.
+        case finished(String)
+        /// It could not be run: the VPS refused the channel or the exec (`libssh2` code).
+        case refused(Int32)
+        /// It did not finish by its deadline.
+        case timedOut(String)
+    }
+
+    let command: String
+    let deadline: Double
+    private let limit = 4096
+    private var channel: SSHChannel?
+    private var started = false
+    private var output: [UInt8] = []
+    private(set) var state = State.running
+
+    init(command: String, deadline: Double) {
+        self.command = command
+        self.deadline = deadline
+    }
+
+    /// One step; a session-level failure fails `live`. Finished commands release their channel.
+    @discardableResult
+    func step(_ live: LiveSession, now: Double) -> State {
+        guard state == .running else { return state }
+        if now >= deadline { return finish(.timedOut(String(decoding: output, as: UTF8.self)), live: live) }
+        if channel == nil {
+            let type = "session"
+            guard let raw = libssh2_channel_open_ex(live.session.raw, type, UInt32(type.utf8.count),
+                                                    UInt32(64 * 1024), UInt32(32768), nil, 0) else {
+                let code = live.session.lastErrno
+                if code == LIBSSH2_ERROR_EAGAIN { return state }
+                return failed(code, live: live)
+            }
+            channel = SSHChannel(session: live.session, raw: raw)
+            // Its stderr is not wanted: libssh2 drops it instead of queueing it.
+            libssh2_channel_handle_extended_data2(raw, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE)
+        }
+        guard let channel else { return state }
+        if !started {
+            let rc = channel.exec(command)
+            if rc == LIBSSH2_ERROR_EAGAIN { return state }
+            if rc != 0 { return failed(rc, live: live) }
+            started = true
+        }
+        while true {
+            switch channel.read(into: live.scratch.pointer, count: live.scratch.size) {
+            case .bytes(let count):
+                let room = max(0, limit - output.count)
+                output += UnsafeRawBufferPointer(start: live.scratch.pointer, count: min(count, room))
+            case .wouldBlock:
+                return state
+            case .eof:
+                return finish(.finished(String(decoding: output, as: UTF8.self)), live: live)
+            case .failed(let code):
+                return failed(code, live: live)
+            }
+        }
+    }
+
+    private func failed(_ code: Int32, live: LiveSession) -> State {
+        if LibSSH2Error.isSessionLevel(code) { live.fail(code) }
+        return finish(.refused(code), live: live)
+    }
+
+    private func finish(_ end: State, live: LiveSession) -> State {
+        state = end
+        if let channel { live.release(channel) }
+        channel = nil
+        return state
+    }
+
+    /// Drops the channel without a word (the session is gone).
+    func abandon() {
+        channel = nil
+        if state == .running { state = .timedOut("") }
+    }
+}
+
+extension SSHChannel {
+    /// `libssh2_channel_process_startup(channel, "exec", command)`; 0, EAGAIN (repeat with the
+    /// same command) or an error code.
+    func exec(_ command: String) -> Int32 {
+        let request = "exec"
+        return libssh2_channel_process_startup(raw, request, UInt32(request.utf8.count), command, UInt32(command.utf8.count))
+    }
+}

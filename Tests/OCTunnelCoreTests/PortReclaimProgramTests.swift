@@ -1,0 +1,302 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// The home key's forced command run by dash and bash against /proc trees written here in the
+/// kernel's own formats (tcp and tcp6 tables of a busy VPS, fd links, status and environ files),
+/// with the tree's path fixed when the program is rendered, as `procRoot` is for tests only.
+/// Processes here have pids above Linux's PID_MAX_LIMIT (4194304), so no `kill` can reach a real one.
+@Suite("the port-reclaim program on recorded /proc trees")
+struct PortReclaimProgramTests {
+    /// dash (Debian's sh) and bash with this machine's tools (mawk, GNU ls and grep), and busybox's
+    /// sh with only busybox's applets on PATH (as on Alpine), where installed.
+    static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox].filter { FileManager.default.isExecutableFile(atPath: $0) }
+    static let listen = HostPort(host: "127.0.0.1", port: 18080)
+
+    @Test("a busy VPS (4,000 sockets, 120 processes with 1,200 sockets among them): the sshd session holding 127.0.0.1:18080 is found by its fd, with its dead client connection", arguments: shells)
+    func deadHolderOnBusyVPS(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        // The client connection: 92 bytes unacknowledged, resent 5 times, retransmit timer on.
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01",
+                                          tx: 92, timer: 1, retransmits: 5, inode: 70002, rto: 640, when: 140))
+        // A forwarded connection the session accepted on the held port (not its client).
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "0100007F:D431", state: "01", tx: 10, timer: 1, retransmits: 7, inode: 70003))
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: [70002, 70001, 70003])
+        try proc.write()
+        let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
+        #expect(output == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=11\n")
+        let report = try #require(PortReclaimReport.parse(output))
+        #expect(report.result == .dead && report.pid == 4_194_500 && report.client == "203.0.113.7:51250")
+        #expect(report.unacknowledged == 92 && report.retransmissions == 5 && report.silentAtLeast == 11)
+        #expect(report.summary == "held by a dead home session from 203.0.113.7:51250 (92 bytes unacknowledged, resent 5 times, silent at least 11 s)")
+        // Reclaim goes as far as ending it (that pid cannot exist, so the kill is reported failed).
+        let reclaim = try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+        #expect(reclaim == "octunnel-reclaim v=1 result=failed port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=11 reason=kill\n")
+    }
+
+    @Test("a holder whose client acknowledges everything, or is resending for the first times only, is not dead", arguments: shells)
+    func notProvenDead(shell: String) throws {
+        for (tx, timer, retransmits) in [(0, 0, 0), (0, 2, 0), (92, 1, 2), (92, 4, 9)] {
+            let proc = try RecordedProc(busy: false)
+            proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+            proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: tx, timer: timer,
+                                              retransmits: retransmits, inode: 70002))
+            try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: [70001, 70002])
+            try proc.write()
+            let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
+            #expect(output == "octunnel-reclaim v=1 result=held port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=\(tx) retrans=\(retransmits) silent=0\n",
+                    "tx \(tx) timer \(timer) retransmits \(retransmits)")
+        }
+    }
+
+    @Test("tcp6: a listen on ::1 held by sshd-session (OpenSSH 9.8+) whose client is IPv6, and one whose client is IPv4-mapped", arguments: shells)
+    func ipv6(shell: String) throws {
+        let listen = HostPort(host: "::1", port: 18081)
+        for (remote, client) in [("B80D0120000000000000000007000000:C832", "[2001:db8:0:0:0:0:0:7]:51250"),
+                                 ("0000000000000000FFFF0000097100CB:9C40", "203.0.113.9:40000")] {
+            let proc = try RecordedProc(busy: true)
+            proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000001000000:46A1", remote: String(repeating: "0", count: 32) + ":0000",
+                                               state: "0A", inode: 80001))
+            proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000000000000:0016", remote: remote, state: "01",
+                                               tx: 300, timer: 1, retransmits: 3, inode: 80002, rto: 160, when: 60))
+            try proc.process(4_194_600, name: "sshd-session", ppid: 4_194_599, sockets: [80001, 80002])
+            try proc.write()
+            let output = try proc.run(shell: shell, verb: "octunnel-inspect", listen: listen)
+            #expect(output == "octunnel-reclaim v=1 result=dead port=[::1]:18081 pid=4194600 client=\(client) txq=300 retrans=3 silent=2\n")
+        }
+    }
+
+    @Test("a holder that is not an sshd session is named and never ended, whatever its connections look like", arguments: shells)
+    func otherProgram(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 9, inode: 70002))
+        try proc.process(4_194_500, name: "python3", ppid: 1, sockets: [70001, 70002])
+        try proc.write()
+        let uid = getuid()
+        for verb in ["octunnel-inspect", "octunnel-reclaim"] {
+            let output = try proc.run(shell: shell, verb: verb, listen: Self.listen)
+            #expect(output == "octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=4194500 name=python3 uid=\(uid)\n")
+        }
+        // An sshd session of another user is not this user's to end.
+        let other = try RecordedProc(busy: false)
+        other.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", uid: 1234, inode: 70001))
+        try other.process(4_194_500, name: "sshd", ppid: 1, uid: 1234, sockets: [70001])
+        try other.write()
+        #expect(try other.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=4194500 name=sshd uid=1234\n")
+    }
+
+    @Test("nothing listens there (an established connection on the port, a listen on another address or port): free; a program on all addresses of that port is named", arguments: shells)
+    func free(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "0100007F:D431", state: "06", inode: 0))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:46A0", remote: "00000000:0000", state: "0A", inode: 70011))
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A1", remote: "00000000:0000", state: "0A", inode: 70012))
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen) == "octunnel-reclaim v=1 result=free port=127.0.0.1:18080\n")
+        // [::]:18080 (dual stack) keeps sshd from binding 127.0.0.1:18080 as well.
+        proc.tcp6.append(RecordedProc.line(local: String(repeating: "0", count: 32) + ":46A0", remote: String(repeating: "0", count: 32) + ":0000",
+                                           state: "0A", inode: 70013))
+        try proc.process(4_194_700, name: "nginx", ppid: 1, sockets: [70013])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=4194700 name=nginx uid=\(getuid())\n")
+    }
+
+    @Test("the holder's fds unreadable (a non-root VPS user): the one session marked by octunnel-mark is the holder, its client from SSH_CONNECTION", arguments: shells)
+    func markedSession(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
+        // Another client on another sshd port with the same client port: not the marked one.
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0017", remote: "087100CB:C832", state: "01", inode: 70004))
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
+                         environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=127.0.0.1:18080;",
+                                   "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
+        // A marked session of another port is not counted.
+        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
+                         environ: ["OCTUNNEL_LISTEN=127.0.0.1:18081;", "SSH_CONNECTION=203.0.113.8 51250 10.0.0.2 22"])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
+        // Two marked sessions: which one listens is unknown, nothing is ended.
+        try proc.process(4_194_504, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_505, name: "cat", ppid: 4_194_504, sockets: [],
+                         environ: ["OCTUNNEL_LISTEN=127.0.0.1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=\(getuid()) holders=0 marks=2\n")
+    }
+
+    @Test("a listener of another user that no readable process holds: unseen, with its owner", arguments: shells)
+    func unseen(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", uid: 4321, inode: 70001))
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=4321 holders=0\n")
+    }
+
+    @Test("anything but the verbs, alone, is refused with exit 1 and nothing else runs", arguments: shells)
+    func verbs(shell: String) throws {
+        let proc = try RecordedProc(busy: false)
+        try proc.write()
+        let canary = proc.root.file("canary")
+        for verb in [nil, "", "octunnel-reclaim; touch \(canary)", "octunnel-inspect x", "$(touch \(canary))", "/bin/sh", "OCTUNNEL-RECLAIM"] {
+            let result = try proc.result(shell: shell, verb: verb, listen: Self.listen)
+            #expect(result.status == 1, "\(verb ?? "(none)")")
+            #expect(result.stdout == "octunnel-reclaim v=1 result=refused port=127.0.0.1:18080 reason=verb\n")
+        }
+        #expect(!fileExists(canary))
+    }
+
+    @Test("the authorized_keys line's command, dequoted as sshd does and run by a login shell, runs the program on the real /proc")
+    func authorizedKeysCommand() throws {
+        let port = freePort()
+        let line = listenAuthorizedKeysLine(SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home"), remotePort: port)
+        #expect(!line.contains("\n") && line.utf8.count < 8192)
+        // sshd's opt_dequote: `\"` is a quote, anything else is itself; the value ends at the first bare quote.
+        let start = try #require(line.range(of: "command=\"")).upperBound
+        var command = ""
+        var index = start
+        while line[index] != "\"" {
+            if line[index] == "\\", line[line.index(after: index)] == "\"" { index = line.index(after: index) }
+            command.append(line[index])
+            index = line.index(after: index)
+        }
+        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc W=127.0.0.1:\(port) "))
+        for shell in Self.shells where shell != RecordedProc.busybox {
+            let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
+            #expect(result.stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:\(port)\n", "\(shell): \(result.stderr)")
+        }
+    }
+
+    @Test("listen addresses in /proc/net/tcp's form: IPv4 little-endian, IPv6 word by word, localhost both")
+    func hexAddresses() {
+        #expect(PortReclaimProgram.hexAddresses("127.0.0.1") == ["0100007F"])
+        #expect(PortReclaimProgram.hexAddresses("10.0.0.2") == ["0200000A"])
+        #expect(PortReclaimProgram.hexAddresses("::1") == ["00000000000000000000000001000000"])
+        #expect(PortReclaimProgram.hexAddresses("2001:db8::7") == ["B80D0120000000000000000007000000"])
+        #expect(PortReclaimProgram.hexAddresses("localhost") == ["0100007F", "00000000000000000000000001000000"])
+        #expect(PortReclaimProgram.hexAddresses("0.0.0.0") == ["00000000"])
+        #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80))
+                .hasPrefix("P=/proc W=127.0.0.1:80 L=\" 0100007F:0050 00000000:0050 \(String(repeating: "0", count: 32)):0050 \" H=0050 "))
+    }
+
+    @Test("the program's lines parse; other output (an old key line) does not")
+    func reports() {
+        let line = "octunnel-reclaim v=1 result=live port=127.0.0.1:18080 pid=812 client=203.0.113.7:51234 txq=0 retrans=0"
+        let report = PortReclaimReport.parse("bash: line 1: warning\n" + line + "\n")
+        #expect(report?.result == .live && report?.pid == 812 && report?.client == "203.0.113.7:51234")
+        #expect(report?.summary == "held by a live home session from 203.0.113.7:51234: it answered just now, so it keeps the port")
+        #expect(PortReclaimReport.parse("") == nil)
+        #expect(PortReclaimReport.duration(14) == "14 s" && PortReclaimReport.duration(14 * 60 + 5) == "14 min"
+                && PortReclaimReport.duration(7500) == "2 h 5 min")
+        #expect(PortReclaimReport.parse("bash: octunnel-reclaim: command not found\n") == nil)
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=2 result=freed port=x") == nil)
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=bogus port=x") == nil)
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=9")?.portIsFree == true)
+        // What the VPS wrote reaches the terminal without its controls.
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=x pid=9 name=\u{1b}]0;owned\u{7} uid=1")?.name == "\\x1b]0;owned\\x07")
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=9 name=nginx uid=33")?.summary
+                == "taken by another program (nginx, pid 9, uid 33), not an sshd session of this user: left alone")
+    }
+}
+
+/// A /proc tree in a temp directory: net/tcp and net/tcp6 (with a busy VPS's worth of other
+/// sockets when asked), and processes with fd links to `socket:[inode]`, status and environ.
+final class RecordedProc {
+    let root: TempDirectory
+    var tcp: [String] = []
+    var tcp6: [String] = []
+
+    init(busy: Bool) throws {
+        root = try TempDirectory("octunnel-proc")
+        // Two harmless processes, so `ls` always prints each fd directory's heading.
+        try process(4_194_400, name: "systemd", ppid: 0, sockets: [9])
+        try process(4_194_401, name: "cron", ppid: 4_194_400, sockets: [])
+        guard busy else { return }
+        var random = SystemRandomNumberGenerator()
+        for index in 0..<3000 {
+            let local = index % 3 == 0 ? "0100007F" : "0200000A"
+            tcp.append(Self.line(local: "\(local):\(Self.hex(1024 + index % 60000, 4))",
+                                 remote: "\(Self.hex(Int(UInt32.random(in: 1...UInt32.max, using: &random)), 8)):\(Self.hex(Int.random(in: 1...65535, using: &random), 4))",
+                                 state: ["01", "06", "08", "01"][index % 4], tx: index % 7 == 0 ? 1400 : 0, timer: index % 7 == 0 ? 1 : 0,
+                                 retransmits: index % 11 == 0 ? 4 : 0, inode: 100_000 + index))
+        }
+        for index in 0..<1000 {
+            tcp6.append(Self.line(local: "00000000000000000000000001000000:\(Self.hex(2000 + index, 4))",
+                                  remote: "\(Self.hex(index, 32)):\(Self.hex(40000 + index % 20000, 4))", state: "01", inode: 200_000 + index))
+        }
+        for pid in 0..<120 {
+            try process(4_194_410 + pid, name: ["nginx", "sshd", "bash", "postgres"][pid % 4], ppid: 4_194_400,
+                        sockets: (0..<10).map { 100_000 + (pid * 10 + $0) % 4000 }.filter { $0 != 70001 })
+        }
+    }
+
+    /// One line of /proc/net/tcp or tcp6, as tcp4_seq_show / tcp6_seq_show print it.
+    static func line(local: String, remote: String, state: String, tx: Int = 0, timer: Int = 0, retransmits: Int = 0,
+                     uid: UInt32 = getuid(), inode: Int, rto: Int = 20, when: Int? = nil) -> String {
+        "   0: \(local) \(remote) \(state) \(hex(tx, 8)):00000000 \(hex(timer, 2)):\(hex(when ?? (timer == 0 ? 0 : 28), 8)) \(hex(retransmits, 8)) "
+            + "\(String(repeating: " ", count: max(0, 5 - String(uid).count)))\(uid)        0 \(inode) 1 0000000000000000 \(rto) 4 30 10 -1"
+    }
+
+    /// `value` in upper-case hex, zero-padded to `width` digits.
+    static func hex(_ value: Int, _ width: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    /// A process: `sockets` nil leaves out its fd directory (unreadable, as sshd's session is to a non-root user).
+    func process(_ pid: Int, name: String, ppid: Int, uid: UInt32 = getuid(), sockets: [Int]?, environ: [String] = []) throws {
+        let directory = root.file(String(pid))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try writeText("Name:\t\(name)\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t\(pid)\nNgid:\t0\nPid:\t\(pid)\nPPid:\t\(ppid)\nTracerPid:\t0\nUid:\t\(uid)\t\(uid)\t\(uid)\t\(uid)\nGid:\t0\t0\t0\t0\n",
+                      to: directory + "/status")
+        try writeBytes(Array((environ.map { $0 + "\0" }.joined()).utf8), to: directory + "/environ")
+        guard let sockets else { return }
+        let fds = directory + "/fd"
+        try? FileManager.default.removeItem(atPath: fds)
+        try FileManager.default.createDirectory(atPath: fds, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: fds + "/0", withDestinationPath: "/dev/null")
+        for (index, inode) in sockets.enumerated() {
+            try FileManager.default.createSymbolicLink(atPath: fds + "/\(index + 3)", withDestinationPath: "socket:[\(inode)]")
+        }
+    }
+
+    func write() throws {
+        try FileManager.default.createDirectory(atPath: root.file("net"), withIntermediateDirectories: true)
+        let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        try writeText(header + tcp.map { $0 + "\n" }.joined(), to: root.file("net/tcp"))
+        try writeText(header + tcp6.map { $0 + "\n" }.joined(), to: root.file("net/tcp6"))
+    }
+
+    static let busybox = "/bin/busybox"
+
+    func result(shell: String, verb: String?, listen: HostPort) throws -> ProcessResult {
+        let program = PortReclaimProgram.program(listen: listen, procRoot: root.path)
+        var environment = ["PATH": "/usr/bin:/bin"]
+        if let verb { environment["SSH_ORIGINAL_COMMAND"] = verb }
+        guard shell == Self.busybox else { return try runProcess(shell, ["-c", program], environment: environment) }
+        // Only busybox's applets: a directory of links to it (not a pid, so /proc globs skip it).
+        let tools = root.file("busybox-bin")
+        if !fileExists(tools) {
+            try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
+            for tool in ["sh", "awk", "ls", "grep", "tr", "sleep", "kill", "id", "printf", "cat", "nc"] {
+                try FileManager.default.createSymbolicLink(atPath: tools + "/" + tool, withDestinationPath: Self.busybox)
+            }
+        }
+        environment["PATH"] = tools
+        return try runProcess(Self.busybox, ["sh", "-c", program], environment: environment)
+    }
+
+    /// The program's stdout for `verb`.
+    func run(shell: String, verb: String, listen: HostPort) throws -> String {
+        try result(shell: shell, verb: verb, listen: listen).stdout
+    }
+}
