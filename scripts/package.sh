@@ -260,6 +260,15 @@ public_line=$(in_jail octunnel keygen --comment clean-root 2> "$work/keygen.err"
   { cat "$work/keygen.err" >&2; fail "octunnel keygen failed in the clean root"; }
 [[ "$public_line" == "ssh-ed25519 AAAA"*" clean-root" ]] || fail "keygen printed \"$public_line\""
 echo "   octunnel keygen: ${public_line:0:40}…"
+# The trimmed ICU data at work: a third key in one directory archives the oldest under a name
+# DateFormatter makes (en_US_POSIX, UTC) through ICU; with no ICU data that run crashes.
+for _ in 1 2 3; do
+  in_jail octunnel keygen --home /tmp/rotated --rotate > /dev/null 2> "$work/rotate.err" ||
+    { cat "$work/rotate.err" >&2; fail "octunnel keygen --rotate failed in the clean root"; }
+done
+archived=$(in_jail sh -c 'cd /tmp/rotated && ls -d id_ed25519.prev-*' | grep -v '\.pub$' || true)
+[[ "$archived" =~ ^id_ed25519\.prev-[0-9]{8}T[0-9]{6}Z$ ]] || fail "keygen --rotate archived \"$archived\", not id_ed25519.prev-<UTC time>"
+echo "   octunnel keygen --rotate, three times: the oldest kept as $archived (ICU's DateFormatter)"
 
 completed=$(in_jail bash -c '. /usr/share/bash-completion/completions/octunnel
   COMP_LINE="octunnel tunnel ch"; COMP_POINT=${#COMP_LINE}; COMP_WORDS=(octunnel tunnel ch); COMP_CWORD=2
