@@ -495,7 +495,7 @@ if [ "${BENCH_PACKAGE:-1}" != 0 ]; then
       echo "| goal | measured | |"
       echo "|---|---|---|"
       echo "| \`bash scripts/package.sh\` from a clean checkout < 5 min | ${P[build_seconds]} s | $(met "${P[build_seconds]}" 300) |"
-      echo "| the .deb < 15 MiB | ${P[deb_bytes]} bytes, $(awk -v b="${P[deb_bytes]}" 'BEGIN { printf "%.2f", b / 1048576 }') MiB | $(met "${P[deb_bytes]}" 15728640) |"
+      echo "| the .deb < 15 MB (15,000,000 bytes) | ${P[deb_bytes]} bytes, $(awk -v b="${P[deb_bytes]}" 'BEGIN { printf "%.2f", b / 1000000 }') MB | $(met "${P[deb_bytes]}" 15000000) |"
       echo "| \`octunnel --version\` in a clean bookworm root < 50 ms | ${P[version_ms]} ms (\`chroot ROOT /bin/true\`: ${P[true_ms]} ms) | $(met "${P[version_ms]}" 50) |"
       echo "| \`apt-get install ./octunnel_*.deb\`, then \`tunnel check\`, in a clean bookworm root exit 0 | yes, in ${P[check_seconds]} s | met |"
       echo
