@@ -86,6 +86,18 @@ struct OpenCodeCredentialsTests {
         #expect(open.exitStatus == .permission)
         #expect(open.localizedDescription.contains("chmod 600 \(dir.file("open"))"))
         #expect(!open.localizedDescription.contains("s3cret"))
+        // Through a symlink: the hint names the target, never `chmod 600 LINK` (that changes the target).
+        #expect(symlink(dir.file("open"), dir.file("link")) == 0)
+        do {
+            _ = try OpenCodeCredentials.readPasswordFile(dir.file("link"))
+            Issue.record("a symlink to an open password file was accepted")
+        } catch {
+            let text = error.localizedDescription
+            let target = URL(fileURLWithPath: dir.file("open")).resolvingSymlinksInPath().path
+            #expect(text.contains("symbolic link to \(target)") && text.contains("chmod 600 \(target)"), "\(text)")
+            #expect(!text.contains("chmod 600 \(dir.file("link"))"), "\(text)")
+            #expect(error.exitStatus == .permission)
+        }
         #expect(throws: OCTunnelError.noPasswordFile(path: dir.file("none"))) { try OpenCodeCredentials.readPasswordFile(dir.file("none")) }
         #expect(OCTunnelError.noPasswordFile(path: "x").exitStatus == .noInput)
         try dir.write("empty", "\n", mode: 0o600)

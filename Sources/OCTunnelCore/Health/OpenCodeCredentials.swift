@@ -69,7 +69,7 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .badPasswordFile(path: path, reason: "not a regular file") }
         let mode = UInt16(info.st_mode & 0o777)
-        guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode) }
+        guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
         guard info.st_size <= 65536 else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .cannotRead(path: path, reason: String(cString: strerror(errno)))

@@ -34,7 +34,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case healthNeedsPassword(generation: OpenCodeGeneration?)
     case healthPasswordRefused(generation: OpenCodeGeneration?, username: String, source: String)
     case noPasswordFile(path: String)
-    case unsafePasswordFile(path: String, mode: UInt16)
+    /// `target`: the file a symlinked password file points at (chmod on the link would change it).
+    case unsafePasswordFile(path: String, mode: UInt16, target: String? = nil)
     case badPasswordFile(path: String, reason: String)
     case notOpenCode(remoteHost: String, remotePort: Int, detail: String)
     case serviceFileNotOurs(path: String, edited: Bool, removing: Bool)
@@ -181,7 +182,9 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "OpenCode refused the password (from \(source)) for user `\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
         case .noPasswordFile(let path):
             return "no password file at \(path): check --password-file."
-        case .unsafePasswordFile(let path, let mode):
+        case .unsafePasswordFile(let path, let mode, let target?):
+            return "password file \(path) is a symbolic link to \(target), which others can read (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. Fix the target's mode if it is yours (chmod 600 \(target)), or replace the link with a copy only you can read."
+        case .unsafePasswordFile(let path, let mode, nil):
             return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
         case .badPasswordFile(let path, let reason):
             return "cannot use password file \(path): \(reason)."
