@@ -241,7 +241,7 @@ struct HomeUpTests {
                                                    "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         // The forced command knows two verbs and nothing else: the command is refused, not run.
-        #expect(shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"), "\(shell.stdout)")
+        #expect(shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"), "exit \(shell.status): \(shell.stdout) \(shell.stderr)\n\(fixture.sshd.log.suffix(1500))")
         // Nor can it open a forward of its own (permitopen on a port nothing uses): the laptop side is refused, 77.
         let open = try await offPool {
             try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),
