@@ -22,8 +22,7 @@ struct RoamingTests {
         let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
         let before = tunnel.stdout.count
 
-        try await offPool { try move.move() }
-        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) { try move.move() }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
         let now = try #require(await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
@@ -43,12 +42,13 @@ struct RoamingTests {
         let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
         let before = tunnel.stdout.count
 
-        tunnel.signal(SIGSTOP)
-        try await offPool { try move.move() }
-        // The one deliberate wait: the sleep.
-        try await Task.sleep(nanoseconds: 10_000_000_000)
-        tunnel.signal(SIGCONT)
-        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) {
+            tunnel.signal(SIGSTOP)
+            try move.move()
+            // The one deliberate wait: the sleep.
+            usleep(10_000_000)
+            tunnel.signal(SIGCONT)
+        }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after waking: \(tunnel.stdout.suffix(8))")
         #expect(await tunnel.event("reconnected", after: before, timeout: 5) != nil, "\(tunnel.stdout.suffix(8))")
@@ -101,18 +101,23 @@ struct RoamingTests {
         let ports = try await offPool { try move.establishedClientPorts(toServerPort: sshPort) }
         let session = try #require(ports.count == 1 ? ports.first : nil, "one SSH connection expected: \(ports)")
         let before = tunnel.stdout.count
-        try await offPool { try move.blackholeReplies(toClientPort: session) }
-        // The one deliberate wait: the silence (more than a keepalive interval, less than 3).
-        try await Task.sleep(nanoseconds: 8_000_000_000)
-        #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
-        let askedAt = Date()
-        let problem = try await offPool { try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch, timeout: 20) }
-        let took = Date().timeIntervalSince(askedAt)
+        let launcher = net.exec(.client)
+        let (took, problem) = try await offPool { () -> (Double, String?) in
+            try move.blackholeReplies(toClientPort: session)
+            // The one deliberate wait: the silence (more than a keepalive interval, less than 3).
+            usleep(8_000_000)
+            let askedAt = Date()
+            let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 20)
+            return (Date().timeIntervalSince(askedAt), problem)
+        }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took, problem ?? "ok").utf8))
         #expect(problem == nil, "the first request after the silence: \(problem ?? "") \(tunnel.stdout.suffix(8))")
         #expect(took <= Self.servedBound, "answered \(took) s after it was sent")
         let probed = try #require(await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
         #expect(probed.object["cause"] as? String == "clientAfterSilence")
+        if let died = await tunnel.event("disconnected", after: before, timeout: 0) {
+            #expect(died.index > probed.index, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
+        }
         #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
     }
 
@@ -126,15 +131,14 @@ struct RoamingTests {
         let dead = try #require(await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
         // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
         let attempt = try #require(await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
-        try await offPool { try move.move() }
-        let served = try await Self.servedAgain(net: net, port: port, scratch: scratch, since: Date(), bound: Self.servedBound + 20)
+        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) { try move.move() }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
         let now = try #require(await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
         #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
     }
 
-    @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change; with ClientAliveInterval on the VPS the laptop is served again once sshd lets the old port go")
+    @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change")
     func homeMoves() async throws {
         let (net, laptop) = try await HomeNetworkTests.machines("RoamingTests.homeMoves")
         defer { net.remove() }
@@ -146,10 +150,11 @@ struct RoamingTests {
         }
         let backend = try OpenCodeStandIn(launcher: net.exec(.client))
         defer { backend.stop() }
-        // The VPS lets a silent session's port go within about 2-4 s.
+        // The laptop served again after the move needs the VPS port back: PortReclaimTests.addressChange
+        // checks that through the home key's forced command. sshd's ClientAliveInterval cannot be
+        // relied on here: the laptop's tunnel keeps the session busy, so sshd never probes (issue 19).
         let fixture = try await offPool {
-            try TunnelFixture(sshdConfig: "ClientAliveInterval 1\nClientAliveCountMax 2\n", sshdAddress: net.serverAddress,
-                              sshdLauncher: net.exec(.server))
+            try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
         }
         defer { fixture.sshd.stop(hard: true) }
         let remotePort = freePort()
@@ -164,16 +169,13 @@ struct RoamingTests {
         let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
         try #require(first == nil, "through the laptop before the move: \(first ?? "")")
 
-        try await offPool { try move.move() }
-        let movedAt = Date()
+        let movedAt = try await offPool { try move.move(); return Date() }
         let now = try #require(await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")
         #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
         let connected = try #require(await homeSide.event("connected", after: now.index, timeout: 10), "\(homeSide.stdout.suffix(6))")
         let newSession = homeSide.stdoutArrival(connected.index).timeIntervalSince(movedAt)
         #expect(newSession <= 3, "home's new session \(newSession) s after the move")
-        let served = try await Self.servedAgain(launcher: laptop.exec, port: localPort, scratch: scratch, since: movedAt, bound: 30)
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move, the laptop served again %.2f s after it (sshd frees the old port)\n", newSession, served).utf8))
-        #expect(served <= 15, "the laptop served \(served) s after the home moved: \(homeSide.stdout.suffix(6))")
+        FileHandle.standardError.write(Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move\n", newSession).utf8))
     }
 
     // MARK: - The machines
@@ -243,19 +245,26 @@ struct RoamingTests {
     }
 
     /// Requests through `port` until one is answered whole; seconds from `since` to that answer.
-    static func servedAgain(net: NetworkNamespacePair, port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
-        try await servedAgain(launcher: net.exec(.client), port: port, scratch: scratch, since: since, bound: bound)
-    }
-
-    static func servedAgain(launcher: [String], port: Int, scratch: TempDirectory, since: Date, bound: Double) async throws -> Double {
-        var last = ""
-        while Date().timeIntervalSince(since) < bound {
-            let problem = try await offPool { try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) }
-            guard let problem else { return Date().timeIntervalSince(since) }
-            last = problem
-            try await Task.sleep(nanoseconds: 50_000_000)
+    /// Runs `event` (a move, a sleep), then sends requests until one is served; returns the
+    /// seconds from the end of `event` to that answer. All of it runs on one thread of its own:
+    /// a time taken across awaits on the test pool also counts however long a loaded suite keeps
+    /// that pool busy (seconds, seen in full runs), which is not the tunnel's time.
+    static func servedAfter(net: NetworkNamespacePair, port: Int, scratch: TempDirectory, bound: Double,
+                            _ event: @escaping @Sendable () throws -> Void) async throws -> Double {
+        let launcher = net.exec(.client)
+        return try await offPool {
+            try event()
+            let since = Date()
+            var last = ""
+            while Date().timeIntervalSince(since) < bound {
+                guard let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) else {
+                    return Date().timeIntervalSince(since)
+                }
+                last = problem
+                usleep(50_000)
+            }
+            throw HarnessError("not served within \(bound) s: \(last)")
         }
-        throw HarnessError("not served within \(bound) s: \(last)")
     }
 
     /// `tunnel status --json` of the fixture's home.
