@@ -23,13 +23,9 @@ if [ -z "${OCT:-}" ]; then
 fi
 work=$(mktemp -d /tmp/octunnel-rekey.XXXXXX)
 pids=()
-sshd_pid=""
 cleanup() {
   trap - EXIT INT TERM
-  # sshd's per-connection children run in sessions of their own: stop them by their parent,
-  # while it still is their parent.
-  [ -n "$sshd_pid" ] && pkill -P "$sshd_pid" 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  stop_started "${pids[@]}"
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -49,7 +45,7 @@ ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
 "$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
 write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
   "RekeyLimit 1M" "MaxStartups 200" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & sshd_pid=$!; pids+=($sshd_pid)
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
 wait_port "$ssh_port"
 user=$(id -un)
 DELAY=${REKEY_DELAY_MS:-0}

@@ -39,7 +39,7 @@ pids=()
 namespaces=()
 cleanup() {
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  stop_started "${pids[@]}"
   wait 2>/dev/null || true
   for ns in "${namespaces[@]}"; do ip netns delete "$ns" 2>/dev/null || true; done
   rm -rf "$work"

@@ -28,7 +28,7 @@ work=$(mktemp -d /tmp/octunnel-demo.XXXXXX)
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  stop_started "${pids[@]}"
   wait 2>/dev/null || true
   rm -rf "$work"
 }

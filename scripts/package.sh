@@ -204,11 +204,7 @@ work=$(mktemp -d /tmp/octunnel-check.XXXXXX)
 jail="$work/root"
 pids=()
 cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    $as_root pkill -P "$pid" 2>/dev/null || true   # sshd's per-connection children, by their parent
-    kill "$pid" 2>/dev/null || true
-  done
+  stop_started "${pids[@]}"
   wait 2>/dev/null || true
   if mountpoint -q "$jail/proc"; then $as_root umount "$jail/proc" || { echo "left $work: $jail/proc is still mounted" >&2; return; }; fi
   $as_root rm -rf "$work"

@@ -26,7 +26,7 @@ L="octroam-$$-$RANDOM-l"; V="${L%-l}-v"
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null || true; done
+  stop_started "${pids[@]}"
   wait 2>/dev/null || true
   ip netns delete "$L" 2>/dev/null || true; ip netns delete "$V" 2>/dev/null || true
   rm -rf "$work"

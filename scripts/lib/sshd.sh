@@ -13,3 +13,22 @@ write_sshd_config() {
   } > "$file"
   mkdir -p /run/sshd 2>/dev/null || true   # the privilege-separation directory
 }
+
+# stop_started PID...: stops processes a script started, and every process below them. sshd's
+# per-connection children run in sessions of their own (setsid) and outlive sshd when their
+# client's link died without a FIN (a move, a cut): they are found by parent PID while sshd
+# still is their parent, and stopped with it. A stopped (SIGSTOP) process is woken so that it
+# can exit. Signals are sent as $as_root when the script sets it (package.sh, not root).
+stop_started() {
+  local pid all=()
+  for pid in "$@"; do all+=("$pid" $(descendants_of "$pid")); done
+  [ ${#all[@]} -gt 0 ] || return 0
+  ${as_root:-} kill -CONT "${all[@]}" 2>/dev/null || true
+  ${as_root:-} kill "${all[@]}" 2>/dev/null || true
+}
+
+# descendants_of PID: the PIDs below PID, children first.
+descendants_of() {
+  local child
+  for child in $(pgrep -P "$1"); do echo "$child"; descendants_of "$child"; done
+}
