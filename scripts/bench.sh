@@ -46,7 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_http() { for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.02; done; return 1; }
 # wait_http inside network namespace $1 (one shell there polls, so no per-try namespace entry).
 wait_http_in() {

@@ -35,8 +35,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 
 echo "== 1. your key (octunnel keygen)"
 "$OCT" keygen --home "$work/laptop" --comment demo-laptop >/dev/null

@@ -273,7 +273,6 @@ completed=$(in_jail bash -c '. /usr/share/bash-completion/completions/octunnel
 echo "   bash completion: octunnel tunnel ch<TAB> -> $completed"
 
 # The "VPS": sshd on this machine's loopback, authorizing the root's key; the stand-in plays OpenCode.
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ssh_port=$(free_port)
 ssh-keygen -q -t ed25519 -N '' -f "$work/vps_hostkey"
 printf '%s\n' "$public_line" > "$work/authorized_keys"

@@ -32,3 +32,7 @@ descendants_of() {
   local child
   for child in $(pgrep -P "$1"); do echo "$child"; descendants_of "$child"; done
 }
+
+# free_port: a TCP port free on 127.0.0.1 now. wait_port PORT: until something listens there (10 s).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }

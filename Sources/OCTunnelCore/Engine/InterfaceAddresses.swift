@@ -22,12 +22,7 @@ enum InterfaceAddresses {
 
     /// The local address of connected socket `fd` (`getsockname`), as text.
     static func local(of fd: Int32) -> String? {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let rc = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard rc == 0 else { return nil }
+        guard var storage = Sockets.localAddress(of: fd) else { return nil }
         return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { text(of: $0) } }
     }
 

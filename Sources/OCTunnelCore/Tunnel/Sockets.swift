@@ -127,14 +127,19 @@ public enum Sockets {
         return (fd, localPort(of: fd) ?? port)
     }
 
-    /// The local port a socket is bound to (`getsockname`).
-    static func localPort(of fd: Int32) -> Int? {
+    /// The address a socket is bound to (`getsockname`); nil when the call fails.
+    static func localAddress(of fd: Int32) -> sockaddr_storage? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let rc = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
-        guard rc == 0 else { return nil }
+        return rc == 0 ? storage : nil
+    }
+
+    /// The local port a socket is bound to (`getsockname`).
+    static func localPort(of fd: Int32) -> Int? {
+        guard var storage = localAddress(of: fd) else { return nil }
         let family = storage.ss_family
         return withUnsafePointer(to: &storage) { pointer -> Int in
             if family == sa_family_t(AF_INET6) {
