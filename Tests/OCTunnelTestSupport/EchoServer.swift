@@ -8,6 +8,9 @@ public final class TCPTestServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var clients: Set<Int32> = []
+    /// Signalled when the accept thread has returned: only then is the listener closed, so
+    /// that thread can never call accept() on a number the process has reused since.
+    private let acceptDone = DispatchSemaphore(value: 0)
 
     public init(handler: @escaping @Sendable (Int32) -> Void) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -23,6 +26,7 @@ public final class TCPTestServer: @unchecked Sendable {
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
         port = Int(UInt16(bigEndian: address.sin_port))
         let thread = Thread { [self] in
+            defer { acceptDone.signal() }
             while true {
                 let fd = accept(listener, nil, nil)
                 if fd < 0 {
@@ -60,12 +64,17 @@ public final class TCPTestServer: @unchecked Sendable {
         }
     }
 
+    /// Stops accepting and ends every connection; safe to call more than once (the deinit calls
+    /// it too). The listener is closed once, after the accept thread is gone: closing a number
+    /// twice closes whatever the process opened under it in between, another test's socket.
     public func stop() {
         lock.lock()
+        if stopped { lock.unlock(); return }
         stopped = true
         for fd in clients { shutdown(fd, Int32(SHUT_RDWR)) }
         lock.unlock()
         shutdown(listener, Int32(SHUT_RDWR))
+        acceptDone.wait()
         close(listener)
     }
 

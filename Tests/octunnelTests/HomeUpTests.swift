@@ -92,16 +92,9 @@ struct HomeUpTests {
             let results = ResultBox(count: 200)
             DispatchQueue.concurrentPerform(iterations: 200) { index in
                 let payload = patternBytes(256 * 1024, seed: UInt64(index + 1000))
-                let fd = connectLoopback(port)
-                guard fd >= 0 else { return failures.add("connection \(index): connect failed: \(String(cString: strerror(errno)))") }
-                defer { close(fd) }
-                setSocketTimeout(fd, seconds: 120)
-                let writer = Thread {
-                    writeAll(fd, payload)
-                    shutdown(fd, Int32(SHUT_WR))
+                guard let answer = sendAndReceive(port: port, payload: payload, timeout: 120) else {
+                    return failures.add("connection \(index): connect failed: \(String(cString: strerror(errno)))")
                 }
-                writer.start()
-                let answer = readAll(fd)
                 results.set(index, answer == payload)
                 if answer != payload {
                     let differs = (0..<min(answer.count, payload.count)).first { answer[$0] != payload[$0] } ?? min(answer.count, payload.count)

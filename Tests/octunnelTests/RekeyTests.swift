@@ -54,10 +54,10 @@ struct RekeyTests {
         // 48 MiB: more than every buffer on the way (socket buffers, windows) holds.
         let size = 48 << 20
         let server = try TCPTestServer { fd in
-            let writer = Thread { writeAll(fd, bulkPattern(size, seed: 9)) }
-            writer.start()
+            let written = DispatchSemaphore(value: 0)
+            Thread { writeAll(fd, bulkPattern(size, seed: 9)); written.signal() }.start()
             _ = readAll(fd, limit: size)
-            while writer.isExecuting { usleep(10_000) }
+            written.wait()  // the writer returns before this handler does, and the server closes fd
             shutdown(fd, Int32(SHUT_WR))
         }
         let fixture = try TunnelFixture()
@@ -107,21 +107,15 @@ struct RekeyTests {
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
 
         let size = 32 << 20
-        let fd = connectLoopback(port)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        setSocketTimeout(fd, seconds: 30)
+        let connection = try #require(ClientConnection(port: port, timeout: 30))
+        defer { connection.finish() }
         let payload = bulkPattern(size, seed: 11)
-        let writer = Thread {
-            writeAll(fd, payload)
-            shutdown(fd, Int32(SHUT_WR))
-        }
-        writer.start()
+        connection.startWriting(payload)
         // The driver: 16 MiB each way on another stream, about 32 re-keys, while `fd` is not read.
         let driver = Thread { _ = echoConcurrently(port: port, streams: 1, bytes: 16 << 20, seedBase: 12) }
         driver.start()
         Thread.sleep(forTimeInterval: 3)  // the client not reading is the scenario, not synchronisation
-        let back = readAll(fd, limit: size)
+        let back = connection.readToEnd(limit: size)
         #expect(back.count == size && back == payload, "got \(back.count) of \(size) bytes back\n\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 13), "\(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("stalled"), "\(tunnel.stderrText)")
@@ -225,31 +219,20 @@ func eventStreamAndRequests(port: Int, seconds: Double, every: Double) -> (reque
 
 /// Sends `sending` on a new connection to `port` while reading, and checks the answer is
 /// `expecting`; returns what failed.
+/// The writer is joined before the socket closes (`ClientConnection`), even when this returns
+/// at the first differing read.
 func exchange(port: Int, sending: [UInt8], expecting: [UInt8], name: String, stallAfter: Int = 20) -> [String] {
-    let fd = connectLoopback(port)
-    guard fd >= 0 else { return ["\(name): connect failed"] }
-    defer { close(fd) }
-    setSocketTimeout(fd, seconds: stallAfter)
-    let written = ByteCounter()
-    let writer = Thread {
-        var offset = 0
-        while offset < sending.count {
-            let n = sending.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(65536, sending.count - offset), Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            offset += n
-            written.set(offset)
-        }
-        shutdown(fd, Int32(SHUT_WR))
-    }
-    writer.start()
+    guard let connection = ClientConnection(port: port, timeout: stallAfter) else { return ["\(name): connect failed"] }
+    defer { connection.finish() }
+    let fd = connection.fd
+    connection.startWriting(sending)
     var buffer = [UInt8](repeating: 0, count: 65536)
     var received = 0
     while true {
         let count = read(fd, &buffer, buffer.count)
         if count < 0 && errno == EINTR { continue }
         if count < 0 {
-            return ["\(name): stalled (\(String(cString: strerror(errno)))) after \(received) of \(expecting.count) bytes back, \(written.value) sent"]
+            return ["\(name): stalled (\(String(cString: strerror(errno)))) after \(received) of \(expecting.count) bytes back, \(connection.sent) sent"]
         }
         if count == 0 { break }
         if received + count > expecting.count { return ["\(name): more bytes than expected"] }
@@ -257,7 +240,7 @@ func exchange(port: Int, sending: [UInt8], expecting: [UInt8], name: String, sta
         if same != 0 { return ["\(name): bytes \(received)..<\(received + count) differ"] }
         received += count
     }
-    return received == expecting.count ? [] : ["\(name): EOF after \(received) of \(expecting.count) bytes, \(written.value) sent"]
+    return received == expecting.count ? [] : ["\(name): EOF after \(received) of \(expecting.count) bytes, \(connection.sent) sent"]
 }
 
 /// Echoes `bytes` through `streams` concurrent connections to `port` (an echo server behind

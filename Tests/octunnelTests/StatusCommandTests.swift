@@ -172,16 +172,10 @@ struct StatusCommandTests {
         let payload = patternBytes(16 << 20, seed: 16)
         let started = Date()
         let received: [UInt8] = try await offPool {
-            let fd = connectLoopback(port)
-            guard fd >= 0 else { throw HarnessError("connect to the tunnel failed") }
-            defer { close(fd) }
-            setSocketTimeout(fd, seconds: 60)
-            let writer = Thread {
-                writeAll(fd, payload)
-                shutdown(fd, Int32(SHUT_WR))
+            guard let answer = sendAndReceive(port: port, payload: payload, timeout: 120) else {
+                throw HarnessError("connect to the tunnel failed")
             }
-            writer.start()
-            return readAll(fd)
+            return answer
         }
         let seconds = Date().timeIntervalSince(started)
         #expect(received.count == payload.count)

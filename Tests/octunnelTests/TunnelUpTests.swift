@@ -41,16 +41,7 @@ struct TunnelUpTests {
         let results = ResultBox(count: 50)
         DispatchQueue.concurrentPerform(iterations: 50) { index in
             let payload = patternBytes(1 << 20, seed: UInt64(index + 1))
-            let fd = connectLoopback(port)
-            guard fd >= 0 else { return }
-            defer { close(fd) }
-            setSocketTimeout(fd, seconds: 60)
-            let writer = Thread {
-                writeAll(fd, payload)
-                shutdown(fd, Int32(SHUT_WR))
-            }
-            writer.start()
-            let received = readAll(fd)
+            let received = sendAndReceive(port: port, payload: payload, timeout: 60)
             results.set(index, received == payload)
         }
         #expect(results.all, "some connections lost or reordered bytes")
@@ -266,17 +257,8 @@ struct TunnelUpTests {
 
 /// Sends 256 KiB through an echo forward and checks it comes back.
 func roundTrip(port: Int, seed: UInt64) -> Bool {
-    let fd = connectLoopback(port)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    setSocketTimeout(fd, seconds: 20)
     let payload = patternBytes(256 * 1024, seed: seed)
-    let writer = Thread {
-        writeAll(fd, payload)
-        shutdown(fd, Int32(SHUT_WR))
-    }
-    writer.start()
-    return readAll(fd) == payload
+    return sendAndReceive(port: port, payload: payload, timeout: 20) == payload
 }
 
 /// Thread-safe per-index results.

@@ -20,7 +20,7 @@ final class SessionDriver: PollOwner {
     private let scratch = ScratchBuffer()
     private let connector = ConnectorThread()
     /// The send buffer's high-water mark (see `LiveSession.highWater`).
-    static let highWater = 256 * 1024
+    static let highWater = EngineKnobs.sendHighWater
 
     private(set) var live: LiveSession?
     private var policy = ReconnectPolicy()

@@ -12,7 +12,10 @@ import Glibc
 /// the session's send buffer is above its high-water mark.
 final class Stream {
     let id: Int
-    let fd: Int32
+    /// The client's socket, owned here alone: `close` ends it, and nothing reaches its number after.
+    let socket: OwnedDescriptor
+    /// The socket's number while the stream is open (see `OwnedDescriptor.number`).
+    var fd: Int32 { socket.number }
     let peer: (host: String, port: Int)
     let createdAt: Double
     private(set) var channel: SSHChannel?
@@ -27,6 +30,11 @@ final class Stream {
     private var socketShut = false
     /// Why this stream broke (a socket error or a channel-level libssh2 error), if it did.
     private(set) var failed: String?
+    /// Why socket bytes wait for the channel, if they do: the send buffer was above its
+    /// high-water mark, or the channel would not take them (its window, or a key exchange)
+    /// when the session had received `at` bytes. `mayMoveUpstream` tells the loop when to retry.
+    private var upstreamBlocked: UpstreamBlock?
+    private enum UpstreamBlock { case sendRoom, channel(receivedAt: Int) }
     /// Bytes read from the socket / written to it.
     private(set) var sent = 0
     private(set) var received = 0
@@ -35,9 +43,15 @@ final class Stream {
     private(set) var moved = 0
 
     /// Takes ownership of `fd` (non-blocking, close-on-exec, TCP_NODELAY are set here).
-    init(id: Int, fd: Int32, now: Double) {
+    convenience init(id: Int, fd: Int32, now: Double) {
+        self.init(id: id, socket: OwnedDescriptor(fd), now: now)
+    }
+
+    /// Takes ownership of `socket` (non-blocking, close-on-exec, TCP_NODELAY are set here).
+    init(id: Int, socket: OwnedDescriptor, now: Double) {
         self.id = id
-        self.fd = fd
+        self.socket = socket
+        let fd = socket.number
         createdAt = now
         Sockets.setNonBlocking(fd, true)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -104,6 +118,21 @@ final class Stream {
     /// Whether this stream holds bytes for the channel (checked before polling it, no libssh2 call).
     var holdsBytesForChannel: Bool { !upstream.isEmpty }
 
+    /// Whether the bytes this stream holds for the channel could move now, though nothing the
+    /// loop polls would say so: the send buffer that held them back has drained below its
+    /// high-water mark (the round's last flush does that), or the session has received
+    /// something since the channel refused them (a window adjust, or the end of a key
+    /// exchange, read by a call later in the round). The loop must not sleep on such a
+    /// stream: no socket event would wake it (issue 29's missed wake-up).
+    func mayMoveUpstream(_ live: LiveSession) -> Bool {
+        guard let channel, failed == nil, !upstream.isEmpty, let upstreamBlocked else { return false }
+        switch upstreamBlocked {
+        case .sendRoom: return live.hasSendRoom
+        case .channel(let receivedAt):
+            return live.hasSendRoom && live.session.receivedBytes != receivedAt && channel.sendWindow > 0
+        }
+    }
+
     /// A description of the stall if bytes wait on one side with room on the other: queued in
     /// libssh2 while nothing waits for the client socket, or held for the channel while its
     /// window and the session's send buffer have room. Nil when it may rightly be waiting.
@@ -141,14 +170,17 @@ final class Stream {
                 moved += count
                 var offset = 0
                 // Stop at the high-water mark: the send buffer then holds at most it plus one write.
+                var block = UpstreamBlock.sendRoom
                 while offset < count && live.hasSendRoom {
                     let result = channel.write(scratch.pointer + offset, count: count - offset)
                     if case .bytes(let n) = result { offset += n; moved += n; continue }
                     if case .failed(let code) = result { channelFailed(code, live); return false }
+                    block = .channel(receivedAt: live.session.receivedBytes)
                     break
                 }
                 if offset < count {
                     upstream.set(UnsafeRawBufferPointer(start: scratch.pointer + offset, count: count - offset))
+                    upstreamBlocked = block
                 }
             } else if count == 0 {
                 socketEOF = true
@@ -222,14 +254,17 @@ final class Stream {
     /// buffer was above its high-water mark).
     private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> LeftoverResult {
         while !upstream.isEmpty {
-            guard live.hasSendRoom else { return .blocked }
+            guard live.hasSendRoom else { upstreamBlocked = .sendRoom; return .blocked }
             let result = upstream.withHead { channel.write($0, count: $1) }
             switch result {
             case .bytes(let n): upstream.consume(n); moved += n
             case .failed(let code): channelFailed(code, live); return .failed
-            case .wouldBlock, .eof: return .blocked
+            case .wouldBlock, .eof:
+                upstreamBlocked = .channel(receivedAt: live.session.receivedBytes)
+                return .blocked
             }
         }
+        upstreamBlocked = nil
         return .flushed
     }
 
@@ -249,7 +284,7 @@ final class Stream {
     func close(releasingTo live: LiveSession?) {
         if let channel { live?.release(channel) }
         channel = nil
-        Glibc.close(fd)
+        socket.close()
     }
 
     /// Closes it (`close(releasingTo:)`) and returns the event that says how it ended: dropped

@@ -47,7 +47,10 @@ final class StreamTable {
         for (id, stream) in streams {
             let events = stream.pollEvents(sendRoom: room)
             if events != 0 { set.watch(stream.fd, events: events, owner: owner, tag: id) }
-            if stream.holdsBytesForChannel { holding = true }
+            if stream.holdsBytesForChannel {
+                holding = true
+                if !EngineKnobs.missWakeups && stream.mayMoveUpstream(live) { set.wakeNow() }
+            }
         }
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
     }

@@ -48,7 +48,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// A forwarded channel whose home socket is still connecting.
     private struct HomeConnection {
-        let fd: Int32
+        let socket: OwnedDescriptor
         let channel: SSHChannel
         let deadline: Double
         var nextAddress: Int
@@ -100,7 +100,7 @@ final class RemoteForward: SessionForward, PollOwner {
         if let reclaim { set.wake(at: reclaim.deadline) }
         if listener == nil && listenRetryAt == nil { set.wake(at: now + 0.5) }
         for (id, connection) in connecting {
-            set.watch(connection.fd, events: Int32(POLLOUT), owner: self, tag: id)
+            set.watch(connection.socket.number, events: Int32(POLLOUT), owner: self, tag: id)
             set.wake(at: connection.deadline)
         }
         if !answering.isEmpty { set.wake(at: now + 0.5) }
@@ -134,7 +134,7 @@ final class RemoteForward: SessionForward, PollOwner {
         marker?.abandon()
         marker = nil
         streams.sessionEnded()
-        for connection in connecting.values { close(connection.fd) }
+        for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()
     }
@@ -153,7 +153,7 @@ final class RemoteForward: SessionForward, PollOwner {
         marker?.abandon()
         marker = nil
         streams.stop(reason: reason)
-        for connection in connecting.values { close(connection.fd) }
+        for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()
     }
@@ -266,18 +266,19 @@ final class RemoteForward: SessionForward, PollOwner {
         var failure = ECONNREFUSED
         for position in index..<homeAddresses.count {
             let (family, address) = homeAddresses[position]
-            let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             if fd < 0 { failure = errno; continue }
+            let socket = OwnedDescriptor(fd)
             let rc = address.withUnsafeBytes { Glibc.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
             if rc == 0 {
-                return join(id: id, fd: fd, channel: channel, now: now)
+                return join(id: id, socket: socket, channel: channel, now: now)
             }
             if errno == EINPROGRESS || errno == EINTR {
-                connecting[id] = HomeConnection(fd: fd, channel: channel, deadline: deadline, nextAddress: position + 1)
+                connecting[id] = HomeConnection(socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1)
                 return
             }
             failure = errno
-            close(fd)
+            socket.close()
         }
         homeUnreachable(id: id, channel: channel, reason: Self.describe(failure), live: live, now: now)
     }
@@ -288,12 +289,12 @@ final class RemoteForward: SessionForward, PollOwner {
             if connected.contains(id) {
                 var value: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)
-                getsockopt(connection.fd, SOL_SOCKET, SO_ERROR, &value, &length)
+                getsockopt(connection.socket.number, SOL_SOCKET, SO_ERROR, &value, &length)
                 connecting[id] = nil
                 if value == 0 {
-                    join(id: id, fd: connection.fd, channel: connection.channel, now: now)
+                    join(id: id, socket: connection.socket, channel: connection.channel, now: now)
                 } else {
-                    close(connection.fd)
+                    connection.socket.close()
                     if connection.nextAddress < homeAddresses.count {
                         startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
                                         deadline: connection.deadline, live: live, now: now)
@@ -303,15 +304,15 @@ final class RemoteForward: SessionForward, PollOwner {
                 }
             } else if now >= connection.deadline {
                 connecting[id] = nil
-                close(connection.fd)
+                connection.socket.close()
                 homeUnreachable(id: id, channel: connection.channel,
                                 reason: "no answer within \(Int(options.homeConnectTimeout)) s", live: live, now: now)
             }
         }
     }
 
-    private func join(id: Int, fd: Int32, channel: SSHChannel, now: Double) {
-        let stream = Stream(id: id, fd: fd, now: now)
+    private func join(id: Int, socket: OwnedDescriptor, channel: SSHChannel, now: Double) {
+        let stream = Stream(id: id, socket: socket, now: now)
         stream.attach(channel)
         streams.add(stream)
     }

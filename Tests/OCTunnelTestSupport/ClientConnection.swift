@@ -1,0 +1,82 @@
+import Foundation
+
+/// A test client's connection to 127.0.0.1 whose writer thread never outlives its socket.
+///
+/// A writer that is still sending when its reader closes the descriptor sends its next chunk
+/// to whatever the process opened under the same number since: in a test process that runs
+/// suites side by side, another test's connection, which then sees bytes it never sent (issue
+/// 29). `finish()` therefore shuts the socket first (a blocked send returns), waits for the
+/// writer to return, and only then closes the descriptor, once.
+public final class ClientConnection: @unchecked Sendable {
+    /// The descriptor, valid until `finish()`.
+    public let fd: Int32
+    private let lock = NSLock()
+    private var writer: DispatchSemaphore?
+    private var finished = false
+    private var sentSoFar = 0
+
+    /// Connects to 127.0.0.1:`port` with `timeout` seconds on each read and send; nil if that failed.
+    public init?(port: Int, timeout: Int) {
+        let fd = connectLoopback(port)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        setSocketTimeout(fd, seconds: timeout)
+    }
+
+    /// Sends `bytes` from a thread of its own, in chunks of at most `chunk`, then half-closes
+    /// (unless `halfClose` is false). Once per connection.
+    public func startWriting(_ bytes: [UInt8], chunk: Int = 65536, halfClose: Bool = true) {
+        let done = DispatchSemaphore(value: 0)
+        lock.lock()
+        precondition(writer == nil && !finished, "one writer per connection, before finish()")
+        writer = done
+        lock.unlock()
+        let fd = self.fd
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(chunk, bytes.count - offset), Int32(MSG_NOSIGNAL)) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+                lock.lock(); sentSoFar = offset; lock.unlock()
+            }
+            if halfClose { shutdown(fd, Int32(SHUT_WR)) }
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    /// Bytes the writer has handed to the socket so far.
+    public var sent: Int { lock.lock(); defer { lock.unlock() }; return sentSoFar }
+
+    /// Reads until EOF, an error or `limit` bytes.
+    public func readToEnd(limit: Int = .max) -> [UInt8] { readAll(fd, limit: limit) }
+
+    /// Shuts the socket, waits for the writer (if any) to return, closes the descriptor. Once;
+    /// later calls do nothing.
+    public func finish() {
+        lock.lock()
+        if finished { lock.unlock(); return }
+        finished = true
+        let writer = self.writer
+        lock.unlock()
+        if let writer {
+            shutdown(fd, Int32(SHUT_RDWR))
+            writer.wait()
+        }
+        close(fd)
+    }
+
+    deinit { finish() }
+}
+
+/// Sends `payload` on a new connection to `port` while reading the answer to its end, the
+/// writer joined before the socket closes; nil when the connection could not be made.
+public func sendAndReceive(port: Int, payload: [UInt8], timeout: Int, limit: Int = .max) -> [UInt8]? {
+    guard let connection = ClientConnection(port: port, timeout: timeout) else { return nil }
+    defer { connection.finish() }
+    connection.startWriting(payload)
+    return connection.readToEnd(limit: limit)
+}
