@@ -30,10 +30,14 @@ public final class ClientConnection: @unchecked Sendable {
         lock.lock()
         precondition(writer == nil && !finished, "one writer per connection, before finish()")
         writer = done
+        writerRunning = true
         lock.unlock()
         let fd = self.fd
         let thread = Thread { [self] in
-            defer { done.signal() }
+            defer {
+                lock.lock(); writerRunning = false; lock.unlock()
+                done.signal()
+            }
             var offset = 0
             while offset < bytes.count {
                 let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(chunk, bytes.count - offset), Int32(MSG_NOSIGNAL)) }
@@ -47,6 +51,10 @@ public final class ClientConnection: @unchecked Sendable {
         thread.stackSize = 256 * 1024
         thread.start()
     }
+
+    /// Whether the writer thread has returned (or none was started).
+    public var writerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !writerRunning }
+    private var writerRunning = false
 
     /// Bytes the writer has handed to the socket so far.
     public var sent: Int { lock.lock(); defer { lock.unlock() }; return sentSoFar }

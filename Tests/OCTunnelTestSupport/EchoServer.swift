@@ -5,6 +5,8 @@ import Foundation
 public final class TCPTestServer: @unchecked Sendable {
     public let port: Int
     private let listener: Int32
+    /// The listening socket's number (for the harness's own test of closing it once).
+    public var listenerNumber: Int32 { listener }
     private let lock = NSLock()
     private var stopped = false
     private var clients: Set<Int32> = []

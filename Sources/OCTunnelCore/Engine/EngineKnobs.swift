@@ -5,8 +5,9 @@ import Foundation
 /// - `OCTUNNEL_SEND_HIGH_WATER=BYTES`: the session's send buffer high-water mark (default
 ///   256 KiB). A tiny one makes streams hold bytes back after nearly every write, the case in
 ///   which issue 29's wake-up was missed.
-/// - `OCTUNNEL_FAULT=missed-wakeup`: brings that missed wake-up back, so a stream really sticks
-///   and the stall watch must find it and move it again (its test).
+/// - `OCTUNNEL_FAULT=stuck-upstream`: bytes a stream holds for the channel move only when the
+///   stall watch moves the stream again, so a stream really sticks and the watch must find it
+///   (its test: nothing else ever makes the watch fire).
 enum EngineKnobs {
     static let defaultSendHighWater = 256 * 1024
 
@@ -17,6 +18,6 @@ enum EngineKnobs {
         return value
     }()
 
-    /// Whether streams whose held bytes could move are left to the stall watch.
-    static let missWakeups = ProcessInfo.processInfo.environment["OCTUNNEL_FAULT"] == "missed-wakeup"
+    /// Whether bytes held for the channel are left to the stall watch.
+    static let stuckUpstream = ProcessInfo.processInfo.environment["OCTUNNEL_FAULT"] == "stuck-upstream"
 }

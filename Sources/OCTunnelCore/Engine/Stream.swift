@@ -111,7 +111,8 @@ final class Stream {
         guard let channel, failed == nil else { return }
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
-        guard moveUpstream(channel, live, socketReady: socketReady), failed == nil, live.isAlive else { return }
+        guard moveUpstream(channel, live, socketReady: socketReady, retryHeld: !EngineKnobs.stuckUpstream),
+              failed == nil, live.isAlive else { return }
         moveDownstream(channel, live, readChannel: readChannel, now: now)
     }
 
@@ -153,14 +154,16 @@ final class Stream {
         guard let channel, failed == nil else { return }
         moveDownstream(channel, live, readChannel: true, now: now)
         guard failed == nil, live.isAlive else { return }
-        _ = moveUpstream(channel, live, socketReady: true)
+        _ = moveUpstream(channel, live, socketReady: true, retryHeld: true)
     }
 
     /// socket → channel: leftovers first, then fresh bytes read straight into scratch, then EOF.
-    /// False when the stream or the session failed.
-    private func moveUpstream(_ channel: SSHChannel, _ live: LiveSession, socketReady: Bool) -> Bool {
+    /// False when the stream or the session failed. `retryHeld` false leaves the leftovers
+    /// (`EngineKnobs.stuckUpstream`).
+    private func moveUpstream(_ channel: SSHChannel, _ live: LiveSession, socketReady: Bool, retryHeld: Bool) -> Bool {
         let scratch = live.scratch
         if !upstream.isEmpty {
+            guard retryHeld else { return true }
             if case .failed = writeUpstreamLeftover(channel, live) { return false }
         }
         if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {

@@ -49,7 +49,7 @@ final class StreamTable {
             if events != 0 { set.watch(stream.fd, events: events, owner: owner, tag: id) }
             if stream.holdsBytesForChannel {
                 holding = true
-                if !EngineKnobs.missWakeups && stream.mayMoveUpstream(live) { set.wakeNow() }
+                if stream.mayMoveUpstream(live) { set.wakeNow() }
             }
         }
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }

@@ -1,0 +1,49 @@
+import Foundation
+import OCTunnelTestSupport
+import Testing
+
+/// The test harness never lets one test's bytes or closes reach another test's socket: the
+/// suites run side by side in one process, which shares one table of descriptor numbers, and
+/// a number closed by one test is handed to the next socket any test opens (issue 29).
+@Suite("test harness: no thread or close outlives what it owns")
+struct HarnessTests {
+    private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
+
+    @Test("a TCPTestServer stopped by hand and then dropped closes its listener once: sockets opened in between stay open")
+    func stoppedServerClosesOnce() throws {
+        var server: TCPTestServer? = try TCPTestServer.echo()
+        let listener = try #require(server?.listenerNumber)
+        server?.stop()
+        // The listener's number is free now: open sockets until one gets it (the lowest free
+        // number goes first, but another test's thread may take it before this one).
+        var pairs: [[Int32]] = []
+        while pairs.count < 64 && !pairs.joined().contains(listener) {
+            var fds: [Int32] = [0, 0]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            pairs.append(fds)
+        }
+        defer { pairs.joined().forEach { close($0) } }
+        if !pairs.joined().contains(listener) {
+            try Test.cancel("another thread of the test process kept descriptor \(listener) for 64 sockets in a row")
+        }
+        weak var dropped = server
+        server = nil  // deinit: stop() again, once its threads let go of it
+        #expect(waitUntil(timeout: 30) { dropped == nil }, "the server's threads still hold it 30 s after stop()")
+        let closed = pairs.joined().filter { !isOpen($0) }
+        #expect(closed.isEmpty, "the dropped server closed descriptors it no longer owned: \(closed)")
+    }
+
+    @Test("a client connection's writer has returned before its socket is closed, even when the reader stops first and the writer is blocked")
+    func writerNeverOutlivesItsSocket() throws {
+        // A server that accepts and never reads: the writer blocks once the socket buffers fill.
+        let holding = DispatchSemaphore(value: 0)
+        let server = try TCPTestServer { _ in holding.wait() }
+        defer { holding.signal(); server.stop() }
+        let connection = try #require(ClientConnection(port: server.port, timeout: 60))
+        connection.startWriting(patternBytes(32 << 20, seed: 1))
+        #expect(waitUntil(timeout: 30) { connection.sent > 0 })
+        #expect(!connection.writerHasReturned, "32 MiB cannot all fit in the socket buffers: the writer should still be sending")
+        connection.finish()
+        #expect(connection.writerHasReturned, "finish() closed the socket while its writer still ran")
+    }
+}
