@@ -1,0 +1,32 @@
+import Foundation
+import OCTunnelTestSupport
+import Testing
+
+/// The short form of `scripts/soak.sh` (issue 29): a minute of connections of random size and
+/// kind through both ends, sshd re-keying every 512 KiB and both sessions reconnected every
+/// 15 s, every byte checked by the record that names its connection and offset.
+@Suite("the data-path soak, short", .timeLimit(.minutes(4)))
+struct SoakTests {
+    @Test("60 s through tunnel up → sshd → home up → echo: no byte out of place, nothing hung, no stall named")
+    func shortSoak() async throws {
+        let result = try await offPool {
+            try runProcess("/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"], environment: [
+                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                "OCT": octunnelBinary, "SOAK_SECONDS": "60", "SOAK_WORKERS": "16", "SOAK_BUSY": "0", "SOAK_RECONNECT": "15",
+            ])
+        }
+        print(result.stdout)
+        var values: [String: Int] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if words.count == 2, let value = Int(words[1]) { values[String(words[0])] = value }
+        }
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(values["out_of_place"] == 0, "\(result.stdout)")
+        #expect(values["hung"] == 0, "\(result.stdout)")
+        #expect(values["stalls_named"] == 0, "\(result.stdout)")
+        #expect((values["checked"] ?? 0) >= 200, "too few connections checked to prove anything: \(result.stdout)")
+        #expect((values["rekeys"] ?? 0) >= 10, "sshd did not re-key: \(result.stdout)")
+        #expect(!result.stdout.contains("problem "), "\(result.stdout)")
+    }
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""The data-path soak's two ends, for scripts/soak.sh.
+
+  soak.py server                      an echo server on 127.0.0.1 (free port): prints "PORT n".
+  soak.py client PORT SECONDS WORKERS [PID...]
+                                      WORKERS threads open connections to PORT until SECONDS
+                                      have passed; PIDs (the octunnel processes) are sampled for
+                                      memory and descriptors. Prints one summary line per
+                                      measure ("key value") and, for each connection that went
+                                      wrong, a line saying where its bytes came from.
+
+Every payload is made of 4 KiB records, each starting with a 16-byte header that names its
+connection and its offset ("OCT" + kind, connection number, offset), so a byte out of place is
+traced to the connection and offset it belongs to. Each connection has a random size (1 B to
+1 MiB, most of them small) and a random kind:
+  echo     writes and reads at once; the answer must be the payload, byte for byte
+  slow     the same, reading 1 KiB at a time with pauses (a slow client)
+  abandon  writes half, reads what came, closes normally without reading the rest
+  reset    writes some, then closes with SO_LINGER 0 (an RST)
+A connection that ends early (EOF or a reset from the tunnel, e.g. during a reconnect) with
+every byte it got in place is "cut", not wrong; one that moves nothing for 30 s is "hung".
+"""
+import os
+import random
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+
+RECORD = 4096
+HEADER = struct.Struct(">4sIQ")
+KINDS = ["echo"] * 6 + ["slow", "abandon", "reset"]
+HUNG_AFTER = 30.0
+
+
+FILLERS = [bytes(random.Random(n).getrandbits(8) for _ in range(RECORD - HEADER.size)) for n in range(64)]
+
+
+def payload(connection, kind, size):
+    body = FILLERS[connection % 64]
+    tag = b"OC" + kind[:2].encode()
+    parts = []
+    for offset in range(0, size, RECORD):
+        parts.append(HEADER.pack(tag, connection, offset) + body)
+    return b"".join(parts)[:size]
+
+
+def describe(data, expected, at):
+    """Where the bytes at `at` came from: the nearest record header at or before it."""
+    start = max(0, at - RECORD)
+    found = data.rfind(b"OC", start, at + 1)
+    origin = "no record header near it"
+    if found >= 0 and found + HEADER.size <= len(data):
+        tag, connection, offset = HEADER.unpack_from(data, found)
+        origin = f"record of connection {connection} ({tag[2:].decode(errors='replace')}) at offset {offset}, seen at {found}"
+    return f"first difference at byte {at} (0x{data[at]:02x}, expected 0x{expected[at]:02x} )" if at < len(data) and at < len(expected) \
+        else f"{len(data)} bytes for {len(expected)}", origin
+
+
+class Totals:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts = {"connections": 0, "checked": 0, "cut": 0, "refused": 0, "out_of_place": 0, "hung": 0}
+        self.sent = 0
+        self.received = 0
+        self.problems = []
+
+    def add(self, key, sent=0, received=0, problem=None):
+        with self.lock:
+            self.counts[key] += 1
+            self.counts["connections"] += 1
+            self.sent += sent
+            self.received += received
+            if problem and len(self.problems) < 50:
+                self.problems.append(problem)
+
+
+def one_connection(port, connection, kind, size, totals):
+    data = payload(connection, kind, size)
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    except OSError as error:
+        totals.add("refused", problem=None if error.errno in (111, 104) else f"connection {connection}: connect: {error}")
+        return
+    sock.setblocking(False)
+    sent = 0
+    got = bytearray()
+    write_until = size if kind in ("echo", "slow") else max(1, size // 2)
+    last_move = time.monotonic()
+    done_writing = False
+    state = "checked"
+    try:
+        while True:
+            if kind == "reset" and sent >= write_until:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                state = "cut"
+                break
+            if kind == "abandon" and sent >= write_until and len(got) >= min(sent, write_until) // 2:
+                state = "cut"
+                break
+            wants_write = not done_writing and sent < write_until
+            readable, writable, _ = select.select([sock], [sock] if wants_write else [], [], 1.0)
+            now = time.monotonic()
+            if writable:
+                try:
+                    n = sock.send(data[sent:sent + 65536])
+                    sent += n
+                    last_move = now
+                except (BlockingIOError, InterruptedError):
+                    pass
+                except OSError:
+                    state = "cut"
+                    break
+                if sent >= size and kind in ("echo", "slow"):
+                    sock.shutdown(socket.SHUT_WR)
+                    done_writing = True
+            if readable:
+                try:
+                    chunk = sock.recv(1024 if kind == "slow" else 262144)
+                except (BlockingIOError, InterruptedError):
+                    chunk = None
+                except OSError:
+                    state = "cut"
+                    break
+                if chunk == b"":
+                    break
+                if chunk:
+                    got += chunk
+                    last_move = now
+                    if kind == "slow":
+                        time.sleep(0.001)  # a slow reader is the scenario, not synchronisation
+            if now - last_move > HUNG_AFTER:
+                state = "hung"
+                break
+    finally:
+        sock.close()
+    prefix = data[:len(got)]
+    if bytes(got) != prefix or len(got) > size:
+        at = next((i for i in range(min(len(got), size)) if got[i] != data[i]), min(len(got), size))
+        where, origin = describe(bytes(got), data, at)
+        totals.add("out_of_place", sent, len(got), f"connection {connection} ({kind}, {size} B): {where}; {origin}")
+    elif state == "hung":
+        totals.add("hung", sent, len(got), f"connection {connection} ({kind}, {size} B): nothing moved for {HUNG_AFTER:.0f} s "
+                                           f"after {sent} sent, {len(got)} back")
+    elif state == "checked" and kind in ("echo", "slow") and len(got) == size:
+        totals.add("checked", sent, len(got))
+    else:
+        totals.add("cut", sent, len(got))
+
+
+def sample(pids):
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+            out[pid] = (int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0]), len(os.listdir(f"/proc/{pid}/fd")))
+        except (OSError, KeyError, ValueError):
+            pass
+    return out
+
+
+def client(port, seconds, workers, pids):
+    totals = Totals()
+    deadline = time.monotonic() + seconds
+    counter = iter(range(1, 1 << 62))
+    counter_lock = threading.Lock()
+
+    def worker(seed):
+        rng = random.Random(seed)
+        while time.monotonic() < deadline:
+            with counter_lock:
+                connection = next(counter)
+            # Half of them small (log-uniform: most requests are), half bulk (uniform to 1 MiB).
+            size = int(2 ** rng.uniform(0, 20.0)) if rng.random() < 0.5 else rng.randint(1, 1 << 20)
+            size = min(1 << 20, max(1, size))
+            one_connection(port, connection, rng.choice(KINDS), size, totals)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(workers)]
+    for thread in threads:
+        thread.start()
+    samples = []
+    start = time.monotonic()
+    while any(t.is_alive() for t in threads):
+        samples.append((time.monotonic() - start, sample(pids)))
+        for thread in threads:
+            thread.join(timeout=5.0 / max(1, len(threads)))
+    elapsed = time.monotonic() - start
+    for key, value in totals.counts.items():
+        print(key, value)
+    print("bytes_sent", totals.sent)
+    print("bytes_received", totals.received)
+    print("seconds", f"{elapsed:.1f}")
+    for pid in pids:
+        series = [(at, s[pid]) for at, s in samples if pid in s]
+        if not series:
+            continue
+        peak_rss = max(v[1] for _, v in series)
+        peak_fds = max(v[2] for _, v in series)
+        # Growth between the end of the second fifth of the run and its end (minute 2 and 10 of 10).
+        early = [v for at, v in series if at >= elapsed * 0.2] or [series[0][1]]
+        print(f"pid_{pid} peak_rss_kib {peak_rss} peak_fds {peak_fds} rss_kib_at_20pct {early[0][0]} rss_kib_at_end {series[-1][1][0]} "
+              f"fds_at_20pct {early[0][2]} fds_at_end {series[-1][1][2]}")
+    for problem in totals.problems:
+        print("problem", problem)
+
+
+def server():
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+    print("PORT", listener.getsockname()[1], flush=True)
+
+    def echo(conn):
+        with conn:
+            try:
+                while True:
+                    data = conn.recv(262144)
+                    if not data:
+                        break
+                    conn.sendall(data)
+                conn.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=echo, args=(conn,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "server":
+        server()
+    else:
+        client(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), [int(p) for p in sys.argv[5:]])

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The data-path soak (issue 29): every byte checked through both ends, the real path
+#   client → `tunnel up` → sshd (RekeyLimit 512K) → `home up` → an echo server
+# while SOAK_BUSY (default 2) busy loops compete for the cores and, every SOAK_RECONNECT
+# seconds (default 20; 0: never), `tunnel reconnect` and `home reconnect` take turns.
+# SOAK_WORKERS (default 24) threads of scripts/lib/soak.py open connections for SOAK_SECONDS
+# (default 600): random sizes (1 B to 1 MiB), random kinds (echoed and checked, read slowly,
+# abandoned halfway, reset), every payload made of records naming its connection and offset.
+# Prints the connections and bytes, anything out of place or hung, the stalls octunnel named,
+# and the peak memory and descriptors of both octunnel processes (and their growth from the
+# end of the run's first fifth to its end). Exits 1 if any byte was out of place, any
+# connection hung, or any stall was named.
+#   bash scripts/soak.sh                  # the long soak (10 minutes)
+#   SOAK_SECONDS=60 bash scripts/soak.sh  # the short one (the test suite runs this)
+# OCT names the octunnel binary (default: a release build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_=${SOAK_SECONDS:-600}
+WORKERS=${SOAK_WORKERS:-24}
+BUSY=${SOAK_BUSY:-2}
+RECONNECT=${SOAK_RECONNECT:-20}
+. scripts/lib/sshd.sh
+if [ -z "${OCT:-}" ]; then
+  swift build -c release --product octunnel 2>&1 | tail -1 >&2
+  OCT="$(swift build -c release --show-bin-path)/octunnel"
+fi
+work=$(mktemp -d /tmp/octunnel-soak.XXXXXX)
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  stop_started "${pids[@]}"
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+wait_line() { for _ in $(seq 400); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+coproc ECHO { exec python3 scripts/lib/soak.py server; }
+pids+=($ECHO_PID)
+read -r _ echo_port <&"${ECHO[0]}"
+
+ssh_port=$(free_port)
+"$OCT" keygen --home "$work/home" >/dev/null 2>&1
+ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
+"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
+write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
+  "RekeyLimit 512K" "MaxStartups 200" "MaxSessions 100" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
+/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
+wait_port "$ssh_port"
+user=$(id -un)
+remote_port=$(free_port); local_port=$(free_port)
+"$OCT" home up --home "$work/home" "$user@127.0.0.1:$ssh_port" --remote-port "$remote_port" --home-port "$echo_port" \
+  --no-health 2>"$work/home.log" & pids+=($!); home_pid=$!
+wait_port "$remote_port"
+"$OCT" tunnel up --home "$work/home" "$user@127.0.0.1:$ssh_port" --local-port "$local_port" --remote-port "$remote_port" \
+  --no-health 2>"$work/tunnel.log" & pids+=($!); tunnel_pid=$!
+wait_port "$local_port"
+wait_line "$work/tunnel.log" "^connected to"
+
+for _ in $(seq "$BUSY"); do sh -c 'while :; do :; done' & pids+=($!); done
+if [ "$RECONNECT" -gt 0 ]; then
+  ( turn=0
+    while sleep "$RECONNECT"; do   # the reconnect rate is the scenario, not synchronisation
+      if (( turn++ % 2 )); then "$OCT" home reconnect --home "$work/home" >/dev/null 2>&1 || true
+      else "$OCT" tunnel reconnect --home "$work/home" >/dev/null 2>&1 || true; fi
+    done ) & pids+=($!)
+fi
+
+echo "soak: $SECONDS_ s, $WORKERS workers, $BUSY busy loops, a reconnect every $RECONNECT s, sshd RekeyLimit 512K" >&2
+python3 scripts/lib/soak.py client "$local_port" "$SECONDS_" "$WORKERS" "$tunnel_pid" "$home_pid" | tee "$work/result"
+rekeys=$(grep -c 'SSH2_MSG_NEWKEYS received' "$work/sshd.log" || true)
+stalls=$(cat "$work/tunnel.log" "$work/home.log" | grep -c 'stalled for' || true)
+sessions_tunnel=$(grep -c '^connected to' "$work/tunnel.log" || true)
+sessions_home=$(grep -c '^connected to' "$work/home.log" || true)
+echo "stalls_named $stalls"
+echo "sessions tunnel_up=$sessions_tunnel home_up=$sessions_home"
+echo "rekeys $rekeys"
+[ "$stalls" -eq 0 ] || grep 'stalled for' "$work/tunnel.log" "$work/home.log" | head -5
+bad=$(awk '$1 == "out_of_place" || $1 == "hung" {s += $2} END {print s + 0}' "$work/result")
+[ "$bad" -eq 0 ] && [ "$stalls" -eq 0 ]
