@@ -19,6 +19,7 @@
 # each tunnel serves again after a network move and after a sleep with a move.
 # BENCH_REKEY=0 skips the re-keys section (scripts/bench-rekey.sh: RekeyLimit 1M, 8 x 16 MiB
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
+# BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -56,6 +57,27 @@ cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 anon_kib() { awk '/RssAnon/ {print $2}' "/proc/$1/status"; }   # private memory: RSS without shared libraries
+
+# The soak (issue 29): scripts/soak.sh for BENCH_SOAK_SECONDS (default 600) with its two busy
+# loops, as a Markdown section; BENCH_SOAK=0 skips it.
+soak_section() {
+  local out status=0
+  out=$(OCT="$OCT" SOAK_SECONDS="${BENCH_SOAK_SECONDS:-600}" bash scripts/soak.sh 2>&1) || status=$?
+  value() { awk -v k="$1" '$1 == k {print $2; exit}' <<<"$out"; }
+  echo "## The data-path soak (\`scripts/soak.sh\`, issue 29)"
+  echo
+  echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(value seconds) s through \`tunnel up\` → sshd"
+  echo "(\`RekeyLimit 512K\`) → \`home up\` → an echo server, two busy loops on the cores, \`tunnel reconnect\` and"
+  echo "\`home reconnect\` in turn every 20 s, 24 workers; exit status $status (0: nothing out of place, hung or stalled)."
+  echo
+  echo "| measure | value | goal |"
+  echo "|---|---|---|"
+  echo "| connections (checked whole / cut by a reconnect, abandoned or reset) | $(value connections) ($(value checked) / $(value cut)) | ≥ 20,000 checked |"
+  echo "| bytes sent + received | $(awk -v a="$(value bytes_sent)" -v b="$(value bytes_received)" 'BEGIN {printf "%.2f GiB", (a + b) / 1073741824}') | ≥ 10 GiB |"
+  echo "| bytes out of place / connections hung / stalls named | $(value out_of_place) / $(value hung) / $(value stalls_named) | 0 / 0 / 0 |"
+  echo "| re-keys (sshd's NEWKEYS) / sessions | $(value rekeys) / $(awk '$1 == "sessions" {print $2, $3}' <<<"$out") | |"
+  awk '$1 ~ /^pid_/ {printf "| process %s: peak RSS / descriptors; RSS at 20%% → end; descriptors at 20%% → end | %d KiB / %d; %d → %d KiB; %d → %d | flat |\n", $1, $3, $5, $7, $9, $11, $13}' <<<"$out"
+}
 
 # The backend: nginx with a static health answer and a bulk file.
 web_port=$(free_port)
@@ -474,6 +496,10 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   if [ "${BENCH_REKEY:-1}" = 1 ]; then
     echo
     OCT="$OCT" bash scripts/bench-rekey.sh || echo "Re-keys: \`scripts/bench-rekey.sh\` failed (see its output above)."
+  fi
+  if [ "${BENCH_SOAK:-1}" = 1 ]; then
+    echo
+    soak_section
   fi
 } > docs/benchmarks.md
 

@@ -113,9 +113,13 @@ def one_connection(port, connection, kind, size, totals):
                 except OSError:
                     state = "cut"
                     break
-                if sent >= size and kind in ("echo", "slow"):
-                    sock.shutdown(socket.SHUT_WR)
+                if sent >= size and kind in ("echo", "slow") and not done_writing:
                     done_writing = True
+                    try:
+                        sock.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        state = "cut"
+                        break
             if readable:
                 try:
                     chunk = sock.recv(1024 if kind == "slow" else 262144)
