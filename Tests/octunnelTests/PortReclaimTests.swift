@@ -195,39 +195,53 @@ struct HomeKey {
         try writeText(existing + printed.stdout, to: fixture.sshd.authorizedKeysPath)
     }
 
-    func homeUp(remotePort: Int, homePort: Int, launcher: [String] = [], extra: [String] = []) throws -> RunningProcess {
-        let command = launcher + [octunnelBinary, "home", "up", "--home", home.path, fixture.target, "--remote-port", String(remotePort),
+    /// `target` replaces sshd's own (e.g. a relay in front of it).
+    func homeUp(remotePort: Int, homePort: Int, launcher: [String] = [], extra: [String] = [], target: String? = nil) throws -> RunningProcess {
+        let command = launcher + [octunnelBinary, "home", "up", "--home", home.path, target ?? fixture.target, "--remote-port", String(remotePort),
                                   "--home-port", String(homePort), "--connect-timeout", "10", "--no-health"] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()))
     }
 }
 
 /// The home, VPS and laptop namespaces, OpenCode at home, sshd with its defaults on the VPS,
-/// the laptop's tunnel up, and the home key authorized for the VPS port.
+/// the laptop's tunnel up, and the home key authorized for the VPS port. With `relay`, sshd
+/// listens on the VPS's loopback only and Debian's sslh takes SSH on the VPS's address in
+/// front of it, so sshd's peer for every client is sslh on 127.0.0.1.
 final class World: @unchecked Sendable {
     let net: NetworkNamespacePair
     let laptop: NetworkNamespaceLink
     let backend: OpenCodeStandIn
     let fixture: TunnelFixture
+    let relay: SSLHRelay?
     let homeKey: HomeKey
     let remotePort: Int
+    /// Where the home and the laptop connect: sshd, or the relay in front of it.
+    let target: String
     private var tunnel: RunningProcess?
     private(set) var localPort = 0
 
-    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink) throws {
+    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Bool) throws {
         self.net = net
         self.laptop = laptop
         backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        fixture = try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+        fixture = try TunnelFixture(sshdAddress: relay ? "127.0.0.1" : net.serverAddress, sshdLauncher: net.exec(.server))
+        do {
+            self.relay = relay ? try SSLHRelay(address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server)) : nil
+        } catch {
+            backend.stop()
+            fixture.sshd.stop(hard: true)
+            throw error
+        }
+        target = self.relay?.target(user: "root") ?? fixture.target
         homeKey = try HomeKey(fixture: fixture)
         remotePort = freePort()
         try homeKey.authorize(remotePort: remotePort)
     }
 
-    static func make(_ test: String) async throws -> World {
+    static func make(_ test: String, relay: Bool = false) async throws -> World {
         let (net, laptop) = try await HomeNetworkTests.machines(test)
         do {
-            return try await offPool { try World(net: net, laptop: laptop) }
+            return try await offPool { try World(net: net, laptop: laptop, relay: relay) }
         } catch {
             laptop.remove()
             net.remove()
@@ -236,13 +250,13 @@ final class World: @unchecked Sendable {
     }
 
     func homeUp(launcher: [String]) throws -> RunningProcess {
-        try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher)
+        try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher, target: target)
     }
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
     /// (each on its own thread, 3 s timeout), and waits for its first success.
     func startPhone() async throws -> RunningProcess {
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
         self.tunnel = tunnel
         localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
         let script = """
@@ -278,6 +292,7 @@ final class World: @unchecked Sendable {
     func remove() {
         tunnel?.stopGracefullyOrKill()
         backend.stop()
+        relay?.stop()
         fixture.sshd.stop(hard: true)
         laptop.remove()
         net.remove()
