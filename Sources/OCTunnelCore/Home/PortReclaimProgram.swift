@@ -64,7 +64,7 @@ public enum PortReclaimProgram {
         var addresses = hexAddresses(listen.host)
         for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
-        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) O=\(heartbeatSilence * 5) T="
+        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) O=\(heartbeatSilence * 100) T="
         return ([parameters] + body).joined(separator: ";")
     }
 
@@ -115,9 +115,10 @@ public enum PortReclaimProgram {
     /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
     /// each retransmission) times 1 - 2^-retransmissions, plus what of it has passed (RTO
     /// minus the timer's time left), in USER_HZ (1/100 s) ticks. O is the heartbeat's silence in
-    /// 0.2 s rounds, M the holder's `octunnel-beat` mark (its child, a `cat`), J and j its
-    /// `rchar` when first and last read; the report's `beat` is the seconds watched without a
-    /// heartbeat (0 when one came).
+    /// 1/100 s, M the holder's `octunnel-beat` mark (its child, a `cat`), J and j its `rchar`
+    /// when first and last read, t and u the clock then (the real /proc/uptime in 1/100 s,
+    /// whatever P is: monotonic, unlike the wall clock); the report's `beat` is the seconds
+    /// watched without a heartbeat (0 when one came).
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
@@ -138,7 +139,7 @@ public enum PortReclaimProgram {
         #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0"#,
-        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$((n/5))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ $n = 0 ]&&J=$j;[ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $n -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
         #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,
