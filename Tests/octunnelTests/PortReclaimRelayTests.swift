@@ -7,15 +7,16 @@ import Testing
 /// peer is sslh on loopback, which acknowledges everything, so TCP cannot tell a dead home from
 /// a live one and only the mark's heartbeat (`octunnel-beat`) can. Machines as in
 /// PortReclaimTests; sshd with its defaults, behind `sslh -p VPS:port --ssh 127.0.0.1:sshd`.
-@Suite("home up behind sslh: a dead session's VPS port taken back by its heartbeat", .timeLimit(.minutes(4)))
+@Suite("home up behind a relay (sslh, a plain TCP relay): a dead session's VPS port taken back by its heartbeat", .timeLimit(.minutes(4)))
 struct PortReclaimRelayTests {
     /// A hang guard, not the goal (10 s, docs/benchmarks.md): several times the slowest seen
     /// here under load (about 8 s, of which 6 s are the heartbeat's silence).
     static let servedBound = 45.0
 
-    @Test("behind sslh, a home reboots (link down without a FIN, back from a new address): the new home up ends the dead session for its missing heartbeat and the phone is served")
-    func reboot() async throws {
-        let world = try await World.make("relayReboot", relay: true)
+    @Test("behind sslh or a plain TCP relay, a home reboots (link down without a FIN, back from a new address): the new home up ends the dead session for its missing heartbeat and the phone is served",
+          arguments: [World.Relay.sslh, .tcp])
+    func reboot(relay: World.Relay) async throws {
+        let world = try await World.make("relayReboot", relay: relay)
         defer { world.remove() }
         let first = try world.homeUp(launcher: world.net.exec(.client))
         defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
@@ -39,13 +40,13 @@ struct PortReclaimRelayTests {
         let second = try world.homeUp(launcher: home.exec)
         defer { second.stopGracefullyOrKill() }
         let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: Self.servedBound) }
-        // sshd's peer is sslh, on the VPS's loopback.
+        // sshd's peer is the relay, on the VPS's loopback.
         #expect(takenBack?.contains("ended the dead home session from 127.0.0.1:") == true,
                 "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
         #expect(takenBack?.contains("no heartbeat for \(PortReclaimProgram.heartbeatSilence) s") == true, "\(takenBack ?? "")")
         let served = try await offPool { phone.firstServed(after: startedAt, timeout: Self.servedBound) }
         let took = served.map { $0.timeIntervalSince(startedAt) }
-        FileHandle.standardError.write(Data(String(format: "PortReclaimRelayTests: reboot behind sslh, phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
+        FileHandle.standardError.write(Data(String(format: "PortReclaimRelayTests: reboot behind \(relay), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
                                                    took ?? -1, served?.timeIntervalSince(cutAt) ?? -1).utf8))
         FileHandle.standardError.write(Data("PortReclaimRelayTests: home up said: \(takenBack ?? "nothing")\n".utf8))
         let seconds = try #require(took, "the phone never served after the reboot: \(second.stderrText)\n\(phone.stdout.suffix(6))")
@@ -54,7 +55,7 @@ struct PortReclaimRelayTests {
 
     @Test("behind sslh, a second home up beside a live first one: refused and told the first's heartbeat came, the first is never ended and the phone never fails")
     func secondLiveHome() async throws {
-        let world = try await World.make("relaySecondLiveHome", relay: true)
+        let world = try await World.make("relaySecondLiveHome", relay: .sslh)
         defer { world.remove() }
         let first = try world.homeUp(launcher: world.net.exec(.client))
         defer { first.stopGracefullyOrKill() }
@@ -93,7 +94,7 @@ struct PortReclaimRelayTests {
 
     @Test("behind sslh, a live home whose heartbeat stalls (its process stopped for 3.5 s) while a second home up's program watches it is not ended: the program sees the heartbeat resume")
     func stalledHeartbeat() async throws {
-        let world = try await World.make("relayStalledHeartbeat", relay: true)
+        let world = try await World.make("relayStalledHeartbeat", relay: .sslh)
         defer { world.remove() }
         let first = try world.homeUp(launcher: world.net.exec(.client))
         defer { first.signal(SIGCONT); first.stopGracefullyOrKill() }

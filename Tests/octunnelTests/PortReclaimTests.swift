@@ -205,14 +205,24 @@ struct HomeKey {
 
 /// The home, VPS and laptop namespaces, OpenCode at home, sshd with its defaults on the VPS,
 /// the laptop's tunnel up, and the home key authorized for the VPS port. With `relay`, sshd
-/// listens on the VPS's loopback only and Debian's sslh takes SSH on the VPS's address in
-/// front of it, so sshd's peer for every client is sslh on 127.0.0.1.
+/// listens on the VPS's loopback only and a relay takes SSH on the VPS's address in front of
+/// it, so sshd's peer for every client is the relay on 127.0.0.1.
 final class World: @unchecked Sendable {
+    /// What stands in front of sshd.
+    enum Relay: String, Sendable, CustomStringConvertible {
+        /// Debian's sslh (SSH and HTTPS on one port).
+        case sslh
+        /// A plain TCP relay (scripts/lib/delay-relay.py with no delay), as a TCP proxy or load balancer.
+        case tcp
+        var description: String { rawValue }
+    }
+
     let net: NetworkNamespacePair
     let laptop: NetworkNamespaceLink
     let backend: OpenCodeStandIn
     let fixture: TunnelFixture
     let relay: SSLHRelay?
+    let tcpRelay: RunningProcess?
     let homeKey: HomeKey
     let remotePort: Int
     /// Where the home and the laptop connect: sshd, or the relay in front of it.
@@ -220,25 +230,40 @@ final class World: @unchecked Sendable {
     private var tunnel: RunningProcess?
     private(set) var localPort = 0
 
-    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Bool) throws {
+    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Relay?) throws {
         self.net = net
         self.laptop = laptop
         backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        fixture = try TunnelFixture(sshdAddress: relay ? "127.0.0.1" : net.serverAddress, sshdLauncher: net.exec(.server))
+        fixture = try TunnelFixture(sshdAddress: relay == nil ? net.serverAddress : "127.0.0.1", sshdLauncher: net.exec(.server))
+        let relayPort = freePort()
         do {
-            self.relay = relay ? try SSLHRelay(address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server)) : nil
+            self.relay = relay == .sslh ? try SSLHRelay(address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server)) : nil
+            tcpRelay = relay == .tcp ? try Self.startTCPRelay(address: net.serverAddress, port: relayPort, sshdPort: fixture.sshd.port, launcher: net.exec(.server)) : nil
         } catch {
             backend.stop()
             fixture.sshd.stop(hard: true)
             throw error
         }
-        target = self.relay?.target(user: "root") ?? fixture.target
+        target = self.relay?.target(user: "root") ?? (tcpRelay == nil ? fixture.target : "root@\(net.serverAddress):\(relayPort)")
         homeKey = try HomeKey(fixture: fixture)
         remotePort = freePort()
         try homeKey.authorize(remotePort: remotePort)
     }
 
-    static func make(_ test: String, relay: Bool = false) async throws -> World {
+    /// scripts/lib/delay-relay.py with no delay on `address:port`, to sshd on the VPS's loopback.
+    private static func startTCPRelay(address: String, port: Int, sshdPort: Int, launcher: [String]) throws -> RunningProcess {
+        let command = launcher + ["/usr/bin/env", "python3", packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
+                                  "127.0.0.1", String(sshdPort), "0"]
+        let relay = try RunningProcess(command[0], Array(command.dropFirst()))
+        guard relay.waitForLine(containing: "LISTENING", stdout: true) != nil else {
+            relay.signal(SIGKILL)
+            _ = relay.waitForExit(timeout: 5)
+            throw HarnessError("the TCP relay did not start: \(relay.stderrText)")
+        }
+        return relay
+    }
+
+    static func make(_ test: String, relay: Relay? = nil) async throws -> World {
         let (net, laptop) = try await HomeNetworkTests.machines(test)
         do {
             return try await offPool { try World(net: net, laptop: laptop, relay: relay) }
@@ -293,6 +318,8 @@ final class World: @unchecked Sendable {
         tunnel?.stopGracefullyOrKill()
         backend.stop()
         relay?.stop()
+        tcpRelay?.signal(SIGKILL)
+        _ = tcpRelay?.waitForExit(timeout: 5)
         fixture.sshd.stop(hard: true)
         laptop.remove()
         net.remove()
