@@ -174,6 +174,43 @@ struct PortReclaimTests {
     }
 }
 
+/// home up's heartbeat mark against a key line older than it: the old program answers
+/// `octunnel-beat` with `result=refused`, and home up marks its session the old way.
+@Suite("home up: the heartbeat mark on an older key line", .timeLimit(.minutes(2)))
+struct HeartbeatFallbackTests {
+    @Test("a key line whose program refuses octunnel-beat: home up runs octunnel-mark instead, once, and keeps listening")
+    func olderLine() async throws {
+        let fixture = try TunnelFixture()
+        let homeKey = try HomeKey(fixture: fixture)
+        let remotePort = freePort()
+        let verbs = fixture.sshd.directory.file("verbs")
+        let token = "octunnel-fallback-\(UInt32.random(in: 0...UInt32.max))"
+        // The issue-19 program's answers, reduced to the two verbs it knows here and its refusal.
+        let command = "echo $SSH_ORIGINAL_COMMAND >>\(verbs); case $SSH_ORIGINAL_COMMAND in octunnel-mark) export OCTUNNEL_TOKEN=\(token); exec cat >/dev/null;; "
+            + "*) echo octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort) reason=verb; exit 1;; esac"
+        let line = "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",command=\"\(command)\" \(homeKey.key.line)"
+        try writeText(((try? readText(fixture.sshd.authorizedKeysPath)) ?? "") + line + "\n", to: fixture.sshd.authorizedKeysPath)
+        let echo = try TCPTestServer.echo()
+        let home = try homeKey.homeUp(remotePort: remotePort, homePort: echo.port)
+        defer { home.stopGracefullyOrKill() }
+        try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
+        // The old mark's cat runs (found by the token in its environment), after the refused beat.
+        let marked = try await offPool { waitUntil(timeout: 20) { Self.processes(withEnvironment: "OCTUNNEL_TOKEN=\(token)") == 1 } }
+        #expect(marked, "verbs asked: \((try? readText(verbs)) ?? "none")\n\(home.stderrText)")
+        #expect(((try? readText(verbs)) ?? "") == "octunnel-beat\noctunnel-mark\n")
+        #expect(home.isRunning && !home.stderrText.contains("refused"), "\(home.stderrText)")
+    }
+
+    /// How many processes have `entry` in their environment.
+    static func processes(withEnvironment entry: String) -> Int {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { Int($0) != nil }
+        return pids.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return data.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == entry }
+        }.count
+    }
+}
+
 /// The home machines' own key (a second octunnel home directory), authorized with the line
 /// `pubkey --restrict --listen` prints; the fixture's key stays the laptop's, unrestricted.
 struct HomeKey {
