@@ -281,6 +281,14 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=x pid=9 name=\u{1b}]0;owned\u{7} uid=1")?.name == "\\x1b]0;owned\\x07")
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=9 name=nginx uid=33")?.summary
                 == "taken by another program (nginx, pid 9, uid 33), not an sshd session of this user: left alone")
+        // A holder with a heartbeat: its age is the evidence, unless TCP's resends proved it dead first.
+        let beat = "octunnel-reclaim v=1 port=127.0.0.1:18080 pid=812 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 beat="
+        #expect(PortReclaimReport.parse(beat.replacingOccurrences(of: "v=1", with: "v=1 result=freed") + "6")?.summary
+                == "ended the dead home session from 127.0.0.1:41184 that held it (pid 812, no heartbeat for 6 s)")
+        #expect(PortReclaimReport.parse(beat.replacingOccurrences(of: "v=1", with: "v=1 result=unproven") + "4")?.summary
+                == "held by an sshd session from 127.0.0.1:41184 not yet proven dead (no heartbeat for 4 s; \(PortReclaimProgram.heartbeatSilence) s needed)")
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=812 client=203.0.113.7:51234 txq=92 retrans=3 silent=2 beat=1")?.summary
+                == "ended the dead home session from 203.0.113.7:51234 that held it (pid 812, 92 bytes unacknowledged, resent 3 times, silent at least 2 s)")
     }
 }
 
