@@ -181,9 +181,10 @@ final class RemoteForward: SessionForward, PollOwner {
             immediateListens = 0
             // Marks this session as the listener's for a later reclaim, with a heartbeat (an
             // old key line just ends it).
-            marker = RemoteCommand(command: PortReclaimProgram.beatVerb, deadline: .infinity)
+            let marker = RemoteCommand(command: PortReclaimProgram.beatVerb, deadline: .infinity)
+            self.marker = marker
             nextBeat = now
-            marker.map { stepMarker($0, live: live, now: now) }
+            stepMarker(marker, live: live, now: now)
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
             fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
