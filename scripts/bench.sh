@@ -17,6 +17,9 @@
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 # Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
 # each tunnel serves again after a network move and after a sleep with a move.
+# Then the port reclaim rows (scripts/lib/reclaim.sh, root only; BENCH_RECLAIM=0 skips them): a home
+# reboot with a phone trying every 0.5 s, sshd reached directly, through sslh and through a TCP
+# relay; printed, not written (docs/benchmarks.md's "Port reclaim behind a relay" keeps them).
 # BENCH_REKEY=0 skips the re-keys section (scripts/bench-rekey.sh: RekeyLimit 1M, 8 x 16 MiB
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
@@ -539,5 +542,10 @@ fi
 # docs/benchmarks.md, written by scripts/lib/roaming.sh (which also runs alone); BENCH_ROAM=0 skips it.
 if [ "${BENCH_ROAM:-1}" != 0 ]; then
   OCT="$OCT" bash scripts/lib/roaming.sh >/dev/null || echo "roaming: failed (see above)" >&2
+fi
+
+# The port reclaim after a home reboot, directly and behind relays (issue 28): rows on stderr.
+if [ "${BENCH_RECLAIM:-1}" != 0 ]; then
+  OCT="$OCT" bash scripts/lib/reclaim.sh >&2 || echo "reclaim: failed (see above)" >&2
 fi
 cat docs/benchmarks.md

@@ -133,6 +133,82 @@ struct PortReclaimProgramTests {
                 == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=\(getuid()) holders=0 marks=2\n")
     }
 
+    /// A home behind a relay (sslh): sshd's client is the relay on loopback, which acknowledges
+    /// everything, and the session runs `octunnel-beat`, whose `cat` is the holder's child.
+    static func relayedHolder(heartbeat: Bool = true, markParent: Int = 4_194_500, fds: Bool = true,
+                              tx: Int = 0, retransmits: Int = 0) throws -> RecordedProc {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0100007F:0016", remote: "0100007F:A0E0", state: "01", tx: tx, timer: tx > 0 ? 1 : 0,
+                                          retransmits: retransmits, inode: 70002))
+        try proc.process(4_194_500, name: "sshd-session", ppid: 4_194_499, sockets: fds ? [70001, 70002] : nil)
+        try proc.process(4_194_501, name: "cat", ppid: markParent, sockets: [],
+                         environ: ["SSH_ORIGINAL_COMMAND=octunnel-\(heartbeat ? "beat" : "mark")",
+                                   "OCTUNNEL_LISTEN=127.0.0.1:18080;\(heartbeat ? "beat" : "")", "SSH_CONNECTION=127.0.0.1 41184 127.0.0.1 22"])
+        try proc.write()
+        return proc
+    }
+
+    @Test("a holder behind a relay whose heartbeat stays away for the whole window is dead (its TCP peer, the relay, acknowledges everything); reclaim goes on to end it", arguments: shells)
+    func heartbeatStopped(shell: String) throws {
+        let proc = try Self.relayedHolder()
+        try proc.io(4_194_501, rchar: 406_027)
+        let prefix = "octunnel-reclaim v=1 result=%@ port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 beat=1"
+        let inspect = try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1)
+        // Watched for 1 s of the clock: the round that sees it over may end a second later on a loaded machine.
+        #expect(Self.beatRounded(inspect) == String(format: prefix, "dead") + "\n")
+        let report = try #require(PortReclaimReport.parse(inspect))
+        #expect(report.heartbeatAge.map { (1...2).contains($0) } == true)
+        #expect(report.summary == "held by a dead home session from 127.0.0.1:41184 (no heartbeat for \(report.heartbeatAge ?? 0) s)")
+        let reclaim = try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen, heartbeatSilence: 1)
+        #expect(Self.beatRounded(reclaim) == String(format: prefix, "failed") + " reason=kill\n")
+        // Where the holder's fds are unreadable (a non-root VPS user), the beat mark finds it too.
+        let unreadable = try Self.relayedHolder(fds: false)
+        try unreadable.io(4_194_501, rchar: 406_027)
+        #expect(Self.beatRounded(try unreadable.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1))
+                == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 via=mark beat=1\n")
+    }
+
+    /// `beat=2` read as `beat=1`: a 1 s watch that a loaded machine's last round overran.
+    static func beatRounded(_ output: String) -> String {
+        output.replacingOccurrences(of: " beat=2", with: " beat=1")
+    }
+
+    @Test("a holder whose heartbeat comes late, but within the window, is live and kept; one whose heartbeat comes at once too", arguments: shells)
+    func heartbeatLate(shell: String) throws {
+        // Rounds take 0.2 s or more each: 4 unchanged rounds are about 1 s of a 3 s window.
+        for (same, silence) in [(0, 1), (4, 3), (3, 6)] {
+            let proc = try Self.relayedHolder()
+            let io = try proc.ioFIFO(4_194_501)
+            let program = try proc.start(shell: shell, verb: "octunnel-reclaim", listen: Self.listen, heartbeatSilence: silence)
+            defer { program.signal(SIGKILL); _ = program.waitForExit(timeout: 5) }
+            // The program's rounds read the counter once each: `same` rounds unchanged, then 2 bytes more.
+            for rchar in Array(repeating: 406_027, count: same + 1) + [406_029] {
+                #expect(feed(io, "rchar: \(rchar)\nwchar: 0\nsyscr: 749\n", while: program), "round with rchar \(rchar)")
+            }
+            #expect(program.waitForExit(timeout: 20) == 0)
+            let output = program.stdout.joined(separator: "\n")
+            #expect(output == "octunnel-reclaim v=1 result=live port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 beat=0",
+                    "\(same) rounds without a heartbeat, window \(silence) s: \(program.stderrText)")
+            #expect(PortReclaimReport.parse(output)?.summary == "held by a live home session from 127.0.0.1:41184: its heartbeat came just now, so it keeps the port")
+        }
+    }
+
+    @Test("a holder without a heartbeat (an old home up's mark, ssh -R), or whose beat mark is another session's, keeps the TCP rule: the relay's acknowledgements are taken as live", arguments: shells)
+    func noHeartbeat(shell: String) throws {
+        for proc in [try Self.relayedHolder(heartbeat: false), try Self.relayedHolder(markParent: 4_194_499)] {
+            try proc.io(4_194_501, rchar: 406_027)
+            #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 1)
+                    == "octunnel-reclaim v=1 result=held port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=0 retrans=0 silent=0\n")
+        }
+        // With a heartbeat, resends still prove a directly connected client dead at once.
+        let direct = try Self.relayedHolder(tx: 92, retransmits: 3)
+        try direct.io(4_194_501, rchar: 406_027)
+        let output = try direct.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 6)
+        #expect(output == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=92 retrans=3 silent=0 beat=0\n")
+        #expect(PortReclaimReport.parse(output)?.summary == "held by a dead home session from 127.0.0.1:41184 (92 bytes unacknowledged, resent 3 times)")
+    }
+
     @Test("a listener of another user that no readable process holds: unseen, with its owner", arguments: shells)
     func unseen(shell: String) throws {
         let proc = try RecordedProc(busy: true)
@@ -205,6 +281,14 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=x pid=9 name=\u{1b}]0;owned\u{7} uid=1")?.name == "\\x1b]0;owned\\x07")
         #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=other port=127.0.0.1:18080 pid=9 name=nginx uid=33")?.summary
                 == "taken by another program (nginx, pid 9, uid 33), not an sshd session of this user: left alone")
+        // A holder with a heartbeat: its age is the evidence, unless TCP's resends proved it dead first.
+        let beat = "octunnel-reclaim v=1 port=127.0.0.1:18080 pid=812 client=127.0.0.1:41184 txq=0 retrans=0 silent=0 beat="
+        #expect(PortReclaimReport.parse(beat.replacingOccurrences(of: "v=1", with: "v=1 result=freed") + "6")?.summary
+                == "ended the dead home session from 127.0.0.1:41184 that held it (pid 812, no heartbeat for 6 s)")
+        #expect(PortReclaimReport.parse(beat.replacingOccurrences(of: "v=1", with: "v=1 result=unproven") + "4")?.summary
+                == "held by an sshd session from 127.0.0.1:41184 not yet proven dead (no heartbeat for 4 s; \(PortReclaimProgram.heartbeatSilence) s needed)")
+        #expect(PortReclaimReport.parse("octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=812 client=203.0.113.7:51234 txq=92 retrans=3 silent=2 beat=1")?.summary
+                == "ended the dead home session from 203.0.113.7:51234 that held it (pid 812, 92 bytes unacknowledged, resent 3 times, silent at least 2 s)")
     }
 }
 
@@ -276,13 +360,36 @@ final class RecordedProc {
         try writeText(header + tcp6.map { $0 + "\n" }.joined(), to: root.file("net/tcp6"))
     }
 
+    /// `/proc/PID/io` with its read counter at `rchar`.
+    func io(_ pid: Int, rchar: Int) throws {
+        try writeText("rchar: \(rchar)\nwchar: 0\nsyscr: 749\nsyscw: 0\n", to: root.file("\(pid)/io"))
+    }
+
+    /// `/proc/PID/io` as a FIFO: each read of it by the program takes what the test feeds next.
+    func ioFIFO(_ pid: Int) throws -> String {
+        let path = root.file("\(pid)/io")
+        guard mkfifo(path, 0o600) == 0 else { throw HarnessError("mkfifo \(path): errno \(errno)") }
+        return path
+    }
+
     static let busybox = "/bin/busybox"
 
-    func result(shell: String, verb: String?, listen: HostPort) throws -> ProcessResult {
-        let program = PortReclaimProgram.program(listen: listen, procRoot: root.path)
+    func result(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int = PortReclaimProgram.heartbeatSilence) throws -> ProcessResult {
+        let (path, arguments, environment) = try command(shell: shell, verb: verb, listen: listen, heartbeatSilence: heartbeatSilence)
+        return try runProcess(path, arguments, environment: environment)
+    }
+
+    /// The program started, not awaited.
+    func start(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int) throws -> RunningProcess {
+        let (path, arguments, environment) = try command(shell: shell, verb: verb, listen: listen, heartbeatSilence: heartbeatSilence)
+        return try RunningProcess(path, arguments, environment: environment)
+    }
+
+    private func command(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int) throws -> (String, [String], [String: String]) {
+        let program = PortReclaimProgram.program(listen: listen, procRoot: root.path, heartbeatSilence: heartbeatSilence)
         var environment = ["PATH": "/usr/bin:/bin"]
         if let verb { environment["SSH_ORIGINAL_COMMAND"] = verb }
-        guard shell == Self.busybox else { return try runProcess(shell, ["-c", program], environment: environment) }
+        guard shell == Self.busybox else { return (shell, ["-c", program], environment) }
         // Only busybox's applets: a directory of links to it (not a pid, so /proc globs skip it).
         let tools = root.file("busybox-bin")
         if !fileExists(tools) {
@@ -292,11 +399,34 @@ final class RecordedProc {
             }
         }
         environment["PATH"] = tools
-        return try runProcess(Self.busybox, ["sh", "-c", program], environment: environment)
+        return (Self.busybox, ["sh", "-c", program], environment)
     }
 
     /// The program's stdout for `verb`.
-    func run(shell: String, verb: String, listen: HostPort) throws -> String {
-        try result(shell: shell, verb: verb, listen: listen).stdout
+    func run(shell: String, verb: String, listen: HostPort, heartbeatSilence: Int = PortReclaimProgram.heartbeatSilence) throws -> String {
+        try result(shell: shell, verb: verb, listen: listen, heartbeatSilence: heartbeatSilence).stdout
     }
+}
+
+/// Writes `text` to the FIFO at `path` once a reader has it open (polled every 10 ms, for up to
+/// 20 s and while `reader` runs); false when none came.
+func feed(_ path: String, _ text: String, while reader: RunningProcess) -> Bool {
+    var fd: Int32 = -1
+    _ = waitUntil(timeout: 20) {
+        fd = open(path, O_WRONLY | O_NONBLOCK)
+        return fd >= 0 || !reader.isRunning
+    }
+    guard fd >= 0 else { return false }
+    let bytes = Array(text.utf8)
+    let written = write(fd, bytes, bytes.count) == bytes.count
+    close(fd)
+    // Until that reader has let go (read to EOF), so the next text goes to the next read. The
+    // program sleeps 0.2 s between its reads: a 10 ms poll sees the gap.
+    _ = waitUntil(timeout: 20) {
+        let probe = open(path, O_WRONLY | O_NONBLOCK)
+        guard probe >= 0 else { return true }
+        close(probe)
+        return !reader.isRunning
+    }
+    return written
 }

@@ -174,6 +174,43 @@ struct PortReclaimTests {
     }
 }
 
+/// home up's heartbeat mark against a key line older than it: the old program answers
+/// `octunnel-beat` with `result=refused`, and home up marks its session the old way.
+@Suite("home up: the heartbeat mark on an older key line", .timeLimit(.minutes(2)))
+struct HeartbeatFallbackTests {
+    @Test("a key line whose program refuses octunnel-beat: home up runs octunnel-mark instead, once, and keeps listening")
+    func olderLine() async throws {
+        let fixture = try TunnelFixture()
+        let homeKey = try HomeKey(fixture: fixture)
+        let remotePort = freePort()
+        let verbs = fixture.sshd.directory.file("verbs")
+        let token = "octunnel-fallback-\(UInt32.random(in: 0...UInt32.max))"
+        // The issue-19 program's answers, reduced to the two verbs it knows here and its refusal.
+        let command = "echo $SSH_ORIGINAL_COMMAND >>\(verbs); case $SSH_ORIGINAL_COMMAND in octunnel-mark) export OCTUNNEL_TOKEN=\(token); exec cat >/dev/null;; "
+            + "*) echo octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort) reason=verb; exit 1;; esac"
+        let line = "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",command=\"\(command)\" \(homeKey.key.line)"
+        try writeText(((try? readText(fixture.sshd.authorizedKeysPath)) ?? "") + line + "\n", to: fixture.sshd.authorizedKeysPath)
+        let echo = try TCPTestServer.echo()
+        let home = try homeKey.homeUp(remotePort: remotePort, homePort: echo.port)
+        defer { home.stopGracefullyOrKill() }
+        try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
+        // The old mark's cat runs (found by the token in its environment), after the refused beat.
+        let marked = try await offPool { waitUntil(timeout: 20) { Self.processes(withEnvironment: "OCTUNNEL_TOKEN=\(token)") == 1 } }
+        #expect(marked, "verbs asked: \((try? readText(verbs)) ?? "none")\n\(home.stderrText)")
+        #expect(((try? readText(verbs)) ?? "") == "octunnel-beat\noctunnel-mark\n")
+        #expect(home.isRunning && !home.stderrText.contains("refused"), "\(home.stderrText)")
+    }
+
+    /// How many processes have `entry` in their environment.
+    static func processes(withEnvironment entry: String) -> Int {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { Int($0) != nil }
+        return pids.filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return data.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == entry }
+        }.count
+    }
+}
+
 /// The home machines' own key (a second octunnel home directory), authorized with the line
 /// `pubkey --restrict --listen` prints; the fixture's key stays the laptop's, unrestricted.
 struct HomeKey {
@@ -195,39 +232,78 @@ struct HomeKey {
         try writeText(existing + printed.stdout, to: fixture.sshd.authorizedKeysPath)
     }
 
-    func homeUp(remotePort: Int, homePort: Int, launcher: [String] = [], extra: [String] = []) throws -> RunningProcess {
-        let command = launcher + [octunnelBinary, "home", "up", "--home", home.path, fixture.target, "--remote-port", String(remotePort),
+    /// `target` replaces sshd's own (e.g. a relay in front of it).
+    func homeUp(remotePort: Int, homePort: Int, launcher: [String] = [], extra: [String] = [], target: String? = nil) throws -> RunningProcess {
+        let command = launcher + [octunnelBinary, "home", "up", "--home", home.path, target ?? fixture.target, "--remote-port", String(remotePort),
                                   "--home-port", String(homePort), "--connect-timeout", "10", "--no-health"] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()))
     }
 }
 
 /// The home, VPS and laptop namespaces, OpenCode at home, sshd with its defaults on the VPS,
-/// the laptop's tunnel up, and the home key authorized for the VPS port.
+/// the laptop's tunnel up, and the home key authorized for the VPS port. With `relay`, sshd
+/// listens on the VPS's loopback only and a relay takes SSH on the VPS's address in front of
+/// it, so sshd's peer for every client is the relay on 127.0.0.1.
 final class World: @unchecked Sendable {
+    /// What stands in front of sshd.
+    enum Relay: String, Sendable, CustomStringConvertible {
+        /// Debian's sslh (SSH and HTTPS on one port).
+        case sslh
+        /// A plain TCP relay (scripts/lib/delay-relay.py with no delay), as a TCP proxy or load balancer.
+        case tcp
+        var description: String { rawValue }
+    }
+
     let net: NetworkNamespacePair
     let laptop: NetworkNamespaceLink
     let backend: OpenCodeStandIn
     let fixture: TunnelFixture
+    let relay: SSLHRelay?
+    let tcpRelay: RunningProcess?
     let homeKey: HomeKey
     let remotePort: Int
+    /// Where the home and the laptop connect: sshd, or the relay in front of it.
+    let target: String
     private var tunnel: RunningProcess?
     private(set) var localPort = 0
 
-    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink) throws {
+    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Relay?) throws {
         self.net = net
         self.laptop = laptop
         backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        fixture = try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+        fixture = try TunnelFixture(sshdAddress: relay == nil ? net.serverAddress : "127.0.0.1", sshdLauncher: net.exec(.server))
+        let relayPort = freePort()
+        do {
+            self.relay = relay == .sslh ? try SSLHRelay(address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server)) : nil
+            tcpRelay = relay == .tcp ? try Self.startTCPRelay(address: net.serverAddress, port: relayPort, sshdPort: fixture.sshd.port, launcher: net.exec(.server)) : nil
+        } catch {
+            backend.stop()
+            fixture.sshd.stop(hard: true)
+            throw error
+        }
+        target = self.relay?.target(user: "root") ?? (tcpRelay == nil ? fixture.target : "root@\(net.serverAddress):\(relayPort)")
         homeKey = try HomeKey(fixture: fixture)
         remotePort = freePort()
         try homeKey.authorize(remotePort: remotePort)
     }
 
-    static func make(_ test: String) async throws -> World {
+    /// scripts/lib/delay-relay.py with no delay on `address:port`, to sshd on the VPS's loopback.
+    private static func startTCPRelay(address: String, port: Int, sshdPort: Int, launcher: [String]) throws -> RunningProcess {
+        let command = launcher + ["/usr/bin/env", "python3", packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
+                                  "127.0.0.1", String(sshdPort), "0"]
+        let relay = try RunningProcess(command[0], Array(command.dropFirst()))
+        guard relay.waitForLine(containing: "LISTENING", stdout: true) != nil else {
+            relay.signal(SIGKILL)
+            _ = relay.waitForExit(timeout: 5)
+            throw HarnessError("the TCP relay did not start: \(relay.stderrText)")
+        }
+        return relay
+    }
+
+    static func make(_ test: String, relay: Relay? = nil) async throws -> World {
         let (net, laptop) = try await HomeNetworkTests.machines(test)
         do {
-            return try await offPool { try World(net: net, laptop: laptop) }
+            return try await offPool { try World(net: net, laptop: laptop, relay: relay) }
         } catch {
             laptop.remove()
             net.remove()
@@ -236,13 +312,13 @@ final class World: @unchecked Sendable {
     }
 
     func homeUp(launcher: [String]) throws -> RunningProcess {
-        try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher)
+        try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher, target: target)
     }
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
     /// (each on its own thread, 3 s timeout), and waits for its first success.
     func startPhone() async throws -> RunningProcess {
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
         self.tunnel = tunnel
         localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
         let script = """
@@ -278,6 +354,9 @@ final class World: @unchecked Sendable {
     func remove() {
         tunnel?.stopGracefullyOrKill()
         backend.stop()
+        relay?.stop()
+        tcpRelay?.signal(SIGKILL)
+        _ = tcpRelay?.waitForExit(timeout: 5)
         fixture.sshd.stop(hard: true)
         laptop.remove()
         net.remove()

@@ -10,9 +10,16 @@ install_missing() {
   echo "Installing: ${need[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # sslh's package enables a service (standalone, its debconf default) whose stock config
+  # (`--listen <change-me>:443`) cannot start; disabled and stopped all the same, so that
+  # installing it never leaves a listener on this machine (the tests run their own).
+  if [[ " ${need[*]} " == *" sslh "* ]]; then
+    { command -v systemctl >/dev/null && $sudo systemctl disable --now sslh; } >/dev/null 2>&1 || true
+    { command -v update-rc.d >/dev/null && $sudo update-rc.d sslh disable; } >/dev/null 2>&1 || true
+  fi
 }
 
 # What octunnel needs to build and to run its tests and demo (iproute2: the network-cut test's
 # namespaces and veth; busybox: the port-reclaim program run with busybox's sh and applets, as
-# on Alpine).
-OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox)
+# on Alpine; sslh: the port reclaim behind a relay in front of sshd, PortReclaimRelayTests).
+OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox sslh)

@@ -27,9 +27,13 @@ final class RemoteForward: SessionForward, PollOwner {
     private var listenPolicy = RemoteForward.listenRetryPolicy()
     /// The forced command asked after a refused listen; the listen waits for its answer.
     private var reclaim: RemoteCommand?
-    /// The forced command's `octunnel-mark`, kept running while listening: it tells a later
-    /// `home up` which sshd session listens, where /proc does not (a non-root VPS user).
+    /// The forced command's `octunnel-beat` (or `octunnel-mark`, for a key line older than the
+    /// heartbeat), kept running while listening: it tells a later `home up` which sshd session
+    /// listens, where /proc does not (a non-root VPS user), and with its heartbeat that the
+    /// session is alive, where TCP cannot (a relay in front of sshd acknowledges for a dead home).
     private var marker: RemoteCommand?
+    /// When the marker's next heartbeat byte is due (`PortReclaimProgram.heartbeatInterval`).
+    private var nextBeat = Double.infinity
     /// Whether the authorized_keys line to install was given in full already.
     private var toldKeyLine = false
     /// Listens asked at once after the program found the port free, since the last backoff:
@@ -98,6 +102,7 @@ final class RemoteForward: SessionForward, PollOwner {
         guard let live else { return }
         if let listenRetryAt { set.wake(at: listenRetryAt) }
         if let reclaim { set.wake(at: reclaim.deadline) }
+        if marker != nil { set.wake(at: nextBeat) }
         if listener == nil && listenRetryAt == nil { set.wake(at: now + 0.5) }
         for (id, connection) in connecting {
             set.watch(connection.socket.number, events: Int32(POLLOUT), owner: self, tag: id)
@@ -115,7 +120,7 @@ final class RemoteForward: SessionForward, PollOwner {
         defer { readable.removeAll(keepingCapacity: true); connected.removeAll(keepingCapacity: true) }
         guard let live else { return }
         if let reclaim { stepReclaim(reclaim, live: live, now: now) }
-        if let marker, marker.step(live, now: now) != .running { self.marker = nil }
+        if let marker { stepMarker(marker, live: live, now: now) }
         if listener == nil, reclaim == nil, let at = listenRetryAt, now >= at { listen(live, now: now) }
         guard live.isAlive, fatal == nil else { return }
         acceptChannels(live, now: now)
@@ -133,6 +138,7 @@ final class RemoteForward: SessionForward, PollOwner {
         reclaim = nil
         marker?.abandon()
         marker = nil
+        nextBeat = .infinity
         streams.sessionEnded()
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
@@ -152,6 +158,7 @@ final class RemoteForward: SessionForward, PollOwner {
         reclaim = nil
         marker?.abandon()
         marker = nil
+        nextBeat = .infinity
         streams.stop(reason: reason)
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
@@ -172,9 +179,12 @@ final class RemoteForward: SessionForward, PollOwner {
             listenRetryAt = nil
             listenPolicy = Self.listenRetryPolicy()
             immediateListens = 0
-            // Marks this session as the listener's for a later reclaim (an old key line just ends it).
-            marker = RemoteCommand(command: PortReclaimProgram.markVerb, deadline: .infinity)
-            marker?.step(live, now: now)
+            // Marks this session as the listener's for a later reclaim, with a heartbeat (an
+            // old key line just ends it).
+            let marker = RemoteCommand(command: PortReclaimProgram.beatVerb, deadline: .infinity)
+            self.marker = marker
+            nextBeat = now
+            stepMarker(marker, live: live, now: now)
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
             fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
@@ -187,6 +197,25 @@ final class RemoteForward: SessionForward, PollOwner {
         case .failed(let error):
             if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(reason: error.description) }
         }
+    }
+
+    /// One step of the marker: a heartbeat byte when one is due, or, once it ended, the plain
+    /// mark when the key's program refused the heartbeat's verb (a line printed before it).
+    private func stepMarker(_ command: RemoteCommand, live: LiveSession, now: Double) {
+        let state = command.step(live, now: now)
+        guard state == .running else {
+            marker = nil
+            nextBeat = .infinity
+            if command.command == PortReclaimProgram.beatVerb, case .finished(let output) = state,
+               PortReclaimReport.parse(output)?.result == .refused, live.isAlive {
+                marker = RemoteCommand(command: PortReclaimProgram.markVerb, deadline: .infinity)
+                marker?.step(live, now: now)
+            }
+            return
+        }
+        guard command.command == PortReclaimProgram.beatVerb, now >= nextBeat else { return }
+        // Not started yet (the exec's answer is a round trip away) or its window full: soon again.
+        nextBeat = now + (command.write([0x0A], live: live) ? PortReclaimProgram.heartbeatInterval : 0.25)
     }
 
     /// The program waits up to about 8 s for a dead connection's evidence and 4 s for the

@@ -9,12 +9,14 @@ import Darwin
 /// sshd, as the VPS user, with nothing installed there.
 ///
 /// Verbs (`SSH_ORIGINAL_COMMAND`, nothing else is read from the client): `octunnel-reclaim`
-/// and `octunnel-inspect` (read only). Anything else prints a `result=refused` line and exits 1,
+/// and `octunnel-inspect` (read only); `octunnel-mark` and `octunnel-beat` (a `cat` that marks
+/// the listening session, with or without a heartbeat). Anything else prints a `result=refused` line and exits 1,
 /// as `/bin/false` did. What it does, from /proc only (`/proc/net/tcp{,6}`, `/proc/PID/fd`,
 /// `/proc/PID/status`): finds the socket listening on the one address:port baked in, the one
 /// process holding it, and that process's client connection; it ends the process only if it is
-/// an sshd session of this user, not the caller's own, and its client connection is dead by
-/// the rule in `deadRule`. It prints one line, parsed by `PortReclaimReport`.
+/// an sshd session of this user, not the caller's own, and it is dead by the rules in
+/// `deadRule` (its client connection, or its heartbeat, `beatVerb`). It prints one line,
+/// parsed by `PortReclaimReport`.
 public enum PortReclaimProgram {
     /// The verb `home up` sends when its listen is refused.
     public static let reclaimVerb = "octunnel-reclaim"
@@ -27,23 +29,42 @@ public enum PortReclaimProgram {
     /// made them non-dumpable).
     public static let markVerb = "octunnel-mark"
 
+    /// The verb `home up` runs once listening, in place of `markVerb` (which it falls back to
+    /// when an older key line refuses this one): the same mark, marked `beat`, whose stdin
+    /// `home up` writes one byte every `heartbeatInterval` seconds for the life of the session.
+    /// The mark's `cat` reads them, so the read counter in its `/proc/PID/io` (`rchar`; the
+    /// `cat` runs as the VPS user, so it is readable where sshd's session is not) moves while the
+    /// home lives, wherever sshd's TCP peer is (a relay such as sslh acknowledges for a dead home).
+    public static let beatVerb = "octunnel-beat"
+
+    /// Seconds between two heartbeats on the `beatVerb` channel.
+    public static let heartbeatInterval = 2.0
+
+    /// Seconds the program watches a heartbeat holder without seeing its counter move before it
+    /// takes it for dead: 3 heartbeats missed in a row. docs/security.md says why.
+    public static let heartbeatSilence = 6
+
     /// The rule for "dead", as the program applies it to the holder's client connection
     /// (/proc/net/tcp): unacknowledged bytes (`tx_queue` > 0) under the retransmission timer
     /// (`tr` 1) that the kernel has already resent at least three times in a row (`retrnsmt`
     /// >= 3, RFC 1122's R1 threshold, Linux's `tcp_retries1`). docs/security.md says why.
+    /// A holder whose session runs `beatVerb` is also dead when its heartbeat stays away for
+    /// `heartbeatSilence` seconds of watching, and live only by its heartbeat (a relay in front
+    /// of sshd acknowledges everything, so acknowledgements prove nothing there).
     public static let deadRule = "tx_queue > 0, timer 1 (retransmit), retrnsmt >= 3"
 
     /// The program for a listen on `listen` (as `home up` asks for it: 127.0.0.1, ::1,
-    /// localhost, or another literal address). `procRoot` is for tests that run it against a
-    /// recorded /proc tree; it is fixed when the line is printed, never read at run time.
-    public static func program(listen: HostPort, procRoot: String = "/proc") -> String {
+    /// localhost, or another literal address). `procRoot` and `heartbeatSilence` are for tests
+    /// that run it against a recorded /proc tree; they are fixed when the line is printed,
+    /// never read at run time.
+    public static func program(listen: HostPort, procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence) -> String {
         let hex = String(listen.port, radix: 16, uppercase: true)
         let port = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
         var addresses = hexAddresses(listen.host)
         for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
-        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) T="
+        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) O=\(heartbeatSilence * 100) T="
         return ([parameters] + body).joined(separator: ";")
     }
 
@@ -93,11 +114,15 @@ public enum PortReclaimProgram {
     /// C/X/R/E/B its client connection's peer, tx_queue, timer, retransmissions, and the
     /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
     /// each retransmission) times 1 - 2^-retransmissions, plus what of it has passed (RTO
-    /// minus the timer's time left), in USER_HZ (1/100 s) ticks.
+    /// minus the timer's time left), in USER_HZ (1/100 s) ticks. O is the heartbeat's silence in
+    /// 1/100 s, M the holder's `octunnel-beat` mark (its child, a `cat`), J and j its `rchar`
+    /// when first and last read, t and u the clock then (the real /proc/uptime in 1/100 s,
+    /// whatever P is: monotonic, unlike the wall clock); the report's `beat` is the seconds
+    /// watched without a heartbeat (0 when one came).
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
-        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
+        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
         #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
         #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
         #"set -- $(l);[ -n "$1" ]||o free"#,
@@ -110,10 +135,11 @@ public enum PortReclaimProgram {
         #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
         #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
+        #"M=;for f in $(grep -l "OCTUNNEL_LISTEN=$W;beat" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
         #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0"#,
-        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ $A = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $n$X = 00 ]&&k&&z=1;[ "$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
         #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,

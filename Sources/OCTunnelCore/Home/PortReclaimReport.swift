@@ -1,5 +1,6 @@
 /// The one line `PortReclaimProgram` prints on the VPS, parsed:
-/// `octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=812 client=203.0.113.7:51234 txq=92 retrans=5`.
+/// `octunnel-reclaim v=1 result=freed port=127.0.0.1:18080 pid=812 client=203.0.113.7:51234 txq=92 retrans=5`,
+/// with `beat=6` when the holder had a heartbeat (seconds watched without one).
 public struct PortReclaimReport: Equatable, Sendable {
     /// What the program found and did.
     public enum Result: String, Sendable {
@@ -7,7 +8,7 @@ public struct PortReclaimReport: Equatable, Sendable {
         case freed
         /// Nothing listens on the port (any more): listen again now.
         case free
-        /// The holder's client connection answered (a live home): it keeps the port.
+        /// The holder's client connection answered, or its heartbeat came (a live home): it keeps the port.
         case live
         /// Read only (`octunnel-inspect`): an sshd session holds it, not proven dead.
         case held
@@ -45,6 +46,9 @@ public struct PortReclaimReport: Equatable, Sendable {
     /// Seconds the client has left them unacknowledged, at least (from the retransmission
     /// timer's backoff; the connection may have been silent longer before anything was sent).
     public let silentAtLeast: Int?
+    /// For a holder with a heartbeat (`octunnel-beat`): the seconds the program watched it
+    /// without one arriving (0: one came, the home is live). Nil: no heartbeat, TCP's evidence only.
+    public let heartbeatAge: Int?
     /// The owner of the listening socket (`unseen`, `other`).
     public let uid: Int?
     public let reason: String?
@@ -68,6 +72,7 @@ public struct PortReclaimReport: Equatable, Sendable {
                                      unacknowledged: fields["txq"].flatMap { Int($0) },
                                      retransmissions: fields["retrans"].flatMap { Int($0) },
                                      silentAtLeast: fields["silent"].flatMap { Int($0) },
+                                     heartbeatAge: fields["beat"].flatMap { Int($0) },
                                      uid: fields["uid"].flatMap { Int($0) }, reason: fields["reason"])
         }
         return nil
@@ -76,22 +81,31 @@ public struct PortReclaimReport: Equatable, Sendable {
     /// Whether `home up` should listen again at once.
     public var portIsFree: Bool { result == .freed || result == .free }
 
+    /// Whether TCP proved the holder's client dead (resent 3 times), rather than its heartbeat.
+    private var resentEnough: Bool { (unacknowledged ?? 0) > 0 && (retransmissions ?? 0) >= 3 }
+
     /// One clause for messages: who holds the port and why it was or was not taken back.
     public var summary: String {
         let from = client.map { " from \($0)" } ?? ""
-        let evidence = "\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times"
+        let resends = "\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times"
             + ((silentAtLeast ?? 0) > 0 ? ", silent at least \(Self.duration(silentAtLeast ?? 0))" : "")
+        // The heartbeat is the evidence when the holder has one, unless TCP proved it dead first.
+        let evidence = heartbeatAge.map { resentEnough ? resends : "no heartbeat for \(Self.duration($0))" } ?? resends
         switch result {
         case .freed:
             return "ended the dead home session\(from) that held it (pid \(pid.map(String.init) ?? "?"), \(evidence))"
         case .free:
             return "nothing holds it any more"
+        case .live where heartbeatAge != nil:
+            return "held by a live home session\(from): its heartbeat came just now, so it keeps the port"
         case .live:
             return "held by a live home session\(from): it answered just now, so it keeps the port"
         case .held:
             return "held by an sshd session\(from) that is not proven dead (\(evidence))"
         case .dead:
             return "held by a dead home session\(from) (\(evidence))"
+        case .unproven where heartbeatAge != nil:
+            return "held by an sshd session\(from) not yet proven dead (\(evidence); \(PortReclaimProgram.heartbeatSilence) s needed)"
         case .unproven:
             return "held by an sshd session\(from) not yet proven dead (\(evidence); resent 3 times needed)"
         case .other:

@@ -69,6 +69,23 @@ final class RemoteCommand {
         }
     }
 
+    /// Writes `bytes` to the running command's stdin (`libssh2_channel_write_ex`); false when
+    /// it cannot take them now (not started yet, its window full, or over). A session-level
+    /// failure fails `live`.
+    @discardableResult
+    func write(_ bytes: [UInt8], live: LiveSession) -> Bool {
+        guard state == .running, started, let channel else { return false }
+        switch bytes.withUnsafeBytes({ channel.write($0.baseAddress!, count: $0.count) }) {
+        case .bytes(let count):
+            return count == bytes.count
+        case .wouldBlock, .eof:
+            return false
+        case .failed(let code):
+            if LibSSH2Error.isSessionLevel(code) { live.fail(code) }
+            return false
+        }
+    }
+
     private func failed(_ code: Int32, live: LiveSession) -> State {
         if LibSSH2Error.isSessionLevel(code) { live.fail(code) }
         return finish(.refused(code), live: live)
