@@ -3,7 +3,7 @@
 #   client → `tunnel up` → sshd (RekeyLimit 512K) → `home up` → an echo server
 # while SOAK_BUSY (default 2) busy loops compete for the cores and, every SOAK_RECONNECT
 # seconds (default 20; 0: never), `tunnel reconnect` and `home reconnect` take turns.
-# SOAK_WORKERS (default 24) threads of scripts/lib/soak.py open connections for SOAK_SECONDS
+# SOAK_WORKERS (default 64) threads of scripts/lib/soak.py open connections for SOAK_SECONDS
 # (default 600): random sizes (1 B to 1 MiB), random kinds (echoed and checked, read slowly,
 # abandoned halfway, reset), every payload made of records naming its connection and offset.
 # Prints the connections and bytes, anything out of place or hung, the stalls octunnel named,
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_=${SOAK_SECONDS:-600}
-WORKERS=${SOAK_WORKERS:-24}
+WORKERS=${SOAK_WORKERS:-64}
 BUSY=${SOAK_BUSY:-2}
 RECONNECT=${SOAK_RECONNECT:-20}
 . scripts/lib/sshd.sh

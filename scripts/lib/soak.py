@@ -205,8 +205,9 @@ def client(port, seconds, workers, pids):
         peak_fds = max(v[2] for _, v in series)
         # Growth between the end of the second fifth of the run and its end (minute 2 and 10 of 10).
         early = [v for at, v in series if at >= elapsed * 0.2] or [series[0][1]]
+        middle = [v for at, v in series if at >= elapsed * 0.6] or [series[-1][1]]
         print(f"pid_{pid} peak_rss_kib {peak_rss} peak_fds {peak_fds} rss_kib_at_20pct {early[0][0]} rss_kib_at_end {series[-1][1][0]} "
-              f"fds_at_20pct {early[0][2]} fds_at_end {series[-1][1][2]}")
+              f"fds_at_20pct {early[0][2]} fds_at_end {series[-1][1][2]} rss_kib_at_60pct {middle[0][0]}")
     for problem in totals.problems:
         print("problem", problem)
 
