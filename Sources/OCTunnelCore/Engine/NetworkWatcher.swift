@@ -22,8 +22,6 @@ final class NetworkWatcher: PollOwner {
 
     deinit { if let fd { close(fd) } }
 
-    var isWatching: Bool { fd != nil }
-
     func register(in set: PollSet) {
         guard let fd else { return }
         set.watch(fd, events: Int32(POLLIN), owner: self, tag: 0)

@@ -57,8 +57,6 @@ enum LibSSH2 {
     static func ensureInitialized() {
         precondition(initialized, "libssh2_init failed")
     }
-
-    static let eagain = LIBSSH2_ERROR_EAGAIN
 }
 
 /// The algorithms octunnel accepts, strongest first (unknown names are ignored by libssh2).
@@ -156,9 +154,6 @@ public final class SSHSession: @unchecked Sendable {
 
     /// Bytes received on the socket so far (any increase proves the server alive).
     var receivedBytes: Int { io.receivedBytes }
-
-    /// The most bytes that have waited for the socket at once in this session.
-    var peakOutgoingBacklog: Int { io.peakBacklog }
 
     /// `libssh2_session_set_timeout`, for blocking calls (milliseconds, 0 = none).
     func setTimeout(milliseconds: Int) { libssh2_session_set_timeout(raw, milliseconds) }

@@ -18,9 +18,6 @@ public struct ReconnectPolicy: Sendable {
         return max(0.1, min(maximum, base * (1 + jitter * random)))
     }
 
-    /// A session is up: the next failure after a short life keeps growing the delay.
-    public mutating func connected() {}
-
     /// The network changed (or the machine woke): what failed before says nothing about the
     /// new path, so the backoff starts over.
     public mutating func networkChanged() { failures = 0 }
