@@ -48,8 +48,6 @@ final class BatchedSocketIO {
     /// Bytes accepted from libssh2 and not yet written to the socket.
     var backlog: Int { end - start }
 
-    /// The most the buffer has held at once (for tests and measurements).
-    private(set) var peakBacklog = 0
 
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
@@ -143,7 +141,6 @@ final class BatchedSocketIO {
         }
         (outgoing + end).copyMemory(from: buffer, byteCount: length)
         end += length
-        peakBacklog = max(peakBacklog, end - start)
     }
 
     func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
