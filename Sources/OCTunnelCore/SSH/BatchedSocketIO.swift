@@ -48,7 +48,6 @@ final class BatchedSocketIO {
     /// Bytes accepted from libssh2 and not yet written to the socket.
     var backlog: Int { end - start }
 
-
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
 
