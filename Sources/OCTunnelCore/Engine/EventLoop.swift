@@ -33,13 +33,13 @@ final class EventLoop {
     }
 
     /// Asks the loop to stop cleanly; safe from any thread.
-    func requestStop() { poke("s") }
+    func requestStop() { poke(.stop) }
 
     /// Wakes the loop from another thread without asking it to stop (e.g. a result is ready).
-    func wakeUp() { poke("c") }
+    func wakeUp() { poke(.look) }
 
-    private func poke(_ character: Unicode.Scalar) {
-        var byte = UInt8(ascii: character)
+    private func poke(_ reason: LoopWake) {
+        var byte = reason.rawValue
         _ = write(wakeWrite, &byte, 1)
     }
 
@@ -64,8 +64,8 @@ final class EventLoop {
         while true {
             let count = read(wakeRead, &buffer, buffer.count)
             if count <= 0 { break }
-            if buffer[..<count].contains(UInt8(ascii: "s")) { stopRequested = true }
-            if buffer[..<count].contains(SignalHandling.reconnectByte) { reconnectRequested = true }
+            if buffer[..<count].contains(LoopWake.stop.rawValue) { stopRequested = true }
+            if buffer[..<count].contains(LoopWake.reconnect.rawValue) { reconnectRequested = true }
         }
     }
 }

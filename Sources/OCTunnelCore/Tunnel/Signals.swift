@@ -17,7 +17,7 @@ public enum SignalHandling {
         action.__sigaction_handler.sa_handler = { _ in
             signalCount += 1
             if signalCount > 1 { _exit(ExitStatus.interrupted.rawValue) }
-            var byte: UInt8 = UInt8(ascii: "s")
+            var byte = LoopWake.stop.rawValue
             _ = write(signalWakeFD, &byte, 1)
         }
         sigemptyset(&action.sa_mask)
@@ -26,7 +26,7 @@ public enum SignalHandling {
         sigaction(SIGTERM, &action, nil)
         var reconnect = sigaction()
         reconnect.__sigaction_handler.sa_handler = { _ in
-            var byte: UInt8 = SignalHandling.reconnectByte
+            var byte = LoopWake.reconnect.rawValue
             _ = write(signalWakeFD, &byte, 1)
         }
         sigemptyset(&reconnect.sa_mask)
@@ -41,9 +41,6 @@ public enum SignalHandling {
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         ignoreSIGPIPE()
     }
-
-    /// What SIGUSR1 writes to the wake pipe: reconnect now (`octunnel tunnel reconnect`).
-    static let reconnectByte = UInt8(ascii: "r")
 
     /// `signal(SIGPIPE, SIG_IGN)`.
     public static func ignoreSIGPIPE() {
