@@ -28,6 +28,11 @@ struct StreamStallTests {
         var up = Self.stall
         up.direction = .toVPS
         #expect(TunnelEvent.streamStalled(up).text.contains("544 bytes from the client waiting for the VPS"))
+        #expect(object["heldBecause"] == nil)
+        up.heldBecause = "the send buffer was above its mark (300000 bytes wait for the socket now)"
+        #expect(TunnelEvent.streamStalled(up).text.hasSuffix(
+            "3994624 received; held: the send buffer was above its mark (300000 bytes wait for the socket now)); moving it again"))
+        #expect(TunnelEvent.streamStalled(up).jsonObject["heldBecause"] as? String == up.heldBecause)
     }
 
     @Test("status counts stalls: in JSON always, in the text only when there were some")

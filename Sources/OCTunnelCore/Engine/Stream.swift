@@ -140,12 +140,31 @@ final class Stream {
     func stallCandidate(_ live: LiveSession, seconds: Double) -> StreamStall? {
         guard let channel, failed == nil else { return nil }
         let toClient = downstream.isEmpty && !channelEOF && channel.hasQueuedData
-        let toVPS = !upstream.isEmpty && live.hasSendRoom && channel.sendWindow > 0
+        let toVPS = !upstream.isEmpty && live.hasSendRoom && channel.sendWindow > 0 && !waitsForTheVPS(live)
         guard toClient || toVPS else { return nil }
         let windows = channel.windows
+        var held: String?
+        switch upstreamBlocked {
+        case .sendRoom?: held = "the send buffer was above its mark (\(live.session.outgoingBacklog) bytes wait for the socket now)"
+        case .channel(let receivedAt)?:
+            held = "the channel refused a write with its window open (a key exchange under way?); "
+                + "\(live.session.receivedBytes - receivedAt) bytes received from the VPS since, "
+                + "\(live.session.outgoingBacklog) bytes of ours wait for the socket"
+        case nil: held = nil
+        }
         return StreamStall(id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
                            receiveWindow: windows.receive, sendWindow: windows.send, pendingToVPS: upstream.count,
-                           pendingToClient: downstream.count, sent: sent, received: received)
+                           pendingToClient: downstream.count, sent: sent, received: received, heldBecause: toClient ? nil : held)
+    }
+
+    /// Whether the channel refused these bytes with its window open (a key exchange under way)
+    /// and, since, the session has sent all it had and heard nothing: the VPS owes the next
+    /// packet, as it may for seconds while it works through what was sent before its key
+    /// exchange (seen under load: 0 bytes from the VPS for over a second, 0 of ours unsent).
+    /// The stream is right to wait; a VPS that never answers is the keepalive's to find.
+    private func waitsForTheVPS(_ live: LiveSession) -> Bool {
+        guard case .channel(let receivedAt)? = upstreamBlocked else { return false }
+        return live.session.receivedBytes == receivedAt && live.session.outgoingBacklog == 0
     }
 
     /// Moves a stalled stream again, each direction on its own: the channel read even if

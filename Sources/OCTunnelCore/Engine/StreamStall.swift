@@ -25,6 +25,9 @@ public struct StreamStall: Sendable, Equatable {
     /// Bytes read from the client and written to it so far.
     public var sent: Int
     public var received: Int
+    /// Why the bytes for the VPS were held when the channel last had them offered (`toVPS`):
+    /// the send buffer above its mark, or the channel refusing them, and what came in since.
+    public var heldBecause: String? = nil
 
     /// One human line for stderr.
     public var text: String {
@@ -32,7 +35,7 @@ public struct StreamStall: Sendable, Equatable {
                                              : "\(pendingToVPS) bytes from the client waiting for the VPS"
         return "connection \(id) stalled for \(Int(seconds)) s with \(waiting) (libssh2 queue \(queuedInLibSSH2), "
             + "receive window \(receiveWindow), send window \(sendWindow), held \(pendingToVPS) up / \(pendingToClient) down, "
-            + "\(sent) bytes sent, \(received) received); moving it again"
+            + "\(sent) bytes sent, \(received) received\(heldBecause.map { "; held: \($0)" } ?? "")); moving it again"
     }
 
     /// The event's JSON object.
@@ -40,5 +43,6 @@ public struct StreamStall: Sendable, Equatable {
         ["event": "streamStalled", "id": id, "direction": direction.rawValue, "seconds": (seconds * 10).rounded() / 10,
          "queuedInLibssh2": queuedInLibSSH2, "receiveWindow": receiveWindow, "sendWindow": sendWindow,
          "pendingToVPS": pendingToVPS, "pendingToClient": pendingToClient, "sent": sent, "received": received]
+            .merging(heldBecause.map { ["heldBecause": $0] } ?? [:]) { first, _ in first }
     }
 }
