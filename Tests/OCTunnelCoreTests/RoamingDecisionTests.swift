@@ -162,12 +162,27 @@ struct RoamingDecisionTests {
         #expect(RoamingEvent.probing(cause, deadline: 1).text == "network changed (address 10.1.2.3 removed): probing the session (answer within 1.0 s)")
         #expect(RoamingEvent.reconnected(cause, after: 0.94).text == "reconnected 0.9 s after a network change")
         #expect(RoamingEvent.kept(.wake(20), answeredIn: 0.02).text == "the session answered in 0.0 s after a wake from sleep: kept")
-        for event in [RoamingEvent.probing(cause, deadline: 1), .reconnectingNow(.requested, reason: "reconnect requested"),
-                      .kept(.clientAfterSilence(20), answeredIn: 0.1), .reconnected(.wake(3), after: 0.5)] {
+        // Each event's JSON, value by value: the event, the session's state, the cause, the line
+        // a person reads, and what the cause and the event carry.
+        let expected: [(RoamingEvent, [String: Any])] = [
+            (.probing(cause, deadline: 1.23456),
+             ["event": "probing", "status": "connected", "cause": "networkChange", "detail": "address 10.1.2.3 removed", "deadline": 1.235]),
+            (.reconnectingNow(.requested, reason: "reconnect requested"),
+             ["event": "reconnectingNow", "status": "connecting", "cause": "requested", "reason": "reconnect requested"]),
+            (.kept(.clientAfterSilence(20), answeredIn: 0.1),
+             ["event": "probeAnswered", "status": "connected", "cause": "clientAfterSilence", "quietSeconds": 20.0, "seconds": 0.1]),
+            (.reconnected(.wake(3), after: 0.5),
+             ["event": "reconnected", "status": "connected", "cause": "wake", "quietSeconds": 3.0, "seconds": 0.5]),
+        ]
+        for (event, values) in expected {
             let line = jsonLine(TunnelEvent.roaming(event).jsonObject)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
-            #expect(object["cause"] is String, "\(line)")
-            #expect(object["event"] is String, "\(line)")
+            #expect(object["message"] as? String == event.text, "\(line)")
+            #expect(Set(object.keys) == Set(values.keys).union(["message"]), "\(line)")
+            for (key, value) in values {
+                if let text = value as? String { #expect(object[key] as? String == text, "\(key) in \(line)") }
+                if let number = value as? Double { #expect(object[key] as? Double == number, "\(key) in \(line)") }
+            }
         }
     }
 }

@@ -154,7 +154,9 @@ struct FaultTests {
         let status = tunnel.waitForExit(timeout: 30)
         let took = Date().timeIntervalSince(started)
         #expect(status == 0, "\(tunnel.stderrText)")
-        #expect(took < 3, "stopping took \(took) s against a hung VPS")
+        // The goodbye's budget is 1.2 s even against a hung VPS; 10 s guards against a hang under load.
+        print("stopping against a hung VPS took \(String(format: "%.2f", took)) s")
+        #expect(took < 10, "stopping took \(took) s against a hung VPS")
     }
 
     @Test("a server that sends 100 KB of garbage instead of SSH: exit 69, no hang")

@@ -184,7 +184,9 @@ struct HomeUpTests {
         let status = try await offPool { homeSide.waitForExit(timeout: 5) }
         let took = Date().timeIntervalSince(stopAt)
         #expect(status == 0)
-        #expect(took < 2, "took \(took) s")
+        // The goodbye's budget is 1.2 s; 10 s only guards against a hang on a loaded machine.
+        print("home up stopped \(String(format: "%.2f", took)) s after SIGINT")
+        #expect(took < 10, "took \(took) s")
         // Free at once: no connection accepted on the VPS port right after the exit.
         #expect(connectLoopback(remotePort).closing() < 0, "the VPS still listens on \(remotePort)")
         let check = try await offPool {

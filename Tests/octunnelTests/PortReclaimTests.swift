@@ -10,8 +10,9 @@ import Testing
 /// (pair server), the laptop and a rebooted home each on a link of their own to the VPS.
 @Suite("home up: a dead session's VPS port taken back", .timeLimit(.minutes(4)))
 struct PortReclaimTests {
-    /// The goal: the phone served within 10 s of the new `home up`'s start; 5 s more for a loaded machine.
-    static let servedBound = 10.0 + 5
+    /// A hang guard, not the goal (issue 25): the goal (10 s) is measured by scripts/lib/reclaim.sh
+    /// in bench.sh; served 0.9-2.5 s here. Without the reclaim the port is held for good.
+    static let servedBound = 30.0
 
     @Test("a home reboots (link down without a FIN, back in a fresh namespace with a new address): the new home up ends the dead session and the phone is served within the bound")
     func reboot() async throws {
@@ -116,9 +117,10 @@ struct PortReclaimTests {
         FileHandle.standardError.write(Data("PortReclaimTests: second live home: \(refusals.count) refusals in \(Int(window)) s, \(attempts.count) phone attempts, none failed\n".utf8))
     }
 
-    /// The goal: served again within 10 s of the move; 5 s more for a loaded machine. home up runs
-    /// with its default keepalive (15 s): only its network watcher (issue 18) can be that quick.
-    static let addressChangeBound = 10.0 + 5
+    /// A hang guard, not the goal (10 s, in bench.sh's roaming and reclaim rows): served again
+    /// 2.5-3.0 s after the move. home up runs with its default keepalive (15 s): without its
+    /// network watcher (issue 18) it would take 3 × 15 s + 1 s.
+    static let addressChangeBound = 30.0
 
     @Test("the home's address changes while home up keeps running (a second link, the first address gone): the new session takes the port back and the phone is served again")
     func addressChange() async throws {

@@ -167,8 +167,9 @@ struct RekeyTests {
         let result = try await offPool { eventStreamAndRequests(port: port, seconds: seconds, every: 0.25) }
         #expect(result.failed.isEmpty, "\(result.failed)\nlaptop:\n\(laptop.stderrText)\nhome:\n\(homeSide.stderrText)")
         #expect(Double(result.requests) >= seconds * 2.5, "only \(result.requests) requests in \(seconds) s")
-        // Heartbeats every 0.5 s: the stream is live to the end (the last one under 2 s before it).
-        #expect(Double(result.heartbeats) >= seconds && result.quietAtEnd < 2, "\(result)")
+        // Heartbeats every 0.5 s: the stream is live to the end (the last one under 5 s before it,
+        // a guard for a loaded machine; a dead stream stays quiet for the rest of the run).
+        #expect(Double(result.heartbeats) >= seconds && result.quietAtEnd < 5, "\(result)")
         let rekeys = fixture.sshd.log.components(separatedBy: "SSH2_MSG_NEWKEYS received").count - 1
         #expect(Double(rekeys) >= 2 + seconds, "sshd re-keyed only \(rekeys) times (2 of them the first exchanges)")
         print("time-based re-keys: \(result.requests) requests in \(Int(seconds)) s, all answered: \(result.failed.isEmpty), \(result.heartbeats) heartbeats, last \(String(format: "%.2f", result.quietAtEnd)) s before the end, \(rekeys) re-keys")

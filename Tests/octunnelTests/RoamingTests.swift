@@ -11,9 +11,10 @@ import Testing
 /// port with every byte checked; `tunnel up` runs with its default keepalive (15 s) unless said.
 @Suite("roaming: network changes and wakes", .timeLimit(.minutes(3)))
 struct RoamingTests {
-    /// The goal is 3 s; the tests allow twice that for a loaded 2-core machine. Without the
-    /// watcher the tunnel waits for keepalive (3 × 15 s + 1 s).
-    static let servedBound = 6.0
+    /// A hang guard, not the goal (issue 25): the goal is 3 s, measured against `ssh -L` by
+    /// scripts/lib/roaming.sh in bench.sh (0.4 s after a move, 0.1 s after a wake). Served
+    /// 0.6-1.1 s here; 20 s still tells the watcher from keepalive (3 × 15 s + 1 s).
+    static let servedBound = 20.0
 
     @Test("a move (the session's address vanishes, a new link and route come up): served again within the bound, one reconnect, said as a network change")
     func move() async throws {
