@@ -104,7 +104,7 @@ needs_no_swift() {
   ! grep -Eq 'not found|swift' <<< "$resolved" || fail "$1 resolves libraries outside the system: $resolved"
 }
 needs_no_swift "$bin"
-version=$("$bin" --version)
+version=$("$bin" --version | cut -d" " -f1)
 arch=$(dpkg --print-architecture)
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || fail "\`octunnel --version\` printed \"$version\", not a Debian version"
 
@@ -232,7 +232,7 @@ in_jail dpkg-query -W -f='${Status} ${Version}\n' octunnel | grep -qx "install o
   fail "the clean root has a Swift runtime library"
 echo "   installed; no swift and no Swift runtime library in the root"
 
-shown=$(in_jail octunnel --version)
+shown=$(in_jail octunnel --version | cut -d" " -f1)
 [ "$shown" = "$version" ] || fail "octunnel --version printed \"$shown\", the package is $version"
 # Start-up time: the median of 31 runs of --version in the root, beside `true` run the same way.
 startup=$($as_root python3 - "$jail" <<'EOF'

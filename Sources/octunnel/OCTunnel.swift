@@ -7,7 +7,7 @@ struct OCTunnel: ParsableCommand {
         commandName: "octunnel",
         abstract: "Reach a home OpenCode server through a VPS over SSH.",
         discussion: ExitStatus.helpSummary,
-        version: OCTunnelVersion.current,
+        version: OCTunnelVersion.described,
         subcommands: [Keygen.self, Pubkey.self, Trust.self, Tunnel.self, HomeCommand.self, Config.self, Service.self]
     )
 }

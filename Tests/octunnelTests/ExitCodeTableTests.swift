@@ -44,7 +44,12 @@ struct ExitCodeTableTests {
         try withTemporaryDirectory { dir in
             let version = try Octunnel.run(["--version"], in: dir)
             #expect(version.status == 0)
-            #expect(version.stdout == OCTunnelVersion.current + "\n")
+            #expect(version.stdout == OCTunnelVersion.current + " (libssh2 \(libssh2Version()))\n")
         }
     }
+}
+
+/// The libssh2 version this machine's library reports, read by its own pkg-config file.
+private func libssh2Version() -> String {
+    (try? runProcess("/usr/bin/pkg-config", ["--modversion", "libssh2"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
 }

@@ -59,12 +59,29 @@ enum LibSSH2 {
     }
 }
 
-/// The algorithms octunnel accepts, strongest first (unknown names are ignored by libssh2).
+/// The algorithms octunnel accepts, strongest first. One source for both libssh2s: names the
+/// running library does not know are dropped by `libssh2_session_method_pref`, so 1.10 (Debian
+/// 12) offers CTR ciphers with hmac-sha2 MACs, and 1.11 (Debian 13) AES-GCM and the
+/// encrypt-then-MAC MACs first; 1.11.1 adds strict key exchange (kex-strict-c-v00, the
+/// Terrapin fix) to its own KEXINIT. AES-GCM first: one pass of AEAD instead of a cipher and a
+/// MAC, and what the ssh-audit hardening guides keep.
 enum SSHAlgorithms {
     static let hostKeys = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521"
     static let keyExchange = "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256"
-    static let ciphers = "aes128-ctr,aes256-ctr,aes192-ctr"
-    static let macs = "hmac-sha2-256,hmac-sha2-512"
+    static let ciphers = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes256-ctr,aes192-ctr"
+    static let macs = "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512"
+
+    /// Of octunnel's names for `list`, those the running libssh2 can speak.
+    static func spoken(_ list: AlgorithmGap.List) -> [String] {
+        let (names, method): (String, Int32) = switch list {
+        case .hostKey: (hostKeys, LIBSSH2_METHOD_HOSTKEY)
+        case .keyExchange: (keyExchange, LIBSSH2_METHOD_KEX)
+        case .cipher: (ciphers, LIBSSH2_METHOD_CRYPT_CS)
+        case .mac: (macs, LIBSSH2_METHOD_MAC_CS)
+        }
+        let supported = Set(LibSSH2.supported(method))
+        return names.split(separator: ",").map(String.init).filter(supported.contains)
+    }
 }
 
 /// One libssh2 session on one TCP socket. Owned by one thread at a time: built by the

@@ -208,9 +208,13 @@ public struct SSHConnector: Sendable {
         let target = settings.target
         switch error.code {
         case LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
-            var detail = error.message
+            var detail = "libssh2: \(error.message). Compare the server's HostKeyAlgorithms, KexAlgorithms, Ciphers and MACs "
+                + "with what octunnel speaks on libssh2 \(LibSSH2.runningVersion) (docs/troubleshooting.md)."
             if let offers = ServerAlgorithmProbe.offers(host: target.host, port: target.port, timeout: settings.connectTimeout) {
-                detail = "it offers host keys \(offers.hostKeys), key exchange \(offers.keyExchange), ciphers \(offers.ciphers), MACs \(offers.macs)"
+                let gaps = AlgorithmGap.gaps(offered: offers.lists, spoken: Dictionary(uniqueKeysWithValues: AlgorithmGap.List.allCases.map {
+                    ($0, SSHAlgorithms.spoken($0))
+                }))
+                if !gaps.isEmpty { detail = AlgorithmGap.explain(gaps, libssh2: LibSSH2.runningVersion) }
             }
             // The lists are the server's words, sent before its host key is checked.
             return .noCommonAlgorithms(host: target.host, port: target.port, detail: OutsideText.shown(detail, limit: 2048))
@@ -386,6 +390,12 @@ enum ServerAlgorithmProbe {
         let hostKeys: String
         let ciphers: String
         let macs: String
+
+        /// Each list as names.
+        var lists: [AlgorithmGap.List: [String]] {
+            func names(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
+            return [.hostKey: names(hostKeys), .keyExchange: names(keyExchange), .cipher: names(ciphers), .mac: names(macs)]
+        }
     }
 
     static func offers(host: String, port: Int, timeout: Double) -> Offers? {

@@ -141,7 +141,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .notSSH(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
         case .noCommonAlgorithms(let host, let port, let detail):
-            return "\(Self.endpoint(host, port)) offers no algorithm octunnel accepts (\(detail)): enable ssh-ed25519 or ECDSA host keys, curve25519/ECDH key exchange and aes-ctr ciphers in its sshd_config."
+            return "\(Self.endpoint(host, port)) and octunnel have no algorithm in common. \(detail)"
         case .sshFailure(let host, let port, let detail):
             return "SSH session with \(Self.endpoint(host, port)) failed: \(detail)."
         case .hostKeyChanged(let host, let port, let known, let presented, let file):

@@ -1,0 +1,84 @@
+@testable import OCTunnelCore
+import Testing
+
+/// A failed handshake names only the algorithm lists that do not meet, and never an algorithm
+/// the server already offers as missing (issue 26).
+@Suite("the handshake's algorithm gaps")
+struct AlgorithmGapTests {
+    /// What ssh-audit's hardening guides leave on a VPS.
+    static let hardened: [AlgorithmGap.List: [String]] = [
+        .hostKey: ["ssh-ed25519"],
+        .keyExchange: ["sntrup761x25519-sha512@openssh.com", "curve25519-sha256", "curve25519-sha256@libssh.org"],
+        .cipher: ["chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com", "aes128-gcm@openssh.com", "aes256-ctr", "aes192-ctr", "aes128-ctr"],
+        .mac: ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com", "umac-128-etm@openssh.com"],
+    ]
+    /// What octunnel speaks on Debian 12's libssh2 1.10.0.
+    static let on110: [AlgorithmGap.List: [String]] = [
+        .hostKey: ["ssh-ed25519", "ecdsa-sha2-nistp256"],
+        .keyExchange: ["curve25519-sha256", "curve25519-sha256@libssh.org", "ecdh-sha2-nistp256"],
+        .cipher: ["aes128-ctr", "aes256-ctr", "aes192-ctr"],
+        .mac: ["hmac-sha2-256", "hmac-sha2-512"],
+    ]
+
+    @Test("a hardened VPS on libssh2 1.10: only the MACs are named, with the ways out in order, and nothing the server offers is called missing")
+    func hardenedOn110() {
+        let gaps = AlgorithmGap.gaps(offered: Self.hardened, spoken: Self.on110)
+        #expect(gaps.map(\.list) == [.mac])
+        let text = AlgorithmGap.explain(gaps, libssh2: "1.10.0")
+        #expect(text.hasPrefix("Its MACs (hmac-sha2-256-etm@openssh.com, hmac-sha2-512-etm@openssh.com, umac-128-etm@openssh.com) are all encrypt-then-MAC"))
+        #expect(text.contains("libssh2 1.10.0, the library this octunnel runs on, cannot speak (they came in libssh2 1.11.0)"))
+        let newer = try! #require(text.range(of: "octunnel built on libssh2 1.11 or newer"))
+        let lastResort = try! #require(text.range(of: "add hmac-sha2-256 to the server's MACs"))
+        #expect(newer.lowerBound < lastResort.lowerBound, "the newer library comes first, weakening the server last")
+        for offered in ["ssh-ed25519", "curve25519-sha256", "aes256-ctr", "chacha20"] {
+            #expect(!text.contains(offered), "\(offered) is offered by the server and must not be named: \(text)")
+        }
+    }
+
+    @Test("the same VPS on libssh2 1.11 (ETM MACs and AES-GCM spoken): no gap")
+    func hardenedOn111() {
+        var spoken = Self.on110
+        spoken[.cipher] = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com"] + spoken[.cipher]!
+        spoken[.mac] = ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com"] + spoken[.mac]!
+        #expect(AlgorithmGap.gaps(offered: Self.hardened, spoken: spoken).isEmpty)
+    }
+
+    @Test("each other list is named alone when it alone does not meet: host key, key exchange, an AEAD-only cipher list")
+    func otherLists() {
+        var rsaOnly = Self.hardened
+        rsaOnly[.hostKey] = ["rsa-sha2-512", "rsa-sha2-256"]
+        rsaOnly[.mac] = ["hmac-sha2-256"]
+        let hostKey = AlgorithmGap.gaps(offered: rsaOnly, spoken: Self.on110)
+        #expect(hostKey.map(\.list) == [.hostKey])
+        let hostKeyText = AlgorithmGap.explain(hostKey, libssh2: "1.10.0")
+        #expect(hostKeyText.contains("Its host key algorithms (rsa-sha2-512, rsa-sha2-256)") && hostKeyText.contains("HostKeyAlgorithms"))
+
+        var pqOnly = Self.hardened
+        pqOnly[.keyExchange] = ["mlkem768x25519-sha256", "sntrup761x25519-sha512@openssh.com"]
+        pqOnly[.mac] = ["hmac-sha2-256"]
+        #expect(AlgorithmGap.gaps(offered: pqOnly, spoken: Self.on110).map(\.list) == [.keyExchange])
+
+        var gcmOnly = Self.hardened
+        gcmOnly[.cipher] = ["aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"]
+        gcmOnly[.mac] = ["hmac-sha2-256"]
+        let cipher = AlgorithmGap.gaps(offered: gcmOnly, spoken: Self.on110)
+        #expect(cipher.map(\.list) == [.cipher])
+        let cipherText = AlgorithmGap.explain(cipher, libssh2: "1.10.0")
+        #expect(cipherText.contains("all AEAD ciphers") && cipherText.contains("AES-GCM came in libssh2 1.11.0"))
+        #expect(!cipherText.contains("aes128-ctr"), "\(cipherText)")
+    }
+
+    @Test("the running libssh2 speaks every name octunnel asks for first on its version, and --version's library is it")
+    func spokenOnThisMachine() {
+        let version = LibSSH2.runningVersion
+        #expect(SSHAlgorithms.spoken(.cipher).contains("aes128-ctr"))
+        #expect(SSHAlgorithms.spoken(.mac).contains("hmac-sha2-256"))
+        if version.hasPrefix("1.10") {
+            #expect(!SSHAlgorithms.spoken(.mac).contains { $0.hasSuffix("-etm@openssh.com") })
+        } else {
+            #expect(SSHAlgorithms.spoken(.mac).first == "hmac-sha2-256-etm@openssh.com")
+            #expect(SSHAlgorithms.spoken(.cipher).first == "aes128-gcm@openssh.com")
+        }
+        #expect(OCTunnelVersion.described == "\(OCTunnelVersion.current) (libssh2 \(version))")
+    }
+}
