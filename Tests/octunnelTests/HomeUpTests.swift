@@ -165,7 +165,7 @@ struct HomeUpTests {
         #expect(answer == "")
     }
 
-    @Test("idle it uses no CPU; Ctrl-C: home up exits 0 within 2 s, the VPS port is free at once, and the laptop's check says the home side is down (69)")
+    @Test("idle it uses no CPU; Ctrl-C: home up exits 0 (its goodbye budget is 1.2 s), the VPS port is free at once, and the laptop's check says the home side is down (69)")
     func ctrlC() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()

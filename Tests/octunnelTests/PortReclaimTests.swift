@@ -11,8 +11,9 @@ import Testing
 @Suite("home up: a dead session's VPS port taken back", .timeLimit(.minutes(4)))
 struct PortReclaimTests {
     /// A hang guard, not the goal (issue 25): the goal (10 s) is measured by scripts/lib/reclaim.sh
-    /// in bench.sh; served 0.9-2.5 s here. Without the reclaim the port is held for good.
-    static let servedBound = 30.0
+    /// in bench.sh. Served 0.9-2.5 s here, and once 20.5 s in a loaded full run (nothing
+    /// connecting). Without the reclaim the port is held for good.
+    static let servedBound = 60.0
 
     @Test("a home reboots (link down without a FIN, back in a fresh namespace with a new address): the new home up ends the dead session and the phone is served within the bound")
     func reboot() async throws {
@@ -40,10 +41,10 @@ struct PortReclaimTests {
         let startedAt = Date()
         let second = try world.homeUp(launcher: home.exec)
         defer { second.stopGracefullyOrKill() }
-        let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: 30) }
+        let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: 90) }
         #expect(takenBack?.contains("ended the dead home session from \(world.net.clientAddress):") == true,
                 "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        let served = try await offPool { phone.firstServed(after: startedAt, timeout: 40) }
+        let served = try await offPool { phone.firstServed(after: startedAt, timeout: 90) }
         let took = served.map { $0.timeIntervalSince(startedAt) }
         FileHandle.standardError.write(Data(String(format: "PortReclaimTests: reboot on sshd defaults, phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
                                                    took ?? -1, served?.timeIntervalSince(cutAt) ?? -1).utf8))
@@ -53,7 +54,7 @@ struct PortReclaimTests {
         #expect(second.stderrText.contains("ClientAliveInterval") == false, "\(second.stderrText)")
     }
 
-    @Test("a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens within seconds")
+    @Test("a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens again")
     func rebootNobodyConnecting() async throws {
         let world = try await World.make("rebootNobodyConnecting")
         defer { world.remove() }
@@ -72,7 +73,7 @@ struct PortReclaimTests {
         defer { second.stopGracefullyOrKill() }
         // The dead client had nothing in flight: the program's own connection makes sshd send it a
         // CHANNEL_OPEN, resent 3 times within about 1.4 s on this link.
-        let listening = try await offPool { second.homeListening(timeout: 30) }
+        let listening = try await offPool { second.homeListening(timeout: 90) }
         let took = Date().timeIntervalSince(startedAt)
         #expect(listening != nil, "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
         #expect(second.stderrText.contains("taken back: ended the dead home session from \(world.net.clientAddress):"), "\(second.stderrText)")

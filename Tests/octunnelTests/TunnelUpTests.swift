@@ -206,7 +206,7 @@ struct TunnelUpTests {
         #expect(tunnel.isRunning)
     }
 
-    @Test("SIGINT exits 0 within 2 s, and an idle tunnel uses almost no CPU")
+    @Test("SIGINT exits 0 (its goodbye budget is 1.2 s), and an idle tunnel uses almost no CPU")
     func sigintAndIdleCPU() throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
