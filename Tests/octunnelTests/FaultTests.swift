@@ -159,6 +159,19 @@ struct FaultTests {
         #expect(took < 10, "stopping took \(took) s against a hung VPS")
     }
 
+    @Test("a server that closes before its greeting (as a penalizing sshd does) is not called 'not an SSH server': the message names PerSourcePenalties and the way out, exit 69")
+    func closedBeforeGreeting() throws {
+        let closer = try TCPTestServer { fd in shutdown(fd, Int32(SHUT_RDWR)) }
+        let fixture = try TunnelFixture()
+        let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
+                                                     "--connect-timeout", "10"])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
+        #expect(result.stderr.contains("closed the connection before its SSH greeting"), "\(result.stderr)")
+        #expect(result.stderr.contains("PerSourcePenalties") && result.stderr.contains("PerSourcePenaltyExemptList")
+                && result.stderr.contains("sshd -T | grep persourcepenal"), "\(result.stderr)")
+    }
+
     @Test("a server that sends 100 KB of garbage instead of SSH: exit 69, no hang")
     func garbageBanner() throws {
         let garbage = try TCPTestServer { fd in

@@ -191,6 +191,13 @@ public final class SSHSession: @unchecked Sendable {
     }
 
     /// The negotiated algorithm of `method` (`libssh2_session_methods`).
+    /// The server's SSH identification line once the handshake has read it
+    /// (`libssh2_session_banner_get`), shown safely; nil before, or if it was not SSH's.
+    var serverBanner: String? {
+        guard let line = libssh2_session_banner_get(raw).map({ String(cString: $0) }), line.hasPrefix("SSH-") else { return nil }
+        return OutsideText.shown(line.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255)
+    }
+
     func negotiated(_ method: Int32) -> String {
         libssh2_session_methods(raw, method).map { String(cString: $0) } ?? "?"
     }

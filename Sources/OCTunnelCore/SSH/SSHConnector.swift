@@ -122,7 +122,7 @@ public struct SSHConnector: Sendable {
         let fd = try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
         onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
 
-        let banner = try peekBanner(fd)
+        var banner = try peekBanner(fd)
         let session: SSHSession
         do {
             session = try SSHSession(socket: fd)
@@ -136,9 +136,11 @@ public struct SSHConnector: Sendable {
             try session.preferHostKeys(knownHostKeyTypes())
             try session.handshake()
         } catch {
+            let seen = banner ?? session.serverBanner
             session.close()
-            throw classifyHandshakeFailure(error, banner: banner)
+            throw classifyHandshakeFailure(error, banner: seen)
         }
+        banner = banner ?? session.serverBanner
         let keyExchange = session.negotiated(LIBSSH2_METHOD_KEX)
         let cipher = session.negotiated(LIBSSH2_METHOD_CRYPT_CS)
         let mac = session.negotiated(LIBSSH2_METHOD_MAC_CS)
@@ -180,14 +182,18 @@ public struct SSHConnector: Sendable {
     }
 
     /// Looks at the server's first bytes without consuming them: an SSH server greets first.
+    /// It waits at most `bannerPeek` seconds: a multiplexer in front of sshd (sslh on port 443)
+    /// waits for the client to speak first, 2 s by default, and every connection paid that
+    /// whole wait when this one was 2 s. A greeting slower than that is read by libssh2's
+    /// handshake instead (`SSHSession.serverBanner`).
     private func peekBanner(_ fd: Int32) throws(OCTunnelError) -> String? {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(min(2000, settings.connectTimeout * 1000))) > 0 else { return nil }
+        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000)) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
         let count = recv(fd, &buffer, buffer.count, Int32(MSG_PEEK))
         guard count > 0 else {
             close(fd)
-            throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it closed the connection without a greeting")
+            throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         let text = String(decoding: buffer[..<count], as: UTF8.self)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -203,6 +209,9 @@ public struct SSHConnector: Sendable {
         }
         return nil
     }
+
+    /// How long the connector waits for the server to greet before libssh2's handshake speaks.
+    static let bannerPeek = 0.3
 
     private func classifyHandshakeFailure(_ error: LibSSH2Error, banner: String?) -> OCTunnelError {
         let target = settings.target

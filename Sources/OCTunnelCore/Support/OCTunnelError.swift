@@ -19,6 +19,9 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case unreachable(host: String, port: Int, reason: String)
     case notSSH(host: String, port: Int, detail: String)
     case noCommonAlgorithms(host: String, port: Int, detail: String)
+    /// The server closed the connection before its SSH greeting: an sshd penalizing this
+    /// address (PerSourcePenalties, OpenSSH ≥ 9.8), MaxStartups, fail2ban, or a proxy with nothing behind it.
+    case closedBeforeGreeting(host: String, port: Int)
     case sshFailure(host: String, port: Int, detail: String)
     case hostKeyChanged(host: String, port: Int, known: [String], presented: String, file: String)
     case hostKeyRevoked(host: String, port: Int, presented: String, file: String)
@@ -75,7 +78,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
         case .unsupportedSSHConfig, .badSSHConfig: return .config
-        case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH,
+        case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH, .closedBeforeGreeting,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
              .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered,
              .openCodeNotRunningAtHome, .staleForward:
@@ -95,7 +98,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .noPasswordFile, .unsafePasswordFile, .badPasswordFile: return "password file"
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
-        case .notSSH, .noCommonAlgorithms, .sshFailure: return "ssh"
+        case .notSSH, .closedBeforeGreeting, .noCommonAlgorithms, .sshFailure: return "ssh"
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return "host key"
         case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
@@ -140,6 +143,13 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "cannot reach \(Self.endpoint(host, port)): \(reason)."
         case .notSSH(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
+        case .closedBeforeGreeting(let host, let port):
+            return "\(Self.endpoint(host, port)) closed the connection before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it "
+                + "penalizes this address (PerSourcePenalties: 1 s for each connection that never tried to authenticate, 5 s for each failed "
+                + "authentication, refusing the whole address from 15 s of penalty on, for up to 10 minutes by default, every machine behind "
+                + "the same NAT too): wait and try again (tunnel up retries by itself), or exempt the address with PerSourcePenaltyExemptList. "
+                + "On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. "
+                + "MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way."
         case .noCommonAlgorithms(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) and octunnel have no algorithm in common. \(detail)"
         case .sshFailure(let host, let port, let detail):
