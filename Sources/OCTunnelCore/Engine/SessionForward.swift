@@ -35,6 +35,10 @@ protocol SessionForward: AnyObject {
 
     /// Clients that arrived since the last call (the driver probes a quiet session for them).
     /// While `live.keepalive.isProbing`, a forward hands no new client to the session.
+    /// Only the laptop side has such clients: they arrive on a local socket, whatever the
+    /// session's state. The home side's clients arrive as channels the VPS opens over the
+    /// session itself, which proves it alive at that moment, so `RemoteForward` keeps the
+    /// default of none and gets no "client after a silence" probe (issue 27).
     func takeArrivals() -> Int
 
     /// Whether a second session may come up beside this one before it is dropped
