@@ -46,4 +46,30 @@ struct HarnessTests {
         connection.finish()
         #expect(connection.writerHasReturned, "finish() closed the socket while its writer still ran")
     }
+
+    @Test("a client connection's reader has returned before its socket is closed, even while the server keeps sending")
+    func readerNeverOutlivesItsSocket() throws {
+        // A server that sends a heartbeat every 10 ms until the client goes: the reader always
+        // has another read to make (the re-key test's event stream, whose reader once read on).
+        let server = try TCPTestServer { fd in
+            while writeAll(fd, Array("data: server.heartbeat\n\n".utf8)) { usleep(10_000) }
+        }
+        defer { server.stop() }
+        let connection = try #require(ClientConnection(port: server.port, timeout: 60))
+        let chunks = ByteCounter()
+        connection.startReading { _ in chunks.add(1); return true }
+        #expect(waitUntil(timeout: 30) { chunks.value >= 3 })
+        #expect(!connection.readerHasReturned, "the server still sends: the reader should still be reading")
+        connection.finish()
+        #expect(connection.readerHasReturned, "finish() closed the socket while its reader still ran")
+    }
+
+    @Test("a lost head is named as such: the answer from its first byte is what was sent from byte 65536 on")
+    func lostHeadIsNamed() {
+        let sent = patternBytes(256 * 1024, seed: 1121)
+        let lostHead = mismatchDescription(got: Array(sent[65536...]), expected: sent)
+        #expect(lostHead == "196608 bytes back of 262144, first difference at 0; from there the answer is what was sent from byte 65536 on: 65536 bytes missing")
+        #expect(mismatchDescription(got: Array(sent[..<1000]), expected: sent).hasSuffix("(a short answer: the rest never came)"))
+        #expect(mismatchDescription(got: patternBytes(1000, seed: 7), expected: sent).hasSuffix("the bytes there are nowhere in what was sent"))
+    }
 }

@@ -1,17 +1,22 @@
 import Foundation
 
-/// A test client's connection to 127.0.0.1 whose writer thread never outlives its socket.
+/// A test client's connection to 127.0.0.1 whose writer and reader threads never outlive its socket.
 ///
 /// A writer that is still sending when its reader closes the descriptor sends its next chunk
 /// to whatever the process opened under the same number since: in a test process that runs
 /// suites side by side, another test's connection, which then sees bytes it never sent (issue
-/// 29). `finish()` therefore shuts the socket first (a blocked send returns), waits for the
-/// writer to return, and only then closes the descriptor, once.
+/// 29). A reader thread left running takes that connection's bytes instead: a 64 KiB read on a
+/// number reused by a byte-checking server's socket is a stream whose first 64 KiB never arrive
+/// (seen in CI: the event-stream reader of the re-key test, closed by its caller while it still
+/// read, beside the 200-connection test). `finish()` therefore shuts the socket first (a
+/// blocked send or read returns), waits for both threads to return, and only then closes the
+/// descriptor, once.
 public final class ClientConnection: @unchecked Sendable {
     /// The descriptor, valid until `finish()`.
     public let fd: Int32
     private let lock = NSLock()
     private var writer: DispatchSemaphore?
+    private var reader: DispatchSemaphore?
     private var finished = false
     private var sentSoFar = 0
 
@@ -52,6 +57,36 @@ public final class ClientConnection: @unchecked Sendable {
         thread.start()
     }
 
+    /// Reads from a thread of its own, handing each chunk to `body` until EOF, an error, or
+    /// `body` returns false. Once per connection; `finish()` waits for it.
+    public func startReading(_ body: @escaping @Sendable ([UInt8]) -> Bool) {
+        let done = DispatchSemaphore(value: 0)
+        lock.lock()
+        precondition(reader == nil && !finished, "one reader thread per connection, before finish()")
+        reader = done
+        readerRunning = true
+        lock.unlock()
+        let fd = self.fd
+        let thread = Thread { [self] in
+            defer {
+                lock.lock(); readerRunning = false; lock.unlock()
+                done.signal()
+            }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 || !body(Array(buffer[..<count])) { return }
+            }
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    /// Whether the reader thread has returned (or none was started).
+    public var readerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !readerRunning }
+    private var readerRunning = false
+
     /// Whether the writer thread has returned (or none was started).
     public var writerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !writerRunning }
     private var writerRunning = false
@@ -62,17 +97,17 @@ public final class ClientConnection: @unchecked Sendable {
     /// Reads until EOF, an error or `limit` bytes.
     public func readToEnd(limit: Int = .max) -> [UInt8] { readAll(fd, limit: limit) }
 
-    /// Shuts the socket, waits for the writer (if any) to return, closes the descriptor. Once;
-    /// later calls do nothing.
+    /// Shuts the socket, waits for the writer and the reader (if any) to return, closes the
+    /// descriptor. Once; later calls do nothing.
     public func finish() {
         lock.lock()
         if finished { lock.unlock(); return }
         finished = true
-        let writer = self.writer
+        let threads = [writer, reader].compactMap { $0 }
         lock.unlock()
-        if let writer {
+        if !threads.isEmpty {
             shutdown(fd, Int32(SHUT_RDWR))
-            writer.wait()
+            threads.forEach { $0.wait() }
         }
         close(fd)
     }
@@ -87,4 +122,14 @@ public func sendAndReceive(port: Int, payload: [UInt8], timeout: Int, limit: Int
     defer { connection.finish() }
     connection.startWriting(payload)
     return connection.readToEnd(limit: limit)
+}
+
+/// A thread-safe count.
+public final class ByteCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    public init() {}
+    public func set(_ value: Int) { lock.lock(); count = value; lock.unlock() }
+    public func add(_ value: Int) { lock.lock(); count += value; lock.unlock() }
+    public var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }

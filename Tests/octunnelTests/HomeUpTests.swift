@@ -97,9 +97,7 @@ struct HomeUpTests {
                 }
                 results.set(index, answer == payload)
                 if answer != payload {
-                    let differs = (0..<min(answer.count, payload.count)).first { answer[$0] != payload[$0] } ?? min(answer.count, payload.count)
-                    failures.add("connection \(index): \(answer.count) bytes back of \(payload.count), first difference at \(differs): "
-                                 + String(decoding: answer.prefix(80), as: UTF8.self))
+                    failures.add("connection \(index): \(mismatchDescription(got: answer, expected: payload))")
                 }
             }
             let fd = connectLoopback(port)

@@ -180,30 +180,23 @@ struct RekeyTests {
 /// Holds `GET /global/event` open on `port` while a `GET /global/health` goes out every
 /// `every` seconds for `seconds`; counts heartbeats and answers.
 func eventStreamAndRequests(port: Int, seconds: Double, every: Double) -> (requests: Int, failed: [String], heartbeats: Int, quietAtEnd: Double) {
-    let events = connectLoopback(port)
-    guard events >= 0 else { return (0, ["event stream: connect failed"], 0, seconds) }
-    defer { close(events) }
-    setSocketTimeout(events, seconds: 3)
-    _ = writeAll(events, Array("GET /global/event HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".utf8))
+    guard let events = ClientConnection(port: port, timeout: 3) else { return (0, ["event stream: connect failed"], 0, seconds) }
+    // The reader is joined before the socket closes: left running, it read the next socket
+    // opened under the same number, another test's (issue 29).
+    defer { events.finish() }
+    _ = writeAll(events.fd, Array("GET /global/event HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".utf8))
     let heartbeats = ByteCounter()
     let lastBeat = ByteCounter()
     let start = Date()
-    let reader = Thread {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        var text = ""
-        while Date().timeIntervalSince(start) < seconds + 1 {
-            let count = read(events, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { break }
-            text += String(decoding: buffer[..<count], as: UTF8.self)
-            let beats = text.components(separatedBy: "server.heartbeat").count - 1
-            if beats != heartbeats.value {
-                heartbeats.set(beats)
-                lastBeat.set(Int(Date().timeIntervalSince(start) * 1000))
-            }
+    let text = TextBox()
+    events.startReading { chunk in
+        let beats = text.append(String(decoding: chunk, as: UTF8.self), counting: "server.heartbeat")
+        if beats != heartbeats.value {
+            heartbeats.set(beats)
+            lastBeat.set(Int(Date().timeIntervalSince(start) * 1000))
         }
+        return true
     }
-    reader.start()
     var failed: [String] = []
     var requests = 0
     while Date().timeIntervalSince(start) < seconds {
@@ -284,10 +277,13 @@ final class FailureBox: @unchecked Sendable {
     var lines: [String] { lock.lock(); defer { lock.unlock() }; return values }
 }
 
-/// A thread-safe count.
-final class ByteCounter: @unchecked Sendable {
+/// Text read by one thread, with how often a word occurs in it so far.
+final class TextBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var count = 0
-    func set(_ value: Int) { lock.lock(); count = value; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    private var text = ""
+    func append(_ more: String, counting word: String) -> Int {
+        lock.lock(); defer { lock.unlock() }
+        text += more
+        return text.components(separatedBy: word).count - 1
+    }
 }
