@@ -3,13 +3,14 @@
 #   client → `tunnel up` → sshd (RekeyLimit 512K) → `home up` → an echo server
 # while SOAK_BUSY (default 2) busy loops compete for the cores and, every SOAK_RECONNECT
 # seconds (default 20; 0: never), `tunnel reconnect` and `home reconnect` take turns.
-# SOAK_WORKERS (default 64) threads of scripts/lib/soak.py open connections for SOAK_SECONDS
+# SOAK_WORKERS (default 64) threads of scripts/lib/soak.py, spread over SOAK_PROCESSES processes
+# (default: one per core), open connections for SOAK_SECONDS
 # (default 600): random sizes (1 B to 1 MiB), random kinds (echoed and checked, read slowly,
 # abandoned halfway, reset), every payload made of records naming its connection and offset.
 # Prints the connections and bytes, anything out of place or hung, the stalls octunnel named,
 # and the peak memory and descriptors of both octunnel processes (and their growth from the
 # end of the run's first fifth to its end). Exits 1 if any byte was out of place, any
-# connection hung, or any stall was named.
+# connection hung, the client itself failed, or any stall was named.
 #   bash scripts/soak.sh                  # the long soak (10 minutes)
 #   SOAK_SECONDS=60 bash scripts/soak.sh  # the short one (the test suite runs this)
 # OCT names the octunnel binary (default: a release build).
@@ -77,5 +78,5 @@ echo "stalls_named $stalls"
 echo "sessions tunnel_up=$sessions_tunnel home_up=$sessions_home"
 echo "rekeys $rekeys"
 [ "$stalls" -eq 0 ] || grep 'stalled for' "$work/tunnel.log" "$work/home.log" | head -5
-bad=$(awk '$1 == "out_of_place" || $1 == "hung" {s += $2} END {print s + 0}' "$work/result")
+bad=$(awk '$1 == "out_of_place" || $1 == "hung" || $1 == "client_errors" {s += $2} END {print s + 0}' "$work/result")
 [ "$bad" -eq 0 ] && [ "$stalls" -eq 0 ]

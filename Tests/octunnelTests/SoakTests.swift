@@ -24,6 +24,7 @@ struct SoakTests {
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(values["out_of_place"] == 0, "\(result.stdout)")
         #expect(values["hung"] == 0, "\(result.stdout)")
+        #expect(values["client_errors"] == 0, "the soak client itself failed: \(result.stdout)")
         #expect(values["stalls_named"] == 0, "\(result.stdout)")
         #expect((values["checked"] ?? 0) >= 200, "too few connections checked to prove anything: \(result.stdout)")
         #expect((values["rekeys"] ?? 0) >= 10, "sshd did not re-key: \(result.stdout)")

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """The data-path soak's two ends, for scripts/soak.sh.
 
-  soak.py server                      an echo server on 127.0.0.1 (free port): prints "PORT n".
+  soak.py server                      an echo server on 127.0.0.1 (free port), one accepting
+                                      process per core: prints "PORT n".
   soak.py client PORT SECONDS WORKERS [PID...]
                                       WORKERS threads open connections to PORT until SECONDS
-                                      have passed; PIDs (the octunnel processes) are sampled for
-                                      memory and descriptors. Prints one summary line per
-                                      measure ("key value") and, for each connection that went
-                                      wrong, a line saying where its bytes came from.
+                                      have passed, spread over SOAK_PROCESSES processes (default:
+                                      one per core; one Python process is held to one core by
+                                      its lock, and was the soak's limit); PIDs (the octunnel
+                                      processes) are sampled for memory and descriptors. Prints
+                                      one summary line per measure ("key value") and, for each
+                                      connection that went wrong, a line saying where its bytes
+                                      came from.
 
 Every payload is made of 4 KiB records, each starting with a 16-byte header that names its
 connection and its offset ("OCT" + kind, connection number, offset), so a byte out of place is
@@ -20,6 +24,7 @@ traced to the connection and offset it belongs to. Each connection has a random 
 A connection that ends early (EOF or a reset from the tunnel, e.g. during a reconnect) with
 every byte it got in place is "cut", not wrong; one that moves nothing for 30 s is "hung".
 """
+import multiprocessing
 import os
 import random
 import select
@@ -62,7 +67,7 @@ def describe(data, expected, at):
 class Totals:
     def __init__(self):
         self.lock = threading.Lock()
-        self.counts = {"connections": 0, "checked": 0, "cut": 0, "refused": 0, "out_of_place": 0, "hung": 0}
+        self.counts = {"connections": 0, "checked": 0, "cut": 0, "refused": 0, "out_of_place": 0, "hung": 0, "client_errors": 0}
         self.sent = 0
         self.received = 0
         self.problems = []
@@ -166,10 +171,10 @@ def sample(pids):
     return out
 
 
-def client(port, seconds, workers, pids):
+def run_workers(port, deadline, workers, first_connection, results):
+    """One client process: WORKERS threads until DEADLINE; its totals go to RESULTS."""
     totals = Totals()
-    deadline = time.monotonic() + seconds
-    counter = iter(range(1, 1 << 62))
+    counter = iter(range(first_connection, 1 << 62))
     counter_lock = threading.Lock()
 
     def worker(seed):
@@ -180,22 +185,61 @@ def client(port, seconds, workers, pids):
             # Half of them small (log-uniform: most requests are), half bulk (uniform to 1 MiB).
             size = int(2 ** rng.uniform(0, 20.0)) if rng.random() < 0.5 else rng.randint(1, 1 << 20)
             size = min(1 << 20, max(1, size))
-            one_connection(port, connection, rng.choice(KINDS), size, totals)
+            try:
+                one_connection(port, connection, rng.choice(KINDS), size, totals)
+            except Exception as error:  # the soak's own bug: counted, so the run fails
+                totals.add("client_errors", problem=f"connection {connection}: the client failed: {error!r}")
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(workers)]
+    threads = [threading.Thread(target=worker, args=(first_connection + n,)) for n in range(workers)]
     for thread in threads:
         thread.start()
+    for thread in threads:
+        thread.join()
+    results.put((totals.counts, totals.sent, totals.received, totals.problems))
+
+
+def client(port, seconds, workers, pids):
+    processes = max(1, min(workers, int(os.environ.get("SOAK_PROCESSES", "0")) or os.cpu_count() or 1))
+    deadline = time.monotonic() + seconds
+    results = multiprocessing.Queue()
+    children = []
+    for index in range(processes):
+        share = workers // processes + (1 if index < workers % processes else 0)
+        # Connection numbers of each process start 2^26 apart (a record names one connection in
+        # 32 bits; a 10-minute run opens about 2^15).
+        child = multiprocessing.Process(target=run_workers, args=(port, deadline, share, 1 + (index << 26), results))
+        child.start()
+        children.append(child)
     samples = []
     start = time.monotonic()
-    while any(t.is_alive() for t in threads):
+    gathered = []
+    while len(gathered) < len(children):
         samples.append((time.monotonic() - start, sample(pids)))
-        for thread in threads:
-            thread.join(timeout=5.0 / max(1, len(threads)))
+        try:
+            gathered.append(results.get(timeout=5.0))
+        except Exception:  # queue.Empty: sample again
+            if not any(child.is_alive() for child in children) and results.empty():
+                break
+    for child in children:
+        child.join()
     elapsed = time.monotonic() - start
-    for key, value in totals.counts.items():
+    counts = {}
+    sent = received = 0
+    problems = []
+    for part_counts, part_sent, part_received, part_problems in gathered:
+        for key, value in part_counts.items():
+            counts[key] = counts.get(key, 0) + value
+        sent += part_sent
+        received += part_received
+        problems += part_problems
+    if len(gathered) < len(children):
+        problems.append(f"{len(children) - len(gathered)} of {len(children)} client processes died without a summary")
+        counts["hung"] = counts.get("hung", 0) + len(children) - len(gathered)
+    for key, value in counts.items():
         print(key, value)
-    print("bytes_sent", totals.sent)
-    print("bytes_received", totals.received)
+    print("client_processes", len(children))
+    print("bytes_sent", sent)
+    print("bytes_received", received)
     print("seconds", f"{elapsed:.1f}")
     for pid in pids:
         series = [(at, s[pid]) for at, s in samples if pid in s]
@@ -208,7 +252,7 @@ def client(port, seconds, workers, pids):
         middle = [v for at, v in series if at >= elapsed * 0.6] or [series[-1][1]]
         print(f"pid_{pid} peak_rss_kib {peak_rss} peak_fds {peak_fds} rss_kib_at_20pct {early[0][0]} rss_kib_at_end {series[-1][1][0]} "
               f"fds_at_20pct {early[0][2]} fds_at_end {series[-1][1][2]} rss_kib_at_60pct {middle[0][0]}")
-    for problem in totals.problems:
+    for problem in problems[:50]:
         print("problem", problem)
 
 
@@ -218,6 +262,10 @@ def server():
     listener.bind(("127.0.0.1", 0))
     listener.listen(1024)
     print("PORT", listener.getsockname()[1], flush=True)
+    # One accepting process per core, for the client's reason (scripts/soak.sh stops them all).
+    for _ in range(max(1, int(os.environ.get("SOAK_PROCESSES", "0")) or os.cpu_count() or 1) - 1):
+        if os.fork() == 0:
+            break
 
     def echo(conn):
         with conn:
