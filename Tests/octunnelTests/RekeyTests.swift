@@ -112,8 +112,10 @@ struct RekeyTests {
         let payload = bulkPattern(size, seed: 11)
         connection.startWriting(payload)
         // The driver: 16 MiB each way on another stream, about 32 re-keys, while `fd` is not read.
-        let driver = Thread { _ = echoConcurrently(port: port, streams: 1, bytes: 16 << 20, seedBase: 12) }
+        let driverDone = DispatchSemaphore(value: 0)
+        let driver = Thread { _ = echoConcurrently(port: port, streams: 1, bytes: 16 << 20, seedBase: 12); driverDone.signal() }
         driver.start()
+        defer { driverDone.wait() }  // the driver ends before the tunnel it uses is stopped
         Thread.sleep(forTimeInterval: 3)  // the client not reading is the scenario, not synchronisation
         let back = connection.readToEnd(limit: size)
         #expect(back.count == size && back == payload, "got \(back.count) of \(size) bytes back\n\(tunnel.stderrText)")
@@ -138,13 +140,16 @@ struct RekeyTests {
         let short = FailureBox()
         // Bursts of 6 (a browser's connections) until the bulk streams are done: each takes
         // pooled channels, so the pool refills (one open at a time) across re-keys.
-        while bulkDone.wait(timeout: .now()) == .timedOut && bursts < 200 {
+        var bulkEnded = false
+        while bursts < 200 {
+            if bulkDone.wait(timeout: .now()) == .success { bulkEnded = true; break }
             bursts += 1
             let burst = bursts
             DispatchQueue.concurrentPerform(iterations: 6) { index in
                 if !roundTrip(port: port, seed: UInt64(1000 * burst + index)) { short.add("burst \(burst) connection \(index)") }
             }
         }
+        if !bulkEnded { bulkDone.wait() }  // the bulk thread ends before the tunnel it uses is stopped
         #expect(bursts >= 2, "the bulk streams ended before two bursts")
         #expect(bulk.lines.isEmpty, "\(bulk.lines)\n\(tunnel.stderrText)")
         #expect(short.lines.isEmpty, "\(short.lines)\n\(tunnel.stderrText)")

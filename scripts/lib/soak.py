@@ -252,6 +252,10 @@ def client(port, seconds, workers, pids):
         middle = [v for at, v in series if at >= elapsed * 0.6] or [series[-1][1]]
         print(f"pid_{pid} peak_rss_kib {peak_rss} peak_fds {peak_fds} rss_kib_at_20pct {early[0][0]} rss_kib_at_end {series[-1][1][0]} "
               f"fds_at_20pct {early[0][2]} fds_at_end {series[-1][1][2]} rss_kib_at_60pct {middle[0][0]}")
+        # RSS and descriptors at each tenth of the run: growth that goes on is a leak, a rise
+        # that levels off is the allocator settling.
+        tenths = [next((v for at, v in series if at >= elapsed * k / 10), series[-1][1]) for k in range(1, 11)]
+        print(f"pid_{pid} rss_kib_by_tenth {' '.join(str(v[0]) for v in tenths)} fds_by_tenth {' '.join(str(v[2]) for v in tenths)}")
     for problem in problems[:50]:
         print("problem", problem)
 
