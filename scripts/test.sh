@@ -20,6 +20,12 @@ step_done install
 
 swift build --build-tests
 step_done build
+# At most 8 tests at once. Each test's body runs on threads of its own (the suites' .ownThreads),
+# not on the two threads of Swift's cooperative pool, so a test's time limit counts its own
+# work; this bound keeps the heavy tests (each starts sshd and octunnel) from all starting at
+# once on 2 cores. Waiting for a place starts no clock. Swift Testing 6.3 reads this variable;
+# a toolchain that does not runs every test at once, still correct, only more crowded.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 swift test --skip-build --parallel --num-workers 2 "$@"
 step_done tests
 [ $# -gt 0 ] || { bash scripts/package.sh --check; step_done "package check"; }

@@ -1,9 +1,10 @@
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// A failed handshake names only the algorithm lists that do not meet, and never an algorithm
 /// the server already offers as missing (issue 26).
-@Suite("the handshake's algorithm gaps")
+@Suite("the handshake's algorithm gaps", .ownThreads)
 struct AlgorithmGapTests {
     /// What ssh-audit's hardening guides leave on a VPS.
     static let hardened: [AlgorithmGap.List: [String]] = [

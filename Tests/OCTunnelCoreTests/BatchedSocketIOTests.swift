@@ -1,8 +1,9 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
-@Suite("libssh2's send path")
+@Suite("libssh2's send path", .ownThreads)
 struct BatchedSocketIOTests {
     @Test("while batching, every send is taken whole (never EAGAIN, so no packet is half-sent), even with a peer that does not read; flush delivers it in order")
     func neverRefusesASend() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Passphrase-protected `openssh-key-v1` keys: bcrypt_pbkdf + aes256-ctr, checked against the
 /// real ssh-keygen in both directions.
-@Suite("Encrypted OpenSSH keys")
+@Suite("Encrypted OpenSSH keys", .ownThreads)
 struct EncryptedKeyFormatTests {
     static func secret(_ text: String) -> SecretBuffer { SecretBuffer(bytes: Array(text.utf8)) }
 

@@ -5,7 +5,7 @@ import Testing
 /// The test harness never lets one test's bytes or closes reach another test's socket: the
 /// suites run side by side in one process, which shares one table of descriptor numbers, and
 /// a number closed by one test is handed to the next socket any test opens (issue 29).
-@Suite("test harness: no thread or close outlives what it owns")
+@Suite("test harness: no thread or close outlives what it owns", .ownThreads)
 struct HarnessTests {
     private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
@@ -71,5 +71,23 @@ struct HarnessTests {
         #expect(lostHead == "196608 bytes back of 262144, first difference at 0; from there the answer is what was sent from byte 65536 on: 65536 bytes missing")
         #expect(mismatchDescription(got: Array(sent[..<1000]), expected: sent).hasSuffix("(a short answer: the rest never came)"))
         #expect(mismatchDescription(got: patternBytes(1000, seed: 7), expected: sent).hasSuffix("the bytes there are nowhere in what was sent"))
+    }
+
+    @Test("a test's body runs on a thread of its own, not on the cooperative pool, and every suite says so (.ownThreads)")
+    func bodiesRunOffThePool() throws {
+        // Without the trait this body would hold one of the pool's threads (two here) while it
+        // runs; blocking bodies there kept other tests and their time limits waiting (OwnThreads).
+        #expect(ThreadPerJob.isCurrent, "this test's body runs on the cooperative pool")
+        let tests = packageRoot + "/Tests"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: tests).filter { $0.hasSuffix(".swift") }
+        var without: [String] = []
+        for file in files {
+            let text = try String(contentsOfFile: tests + "/" + file, encoding: .utf8)
+            for line in text.split(separator: "\n") where line.contains("@Suite(") && !line.contains(".ownThreads") {
+                without.append("\(file): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(files.count > 20, "found no test files under \(tests)")
+        #expect(without.isEmpty, "suites without .ownThreads: \(without)")
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
-@Suite("home up's 502 answer and listen refusals")
+@Suite("home up's 502 answer and listen refusals", .ownThreads)
 struct HomeGatewayAnswerTests {
     @Test("the 502 home up sends is recognised by the laptop's classifier, with the home port and the fix")
     func roundTrip() throws {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Hostile input, unit level: the sanitizer, the probe's length parsing, escaped service files, bounded reads")
+@Suite("Hostile input, unit level: the sanitizer, the probe's length parsing, escaped service files, bounded reads", .ownThreads)
 struct HostileInputTests {
     @Test func controlCharactersAreShownAndSecretsRedacted() {
         let token = Data("opencode:pw-123456".utf8).base64EncodedString()

@@ -3,7 +3,7 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("KeyStore: generate, refuse to overwrite, rotate")
+@Suite("KeyStore: generate, refuse to overwrite, rotate", .ownThreads)
 struct KeyStoreTests {
     @Test func generateWritesAPrivatePairInAPrivateHome() throws {
         try withTemporaryDirectory { dir in

@@ -12,7 +12,7 @@ final class ErrorLog: @unchecked Sendable {
     var all: [String] { lock.withLock { errors } }
 }
 
-@Suite("Known hosts: concurrent writers")
+@Suite("Known hosts: concurrent writers", .ownThreads)
 struct KnownHostsConcurrencyTests {
     @Test func eightThreadsRecordingAtOnceLoseNoEntry() throws {
         try withTemporaryDirectory { dir in

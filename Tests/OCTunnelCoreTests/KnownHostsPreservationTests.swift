@@ -24,7 +24,7 @@ struct KnownHostsFixture {
     }
 }
 
-@Suite("Known hosts: every byte we do not mean to change stays")
+@Suite("Known hosts: every byte we do not mean to change stays", .ownThreads)
 struct KnownHostsPreservationTests {
     /// Comments, blanks, CRLF, markers, unknown types, bad base64, non-UTF-8, 1,000 malformed lines
     /// and no final newline, with one plain entry for [vps.example.com]:2222; returns its index.

@@ -21,7 +21,7 @@ func knownHostsLine(_ name: String, _ key: SSHPublicKey) -> String {
     "\(name) \(key.type) \(Data(key.blob).base64EncodedString())"
 }
 
-@Suite("Known hosts: recording and strict host:port trust")
+@Suite("Known hosts: recording and strict host:port trust", .ownThreads)
 struct KnownHostsTrustTests {
     @Test func recordWritesABracketedEntryThatSshKeygenFinds() throws {
         try withTemporaryDirectory { dir in

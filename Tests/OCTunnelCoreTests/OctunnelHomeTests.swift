@@ -3,7 +3,7 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("OctunnelHome: where octunnel keeps its files")
+@Suite("OctunnelHome: where octunnel keeps its files", .ownThreads)
 struct OctunnelHomeTests {
     @Test func resolutionOrderIsFlagThenOctunnelHomeThenXDGThenHome() {
         let everything = ["OCTUNNEL_HOME": "/env/oct", "XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]

@@ -3,7 +3,7 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-@Suite("which OpenCode answers: one classifier for every health answer")
+@Suite("which OpenCode answers: one classifier for every health answer", .ownThreads)
 struct OpenCodeAnswerTests {
     private func classify(_ path: String, _ status: Int, _ body: String, type: String? = "application/json") -> OpenCodeAnswer {
         OpenCodeAnswer.classify(path: path, status: status, contentType: type, body: Array(body.utf8))
@@ -54,7 +54,7 @@ struct OpenCodeAnswerTests {
     }
 }
 
-@Suite("--password-file: owner-only, one trailing newline dropped, never printed")
+@Suite("--password-file: owner-only, one trailing newline dropped, never printed", .ownThreads)
 struct OpenCodeCredentialsTests {
     @Test("a 0600 file: its one line is the password; LF or CRLF at the end is dropped")
     func reads() throws {

@@ -3,7 +3,7 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("Ed25519 keys in OpenSSH format")
+@Suite("Ed25519 keys in OpenSSH format", .ownThreads)
 struct OpenSSHKeyFormatTests {
     @Test func encodeThenDecodeGivesBackTheSameKeyAndComment() throws {
         let pair = try Ed25519KeyPair.generate()

@@ -6,7 +6,7 @@ import Testing
 /// A socket and a channel each have one owner; once it closes or frees them, nothing reaches
 /// the old number or pointer (issue 29). A descriptor number is reused by the next socket at
 /// once, so a second close, or a late read or write, would reach somebody else's connection.
-@Suite("ownership: closed descriptors and freed channels stay out of reach")
+@Suite("ownership: closed descriptors and freed channels stay out of reach", .ownThreads)
 struct OwnershipTests {
     /// A connected pair of stream sockets.
     private func socketPair() throws -> (Int32, Int32) {

@@ -1,8 +1,9 @@
 import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// Where a passphrase is asked, by OpenSSH's rules in readpass.c (ssh's flags: /dev/tty, no stdin).
-@Suite("Passphrase prompt: terminal or SSH_ASKPASS, as OpenSSH decides")
+@Suite("Passphrase prompt: terminal or SSH_ASKPASS, as OpenSSH decides", .ownThreads)
 struct PassphrasePromptTests {
     struct Case: Sendable, CustomTestStringConvertible {
         let environment: [String: String]

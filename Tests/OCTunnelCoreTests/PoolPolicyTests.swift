@@ -1,7 +1,8 @@
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
-@Suite("the pool's size and pace")
+@Suite("the pool's size and pace", .ownThreads)
 struct PoolPolicyTests {
     @Test("demand: the largest burst of the last 3 minutes, between 1 and 32")
     func demandFollowsBursts() {

@@ -7,7 +7,7 @@ import Testing
 /// kernel's own formats (tcp and tcp6 tables of a busy VPS, fd links, status and environ files),
 /// with the tree's path fixed when the program is rendered, as `procRoot` is for tests only.
 /// Processes here have pids above Linux's PID_MAX_LIMIT (4194304), so no `kill` can reach a real one.
-@Suite("the port-reclaim program on recorded /proc trees")
+@Suite("the port-reclaim program on recorded /proc trees", .ownThreads)
 struct PortReclaimProgramTests {
     /// dash (Debian's sh) and bash with this machine's tools (mawk, GNU ls and grep), and busybox's
     /// sh with only busybox's applets on PATH (as on Alpine), where installed.

@@ -3,7 +3,7 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("Profiles: names, config.json per profile and role, files from before profiles")
+@Suite("Profiles: names, config.json per profile and role, files from before profiles", .ownThreads)
 struct ProfileSettingsTests {
     let tunnel = TunnelSettings(host: "vps.example.com", port: 22, username: "me", remotePort: 18080, localPort: 4096, homePort: 4100)
     let other = TunnelSettings(host: "work.example.com", port: 2222, username: "w", remotePort: 18081, localPort: 4097, homePort: 4096,

@@ -1,11 +1,12 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// The decisions behind roaming, with the clock and the facts given by the test: when a turn
 /// means the process slept, when a quick probe proves the session alive or dead, and whether a
 /// network change means reconnect now or probe first.
-@Suite("Roaming: wake, probe and reconnect decisions")
+@Suite("Roaming: wake, probe and reconnect decisions", .ownThreads)
 struct RoamingDecisionTests {
     // MARK: WakeDetector
 

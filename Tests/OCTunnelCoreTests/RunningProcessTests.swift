@@ -2,7 +2,7 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-@Suite("the test harness's child processes")
+@Suite("the test harness's child processes", .ownThreads)
 struct RunningProcessTests {
     @Test("a child still running is killed when the last reference to its RunningProcess goes (tests that forget to stop one do not leak it)")
     func killedWhenDropped() throws {
@@ -16,7 +16,7 @@ struct RunningProcessTests {
     }
 }
 
-@Suite("the test harness's memory measure")
+@Suite("the test harness's memory measure", .ownThreads)
 struct PeakMemoryTests {
     /// Makes this test process large first (as a full suite run does), then measures a small
     /// child and one that grows to about 200 MB: each child's own peak, never this process's.

@@ -9,7 +9,7 @@ private func resolver(_ dir: String, ssh: Bool) throws -> SSHConfigResolver {
     return SSHConfigResolver(home: dir, sshPath: ssh ? "/usr/bin/ssh" : nil)
 }
 
-@Suite("~/.ssh/config resolution")
+@Suite("~/.ssh/config resolution", .ownThreads)
 struct SSHConfigResolverTests {
     static let config = """
         # first value wins, as in ssh_config(5)
@@ -127,7 +127,7 @@ struct SSHConfigResolverTests {
     }
 }
 
-@Suite("OpenSSH known_hosts before trust on first use")
+@Suite("OpenSSH known_hosts before trust on first use", .ownThreads)
 struct OpenSSHKnownHostsTests {
     @Test("verified, differs, revoked, another key type only, negation, @cert-authority noted")
     func verdicts() throws {

@@ -4,7 +4,7 @@ import OCTunnelTestSupport
 import Testing
 
 /// `--save` remembers `--agent` in an optional field; files from before it still load.
-@Suite("Saved settings: the agent choice")
+@Suite("Saved settings: the agent choice", .ownThreads)
 struct SavedAgentSettingTests {
     @Test func anOlderFileWithoutTheFieldLoadsAsKeyFile() throws {
         try withTemporaryDirectory { dir in

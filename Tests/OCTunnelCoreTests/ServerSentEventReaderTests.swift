@@ -1,8 +1,9 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
-@Suite("the SSE reader: every field, every line end, any split")
+@Suite("the SSE reader: every field, every line end, any split", .ownThreads)
 struct ServerSentEventReaderTests {
     /// A stream using every rule: a BOM, comments (2.x's heartbeat), event/id/retry fields, a field
     /// without a colon, a value without the optional space, multi-line data, a frame without data

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite("Service files: the systemd unit and LaunchAgent for both roles, written only over octunnel's own")
+@Suite("Service files: the systemd unit and LaunchAgent for both roles, written only over octunnel's own", .ownThreads)
 struct ServiceFileTests {
     /// A definition whose files go under `dir` (as HOME), running a real executable.
     func definition(_ role: Role, _ profile: ProfileName = .default, _ format: ServiceFormat = .systemd, in dir: String,

@@ -3,7 +3,7 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-@Suite("StatusSnapshot: what status says, as JSON and for people")
+@Suite("StatusSnapshot: what status says, as JSON and for people", .ownThreads)
 struct StatusSnapshotTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -1,8 +1,9 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
-@Suite("stalled streams: the event and the status count")
+@Suite("stalled streams: the event and the status count", .ownThreads)
 struct StreamStallTests {
     static let stall = StreamStall(id: 17, direction: .toClient, seconds: 1.04, queuedInLibSSH2: 1_835_008,
                                    receiveWindow: 1_835_008, sendWindow: 0, pendingToVPS: 544, pendingToClient: 0,

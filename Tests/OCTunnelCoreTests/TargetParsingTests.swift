@@ -2,7 +2,7 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("HostPort and SSHTarget parsing")
+@Suite("HostPort and SSHTarget parsing", .ownThreads)
 struct TargetParsingTests {
     @Test(arguments: [
         ("host", "host", 22),

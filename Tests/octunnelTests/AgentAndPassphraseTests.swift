@@ -5,7 +5,7 @@ import Testing
 
 /// `--agent` against a real ssh-agent and sshd, and passphrase-protected keys opened through
 /// SSH_ASKPASS (no terminal in tests), as a user runs them.
-@Suite("ssh-agent and passphrase-protected keys", .timeLimit(.minutes(3)))
+@Suite("ssh-agent and passphrase-protected keys", .ownThreads, .timeLimit(.minutes(3)))
 struct AgentAndPassphraseTests {
     /// A closed port behind the VPS: the layers up to authentication are what these tests look at.
     static let closedRemotePort = "9"

@@ -5,7 +5,7 @@ import Testing
 
 /// The send path accepts every byte libssh2 sends and stops reading clients while too much
 /// waits for the SSH socket: memory stays bounded whichever side stops reading.
-@Suite("bounded memory under backpressure", .timeLimit(.minutes(3)))
+@Suite("bounded memory under backpressure", .ownThreads, .timeLimit(.minutes(3)))
 struct BackpressureTests {
     @Test("a VPS that stops reading (sshd's session SIGSTOPped) while 24 clients push: memory stays bounded, no spinning, and it recovers")
     func stalledVPS() throws {

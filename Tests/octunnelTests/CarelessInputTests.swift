@@ -8,7 +8,7 @@ import Glibc
 
 /// The careless-user half of docs/security.md's red-team list, run as the built binary:
 /// rotations at once, a line break in --home, and files that are not what they seem.
-@Suite("careless input: concurrent rotations, injected paths, known_hosts that is not a file", .timeLimit(.minutes(5)))
+@Suite("careless input: concurrent rotations, injected paths, known_hosts that is not a file", .ownThreads, .timeLimit(.minutes(5)))
 struct CarelessInputTests {
     /// The base64 blob of a public key line.
     static func blob(_ line: String) -> String? {

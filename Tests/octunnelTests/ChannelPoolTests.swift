@@ -53,7 +53,7 @@ func ask(port: Int, _ text: String) -> String {
     return String(decoding: readAll(fd), as: UTF8.self)
 }
 
-@Suite("channels opened ahead of need", .timeLimit(.minutes(3)))
+@Suite("channels opened ahead of need", .ownThreads, .timeLimit(.minutes(3)))
 struct ChannelPoolTests {
     @Test("a pooled channel the server closed is never given to a client; what the server sent first is delivered")
     func closedPooledChannelNeverHandedOut() throws {

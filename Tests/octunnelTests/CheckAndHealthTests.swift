@@ -3,7 +3,7 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-@Suite("tunnel check, the health test and the reverse command", .timeLimit(.minutes(3)))
+@Suite("tunnel check, the health test and the reverse command", .ownThreads, .timeLimit(.minutes(3)))
 struct CheckAndHealthTests {
     private func check(_ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], environment: [String: String]? = nil) throws -> ProcessResult {
         var env = inheritedEnvironment

@@ -4,7 +4,7 @@ import OCTunnelTestSupport
 import Testing
 
 /// docs/cli.md's "Exit codes" table, `octunnel --help` and the core's `ExitStatus` say the same.
-@Suite("The exit codes: one table behind --help and docs/cli.md")
+@Suite("The exit codes: one table behind --help and docs/cli.md", .ownThreads)
 struct ExitCodeTableTests {
     /// The (code, name) rows of docs/cli.md's "## Exit codes" table, in order.
     static func documentedCodes() throws -> [(code: Int32, name: String)] {

@@ -3,7 +3,7 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-@Suite("faults and abuse", .timeLimit(.minutes(4)))
+@Suite("faults and abuse", .ownThreads, .timeLimit(.minutes(4)))
 struct FaultTests {
     @Test("500 concurrent connections through one tunnel, every byte checked")
     func fiveHundredConnections() throws {
@@ -230,7 +230,7 @@ func residentKiB(_ pid: pid_t) -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
 
-@Suite("long-lived streams", .timeLimit(.minutes(5)))
+@Suite("long-lived streams", .ownThreads, .timeLimit(.minutes(5)))
 struct StreamSoakTests {
     @Test("an SSE stream held open for 3 minutes through the tunnel: no drop, no memory growth")
     func eventStreamSoak() async throws {

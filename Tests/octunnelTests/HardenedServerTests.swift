@@ -5,7 +5,7 @@ import Testing
 
 /// A VPS hardened as the ssh-audit guides say (issue 26): on libssh2 ≥ 1.11 every layer
 /// passes; on 1.10 the handshake names the MACs and the ways out, and nothing the server offers.
-@Suite("a VPS hardened by the common guides", .timeLimit(.minutes(2)))
+@Suite("a VPS hardened by the common guides", .ownThreads, .timeLimit(.minutes(2)))
 struct HardenedServerTests {
     static let config = """
         KexAlgorithms sntrup761x25519-sha512@openssh.com,curve25519-sha256,curve25519-sha256@libssh.org

@@ -8,7 +8,7 @@ import Testing
 /// Three machines, each a network namespace: the home (OpenCode and `home up`), the VPS (sshd)
 /// and the laptop (`tunnel up`), the home and the laptop each joined to the VPS by a link of
 /// their own. Every "served" check is a request through the laptop's local port, every byte checked.
-@Suite("home up: links that break", .timeLimit(.minutes(6)))
+@Suite("home up: links that break", .ownThreads, .timeLimit(.minutes(6)))
 struct HomeNetworkTests {
     static let keepalive = 5.0
     static let outage = 60.0

@@ -20,7 +20,7 @@ extension RunningProcess {
 
 /// The whole path as users run it: laptop `tunnel up` → VPS (a real sshd) → home `home up` →
 /// OpenCode (the stand-in) or a byte-checking server, both ends octunnel.
-@Suite("home up: the home side against a real sshd", .timeLimit(.minutes(4)))
+@Suite("home up: the home side against a real sshd", .ownThreads, .timeLimit(.minutes(4)))
 struct HomeUpTests {
     @Test("tunnel up → VPS sshd → home up → stand-in: both health tests pass, the laptop's check passes")
     func endToEndHealth() async throws {
@@ -266,7 +266,7 @@ struct HomeUpTests {
     }
 }
 
-@Suite("home up: settings and renderings")
+@Suite("home up: settings and renderings", .ownThreads)
 struct HomeUpSettingsTests {
     @Test("reverse-command renders `octunnel home up …` for the shell, systemd and launchd")
     func reverseCommandHomeFormats() throws {

@@ -7,7 +7,7 @@ import Testing
 /// taken by something that is not OpenCode), and an sshd whose banner carries escape codes.
 /// Every answer must end in a one-line error with an exit code: no crash, peak memory of the
 /// probing process under 150 MB, no escape byte and no password on the terminal.
-@Suite("hostile peers: a server behind the VPS that lies, floods or echoes secrets", .timeLimit(.minutes(5)))
+@Suite("hostile peers: a server behind the VPS that lies, floods or echoes secrets", .ownThreads, .timeLimit(.minutes(5)))
 struct HostilePeerTests {
     static let password = "hunter2-Secret-pw"
     static let token = Data("opencode:\(password)".utf8).base64EncodedString()

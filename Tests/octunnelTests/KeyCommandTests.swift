@@ -2,7 +2,7 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-@Suite("octunnel keygen and pubkey, run as a user runs them")
+@Suite("octunnel keygen and pubkey, run as a user runs them", .ownThreads)
 struct KeyCommandTests {
     @Test func keygenPrintsOnlyThePublicLineOnStdout() throws {
         try withTemporaryDirectory { dir in

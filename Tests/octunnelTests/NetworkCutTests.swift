@@ -6,7 +6,7 @@ import Testing
 /// The client and the VPS on two machines (network namespaces) joined by one link, and that
 /// link cut for a minute, as a train tunnel or a dead Wi-Fi would: nothing is closed, packets
 /// just stop.
-@Suite("a network cut between client and VPS", .timeLimit(.minutes(6)))
+@Suite("a network cut between client and VPS", .ownThreads, .timeLimit(.minutes(6)))
 struct NetworkCutTests {
     /// `--keepalive`: small, so that the whole test stays well inside its time limit.
     static let keepalive = 5.0

@@ -24,7 +24,7 @@ struct OpenCodeFlavour: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("each OpenCode generation through a real sshd: health, events, its password", .timeLimit(.minutes(3)))
+@Suite("each OpenCode generation through a real sshd: health, events, its password", .ownThreads, .timeLimit(.minutes(3)))
 struct OpenCodeGenerationTests {
     private func check(_ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], password: String? = nil) throws -> ProcessResult {
         var env = inheritedEnvironment

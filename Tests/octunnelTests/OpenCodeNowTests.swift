@@ -5,7 +5,7 @@ import Testing
 
 /// OpenCode 2 as it ships now (the stand-in's upstream files are named in the script) and
 /// clients as they really connect (`localhost` is ::1 first on many machines), through a real sshd.
-@Suite("OpenCode 2 as it ships now, and clients on both loopbacks", .timeLimit(.minutes(3)))
+@Suite("OpenCode 2 as it ships now, and clients on both loopbacks", .ownThreads, .timeLimit(.minutes(3)))
 struct OpenCodeNowTests {
     /// `tunnel check` with exactly the OpenCode variables given (none inherited from the runner).
     private func check(_ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], extra: [String] = []) throws -> ProcessResult {

@@ -36,7 +36,7 @@ private func octunnel(_ arguments: [String], environment: [String: String]) thro
     try RunningProcess(octunnelBinary, arguments, environment: environment)
 }
 
-@Suite("~/.ssh/config targets and ~/.ssh/known_hosts before trust on first use", .timeLimit(.minutes(3)))
+@Suite("~/.ssh/config targets and ~/.ssh/known_hosts before trust on first use", .ownThreads, .timeLimit(.minutes(3)))
 struct OpenSSHConfigAndKnownHostsTests {
     @Test("a ~/.ssh/config alias brings HostName, User, Port and IdentityFile, with ssh -G or by reading the file",
           arguments: [true, false])

@@ -7,7 +7,7 @@ import Testing
 /// peer is sslh on loopback, which acknowledges everything, so TCP cannot tell a dead home from
 /// a live one and only the mark's heartbeat (`octunnel-beat`) can. Machines as in
 /// PortReclaimTests; sshd with its defaults, behind `sslh -p VPS:port --ssh 127.0.0.1:sshd`.
-@Suite("home up behind a relay (sslh, a plain TCP relay): a dead session's VPS port taken back by its heartbeat", .timeLimit(.minutes(6)))
+@Suite("home up behind a relay (sslh, a plain TCP relay): a dead session's VPS port taken back by its heartbeat", .ownThreads, .timeLimit(.minutes(6)))
 struct PortReclaimRelayTests {
     /// A hang guard, not the goal (10 s, docs/benchmarks.md): several times the slowest seen
     /// here under load (9.1 s behind sslh, of which 6 s are the heartbeat's window).

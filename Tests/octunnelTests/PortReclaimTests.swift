@@ -8,7 +8,7 @@ import Testing
 /// (no ClientAliveInterval) while a phone keeps trying every 0.5 s through the laptop's tunnel.
 /// Machines are network namespaces as in HomeNetworkTests: the home (pair client), the VPS
 /// (pair server), the laptop and a rebooted home each on a link of their own to the VPS.
-@Suite("home up: a dead session's VPS port taken back", .timeLimit(.minutes(6)))
+@Suite("home up: a dead session's VPS port taken back", .ownThreads, .timeLimit(.minutes(6)))
 struct PortReclaimTests {
     /// A hang guard, not the goal (issue 25): the goal (10 s) is measured by scripts/lib/reclaim.sh
     /// in bench.sh. Served 0.9-2.5 s here, and once 20.5 s in a loaded full run (nothing
@@ -179,7 +179,7 @@ struct PortReclaimTests {
 
 /// home up's heartbeat mark against a key line older than it: the old program answers
 /// `octunnel-beat` with `result=refused`, and home up marks its session the old way.
-@Suite("home up: the heartbeat mark on an older key line", .timeLimit(.minutes(2)))
+@Suite("home up: the heartbeat mark on an older key line", .ownThreads, .timeLimit(.minutes(2)))
 struct HeartbeatFallbackTests {
     @Test("a key line whose program refuses octunnel-beat: home up runs octunnel-mark instead, once, and keeps listening")
     func olderLine() async throws {

@@ -3,7 +3,7 @@ import OCTunnelTestSupport
 import Testing
 
 /// `--profile` on the commands that read and write saved settings, and `config show`.
-@Suite("octunnel --profile and config show")
+@Suite("octunnel --profile and config show", .ownThreads)
 struct ProfileCommandTests {
     /// `tunnel up TARGET --save` against a port nothing listens on: the settings are saved before
     /// the VPS is contacted, then the connection is refused (69).

@@ -5,7 +5,7 @@ import Testing
 
 /// `tunnel reconnect` / `home reconnect` and SIGUSR1 against the built binary, a real sshd and
 /// the OpenCode stand-in on loopback.
-@Suite("tunnel reconnect and home reconnect", .timeLimit(.minutes(3)))
+@Suite("tunnel reconnect and home reconnect", .ownThreads, .timeLimit(.minutes(3)))
 struct ReconnectCommandTests {
     @Test("nothing running: tunnel reconnect and home reconnect exit 3, like status")
     func nothingRunning() throws {

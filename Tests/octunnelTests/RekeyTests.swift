@@ -5,7 +5,7 @@ import Testing
 
 /// Streams survive sshd's key re-exchange (`RekeyLimit`) under load, in both roles, and a
 /// stream whose channel window is full still delivers what the VPS sends (issue 17).
-@Suite("key re-exchange under load", .timeLimit(.minutes(4)))
+@Suite("key re-exchange under load", .ownThreads, .timeLimit(.minutes(4)))
 struct RekeyTests {
     @Test("a stream whose channel window is full (its server is not reading yet) still delivers the 16 MiB the server sends first")
     func fullWindowStillDelivers() throws {

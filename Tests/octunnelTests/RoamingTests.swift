@@ -11,7 +11,7 @@ import Testing
 /// port with every byte checked; `tunnel up` runs with its default keepalive (15 s) unless said.
 /// The time limit is a hang guard: in a full run beside two busy loops the set-ups alone took
 /// 90-110 s, and 3 minutes ran out for every test of the suite once (2026-11-24, CI4).
-@Suite("roaming: network changes and wakes", .timeLimit(.minutes(6)))
+@Suite("roaming: network changes and wakes", .ownThreads, .timeLimit(.minutes(6)))
 struct RoamingTests {
     /// A hang guard, not the goal (issue 25): the goal is 3 s, measured against `ssh -L` by
     /// scripts/lib/roaming.sh in bench.sh (0.4 s after a move, 0.1 s after a wake). Served

@@ -6,7 +6,7 @@ import Testing
 /// `octunnel service …` run as a user runs it, from a temp HOME and XDG_CONFIG_HOME. The service
 /// manager is a stand-in `systemctl`/`launchctl` first on PATH that logs its arguments, so no
 /// test ever reaches this machine's real user manager.
-@Suite("octunnel service install, uninstall and status")
+@Suite("octunnel service install, uninstall and status", .ownThreads)
 struct ServiceCommandTests {
     /// A temp HOME with saved tunnel settings for the default profile and for `work`, and a stand-in service manager.
     struct Setup {

@@ -5,7 +5,7 @@ import Testing
 /// The short form of `scripts/soak.sh` (issue 29): a minute of connections of random size and
 /// kind through both ends, sshd re-keying every 512 KiB and both sessions reconnected every
 /// 15 s, every byte checked by the record that names its connection and offset.
-@Suite("the data-path soak, short", .timeLimit(.minutes(4)))
+@Suite("the data-path soak, short", .ownThreads, .timeLimit(.minutes(4)))
 struct SoakTests {
     @Test("60 s through tunnel up → sshd → home up → echo: no byte out of place, nothing hung, no stall named")
     func shortSoak() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// Both run `tunnel up` with a 4 KiB send-buffer high-water mark (`OCTUNNEL_SEND_HIGH_WATER`),
 /// so a stream holds client bytes back after nearly every channel write and the loop's last
 /// flush of each round drains the buffer below the mark: nothing a poll watches changes then.
-@Suite("held bytes and the stall watch", .timeLimit(.minutes(3)))
+@Suite("held bytes and the stall watch", .ownThreads, .timeLimit(.minutes(3)))
 struct StallWatchTests {
     /// A server that reads everything, then answers "got N".
     private static func sink() throws -> TCPTestServer {

@@ -4,7 +4,7 @@ import OCTunnelTestSupport
 import Testing
 
 /// `tunnel status` / `home status` against the built binary and a real `tunnel up`.
-@Suite("tunnel status and home status", .timeLimit(.minutes(3)))
+@Suite("tunnel status and home status", .ownThreads, .timeLimit(.minutes(3)))
 struct StatusCommandTests {
     @Test("status --json of a running tunnel up reports connected, the host key, the connection the test holds and OpenCode's health")
     func statusOfRunningTunnel() throws {

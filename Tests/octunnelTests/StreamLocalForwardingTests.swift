@@ -10,7 +10,7 @@ import Glibc
 /// checked against the real sshd: `permitopen` covers `-L` to a socket path (refused), but
 /// `permitlisten` does not cover `-R` of a socket path (a listen the lines cannot forbid);
 /// `AllowStreamLocalForwarding no` in sshd_config does.
-@Suite("Unix-socket forwarding with the restricted lines, against the real sshd", .timeLimit(.minutes(3)))
+@Suite("Unix-socket forwarding with the restricted lines, against the real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct StreamLocalForwardingTests {
     struct Outcome: Sendable {
         let listened: Bool

@@ -17,7 +17,7 @@ struct HostKey {
     var type: String { String(typeAndKey.split(separator: " ")[0]) }
 }
 
-@Suite("octunnel trust list and trust reset")
+@Suite("octunnel trust list and trust reset", .ownThreads)
 struct TrustCommandTests {
     @Test func listPrintsOneRowPerEntry() throws {
         try withTemporaryDirectory { dir in

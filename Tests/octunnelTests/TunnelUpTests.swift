@@ -3,7 +3,7 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-@Suite("tunnel up against a real sshd", .timeLimit(.minutes(3)))
+@Suite("tunnel up against a real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct TunnelUpTests {
     @Test("a GET goes through a key restricted to that one forward, and the host key is recorded")
     func getThroughRestrictedKey() throws {
@@ -274,7 +274,7 @@ final class ResultBox: @unchecked Sendable {
     var all: Bool { lock.lock(); defer { lock.unlock() }; return values.allSatisfy { $0 } }
 }
 
-@Suite("readiness", .timeLimit(.minutes(3)))
+@Suite("readiness", .ownThreads, .timeLimit(.minutes(3)))
 struct ReadinessTests {
     @Test("a client that connects before the session is up is served as soon as it is, not at the next keepalive")
     func earlyClientIsServedPromptly() throws {
@@ -297,7 +297,7 @@ struct ReadinessTests {
     }
 }
 
-@Suite("channel open order", .timeLimit(.minutes(3)))
+@Suite("channel open order", .ownThreads, .timeLimit(.minutes(3)))
 struct OpenOrderTests {
     @Test("a client that has sent its request is opened before older clients that have sent nothing (preconnects)")
     func dataBeforeQuietClients() throws {
