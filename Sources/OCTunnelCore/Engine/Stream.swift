@@ -34,6 +34,14 @@ final class Stream {
     /// high-water mark, or the channel would not take them (its window, or a key exchange)
     /// when the session had received `at` bytes. `mayMoveUpstream` tells the loop when to retry.
     private var upstreamBlocked: UpstreamBlock?
+    /// The session's received-byte count when a channel read answered EAGAIN though libssh2
+    /// holds data for the channel: the read first sends a window adjust, and libssh2 cannot
+    /// send one during a key exchange (docs/architecture.md, "Re-keys"), so only something
+    /// from the VPS (the exchange's reply) can free it. Until then the stream waits, and the
+    /// loop sleeps: it once spun on such a read for as long as the reply took (3 s under load,
+    /// one poll and one recv every 30 µs, the CPU sshd needed to answer), and the stall watch
+    /// named it.
+    private var readHeldAt: Int?
     private enum UpstreamBlock { case sendRoom, channel(receivedAt: Int) }
     /// Bytes read from the socket / written to it.
     private(set) var sent = 0
@@ -86,9 +94,15 @@ final class Stream {
 
     /// Whether libssh2 holds data (or EOF) for this stream that nothing has delivered yet:
     /// the loop must not sleep while it does.
-    var hasUndeliveredChannelData: Bool {
-        guard let channel, downstream.isEmpty, !channelEOF else { return false }
+    func hasUndeliveredChannelData(_ live: LiveSession) -> Bool {
+        guard let channel, downstream.isEmpty, !channelEOF, !readWaitsForTheVPS(live) else { return false }
         return channel.hasQueuedData || channel.isEOF
+    }
+
+    /// Whether the channel's last read was held back by a key exchange (`readHeldAt`) and
+    /// nothing has come from the VPS since: reading again cannot succeed yet.
+    private func readWaitsForTheVPS(_ live: LiveSession) -> Bool {
+        readHeldAt == live.session.receivedBytes
     }
 
     /// Marks the socket as gone without a channel (e.g. it failed before one was opened).
@@ -139,7 +153,7 @@ final class Stream {
     /// window and the session's send buffer have room. Nil when it may rightly be waiting.
     func stallCandidate(_ live: LiveSession, seconds: Double) -> StreamStall? {
         guard let channel, failed == nil else { return nil }
-        let toClient = downstream.isEmpty && !channelEOF && channel.hasQueuedData
+        let toClient = downstream.isEmpty && !channelEOF && channel.hasQueuedData && !readWaitsForTheVPS(live)
         let toVPS = !upstream.isEmpty && live.hasSendRoom && channel.sendWindow > 0 && !waitsForTheVPS(live)
         guard toClient || toVPS else { return nil }
         let windows = channel.windows
@@ -149,7 +163,9 @@ final class Stream {
         case .channel(let receivedAt)?:
             held = "the channel refused a write with its window open (a key exchange under way?); "
                 + "\(live.session.receivedBytes - receivedAt) bytes received from the VPS since, "
-                + "\(live.session.outgoingBacklog) bytes of ours wait for the socket"
+                + "\(live.session.outgoingBacklog) bytes of ours wait for the socket, which "
+                + (live.session.socketTakesMore ? "takes more" : "takes no more")
+                + " (\(live.session.unacknowledgedBytes.map(String.init) ?? "?") bytes sent and not yet acknowledged)"
         case nil: held = nil
         }
         return StreamStall(id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
@@ -158,13 +174,15 @@ final class Stream {
     }
 
     /// Whether the channel refused these bytes with its window open (a key exchange under way)
-    /// and, since, the session has sent all it had and heard nothing: the VPS owes the next
-    /// packet, as it may for seconds while it works through what was sent before its key
-    /// exchange (seen under load: 0 bytes from the VPS for over a second, 0 of ours unsent).
-    /// The stream is right to wait; a VPS that never answers is the keepalive's to find.
+    /// and the session has heard nothing since: the VPS owes the next packet, as it may for
+    /// seconds while it works through what was sent before its key exchange (seen under load:
+    /// 0 bytes from the VPS for 1-3 s). What of ours waits then is our part of the exchange,
+    /// written by a call earlier in this very round and sent by the round's last flush (seen:
+    /// 576 bytes, the socket taking more, nothing of ours unacknowledged). The stream is right
+    /// to wait; a VPS that never answers is the keepalive's to find.
     private func waitsForTheVPS(_ live: LiveSession) -> Bool {
         guard case .channel(let receivedAt)? = upstreamBlocked else { return false }
-        return live.session.receivedBytes == receivedAt && live.session.outgoingBacklog == 0
+        return live.session.receivedBytes == receivedAt
     }
 
     /// Moves a stalled stream again, each direction on its own: the channel read even if
@@ -236,11 +254,13 @@ final class Stream {
         // this round, so only channels with queued data (or EOF) need a read. At most two reads
         // per stream per round, so one bulk download cannot starve the rest.
         var reads = 0
+        if readWaitsForTheVPS(live) && !readChannel { reads = 2 }
         while reads < 2 && downstream.isEmpty && !channelEOF
                 && ((readChannel && reads == 0) || channel.hasQueuedData || channel.isEOF) {
             reads += 1
             switch channel.read(into: scratch.pointer, count: scratch.size) {
             case .bytes(let count):
+                readHeldAt = nil
                 live.heard(at: now)
                 received += count
                 moved += count
@@ -255,9 +275,10 @@ final class Stream {
                 }
                 continue
             case .eof:
+                readHeldAt = nil
                 channelEOF = true
             case .wouldBlock:
-                break
+                if channel.hasQueuedData { readHeldAt = live.session.receivedBytes }
             case .failed(let code):
                 return channelFailed(code, live)
             }

@@ -65,13 +65,13 @@ final class StreamTable {
         }
         if now - lastStallCheck >= stallInterval { watchForStalls(live, now: now) }
         guard live.isAlive else { return }
-        noteUndeliveredData()
+        noteUndeliveredData(live)
     }
 
     /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
     /// visited: look again before the loop sleeps.
-    func noteUndeliveredData() {
-        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData }
+    func noteUndeliveredData(_ live: LiveSession) {
+        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData(live) }
     }
 
     private func watchForStalls(_ live: LiveSession, now: Double) {

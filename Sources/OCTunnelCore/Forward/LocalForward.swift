@@ -119,7 +119,7 @@ final class LocalForward: SessionForward, PollOwner {
         guard live.isAlive else { return }
         tendPool(live, now: now)
         // Tending the pool may have pulled packets off the socket for streams already visited.
-        streams.noteUndeliveredData()
+        streams.noteUndeliveredData(live)
     }
 
     func sessionEnded(reason: String) {

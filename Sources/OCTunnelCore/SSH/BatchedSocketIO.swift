@@ -48,6 +48,18 @@ final class BatchedSocketIO {
     /// Bytes accepted from libssh2 and not yet written to the socket.
     var backlog: Int { end - start }
 
+    /// Whether the socket would take more bytes now (`poll` for POLLOUT, without waiting).
+    var isWritable: Bool {
+        var pfd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+        return Glibc.poll(&pfd, 1, 0) == 1 && pfd.revents & Int16(POLLOUT) != 0
+    }
+
+    /// Bytes in the kernel's send queue that the peer has not acknowledged (`SIOCOUTQ`), or nil.
+    var kernelSendQueue: Int? {
+        var queued: Int32 = 0
+        return ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 ? Int(queued) : nil
+    }
+
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
 

@@ -169,6 +169,13 @@ public final class SSHSession: @unchecked Sendable {
     /// Bytes libssh2 has sent that still wait for the socket to become writable.
     var outgoingBacklog: Int { io.backlog }
 
+    /// Whether the socket takes more bytes now; false while the kernel's send buffer is full
+    /// (the server is not reading).
+    var socketTakesMore: Bool { io.isWritable }
+
+    /// Bytes sent on the socket that the server has not acknowledged yet (the kernel's queue).
+    var unacknowledgedBytes: Int? { io.kernelSendQueue }
+
     /// Bytes received on the socket so far (any increase proves the server alive).
     var receivedBytes: Int { io.receivedBytes }
 
