@@ -5,7 +5,8 @@
 # for Debian 13's, built in a Debian 13 root against libssh2 1.11.1), and ends with the Debian 13
 # leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again, against Debian 13's
 # sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Both Debian 13 steps share
-# one root, made once by debootstrap (~/.cache/octunnel).
+# one root, made once by debootstrap (~/.cache/octunnel); a whole run makes the missing roots
+# in the background while the host suite builds (its log: .build-roots/log).
 # Arguments go to `swift test` (e.g. --filter), and a run with arguments skips the package checks
 # and the Debian 13 leg. `--debian 13 [ARGUMENTS]` runs only the Debian 13 leg (its own filter
 # unless ARGUMENTS are given).
@@ -20,18 +21,6 @@ if [ "${1:-}" = --debian ]; then
 fi
 
 . scripts/lib/packages.sh
-install_missing "${OCTUNNEL_PACKAGES[@]}"
-# sshd needs its privilege-separation directory even for test servers.
-[ -d /run/sshd ] || { [ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd; } || true
-
-swift build --build-tests
-if ! $only_debian; then
-  swift test --skip-build --parallel --num-workers 2 "$@"
-  [ $# -eq 0 ] || exit 0
-  bash scripts/package.sh --check
-  bash scripts/package.sh --debian 13 --check
-fi
-
 fail() { echo "test.sh: $*" >&2; exit 1; }
 elapsed() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))"; }
 as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
@@ -39,4 +28,25 @@ as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
 . scripts/lib/root-mounts.sh
 . scripts/lib/release-build.sh
 . scripts/lib/debian-leg.sh
+
+install_missing "${OCTUNNEL_PACKAGES[@]}"
+# sshd needs its privilege-separation directory even for test servers.
+[ -d /run/sshd ] || { [ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd; } || true
+
+roots=""
+if ! $only_debian && [ $# -eq 0 ]; then
+  # The package checks' clean roots and the Debian 13 build root: debootstrap and apt wait on the
+  # network and the disk, the build below on the CPU.
+  mkdir -p .build-roots
+  { debian_minbase_root bookworm && debian_build_root trixie; } > .build-roots/log 2>&1 &
+  roots=$!
+fi
+swift build --build-tests
+if ! $only_debian; then
+  swift test --skip-build --parallel --num-workers 2 "$@"
+  [ $# -eq 0 ] || exit 0
+  wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
+  bash scripts/package.sh --check
+  bash scripts/package.sh --debian 13 --check
+fi
 debian_leg "$@"
