@@ -135,6 +135,16 @@ public final class SSHDServer: @unchecked Sendable {
         pid = 0
     }
 
+    /// sshd's per-connection processes now, with their names (/proc/PID/comm): OpenSSH 9.8+ runs
+    /// each connection in `sshd-session` (and, from 10.0, its authentication in `sshd-auth`),
+    /// older ones in `sshd`. Found by parent pid, as `stop` finds them, through chroot as well.
+    public var sessionProcesses: [(pid: Int32, name: String)] {
+        guard pid != 0 else { return [] }
+        return descendants(of: pid).map { child in
+            (child, ((try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
     /// Freezes (SIGSTOP) every per-connection sshd process: a VPS that hangs with its TCP
     /// connections still open. `stop` or `thaw` ends it.
     public func freezeSessions() {

@@ -26,6 +26,28 @@ struct OpenSSH10Tests {
         }
     }
 
+    @Test("a session's sshd processes are found by their parent's pid (through chroot too) and end with sshd: sshd-session on OpenSSH 9.8+, sshd before")
+    func sessionProcessesStopped() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: backend.port)
+        defer { tunnel.stopGracefullyOrKill() }
+        _ = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let sessions = fixture.sshd.sessionProcesses
+        let expected = SSHDServer.isOpenSSH(atLeast: 9, 8) ? "sshd-session" : "sshd"
+        #expect(sessions.contains { $0.name == expected }, "OpenSSH \(String(describing: SSHDServer.openSSHVersion)): \(sessions)")
+        fixture.sshd.stop()
+        // Gone, or a zombie waiting for a reaper that is not this process (sshd was their parent). Hang guard 10 s.
+        let gone = waitUntil(timeout: 10) {
+            sessions.allSatisfy { session in
+                guard let stat = try? String(contentsOfFile: "/proc/\(session.pid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return true }
+                return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+            }
+        }
+        #expect(gone, "still running after sshd stopped: \(sessions)")
+    }
+
     @Test("PerSourcePenalties (OpenSSH 9.8+), provoked by bare TCP connections: tunnel check names the penalty, not 'not an SSH server'; tunnel up serves again on its own once it ends")
     func perSourcePenalty() throws {
         guard SSHDServer.isOpenSSH(atLeast: 9, 8) else {

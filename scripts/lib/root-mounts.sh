@@ -36,10 +36,16 @@ root_bind_toolchain() {
   [ -z "$config" ] || $as_root cp "$config" "$root/etc/gitconfig"
 }
 
+# A mount that is busy is tried again for up to 10 s: processes stopped a moment ago may still be
+# exiting with a file open in it (sshd-session children, whose parent the caller waited for,
+# keep sshd's log open).
 root_unmount_all() {
-  local index status=0
+  local index status=0 try
   for (( index = ${#root_mounts[@]} - 1; index >= 0; index-- )); do
-    $as_root umount "${root_mounts[index]}" || { echo "still mounted: ${root_mounts[index]}" >&2; status=1; }
+    for try in $(seq 100); do
+      $as_root umount "${root_mounts[index]}" 2> /dev/null && break
+      [ "$try" -lt 100 ] && sleep 0.1 || { echo "still mounted: ${root_mounts[index]} ($($as_root umount "${root_mounts[index]}" 2>&1))" >&2; status=1; }
+    done
   done
   root_mounts=()
   return $status
