@@ -48,6 +48,23 @@ struct OpenSSH10Tests {
         #expect(gone, "still running after sshd stopped: \(sessions)")
     }
 
+    @Test("twenty tunnel checks in a row draw no penalty from a stock OpenSSH 9.8+ sshd: each authenticates, none is a bare connection")
+    func checksDrawNoPenalty() throws {
+        guard SSHDServer.isOpenSSH(atLeast: 9, 8) else {
+            try Test.cancel("this sshd has no PerSourcePenalties (OpenSSH 9.8+): scripts/test.sh runs it against Debian 13's (OCTUNNEL_SSHD_ROOT)")
+        }
+        let backend = try OpenCodeStandIn()
+        let fixture = try TunnelFixture()
+        for round in 1...20 {
+            let result = try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(backend.port), "--connect-timeout", "10"])
+            try #require(result.status == 0, "check \(round): \(result.stderr)")
+        }
+        let log = fixture.sshd.log
+        // One bare connection is the harness's own: SSHDServer's readiness probe.
+        let penalties = log.components(separatedBy: "penalty: connections without attempting authentication").count - 1
+        #expect(penalties <= 1 && !log.contains("activating") && !log.contains("drop connection"), "\(log.suffix(2000))")
+    }
+
     @Test("PerSourcePenalties (OpenSSH 9.8+), provoked by bare TCP connections: tunnel check names the penalty, not 'not an SSH server'; tunnel up serves again on its own once it ends")
     func perSourcePenalty() throws {
         guard SSHDServer.isOpenSSH(atLeast: 9, 8) else {
