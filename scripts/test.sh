@@ -40,6 +40,9 @@ if ! $only_debian && [ $# -eq 0 ]; then
   mkdir -p .build-roots
   { debian_minbase_root bookworm && debian_build_root trixie; } > .build-roots/log 2>&1 &
   roots=$!
+  # Should the build or the host suite fail, the roots are still waited for, never left half
+  # made (debootstrap mounts /proc in its target while it works).
+  trap 'wait "$roots" 2> /dev/null || true' EXIT
 fi
 swift build --build-tests
 if ! $only_debian; then
