@@ -60,10 +60,11 @@ release_build() {
 }
 
 # in_root ROOT COMMAND...: runs COMMAND in ROOT through chroot, in this directory (the same path
-# there), with the toolchain on PATH and a plain environment.
+# there), with this machine's toolchain (bound at its own path, root_bind_toolchain) on PATH and
+# a plain environment.
 in_root() {
   local root=$1
   shift
-  ${as_root:-} chroot "$root" /usr/bin/env -i PATH=/opt/swift/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  ${as_root:-} chroot "$root" /usr/bin/env -i PATH="$(dirname "$(readlink -f "$(command -v swiftc)")"):/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8 \
     sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
 }
