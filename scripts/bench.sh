@@ -23,6 +23,7 @@
 # BENCH_REKEY=0 skips the re-keys section (scripts/bench-rekey.sh: RekeyLimit 1M, 8 x 16 MiB
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
+# BENCH_DEB13=0 skips the bulk row on libssh2 1.11.1 (scripts/lib/bulk-deb13.sh, Debian 13's root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
@@ -547,5 +548,13 @@ fi
 # The port reclaim after a home reboot, directly and behind relays (issue 28): rows on stderr.
 if [ "${BENCH_RECLAIM:-1}" != 0 ]; then
   OCT="$OCT" bash scripts/lib/reclaim.sh >&2 || echo "reclaim: failed (see above)" >&2
+fi
+
+# Bulk through tunnel up built on libssh2 1.11.1 (Debian 13's root) against ssh -L on the same
+# sshd, on the cipher octunnel picks (issue 26): one row on stderr, docs/benchmarks.md's
+# "Debian 13" section keeps it.
+if [ "${BENCH_DEB13:-1}" != 0 ]; then
+  BENCH_BULK_MB="$BULK_MB" bash scripts/lib/bulk-deb13.sh 2> "$work/bulk-deb13.log" | tee /dev/stderr > /dev/null ||
+    { tail -5 "$work/bulk-deb13.log" >&2; echo "bulk on Debian 13: failed" >&2; }
 fi
 cat docs/benchmarks.md

@@ -2,7 +2,35 @@ import Foundation
 
 /// A throwaway OpenSSH sshd on 127.0.0.1 with its own config, host key and authorized_keys,
 /// on a free port. Stopped (with every per-connection child) on `stop()` or deinit.
+/// With `OCTUNNEL_SSHD_ROOT` set, the sshd of that Debian root (e.g. Debian 13's OpenSSH 10)
+/// runs through chroot; see `root`.
 public final class SSHDServer: @unchecked Sendable {
+    /// The Debian root whose sshd runs (`OCTUNNEL_SSHD_ROOT`), nil for this machine's. chroot
+    /// execs sshd in place, so its pid, its children (sshd-session, sshd-auth) and the network
+    /// are this machine's as before. The root needs /proc and /dev mounted and this process's
+    /// temp directory at the same path (scripts/test.sh's Debian 13 leg mounts them).
+    public static let root: String? = {
+        guard let root = ProcessInfo.processInfo.environment["OCTUNNEL_SSHD_ROOT"], !root.isEmpty else { return nil }
+        return root
+    }()
+
+    /// The OpenSSH version of the sshd that runs (`sshd -V`, in the root when there is one),
+    /// e.g. (10, 0); nil when it cannot be read.
+    public static let openSSHVersion: (major: Int, minor: Int)? = {
+        let chroot = root.map { ["/usr/sbin/chroot", $0] } ?? []
+        let command = chroot + ["/usr/sbin/sshd", "-V"]
+        guard let result = try? runProcess(command[0], Array(command.dropFirst())),
+              let range = (result.stderr + result.stdout).range(of: #"OpenSSH_[0-9]+\.[0-9]+"#, options: .regularExpression) else { return nil }
+        let numbers = (result.stderr + result.stdout)[range].dropFirst("OpenSSH_".count).split(separator: ".").compactMap { Int($0) }
+        return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
+    }()
+
+    /// Whether the sshd that runs is OpenSSH `major`.`minor` or newer.
+    public static func isOpenSSH(atLeast major: Int, _ minor: Int) -> Bool {
+        guard let version = openSSHVersion else { return false }
+        return version.major > major || (version.major == major && version.minor >= minor)
+    }
+
     public let directory: TempDirectory
     public private(set) var port: Int = 0
     /// The address sshd listens on (127.0.0.1 unless it runs in a test's own namespace).
@@ -30,7 +58,14 @@ public final class SSHDServer: @unchecked Sendable {
         self.extraConfig = extraConfig
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKeyPath])
         try directory.write("authorized_keys", authorizedKeys.joined(separator: "\n") + "\n", mode: 0o600)
-        try? FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: (Self.root ?? "") + "/run/sshd", withIntermediateDirectories: true)
+        if let root = Self.root {
+            for (path, what) in [(root + directory.file("authorized_keys"), "the test's temp directory \(directory.path)"), (root + "/proc/self/stat", "/proc")]
+            where !FileManager.default.fileExists(atPath: path) {
+                throw NSError(domain: "SSHDServer", code: 2, userInfo: [NSLocalizedDescriptionKey:
+                    "OCTUNNEL_SSHD_ROOT=\(root): \(what) is not visible inside it; mount it there (scripts/test.sh's Debian 13 leg does)"])
+            }
+        }
         try start()
     }
 
@@ -70,7 +105,8 @@ public final class SSHDServer: @unchecked Sendable {
             try directory.write("sshd_config", config + "\n", mode: 0o600)
             let listening = "Server listening on \(listenAddress) port \(port)."
             let listenedBefore = log.components(separatedBy: listening).count
-            let command = launcher + ["/usr/sbin/sshd", "-D", "-f", directory.file("sshd_config"), "-E", logPath]
+            let chroot = Self.root.map { ["/usr/sbin/chroot", $0] } ?? []
+            let command = launcher + chroot + ["/usr/sbin/sshd", "-D", "-f", directory.file("sshd_config"), "-E", logPath]
             pid = try spawn(command[0], Array(command.dropFirst()))
             let ready = waitUntil(timeout: 10) {
                 guard isRunning else { return true }
@@ -97,6 +133,16 @@ public final class SSHDServer: @unchecked Sendable {
         for each in children { kill(each, SIGKILL) }
         _ = waitUntil(timeout: 5) { children.allSatisfy { kill($0, 0) != 0 } }
         pid = 0
+    }
+
+    /// sshd's per-connection processes now, with their names (/proc/PID/comm): OpenSSH 9.8+ runs
+    /// each connection in `sshd-session` (and, from 10.0, its authentication in `sshd-auth`),
+    /// older ones in `sshd`. Found by parent pid, as `stop` finds them, through chroot as well.
+    public var sessionProcesses: [(pid: Int32, name: String)] {
+        guard pid != 0 else { return [] }
+        return descendants(of: pid).map { child in
+            (child, ((try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+        }
     }
 
     /// Freezes (SIGSTOP) every per-connection sshd process: a VPS that hangs with its TCP

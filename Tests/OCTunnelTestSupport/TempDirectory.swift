@@ -79,8 +79,11 @@ public let packageRoot: String = {
     return FileManager.default.currentDirectoryPath
 }()
 
-/// The built `octunnel` binary beside the test bundle.
+/// The `octunnel` the end-to-end tests run: `OCTUNNEL_BINARY` when set (scripts/test.sh's
+/// Debian 13 leg names a wrapper that runs the one built in that root, on libssh2 1.11.1),
+/// else the built binary beside the test bundle.
 public let octunnelBinary: String = {
+    if let chosen = ProcessInfo.processInfo.environment["OCTUNNEL_BINARY"], !chosen.isEmpty { return chosen }
     let candidates = [Bundle.main.bundlePath, Bundle.main.bundleURL.deletingLastPathComponent().path]
         .map { $0 + "/octunnel" } + [packageRoot + "/.build/debug/octunnel"]
     for path in candidates where FileManager.default.isExecutableFile(atPath: path) { return path }

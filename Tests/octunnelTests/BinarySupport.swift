@@ -9,9 +9,10 @@ import Darwin
 
 /// The octunnel binary this package built, run the way a user runs it.
 enum Octunnel {
-    /// The built `octunnel`: beside this test runner (same build configuration), else
+    /// The built `octunnel`: `OCTUNNEL_BINARY` when set, else beside this test runner (same build configuration), else
     /// `.build/debug/octunnel` under the package root, else wherever `swift build` puts it.
     static let path: String? = {
+        if let chosen = ProcessInfo.processInfo.environment["OCTUNNEL_BINARY"], !chosen.isEmpty { return chosen }
         var candidates: [String] = []
         if let runner = Bundle.main.executableURL {
             candidates.append(runner.deletingLastPathComponent().appendingPathComponent("octunnel").path)

@@ -172,6 +172,37 @@ struct FaultTests {
                 && result.stderr.contains("sshd -T | grep persourcepenal"), "\(result.stderr)")
     }
 
+    @Test("a server that says OpenSSH's \"Not allowed at this time\" and closes (its PerSourcePenalties or MaxStartups drop): the penalty named, exit 69")
+    func droppedByOpenSSH() throws {
+        let dropper = try TCPTestServer { fd in
+            _ = writeAll(fd, Array("Not allowed at this time\r\n".utf8))
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
+        let fixture = try TunnelFixture()
+        let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
+                                                     "--connect-timeout", "10"])
+        #expect(result.status == 69, "\(result.stderr)")
+        #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
+        #expect(result.stderr.contains("closed the connection before its SSH greeting") && result.stderr.contains("PerSourcePenalties"),
+                "\(result.stderr)")
+    }
+
+    @Test("tunnel up meeting that drop on its first connection waits it out: it keeps retrying with backoff and names the penalty once")
+    func upWaitsOutPenalty() throws {
+        let dropper = try TCPTestServer { fd in
+            _ = writeAll(fd, Array("Not allowed at this time\r\n".utf8))
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
+        let fixture = try TunnelFixture()
+        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
+                                                         "--local-port", "0", "--connect-timeout", "10"])
+        defer { tunnel.stopGracefullyOrKill() }
+        // The second refusal, after the first retry's backoff (1 s; hang guard 30 s).
+        #expect(tunnel.waitForLine(containing: "still closed before its SSH greeting", timeout: 30) != nil, "\(tunnel.stderrText)")
+        #expect(tunnel.isRunning, "\(tunnel.stderrText)")
+        #expect(tunnel.stderr.filter { $0.contains("PerSourcePenalties") }.count == 1, "\(tunnel.stderrText)")
+    }
+
     @Test("a server that sends 100 KB of garbage instead of SSH: exit 69, no hang")
     func garbageBanner() throws {
         let garbage = try TCPTestServer { fd in

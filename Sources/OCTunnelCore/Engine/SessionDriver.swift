@@ -14,6 +14,12 @@ final class SessionDriver: PollOwner {
     private let settings: ConnectionSettings
     private let keepaliveInterval: Double
     private let exitOnFirstFailure: Bool
+    /// Whether a refusal that ends by itself (`OCTunnelError.passesByItself`: sshd penalizing this
+    /// address) is waited out even on the very first connection (`tunnel up`, `home up`; not
+    /// `tunnel check`, which reports it).
+    private let waitsOutPenalty: Bool
+    /// The penalty has been named in full once since the last session; later retries say less.
+    private var penaltySaid = false
     private let loop: EventLoop
     private let forward: SessionForward
     private let emit: @Sendable (TunnelEvent) -> Void
@@ -45,11 +51,12 @@ final class SessionDriver: PollOwner {
     /// The last health test, set from any thread; `status` reports it.
     let health = HealthRecord()
 
-    init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, loop: EventLoop,
+    init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
          forward: SessionForward, emit: @escaping @Sendable (TunnelEvent) -> Void) {
         self.settings = settings
         self.keepaliveInterval = keepalive
         self.exitOnFirstFailure = exitOnFirstFailure
+        self.waitsOutPenalty = waitsOutPenalty
         self.loop = loop
         self.forward = forward
         self.emit = emit
@@ -124,6 +131,7 @@ final class SessionDriver: PollOwner {
             record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
             everConnected = true
+            penaltySaid = false
             forward.sessionStarted(live, now: now)
             if let roaming {
                 self.roaming = nil
@@ -137,11 +145,15 @@ final class SessionDriver: PollOwner {
                 record.failed(error.localizedDescription)
                 return emit(.warning("reconnect requested, but a new session failed (\(error.localizedDescription)); the current one stays"))
             }
-            if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure) {
+            let waitedOut = error.passesByItself && waitsOutPenalty
+            if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure && !waitedOut) {
                 forward.stop(reason: "tunnel stopped")
                 throw error
             }
-            scheduleRetry(reason: error.localizedDescription, uptime: nil, now: now)
+            // Said in full once; each retry while it lasts says only that it still does.
+            let reason = error.passesByItself && penaltySaid ? "still closed before its SSH greeting (see above)" : error.localizedDescription
+            if error.passesByItself { penaltySaid = true }
+            scheduleRetry(reason: reason, uptime: nil, now: now)
         }
     }
 

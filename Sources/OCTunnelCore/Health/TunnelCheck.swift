@@ -28,6 +28,7 @@ public struct TunnelCheck: Sendable {
         options.localPort = 0
         options.bind = "127.0.0.1"
         options.exitOnFirstFailure = true
+        options.waitsOutPenalty = false
         self.options = options
         self.healthTimeout = healthTimeout
         self.credentials = credentials

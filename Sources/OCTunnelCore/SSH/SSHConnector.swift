@@ -195,20 +195,30 @@ public struct SSHConnector: Sendable {
             close(fd)
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
-        let text = String(decoding: buffer[..<count], as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Split on the byte: as a String, "\r\n" is one Character and never equals "\n".
+        let lines = buffer[..<count].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
         if let line = lines.first(where: { $0.hasPrefix("SSH-") }) {
             // Read before the host key is checked: anyone on the path may have written it.
             return OutsideText.shown(line.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255)
         }
+        let first = (lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        if lines.count > 1 && first == Self.openSSHDrop {
+            close(fd)
+            throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
+        }
         if lines.count > 1 || count == buffer.count {
             close(fd)
-            let first = String(lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
             let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
             throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
         }
         return nil
     }
+
+    /// The line OpenSSH's sshd (9.8+) writes to a connection it drops before its greeting, then
+    /// closes it: a penalized address (PerSourcePenalties) or past MaxStartups. Seen from Debian
+    /// 13's sshd (OpenSSH 10.0p2); read as "not an SSH server" until OpenSSH10Tests provoked it.
+    static let openSSHDrop = "Not allowed at this time"
 
     /// How long the connector waits for the server to greet before libssh2's handshake speaks.
     static let bannerPeek = 0.3

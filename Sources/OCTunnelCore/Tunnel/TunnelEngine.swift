@@ -24,7 +24,8 @@ public final class TunnelEngine: @unchecked Sendable {
             throw .cannotListen(bind: options.bind, port: options.localPort, reason: error.description)
         }
         driver = SessionDriver(settings: options.connection, keepalive: options.keepalive,
-                               exitOnFirstFailure: options.exitOnFirstFailure, loop: loop, forward: forward, emit: onEvent)
+                               exitOnFirstFailure: options.exitOnFirstFailure, waitsOutPenalty: options.waitsOutPenalty,
+                               loop: loop, forward: forward, emit: onEvent)
     }
 
     /// Answers `octunnel tunnel status` at `endpoint` from the loop (call before `run()`, on

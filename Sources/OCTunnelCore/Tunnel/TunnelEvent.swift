@@ -40,6 +40,9 @@ public struct TunnelOptions: Sendable {
     public var homePort: Int
     /// Whether a failure of the very first connection ends the run (a person is watching).
     public var exitOnFirstFailure: Bool
+    /// Whether a refusal that ends by itself (a penalizing sshd) is waited out all the same;
+    /// `tunnel check` reports it instead.
+    public var waitsOutPenalty = true
     /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-32),
     /// 0 turns the pool off.
     public var warm: Int?
@@ -69,6 +72,14 @@ public struct TunnelOptions: Sendable {
 
 extension OCTunnelError {
     /// Failures that retrying cannot fix: the host key or our key.
+    /// A refusal that ends by itself: a server that closes before its greeting, as sshd does
+    /// while it penalizes this address (PerSourcePenalties, at most 10 minutes by default).
+    /// `tunnel up` and `home up` wait it out even on their first connection.
+    var passesByItself: Bool {
+        if case .closedBeforeGreeting = self { return true }
+        return false
+    }
+
     var isFatalOnReconnect: Bool {
         switch exitStatus {
         case .hostKeyChanged, .permission, .dataError, .noInput: return true

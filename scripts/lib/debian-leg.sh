@@ -1,0 +1,52 @@
+# Sourced by test.sh: the Debian 13 leg. The sshd-backed tests that matter run again, against
+# Debian 13's sshd (OpenSSH 10: sshd, sshd-session, sshd-auth) and with an octunnel built in that
+# root against its libssh2 1.11.1 (the package's own release build, .build-package-deb13, built
+# by `package.sh --debian 13`; rebuilt here only if the sources changed since). The host's test
+# runner drives them: OCTUNNEL_SSHD_ROOT makes SSHDServer start sshd through chroot, and
+# OCTUNNEL_BINARY names a wrapper that runs that octunnel in the root. Tests that use the host's
+# libssh2 in-process stay host-only. Mounted for the leg, undone on exit (also on failure):
+# /proc, /dev, the toolchain (for the build), this directory, and the temp directory at their
+# own paths (every test's files, sshd's config and log, keys, sockets, are visible at the same
+# path inside the root).
+#   debian_leg [SWIFT TEST ARGUMENTS...]   (default: the filter below)
+
+# handshake (tunnel check, host key, authentication), the forward, home up, the port reclaim
+# program (sshd-session holds the port), roaming, re-keys, the hardened config and today's sshd.
+debian_leg_filters=(
+  'TunnelUpTests/(getThroughRestrictedKey|concurrentEcho|halfClose|changedHostKey|keyNotAuthorized|reconnects)\('
+  'CheckAndHealthTests/(happyPath|hostKeyLayer|realReverseTunnel)\('
+  'HomeUpTests/(endToEndHealth|bytesThroughBothEnds|ctrlC|listenLine)\('
+  'PortReclaimTests/'
+  'HeartbeatFallbackTests/'
+  'RoamingTests/(move|homeMoves)\('
+  'RekeyTests/(tunnelUpEcho|homeUpEcho|timeBasedRekeys)\('
+  'HardenedServerTests/'
+  'OpenSSH10Tests/'
+)
+
+debian_leg() {
+  local root wrapper binary tmp leg_started arguments=()
+  leg_started=$(date +%s%N)
+  root=$(debian_build_root trixie)
+  tmp=$(dirname "$(mktemp -u)")
+  trap root_unmount_all EXIT
+  root_mount_system "$root"
+  root_bind_toolchain "$root"
+  root_bind "$root" "$tmp"
+  case "$PWD/" in "$tmp"/*) ;; *) root_bind "$root" "$PWD" ;; esac
+  release_build .build-package-deb13 "$root" > /dev/null
+  binary="$PWD/.build-package-deb13/release/octunnel"
+  wrapper="$PWD/.build-package-deb13/octunnel-in-root"
+  # Same pid as the test started (sh, chroot and env exec), same environment, same directory.
+  printf '#!/bin/sh\nexec /usr/sbin/chroot %s /usr/bin/env -C "$PWD" %s "$@"\n' "$root" "$binary" > "$wrapper"
+  chmod 0755 "$wrapper"
+  echo "== Debian 13 leg: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), $(in_root "$root" /usr/sbin/sshd -V 2>&1 | head -1), octunnel $("$wrapper" --version)"
+  if [ $# -gt 0 ]; then arguments=("$@"); else
+    local filter
+    for filter in "${debian_leg_filters[@]}"; do arguments+=(--filter "$filter"); done
+  fi
+  OCTUNNEL_SSHD_ROOT=$root OCTUNNEL_BINARY=$wrapper swift test --skip-build --parallel --num-workers 2 "${arguments[@]}"
+  root_unmount_all
+  trap - EXIT
+  echo "== Debian 13 leg passed in $(( $(elapsed "$leg_started") / 1000 )) s"
+}

@@ -1,0 +1,70 @@
+# Sourced by package.sh: the release build that goes into the package, with the Swift runtime
+# and Foundation linked statically and Foundation's ICU data trimmed (below). Needs fail.
+#   release_build SCRATCH [ROOT]   builds SCRATCH/release/octunnel; with ROOT, inside that Debian
+#                                  root through chroot (root_bind_toolchain and the package
+#                                  directory at its own path must be mounted there), so that it
+#                                  links that release's libssh2 and OpenSSL. The build's output
+#                                  goes to SCRATCH/build.log.
+#
+# Foundation's ICU data, made smaller. lib_FoundationICU.a carries all of ICU's data as one
+# 34 MB symbol (icudt76_dat in icu_packaged_data.cpp.o), 8.06 MB of the package once xz-packed.
+# It cannot be left out: any use of Foundation proper (FileHandle, NSLock, JSONSerialization,
+# String(format:), ...) links NSString, hence CoreFoundation, hence ICU, and those objects are
+# not split by function, so --gc-sections keeps it all (ld.lld --why-live=icudt76_dat shows
+# the chain). So we link our own copy of that package without the locale data of locales other
+# than root and English (scripts/lib/icu-data.py says what stays) and point icudt76_dat at it
+# with --defsym, which the linker applies before it reads any archive: it then never pulls
+# icu_packaged_data.cpp.o. 34.0 -> 14.8 MB in the binary; the .deb 15,072,540 -> 11,105,544
+# bytes (main as of 4d2815d).
+# (A plain object defining icudt76_dat does not do it: SwiftPM puts -Xlinker arguments after
+# the archives, so the toolchain's copy is already in: "multiple definition of icudt76_dat".)
+# The ICU data is the toolchain's, the same for every Debian release: it is trimmed and
+# assembled on this machine, and the object is read from the same path inside a root.
+release_build() {
+  local scratch=$1 root=${2:-} log="$1/build.log" icu_archive icu_dir icu_symbol data_symbol icu_object icu_symbols
+  mkdir -p "$scratch"
+  icu_archive="$(dirname "$(readlink -f "$(command -v swiftc)")")/../lib/swift_static/linux/lib_FoundationICU.a"
+  icu_dir="$PWD/$scratch/icu"
+  rm -rf "$icu_dir"
+  mkdir -p "$icu_dir"
+  (cd "$icu_dir" && ar x "$icu_archive" icu_packaged_data.cpp.o) ||
+    fail "no icu_packaged_data.cpp.o in $icu_archive (a toolchain without Foundation's ICU data?)"
+  icu_symbol=$(nm --defined-only "$icu_dir/icu_packaged_data.cpp.o" | awk '$2 == "R" && $3 ~ /^icudt[0-9]+_dat$/ { print $3 }')
+  [ -n "$icu_symbol" ] || fail "no icudt*_dat symbol in icu_packaged_data.cpp.o"
+  objcopy -O binary --only-section=.rodata "$icu_dir/icu_packaged_data.cpp.o" "$icu_dir/full.dat"
+  python3 scripts/lib/icu-data.py "$icu_dir/full.dat" "$icu_dir/trimmed.dat" > "$icu_dir/trim.log" ||
+    fail "trimming the ICU data failed: $(cat "$icu_dir/trim.log")"
+  data_symbol=octunnel_icu_data
+  printf '\t.section .rodata\n\t.balign 16\n\t.globl %s\n\t.hidden %s\n\t.type %s, @object\n%s:\n\t.incbin "%s"\n\t.size %s, . - %s\n\t.section .note.GNU-stack,"",@progbits\n' \
+    "$data_symbol" "$data_symbol" "$data_symbol" "$data_symbol" "$icu_dir/trimmed.dat" "$data_symbol" "$data_symbol" > "$icu_dir/icudata.s"
+  # Named by its content: a new name is a new link command, so SwiftPM relinks when the data changes.
+  icu_object="$icu_dir/icudata-$(sha256sum "$icu_dir/trimmed.dat" | cut -c1-12).o"
+  as -o "$icu_object" "$icu_dir/icudata.s" || fail "assembling the ICU data failed"
+  echo "== ICU data: $(cat "$icu_dir/trim.log")"
+
+  local build=(swift build -c release --static-swift-stdlib --disable-local-rpath --product octunnel --scratch-path "$scratch"
+    -Xlinker --defsym -Xlinker "$icu_symbol=$data_symbol" -Xlinker "$icu_object")
+  if [ -z "$root" ]; then
+    echo "== release build, Swift runtime and Foundation linked statically"
+    "${build[@]}" > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build failed (whole log: $log)"; }
+  else
+    echo "== release build in $root ($(. "$root/etc/os-release" && echo "$PRETTY_NAME"), libssh2 $(in_root "$root" pkg-config --modversion libssh2)), Swift runtime and Foundation linked statically"
+    in_root "$root" "${build[@]}" > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build in $root failed (whole log: $log)"; }
+  fi
+  # ICU reads the trimmed copy: one $icu_symbol, at the trimmed data's address.
+  icu_symbols=$(nm -S --defined-only "$scratch/release/octunnel" | awk -v a="$icu_symbol" -v b="$data_symbol" '$NF == a || $NF == b')
+  [ "$(awk -v a="$icu_symbol" '$NF == a' <<< "$icu_symbols" | wc -l)" = 1 ] &&
+    [ "$(awk '{ print $1 }' <<< "$icu_symbols" | sort -u | wc -l)" = 1 ] &&
+    [ "$(awk -v b="$data_symbol" '$NF == b { print $2 }' <<< "$icu_symbols")" = "$(printf '%016x' "$(stat -c %s "$icu_dir/trimmed.dat")")" ] ||
+    fail "the binary does not read the trimmed ICU data: $(tr '\n' ';' <<< "$icu_symbols")"
+}
+
+# in_root ROOT COMMAND...: runs COMMAND in ROOT through chroot, in this directory (the same path
+# there), with this machine's toolchain (bound at its own path, root_bind_toolchain) on PATH and
+# a plain environment.
+in_root() {
+  local root=$1
+  shift
+  ${as_root:-} chroot "$root" /usr/bin/env -i PATH="$(dirname "$(readlink -f "$(command -v swiftc)")"):/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8 \
+    sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
+}
