@@ -67,8 +67,22 @@ public func readText(_ path: String) throws -> String {
     String(decoding: try readBytes(path), as: UTF8.self)
 }
 
+/// Writes `bytes` to `path` (created or truncated) through a close-on-exec descriptor: a child
+/// another test spawns meanwhile must not inherit it. A script written here and held open for
+/// writing by such a child cannot be run by anyone ("Text file busy": seen in a loaded full run,
+/// octunnel's `systemctl` stand-in in ServiceCommandTests, written through Foundation's
+/// `Data.write`, whose descriptor is inherited).
 public func writeBytes(_ bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw HarnessError("open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { throw HarnessError("write \(path): \(String(cString: strerror(errno)))") }
+        offset += written
+    }
     try setMode(mode, of: path)
 }
 

@@ -13,9 +13,9 @@ public final class TempDirectory: @unchecked Sendable {
 
     public func file(_ name: String) -> String { path + "/" + name }
 
+    /// Writes `text` to the file `name` here, close-on-exec (`writeBytes`).
     public func write(_ name: String, _ text: String, mode: Int = 0o644) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: file(name)))
-        chmod(file(name), mode_t(mode))
+        try writeBytes(Array(text.utf8), to: file(name), mode: mode_t(mode))
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
