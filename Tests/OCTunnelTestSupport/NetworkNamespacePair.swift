@@ -62,6 +62,13 @@ public final class NetworkNamespacePair: @unchecked Sendable {
             try ipOrThrow(["-n", serverNamespace, "link", "set", "lo", "up"])
             try ipOrThrow(["-n", clientNamespace, "link", "add", clientDevice, "address", clientMAC, "type", "veth",
                            "peer", "name", serverDevice, "address", serverMAC, "netns", serverNamespace])
+            // No IPv6 link-local addresses (as NetworkNamespaceLink and NetworkNamespaceMove): the
+            // kernel changes them and their routes when a carrier comes and goes, and octunnel's
+            // network watcher takes that for a move. A cut of the VPS's end must leave the client
+            // with no sign of it but silence (seen: "no answer to a probe within 1.0 s after a
+            // network change" instead of the keepalive, in a loaded full run, 21:26).
+            try ipOrThrow(["-n", clientNamespace, "link", "set", clientDevice, "addrgenmode", "none"])
+            try ipOrThrow(["-n", serverNamespace, "link", "set", serverDevice, "addrgenmode", "none"])
             try ipOrThrow(["-n", clientNamespace, "addr", "add", clientAddress + "/30", "dev", clientDevice])
             try ipOrThrow(["-n", serverNamespace, "addr", "add", serverAddress + "/30", "dev", serverDevice])
             // Each end knows the other's MAC for good, as a client keeps reaching its home router
