@@ -20,7 +20,6 @@ final class RemoteForward: SessionForward, PollOwner {
     private let emit: @Sendable (TunnelEvent) -> Void
     private let requestStop: () -> Void
     private let homeAddresses: [(family: Int32, address: Data)]
-    private let maxConnections = 4096
 
     private var listener: RemoteListener?
     private var listenRetryAt: Double?
@@ -45,8 +44,6 @@ final class RemoteForward: SessionForward, PollOwner {
     private let streams: StreamTable
     private var connecting: [Int: HomeConnection] = [:]
     private var answering: [Int: GatewayReply] = [:]
-    private var nextID = 1
-    private var readable = Set<Int>()
     private var connected = Set<Int>()
     private var lastUnreachable: Double = -100
 
@@ -113,11 +110,11 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     func ready(tag: Int, events: Int16) {
-        if connecting[tag] != nil { connected.insert(tag) } else { readable.insert(tag) }
+        if connecting[tag] != nil { connected.insert(tag) } else { streams.socketReady(tag) }
     }
 
     func drive(_ live: LiveSession?, now: Double) {
-        defer { readable.removeAll(keepingCapacity: true); connected.removeAll(keepingCapacity: true) }
+        defer { connected.removeAll(keepingCapacity: true) }
         guard let live else { return }
         if let reclaim { stepReclaim(reclaim, live: live, now: now) }
         if let marker { stepMarker(marker, live: live, now: now) }
@@ -128,7 +125,7 @@ final class RemoteForward: SessionForward, PollOwner {
         finishConnecting(live, now: now)
         drainReplies(live, now: now)
         guard live.isAlive else { return }
-        streams.pumpAll(live, readable: readable, now: now)
+        streams.pumpAll(live, now: now)
     }
 
     func sessionEnded(reason: String) {
@@ -253,22 +250,20 @@ final class RemoteForward: SessionForward, PollOwner {
         immediateListens = 0
         let delay = listenPolicy.nextDelay(afterUptime: nil)
         listenRetryAt = now + delay
-        streams.counters.failed("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
+        streams.noteFailure("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
         emit(.listenRefused(remote: remote, retryIn: delay, holder: holder))
     }
 
     /// For `home status`: the home port as `local`, the VPS listen as `remote`.
     func describe(into snapshot: inout StatusSnapshot) {
-        snapshot.local = options.home
-        snapshot.remote = listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote
-        snapshot.openConnections = count
-        snapshot.totalConnections = nextID - 1
-        streams.describe(into: &snapshot)
+        streams.describe(into: &snapshot, local: options.home,
+                         remote: listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote, alsoOpen: settingUp)
     }
 
     // MARK: - Forwarded connections
 
-    private var count: Int { streams.count + connecting.count + answering.count }
+    /// Connections not (or no longer) streams: home sockets still connecting, 502s being answered.
+    private var settingUp: Int { connecting.count + answering.count }
 
     /// Takes every channel the VPS has opened and starts connecting each to the home port.
     private func acceptChannels(_ live: LiveSession, now: Double) {
@@ -277,13 +272,12 @@ final class RemoteForward: SessionForward, PollOwner {
             if listenRetryAt == nil && reclaim == nil { listen(live, now: now) }
             return
         }
-        while count < maxConnections {
+        while streams.hasRoom(besides: settingUp) {
             switch listener.accept() {
             case .none: return
             case .failed(let code): return live.fail(code)
             case .accepted(let channel):
-                let id = nextID
-                nextID += 1
+                let id = streams.newID()
                 emit(.clientOpened(id: id, peer: "VPS \(remote)"))
                 startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
             }
@@ -349,7 +343,7 @@ final class RemoteForward: SessionForward, PollOwner {
     /// Says why (at most once every 5 s) and answers the channel with a 502, or just closes it
     /// with `--no-http-errors`.
     private func homeUnreachable(id: Int, channel: SSHChannel, reason: String, live: LiveSession, now: Double) {
-        streams.counters.failed("home \(options.home): \(reason)")
+        streams.noteFailure("home \(options.home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
             emit(.homeUnreachable(home: options.home, reason: reason))
