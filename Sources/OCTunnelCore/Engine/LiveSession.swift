@@ -1,6 +1,6 @@
 /// One authenticated session during its life in the loop, as forwards and streams see it:
 /// the libssh2 session, the shared scratch buffer, whether the send buffer has room, and the
-/// ways to report what happened (bytes heard, a session-level failure, a channel to free).
+/// ways to report what happened (bytes heard, the session's end, a channel to free).
 /// Owned by the `SessionDriver`, which tears the session down after any round that failed it.
 final class LiveSession {
     let established: EstablishedSession
@@ -11,7 +11,7 @@ final class LiveSession {
     let startedAt: Double
     var keepalive: Keepalive
     /// Why the session must be dropped, once a call has failed it.
-    private(set) var failure: String?
+    private(set) var failure: SessionEnd?
     private var closing: [SSHChannel] = []
 
     init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
@@ -32,16 +32,16 @@ final class LiveSession {
     /// The server sent something: the session is alive.
     func heard(at now: Double) { keepalive.heard(at: now) }
 
-    /// A libssh2 call failed with a session-level `code`: the session is dropped after this round.
+    /// A libssh2 call failed with a session-level `code`: the session is dropped after this
+    /// round (libssh2's message is read now, while it is the one for this failure).
     func fail(_ code: Int32) {
         guard failure == nil else { return }
-        let message = session.error(code, "session").message
-        failure = "connection to VPS lost (\(message.isEmpty ? "libssh2 error \(code)" : message))"
+        failure = .vpsClosed(code: code, message: session.error(code, "session").message)
     }
 
-    /// The session must be dropped after this round for `reason`.
-    func fail(reason: String) {
-        if failure == nil { failure = reason }
+    /// The session must be dropped after this round for `end` (the first reason stays).
+    func fail(_ end: SessionEnd) {
+        if failure == nil { failure = end }
     }
 
     /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).

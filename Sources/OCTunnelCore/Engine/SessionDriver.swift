@@ -75,7 +75,7 @@ final class SessionDriver: PollOwner {
             if loop.takeReconnectRequest() { note(.requested, since: now) }
             try beginTurn(now: now)
             if loop.stopRequested {
-                shutdownGracefully(reason: "octunnel stopped")
+                shutdownGracefully()
                 return
             }
             loop.pollSet.reset()
@@ -115,12 +115,12 @@ final class SessionDriver: PollOwner {
         case .success(let established):
             if let old = live {
                 // Make-before-break: the new session is up; the old one says goodbye and goes.
-                old.session.disconnect(reason: "replaced by a new session")
+                old.session.disconnect(reason: SessionEnd.replaced.text)
                 _ = old.session.flushOutgoing()
                 old.session.close()
                 old.dropReleasedChannels()
                 self.live = nil
-                forward.sessionEnded(reason: "replaced by a new session")
+                forward.sessionEnded(.replaced)
             }
             replacing = false
             established.session.startBatching()
@@ -142,28 +142,28 @@ final class SessionDriver: PollOwner {
                 // The old session still serves; the replacement is not needed any more.
                 replacing = false
                 roaming = nil
-                record.failed(error.localizedDescription)
+                record.failed(.attemptFailed(error))
                 return emit(.warning("reconnect requested, but a new session failed (\(error.localizedDescription)); the current one stays"))
             }
             let waitedOut = error.passesByItself && waitsOutPenalty
             if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure && !waitedOut) {
-                forward.stop(reason: "tunnel stopped")
+                forward.stop(.attemptFailed(error))
                 throw error
             }
             // Said in full once; each retry while it lasts says only that it still does.
-            let reason = error.passesByItself && penaltySaid ? "still closed before its SSH greeting (see above)" : error.localizedDescription
+            let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(error)
             if error.passesByItself { penaltySaid = true }
-            scheduleRetry(reason: reason, uptime: nil, now: now)
+            scheduleRetry(end, uptime: nil, now: now)
         }
     }
 
-    private func scheduleRetry(reason: String, uptime: Double?, now: Double) {
+    private func scheduleRetry(_ end: SessionEnd, uptime: Double?, now: Double) {
         let atOnce = retryAtOnce
         retryAtOnce = false
         let delay = atOnce ? 0 : policy.nextDelay(afterUptime: uptime)
         retryAt = now + delay
-        record.failed(reason)
-        emit(.disconnected(reason: reason, retryIn: delay))
+        record.failed(end)
+        emit(.disconnected(reason: end, retryIn: delay))
     }
 
     /// Adds the SSH socket and the session's timers (and the forward's) to the coming poll.
@@ -198,7 +198,7 @@ final class SessionDriver: PollOwner {
         session.newRound()
         defer { socketReady = false }
         if session.outgoingBacklog > 0 && !session.flushOutgoing() {
-            return teardown(reason: "connection to VPS lost (send: \(session.outgoingFailure))", now: now)
+            return teardown(.sendFailed(session.outgoingFailure), now: now)
         }
         if socketReady {
             if case .failed(let code) = live.established.idleChannel.read(into: scratch.pointer, count: scratch.size) {
@@ -210,7 +210,7 @@ final class SessionDriver: PollOwner {
         if live.isAlive {
             switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
             case .alive: break
-            case .silent(let seconds): live.fail(reason: "no answer from the VPS for \(seconds) s (keepalive)")
+            case .silent(let seconds): live.fail(.silence(seconds: seconds))
             case .failed(let code): live.fail(code)
             case .answered(let seconds):
                 if let roaming, !replacing {
@@ -220,16 +220,16 @@ final class SessionDriver: PollOwner {
             case .unanswered(let seconds):
                 retryAtOnce = true
                 policy.networkChanged()
-                live.fail(reason: "no answer to a probe within \(String(format: "%.1f", seconds)) s after \(roaming?.cause.noun ?? "a network change")")
+                live.fail(.unansweredProbe(seconds: seconds, after: roaming?.cause))
             }
         }
         if live.isAlive { forward.drive(live, now: now) }
         if live.isAlive { live.freeReleasedChannels() }
         if live.isAlive && !session.flushOutgoing() {
-            live.fail(reason: "connection to VPS lost (send: \(session.outgoingFailure))")
+            live.fail(.sendFailed(session.outgoingFailure))
         }
         if live.isAlive { session.acknowledgeReceived() }
-        if let reason = live.failure { teardown(reason: reason, now: now) }
+        if let end = live.failure { teardown(end, now: now) }
     }
 
     private func note(_ cause: RoamingCause, since: Double) {
@@ -260,7 +260,7 @@ final class SessionDriver: PollOwner {
             say(.probing(cause, deadline: deadline - now))
         case .reconnect(let reason):
             policy.networkChanged()
-            say(.reconnectingNow(cause, reason: reason))
+            say(.reconnectingNow(cause, reason: reason.text))
             if cause == .requested && forward.allowsOverlap {
                 replacing = true
                 if !connector.isRunning { startConnector() }
@@ -272,7 +272,7 @@ final class SessionDriver: PollOwner {
                 _ = live.session.flushOutgoing()
             }
             retryAtOnce = true
-            live.fail(reason: "\(cause.headline): \(reason)")
+            live.fail(.roamed(cause, reason))
         }
     }
 
@@ -314,33 +314,34 @@ final class SessionDriver: PollOwner {
 
     /// Drops the session after a failure: the session is freed first, so channels dropped
     /// after it never touch the dead socket; then the forward drops its streams.
-    private func teardown(reason: String, now: Double) {
+    private func teardown(_ end: SessionEnd, now: Double) {
         guard let live else { return }
         live.session.close()
         live.dropReleasedChannels()
         self.live = nil
-        forward.sessionEnded(reason: reason)
-        scheduleRetry(reason: reason, uptime: now - live.startedAt, now: now)
+        forward.sessionEnded(end)
+        scheduleRetry(end, uptime: now - live.startedAt, now: now)
     }
 
     /// Says goodbye within about 1.2 s, even to a VPS that hangs: the forward's EOFs and a
     /// disconnect while the budget lasts, then the socket is shut before anything is freed, so
     /// no channel free can wait for an answer (each would wait its own timeout).
-    private func shutdownGracefully(reason: String) {
+    private func shutdownGracefully() {
+        let end = SessionEnd.stopped
         record.stopping = true
         statusServer?.answerWaiting()
         statusServer?.stop()
-        emit(.stopping(reason: reason))
+        emit(.stopping(reason: end))
         let deadline = MonotonicClock.now() + 1.2
         if let live {
             live.session.setBlocking(true)
             live.session.setTimeout(milliseconds: 300)
             forward.goodbye(live, deadline: deadline)
-            if MonotonicClock.now() < deadline { live.session.disconnect(reason: reason) }
+            if MonotonicClock.now() < deadline { live.session.disconnect(reason: end.text) }
             live.session.close()
             live.dropReleasedChannels()
         }
-        forward.stop(reason: nil)
+        forward.stop(end)
         live = nil
     }
 }
@@ -374,7 +375,7 @@ extension SessionDriver: StatusSource {
         snapshot.connectedSince = live == nil ? nil : record.connectedSince
         if state == .disconnected, let retryAt { snapshot.retryIn = max(0, retryAt - now) }
         snapshot.reconnects = max(0, record.sessions - 1)
-        if let error = record.lastError { snapshot.noteError(error.text, at: error.at) }
+        if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
         forward.describe(into: &snapshot)
         snapshot.health = health.value
         if let event = record.lastNetworkEvent {

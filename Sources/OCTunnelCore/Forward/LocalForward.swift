@@ -118,7 +118,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(reason: String) {
+    func sessionEnded(_ end: SessionEnd) {
         streams.sessionEnded()
         openInFlight = false
         pool.clear()
@@ -131,9 +131,9 @@ final class LocalForward: SessionForward, PollOwner {
         streams.sendFinalEOFs(deadline: deadline)
     }
 
-    func stop(reason: String?) {
+    func stop(_ end: SessionEnd) {
         closeListener()
-        streams.stop(reason: reason)
+        streams.stop(reason: end.connectionNotice)
         waiting.removeAll()
         openInFlight = false
         pool.clear()

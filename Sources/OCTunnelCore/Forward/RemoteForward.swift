@@ -90,7 +90,7 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.pumpAll(live, now: now)
     }
 
-    func sessionEnded(reason: String) {
+    func sessionEnded(_ end: SessionEnd) {
         listen.sessionEnded()
         streams.sessionEnded()
         for connection in connecting.values { connection.socket.close() }
@@ -104,9 +104,9 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.sendFinalEOFs(deadline: deadline)
     }
 
-    func stop(reason: String?) {
+    func stop(_ end: SessionEnd) {
         listen.stop()
-        streams.stop(reason: reason)
+        streams.stop(reason: end.connectionNotice)
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()

@@ -141,7 +141,7 @@ final class VPSListen {
             reclaim = command
             stepReclaim(command, live: live, now: now)
         case .failed(let error):
-            if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(reason: error.description) }
+            if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(.requestFailed(error.description)) }
         }
     }
 
