@@ -13,6 +13,8 @@ final class LiveSession {
     /// Why the session must be dropped, once a call has failed it.
     private(set) var failure: SessionEnd?
     private var closing: [SSHChannel] = []
+    /// The session's received-byte count when the VPS was last heard (`noteInbound`).
+    private var receivedSoFar: Int
 
     init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
         self.established = established
@@ -20,6 +22,7 @@ final class LiveSession {
         self.highWater = highWater
         startedAt = now
         keepalive = Keepalive(interval: keepaliveInterval, now: now)
+        receivedSoFar = established.session.receivedBytes
     }
 
     var session: SSHSession { established.session }
@@ -29,8 +32,15 @@ final class LiveSession {
     /// its high-water mark).
     var hasSendRoom: Bool { session.outgoingBacklog < highWater }
 
-    /// The server sent something: the session is alive.
-    func heard(at now: Double) { keepalive.heard(at: now) }
+    /// The one place that records the VPS was heard: any byte read from the SSH socket since
+    /// the last call (by any call: the idle channel's read, a stream's, a keepalive's) proves
+    /// the session alive at `now`. The driver calls it once a round, after the idle read.
+    func noteInbound(now: Double) {
+        let received = session.receivedBytes
+        guard received != receivedSoFar else { return }
+        receivedSoFar = received
+        keepalive.heard(at: now)
+    }
 
     /// A libssh2 call failed with a session-level `code`: the session is dropped after this
     /// round (libssh2's message is read now, while it is the one for this failure).

@@ -34,7 +34,6 @@ final class SessionDriver: PollOwner {
     private var attempts = 0
     private(set) var everConnected = false
     private var socketReady = false
-    private var receivedSoFar = 0
     private var record = SessionRecord()
     private var statusServer: StatusServer?
     private let network = NetworkWatcher()
@@ -127,8 +126,7 @@ final class SessionDriver: PollOwner {
             let live = LiveSession(established: established, scratch: scratch, keepaliveInterval: keepaliveInterval,
                                    highWater: Self.highWater, now: now)
             self.live = live
-            receivedSoFar = established.session.receivedBytes
-            record.started(established.info)
+                record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
             everConnected = true
             penaltySaid = false
@@ -205,7 +203,7 @@ final class SessionDriver: PollOwner {
                 live.fail(code)
             }
         }
-        noteInbound(live, now: now)
+        live.noteInbound(now: now)
         if live.isAlive { roam(live, now: now) }
         if live.isAlive {
             switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
@@ -301,15 +299,6 @@ final class SessionDriver: PollOwner {
     private func say(_ event: RoamingEvent) {
         record.roamed(event.text)
         emit(.roaming(event))
-    }
-
-    /// Any byte from the server proves the session alive.
-    private func noteInbound(_ live: LiveSession, now: Double) {
-        let received = live.session.receivedBytes
-        if received != receivedSoFar {
-            receivedSoFar = received
-            live.heard(at: now)
-        }
     }
 
     /// Drops the session after a failure: the session is freed first, so channels dropped

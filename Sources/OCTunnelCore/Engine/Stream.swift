@@ -103,26 +103,26 @@ final class Stream {
     /// echo deadlocked under load: the server sends no window adjust until its far end reads,
     /// which waits for its own output to drain, which waits for us to read the channel
     /// (docs/architecture.md, "Both directions, always").
-    func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
-        pump(live, socketReady: socketReady, readChannel: false, now: now)
+    func pump(_ live: LiveSession, socketReady: Bool) {
+        pump(live, socketReady: socketReady, readChannel: false)
     }
 
     /// `pump`, with `readChannel` reading the channel once even if libssh2 reports nothing
     /// queued (a read also resends a window adjust libssh2 could not send before).
-    private func pump(_ live: LiveSession, socketReady: Bool, readChannel: Bool, now: Double) {
+    private func pump(_ live: LiveSession, socketReady: Bool, readChannel: Bool) {
         guard let channel, failed == nil else { return }
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
         guard moveUpstream(channel, live, socketReady: socketReady, retryHeld: !EngineKnobs.stuckUpstream),
               failed == nil, live.isAlive else { return }
-        moveDownstream(channel, live, readChannel: readChannel, now: now)
+        moveDownstream(channel, live, readChannel: readChannel)
     }
 
     /// Moves a stalled stream again, each direction on its own: the channel read even if
     /// libssh2 reports nothing queued, then the socket treated as readable.
-    func recover(_ live: LiveSession, now: Double) {
+    func recover(_ live: LiveSession) {
         guard let channel, failed == nil else { return }
-        moveDownstream(channel, live, readChannel: true, now: now)
+        moveDownstream(channel, live, readChannel: true)
         guard failed == nil, live.isAlive else { return }
         _ = moveUpstream(channel, live, socketReady: true, retryHeld: true)
     }
@@ -174,7 +174,7 @@ final class Stream {
 
     /// channel → socket: what waits for the socket first; the channel is read only when
     /// nothing does.
-    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool, now: Double) {
+    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
@@ -194,7 +194,6 @@ final class Stream {
             switch channel.read(into: scratch.pointer, count: scratch.size) {
             case .bytes(let count):
                 readHeldAt = nil
-                live.heard(at: now)
                 received += count
                 moved += count
                 let written = send(fd, scratch.pointer, count, Int32(MSG_NOSIGNAL))

@@ -83,7 +83,7 @@ final class StreamTable {
     /// polled readable); ends finished ones; then the stall watch, if its interval has passed.
     func pumpAll(_ live: LiveSession, now: Double) {
         for stream in Array(streams.values) where stream.channel != nil {
-            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
+            stream.pump(live, socketReady: readable.contains(stream.id))
             guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
         }
@@ -107,7 +107,7 @@ final class StreamTable {
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
-                stream.recover(live, now: now)
+                stream.recover(live)
                 guard live.isAlive else { return }
                 if stream.isDone { finish(stream, live: live, reason: stream.failed); continue }
             }
