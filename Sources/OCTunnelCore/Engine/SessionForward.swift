@@ -38,9 +38,11 @@ protocol SessionForward: AnyObject {
     /// Clients that arrived since the last call (the driver probes a quiet session for them).
     /// While `live.keepalive.isProbing`, a forward hands no new client to the session.
     /// Only the laptop side has such clients: they arrive on a local socket, whatever the
-    /// session's state. The home side's clients arrive as channels the VPS opens over the
-    /// session itself, which proves it alive at that moment, so `RemoteForward` keeps the
-    /// default of none and gets no "client after a silence" probe (issue 27).
+    /// session's state. The home side's clients arrive as `forwarded-tcpip` opens the VPS
+    /// sends over the session itself: the bytes of the open are read from the session's
+    /// socket, and `LiveSession.noteInbound` counts them as the VPS heard before the driver
+    /// looks for arrivals: the session has just been heard when one comes, and a count from
+    /// `RemoteForward` would not start a probe. It keeps the default of none (issue 27).
     func takeArrivals() -> Int
 
     /// Whether a second session may come up beside this one before it is dropped
