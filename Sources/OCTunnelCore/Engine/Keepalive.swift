@@ -41,7 +41,7 @@ struct Keepalive {
     /// arriving then gets a quick probe: the session may have died unnoticed).
     func isQuiet(now: Double) -> Bool { now - lastInbound > interval }
 
-    /// Something came from the server.
+    /// Something came from the server (`LiveSession.noteInbound` is the one caller in the engine).
     mutating func heard(at now: Double) { lastInbound = max(lastInbound, now) }
 
     enum Verdict: Equatable {
@@ -80,9 +80,8 @@ struct Keepalive {
         case .wouldBlock:
             isOutstanding = true
         case .done:
+            // Its answer was read from the socket: `LiveSession.noteInbound` counts it.
             isOutstanding = false
-            // The answer came with this round's read, before the quick probe was asked for.
-            if quickProbe == nil { heard(at: now) }
         case .failed(let code):
             return .failed(code)
         }

@@ -1,6 +1,6 @@
 /// One authenticated session during its life in the loop, as forwards and streams see it:
 /// the libssh2 session, the shared scratch buffer, whether the send buffer has room, and the
-/// ways to report what happened (bytes heard, a session-level failure, a channel to free).
+/// ways to report what happened (bytes heard, the session's end, a channel to free).
 /// Owned by the `SessionDriver`, which tears the session down after any round that failed it.
 final class LiveSession {
     let established: EstablishedSession
@@ -11,8 +11,10 @@ final class LiveSession {
     let startedAt: Double
     var keepalive: Keepalive
     /// Why the session must be dropped, once a call has failed it.
-    private(set) var failure: String?
+    private(set) var failure: SessionEnd?
     private var closing: [SSHChannel] = []
+    /// The session's received-byte count when the VPS was last heard (`noteInbound`).
+    private var receivedSoFar: Int
 
     init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
         self.established = established
@@ -20,6 +22,7 @@ final class LiveSession {
         self.highWater = highWater
         startedAt = now
         keepalive = Keepalive(interval: keepaliveInterval, now: now)
+        receivedSoFar = established.session.receivedBytes
     }
 
     var session: SSHSession { established.session }
@@ -29,19 +32,26 @@ final class LiveSession {
     /// its high-water mark).
     var hasSendRoom: Bool { session.outgoingBacklog < highWater }
 
-    /// The server sent something: the session is alive.
-    func heard(at now: Double) { keepalive.heard(at: now) }
-
-    /// A libssh2 call failed with a session-level `code`: the session is dropped after this round.
-    func fail(_ code: Int32) {
-        guard failure == nil else { return }
-        let message = session.error(code, "session").message
-        failure = "connection to VPS lost (\(message.isEmpty ? "libssh2 error \(code)" : message))"
+    /// The one place that records the VPS was heard: any byte read from the SSH socket since
+    /// the last call (by any call: the idle channel's read, a stream's, a keepalive's) proves
+    /// the session alive at `now`. The driver calls it once a round, after the idle read.
+    func noteInbound(now: Double) {
+        let received = session.receivedBytes
+        guard received != receivedSoFar else { return }
+        receivedSoFar = received
+        keepalive.heard(at: now)
     }
 
-    /// The session must be dropped after this round for `reason`.
-    func fail(reason: String) {
-        if failure == nil { failure = reason }
+    /// A libssh2 call failed with a session-level `code`: the session is dropped after this
+    /// round (libssh2's message is read now, while it is the one for this failure).
+    func fail(_ code: Int32) {
+        guard failure == nil else { return }
+        failure = .vpsClosed(code: code, message: session.error(code, "session").message)
+    }
+
+    /// The session must be dropped after this round for `end` (the first reason stays).
+    func fail(_ end: SessionEnd) {
+        if failure == nil { failure = end }
     }
 
     /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).

@@ -15,7 +15,7 @@ public enum RoamingCause: Sendable, Equatable {
 /// was asked for; otherwise probe the session with a short deadline.
 enum RoamingDecision: Equatable {
     case probe(deadline: Double)
-    case reconnect(reason: String)
+    case reconnect(ReconnectReason)
 
     /// The quick probe's allowance: a few round trips as the kernel measured them, at least 1 s.
     static func probeWindow(roundTrip: Double?) -> Double { max(1.0, 4 * (roundTrip ?? 0)) }
@@ -24,9 +24,9 @@ enum RoamingDecision: Equatable {
     /// unknown: then only a probe can tell).
     static func decide(_ cause: RoamingCause, localAddress: String?, addresses: Set<String>?,
                        roundTrip: Double?, now: Double) -> RoamingDecision {
-        if cause == .requested { return .reconnect(reason: "reconnect requested") }
+        if cause == .requested { return .reconnect(.requested) }
         if let local = localAddress.map(unmapped), let addresses, !addresses.contains(local) {
-            return .reconnect(reason: "the session's address \(local) is gone")
+            return .reconnect(.addressGone(local))
         }
         return .probe(deadline: now + probeWindow(roundTrip: roundTrip))
     }
@@ -34,6 +34,22 @@ enum RoamingDecision: Equatable {
     /// `::ffff:10.0.0.1` as `10.0.0.1` (an IPv6 socket talking IPv4).
     static func unmapped(_ address: String) -> String {
         address.hasPrefix("::ffff:") && address.contains(".") ? String(address.dropFirst(7)) : address
+    }
+}
+
+/// Why roaming drops a session at once instead of probing it.
+public enum ReconnectReason: Sendable, Equatable {
+    /// `octunnel tunnel reconnect` / `home reconnect`, or SIGUSR1.
+    case requested
+    /// The session socket's local address is no longer among the machine's.
+    case addressGone(String)
+
+    /// "reconnect requested", "the session's address 10.0.0.1 is gone".
+    public var text: String {
+        switch self {
+        case .requested: return "reconnect requested"
+        case .addressGone(let address): return "the session's address \(address) is gone"
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 /// All calls come from the loop thread. Inside `drive` the forward may call libssh2 freely on
 /// `live.session`: sends never fail with EAGAIN (see `BatchedSocketIO`), so no call has to be
 /// repeated before another may run. A session-level failure is reported with `live.fail`;
-/// the driver tears the session down at the end of that round and calls `sessionEnded`.
+/// the driver tears the session down at the end of that round and calls `sessionEnded` with
+/// the `SessionEnd` it failed with.
 protocol SessionForward: AnyObject {
     /// A session has authenticated; its first round follows (e.g. start a remote listen here).
     func sessionStarted(_ live: LiveSession, now: Double)
@@ -16,8 +17,8 @@ protocol SessionForward: AnyObject {
     /// (no session yet, or reconnecting), only what needs no session (e.g. expire waiters).
     func drive(_ live: LiveSession?, now: Double)
 
-    /// The session is gone (already freed): drop whatever used its channels.
-    func sessionEnded(reason: String)
+    /// The session is gone (already freed) for `end`: drop whatever used its channels.
+    func sessionEnded(_ end: SessionEnd)
 
     /// Adds this forward's sockets and wake-up times to the coming poll.
     func register(in set: PollSet, live: LiveSession?, now: Double)
@@ -26,8 +27,9 @@ protocol SessionForward: AnyObject {
     /// forward's channels (EOF, cancel a listen) until `deadline`; stop accepting new work.
     func goodbye(_ live: LiveSession, deadline: Double)
 
-    /// The loop is stopping or failed for good: close every socket (`reason` nil: a clean stop).
-    func stop(reason: String?)
+    /// The loop is stopping (`.stopped`) or failed for good (the failure): close every socket,
+    /// telling each open connection `end.connectionNotice` (nothing on a clean stop).
+    func stop(_ end: SessionEnd)
 
     /// Adds what this forward counts to a `status` snapshot: `local`, `remote`, connections,
     /// bytes, and its own last failure (`noteError`). Called on the loop thread.
@@ -36,9 +38,11 @@ protocol SessionForward: AnyObject {
     /// Clients that arrived since the last call (the driver probes a quiet session for them).
     /// While `live.keepalive.isProbing`, a forward hands no new client to the session.
     /// Only the laptop side has such clients: they arrive on a local socket, whatever the
-    /// session's state. The home side's clients arrive as channels the VPS opens over the
-    /// session itself, which proves it alive at that moment, so `RemoteForward` keeps the
-    /// default of none and gets no "client after a silence" probe (issue 27).
+    /// session's state. The home side's clients arrive as `forwarded-tcpip` opens the VPS
+    /// sends over the session itself: the bytes of the open are read from the session's
+    /// socket, and `LiveSession.noteInbound` counts them as the VPS heard before the driver
+    /// looks for arrivals: the session has just been heard when one comes, and a count from
+    /// `RemoteForward` would not start a probe. It keeps the default of none (issue 27).
     func takeArrivals() -> Int
 
     /// Whether a second session may come up beside this one before it is dropped

@@ -6,7 +6,7 @@ struct SessionRecord {
     private(set) var sessions = 0
     private(set) var info: SessionInfo?
     private(set) var connectedSince: Date?
-    private(set) var lastError: (text: String, at: Date)?
+    private(set) var lastError: (end: SessionEnd, at: Date)?
     var stopping = false
     /// The last roaming event's line, for `status`.
     private(set) var lastNetworkEvent: (text: String, at: Date)?
@@ -19,9 +19,9 @@ struct SessionRecord {
         connectedSince = Date()
     }
 
-    /// A session ended or an attempt failed, for `reason`.
-    mutating func failed(_ reason: String) {
+    /// A session ended or an attempt failed, for `end`.
+    mutating func failed(_ end: SessionEnd) {
         connectedSince = nil
-        lastError = (reason, Date())
+        lastError = (end, Date())
     }
 }

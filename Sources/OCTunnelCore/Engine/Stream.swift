@@ -22,18 +22,18 @@ final class Stream {
     /// Just joined to its channel: read the socket on the next pump even if it did not poll
     /// readable (it was not polled yet; its request may already be waiting).
     private var freshlyAttached = false
-    private var upstream = PendingBytes()
-    private var downstream = PendingBytes()
+    private(set) var upstream = PendingBytes()
+    private(set) var downstream = PendingBytes()
     private var socketEOF = false
     private(set) var eofSent = false
-    private var channelEOF = false
+    private(set) var channelEOF = false
     private var socketShut = false
     /// Why this stream broke (a socket error or a channel-level libssh2 error), if it did.
     private(set) var failed: String?
     /// Why socket bytes wait for the channel, if they do: the send buffer was above its
     /// high-water mark, or the channel would not take them (its window, or a key exchange)
     /// when the session had received `at` bytes. `mayMoveUpstream` tells the loop when to retry.
-    private var upstreamBlocked: UpstreamBlock?
+    private(set) var upstreamBlocked: UpstreamBlock?
     /// The session's received-byte count when a channel read answered EAGAIN though libssh2
     /// holds data for the channel: the read first sends a window adjust, and libssh2 cannot
     /// send one during a key exchange (docs/architecture.md, "Re-keys"), so only something
@@ -41,8 +41,9 @@ final class Stream {
     /// loop sleeps: it once spun on such a read for as long as the reply took (3 s under load,
     /// one poll and one recv every 30 µs, the CPU sshd needed to answer), and the stall watch
     /// named it.
-    private var readHeldAt: Int?
-    private enum UpstreamBlock { case sendRoom, channel(receivedAt: Int) }
+    private(set) var readHeldAt: Int?
+    /// What held socket bytes back from the channel (see `upstreamBlocked`).
+    enum UpstreamBlock { case sendRoom, channel(receivedAt: Int) }
     /// Bytes read from the socket / written to it.
     private(set) var sent = 0
     private(set) var received = 0
@@ -92,19 +93,6 @@ final class Stream {
         return events
     }
 
-    /// Whether libssh2 holds data (or EOF) for this stream that nothing has delivered yet:
-    /// the loop must not sleep while it does.
-    func hasUndeliveredChannelData(_ live: LiveSession) -> Bool {
-        guard let channel, downstream.isEmpty, !channelEOF, !readWaitsForTheVPS(live) else { return false }
-        return channel.hasQueuedData || channel.isEOF
-    }
-
-    /// Whether the channel's last read was held back by a key exchange (`readHeldAt`) and
-    /// nothing has come from the VPS since: reading again cannot succeed yet.
-    private func readWaitsForTheVPS(_ live: LiveSession) -> Bool {
-        readHeldAt == live.session.receivedBytes
-    }
-
     /// Marks the socket as gone without a channel (e.g. it failed before one was opened).
     func markFailed(_ reason: String) { if failed == nil { failed = reason } }
 
@@ -115,81 +103,26 @@ final class Stream {
     /// echo deadlocked under load: the server sends no window adjust until its far end reads,
     /// which waits for its own output to drain, which waits for us to read the channel
     /// (docs/architecture.md, "Both directions, always").
-    func pump(_ live: LiveSession, socketReady: Bool, now: Double) {
-        pump(live, socketReady: socketReady, readChannel: false, now: now)
+    func pump(_ live: LiveSession, socketReady: Bool) {
+        pump(live, socketReady: socketReady, readChannel: false)
     }
 
     /// `pump`, with `readChannel` reading the channel once even if libssh2 reports nothing
     /// queued (a read also resends a window adjust libssh2 could not send before).
-    private func pump(_ live: LiveSession, socketReady: Bool, readChannel: Bool, now: Double) {
+    private func pump(_ live: LiveSession, socketReady: Bool, readChannel: Bool) {
         guard let channel, failed == nil else { return }
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
         guard moveUpstream(channel, live, socketReady: socketReady, retryHeld: !EngineKnobs.stuckUpstream),
               failed == nil, live.isAlive else { return }
-        moveDownstream(channel, live, readChannel: readChannel, now: now)
-    }
-
-    /// Whether this stream holds bytes for the channel (checked before polling it, no libssh2 call).
-    var holdsBytesForChannel: Bool { !upstream.isEmpty }
-
-    /// Whether the bytes this stream holds for the channel could move now, though nothing the
-    /// loop polls would say so: the send buffer that held them back has drained below its
-    /// high-water mark (the round's last flush does that), or the session has received
-    /// something since the channel refused them (a window adjust, or the end of a key
-    /// exchange, read by a call later in the round). The loop must not sleep on such a
-    /// stream: no socket event would wake it (issue 29's missed wake-up).
-    func mayMoveUpstream(_ live: LiveSession) -> Bool {
-        guard let channel, failed == nil, !upstream.isEmpty, let upstreamBlocked else { return false }
-        switch upstreamBlocked {
-        case .sendRoom: return live.hasSendRoom
-        case .channel(let receivedAt):
-            return live.hasSendRoom && live.session.receivedBytes != receivedAt && channel.sendWindow > 0
-        }
-    }
-
-    /// A description of the stall if bytes wait on one side with room on the other: queued in
-    /// libssh2 while nothing waits for the client socket, or held for the channel while its
-    /// window and the session's send buffer have room. Nil when it may rightly be waiting.
-    func stallCandidate(_ live: LiveSession, seconds: Double) -> StreamStall? {
-        guard let channel, failed == nil else { return nil }
-        let toClient = downstream.isEmpty && !channelEOF && channel.hasQueuedData && !readWaitsForTheVPS(live)
-        let toVPS = !upstream.isEmpty && live.hasSendRoom && channel.sendWindow > 0 && !waitsForTheVPS(live)
-        guard toClient || toVPS else { return nil }
-        let windows = channel.windows
-        var held: String?
-        switch upstreamBlocked {
-        case .sendRoom?: held = "the send buffer was above its mark (\(live.session.outgoingBacklog) bytes wait for the socket now)"
-        case .channel(let receivedAt)?:
-            held = "the channel refused a write with its window open (a key exchange under way?); "
-                + "\(live.session.receivedBytes - receivedAt) bytes received from the VPS since, "
-                + "\(live.session.outgoingBacklog) bytes of ours wait for the socket, which "
-                + (live.session.socketTakesMore ? "takes more" : "takes no more")
-                + " (\(live.session.unacknowledgedBytes.map(String.init) ?? "?") bytes sent and not yet acknowledged)"
-        case nil: held = nil
-        }
-        return StreamStall(id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
-                           receiveWindow: windows.receive, sendWindow: windows.send, pendingToVPS: upstream.count,
-                           pendingToClient: downstream.count, sent: sent, received: received, heldBecause: toClient ? nil : held)
-    }
-
-    /// Whether the channel refused these bytes with its window open (a key exchange under way)
-    /// and the session has heard nothing since: the VPS owes the next packet, as it may for
-    /// seconds while it works through what was sent before its key exchange (seen under load:
-    /// 0 bytes from the VPS for 1-3 s). What of ours waits then is our part of the exchange,
-    /// written by a call earlier in this very round and sent by the round's last flush (seen:
-    /// 576 bytes, the socket taking more, nothing of ours unacknowledged). The stream is right
-    /// to wait; a VPS that never answers is the keepalive's to find.
-    private func waitsForTheVPS(_ live: LiveSession) -> Bool {
-        guard case .channel(let receivedAt)? = upstreamBlocked else { return false }
-        return live.session.receivedBytes == receivedAt
+        moveDownstream(channel, live, readChannel: readChannel)
     }
 
     /// Moves a stalled stream again, each direction on its own: the channel read even if
     /// libssh2 reports nothing queued, then the socket treated as readable.
-    func recover(_ live: LiveSession, now: Double) {
+    func recover(_ live: LiveSession) {
         guard let channel, failed == nil else { return }
-        moveDownstream(channel, live, readChannel: true, now: now)
+        moveDownstream(channel, live, readChannel: true)
         guard failed == nil, live.isAlive else { return }
         _ = moveUpstream(channel, live, socketReady: true, retryHeld: true)
     }
@@ -241,7 +174,7 @@ final class Stream {
 
     /// channel → socket: what waits for the socket first; the channel is read only when
     /// nothing does.
-    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool, now: Double) {
+    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
@@ -261,7 +194,6 @@ final class Stream {
             switch channel.read(into: scratch.pointer, count: scratch.size) {
             case .bytes(let count):
                 readHeldAt = nil
-                live.heard(at: now)
                 received += count
                 moved += count
                 let written = send(fd, scratch.pointer, count, Int32(MSG_NOSIGNAL))

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The streams of one forward and the bookkeeping both forwards share: polling their sockets,
-/// one pump round, ending them, the session's loss, their counters for `status`, and the stall
+/// The streams of one forward and the bookkeeping both forwards share: numbering connections,
+/// the cap on how many are open, polling their sockets and which polled readable, one pump
+/// round, ending them, the session's loss, their counters and `status` lines, and the stall
 /// watch. A forward keeps only what differs: how a stream gets its channel.
 ///
 /// The stall watch: once a second, while some stream holds bytes, it asks each stream whether
@@ -14,7 +15,13 @@ final class StreamTable {
     private let emit: @Sendable (TunnelEvent) -> Void
     private(set) var streams: [Int: Stream] = [:]
     /// Bytes of finished streams and the forward's last failure.
-    var counters = ForwardCounters()
+    private var counters = ForwardCounters()
+    /// Connections numbered so far; the next gets `issued + 1` (numbers are never reused).
+    private(set) var issued = 0
+    /// Streams whose sockets polled readable this round (filled by the poll, read by `pumpAll`).
+    private var readable = Set<Int>()
+    /// The most connections a forward carries at once, streams and those still being set up.
+    static let maxConnections = 4096
     /// Whether libssh2 holds bytes (or EOF) for a stream that nothing has delivered yet: the
     /// next poll must not sleep.
     private(set) var hasUndeliveredData = false
@@ -38,9 +45,26 @@ final class StreamTable {
 
     func add(_ stream: Stream) { streams[stream.id] = stream }
 
+    /// The number of a new connection (the first is 1).
+    func newID() -> Int {
+        issued += 1
+        return issued
+    }
+
+    /// Whether one more connection may be taken, with `others` open outside the table (being
+    /// connected, or answered without a stream).
+    func hasRoom(besides others: Int = 0) -> Bool { streams.count + others < Self.maxConnections }
+
+    /// The stream `id`'s socket polled readable (its owner's `PollOwner.ready`).
+    func socketReady(_ id: Int) { readable.insert(id) }
+
+    /// The forward's last failure, for `status` (a refused forward, nothing listening).
+    func noteFailure(_ text: String) { counters.failed(text) }
+
     /// Polls each stream's socket for what it can take now, and wakes the loop for the next
     /// look of the stall watch while any stream holds bytes.
     func register(in set: PollSet, live: LiveSession, owner: PollOwner) {
+        readable.removeAll(keepingCapacity: true)
         if hasUndeliveredData { set.wakeNow() }
         let room = live.hasSendRoom
         var holding = hasUndeliveredData
@@ -55,11 +79,11 @@ final class StreamTable {
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
     }
 
-    /// One pump round over every stream with a channel (`readable`: sockets that polled
-    /// readable); ends finished ones; then the stall watch, if its interval has passed.
-    func pumpAll(_ live: LiveSession, readable: Set<Int>, now: Double) {
+    /// One pump round over every stream with a channel (`socketReady` for those whose sockets
+    /// polled readable); ends finished ones; then the stall watch, if its interval has passed.
+    func pumpAll(_ live: LiveSession, now: Double) {
         for stream in Array(streams.values) where stream.channel != nil {
-            stream.pump(live, socketReady: readable.contains(stream.id), now: now)
+            stream.pump(live, socketReady: readable.contains(stream.id))
             guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
         }
@@ -83,7 +107,7 @@ final class StreamTable {
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
-                stream.recover(live, now: now)
+                stream.recover(live)
                 guard live.isAlive else { return }
                 if stream.isDone { finish(stream, live: live, reason: stream.failed); continue }
             }
@@ -129,8 +153,16 @@ final class StreamTable {
         hasUndeliveredData = false
     }
 
-    /// Bytes both ways (finished and open streams), the last failure, the stalls.
-    func describe(into snapshot: inout StatusSnapshot) {
+    /// A forward's part of a `status` snapshot: its `local` and `remote` ends, connections
+    /// open (`alsoOpen`: those outside the table) and since start, bytes both ways (finished
+    /// and open streams), its last failure, the stalls.
+    func describe(into snapshot: inout StatusSnapshot, local: HostPort, alsoLocal: [HostPort] = [], remote: HostPort,
+                  alsoOpen: Int = 0) {
+        snapshot.local = local
+        snapshot.alsoLocal = alsoLocal
+        snapshot.remote = remote
+        snapshot.openConnections = streams.count + alsoOpen
+        snapshot.totalConnections = issued
         counters.describe(into: &snapshot, open: streams.values)
         snapshot.stalls = stalls
     }

@@ -23,7 +23,6 @@ final class LocalForward: SessionForward, PollOwner {
     /// The addresses listened on beside `options.bind` (::1), all on `localPort`.
     let alsoLocal: [HostPort]
     private var listenerClosed = false
-    private let maxConnections = 4096
 
     private let streams: StreamTable
     private var waiting: [Int] = []
@@ -32,8 +31,6 @@ final class LocalForward: SessionForward, PollOwner {
     private var openOrigin = (host: "127.0.0.1", port: 0)
     private let pool: ChannelPool
     private var receivedAtLastTend = -1
-    private var nextID = 1
-    private var readable = Set<Int>()
     private var announced = false
     private var lastNothingListening: Double = -100
     private let refusalLock = NSLock()
@@ -86,7 +83,7 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func register(in set: PollSet, live: LiveSession?, now: Double) {
-        if !listenerClosed && streams.count < maxConnections {
+        if !listenerClosed && streams.hasRoom() {
             for listener in listeners { set.watch(listener, events: Int32(POLLIN), owner: self, tag: -1) }
         }
         guard let live else {
@@ -105,24 +102,23 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func ready(tag: Int, events: Int16) {
-        if tag == -1 { acceptClients() } else { readable.insert(tag) }
+        if tag == -1 { acceptClients() } else { streams.socketReady(tag) }
     }
 
     func drive(_ live: LiveSession?, now: Double) {
-        defer { readable.removeAll(keepingCapacity: true) }
         guard let live else { return expireWaitingClients(now: now) }
         // A session in doubt gets no new client: one that came after a silence waits for the
         // probe's answer, then goes to this session or to the next one.
         if !live.keepalive.isProbing { openNextChannel(live, now: now) }
         guard live.isAlive else { return }
-        streams.pumpAll(live, readable: readable, now: now)
+        streams.pumpAll(live, now: now)
         guard live.isAlive else { return }
         tendPool(live, now: now)
         // Tending the pool may have pulled packets off the socket for streams already visited.
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(reason: String) {
+    func sessionEnded(_ end: SessionEnd) {
         streams.sessionEnded()
         openInFlight = false
         pool.clear()
@@ -135,9 +131,9 @@ final class LocalForward: SessionForward, PollOwner {
         streams.sendFinalEOFs(deadline: deadline)
     }
 
-    func stop(reason: String?) {
+    func stop(_ end: SessionEnd) {
         closeListener()
-        streams.stop(reason: reason)
+        streams.stop(reason: end.connectionNotice)
         waiting.removeAll()
         openInFlight = false
         pool.clear()
@@ -149,12 +145,8 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func describe(into snapshot: inout StatusSnapshot) {
-        snapshot.local = HostPort(host: options.bind, port: localPort)
-        snapshot.alsoLocal = alsoLocal
-        snapshot.remote = options.remote
-        snapshot.openConnections = streams.count
-        snapshot.totalConnections = nextID - 1
-        streams.describe(into: &snapshot)
+        streams.describe(into: &snapshot, local: HostPort(host: options.bind, port: localPort), alsoLocal: alsoLocal,
+                         remote: options.remote)
     }
 
     private func closeListener() {
@@ -170,15 +162,14 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     private func acceptClients(from listener: Int32) {
-        while streams.count < maxConnections {
+        while streams.hasRoom() {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
                 if errno == EINTR { continue }
                 return
             }
             let now = MonotonicClock.now()
-            let stream = Stream(id: nextID, fd: fd, now: now)
-            nextID += 1
+            let stream = Stream(id: streams.newID(), fd: fd, now: now)
             streams.add(stream)
             waiting.append(stream.id)
             arrivals += 1
@@ -244,7 +235,7 @@ final class LocalForward: SessionForward, PollOwner {
                     if let client { finish(client, live: live, reason: "nothing listens on VPS \(remote)") }
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
-                    streams.counters.failed("the VPS refused the forward: \(error.message)")
+                    streams.noteFailure("the VPS refused the forward: \(error.message)")
                     emit(.forwardRefused(remote: remote, reason: error.message))
                     if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
                 }
@@ -264,7 +255,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Nothing answers behind the VPS: said at most once every 5 s.
     private func reportNothingListening(now: Double) {
-        streams.counters.failed("nothing listens on VPS \(options.remote)")
+        streams.noteFailure("nothing listens on VPS \(options.remote)")
         guard now - lastNothingListening >= 5 else { return }
         lastNothingListening = now
         emit(.nothingListening(remote: options.remote, reverseCommand: options.reverseCommand))

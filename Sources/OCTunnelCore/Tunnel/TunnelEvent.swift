@@ -7,13 +7,14 @@ public enum TunnelEvent: Sendable {
     case connected(target: SSHTarget, info: SessionInfo)
     /// The local listener is up: `local`, and `alsoLocal` on the same port (::1 beside 127.0.0.1).
     case forwarding(local: HostPort, remote: HostPort, alsoLocal: [HostPort] = [])
-    case disconnected(reason: String, retryIn: Double)
+    /// A session ended, or an attempt failed, for `reason`; the next attempt in `retryIn` s.
+    case disconnected(reason: SessionEnd, retryIn: Double)
     case nothingListening(remote: HostPort, reverseCommand: String)
     case forwardRefused(remote: HostPort, reason: String)
     case clientOpened(id: Int, peer: String)
     case clientClosed(id: Int, sent: Int, received: Int)
     case clientDropped(id: Int, reason: String)
-    case stopping(reason: String)
+    case stopping(reason: SessionEnd)
     case warning(String)
     /// `home up`: the VPS listens and carries its connections to OpenCode at home.
     case listening(remote: HostPort, home: HostPort)

@@ -25,7 +25,7 @@ extension TunnelEvent {
         case .forwarding(let local, let remote, let alsoLocal):
             return "forwarding \(([local] + alsoLocal).map(\.description).joined(separator: " and ")) → VPS \(remote)"
         case .disconnected(let reason, let retryIn):
-            return "disconnected: \(reason); retrying in \(String(format: "%.1f", retryIn)) s"
+            return "disconnected: \(reason.text); retrying in \(String(format: "%.1f", retryIn)) s"
         case .nothingListening(let remote, let command):
             return "nothing listens on VPS \(remote): the home machine's reverse tunnel is probably down. On the home machine run:\n  \(command)"
         case .forwardRefused(let remote, let reason):
@@ -37,7 +37,7 @@ extension TunnelEvent {
         case .clientDropped(let id, let reason):
             return "connection \(id) closed: \(reason)"
         case .stopping(let reason):
-            return "stopping: \(reason)"
+            return "stopping: \(reason.text)"
         case .warning(let text):
             return "warning: \(text)"
         case .listening(let remote, let home):
@@ -72,7 +72,7 @@ extension TunnelEvent {
                     "localHosts": ([local] + alsoLocal).map(\.host),
                     "remoteHost": remote.host, "remotePort": remote.port]
         case .disconnected(let reason, let retryIn):
-            return ["event": "disconnected", "status": "disconnected", "reason": reason, "retryIn": (retryIn * 10).rounded() / 10]
+            return ["event": "disconnected", "status": "disconnected", "reason": reason.text, "retryIn": (retryIn * 10).rounded() / 10]
         case .nothingListening(let remote, let command):
             return ["event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(remote)",
                     "remoteHost": remote.host, "remotePort": remote.port, "reverseCommand": command]
@@ -85,7 +85,7 @@ extension TunnelEvent {
         case .clientDropped(let id, let reason):
             return ["event": "clientClosed", "id": id, "reason": reason]
         case .stopping(let reason):
-            return ["event": "stopping", "status": "disconnected", "reason": reason]
+            return ["event": "stopping", "status": "disconnected", "reason": reason.text]
         case .warning(let text):
             return ["event": "warning", "message": text]
         case .listening(let remote, let home):

@@ -1,0 +1,186 @@
+/// When `SessionDriver`'s next connection attempt starts, and what roaming is under way: the
+/// backoff, the cause noticed outside a round, the probe or reconnect it led to, and a
+/// make-before-break replacement. Pure: every method takes the time, and the driver gathers
+/// the facts (addresses, the connector, the forward) and does what it is told, so tests walk
+/// it through each cause with their own clock.
+struct ReconnectState {
+    /// A roaming cause and when it was noticed (monotonic seconds).
+    struct Noticed: Equatable {
+        let cause: RoamingCause
+        let since: Double
+    }
+
+    /// What to do about a cause while a session is up.
+    enum Step: Equatable {
+        /// Probe the session; its answer is due by `deadline`.
+        case probe(deadline: Double)
+        /// Connect a new session beside the live one, which serves until it is up.
+        case replace
+        /// Drop the session for `end`, first saying goodbye to the VPS when `sayGoodbye`
+        /// (it then frees what the session held, a remote forward's port, at once).
+        case drop(SessionEnd, sayGoodbye: Bool)
+    }
+
+    /// What a failed connection attempt leads to.
+    enum AttemptVerdict: Equatable {
+        /// The replacement failed; the live session stays.
+        case keepCurrent
+        /// The run ends with the error.
+        case giveUp
+        /// The next attempt starts after `delay` seconds; `end` says why.
+        case retry(SessionEnd, delay: Double)
+    }
+
+    /// Whether the first connection's failure ends the run (a person is watching).
+    let exitOnFirstFailure: Bool
+    /// Whether a refusal that ends by itself is waited out even on the first connection.
+    let waitsOutPenalty: Bool
+
+    private var policy = ReconnectPolicy()
+    /// When the next attempt starts; nil while a session is up or an attempt runs.
+    private(set) var retryAt: Double?
+    /// A cause noticed outside a round (a wake, SIGUSR1, a network change), acted on in the next.
+    private(set) var pending: Noticed?
+    /// The cause being dealt with: a probe or a reconnect under way.
+    private(set) var roaming: Noticed?
+    /// A make-before-break reconnect: the next session replaces the live one.
+    private(set) var replacing = false
+    /// Connection attempts since start.
+    private(set) var attempts = 0
+    private(set) var everConnected = false
+    /// The penalty has been named in full once since the last session.
+    private var penaltySaid = false
+
+    init(exitOnFirstFailure: Bool, waitsOutPenalty: Bool) {
+        self.exitOnFirstFailure = exitOnFirstFailure
+        self.waitsOutPenalty = waitsOutPenalty
+    }
+
+    // MARK: Attempts
+
+    /// An attempt starts; its number since start.
+    mutating func attemptStarted() -> Int {
+        attempts += 1
+        return attempts
+    }
+
+    /// Whether the next attempt starts at `now`: its time has come and none is running.
+    mutating func attemptIsDue(now: Double, connectorRunning: Bool) -> Bool {
+        guard let at = retryAt, now >= at, !connectorRunning else { return false }
+        retryAt = nil
+        return true
+    }
+
+    /// A session came up at `now`: the roaming that led to it ends (the event that says so).
+    mutating func sessionStarted(now: Double) -> RoamingEvent? {
+        replacing = false
+        everConnected = true
+        penaltySaid = false
+        guard let roaming else { return nil }
+        self.roaming = nil
+        return .reconnected(roaming.cause, after: now - roaming.since)
+    }
+
+    /// An attempt failed with `error` (`sessionUp`: a session still serves beside it).
+    mutating func attemptFailed(_ error: OCTunnelError, sessionUp: Bool, now: Double,
+                                random: Double = Double.random(in: -1...1)) -> AttemptVerdict {
+        if replacing && sessionUp {
+            replacing = false
+            roaming = nil
+            return .keepCurrent
+        }
+        let waitedOut = error.passesByItself && waitsOutPenalty
+        if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure && !waitedOut) { return .giveUp }
+        let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(error)
+        if error.passesByItself { penaltySaid = true }
+        return .retry(end, delay: retry(after: end, uptime: nil, now: now, random: random))
+    }
+
+    /// A session that lived `uptime` seconds (nil: an attempt) ended for `end`: the delay
+    /// before the next attempt, none after roaming.
+    mutating func retry(after end: SessionEnd, uptime: Double?, now: Double,
+                        random: Double = Double.random(in: -1...1)) -> Double {
+        let delay = end.retriesAtOnce ? 0 : policy.nextDelay(afterUptime: uptime, random: random)
+        retryAt = now + delay
+        return delay
+    }
+
+    // MARK: Roaming
+
+    /// Notes a cause seen outside a round; a network change does not replace a pending
+    /// reconnect request.
+    mutating func notice(_ cause: RoamingCause, since: Double) {
+        if case .networkChange = cause, pending?.cause == .requested { return }
+        pending = Noticed(cause: cause, since: since)
+    }
+
+    /// The pending cause, once (no session is up to act on it).
+    mutating func takePending() -> Noticed? {
+        defer { pending = nil }
+        return pending
+    }
+
+    /// The cause to act on this round with a live session: the pending one, else a client
+    /// that arrived while the session was quiet (`quietFor`: seconds since the VPS was last
+    /// heard; nil when it was heard within an interval or a probe is under way). None while a
+    /// replacement is connecting.
+    mutating func causeToActOn(clientsArrived: Bool, quietFor: Double?, now: Double) -> Noticed? {
+        var noticed = takePending()
+        if noticed == nil, clientsArrived, let quietFor { noticed = Noticed(cause: .clientAfterSilence(quietFor), since: now) }
+        guard let noticed, !replacing else { return nil }
+        return noticed
+    }
+
+    /// What to do about `noticed` with a session up, given `decision` (made from the facts),
+    /// and the event that says it.
+    mutating func act(on noticed: Noticed, decision: RoamingDecision, allowsOverlap: Bool,
+                      now: Double) -> (step: Step, event: RoamingEvent) {
+        if roaming == nil || noticed.cause == .requested { roaming = noticed }
+        switch decision {
+        case .probe(let deadline):
+            return (.probe(deadline: deadline), RoamingEvent.probing(noticed.cause, deadline: deadline - now))
+        case .reconnect(let reason):
+            policy.networkChanged()
+            let event = RoamingEvent.reconnectingNow(noticed.cause, reason: reason.text)
+            if noticed.cause == .requested && allowsOverlap {
+                replacing = true
+                return (.replace, event)
+            }
+            return (.drop(.roamed(noticed.cause, reason), sayGoodbye: noticed.cause == .requested), event)
+        }
+    }
+
+    /// What to do about `noticed` while no session is up (`attemptStartedAt`: when the attempt
+    /// under way began, nil when none runs): the next attempt starts now, abandoning one that
+    /// began before the cause (on a network that may be gone). Nil: nothing to do.
+    mutating func actWithoutSession(on noticed: Noticed, attemptStartedAt: Double?,
+                                    now: Double) -> (abandonAttempt: Bool, event: RoamingEvent)? {
+        policy.networkChanged()
+        let reason: String
+        if let startedAt = attemptStartedAt {
+            guard startedAt < noticed.since || noticed.cause == .requested else { return nil }
+            reason = "no session; the attempt under way began before, a new one starts now"
+        } else {
+            guard let at = retryAt, at > now else { return nil }
+            reason = "no session; attempting now"
+        }
+        if roaming == nil { roaming = noticed }
+        retryAt = now
+        return (attemptStartedAt != nil, RoamingEvent.reconnectingNow(noticed.cause, reason: reason))
+    }
+
+    /// The quick probe was answered `seconds` after it was asked: the doubt ends (the event
+    /// that says so), unless a replacement is connecting.
+    mutating func probeAnswered(in seconds: Double) -> RoamingEvent? {
+        guard let roaming, !replacing else { return nil }
+        self.roaming = nil
+        return .kept(roaming.cause, answeredIn: seconds)
+    }
+
+    /// The quick probe went unanswered for `seconds`: the session ends, and the next attempt
+    /// starts at once with the backoff started over.
+    mutating func probeUnanswered(after seconds: Double) -> SessionEnd {
+        policy.networkChanged()
+        return .unansweredProbe(seconds: seconds, after: roaming?.cause)
+    }
+}

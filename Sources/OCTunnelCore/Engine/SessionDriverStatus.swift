@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SessionDriver: StatusSource {
+    /// The snapshot `status` gets, built on the loop thread when asked: the driver's record and
+    /// state, then the forward's part, the last health test and the last roaming event.
+    func statusSnapshot(for endpoint: StatusEndpoint) -> StatusSnapshot {
+        let now = MonotonicClock.now()
+        let state: StatusSnapshot.State
+        if record.stopping { state = .stopping }
+        else if live != nil { state = .connected }
+        else if connector.isRunning { state = record.sessions > 0 || reconnect.attempts > 1 ? .retrying : .connecting }
+        else if reconnect.retryAt != nil { state = .disconnected }
+        else { state = .connecting }
+        var snapshot = StatusSnapshot(role: endpoint.role, profile: endpoint.profile, pid: Int(getpid()), state: state,
+                                      target: settings.target)
+        if let info = record.info {
+            snapshot.hostKey = info.hostKey.fingerprint
+            snapshot.hostKeyType = info.hostKey.type
+            snapshot.cipher = info.cipher
+            snapshot.mac = info.mac
+            snapshot.kex = info.keyExchange
+        }
+        snapshot.connectedSince = live == nil ? nil : record.connectedSince
+        if state == .disconnected, let retryAt = reconnect.retryAt { snapshot.retryIn = max(0, retryAt - now) }
+        snapshot.reconnects = max(0, record.sessions - 1)
+        if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
+        forward.describe(into: &snapshot)
+        snapshot.health = health.value
+        if let event = record.lastNetworkEvent {
+            snapshot.lastNetworkEvent = event.text
+            snapshot.lastNetworkEventAt = event.at
+        }
+        return snapshot
+    }
+}
