@@ -1,3 +1,5 @@
+import Foundation
+
 /// The home key's forced command (`pubkey --restrict --listen`): a short POSIX-sh program that
 /// lets `home up` take back the VPS port a dead session of its own still holds, with a stock
 /// sshd, as the VPS user, with nothing installed there.

@@ -29,7 +29,7 @@ extension Syscall {
     }
 
     /// How a new socket starts out.
-    struct SocketFlags: OptionSet {
+    struct SocketFlags: OptionSet, Sendable {
         let rawValue: Int32
         /// `O_NONBLOCK` from the start.
         static let nonBlocking = SocketFlags(rawValue: 1)
@@ -40,14 +40,14 @@ extension Syscall {
     /// `socket(2)`. Linux sets the flags in the call itself (`SOCK_NONBLOCK`, `SOCK_CLOEXEC`);
     /// macOS has neither, so it sets them with `fcntl` right after, and turns SIGPIPE off for
     /// the socket (`SO_NOSIGPIPE`, its stand-in for `MSG_NOSIGNAL`). The descriptor or -1.
-    static func socket(_ family: Int32, _ type: SocketType, _ flags: SocketFlags, protocol: Int32 = 0) -> Int32 {
+    static func socket(_ family: Int32, _ type: SocketType, _ flags: SocketFlags, protocol number: Int32 = 0) -> Int32 {
 #if canImport(Glibc)
         var kind = type.value
         if flags.contains(.nonBlocking) { kind |= Int32(SOCK_NONBLOCK.rawValue) }
         if flags.contains(.closeOnExec) { kind |= Int32(SOCK_CLOEXEC.rawValue) }
-        return Glibc.socket(family, kind, `protocol`)
+        return Glibc.socket(family, kind, number)
 #elseif canImport(Darwin)
-        let fd = Darwin.socket(family, type.value, `protocol`)
+        let fd = Darwin.socket(family, type.value, number)
         guard fd >= 0 else { return fd }
         if flags.contains(.closeOnExec) { setCloseOnExec(fd) }
         if flags.contains(.nonBlocking) { setNonBlocking(fd, true) }
