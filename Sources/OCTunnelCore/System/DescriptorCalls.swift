@@ -48,9 +48,9 @@ extension Syscall {
     @discardableResult
     static func close(_ fd: Int32) -> Int32 {
 #if canImport(Glibc)
-        Glibc.close(fd)
+        return Glibc.close(fd)
 #elseif canImport(Darwin)
-        Darwin.close(fd)
+        return Darwin.close(fd)
 #endif
     }
 
@@ -58,9 +58,9 @@ extension Syscall {
     @discardableResult
     static func shutdownBoth(_ fd: Int32) -> Int32 {
 #if canImport(Glibc)
-        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        return Glibc.shutdown(fd, Int32(SHUT_RDWR))
 #elseif canImport(Darwin)
-        Darwin.shutdown(fd, SHUT_RDWR)
+        return Darwin.shutdown(fd, SHUT_RDWR)
 #endif
     }
 

@@ -78,27 +78,27 @@ extension Syscall {
     /// `connect(2)`; not retried (after EINTR the connect goes on, as after EINPROGRESS).
     static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
 #if canImport(Glibc)
-        Glibc.connect(fd, address, length)
+        return Glibc.connect(fd, address, length)
 #elseif canImport(Darwin)
-        Darwin.connect(fd, address, length)
+        return Darwin.connect(fd, address, length)
 #endif
     }
 
     /// `bind(2)`.
     static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
 #if canImport(Glibc)
-        Glibc.bind(fd, address, length)
+        return Glibc.bind(fd, address, length)
 #elseif canImport(Darwin)
-        Darwin.bind(fd, address, length)
+        return Darwin.bind(fd, address, length)
 #endif
     }
 
     /// `listen(2)`.
     static func listen(_ fd: Int32, backlog: Int32) -> Int32 {
 #if canImport(Glibc)
-        Glibc.listen(fd, backlog)
+        return Glibc.listen(fd, backlog)
 #elseif canImport(Darwin)
-        Darwin.listen(fd, backlog)
+        return Darwin.listen(fd, backlog)
 #endif
     }
 
@@ -106,18 +106,18 @@ extension Syscall {
     /// carries `SO_NOSIGPIPE` from `socket` / `accept` above. Not retried; the count or -1.
     static func sendNoSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
 #if canImport(Glibc)
-        Glibc.send(fd, buffer, length, flags | Int32(MSG_NOSIGNAL))
+        return Glibc.send(fd, buffer, length, flags | Int32(MSG_NOSIGNAL))
 #elseif canImport(Darwin)
-        Darwin.send(fd, buffer, length, flags)
+        return Darwin.send(fd, buffer, length, flags)
 #endif
     }
 
     /// `recv(2)`; not retried; the count, 0 at EOF, or -1.
     static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
 #if canImport(Glibc)
-        Glibc.recv(fd, buffer, length, flags)
+        return Glibc.recv(fd, buffer, length, flags)
 #elseif canImport(Darwin)
-        Darwin.recv(fd, buffer, length, flags)
+        return Darwin.recv(fd, buffer, length, flags)
 #endif
     }
 

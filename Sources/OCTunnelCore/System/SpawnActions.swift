@@ -54,9 +54,9 @@ final class SpawnActions {
     /// This process's environment block (`environ`; `_NSGetEnviron()` on macOS).
     private static var inheritedEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
 #if canImport(Glibc)
-        environ
+        return environ
 #elseif canImport(Darwin)
-        _NSGetEnviron().pointee
+        return _NSGetEnviron().pointee
 #endif
     }
 }

@@ -31,8 +31,8 @@ enum Syscall {
 
 private func system_poll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: Int32) -> Int32 {
 #if canImport(Glibc)
-    Glibc.poll(fds, count, timeout)
+    return Glibc.poll(fds, count, timeout)
 #elseif canImport(Darwin)
-    Darwin.poll(fds, count, timeout)
+    return Darwin.poll(fds, count, timeout)
 #endif
 }
