@@ -1,3 +1,5 @@
+import Foundation
+
 /// Whoever knows what to say when `status` asks: the session driver.
 protocol StatusSource: AnyObject {
     /// The snapshot as of now (called on the loop thread, only when a client connected).

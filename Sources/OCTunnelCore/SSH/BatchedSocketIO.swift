@@ -1,4 +1,5 @@
 import CLibSSH2
+import Foundation
 
 /// libssh2's socket I/O, replaced (`LIBSSH2_CALLBACK_SEND` / `_RECV`) so that libssh2 never
 /// sees a send refused (no packet is ever left half-sent), the loop pays one `send()` per round

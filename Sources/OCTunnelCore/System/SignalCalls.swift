@@ -61,10 +61,7 @@ extension Syscall {
     }
 }
 
+/// `sigaction(2)` itself (qualified, `Glibc.sigaction` would name the struct).
 private func system_sigaction(_ signal: Int32, _ action: UnsafePointer<sigaction>, _ old: UnsafeMutablePointer<sigaction>?) {
-#if canImport(Glibc)
-    _ = Glibc.sigaction(signal, action, old)
-#elseif canImport(Darwin)
-    _ = Darwin.sigaction(signal, action, old)
-#endif
+    _ = sigaction(signal, action, old)
 }
