@@ -8,7 +8,7 @@ struct BatchedSocketIOTests {
     @Test("while batching, every send is taken whole (never EAGAIN, so no packet is half-sent), even with a peer that does not read; flush delivers it in order")
     func neverRefusesASend() throws {
         var pair: [Int32] = [0, 0]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
         defer { close(pair[0]); close(pair[1]) }
         _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         let io = BatchedSocketIO(socket: pair[0])
@@ -43,7 +43,7 @@ struct BatchedSocketIOTests {
         defer { close(listener) }
         let mine = try Sockets.connect(host: "127.0.0.1", port: port, timeout: 5)
         defer { close(mine) }
-        let peer = accept(listener, nil, nil)
+        let peer = closeOnExecAccept(listener)
         try #require(peer >= 0)
         defer { close(peer) }
         Sockets.setNonBlocking(mine, false)

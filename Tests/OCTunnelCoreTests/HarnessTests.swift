@@ -9,6 +9,40 @@ import Testing
 struct HarnessTests {
     private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
+    @Test("descriptors the harness makes are close-on-exec from the call that makes them: a child spawned while they are open holds none (an inherited pipe end kept a reader from EOF for 247 s)")
+    func childrenInheritNothing() throws {
+        let accepted = LockedValue<Int32>(-1)
+        let server = try TCPTestServer { fd in
+            accepted.set(fd)
+            var byte: UInt8 = 0
+            _ = read(fd, &byte, 1)  // until the client closes
+        }
+        defer { server.stop() }
+        let client = connectLoopback(server.port)
+        try #require(client >= 0)
+        defer { close(client) }
+        try #require(waitUntil(timeout: 30) { accepted.get() >= 0 }, "the server never accepted")
+        let pipe = try #require(closeOnExecPipe())
+        defer { pipe.forEach { close($0) } }
+        let unix = closeOnExecStreamSocket(AF_UNIX)
+        defer { close(unix) }
+        let ours = [server.listenerNumber, accepted.get(), client, pipe[0], pipe[1], unix]
+
+        // The child lists what it holds; RunningProcess's own pipes are its 0, 1 and 2.
+        let child = try runProcess("/bin/sh", ["-c", "ls -l /proc/$$/fd"])
+        try #require(child.status == 0, "\(child.stderr)")
+        let held = Set(child.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard let target = line.split(separator: " ").last, target.hasPrefix("socket:[") || target.hasPrefix("pipe:[") else { return nil }
+            return String(target)
+        })
+        for fd in ours {
+            var info = stat()
+            try #require(fstat(fd, &info) == 0)
+            let name = (info.st_mode & S_IFMT == S_IFSOCK ? "socket:[" : "pipe:[") + "\(info.st_ino)]"
+            #expect(!held.contains(name), "a child inherited descriptor \(fd) (\(name)): \(child.stdout)")
+        }
+    }
+
     @Test("a TCPTestServer stopped by hand and then dropped closes its listener once: sockets opened in between stay open")
     func stoppedServerClosesOnce() throws {
         var server: TCPTestServer? = try TCPTestServer.echo()
@@ -19,7 +53,7 @@ struct HarnessTests {
         var pairs: [[Int32]] = []
         while pairs.count < 64 && !pairs.joined().contains(listener) {
             var fds: [Int32] = [0, 0]
-            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
             pairs.append(fds)
         }
         defer { pairs.joined().forEach { close($0) } }
@@ -90,4 +124,13 @@ struct HarnessTests {
         #expect(files.count > 20, "found no test files under \(tests)")
         #expect(without.isEmpty, "suites without .ownThreads: \(without)")
     }
+}
+
+/// A value one thread sets and another reads.
+private final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ new: Value) { lock.withLock { value = new } }
 }

@@ -11,7 +11,7 @@ struct OwnershipTests {
     /// A connected pair of stream sockets.
     private func socketPair() throws -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         return (fds[0], fds[1])
     }
 
@@ -47,7 +47,7 @@ struct OwnershipTests {
         await #expect(processExitsWith: .failure, "reading a closed descriptor's number must stop a debug build") {
             let (fd, other) = try! { () throws -> (Int32, Int32) in
                 var fds: [Int32] = [0, 0]
-                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw POSIXError(.EMFILE) }
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw POSIXError(.EMFILE) }
                 return (fds[0], fds[1])
             }()
             _ = other
@@ -63,7 +63,7 @@ struct OwnershipTests {
             // A real channel needs a session; the check fires before libssh2 is called, so a
             // channel whose session never connected shows it: free it, then read.
             let fds = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
-            _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, fds)
+            _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, fds)
             let session = try! SSHSession(socket: fds[0])
             let channel = SSHChannel(session: session, raw: OpaquePointer(bitPattern: 1)!)
             session.close()

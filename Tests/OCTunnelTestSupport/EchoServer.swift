@@ -15,7 +15,7 @@ public final class TCPTestServer: @unchecked Sendable {
     private let acceptDone = DispatchSemaphore(value: 0)
 
     public init(handler: @escaping @Sendable (Int32) -> Void) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = closeOnExecStreamSocket()
         self.listener = listener
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -30,11 +30,8 @@ public final class TCPTestServer: @unchecked Sendable {
         let thread = Thread { [self] in
             defer { acceptDone.signal() }
             while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+                let fd = closeOnExecAccept(listener)
+                if fd < 0 { return }
                 lock.lock()
                 if stopped { lock.unlock(); close(fd); return }
                 clients.insert(fd)

@@ -20,7 +20,9 @@ public final class OpenCodeStandIn: @unchecked Sendable {
                 heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false) throws {
         var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
                          "--heartbeat", String(heartbeat)]
-        if let password { arguments += ["--password", password] }
+        // One word, `--password=…`: a made-up password starts with "-" one time in 64
+        // (token_urlsafe), and argparse takes a separate "-…" word for an option.
+        if let password { arguments.append("--password=" + password) }
         if let version { arguments += ["--version", version] }
         let options: [(Bool, String)] = [(noPassword, "--no-password"), (devBuild, "--dev-build"), (heartbeatFirst, "--heartbeat-first"),
                                          (webAuth, "--web-auth"), (hono401, "--hono-401")]

@@ -12,12 +12,12 @@ public final class RunningProcess: @unchecked Sendable {
     private let output = OutputLines()
 
     public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws {
-        var out: [Int32] = [0, 0], err: [Int32] = [0, 0], input: [Int32] = [0, 0]
-        guard pipe(&out) == 0, pipe(&err) == 0, pipe(&input) == 0 else { throw POSIXError(.EMFILE) }
-        // Every end close-on-exec at once (Glibc's module does not export pipe2): the child gets
-        // its ends as 0, 1 and 2 (posix_spawn's dup2 clears the flag there), and a child that
-        // another test spawns meanwhile no longer inherits a copy that holds the pipe open.
-        for fd in out + err + input { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Every end close-on-exec from the start (CloseOnExec.swift): the child gets its ends as
+        // 0, 1 and 2 (posix_spawn's dup2 clears the flag there), and a child that another test
+        // spawns meanwhile never inherits a copy that holds the pipe open.
+        guard let out = closeOnExecPipe() else { throw POSIXError(.EMFILE) }
+        guard let err = closeOnExecPipe() else { close(out[0]); close(out[1]); throw POSIXError(.EMFILE) }
+        guard let input = closeOnExecPipe() else { (out + err).forEach { close($0) }; throw POSIXError(.EMFILE) }
         defer { close(out[1]); close(err[1]); close(input[0]) }
         do {
             pid = try spawn(path, arguments, stdin: stdin == nil ? -1 : input[0], stdout: out[1], stderr: err[1], environment: environment)

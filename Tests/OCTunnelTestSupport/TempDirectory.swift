@@ -23,7 +23,7 @@ public final class TempDirectory: @unchecked Sendable {
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
 public func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = closeOnExecStreamSocket()
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -37,7 +37,7 @@ public func freePort() -> Int {
 
 /// Connects a blocking TCP socket to 127.0.0.1:port, or returns -1.
 public func connectLoopback(_ port: Int) -> Int32 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = closeOnExecStreamSocket()
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

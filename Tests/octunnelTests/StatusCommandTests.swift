@@ -199,7 +199,7 @@ struct StatusCommandTests {
 
 /// A blocking Unix stream socket connected to `path`.
 private func connectUnix(_ path: String) throws -> Int32 {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = closeOnExecStreamSocket(AF_UNIX)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { raw in
