@@ -7,7 +7,13 @@ import Darwin
 /// posix_spawn's file actions (a struct on Linux, an opaque pointer on macOS), destroyed with
 /// this object, and the spawn calls that take them.
 final class SpawnActions {
-    private var actions: posix_spawn_file_actions_t
+#if canImport(Glibc)
+    private typealias Actions = posix_spawn_file_actions_t
+#elseif canImport(Darwin)
+    /// Darwin's `posix_spawn_file_actions_t` is a `void *`, taken as an optional by the calls.
+    private typealias Actions = posix_spawn_file_actions_t?
+#endif
+    private var actions: Actions
 
     /// `posix_spawn_file_actions_init`.
     init() {
