@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `tunnel reconnect` / `home reconnect`: finds the running process through its status socket
 /// (this user's, answering), sends it SIGUSR1, and watches `status` until a new session is up.

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `tunnel status` / `home status`: asks the running process through its status socket and
 /// never starts anything. A socket that is not this user's, or that nothing accepts on (left by

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Where one role and profile's status socket lives: `run/tunnel.sock` (profile `work`:
 /// `run/tunnel-work.sock`) in octunnel's home, in a directory only its owner can enter.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Whoever knows what to say when `status` asks: the session driver.
 protocol StatusSource: AnyObject {
@@ -49,7 +47,7 @@ final class StatusServer: PollOwner {
         case .stale:
             guard unlink(path) == 0 || errno == ENOENT else { throw failure("cannot remove the stale socket: \(String(cString: strerror(errno)))") }
         case .answering(let fd):
-            Glibc.close(fd)
+            Syscall.close(fd)
             throw failure("another octunnel \(endpoint.role) (profile \(endpoint.profile)) is running and answers there; this one will not")
         case .untrusted(let reason):
             throw failure("\(reason); it was left in place and is not used")
@@ -59,13 +57,13 @@ final class StatusServer: PollOwner {
         // Nothing can connect before listen(): the mode is set in between.
         guard UnixSocket.withAddress(address, { bind(fd, $0, $1) }) == 0 else {
             let reason = errno == EADDRINUSE ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first" : String(cString: strerror(errno))
-            Glibc.close(fd)
+            Syscall.close(fd)
             throw failure(reason)
         }
         var info = stat()
         guard chmod(path, 0o600) == 0, lstat(path, &info) == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
+            Syscall.close(fd)
             unlink(path)
             throw failure(reason)
         }
@@ -106,13 +104,13 @@ final class StatusServer: PollOwner {
         guard !closed else { return }
         var reply: [UInt8]?
         for _ in 0..<answersPerRound {
-            let client = accept(listener, nil, nil)
+            let client = Syscall.accept(listener)
             if client < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 return
             }
-            defer { Glibc.close(client) }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            defer { Syscall.close(client) }
+            Syscall.setCloseOnExec(client)
             // The socket is 0600 in a 0700 directory; this is the second lock on the door.
             guard let uid = UnixSocket.peerUID(client), uid == geteuid() || uid == 0 else { continue }
             if reply == nil {
@@ -120,7 +118,7 @@ final class StatusServer: PollOwner {
                 reply = Array((snapshot.jsonText + "\n").utf8)
             }
             // One non-blocking write; what does not fit is dropped with the client.
-            _ = reply!.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+            _ = reply!.withUnsafeBytes { Syscall.sendNoSignal(client, $0.baseAddress, $0.count, flags: Int32(MSG_DONTWAIT)) }
         }
     }
 
@@ -128,7 +126,7 @@ final class StatusServer: PollOwner {
     func stop() {
         guard !closed else { return }
         closed = true
-        Glibc.close(listener)
+        Syscall.close(listener)
         var info = stat()
         if lstat(endpoint.path, &info) == 0, UInt(info.st_dev) == device, UInt(info.st_ino) == inode {
             unlink(endpoint.path)

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Unix-domain stream sockets by path: the address, a connect that does not wait on a full
 /// backlog, and the peer's user id.
@@ -21,7 +19,7 @@ enum UnixSocket {
 
     /// A new Unix stream socket, close-on-exec.
     static func make() throws(SystemError) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Syscall.socket(AF_UNIX, .stream, .closeOnExec)
         guard fd >= 0 else { throw SystemError("socket") }
         return fd
     }
@@ -43,31 +41,25 @@ enum UnixSocket {
         Sockets.setNonBlocking(fd, true)
         var result: Int32
         repeat {
-            result = withAddress(address) { Glibc.connect(fd, $0, $1) }
+            result = withAddress(address) { Syscall.connect(fd, $0, $1) }
         } while result != 0 && errno == EINTR
         guard result == 0 else {
             let error = SystemError("connect", detail: path)
-            Glibc.close(fd)
+            Syscall.close(fd)
             return .failure(error)
         }
         Sockets.setNonBlocking(fd, false)
         return .success(fd)
     }
 
-    /// The process id at the other end (`SO_PEERCRED`); nil if it cannot be read.
+    /// The process id at the other end (`Syscall.peerCredentials`); nil if it cannot be read.
     static func peerPID(_ fd: Int32) -> pid_t? {
-        var credentials = [Int32](repeating: 0, count: 3)
-        var length = socklen_t(MemoryLayout<Int32>.size * 3)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12, credentials[0] > 0 else { return nil }
-        return credentials[0]
+        guard let pid = Syscall.peerCredentials(fd)?.pid, pid > 0 else { return nil }
+        return pid
     }
 
-    /// The user id of the process at the other end (`SO_PEERCRED`); nil if it cannot be read.
+    /// The user id of the process at the other end (`Syscall.peerCredentials`); nil if it cannot be read.
     static func peerUID(_ fd: Int32) -> uid_t? {
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).
-        var credentials = [UInt32](repeating: 0, count: 3)
-        var length = socklen_t(MemoryLayout<UInt32>.size * 3)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12 else { return nil }
-        return credentials[1]
+        Syscall.peerCredentials(fd)?.uid
     }
 }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// The loop's one thread of control: a wake-up pipe (stop requests, signals, the connector
 /// thread finishing) and one poll per round over whatever the round registered in its `PollSet`.

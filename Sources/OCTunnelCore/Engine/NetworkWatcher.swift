@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// The routing socket as one more `PollOwner` of the loop: it only notes what the kernel
 /// announced and says when a burst of changes has settled (250 ms after the last one, at most

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// Whoever registered a descriptor in a `PollSet`, told when it polled ready.
 protocol PollOwner: AnyObject {
@@ -51,7 +49,7 @@ final class PollSet {
         } else {
             timeout = Int32(max(0, min(60_000, ((deadline - now) * 1000).rounded(.up))))
         }
-        let ready = Glibc.poll(&fds, nfds_t(fds.count), timeout)
+        let ready = Syscall.poll(&fds, timeout: timeout)
         if ready < 0 { return errno == EINTR ? false : nil }
         guard ready > 0 else { return false }
         for index in 1..<fds.count where fds[index].revents != 0 {

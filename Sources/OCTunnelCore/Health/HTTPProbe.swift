@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A deliberately small HTTP/1.1 client for exactly two requests through the local forward:
 /// a GET with a bounded body, and a GET whose event stream goes through `ServerSentEventReader`.
@@ -55,7 +52,7 @@ struct HTTPProbe {
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         request += "\r\n"
         let bytes = Array(request.utf8)
-        guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw .closedWithoutAnswer }
+        guard Syscall.sendNoSignal(fd, bytes, bytes.count) == bytes.count else { throw .closedWithoutAnswer }
         return connection
     }
 

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The Basic-auth user and password the health test sends to OpenCode, and where the password
 /// came from. Its descriptions never contain the password.

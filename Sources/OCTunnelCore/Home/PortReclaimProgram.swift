@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// The home key's forced command (`pubkey --restrict --listen`): a short POSIX-sh program that
 /// lets `home up` take back the VPS port a dead session of its own still holds, with a stock

@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The user's Ed25519 identity in octunnel's home: generation, rotation and safe loading.
 public struct KeyStore: Sendable {

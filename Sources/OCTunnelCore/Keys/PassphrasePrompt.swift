@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Asks for a key's passphrase the way OpenSSH's `read_passphrase` (readpass.c) does for ssh:
 /// on the terminal without echo, or through `SSH_ASKPASS` when `SSH_ASKPASS_REQUIRE` asks for
@@ -84,16 +79,13 @@ enum Askpass {
     static func run(_ program: String, prompt: String) throws(PassphraseFailure) -> SecretBuffer {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw PassphraseFailure(reason: "pipe: \(String(cString: strerror(errno)))") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        let actions = SpawnActions()
+        actions.duplicate(pipeEnds[1], as: 1)
+        actions.close(pipeEnds[0])
+        actions.close(pipeEnds[1])
         let argv = [strdup(program), strdup(prompt), nil]
         defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, program, &actions, nil, argv, environ)
+        let (rc, pid) = actions.spawn(program, arguments: argv, environment: nil, searchPath: true)
         close(pipeEnds[1])
         guard rc == 0 else {
             close(pipeEnds[0])
@@ -142,20 +134,16 @@ enum TerminalReader {
         let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
         var previous: [sigaction] = []
         for signal in signals {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { number in
+            previous.append(Syscall.setSignalHandler(signal) { number in
                 if TerminalReader.savedFD >= 0 { tcsetattr(TerminalReader.savedFD, TCSAFLUSH, &TerminalReader.saved) }
-                Glibc.signal(number, SIG_DFL)
+                Syscall.defaultSignalAction(number)
                 raise(number)
-            }
-            var old = sigaction()
-            sigaction(signal, &action, &old)
-            previous.append(old)
+            })
         }
         defer {
             tcsetattr(fd, TCSAFLUSH, &original)
             savedFD = -1
-            for (index, signal) in signals.enumerated() { var old = previous[index]; sigaction(signal, &old, nil) }
+            for (index, signal) in signals.enumerated() { Syscall.restoreSignalAction(signal, previous[index]) }
         }
         let text = Array(("\r" + prompt).utf8)
         _ = write(fd, text, text.count)
@@ -164,7 +152,7 @@ enum TerminalReader {
         var length = 0
         var byte: UInt8 = 0
         while length < buffer.count - 1 {
-            let got = Glibc.read(fd, &byte, 1)
+            let got = Syscall.read(fd, &byte, 1)
             if got < 0 && errno == EINTR { continue }
             if got <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
             buffer[length] = byte

@@ -1,7 +1,5 @@
 import CLibSSH2
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// libssh2's socket I/O, replaced (`LIBSSH2_CALLBACK_SEND` / `_RECV`) so that libssh2 never
 /// sees a send refused (no packet is ever left half-sent), the loop pays one `send()` per round
@@ -50,15 +48,11 @@ final class BatchedSocketIO {
 
     /// Whether the socket would take more bytes now (`poll` for POLLOUT, without waiting).
     var isWritable: Bool {
-        var pfd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
-        return Glibc.poll(&pfd, 1, 0) == 1 && pfd.revents & Int16(POLLOUT) != 0
+        Syscall.isWritable(socket)
     }
 
     /// Bytes in the kernel's send queue that the peer has not acknowledged (`SIOCOUTQ`), or nil.
-    var kernelSendQueue: Int? {
-        var queued: Int32 = 0
-        return ioctl(socket, UInt(TIOCOUTQ), &queued) == 0 ? Int(queued) : nil
-    }
+    var kernelSendQueue: Int? { Syscall.unsentBytes(socket) }
 
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
@@ -80,7 +74,7 @@ final class BatchedSocketIO {
     @discardableResult
     func flush() -> Bool {
         while start < end {
-            let sent = Glibc.send(socket, outgoing + start, end - start, Int32(MSG_NOSIGNAL))
+            let sent = Syscall.sendNoSignal(socket, outgoing + start, end - start)
             if sent > 0 {
                 start += sent
                 continue
@@ -107,8 +101,7 @@ final class BatchedSocketIO {
     func acknowledgeReceived() {
         guard unacknowledged else { return }
         unacknowledged = false
-        var one: Int32 = 1
-        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+        Syscall.acknowledgeNow(socket)
     }
 
     /// Flushes whatever is left, waiting for the socket up to about 0.3 s (it is only used on the way out).
@@ -157,7 +150,7 @@ final class BatchedSocketIO {
     func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         if isBatching && inboundDrained { return -Int(EAGAIN) }
         while true {
-            let count = Glibc.recv(socket, buffer, length, flags)
+            let count = Syscall.recv(socket, buffer, length, flags: flags)
             if count >= 0 {
                 receivedBytes &+= count
                 if count > 0 { unacknowledged = true }
@@ -171,7 +164,7 @@ final class BatchedSocketIO {
 
     private static func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         while true {
-            let count = Glibc.recv(socket, buffer, length, flags)
+            let count = Syscall.recv(socket, buffer, length, flags: flags)
             if count >= 0 { return count }
             if errno == EINTR { continue }
             return -Int(errno)
@@ -180,7 +173,7 @@ final class BatchedSocketIO {
 
     private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
         while true {
-            let sent = Glibc.send(socket, buffer, length, flags | Int32(MSG_NOSIGNAL))
+            let sent = Syscall.sendNoSignal(socket, buffer, length, flags: flags)
             if sent >= 0 { return sent }
             if errno == EINTR { continue }
             return -Int(errno)

@@ -1,8 +1,5 @@
 import CLibSSH2
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A libssh2 failure: the return code, libssh2's message at that moment, and the call.
 public struct LibSSH2Error: Error, CustomStringConvertible, Sendable {
@@ -268,10 +265,10 @@ public final class SSHSession: @unchecked Sendable {
     /// Shuts the socket (so a hung peer cannot block), frees the session and closes the socket.
     public func close() {
         guard !isFreed else { return }
-        Glibc.shutdown(socket, Int32(SHUT_RDWR))
+        Syscall.shutdownBoth(socket)
         libssh2_session_free(raw)
         isFreed = true
-        Glibc.close(socket)
+        Syscall.close(socket)
     }
 
     deinit { close() }

@@ -1,7 +1,5 @@
 import CLibSSH2
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// libssh2's own trace (`libssh2_trace`), written to the file `OCTUNNEL_LIBSSH2_TRACE` names,
 /// for finding a hang inside libssh2. Debian's libssh2 is built without debug, so the trace

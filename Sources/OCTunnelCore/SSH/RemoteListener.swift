@@ -1,7 +1,4 @@
 import CLibSSH2
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One remote listen on the VPS (`ssh -R`): the `LIBSSH2_LISTENER` that
 /// `libssh2_channel_forward_listen_ex` returned. Like a channel, it keeps its session alive and

@@ -1,8 +1,5 @@
 import CLibSSH2
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What is needed to open an authenticated session to the VPS.
 public struct ConnectionSettings: Sendable {
@@ -423,7 +420,7 @@ enum ServerAlgorithmProbe {
         var tv = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let hello = Array("SSH-2.0-octunnel_probe\r\n".utf8)
-        guard send(fd, hello, hello.count, Int32(MSG_NOSIGNAL)) == hello.count else { return nil }
+        guard Syscall.sendNoSignal(fd, hello, hello.count) == hello.count else { return nil }
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         var payloadStart: Int?

@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The service managers octunnel writes a start-at-login file for.
 public enum ServiceFormat: String, CaseIterable, Sendable {

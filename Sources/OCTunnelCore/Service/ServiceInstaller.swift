@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writes and removes a service file, only ever its own: a file octunnel did not write, or that
 /// was changed since, is left alone unless `force` says otherwise.

@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One command for the service manager (`systemctl --user …`, `launchctl …`).
 public struct ServiceCommand: Sendable, Equatable {

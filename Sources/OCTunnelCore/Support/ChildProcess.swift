@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Runs a short-lived helper program (such as `ssh -G`) and collects what it printed.
 ///
@@ -21,19 +16,16 @@ enum ChildProcess {
         var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
         try retryingEINTR("pipe") { pipe(&out) }
         do { try retryingEINTR("pipe") { pipe(&err) } } catch { close(out[0]); close(out[1]); throw error }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-        posix_spawn_file_actions_addclose(&actions, out[0])
-        posix_spawn_file_actions_addclose(&actions, err[0])
+        let actions = SpawnActions()
+        actions.open(0, "/dev/null", O_RDONLY)
+        actions.duplicate(out[1], as: 1)
+        actions.duplicate(err[1], as: 2)
+        actions.close(out[0])
+        actions.close(err[0])
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: false)
         close(out[1])
         close(err[1])
         guard rc == 0 else {

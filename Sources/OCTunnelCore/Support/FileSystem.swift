@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Atomic, durable file writes: a temp file in the same directory, created with its final mode,
 /// written, fsynced, renamed into place, and the directory fsynced.
@@ -48,7 +43,7 @@ public enum AtomicFile {
             while written < bytes.count {
                 let offset = written
                 let count = try retryingEINTR("write", detail: temp) {
-                    bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                    bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress! + offset, $0.count - offset) }
                 }
                 written += count
             }
@@ -131,7 +126,7 @@ public final class OpenedFile {
 
     /// Opens `path` (following symlinks; `O_NONBLOCK`, so a FIFO cannot block the open); nil when it does not exist.
     public static func open(_ path: String) throws(SystemError) -> OpenedFile? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        let fd = Syscall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw SystemError("open", detail: path)
@@ -174,7 +169,7 @@ public final class OpenedFile {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let descriptor = fd
-            let count = try retryingEINTR("read", detail: path) { Glibc.read(descriptor, &buffer, buffer.count) }
+            let count = try retryingEINTR("read", detail: path) { Syscall.read(descriptor, &buffer, buffer.count) }
             if count == 0 { break }
             result += buffer[..<count]
             guard result.count <= limit else { throw tooLarge }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A host and TCP port, parsed from `host`, `host:2222`, `[::1]:2222` or a bare IPv6 address.
 public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     public let host: String
@@ -117,12 +119,6 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
     /// `user@host:port` (brackets around IPv6).
     public var description: String { "\(user)@\(hostPort)" }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The login name of the user running octunnel, as ssh uses by default.
 public func currentUserName() -> String {

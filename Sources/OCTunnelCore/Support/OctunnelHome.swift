@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// octunnel's home directory (keys, known_hosts, config.json), private to its owner.
 public struct OctunnelHome: Sendable {

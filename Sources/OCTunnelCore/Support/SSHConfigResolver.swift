@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where a target really goes once the user's OpenSSH client config has had its say.
 public struct SSHConfigResolution: Sendable, Equatable {

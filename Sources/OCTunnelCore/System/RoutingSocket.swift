@@ -20,7 +20,7 @@ enum RoutingSocket {
     /// the loop runs on without (keepalive still finds a dead session).
     static func open() -> Int32? {
 #if os(Linux)
-        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0 /* NETLINK_ROUTE */)
+        let fd = Syscall.socket(AF_NETLINK, .raw, [.nonBlocking, .closeOnExec], protocol: 0 /* NETLINK_ROUTE */)
         guard fd >= 0 else { return nil }
         // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
         var address = [UInt8](repeating: 0, count: 12)
@@ -30,14 +30,13 @@ enum RoutingSocket {
         let groups = linuxGroups.littleEndian
         withUnsafeBytes(of: groups) { for (index, byte) in $0.enumerated() { address[8 + index] = byte } }
         let bound = address.withUnsafeBytes { bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
-        guard bound == 0 else { close(fd); return nil }
+        guard bound == 0 else { Syscall.close(fd); return nil }
         return fd
 #elseif canImport(Darwin)
-        let fd = socket(PF_ROUTE, SOCK_RAW, AF_UNSPEC)
-        guard fd >= 0 else { return nil }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        return fd
+        // route(4): a raw PF_ROUTE socket hears every routing message of the system (protocol
+        // AF_UNSPEC: all address families); nothing needs binding.
+        let fd = Syscall.socket(PF_ROUTE, .raw, [.nonBlocking, .closeOnExec], protocol: AF_UNSPEC)
+        return fd >= 0 ? fd : nil
 #else
         return nil
 #endif
@@ -54,7 +53,7 @@ enum RoutingSocket {
         var changes: [Change] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            let count = Syscall.recv(fd, &buffer, buffer.count, flags: Int32(MSG_DONTWAIT))
             if count < 0 {
                 if errno == EINTR { continue }
                 if errno == ENOBUFS { changes.append(.routeChanged); continue }
@@ -120,18 +119,19 @@ enum RoutingSocket {
         return found
     }
 
-#if canImport(Darwin)
-    /// struct rt_msghdr / ifa_msghdr start { u16 msglen; u8 version; u8 type; … }: RTM_NEWADDR (0xc),
-    /// RTM_DELADDR (0xd), RTM_IFINFO (0xe), RTM_ADD (0x1), RTM_DELETE (0x2), RTM_CHANGE (0x3).
+    /// macOS's routing messages (route(4), net/route.h, net/if.h), parsed on any system so the
+    /// tests here can run them. Every message starts { u16 msglen; u8 version; u8 type; … }:
+    /// RTM_NEWADDR (0xc), RTM_DELADDR (0xd), RTM_IFINFO (0xe), RTM_ADD (0x1), RTM_DELETE (0x2),
+    /// RTM_CHANGE (0x3).
     static func parseRouteMessages(_ b: [UInt8]) -> [Change] {
         var changes: [Change] = []
         var offset = 0
         while offset + 4 <= b.count {
             let length = u16(b, offset), type = Int(b[offset + 3])
-            guard length >= 4 else { break }
+            guard length >= 4, offset + length <= b.count else { break }
             switch type {
-            case 0xc: changes.append(.addressAdded("?"))
-            case 0xd: changes.append(.addressRemoved("?"))
+            case 0xc: changes.append(.addressAdded(routeMessageAddress(b, from: offset, to: offset + length) ?? "?"))
+            case 0xd: changes.append(.addressRemoved(routeMessageAddress(b, from: offset, to: offset + length) ?? "?"))
             case 0xe: changes.append(.linkChanged)
             case 0x1, 0x2, 0x3: changes.append(.routeChanged)
             default: break
@@ -140,5 +140,33 @@ enum RoutingSocket {
         }
         return changes
     }
-#endif
+
+    /// The interface address (RTA_IFA) of an address message: struct ifa_msghdr is 20 bytes
+    /// (u16 msglen, u8 version, u8 type, i32 ifam_addrs, i32 flags, u16 index, 2 of padding,
+    /// i32 metric), then one sockaddr per bit set in `ifam_addrs`, lowest bit first (RTA_DST 0x1,
+    /// RTA_GATEWAY 0x2, RTA_NETMASK 0x4, RTA_GENMASK 0x8, RTA_IFP 0x10, RTA_IFA 0x20, …), each
+    /// padded to 4 bytes (a zero `sa_len` still takes 4).
+    private static func routeMessageAddress(_ b: [UInt8], from start: Int, to end: Int) -> String? {
+        guard start + 20 <= end else { return nil }
+        let present = u32(b, start + 4)
+        var offset = start + 20
+        for bit in 0..<8 where present & (1 << bit) != 0 {
+            guard offset < end else { return nil }
+            let length = Int(b[offset])
+            if 1 << bit == 0x20 { return darwinAddress(b, at: offset, length: length, end: end) }
+            offset += length > 0 ? 1 + ((length - 1) | 3) : 4
+        }
+        return nil
+    }
+
+    /// A macOS sockaddr { u8 sa_len; u8 sa_family; … } as text: AF_INET (2) has its address at
+    /// byte 4, AF_INET6 (30) at byte 8.
+    private static func darwinAddress(_ b: [UInt8], at offset: Int, length: Int, end: Int) -> String? {
+        guard offset + 2 <= end, offset + length <= end else { return nil }
+        switch b[offset + 1] {
+        case 2 where length >= 8: return InterfaceAddresses.text(family: AF_INET, bytes: Array(b[(offset + 4)..<(offset + 8)]))
+        case 30 where length >= 24: return InterfaceAddresses.text(family: AF_INET6, bytes: Array(b[(offset + 8)..<(offset + 24)]))
+        default: return nil
+        }
+    }
 }

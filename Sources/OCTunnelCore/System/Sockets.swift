@@ -1,15 +1,13 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// TCP helpers: resolving, connecting with a timeout, listening, and non-blocking set-up.
+/// TCP helpers: resolving, connecting with a deadline (blocking, or started here and finished
+/// by the loop), listening, and the addresses a socket has. Built on `Syscall`.
 public enum Sockets {
     /// Every address of `host` (IPv6 and IPv4) for TCP `port` (`getaddrinfo`).
     static func resolve(host: String, port: Int) throws(OCTunnelError) -> [(family: Int32, address: Data)] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = Syscall.SocketType.stream.value
         hints.ai_protocol = Int32(IPPROTO_TCP)
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
@@ -39,27 +37,29 @@ public enum Sockets {
     static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(OCTunnelError) -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: OCTunnelError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
+        func error(_ failure: Int32) -> OCTunnelError {
+            switch failure {
+            case ECONNREFUSED: return .connectionRefused(host: host, port: port)
+            case ETIMEDOUT: return .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
+            default: return .unreachable(host: host, port: port, reason: String(cString: strerror(failure)))
+            }
+        }
         for (family, address) in addresses {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { break }
-            let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            if fd < 0 { lastError = .unreachable(host: host, port: port, reason: String(cString: strerror(errno))); continue }
-            setNonBlocking(fd, true)
-            let rc = address.withUnsafeBytes { connectRaw(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
+            let fd: Int32
             var failure: Int32 = 0
-            if rc != 0 && errno != EINPROGRESS {
-                failure = errno
-            } else if rc != 0 {
+            switch startConnect(family: family, address: address) {
+            case .failed(let code):
+                lastError = error(code)
+                continue
+            case .connected(let socket):
+                fd = socket
+            case .inProgress(let socket):
+                fd = socket
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 let ready = pollRetrying(&pfd, milliseconds: Int32(min(remaining * 1000, Double(Int32.max))))
-                if ready == 0 {
-                    failure = ETIMEDOUT
-                } else {
-                    var value: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length)
-                    failure = value
-                }
+                failure = ready == 0 ? ETIMEDOUT : pendingError(of: fd)
             }
             if failure == 0 {
                 setNonBlocking(fd, false)
@@ -67,38 +67,52 @@ public enum Sockets {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 return fd
             }
-            close(fd)
-            switch failure {
-            case ECONNREFUSED: lastError = .connectionRefused(host: host, port: port)
-            case ETIMEDOUT: lastError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
-            default: lastError = .unreachable(host: host, port: port, reason: String(cString: strerror(failure)))
-            }
+            Syscall.close(fd)
+            lastError = error(failure)
         }
         throw lastError
     }
 
-    private static func connectRaw(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-        Glibc.connect(fd, address, length)
+    /// How the first step of a non-blocking connect went.
+    enum ConnectStart {
+        /// Connected at once (loopback can): the socket, still non-blocking.
+        case connected(Int32)
+        /// Under way: poll the socket for POLLOUT, then read `pendingError(of:)`.
+        case inProgress(Int32)
+        /// No socket, or the connect failed at once (the socket is closed): the errno.
+        case failed(Int32)
     }
+
+    /// A non-blocking, close-on-exec TCP socket for `family` and a `connect` to `address`
+    /// started on it; EINTR counts as under way (the kernel goes on connecting). For both
+    /// `connect(host:port:addresses:timeout:)` here and the home side's connects in the loop.
+    static func startConnect(family: Int32, address: Data) -> ConnectStart {
+        let fd = Syscall.socket(family, .stream, [.nonBlocking, .closeOnExec])
+        if fd < 0 { return .failed(errno) }
+        let rc = address.withUnsafeBytes { Syscall.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
+        if rc == 0 { return .connected(fd) }
+        let code = errno
+        if code == EINPROGRESS || code == EINTR { return .inProgress(fd) }
+        Syscall.close(fd)
+        return .failed(code)
+    }
+
+    /// How a connect that was under way ended (`SO_ERROR`): 0 when connected, else the errno.
+    static func pendingError(of fd: Int32) -> Int32 { Syscall.pendingError(fd) }
 
     /// `poll` on one descriptor, retrying EINTR; returns the count of ready descriptors.
     static func pollRetrying(_ pfd: inout pollfd, milliseconds: Int32) -> Int32 {
-        while true {
-            let rc = poll(&pfd, 1, milliseconds)
-            if rc >= 0 || errno != EINTR { return rc }
-        }
+        Syscall.pollRetryingEINTR(&pfd, timeout: milliseconds)
     }
 
-    static func setNonBlocking(_ fd: Int32, _ on: Bool) {
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
-    }
+    /// Turns `O_NONBLOCK` on or off.
+    static func setNonBlocking(_ fd: Int32, _ on: Bool) { Syscall.setNonBlocking(fd, on) }
 
     /// A listening, non-blocking TCP socket on `bind:port` (port 0 picks a free one).
     public static func listen(bind: String, port: Int) throws(OCTunnelError) -> (fd: Int32, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = Syscall.SocketType.stream.value
         hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(bind, String(port), &hints, &list)
@@ -106,21 +120,21 @@ public enum Sockets {
             throw .cannotListen(bind: bind, port: port, reason: "\(bind) is not an IP address of this machine (\(String(cString: gai_strerror(rc))))")
         }
         defer { freeaddrinfo(list) }
-        let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Syscall.socket(info.ai_family, .stream, .closeOnExec)
         guard fd >= 0 else { throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(errno))) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         // An IPv6 listener takes IPv6 only, as OpenSSH's: "::" beside "0.0.0.0" on one port must not collide.
         if info.ai_family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
-        if Glibc.bind(fd, address, info.ai_addrlen) != 0 {
+        if Syscall.bind(fd, address, info.ai_addrlen) != 0 {
             let code = errno
-            close(fd)
+            Syscall.close(fd)
             if code == EADDRINUSE { throw .localPortInUse(bind: bind, port: port) }
             throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
         }
-        guard Glibc.listen(fd, 1024) == 0 else {
+        guard Syscall.listen(fd, backlog: 1024) == 0 else {
             let code = errno
-            close(fd)
+            Syscall.close(fd)
             throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
         }
         setNonBlocking(fd, true)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// A socket descriptor with exactly one owner, closed exactly once (swift-system's
 /// `FileDescriptor` is the model). After `close()` its number is gone: `number` reads -1,
 /// which no system call can mistake for a live descriptor, and in a debug build any read of
@@ -29,7 +25,7 @@ final class OwnedDescriptor {
         guard value >= 0 else { return }
         let fd = value
         value = -1
-        _ = Glibc.close(fd)
+        Syscall.close(fd)
     }
 
     deinit { close() }

@@ -1,0 +1,35 @@
+import Foundation
+
+nonisolated(unsafe) private var signalWakeFD: Int32 = -1
+nonisolated(unsafe) private var signalCount: Int32 = 0
+
+/// SIGINT/SIGTERM wake the event loop through its pipe; a second one exits at once. SIGUSR1
+/// asks it to reconnect now.
+/// SIGPIPE is ignored: every send goes through `Syscall.sendNoSignal`, and nothing may kill
+/// the tunnel by it.
+public enum SignalHandling {
+    /// Routes SIGINT and SIGTERM to `wakeFD` (async-signal-safe `write`).
+    static func install(wakeFD: Int32) {
+        signalWakeFD = wakeFD
+        signalCount = 0
+        let stop: Syscall.SignalHandler = { _ in
+            signalCount += 1
+            if signalCount > 1 { _exit(ExitStatus.interrupted.rawValue) }
+            var byte = LoopWake.stop.rawValue
+            _ = write(signalWakeFD, &byte, 1)
+        }
+        Syscall.setSignalHandler(SIGINT, flags: 0, stop)
+        Syscall.setSignalHandler(SIGTERM, flags: 0, stop)
+        Syscall.setSignalHandler(SIGUSR1, flags: SA_RESTART) { _ in
+            var byte = LoopWake.reconnect.rawValue
+            _ = write(signalWakeFD, &byte, 1)
+        }
+        Syscall.unblockSignals([SIGINT, SIGTERM, SIGUSR1])
+        ignoreSIGPIPE()
+    }
+
+    /// `signal(SIGPIPE, SIG_IGN)`.
+    public static func ignoreSIGPIPE() {
+        Syscall.ignoreSignal(SIGPIPE)
+    }
+}

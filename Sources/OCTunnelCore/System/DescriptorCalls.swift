@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// open, read, write and close: EINTR retried where retrying is right, and named so a caller
+/// with a method of the same name (`OpenedFile.open`, `SSHSession.close`) reaches the system's.
+extension Syscall {
+    /// `open(2)`, retrying EINTR (a FIFO's open can be interrupted); the descriptor or -1.
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) -> Int32 {
+        while true {
+#if canImport(Glibc)
+            let fd = Glibc.open(path, flags, mode)
+#elseif canImport(Darwin)
+            let fd = Darwin.open(path, flags, mode)
+#endif
+            if fd >= 0 || errno != EINTR { return fd }
+        }
+    }
+
+    /// `read(2)`, retrying EINTR; the byte count, 0 at the end, or -1.
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        while true {
+#if canImport(Glibc)
+            let got = Glibc.read(fd, buffer, count)
+#elseif canImport(Darwin)
+            let got = Darwin.read(fd, buffer, count)
+#endif
+            if got >= 0 || errno != EINTR { return got }
+        }
+    }
+
+    /// `write(2)`, retrying EINTR; the byte count (possibly short) or -1.
+    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        while true {
+#if canImport(Glibc)
+            let sent = Glibc.write(fd, buffer, count)
+#elseif canImport(Darwin)
+            let sent = Darwin.write(fd, buffer, count)
+#endif
+            if sent >= 0 || errno != EINTR { return sent }
+        }
+    }
+
+    /// `close(2)`, never retried: Linux releases the number even when close reports EINTR, and
+    /// a second close could close whoever was given the number next.
+    @discardableResult
+    static func close(_ fd: Int32) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.close(fd)
+#elseif canImport(Darwin)
+        return Darwin.close(fd)
+#endif
+    }
+
+    /// `shutdown(2)` of both directions (`SHUT_RDWR`).
+    @discardableResult
+    static func shutdownBoth(_ fd: Int32) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.shutdown(fd, Int32(SHUT_RDWR))
+#elseif canImport(Darwin)
+        return Darwin.shutdown(fd, SHUT_RDWR)
+#endif
+    }
+
+    /// `fcntl(F_SETFL)`: turns `O_NONBLOCK` on or off, keeping the other status flags.
+    static func setNonBlocking(_ fd: Int32, _ on: Bool) {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
+    }
+
+    /// `fcntl(F_SETFD, FD_CLOEXEC)`: a child spawned later does not inherit `fd`.
+    static func setCloseOnExec(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// sigaction and friends: the handler sits in a union that Glibc calls `__sigaction_handler`
+/// and Darwin `__sigaction_u`.
+extension Syscall {
+    /// A C signal handler: async-signal-safe calls only (`write`, `_exit`, `tcsetattr`, `raise`).
+    typealias SignalHandler = @convention(c) (Int32) -> Void
+
+    /// `sigaction(2)`: runs `handler` for `signal`, with an empty mask and `flags` (`SA_RESTART`,
+    /// or 0 so a blocked call returns EINTR); returns the action it replaced.
+    @discardableResult
+    static func setSignalHandler(_ signal: Int32, flags: Int32 = 0, _ handler: SignalHandler) -> sigaction {
+        var action = sigaction()
+#if canImport(Glibc)
+        action.__sigaction_handler.sa_handler = handler
+#elseif canImport(Darwin)
+        action.__sigaction_u.__sa_handler = handler
+#endif
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = flags
+        var old = sigaction()
+        system_sigaction(signal, &action, &old)
+        return old
+    }
+
+    /// `sigaction(2)`: puts back an action `setSignalHandler` returned.
+    static func restoreSignalAction(_ signal: Int32, _ saved: sigaction) {
+        var action = saved
+        system_sigaction(signal, &action, nil)
+    }
+
+    /// `signal(SIG_DFL)`: the default action again (from a handler, before re-raising).
+    static func defaultSignalAction(_ signal: Int32) {
+#if canImport(Glibc)
+        _ = Glibc.signal(signal, SIG_DFL)
+#elseif canImport(Darwin)
+        _ = Darwin.signal(signal, SIG_DFL)
+#endif
+    }
+
+    /// `signal(SIG_IGN)`.
+    static func ignoreSignal(_ signal: Int32) {
+#if canImport(Glibc)
+        _ = Glibc.signal(signal, SIG_IGN)
+#elseif canImport(Darwin)
+        _ = Darwin.signal(signal, SIG_IGN)
+#endif
+    }
+
+    /// `pthread_sigmask(SIG_UNBLOCK)`: a launcher may have left `signals` blocked (threads of a
+    /// parent's dispatch pool do).
+    static func unblockSignals(_ signals: [Int32]) {
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for signal in signals { sigaddset(&unblock, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    }
+}
+
+/// `sigaction(2)` itself (qualified, `Glibc.sigaction` would name the struct).
+private func system_sigaction(_ signal: Int32, _ action: UnsafePointer<sigaction>, _ old: UnsafeMutablePointer<sigaction>?) {
+    _ = sigaction(signal, action, old)
+}

@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The socket calls whose constants or shape differ between Linux and macOS: creation with
+/// flags, send without SIGPIPE, quick-ACK, the send queue, the peer's credentials.
+extension Syscall {
+    /// The socket types octunnel makes (Glibc imports `SOCK_STREAM` as an enum, Darwin as an Int32).
+    enum SocketType {
+        case stream
+        case raw
+
+        /// The value `socket(2)` and `addrinfo.ai_socktype` take.
+        var value: Int32 {
+#if canImport(Glibc)
+            switch self {
+            case .stream: return Int32(SOCK_STREAM.rawValue)
+            case .raw: return Int32(SOCK_RAW.rawValue)
+            }
+#elseif canImport(Darwin)
+            switch self {
+            case .stream: return SOCK_STREAM
+            case .raw: return SOCK_RAW
+            }
+#endif
+        }
+    }
+
+    /// How a new socket starts out.
+    struct SocketFlags: OptionSet, Sendable {
+        let rawValue: Int32
+        /// `O_NONBLOCK` from the start.
+        static let nonBlocking = SocketFlags(rawValue: 1)
+        /// Close-on-exec from the start: a child spawned meanwhile never inherits it.
+        static let closeOnExec = SocketFlags(rawValue: 2)
+    }
+
+    /// `socket(2)`. Linux sets the flags in the call itself (`SOCK_NONBLOCK`, `SOCK_CLOEXEC`);
+    /// macOS has neither, so it sets them with `fcntl` right after, and turns SIGPIPE off for
+    /// the socket (`SO_NOSIGPIPE`, its stand-in for `MSG_NOSIGNAL`). The descriptor or -1.
+    static func socket(_ family: Int32, _ type: SocketType, _ flags: SocketFlags, protocol number: Int32 = 0) -> Int32 {
+#if canImport(Glibc)
+        var kind = type.value
+        if flags.contains(.nonBlocking) { kind |= Int32(SOCK_NONBLOCK.rawValue) }
+        if flags.contains(.closeOnExec) { kind |= Int32(SOCK_CLOEXEC.rawValue) }
+        return Glibc.socket(family, kind, number)
+#elseif canImport(Darwin)
+        let fd = Darwin.socket(family, type.value, number)
+        guard fd >= 0 else { return fd }
+        if flags.contains(.closeOnExec) { setCloseOnExec(fd) }
+        if flags.contains(.nonBlocking) { setNonBlocking(fd, true) }
+        if type == .stream { noSignalPipe(fd) }
+        return fd
+#endif
+    }
+
+    /// `accept(2)` with no address wanted; on macOS the new socket gets `SO_NOSIGPIPE` too.
+    static func accept(_ listener: Int32) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.accept(listener, nil, nil)
+#elseif canImport(Darwin)
+        let fd = Darwin.accept(listener, nil, nil)
+        if fd >= 0 { noSignalPipe(fd) }
+        return fd
+#endif
+    }
+
+#if canImport(Darwin)
+    /// `setsockopt(SO_NOSIGPIPE)`: a send to a closed peer fails with EPIPE instead of signalling.
+    private static func noSignalPipe(_ fd: Int32) {
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+#endif
+
+    /// `connect(2)`; not retried (after EINTR the connect goes on, as after EINPROGRESS).
+    static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.connect(fd, address, length)
+#elseif canImport(Darwin)
+        return Darwin.connect(fd, address, length)
+#endif
+    }
+
+    /// `bind(2)`.
+    static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.bind(fd, address, length)
+#elseif canImport(Darwin)
+        return Darwin.bind(fd, address, length)
+#endif
+    }
+
+    /// `listen(2)`.
+    static func listen(_ fd: Int32, backlog: Int32) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.listen(fd, backlog)
+#elseif canImport(Darwin)
+        return Darwin.listen(fd, backlog)
+#endif
+    }
+
+    /// `send(2)` that never raises SIGPIPE: `MSG_NOSIGNAL` on Linux; on macOS the socket
+    /// carries `SO_NOSIGPIPE` from `socket` / `accept` above. Not retried; the count or -1.
+    static func sendNoSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
+#if canImport(Glibc)
+        return Glibc.send(fd, buffer, length, flags | Int32(MSG_NOSIGNAL))
+#elseif canImport(Darwin)
+        return Darwin.send(fd, buffer, length, flags)
+#endif
+    }
+
+    /// `recv(2)`; not retried; the count, 0 at EOF, or -1.
+    static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
+#if canImport(Glibc)
+        return Glibc.recv(fd, buffer, length, flags)
+#elseif canImport(Darwin)
+        return Darwin.recv(fd, buffer, length, flags)
+#endif
+    }
+
+    /// `getsockopt(SO_ERROR)`: how a non-blocking connect ended (0: connected).
+    static func pendingError(_ fd: Int32) -> Int32 {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length)
+        return value
+    }
+
+    /// `setsockopt(TCP_QUICKACK)`: sends the pending ACK now (Linux; not permanent, so it is set
+    /// again after every round that read). macOS has no such option: a no-op there.
+    static func acknowledgeNow(_ fd: Int32) {
+#if os(Linux)
+        var one: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
+#endif
+    }
+
+    /// Bytes in the kernel's send queue the peer has not acknowledged: `ioctl(SIOCOUTQ)` on
+    /// Linux, `getsockopt(SO_NWRITE)` on macOS; nil when it cannot be read.
+    static func unsentBytes(_ fd: Int32) -> Int? {
+        var queued: Int32 = 0
+#if os(Linux)
+        return ioctl(fd, UInt(TIOCOUTQ), &queued) == 0 ? Int(queued) : nil
+#elseif canImport(Darwin)
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fd, SOL_SOCKET, SO_NWRITE, &queued, &length) == 0 ? Int(queued) : nil
+#else
+        return nil
+#endif
+    }
+
+    /// The process id and user id at the other end of a Unix socket: `SO_PEERCRED` on Linux;
+    /// `LOCAL_PEERPID` and `getpeereid` on macOS. nil if they cannot be read.
+    static func peerCredentials(_ fd: Int32) -> (pid: pid_t, uid: uid_t)? {
+#if os(Linux)
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).
+        var credentials = [UInt32](repeating: 0, count: 3)
+        var length = socklen_t(MemoryLayout<UInt32>.size * 3)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12 else { return nil }
+        return (pid_t(bitPattern: credentials[0]), credentials[1])
+#elseif canImport(Darwin)
+        var pid: pid_t = 0
+        var length = socklen_t(MemoryLayout<pid_t>.size)
+        var uid: uid_t = 0, gid: gid_t = 0
+        guard getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &pid, &length) == 0, getpeereid(fd, &uid, &gid) == 0 else { return nil }
+        return (pid, uid)
+#else
+        return nil
+#endif
+    }
+}

@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one door to the system calls that differ between Linux and macOS, as swift-system's
+/// `Syscalls.swift` and SwiftNIO's `System.swift` are: each wrapper is named after the C call it
+/// makes, returns what it returned and leaves `errno` set, unless it says it retries EINTR.
+/// `#if canImport(Glibc)` / `Darwin` appears in this folder only (a test checks it).
+enum Syscall {
+    /// `poll(2)` over `fds`; EINTR is returned, not retried (the loop treats it as a wake-up).
+    static func poll(_ fds: inout [pollfd], timeout milliseconds: Int32) -> Int32 {
+        system_poll(&fds, nfds_t(fds.count), milliseconds)
+    }
+
+    /// `poll(2)` on one descriptor, retrying EINTR; the count of ready descriptors or -1.
+    static func pollRetryingEINTR(_ fd: inout pollfd, timeout milliseconds: Int32) -> Int32 {
+        while true {
+            let rc = system_poll(&fd, 1, milliseconds)
+            if rc >= 0 || errno != EINTR { return rc }
+        }
+    }
+
+    /// Whether `fd` polls writable right now (`poll` for POLLOUT with no wait).
+    static func isWritable(_ fd: Int32) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        return system_poll(&pfd, 1, 0) == 1 && pfd.revents & Int16(POLLOUT) != 0
+    }
+}
+
+private func system_poll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: Int32) -> Int32 {
+#if canImport(Glibc)
+    return Glibc.poll(fds, count, timeout)
+#elseif canImport(Darwin)
+    return Darwin.poll(fds, count, timeout)
+#endif
+}
