@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything `tunnel up` and `home up` tell their user: the engine's events, the health
 /// test's, and the failure that ends the run. One printer turns them into text or JSON lines.
 public enum UpEvent: Sendable {
