@@ -18,7 +18,7 @@ public struct HomeHealth: Sendable {
     /// Runs the test, emits how it went, and returns the result for `home status`.
     @discardableResult
     public func run(emit: (UpEvent) -> Void) -> StatusSnapshot.Health {
-        do {
+        do throws(OCTunnelError) {
             let fd = try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5))
             OwnedDescriptor(fd).close()
         } catch {
@@ -30,7 +30,7 @@ public struct HomeHealth: Sendable {
         var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
         check.localHost = home.host
         let event: HealthEvent
-        do {
+        do throws(OCTunnelError) {
             event = .homePassed(try check.run(), home: home, password: credentials.usedText)
         } catch {
             event = .homeFailed(error, home: home)

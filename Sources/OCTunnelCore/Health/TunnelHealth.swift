@@ -33,7 +33,7 @@ public struct TunnelHealth: Sendable {
             check.forwardRefusal = { engine?.lastForwardRefusal }
             check.localHost = HealthCheck.address(forBind: bind)
             let event: HealthEvent
-            do {
+            do throws(OCTunnelError) {
                 event = .tunnelPassed(try check.run(), host: host, password: credentials.usedText)
             } catch {
                 event = .tunnelFailed(error)

@@ -39,7 +39,7 @@ public struct ResolvedSettings: Sendable {
             if let sshConfig {
                 target = sshConfig.target
             } else {
-                do { target = try SSHTarget.parse(text) } catch { throw .badTarget(text, reason: error.message) }
+                do throws(TargetParseError) { target = try SSHTarget.parse(text) } catch { throw .badTarget(text, reason: error.message) }
             }
             // The saved ports belong to the saved VPS: another one starts from the defaults.
             if let section, section.target.host != target.host || section.target.port != target.port { kept = nil }

@@ -29,7 +29,7 @@ public struct HomeUp: Sendable {
     /// forbids listening included (emitted as `.failed`, then thrown).
     public func run() throws(OCTunnelError) {
         engine.handleSignals()
-        do {
+        do throws(OCTunnelError) {
             try engine.run()
         } catch {
             emit(.failed(error))

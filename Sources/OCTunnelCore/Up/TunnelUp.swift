@@ -43,7 +43,7 @@ public struct TunnelUp: Sendable {
     /// `.failed`, then thrown).
     public func run() throws(OCTunnelError) {
         engine.handleSignals()
-        do {
+        do throws(OCTunnelError) {
             try engine.run()
         } catch {
             emit(.failed(error))
