@@ -12,12 +12,12 @@ struct Config: ParsableCommand {
             abstract: "Print the saved settings as JSON (stdout): every profile, or the one --profile names."
         )
 
-        @OptionGroup var home: HomeOptions
+        @OptionGroup var directory: DirectoryOptions
         @OptionGroup var profile: ProfileOptions
 
         func run() throws {
             try runReportingErrors {
-                let home = self.home.resolved
+                let home = directory.resolved
                 if profile.isNamed {
                     let name = try profile.resolved
                     guard let saved = try SavedSettings.load(from: home, profile: name) else {
@@ -36,14 +36,14 @@ struct Config: ParsableCommand {
             }
         }
 
-        /// A profile's sections; an unsaved `remoteHost` shows as 127.0.0.1; `agent`, `homeHost` and
+        /// A profile's sections; an unsaved `remoteHost` shows as the default (127.0.0.1); `agent`, `homeHost` and
         /// `passwordFile` only when saved (the password file's path, never the password).
         static func json(_ saved: SavedSettings) -> [String: Any] {
             var object: [String: Any] = [:]
             if let tunnel = saved.tunnel {
                 var section: [String: Any] = ["host": tunnel.host, "port": tunnel.port, "username": tunnel.username,
                                               "remotePort": tunnel.remotePort, "localPort": tunnel.localPort, "homePort": tunnel.homePort,
-                                              "remoteHost": tunnel.remoteHost ?? "127.0.0.1"]
+                                              "remoteHost": tunnel.remoteHost ?? Defaults.remoteHost]
                 if tunnel.agent == true { section["agent"] = true }
                 if let file = tunnel.passwordFile { section["passwordFile"] = file }
                 object["tunnel"] = section
@@ -51,7 +51,7 @@ struct Config: ParsableCommand {
             if let home = saved.home {
                 var section: [String: Any] = ["host": home.host, "port": home.port, "username": home.username,
                                               "remotePort": home.remotePort, "homePort": home.homePort,
-                                              "remoteHost": home.remoteHost ?? "127.0.0.1"]
+                                              "remoteHost": home.remoteHost ?? Defaults.remoteHost]
                 if let host = home.homeHost { section["homeHost"] = host }
                 if home.agent == true { section["agent"] = true }
                 if let file = home.passwordFile { section["passwordFile"] = file }

@@ -7,7 +7,7 @@ struct Keygen: ParsableCommand {
         discussion: "Prints the public line on stdout. An existing key is never overwritten; --rotate keeps it as id_ed25519.prev."
     )
 
-    @OptionGroup var options: HomeOptions
+    @OptionGroup var options: DirectoryOptions
 
     @Option(help: "The key's comment (default: octunnel@<hostname>).")
     var comment: String?

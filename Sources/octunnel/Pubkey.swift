@@ -6,7 +6,7 @@ struct Pubkey: ParsableCommand {
         abstract: "Print the public key line for the VPS's authorized_keys (stdout only)."
     )
 
-    @OptionGroup var options: HomeOptions
+    @OptionGroup var options: DirectoryOptions
 
     @Flag(help: "Print only the SHA256 fingerprint.")
     var fingerprint = false
@@ -18,10 +18,10 @@ struct Pubkey: ParsableCommand {
     var listen = false
 
     @Option(help: "With --restrict: the VPS port the home reverse tunnel listens on.")
-    var remotePort = 18080
+    var remotePort = Defaults.remotePort
 
     @Option(help: "With --restrict: the VPS address the home reverse tunnel listens on.")
-    var remoteHost = "127.0.0.1"
+    var remoteHost = Defaults.remoteHost
 
     func validate() throws {
         try checkPort(remotePort, "--remote-port")

@@ -6,7 +6,7 @@ import OCTunnelCore
 /// to drop its session and make a new one now (as SIGUSR1 does). Nothing running is exit 3.
 struct ReconnectOptions: ParsableArguments {
     @Option(help: "Seconds to wait for the new session (0: only ask).")
-    var wait: Int = 15
+    var wait: Int = Defaults.reconnectWaitSeconds
 
     @Flag(help: "Print one JSON object on stdout.")
     var json = false
@@ -15,9 +15,9 @@ struct ReconnectOptions: ParsableArguments {
         guard (0...600).contains(wait) else { throw ValidationError("--wait must be 0-600 seconds") }
     }
 
-    func run(role: Role, home: HomeOptions, profile: ProfileOptions) throws {
+    func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
-            let endpoint = StatusEndpoint(home: home.resolved, role: role, profile: try profile.resolved)
+            let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
             let request = ReconnectRequest(endpoint: endpoint)
             let startedAt = Date()
             let before = try request.send()
@@ -47,11 +47,11 @@ extension Tunnel {
             abstract: "Make the running `tunnel up` of this profile drop its session and connect again now (exit 3 if none runs)."
         )
 
-        @OptionGroup var home: HomeOptions
+        @OptionGroup var directory: DirectoryOptions
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var options: ReconnectOptions
 
-        func run() throws { try options.run(role: .tunnel, home: home, profile: profile) }
+        func run() throws { try options.run(role: .tunnel, directory: directory, profile: profile) }
     }
 }
 
@@ -62,9 +62,9 @@ struct HomeReconnect: ParsableCommand {
         abstract: "Make the running `home up` of this profile drop its session and connect again now (exit 3 if none runs)."
     )
 
-    @OptionGroup var home: HomeOptions
+    @OptionGroup var directory: DirectoryOptions
     @OptionGroup var profile: ProfileOptions
     @OptionGroup var options: ReconnectOptions
 
-    func run() throws { try options.run(role: .home, home: home, profile: profile) }
+    func run() throws { try options.run(role: .home, directory: directory, profile: profile) }
 }

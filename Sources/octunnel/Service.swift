@@ -14,7 +14,7 @@ struct ServiceOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("What the service runs: `tunnel` (this laptop's tunnel up) or `home` (home up).", valueName: "tunnel|home"))
     var role: String
 
-    @OptionGroup var home: HomeOptions
+    @OptionGroup var directory: DirectoryOptions
     @OptionGroup var profile: ProfileOptions
 
     @Option(help: ArgumentHelp("systemd (a user unit) or launchd (a LaunchAgent). Default: this system's.", valueName: "systemd|launchd"))
@@ -28,7 +28,7 @@ struct ServiceOptions: ParsableArguments {
     }
 
     func definition() throws -> (ServiceDefinition, OctunnelHome, ProfileName, Role) {
-        let home = self.home.resolved
+        let home = directory.resolved
         let profile = try self.profile.resolved
         let role = Role(rawValue: role)!
         let definition = ServiceDefinition(role: role, profile: profile, format: format.flatMap(ServiceFormat.init) ?? .native,

@@ -8,9 +8,9 @@ struct StatusOptions: ParsableArguments {
     var json = false
 
     /// Prints the status of `role`'s process (stdout), or fails with one line (stderr).
-    func show(role: Role, home: HomeOptions, profile: ProfileOptions) throws {
+    func show(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
-            let endpoint = StatusEndpoint(home: home.resolved, role: role, profile: try profile.resolved)
+            let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
             let snapshot = try StatusClient(endpoint: endpoint).query()
             if json {
                 Console.data(snapshot.jsonText)
@@ -27,11 +27,11 @@ extension Tunnel {
             abstract: "Show how the running `tunnel up` of this profile is doing (exit 3 if none runs)."
         )
 
-        @OptionGroup var home: HomeOptions
+        @OptionGroup var directory: DirectoryOptions
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var options: StatusOptions
 
-        func run() throws { try options.show(role: .tunnel, home: home, profile: profile) }
+        func run() throws { try options.show(role: .tunnel, directory: directory, profile: profile) }
     }
 }
 
@@ -42,9 +42,9 @@ struct HomeStatus: ParsableCommand {
         abstract: "Show how the running `home up` of this profile is doing (exit 3 if none runs)."
     )
 
-    @OptionGroup var home: HomeOptions
+    @OptionGroup var directory: DirectoryOptions
     @OptionGroup var profile: ProfileOptions
     @OptionGroup var options: StatusOptions
 
-    func run() throws { try options.show(role: .home, home: home, profile: profile) }
+    func run() throws { try options.show(role: .home, directory: directory, profile: profile) }
 }

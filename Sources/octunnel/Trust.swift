@@ -10,7 +10,7 @@ struct Trust: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List trusted host keys: host:port, key type, fingerprint.")
 
-        @OptionGroup var options: HomeOptions
+        @OptionGroup var options: DirectoryOptions
 
         func run() throws {
             try runReportingErrors {
@@ -33,7 +33,7 @@ struct Trust: ParsableCommand {
             abstract: "Forget the host keys for exactly HOST[:PORT] (port 22 when absent; IPv6 as [::1]:2222)."
         )
 
-        @OptionGroup var options: HomeOptions
+        @OptionGroup var options: DirectoryOptions
 
         @Argument(help: ArgumentHelp("The VPS whose key changed.", valueName: "HOST[:PORT]"))
         var target: String

@@ -24,7 +24,7 @@ public struct HealthAnswer: Sendable {
 public struct HealthCheck: Sendable {
     public let localPort: Int
     /// The address the health test connects to: the forward's own (see `address(forBind:)`).
-    public var localHost = "127.0.0.1"
+    public var localHost = Defaults.bind
     public let remote: HostPort
     public let reverseCommand: String
     public let timeout: Double
@@ -33,7 +33,7 @@ public struct HealthCheck: Sendable {
     /// an answer is then that refusal, not "nothing listens".
     public var forwardRefusal: (@Sendable () -> String?)?
 
-    public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = 5,
+    public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = Double(Defaults.healthTimeoutSeconds),
                 credentials: OpenCodeCredentials = OpenCodeCredentials()) {
         self.localPort = localPort
         self.remote = remote

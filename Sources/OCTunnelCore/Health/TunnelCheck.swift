@@ -23,10 +23,10 @@ public struct TunnelCheck: Sendable {
     public let healthTimeout: Double
     public let credentials: OpenCodeCredentials
 
-    public init(options: TunnelOptions, healthTimeout: Double = 5, credentials: OpenCodeCredentials = OpenCodeCredentials()) {
+    public init(options: TunnelOptions, healthTimeout: Double = Double(Defaults.healthTimeoutSeconds), credentials: OpenCodeCredentials = OpenCodeCredentials()) {
         var options = options
         options.localPort = 0
-        options.bind = "127.0.0.1"
+        options.bind = Defaults.bind
         options.exitOnFirstFailure = true
         options.waitsOutPenalty = false
         self.options = options

@@ -14,8 +14,9 @@ public struct HomeForwardOptions: Sendable {
     /// Whether a failure of the very first connection ends the run (a person is watching).
     public var exitOnFirstFailure: Bool
 
-    public init(connection: ConnectionSettings, home: HostPort = HostPort(host: "127.0.0.1", port: 4096), keepalive: Double = 15,
-                httpErrors: Bool = true, homeConnectTimeout: Double = 10, listenLine: String = "", exitOnFirstFailure: Bool = true) {
+    public init(connection: ConnectionSettings, home: HostPort = HostPort(host: Defaults.homeHost, port: Defaults.homePort),
+                keepalive: Double = Double(Defaults.keepaliveSeconds), httpErrors: Bool = true,
+                homeConnectTimeout: Double = Double(Defaults.homeConnectTimeoutSeconds), listenLine: String = "", exitOnFirstFailure: Bool = true) {
         self.connection = connection
         self.home = home
         self.keepalive = keepalive

@@ -46,7 +46,7 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
         guard status == 502,
               let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               object["octunnel"] as? String == "home" else { return nil }
-        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) } ?? HostPort(host: "127.0.0.1", port: 4096)
+        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) } ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
         return HomeGatewayAnswer(home: home, error: object["error"] as? String ?? "OpenCode is not reachable on the home machine",
                                  fix: object["fix"] as? String ?? "start `opencode serve --port \(home.port)` there")
     }

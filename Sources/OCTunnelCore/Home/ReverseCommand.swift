@@ -15,7 +15,7 @@ public struct ReverseCommand: Sendable {
     /// `home up`'s arguments after the binary: the same VPS, ports and listen address.
     public var homeUpArguments: [String] {
         var args = ["home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort)]
-        if remoteHost != "127.0.0.1" { args += ["--remote-host", remoteHost] }
+        if remoteHost != Defaults.remoteHost { args += ["--remote-host", remoteHost] }
         return args
     }
 
@@ -24,7 +24,8 @@ public struct ReverseCommand: Sendable {
     public let remotePort: Int
     public let homePort: Int
 
-    public init(target: SSHTarget, remoteHost: String = "127.0.0.1", remotePort: Int = 18080, homePort: Int = 4096) {
+    public init(target: SSHTarget, remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort,
+                homePort: Int = Defaults.homePort) {
         self.target = target
         self.remoteHost = remoteHost
         self.remotePort = remotePort
@@ -34,7 +35,7 @@ public struct ReverseCommand: Sendable {
     /// The `-R` argument: VPS `remoteHost:remotePort` → home `127.0.0.1:homePort`.
     public var forwardSpec: String {
         let bind = remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost
-        return "\(bind):\(remotePort):127.0.0.1:\(homePort)"
+        return "\(bind):\(remotePort):\(Defaults.homeHost):\(homePort)"
     }
 
     /// The ssh arguments after the program name, in order.

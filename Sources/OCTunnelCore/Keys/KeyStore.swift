@@ -241,7 +241,7 @@ let authorizedKeysNowhere = "127.0.0.1:1"
 /// The least-privilege authorized_keys line: the key may open one forward and nothing else:
 /// no listening (`permitlisten` on a port nothing uses, or a stolen laptop key could take the
 /// VPS port while the home side is down) and no command (`restrict` alone still runs one).
-public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
     return "restrict,port-forwarding,permitopen=\"\(target)\",permitlisten=\"\(authorizedKeysNowhere)\",command=\"/bin/false\" \(key.line)"
 }
@@ -251,12 +251,12 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
 /// (`permitlisten`, OpenSSH 7.8+), no forward of its own (`permitopen` on a port nothing uses),
 /// no pty, agent or X11 (`restrict`), and no command but `PortReclaimProgram`, which can only
 /// end a dead sshd session of this user that holds that very port.
-public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
     listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " " + key.line
 }
 
 /// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand.
-public func listenAuthorizedKeysOptions(remoteHost: String = "127.0.0.1", remotePort: Int) -> String {
+public func listenAuthorizedKeysOptions(remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
     let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
     let command = PortReclaimProgram.forcedCommand(listen: HostPort(host: remoteHost, port: remotePort))
     return "restrict,port-forwarding,permitlisten=\"\(target)\",permitopen=\"\(authorizedKeysNowhere)\",command=\"\(command)\""

@@ -18,8 +18,9 @@ public struct ConnectionSettings: Sendable {
     /// nil skips them (`--no-openssh-known-hosts`).
     public var openSSHKnownHosts: OpenSSHKnownHosts?
 
-    public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String, connectTimeout: Double = 30,
-                expectFingerprint: String? = nil, trustNew: Bool = true, remoteHost: String = "127.0.0.1", remotePort: Int = 18080) {
+    public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String,
+                connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true,
+                remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort) {
         self.target = target
         self.authentication = authentication
         self.knownHostsPath = knownHostsPath

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A health test's result as `tunnel up` (through the tunnel, after each connect) and `home up`
+/// (straight to the home port, before listening) say it: one line of text or one JSON object,
+/// and what `status` keeps of it.
+public enum HealthEvent: Sendable {
+    /// OpenCode answered through the tunnel to the VPS `host`; `password` says which source.
+    case tunnelPassed(HealthReport, host: String, password: String)
+    case tunnelFailed(OCTunnelError)
+    /// OpenCode answered on the home machine at `home`.
+    case homePassed(HealthReport, home: HostPort, password: String)
+    case homeFailed(OCTunnelError, home: HostPort)
+
+    /// One human line for stderr.
+    public var text: String {
+        switch self {
+        case .tunnelPassed(let report, let host, let password):
+            return "health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
+        case .tunnelFailed(let error):
+            return "health ✗ \(error.localizedDescription)"
+        case .homePassed(let report, let home, let password):
+            return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready, \(password)"
+        case .homeFailed(let error, let home):
+            return "home health ✗ on \(home): \(error.localizedDescription)"
+        }
+    }
+
+    /// The `health` event as a JSON object (docs/cli.md).
+    public var jsonObject: [String: Any] {
+        switch self {
+        case .tunnelPassed(let report, _, let password):
+            return ["event": "health", "status": "connected", "healthy": true, "version": report.version,
+                    "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
+                    "password": password, "ms": report.healthMilliseconds, "eventsMs": report.eventsMilliseconds]
+        case .tunnelFailed(let error):
+            return ["event": "health", "status": "error", "healthy": false, "layer": error.layer,
+                    "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]
+        case .homePassed(let report, let home, let password):
+            return ["event": "health", "status": "connected", "healthy": true, "version": report.version,
+                    "api": report.generation.rawValue, "home": home.description, "password": password]
+        case .homeFailed(let error, let home):
+            return ["event": "health", "status": "error", "healthy": false, "layer": error.layer, "home": home.description,
+                    "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]
+        }
+    }
+
+    /// What `tunnel status` and `home status` show of it.
+    public func record(checkedAt: Date) -> StatusSnapshot.Health {
+        switch self {
+        case .tunnelPassed(let report, let host, _):
+            return .init(ok: true, version: report.version, checkedAt: checkedAt,
+                         detail: "OpenCode \(report.version) (\(report.generation.label)) through \(host), event stream \(report.eventsPath) ready")
+        case .homePassed(let report, let home, _):
+            return .init(ok: true, version: report.version, checkedAt: checkedAt,
+                         detail: "OpenCode \(report.version) (\(report.generation.label)) on \(home)")
+        case .tunnelFailed(let error), .homeFailed(let error, _):
+            return .init(ok: false, version: nil, checkedAt: checkedAt, detail: error.localizedDescription)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// `home up`'s health test straight against the home port, before listening: says whether
+/// OpenCode runs here, never fatal (it may be started later; forwarded connections get a 502
+/// meanwhile).
+public struct HomeHealth: Sendable {
+    /// OpenCode on this machine (`--home-host:--home-port`).
+    public let home: HostPort
+    public let timeout: Double
+    public let credentials: OpenCodeCredentials
+
+    public init(home: HostPort, timeout: Double, credentials: OpenCodeCredentials) {
+        self.home = home
+        self.timeout = timeout
+        self.credentials = credentials
+    }
+
+    /// Runs the test, emits how it went, and returns the result for `home status`.
+    @discardableResult
+    public func run(emit: (UpEvent) -> Void) -> StatusSnapshot.Health {
+        do throws(OCTunnelError) {
+            let fd = try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5))
+            OwnedDescriptor(fd).close()
+        } catch {
+            let reason: String
+            if case .connectionRefused = error { reason = "connection refused" } else { reason = error.localizedDescription }
+            emit(.engine(.homeUnreachable(home: home, reason: reason)))
+            return .init(ok: false, version: nil, checkedAt: Date(), detail: "nothing listens on \(home): \(reason)")
+        }
+        var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
+        check.localHost = home.host
+        let event: HealthEvent
+        do throws(OCTunnelError) {
+            event = .homePassed(try check.run(), home: home, password: credentials.usedText)
+        } catch {
+            event = .homeFailed(error, home: home)
+        }
+        emit(.health(event))
+        return event.record(checkedAt: Date())
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// `tunnel up`'s health test through the tunnel, on a thread of its own each time a session
+/// comes up: its result is a `HealthEvent` and the engine's record for `status`, never fatal.
+public struct TunnelHealth: Sendable {
+    public let timeout: Double
+    public let credentials: OpenCodeCredentials
+    /// Where the VPS forwards to, and what the home machine runs to listen there (for the
+    /// "nothing listens" answer).
+    let remote: HostPort
+    let reverseCommand: String
+    /// The VPS, as the passing line names it.
+    let host: String
+    /// The address the forward listens on (the test connects there).
+    let bind: String
+
+    /// The test for the tunnel `options` describes.
+    public init(options: TunnelOptions, timeout: Double, credentials: OpenCodeCredentials) {
+        self.timeout = timeout
+        self.credentials = credentials
+        remote = options.remote
+        reverseCommand = options.reverseCommand
+        host = options.connection.target.host
+        bind = options.bind
+    }
+
+    /// Starts the test against the forward's `localPort`; `engine` says why a forward was
+    /// refused, and keeps the result for `status`.
+    func start(localPort: Int, engine: TunnelEngine?, emit: @escaping @Sendable (HealthEvent) -> Void) {
+        let thread = Thread {
+            var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
+                                    credentials: credentials)
+            check.forwardRefusal = { engine?.lastForwardRefusal }
+            check.localHost = HealthCheck.address(forBind: bind)
+            let event: HealthEvent
+            do throws(OCTunnelError) {
+                event = .tunnelPassed(try check.run(), host: host, password: credentials.usedText)
+            } catch {
+                event = .tunnelFailed(error)
+            }
+            engine?.recordHealth(event.record(checkedAt: Date()))
+            emit(event)
+        }
+        thread.start()
+    }
+}

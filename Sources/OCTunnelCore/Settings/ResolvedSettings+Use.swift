@@ -1,0 +1,89 @@
+import Foundation
+
+extension ResolvedSettings {
+    /// The key file to sign in with: `--identity`, else the ssh config's, else octunnel's own.
+    public func keyPath(directory: OctunnelHome) -> String {
+        identityFile ?? directory.privateKeyPath
+    }
+
+    /// The note for an ssh config whose IdentityFiles octunnel cannot sign with (it then uses
+    /// its own key), or nil.
+    public func keyNote(directory: OctunnelHome) -> String? {
+        guard !useAgent, flags.identity == nil, let config = sshConfig, config.identityFile == nil,
+              !config.skippedIdentities.isEmpty else { return nil }
+        return "note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(keyPath(directory: directory))"
+    }
+
+    /// How to reach and sign in to the VPS (the key not loaded yet: `preparedForSignIn`).
+    /// `sshHome` is where `~/.ssh` is, for OpenSSH's known_hosts.
+    public func connection(directory: OctunnelHome, sshHome: String = SSHConfigResolver().home) -> ConnectionSettings {
+        var settings = ConnectionSettings(target: target, authentication: useAgent ? .agent : .keyFile(keyPath(directory: directory)),
+                                          knownHostsPath: directory.knownHostsPath, connectTimeout: Double(flags.connectTimeout),
+                                          expectFingerprint: flags.expectFingerprint, trustNew: flags.trustNew,
+                                          remoteHost: remoteHost, remotePort: remotePort)
+        if flags.openSSHKnownHosts {
+            settings.openSSHKnownHosts = .standard(home: sshHome, resolution: sshConfig)
+        }
+        return settings
+    }
+
+    /// What the home machine runs for this VPS and these ports.
+    public var reverse: ReverseCommand {
+        ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
+    }
+
+    /// `tunnel up`'s engine options: without `--bind`, ::1 is listened on beside 127.0.0.1.
+    public func tunnelOptions(_ connection: ConnectionSettings, keepalive: Double, warm: Int?) -> TunnelOptions {
+        var options = TunnelOptions(connection: connection, bind: bind, localPort: localPort, keepalive: keepalive,
+                                    homePort: homePort, warm: warm)
+        options.alsoIPv6Loopback = flags.bind == nil
+        return options
+    }
+
+    /// `tunnel check`'s engine options (`TunnelCheck` picks its own port and address).
+    public func checkOptions(_ connection: ConnectionSettings) -> TunnelOptions {
+        TunnelOptions(connection: connection, bind: Defaults.bind, localPort: 0, keepalive: Double(Defaults.keepaliveSeconds),
+                      homePort: homePort)
+    }
+
+    /// `home up`'s engine options: OpenCode at `homeHost:homePort`, and the authorized_keys
+    /// line the VPS-forbids-listening message gives.
+    public func homeForwardOptions(_ connection: ConnectionSettings, directory: OctunnelHome, keepalive: Double,
+                                   httpErrors: Bool) -> HomeForwardOptions {
+        HomeForwardOptions(connection: connection, home: HostPort(host: homeHost, port: homePort), keepalive: keepalive,
+                           httpErrors: httpErrors, listenLine: listenLine(connection, directory: directory))
+    }
+
+    /// `--save`: these settings become the profile's section of this role, every other
+    /// section kept; values equal to the defaults that older files lack are left out.
+    public func save(to directory: OctunnelHome, agent: Bool, passwordFile: String?) throws(OCTunnelError) {
+        let remoteHost = self.remoteHost == Defaults.remoteHost ? nil : self.remoteHost
+        switch role {
+        case .tunnel:
+            try TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
+                               localPort: localPort, homePort: homePort, remoteHost: remoteHost,
+                               agent: agent ? true : nil, passwordFile: passwordFile).save(to: directory, profile: flags.profile)
+        case .home:
+            try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
+                             homePort: homePort, remoteHost: remoteHost, homeHost: homeHost == Defaults.homeHost ? nil : homeHost,
+                             agent: agent ? true : nil, passwordFile: passwordFile).save(to: directory, profile: flags.profile)
+        }
+    }
+
+    /// The authorized_keys line that lets this key listen (for the VPS-forbids-listening
+    /// message): with the key's public half when it can be read, else a placeholder.
+    private func listenLine(_ connection: ConnectionSettings, directory: OctunnelHome) -> String {
+        var key: SSHPublicKey?
+        if case .keyFile(let path) = connection.authentication {
+            if path == directory.privateKeyPath {
+                key = try? KeyStore(home: directory).publicKey()
+            } else if let text = try? String(contentsOfFile: path + ".pub", encoding: .utf8) {
+                key = SSHPublicKey.parse(line: text.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+        guard let key else {
+            return listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " <your public key>"
+        }
+        return listenAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort)
+    }
+}

@@ -1,0 +1,105 @@
+/// The target, ports and sign-in of one run of a role, each value taken from the first that
+/// gives it: the flag, the saved settings of that role and profile, ~/.ssh/config, `Defaults`.
+/// `tunnel up`, `tunnel check`, `tunnel reverse-command` and `home up` all start here.
+public struct ResolvedSettings: Sendable {
+    public let role: Role
+    /// What the command line said (the values that are never saved are read from here).
+    public let flags: SettingsFlags
+    public let target: SSHTarget
+    public let remoteHost: String
+    public let remotePort: Int
+    public let homePort: Int
+    /// The laptop's local port (`tunnel` role).
+    public let localPort: Int
+    /// The laptop's local address (`tunnel` role).
+    public let bind: String
+    /// Where OpenCode listens on the home machine (`home` role).
+    public let homeHost: String
+    /// What ~/.ssh/config said about the typed target (nil for a saved target).
+    public let sshConfig: SSHConfigResolution?
+    /// Sign in with the ssh-agent: `--agent`, or saved with `--save` and no `--identity` now.
+    public let useAgent: Bool
+    /// The key file: `--identity`, else the ssh config's IdentityFile; nil: octunnel's own key.
+    public let identityFile: String?
+    /// The saved OpenCode password file (`--password-file` given with `--save`).
+    public let savedPasswordFile: String?
+    /// What to tell the user about how the settings were found (ssh config directives ignored).
+    public var notes: [String] = []
+
+    /// Resolves each value on its own: the flag, else the saved section of `role` (kept only
+    /// when it is for the same VPS host and port as the target), else the ssh config, else the
+    /// default. `sshConfig` is the resolution of `flags.target` (nil: the target is parsed as
+    /// typed); without a typed target the saved one is used, and there must be one.
+    public static func resolve(flags: SettingsFlags, saved: SavedSettings?, sshConfig: SSHConfigResolution?,
+                               role: Role) throws(SettingsError) -> ResolvedSettings {
+        let section = SavedSection(saved, role: role)
+        var kept = section
+        let target: SSHTarget
+        if let text = flags.target {
+            if let sshConfig {
+                target = sshConfig.target
+            } else {
+                do throws(TargetParseError) { target = try SSHTarget.parse(text) } catch { throw .badTarget(text, reason: error.message) }
+            }
+            // The saved ports belong to the saved VPS: another one starts from the defaults.
+            if let section, section.target.host != target.host || section.target.port != target.port { kept = nil }
+        } else if let section {
+            target = section.target
+        } else {
+            throw .missingTarget(role: role, profile: flags.profile)
+        }
+        let typed = flags.target != nil
+        return ResolvedSettings(
+            role: role, flags: flags, target: target,
+            remoteHost: flags.remoteHost ?? kept?.remoteHost ?? Defaults.remoteHost,
+            remotePort: flags.remotePort ?? kept?.remotePort ?? Defaults.remotePort,
+            homePort: flags.homePort ?? kept?.homePort ?? Defaults.homePort,
+            localPort: flags.localPort ?? kept?.localPort ?? Defaults.localPort,
+            bind: flags.bind ?? Defaults.bind,
+            // As `home up` has always done: the saved home address only for the saved target.
+            homeHost: flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost,
+            sshConfig: typed ? sshConfig : nil,
+            useAgent: flags.agent || (kept?.agent == true && flags.identity == nil),
+            identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
+            savedPasswordFile: kept?.passwordFile
+        )
+    }
+}
+
+/// A role's saved section, seen through the fields the resolution reads (the home section
+/// has no local port; the tunnel section no home address).
+struct SavedSection {
+    let target: SSHTarget
+    let remoteHost: String?
+    let remotePort: Int
+    let homePort: Int
+    let localPort: Int?
+    let homeHost: String?
+    let agent: Bool?
+    let passwordFile: String?
+
+    init?(_ saved: SavedSettings?, role: Role) {
+        switch role {
+        case .tunnel:
+            guard let tunnel = saved?.tunnel else { return nil }
+            target = tunnel.target
+            remoteHost = tunnel.remoteHost
+            remotePort = tunnel.remotePort
+            homePort = tunnel.homePort
+            localPort = tunnel.localPort
+            homeHost = nil
+            agent = tunnel.agent
+            passwordFile = tunnel.passwordFile
+        case .home:
+            guard let home = saved?.home else { return nil }
+            target = home.target
+            remoteHost = home.remoteHost
+            remotePort = home.remotePort
+            homePort = home.homePort
+            localPort = nil
+            homeHost = home.homeHost
+            agent = home.agent
+            passwordFile = home.passwordFile
+        }
+    }
+}

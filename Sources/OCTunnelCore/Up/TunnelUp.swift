@@ -1,0 +1,53 @@
+/// `tunnel up` around its engine: the health test through the tunnel after each connect, the
+/// status socket, and every event (the engine's, the health test's, the failure that ends the
+/// run) handed to one `onEvent`.
+public struct TunnelUp: Sendable {
+    public let engine: TunnelEngine
+    private let emit: @Sendable (UpEvent) -> Void
+
+    /// The warning for a `--bind` that is not loopback, or nil.
+    public static func exposureWarning(bind: String) -> TunnelEvent? {
+        guard !Sockets.isLoopback(bind) else { return nil }
+        return .warning("listening on \(bind): anyone who can reach this machine on that network can use the tunnel")
+    }
+
+    /// Binds the local port now (69 if busy). `health` (nil: `--no-health`) runs on the first
+    /// `forwarding` and after every later `connected`.
+    public init(options: TunnelOptions, health: TunnelHealth?, onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
+        emit = onEvent
+        let box = EngineBox()
+        let healthEvent: @Sendable (HealthEvent) -> Void = { onEvent(.health($0)) }
+        engine = try TunnelEngine(options: options) { event in
+            onEvent(.engine(event))
+            guard let health else { return }
+            if case .connected = event, let port = box.port { health.start(localPort: port, engine: box.engine, emit: healthEvent) }
+            if case .forwarding(let local, _, _) = event {
+                box.port = local.port
+                health.start(localPort: local.port, engine: box.engine, emit: healthEvent)
+            }
+        }
+        box.engine = engine
+    }
+
+    /// Answers `octunnel tunnel status` from the engine's loop; a socket it cannot serve is a
+    /// warning, and the tunnel runs without.
+    public func serveStatus(at endpoint: StatusEndpoint) {
+        do {
+            try engine.serveStatus(at: endpoint)
+        } catch {
+            emit(.engine(.warning("\(error); `octunnel tunnel status` will not see this tunnel")))
+        }
+    }
+
+    /// Runs until Ctrl-C or SIGTERM (returns) or a failure retrying cannot fix (emitted as
+    /// `.failed`, then thrown).
+    public func run() throws(OCTunnelError) {
+        engine.handleSignals()
+        do throws(OCTunnelError) {
+            try engine.run()
+        } catch {
+            emit(.failed(error))
+            throw error
+        }
+    }
+}

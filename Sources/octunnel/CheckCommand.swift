@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import OCTunnelCore
+
+extension Tunnel {
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Walk every layer once (resolve, TCP, SSH, host key, key, forward, health, events) and say which broke."
+        )
+
+        @OptionGroup var directory: DirectoryOptions
+        @OptionGroup var profile: ProfileOptions
+        @OptionGroup var targetOptions: TunnelTargetOptions
+        @OptionGroup var connect: ConnectOptions
+
+        func run() throws {
+            try runReportingErrors {
+                let directory = try self.directory.prepared()
+                let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
+                                                         localPort: 0)
+                let connection = try connect.signIn(settings, directory: directory)
+                let json = connect.json
+                let credentials = try connect.credentials(saved: settings.savedPasswordFile)
+                let check = TunnelCheck(options: settings.checkOptions(connection), healthTimeout: Double(connect.healthTimeout),
+                                        credentials: credentials)
+                let result = check.run { stage in
+                    guard !json else { return }
+                    Console.say("\(stage.ok ? "✓" : "✗") \(stage.name) (\(stage.milliseconds) ms): \(stage.detail)")
+                }
+                if json {
+                    let stages: [[String: Any]] = result.stages.map { ["name": $0.name, "ok": $0.ok, "ms": $0.milliseconds, "detail": $0.detail] }
+                    var verdict: [String: Any] = ["ok": result.failure == nil, "stages": stages, "exitCode": Int(result.exitStatus.rawValue)]
+                    if let failure = result.failure { verdict["layer"] = failure.layer; verdict["message"] = failure.localizedDescription }
+                    Console.data(jsonLine(verdict))
+                } else if result.failure == nil {
+                    Console.say("all layers ✓: OpenCode is reachable through \(settings.target.host)")
+                }
+                if result.failure != nil { throw ExitCode(result.exitStatus.rawValue) }
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import OCTunnelCore
+
+/// Options shared by `tunnel up`, `check`, `reverse-command` and `home up`.
+struct TunnelTargetOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("The VPS: [user@]host[:port] (IPv6 as user@[::1]:2222), or a Host of ~/.ssh/config. Default: the saved one.", valueName: "target"))
+    var target: String?
+
+    @Option(help: "The VPS port the home machine's reverse tunnel listens on.")
+    var remotePort: Int?
+
+    @Option(help: "The VPS address the reverse tunnel listens on.")
+    var remoteHost: String?
+
+    @Option(help: "The OpenCode port on the home machine (what `home up` connects to, and the printed reverse-tunnel command's target): \(Defaults.homePort) for `opencode serve` (default), 49374 for OpenCode 2's background service (49375 on its `local` channel; `opencode service status` prints it).")
+    var homePort: Int?
+
+    func validate() throws {
+        if let target { _ = try parseTarget(target) }
+        if let remotePort { try checkPort(remotePort, "--remote-port") }
+        if let homePort { try checkPort(homePort, "--home-port") }
+        if let remoteHost { _ = try parseHostPort(remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost) }
+    }
+
+    /// The settings of this run of `role` (flag, saved, ssh config, default; `ResolvedSettings`),
+    /// its notes said on stderr; no target at all is a usage error (64).
+    func resolve(_ role: Role, directory: OctunnelHome, profile: ProfileName, connect: ConnectOptions? = nil,
+                 localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil) throws -> ResolvedSettings {
+        var flags = SettingsFlags(profile: profile, target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,
+                                  localPort: localPort, bind: bind, homeHost: homeHost)
+        connect?.signInFlags(into: &flags)
+        do {
+            let settings = try ResolvedSettings.load(flags: flags, directory: directory, role: role)
+            settings.notes.forEach(Console.say)
+            return settings
+        } catch let error as SettingsError {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+/// `--save`: the resolved settings become the profile's section of their role, said on stderr.
+func saveSettings(_ settings: ResolvedSettings, signedInWith connection: ConnectionSettings, passwordFile: String?,
+          directory: OctunnelHome) throws {
+    try settings.save(to: directory, agent: connection.authentication == .agent, passwordFile: passwordFile)
+    let profile = settings.flags.profile
+    let what = profile.isDefault ? "the default" : "profile \(profile)"
+    Console.say("saved \(settings.target) as \(what)\(settings.role == .home ? " home settings" : "") in \(directory.configPath)")
+}
