@@ -127,7 +127,7 @@ struct PortReclaimTests {
     func addressChange() async throws {
         let world = try await World.make("addressChange")
         defer { world.remove() }
-        let second = try await offPool { try SecondLink(world.net) }
+        let second = try await offPool { try NetworkNamespaceMove(world.net) }
         let home = try world.homeKey.homeUp(remotePort: world.remotePort, homePort: world.backend.port, launcher: world.net.exec(.client))
         defer { home.stopGracefullyOrKill() }
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
@@ -396,40 +396,5 @@ extension RunningProcess {
     /// The attempts that started within `range` (all finished, at most 3 s after they started).
     func attempts(startedIn range: ClosedRange<Date>) -> [PhoneAttempt] {
         phoneAttempts.filter { range.contains($0.started) }
-    }
-}
-
-/// A second link between the pair's two namespaces (its own veth and random /30 in 10.100-149),
-/// for a home whose address changes: `move()` removes the home's first address and routes the
-/// VPS's address through this link. Goes with the namespaces.
-struct SecondLink {
-    let net: NetworkNamespacePair
-    let homeAddress: String
-    let vpsAddress: String
-
-    init(_ net: NetworkNamespacePair) throws {
-        self.net = net
-        let a = Int.random(in: 100...149), b = Int.random(in: 0...255), k = Int.random(in: 0...63)
-        homeAddress = "10.\(a).\(b).\(4 * k + 1)"
-        vpsAddress = "10.\(a).\(b).\(4 * k + 2)"
-        let home = net.namespace(.client), vps = net.namespace(.server)
-        try Self.ip(["-n", home, "link", "add", "oct-c1", "type", "veth", "peer", "name", "oct-s1", "netns", vps])
-        try Self.ip(["-n", home, "addr", "add", homeAddress + "/30", "dev", "oct-c1"])
-        try Self.ip(["-n", vps, "addr", "add", vpsAddress + "/30", "dev", "oct-s1"])
-        try Self.ip(["-n", home, "link", "set", "oct-c1", "up"])
-        try Self.ip(["-n", vps, "link", "set", "oct-s1", "up"])
-    }
-
-    /// The first address vanishes; the VPS (sshd on the pair's server address) is reached through this link.
-    func move() throws {
-        let home = net.namespace(.client)
-        try Self.ip(["-n", home, "addr", "del", net.clientAddress + "/30", "dev", net.device(.client)])
-        try Self.ip(["-n", home, "route", "replace", net.serverAddress + "/32", "via", vpsAddress, "dev", "oct-c1"])
-    }
-
-    private static func ip(_ arguments: [String]) throws {
-        guard let ip = NetworkNamespacePair.ipTool else { throw HarnessError("no ip tool") }
-        let result = try runProcess(ip, arguments)
-        guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
     }
 }
