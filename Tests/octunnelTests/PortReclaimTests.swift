@@ -25,19 +25,9 @@ struct PortReclaimTests {
         let phone = try await world.startPhone()
         defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
 
-        // The power cut: link down first, then the process dies; its FIN never leaves.
-        try await offPool {
-            try world.net.setLink(.client, up: false)
-            first.signal(SIGKILL)
-            _ = first.waitForExit(timeout: 5)
-        }
-        let cutAt = Date()
-        // A few phone attempts meet the dead holder (as they would while the home boots).
-        try await Task.sleep(nanoseconds: 2_000_000_000)
-        let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
-        defer { home.remove() }
-        let backend = try await offPool { try OpenCodeStandIn(launcher: home.exec, port: world.backend.port) }
-        defer { backend.stop() }
+        let rebooted = try await world.powerCutAndReboot(first)
+        defer { rebooted.remove() }
+        let (home, cutAt) = (rebooted.home, rebooted.cutAt)
         let startedAt = Date()
         let second = try world.homeUp(launcher: home.exec)
         defer { second.stopGracefullyOrKill() }
@@ -320,6 +310,28 @@ final class World: @unchecked Sendable {
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
     /// (each on its own thread, 3 s timeout), and waits for its first success.
+    /// The power cut and the reboot: the home's link goes down first, then `first` dies (its
+    /// FIN never leaves); 2 s of phone attempts meet the dead holder (as they would while the
+    /// home boots); the home comes back in a fresh namespace with a new address, its OpenCode
+    /// on the same port.
+    func powerCutAndReboot(_ first: RunningProcess) async throws -> RebootedHome {
+        try await offPool {
+            try self.net.setLink(.client, up: false)
+            first.signal(SIGKILL)
+            _ = first.waitForExit(timeout: 5)
+        }
+        let cutAt = Date()
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        let home = try await offPool { try NetworkNamespaceLink(to: self.net, side: .server) }
+        do {
+            let backend = try await offPool { try OpenCodeStandIn(launcher: home.exec, port: self.backend.port) }
+            return RebootedHome(home: home, backend: backend, cutAt: cutAt)
+        } catch {
+            home.remove()
+            throw error
+        }
+    }
+
     func startPhone() async throws -> RunningProcess {
         let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
         self.tunnel = tunnel
@@ -396,5 +408,18 @@ extension RunningProcess {
     /// The attempts that started within `range` (all finished, at most 3 s after they started).
     func attempts(startedIn range: ClosedRange<Date>) -> [PhoneAttempt] {
         phoneAttempts.filter { range.contains($0.started) }
+    }
+}
+
+/// The home after `World.powerCutAndReboot`: its new namespace and OpenCode, and when the power went.
+struct RebootedHome {
+    let home: NetworkNamespaceLink
+    let backend: OpenCodeStandIn
+    let cutAt: Date
+
+    /// OpenCode stopped, then the namespace removed.
+    func remove() {
+        backend.stop()
+        home.remove()
     }
 }
