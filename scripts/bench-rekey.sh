@@ -17,21 +17,9 @@ STREAMS=${REKEY_STREAMS:-8}
 MIB=${REKEY_MIB:-16}
 STALL=${REKEY_STALL:-30}
 . scripts/lib/sshd.sh
-if [ -z "${OCT:-}" ]; then
-  swift build -c release --product octunnel >&2 2>&1 | tail -1 >&2
-  OCT="$(swift build -c release --show-bin-path)/octunnel"
-fi
-work=$(mktemp -d /tmp/octunnel-rekey.XXXXXX)
-pids=()
-cleanup() {
-  trap - EXIT INT TERM
-  stop_started "${pids[@]}"
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-wait_line() { for _ in $(seq 400); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+. scripts/lib/scratch.sh
+release_octunnel
+scratch_dir rekey
 
 coproc ECHO { exec python3 scripts/lib/echo-rounds.py server; }
 pids+=($ECHO_PID)

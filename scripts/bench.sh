@@ -39,18 +39,8 @@ swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-work=$(mktemp -d /tmp/octunnel-bench.XXXXXX)
-pids=()
-namespaces=()
-cleanup() {
-  trap - EXIT INT TERM
-  stop_started "${pids[@]}"
-  wait 2>/dev/null || true
-  for ns in "${namespaces[@]}"; do ip netns delete "$ns" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. scripts/lib/scratch.sh
+scratch_dir bench
 wait_http() { for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.02; done; return 1; }
 # wait_http inside network namespace $1 (one shell there polls, so no per-try namespace entry).
 wait_http_in() {

@@ -21,19 +21,10 @@ done
 . scripts/lib/packages.sh
 . scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}"
-swift build -c release --product octunnel 2>&1 | tail -1
-OCT="$(swift build -c release --show-bin-path)/octunnel"
+. scripts/lib/scratch.sh
+release_octunnel
 
-work=$(mktemp -d /tmp/octunnel-demo.XXXXXX)
-pids=()
-cleanup() {
-  trap - EXIT INT TERM
-  stop_started "${pids[@]}"
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 0' INT TERM
+scratch_dir demo 0
 
 
 echo "== 1. your key (octunnel keygen)"

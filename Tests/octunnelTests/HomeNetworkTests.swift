@@ -162,8 +162,8 @@ struct HomeNetworkTests {
     /// The home/VPS pair and the laptop's namespace joined to the VPS; where this machine cannot
     /// make namespaces, the test is skipped with the reason printed.
     static func machines(_ test: String) async throws -> (NetworkNamespacePair, NetworkNamespaceLink) {
-        do {
-            return try await offPool {
+        try await namespacesOrSkip("HomeNetworkTests.\(test)") {
+            try await offPool {
                 let net = try NetworkNamespacePair()
                 do {
                     return (net, try NetworkNamespaceLink(to: net, side: .server))
@@ -172,9 +172,6 @@ struct HomeNetworkTests {
                     throw error
                 }
             }
-        } catch let unavailable as NetworkNamespacesUnavailable {
-            FileHandle.standardError.write(Data("HomeNetworkTests.\(test) skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
-            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
         }
     }
 }

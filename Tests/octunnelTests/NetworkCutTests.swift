@@ -30,13 +30,7 @@ struct NetworkCutTests {
     @Test("the link down for 60 s: keepalive declares the session dead in about three intervals; once the link is back the tunnel reconnects within the backoff and the same local port works")
     func linkDownAndBack() async throws {
         let testStartedAt = Date()
-        let net: NetworkNamespacePair
-        do {
-            net = try NetworkNamespacePair()
-        } catch let unavailable as NetworkNamespacesUnavailable {
-            FileHandle.standardError.write(Data("NetworkCutTests skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
-            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
-        }
+        let net = try await namespacesOrSkip("NetworkCutTests") { try await offPool { try NetworkNamespacePair() } }
         // Deferred first, so it runs last: a namespace with a process still in it outlives its name.
         defer { net.remove() }
         let backend = try OpenCodeStandIn(launcher: net.exec(.server))

@@ -165,12 +165,7 @@ struct OpenCodeNowTests {
 
     @Test("a machine without ::1 (IPv6 off on lo, in a namespace of the test's own): tunnel up serves 127.0.0.1 and says nothing about ::1")
     func noIPv6Loopback() throws {
-        let net: NetworkNamespacePair
-        do {
-            net = try NetworkNamespacePair()
-        } catch let unavailable as NetworkNamespacesUnavailable {
-            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
-        }
+        let net = try namespacesOrSkip("OpenCodeNowTests.noIPv6Loopback") { try NetworkNamespacePair() }
         defer { net.remove() }
         let inside = net.exec(.client)
         let off = try runProcess(inside[0], Array(inside.dropFirst()) + ["sysctl", "-w", "net.ipv6.conf.lo.disable_ipv6=1"])

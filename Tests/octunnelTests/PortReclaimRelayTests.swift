@@ -24,18 +24,9 @@ struct PortReclaimRelayTests {
         let phone = try await world.startPhone()
         defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
 
-        try await offPool {
-            try world.net.setLink(.client, up: false)
-            first.signal(SIGKILL)
-            _ = first.waitForExit(timeout: 5)
-        }
-        let cutAt = Date()
-        // A few phone attempts meet the dead holder (as they would while the home boots).
-        try await Task.sleep(nanoseconds: 2_000_000_000)
-        let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
-        defer { home.remove() }
-        let backend = try await offPool { try OpenCodeStandIn(launcher: home.exec, port: world.backend.port) }
-        defer { backend.stop() }
+        let rebooted = try await world.powerCutAndReboot(first)
+        defer { rebooted.remove() }
+        let (home, cutAt) = (rebooted.home, rebooted.cutAt)
         let startedAt = Date()
         let second = try world.homeUp(launcher: home.exec)
         defer { second.stopGracefullyOrKill() }

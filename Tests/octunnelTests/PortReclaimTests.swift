@@ -25,19 +25,9 @@ struct PortReclaimTests {
         let phone = try await world.startPhone()
         defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
 
-        // The power cut: link down first, then the process dies; its FIN never leaves.
-        try await offPool {
-            try world.net.setLink(.client, up: false)
-            first.signal(SIGKILL)
-            _ = first.waitForExit(timeout: 5)
-        }
-        let cutAt = Date()
-        // A few phone attempts meet the dead holder (as they would while the home boots).
-        try await Task.sleep(nanoseconds: 2_000_000_000)
-        let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
-        defer { home.remove() }
-        let backend = try await offPool { try OpenCodeStandIn(launcher: home.exec, port: world.backend.port) }
-        defer { backend.stop() }
+        let rebooted = try await world.powerCutAndReboot(first)
+        defer { rebooted.remove() }
+        let (home, cutAt) = (rebooted.home, rebooted.cutAt)
         let startedAt = Date()
         let second = try world.homeUp(launcher: home.exec)
         defer { second.stopGracefullyOrKill() }
@@ -127,7 +117,7 @@ struct PortReclaimTests {
     func addressChange() async throws {
         let world = try await World.make("addressChange")
         defer { world.remove() }
-        let second = try await offPool { try SecondLink(world.net) }
+        let second = try await offPool { try NetworkNamespaceMove(world.net) }
         let home = try world.homeKey.homeUp(remotePort: world.remotePort, homePort: world.backend.port, launcher: world.net.exec(.client))
         defer { home.stopGracefullyOrKill() }
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
@@ -320,6 +310,28 @@ final class World: @unchecked Sendable {
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
     /// (each on its own thread, 3 s timeout), and waits for its first success.
+    /// The power cut and the reboot: the home's link goes down first, then `first` dies (its
+    /// FIN never leaves); 2 s of phone attempts meet the dead holder (as they would while the
+    /// home boots); the home comes back in a fresh namespace with a new address, its OpenCode
+    /// on the same port.
+    func powerCutAndReboot(_ first: RunningProcess) async throws -> RebootedHome {
+        try await offPool {
+            try self.net.setLink(.client, up: false)
+            first.signal(SIGKILL)
+            _ = first.waitForExit(timeout: 5)
+        }
+        let cutAt = Date()
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        let home = try await offPool { try NetworkNamespaceLink(to: self.net, side: .server) }
+        do {
+            let backend = try await offPool { try OpenCodeStandIn(launcher: home.exec, port: self.backend.port) }
+            return RebootedHome(home: home, backend: backend, cutAt: cutAt)
+        } catch {
+            home.remove()
+            throw error
+        }
+    }
+
     func startPhone() async throws -> RunningProcess {
         let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
         self.tunnel = tunnel
@@ -399,37 +411,15 @@ extension RunningProcess {
     }
 }
 
-/// A second link between the pair's two namespaces (its own veth and random /30 in 10.100-149),
-/// for a home whose address changes: `move()` removes the home's first address and routes the
-/// VPS's address through this link. Goes with the namespaces.
-struct SecondLink {
-    let net: NetworkNamespacePair
-    let homeAddress: String
-    let vpsAddress: String
+/// The home after `World.powerCutAndReboot`: its new namespace and OpenCode, and when the power went.
+struct RebootedHome {
+    let home: NetworkNamespaceLink
+    let backend: OpenCodeStandIn
+    let cutAt: Date
 
-    init(_ net: NetworkNamespacePair) throws {
-        self.net = net
-        let a = Int.random(in: 100...149), b = Int.random(in: 0...255), k = Int.random(in: 0...63)
-        homeAddress = "10.\(a).\(b).\(4 * k + 1)"
-        vpsAddress = "10.\(a).\(b).\(4 * k + 2)"
-        let home = net.namespace(.client), vps = net.namespace(.server)
-        try Self.ip(["-n", home, "link", "add", "oct-c1", "type", "veth", "peer", "name", "oct-s1", "netns", vps])
-        try Self.ip(["-n", home, "addr", "add", homeAddress + "/30", "dev", "oct-c1"])
-        try Self.ip(["-n", vps, "addr", "add", vpsAddress + "/30", "dev", "oct-s1"])
-        try Self.ip(["-n", home, "link", "set", "oct-c1", "up"])
-        try Self.ip(["-n", vps, "link", "set", "oct-s1", "up"])
-    }
-
-    /// The first address vanishes; the VPS (sshd on the pair's server address) is reached through this link.
-    func move() throws {
-        let home = net.namespace(.client)
-        try Self.ip(["-n", home, "addr", "del", net.clientAddress + "/30", "dev", net.device(.client)])
-        try Self.ip(["-n", home, "route", "replace", net.serverAddress + "/32", "via", vpsAddress, "dev", "oct-c1"])
-    }
-
-    private static func ip(_ arguments: [String]) throws {
-        guard let ip = NetworkNamespacePair.ipTool else { throw HarnessError("no ip tool") }
-        let result = try runProcess(ip, arguments)
-        guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
+    /// OpenCode stopped, then the namespace removed.
+    func remove() {
+        backend.stop()
+        home.remove()
     }
 }

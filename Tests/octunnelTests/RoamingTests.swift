@@ -206,13 +206,7 @@ struct RoamingTests {
     /// `tunnel up --json` on the laptop, one request through it checked. Skipped where this
     /// machine cannot make namespaces.
     static func laptopAndVPS(_ test: String, keepalive: Int? = nil) async throws -> Setup {
-        let net: NetworkNamespacePair
-        do {
-            net = try await offPool { try NetworkNamespacePair() }
-        } catch let unavailable as NetworkNamespacesUnavailable {
-            FileHandle.standardError.write(Data("RoamingTests.\(test) skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
-            try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
-        }
+        let net = try await namespacesOrSkip("RoamingTests.\(test)") { try await offPool { try NetworkNamespacePair() } }
         do {
             let move = try await offPool {
                 let move = try NetworkNamespaceMove(net)
