@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// One SSH session to the VPS over its whole life: connecting on a helper thread, running
 /// its rounds on the loop, keepalive and dead-session detection, teardown and reconnect with

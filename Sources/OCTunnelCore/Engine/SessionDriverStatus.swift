@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 extension SessionDriver: StatusSource {
     /// The snapshot `status` gets, built on the loop thread when asked: the driver's record and

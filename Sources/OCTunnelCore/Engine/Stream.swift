@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// One socket joined to one channel: the byte pump, the same whichever side opened the
 /// channel (a local client's `direct-tcpip`, or a `forwarded-tcpip` the VPS opened to home).
@@ -63,7 +61,7 @@ final class Stream {
         let fd = socket.number
         createdAt = now
         Sockets.setNonBlocking(fd, true)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        Syscall.setCloseOnExec(fd)
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         peer = Sockets.peerDescription(of: fd)
@@ -177,7 +175,7 @@ final class Stream {
     private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
-            let written = downstream.withHead { send(fd, $0, $1, Int32(MSG_NOSIGNAL)) }
+            let written = downstream.withHead { Syscall.sendNoSignal(fd, $0, $1) }
             if written > 0 { downstream.consume(written); moved += written }
             else if written < 0 && !Self.isTransient(errno) {
                 return markFailed("client: \(String(cString: strerror(errno)))")
@@ -196,7 +194,7 @@ final class Stream {
                 readHeldAt = nil
                 received += count
                 moved += count
-                let written = send(fd, scratch.pointer, count, Int32(MSG_NOSIGNAL))
+                let written = Syscall.sendNoSignal(fd, scratch.pointer, count)
                 if written < 0 && !Self.isTransient(errno) {
                     return markFailed("client: \(String(cString: strerror(errno)))")
                 }

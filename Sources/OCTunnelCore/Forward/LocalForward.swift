@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The laptop side (`ssh -L`): a local listener whose every client gets a `direct-tcpip`
 /// channel to the remote port as the VPS sees it, joined to the client by a `Stream`.
@@ -163,7 +160,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     private func acceptClients(from listener: Int32) {
         while streams.hasRoom() {
-            let fd = accept(listener, nil, nil)
+            let fd = Syscall.accept(listener)
             if fd < 0 {
                 if errno == EINTR { continue }
                 return

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The home side (`ssh -R`): asks the VPS to listen on `remoteHost:remotePort`, accepts each
 /// `forwarded-tcpip` channel it opens, connects it to `homeHost:homePort` (non-blocking, with a
@@ -142,19 +139,15 @@ final class RemoteForward: SessionForward, PollOwner {
         var failure = ECONNREFUSED
         for position in index..<homeAddresses.count {
             let (family, address) = homeAddresses[position]
-            let fd = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            if fd < 0 { failure = errno; continue }
-            let socket = OwnedDescriptor(fd)
-            let rc = address.withUnsafeBytes { Glibc.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
-            if rc == 0 {
-                return join(id: id, socket: socket, channel: channel, now: now)
-            }
-            if errno == EINPROGRESS || errno == EINTR {
-                connecting[id] = HomeConnection(socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1)
+            switch Sockets.startConnect(family: family, address: address) {
+            case .connected(let fd):
+                return join(id: id, socket: OwnedDescriptor(fd), channel: channel, now: now)
+            case .inProgress(let fd):
+                connecting[id] = HomeConnection(socket: OwnedDescriptor(fd), channel: channel, deadline: deadline, nextAddress: position + 1)
                 return
+            case .failed(let code):
+                failure = code
             }
-            failure = errno
-            socket.close()
         }
         homeUnreachable(id: id, channel: channel, reason: Self.describe(failure), live: live, now: now)
     }
@@ -163,9 +156,7 @@ final class RemoteForward: SessionForward, PollOwner {
     private func finishConnecting(_ live: LiveSession, now: Double) {
         for (id, connection) in connecting {
             if connected.contains(id) {
-                var value: Int32 = 0
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                getsockopt(connection.socket.number, SOL_SOCKET, SO_ERROR, &value, &length)
+                let value = Sockets.pendingError(of: connection.socket.number)
                 connecting[id] = nil
                 if value == 0 {
                     join(id: id, socket: connection.socket, channel: connection.channel, now: now)
