@@ -32,45 +32,6 @@ public enum TunnelEvent: Sendable {
     case streamStalled(StreamStall)
 }
 
-/// Options of the forwarding event loop.
-public struct TunnelOptions: Sendable {
-    public var connection: ConnectionSettings
-    public var bind: String
-    public var localPort: Int
-    public var keepalive: Double
-    public var homePort: Int
-    /// Whether a failure of the very first connection ends the run (a person is watching).
-    public var exitOnFirstFailure: Bool
-    /// Whether a refusal that ends by itself (a penalizing sshd) is waited out all the same;
-    /// `tunnel check` reports it instead.
-    public var waitsOutPenalty = true
-    /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-32),
-    /// 0 turns the pool off.
-    public var warm: Int?
-    /// Also listen on ::1, on the same port as `bind` (`tunnel up` without --bind: clients
-    /// that resolve `localhost` to ::1 first find the tunnel there, as with `ssh -L`). A
-    /// machine without IPv6 loopback is skipped quietly.
-    public var alsoIPv6Loopback = false
-
-    public init(connection: ConnectionSettings, bind: String = "127.0.0.1", localPort: Int = 4096,
-                keepalive: Double = 15, homePort: Int = 4096, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
-        self.connection = connection
-        self.bind = bind
-        self.localPort = localPort
-        self.keepalive = keepalive
-        self.homePort = homePort
-        self.exitOnFirstFailure = exitOnFirstFailure
-        self.warm = warm
-    }
-
-    public var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
-
-    public var reverseCommand: String {
-        ReverseCommand(target: connection.target, remoteHost: connection.remoteHost, remotePort: connection.remotePort,
-                       homePort: homePort).render(.ssh)
-    }
-}
-
 extension OCTunnelError {
     /// Failures that retrying cannot fix: the host key or our key.
     /// A refusal that ends by itself: a server that closes before its greeting, as sshd does

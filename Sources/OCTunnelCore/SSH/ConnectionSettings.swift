@@ -1,0 +1,32 @@
+import Foundation
+
+/// What is needed to open an authenticated session to the VPS.
+public struct ConnectionSettings: Sendable {
+    public var target: SSHTarget
+    /// A key file or the ssh-agent.
+    public var authentication: Authentication
+    /// A passphrase-protected key file, decrypted at start (`preparedForSignIn`).
+    public var unlockedKey: UnlockedKey?
+    public var knownHostsPath: String
+    public var connectTimeout: Double
+    public var expectFingerprint: String?
+    public var trustNew: Bool
+    public var remoteHost: String
+    public var remotePort: Int
+    /// OpenSSH's known_hosts files to consult for a host octunnel's store does not know;
+    /// nil skips them (`--no-openssh-known-hosts`).
+    public var openSSHKnownHosts: OpenSSHKnownHosts?
+
+    public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String,
+                connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true,
+                remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort) {
+        self.target = target
+        self.authentication = authentication
+        self.knownHostsPath = knownHostsPath
+        self.connectTimeout = connectTimeout
+        self.expectFingerprint = expectFingerprint
+        self.trustNew = trustNew
+        self.remoteHost = remoteHost
+        self.remotePort = remotePort
+    }
+}

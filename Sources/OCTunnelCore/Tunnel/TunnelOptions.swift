@@ -1,0 +1,40 @@
+import Foundation
+
+/// Options of the forwarding event loop.
+public struct TunnelOptions: Sendable {
+    public var connection: ConnectionSettings
+    public var bind: String
+    public var localPort: Int
+    public var keepalive: Double
+    public var homePort: Int
+    /// Whether a failure of the very first connection ends the run (a person is watching).
+    public var exitOnFirstFailure: Bool
+    /// Whether a refusal that ends by itself (a penalizing sshd) is waited out all the same;
+    /// `tunnel check` reports it instead.
+    public var waitsOutPenalty = true
+    /// How many direct-tcpip channels to keep open ahead of need: nil follows demand (1-32),
+    /// 0 turns the pool off.
+    public var warm: Int?
+    /// Also listen on ::1, on the same port as `bind` (`tunnel up` without --bind: clients
+    /// that resolve `localhost` to ::1 first find the tunnel there, as with `ssh -L`). A
+    /// machine without IPv6 loopback is skipped quietly.
+    public var alsoIPv6Loopback = false
+
+    public init(connection: ConnectionSettings, bind: String = Defaults.bind, localPort: Int = Defaults.localPort,
+                keepalive: Double = Double(Defaults.keepaliveSeconds), homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
+        self.connection = connection
+        self.bind = bind
+        self.localPort = localPort
+        self.keepalive = keepalive
+        self.homePort = homePort
+        self.exitOnFirstFailure = exitOnFirstFailure
+        self.warm = warm
+    }
+
+    public var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
+
+    public var reverseCommand: String {
+        ReverseCommand(target: connection.target, remoteHost: connection.remoteHost, remotePort: connection.remotePort,
+                       homePort: homePort).render(.ssh)
+    }
+}
