@@ -84,7 +84,7 @@ struct SystemCallTests {
                 defer { Syscall.close(fd) }
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 _ = Syscall.pollRetryingEINTR(&pfd, timeout: 5000)
-                return Sockets.pendingError(of: fd)
+                return Syscall.pendingError(fd)
             }
         }
         #expect(outcome(Sockets.startConnect(family: address.family, address: address.address)) == 0)

@@ -156,7 +156,7 @@ final class RemoteForward: SessionForward, PollOwner {
     private func finishConnecting(_ live: LiveSession, now: Double) {
         for (id, connection) in connecting {
             if connected.contains(id) {
-                let value = Sockets.pendingError(of: connection.socket.number)
+                let value = Syscall.pendingError(connection.socket.number)
                 connecting[id] = nil
                 if value == 0 {
                     join(id: id, socket: connection.socket, channel: connection.channel, now: now)

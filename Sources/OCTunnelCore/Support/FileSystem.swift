@@ -169,7 +169,8 @@ public final class OpenedFile {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let descriptor = fd
-            let count = try retryingEINTR("read", detail: path) { Syscall.read(descriptor, &buffer, buffer.count) }
+            let count = Syscall.read(descriptor, &buffer, buffer.count)  // EINTR retried there
+            if count < 0 { throw SystemError("read", detail: path) }
             if count == 0 { break }
             result += buffer[..<count]
             guard result.count <= limit else { throw tooLarge }

@@ -9,37 +9,34 @@ import Darwin
 extension Syscall {
     /// `open(2)`, retrying EINTR (a FIFO's open can be interrupted); the descriptor or -1.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) -> Int32 {
-        while true {
+        retryingEINTR {
 #if canImport(Glibc)
-            let fd = Glibc.open(path, flags, mode)
+            Glibc.open(path, flags, mode)
 #elseif canImport(Darwin)
-            let fd = Darwin.open(path, flags, mode)
+            Darwin.open(path, flags, mode)
 #endif
-            if fd >= 0 || errno != EINTR { return fd }
         }
     }
 
     /// `read(2)`, retrying EINTR; the byte count, 0 at the end, or -1.
     static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-        while true {
+        retryingEINTR {
 #if canImport(Glibc)
-            let got = Glibc.read(fd, buffer, count)
+            Glibc.read(fd, buffer, count)
 #elseif canImport(Darwin)
-            let got = Darwin.read(fd, buffer, count)
+            Darwin.read(fd, buffer, count)
 #endif
-            if got >= 0 || errno != EINTR { return got }
         }
     }
 
     /// `write(2)`, retrying EINTR; the byte count (possibly short) or -1.
     static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-        while true {
+        retryingEINTR {
 #if canImport(Glibc)
-            let sent = Glibc.write(fd, buffer, count)
+            Glibc.write(fd, buffer, count)
 #elseif canImport(Darwin)
-            let sent = Darwin.write(fd, buffer, count)
+            Darwin.write(fd, buffer, count)
 #endif
-            if sent >= 0 || errno != EINTR { return sent }
         }
     }
 

@@ -59,7 +59,7 @@ public enum Sockets {
                 fd = socket
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 let ready = pollRetrying(&pfd, milliseconds: Int32(min(remaining * 1000, Double(Int32.max))))
-                failure = ready == 0 ? ETIMEDOUT : pendingError(of: fd)
+                failure = ready == 0 ? ETIMEDOUT : Syscall.pendingError(fd)
             }
             if failure == 0 {
                 setNonBlocking(fd, false)
@@ -77,7 +77,7 @@ public enum Sockets {
     enum ConnectStart {
         /// Connected at once (loopback can): the socket, still non-blocking.
         case connected(Int32)
-        /// Under way: poll the socket for POLLOUT, then read `pendingError(of:)`.
+        /// Under way: poll the socket for POLLOUT, then read `Syscall.pendingError`.
         case inProgress(Int32)
         /// No socket, or the connect failed at once (the socket is closed): the errno.
         case failed(Int32)
@@ -96,9 +96,6 @@ public enum Sockets {
         Syscall.close(fd)
         return .failed(code)
     }
-
-    /// How a connect that was under way ended (`SO_ERROR`): 0 when connected, else the errno.
-    static func pendingError(of fd: Int32) -> Int32 { Syscall.pendingError(fd) }
 
     /// `poll` on one descriptor, retrying EINTR; returns the count of ready descriptors.
     static func pollRetrying(_ pfd: inout pollfd, milliseconds: Int32) -> Int32 {

@@ -16,9 +16,14 @@ enum Syscall {
 
     /// `poll(2)` on one descriptor, retrying EINTR; the count of ready descriptors or -1.
     static func pollRetryingEINTR(_ fd: inout pollfd, timeout milliseconds: Int32) -> Int32 {
+        retryingEINTR { system_poll(&fd, 1, milliseconds) }
+    }
+
+    /// Calls `body` again while it fails (-1) with EINTR; what it returned last, `errno` set.
+    static func retryingEINTR<T: BinaryInteger>(_ body: () -> T) -> T {
         while true {
-            let rc = system_poll(&fd, 1, milliseconds)
-            if rc >= 0 || errno != EINTR { return rc }
+            let result = body()
+            if result != -1 || errno != EINTR { return result }
         }
     }
 

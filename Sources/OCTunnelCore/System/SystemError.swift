@@ -29,10 +29,7 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
 /// Runs a system call, retrying on EINTR, and throws `SystemError` on -1.
 @discardableResult
 func retryingEINTR<T: BinaryInteger>(_ call: String, detail: String? = nil, _ body: () -> T) throws(SystemError) -> T {
-    while true {
-        let result = body()
-        if result != -1 { return result }
-        if errno == EINTR { continue }
-        throw SystemError(call, detail: detail)
-    }
+    let result = Syscall.retryingEINTR(body)
+    if result == -1 { throw SystemError(call, detail: detail) }
+    return result
 }

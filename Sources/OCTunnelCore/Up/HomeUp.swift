@@ -18,22 +18,12 @@ public struct HomeUp: Sendable {
     /// Answers `octunnel home status` from the engine's loop; a socket it cannot serve is a
     /// warning, and the home side runs without.
     public func serveStatus(at endpoint: StatusEndpoint) {
-        do {
-            try engine.serveStatus(at: endpoint)
-        } catch {
-            emit(.engine(.warning("\(error); `octunnel home status` will not see this home side")))
-        }
+        engine.serveStatus(at: endpoint, unseen: "`octunnel home status` will not see this home side", emit: emit)
     }
 
     /// Runs until Ctrl-C or SIGTERM (returns) or a failure retrying cannot fix, a VPS that
     /// forbids listening included (emitted as `.failed`, then thrown).
     public func run() throws(OCTunnelError) {
-        engine.handleSignals()
-        do throws(OCTunnelError) {
-            try engine.run()
-        } catch {
-            emit(.failed(error))
-            throw error
-        }
+        try engine.run(emit: emit)
     }
 }

@@ -32,22 +32,12 @@ public struct TunnelUp: Sendable {
     /// Answers `octunnel tunnel status` from the engine's loop; a socket it cannot serve is a
     /// warning, and the tunnel runs without.
     public func serveStatus(at endpoint: StatusEndpoint) {
-        do {
-            try engine.serveStatus(at: endpoint)
-        } catch {
-            emit(.engine(.warning("\(error); `octunnel tunnel status` will not see this tunnel")))
-        }
+        engine.serveStatus(at: endpoint, unseen: "`octunnel tunnel status` will not see this tunnel", emit: emit)
     }
 
     /// Runs until Ctrl-C or SIGTERM (returns) or a failure retrying cannot fix (emitted as
     /// `.failed`, then thrown).
     public func run() throws(OCTunnelError) {
-        engine.handleSignals()
-        do throws(OCTunnelError) {
-            try engine.run()
-        } catch {
-            emit(.failed(error))
-            throw error
-        }
+        try engine.run(emit: emit)
     }
 }
