@@ -69,6 +69,26 @@ struct AlgorithmGapTests {
         #expect(!cipherText.contains("aes128-ctr"), "\(cipherText)")
     }
 
+    @Test("a chacha20-poly1305-only VPS: spoken on libssh2 1.11.1; on 1.11.0 and 1.10 the ciphers are named with 1.11.1 as the way out")
+    func chachaOnly() {
+        var chachaOnly = Self.hardened
+        chachaOnly[.cipher] = ["chacha20-poly1305@openssh.com"]
+        var on1110 = Self.on110
+        on1110[.cipher] = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com"] + on1110[.cipher]!
+        on1110[.mac] = ["hmac-sha2-256-etm@openssh.com", "hmac-sha2-512-etm@openssh.com"] + on1110[.mac]!
+        var on1111 = on1110
+        on1111[.cipher] = ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"] + Self.on110[.cipher]!
+        #expect(AlgorithmGap.gaps(offered: chachaOnly, spoken: on1111).isEmpty)
+        for (spoken, version) in [(on1110, "1.11.0"), (Self.on110, "1.10.0")] {
+            let gaps = AlgorithmGap.gaps(offered: chachaOnly, spoken: spoken)
+            #expect(gaps.map(\.list) == [.cipher], "\(version)")
+            let text = AlgorithmGap.explain(gaps, libssh2: version)
+            #expect(text.contains("chacha20-poly1305 in 1.11.1") && text.contains("octunnel built on libssh2 1.11.1 or newer (Debian 13 ships it)"), "\(text)")
+            let lastResort = version == "1.10.0" ? "aes256-ctr" : "aes256-gcm@openssh.com"
+            #expect(text.contains("add \(lastResort) to the server's Ciphers") && !text.contains("Ubuntu"), "\(text)")
+        }
+    }
+
     @Test("the running libssh2 speaks every name octunnel asks for first on its version, and --version's library is it")
     func spokenOnThisMachine() {
         let version = LibSSH2.runningVersion

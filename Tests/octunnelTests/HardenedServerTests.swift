@@ -35,4 +35,24 @@ struct HardenedServerTests {
         }
         #expect(fixture.sshd.log.contains("no matching MAC found"), "\(fixture.sshd.log.suffix(800))")
     }
+
+    @Test("a VPS that allows only chacha20-poly1305: tunnel check passes on libssh2 1.11.1 and negotiates it; on 1.10 the message names the ciphers and libssh2 1.11.1")
+    func chachaOnly() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try TunnelFixture(sshdConfig: Self.config.replacingOccurrences(
+            of: "Ciphers chacha20-poly1305@openssh.com,aes256-gcm@openssh.com,aes128-gcm@openssh.com,aes256-ctr,aes192-ctr,aes128-ctr",
+            with: "Ciphers chacha20-poly1305@openssh.com"))
+        let result = try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(backend.port), "--connect-timeout", "10"])
+        if octunnelRunsOnLibSSH2(atLeast: [1, 11, 1]) {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("chacha20-poly1305@openssh.com"), "\(result.stderr)")
+            return
+        }
+        #expect(result.status != 0, "\(result.stderr)")
+        let said = result.stderr
+        #expect(said.contains("Its ciphers (chacha20-poly1305@openssh.com) are all AEAD ciphers"), "\(said)")
+        #expect(said.contains("chacha20-poly1305 in 1.11.1") && said.contains("octunnel built on libssh2 1.11.1 or newer"), "\(said)")
+        #expect(said.contains("add aes256-ctr to the server's Ciphers"), "\(said)")
+        #expect(!said.contains("Its MACs"), "the MACs do not count when every cipher carries its own: \(said)")
+    }
 }

@@ -26,12 +26,19 @@ struct AlgorithmGap: Equatable {
     /// (AES-GCM, chacha20-poly1305) carries its own MAC: the MAC list does not count then.
     static func gaps(offered: [List: [String]], spoken: [List: [String]]) -> [AlgorithmGap] {
         var gaps: [AlgorithmGap] = []
-        for list in List.allCases {
+        let ciphers = offered[.cipher] ?? []
+        let aeadOnly = !ciphers.isEmpty && ciphers.allSatisfy(isAEAD)
+        for list in List.allCases where !(list == .mac && aeadOnly) {
             let theirs = offered[list] ?? []
             let ours = spoken[list] ?? []
             if Set(theirs).isDisjoint(with: ours) { gaps.append(AlgorithmGap(list: list, offered: theirs, spoken: ours)) }
         }
         return gaps
+    }
+
+    /// A cipher that carries its own MAC (AES-GCM, chacha20-poly1305): with it the MACs are not negotiated.
+    static func isAEAD(_ cipher: String) -> Bool {
+        cipher.hasSuffix("-gcm@openssh.com") || cipher.hasPrefix("chacha20-poly1305")
     }
 
     /// One sentence per gap and the ways out, best first; `libssh2` is the running version.
@@ -52,9 +59,14 @@ struct AlgorithmGap: Equatable {
                 + "only as a last resort, add hmac-sha2-256 to the server's MACs in sshd_config, which costs the hardening: "
                 + "its MAC is over the plaintext (encrypt-and-MAC), checked only after decrypting."
         }
-        if list == .cipher, !offered.isEmpty, offered.allSatisfy({ $0.hasSuffix("-gcm@openssh.com") || $0.hasPrefix("chacha20") }), onOld {
-            return "Its ciphers (\(theirs)) are all AEAD ciphers, which libssh2 \(libssh2) cannot speak (AES-GCM came in libssh2 1.11.0). "
-                + "Ways out, best first: \(Self.newerLibrary); only as a last resort, add aes256-ctr to the server's Ciphers."
+        if list == .cipher, !offered.isEmpty, offered.allSatisfy(Self.isAEAD),
+           onOld || libssh2.hasPrefix("1.11.0") {
+            // AES-GCM came in libssh2 1.11.0, chacha20-poly1305 in 1.11.1 (Ubuntu 24.04 has 1.11.0).
+            let gcm = offered.contains { $0.hasSuffix("-gcm@openssh.com") }
+            let library = gcm ? Self.newerLibrary : "octunnel built on libssh2 1.11.1 or newer (Debian 13 ships it)"
+            return "Its ciphers (\(theirs)) are all AEAD ciphers, which libssh2 \(libssh2) cannot speak "
+                + "(AES-GCM came in libssh2 1.11.0, chacha20-poly1305 in 1.11.1). "
+                + "Ways out, best first: \(library); only as a last resort, add \(onOld ? "aes256-ctr" : "aes256-gcm@openssh.com") to the server's Ciphers."
         }
         return "Its \(list.rawValue) (\(theirs.isEmpty ? "none" : theirs)) and the ones octunnel speaks on libssh2 \(libssh2) (\(ours)) "
             + "have none in common: allow one of octunnel's in the server's \(list.keyword)"
