@@ -13,7 +13,9 @@
 # connection hung, the client itself failed, or any stall was named.
 #   bash scripts/soak.sh                  # the long soak (10 minutes)
 #   SOAK_SECONDS=60 bash scripts/soak.sh  # the short one (the test suite runs this)
-# OCT names the octunnel binary (default: a release build).
+# OCT names the octunnel binary (default: a release build). SOAK_DEB13=1: both octunnel processes
+# are the one built in Debian 13's root against its libssh2 1.11.1 (scripts/lib/debian-leg.sh's
+# build), run in that root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_=${SOAK_SECONDS:-600}
@@ -22,8 +24,21 @@ BUSY=${SOAK_BUSY:-2}
 RECONNECT=${SOAK_RECONNECT:-20}
 . scripts/lib/sshd.sh
 . scripts/lib/scratch.sh
-release_octunnel
 scratch_dir soak
+if [ -n "${SOAK_DEB13:-}" ]; then
+  . scripts/lib/packages.sh
+  fail() { echo "soak.sh: $*" >&2; exit 1; }
+  elapsed() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))"; }
+  as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
+  . scripts/lib/debian-root.sh
+  . scripts/lib/root-mounts.sh
+  . scripts/lib/release-build.sh
+  trap 'scratch_cleanup; root_unmount_all' EXIT   # the processes in the root stop first
+  octunnel_in_trixie .build-package-deb13
+  OCT=$trixie_octunnel
+fi
+release_octunnel
+echo "soak: octunnel $("$OCT" --version)" >&2
 
 coproc ECHO { exec python3 scripts/lib/soak.py server; }
 pids+=($ECHO_PID)

@@ -25,21 +25,12 @@ debian_leg_filters=(
 )
 
 debian_leg() {
-  local root wrapper binary tmp leg_started arguments=()
+  local root wrapper leg_started arguments=()
   leg_started=$(date +%s%N)
-  root=$(debian_build_root trixie)
-  tmp=$(dirname "$(mktemp -u)")
   trap root_unmount_all EXIT
-  root_mount_system "$root"
-  root_bind_toolchain "$root"
-  root_bind "$root" "$tmp"
-  case "$PWD/" in "$tmp"/*) ;; *) root_bind "$root" "$PWD" ;; esac
-  release_build .build-package-deb13 "$root" > /dev/null
-  binary="$PWD/.build-package-deb13/release/octunnel"
-  wrapper="$PWD/.build-package-deb13/octunnel-in-root"
-  # Same pid as the test started (sh, chroot and env exec), same environment, same directory.
-  printf '#!/bin/sh\nexec /usr/sbin/chroot %s /usr/bin/env -C "$PWD" %s "$@"\n' "$root" "$binary" > "$wrapper"
-  chmod 0755 "$wrapper"
+  octunnel_in_trixie .build-package-deb13
+  root=$trixie_root
+  wrapper=$trixie_octunnel
   echo "== Debian 13 leg: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), $(in_root "$root" /usr/sbin/sshd -V 2>&1 | head -1), octunnel $("$wrapper" --version)"
   if [ $# -gt 0 ]; then arguments=("$@"); else
     local filter

@@ -68,3 +68,23 @@ in_root() {
   ${as_root:-} chroot "$root" /usr/bin/env -i PATH="$(dirname "$(readlink -f "$(command -v swiftc)")"):/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8 \
     sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
 }
+
+# octunnel_in_trixie SCRATCH: octunnel built in Debian 13's build root against its libssh2 1.11.1
+# (release_build there, into SCRATCH), and SCRATCH/octunnel-in-root, a wrapper that runs it in
+# that root with the caller's pid (sh, chroot and env exec), environment and directory. Mounts
+# the root's /proc and /dev, the toolchain, the temp directory and this directory at their own
+# paths (the caller's EXIT trap calls root_unmount_all); sets trixie_root and trixie_octunnel.
+# Needs debian-root.sh and root-mounts.sh.
+octunnel_in_trixie() {
+  local scratch=$1 tmp
+  trixie_root=$(debian_build_root trixie)
+  tmp=$(dirname "$(mktemp -u)")
+  root_mount_system "$trixie_root"
+  root_bind_toolchain "$trixie_root"
+  root_bind "$trixie_root" "$tmp"
+  case "$PWD/" in "$tmp"/*) ;; *) root_bind "$trixie_root" "$PWD" ;; esac
+  release_build "$scratch" "$trixie_root" > /dev/null
+  trixie_octunnel="$PWD/$scratch/octunnel-in-root"
+  printf '#!/bin/sh\nexec /usr/sbin/chroot %s /usr/bin/env -C "$PWD" %s "$@"\n' "$trixie_root" "$PWD/$scratch/release/octunnel" > "$trixie_octunnel"
+  chmod 0755 "$trixie_octunnel"
+}
