@@ -26,13 +26,7 @@ RECONNECT=${SOAK_RECONNECT:-20}
 . scripts/lib/scratch.sh
 scratch_dir soak
 if [ -n "${SOAK_DEB13:-}" ]; then
-  . scripts/lib/packages.sh
-  fail() { echo "soak.sh: $*" >&2; exit 1; }
-  elapsed() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))"; }
-  as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
-  . scripts/lib/debian-root.sh
-  . scripts/lib/root-mounts.sh
-  . scripts/lib/release-build.sh
+  . scripts/lib/roots.sh
   trap 'scratch_cleanup; root_unmount_all' EXIT   # the processes in the root stop first
   octunnel_in_trixie .build-package-deb13
   OCT=$trixie_octunnel

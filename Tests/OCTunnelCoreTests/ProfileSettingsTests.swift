@@ -1,6 +1,6 @@
 import Foundation
 import OCTunnelTestSupport
-import OCTunnelCore
+@testable import OCTunnelCore
 import Testing
 
 @Suite("Profiles: names, config.json per profile and role, files from before profiles", .ownThreads)

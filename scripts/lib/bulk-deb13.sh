@@ -12,19 +12,11 @@ cd "$(dirname "$0")/../.."
 BULK_MB=${BENCH_BULK_MB:-1024}
 RUNS=${BENCH_BULK_RUNS:-3}
 
-. scripts/lib/packages.sh
 . scripts/lib/sshd.sh
-fail() { echo "bulk-deb13.sh: $*" >&2; exit 1; }
-elapsed() { echo "$(( ($(date +%s%N) - $1) / 1000000 ))"; }
-as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
-. scripts/lib/debian-root.sh
-. scripts/lib/root-mounts.sh
-. scripts/lib/release-build.sh
+. scripts/lib/roots.sh
 install_missing nginx-light curl
 
-root=$(debian_build_root trixie)
 work=$(mktemp -d /tmp/octunnel-bulk13.XXXXXX)
-tmp=$(dirname "$work")
 pids=()
 cleanup() {
   stop_started "${pids[@]}"
@@ -33,11 +25,8 @@ cleanup() {
   [ -n "${BULK_KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
-root_mount_system "$root"
-root_bind_toolchain "$root"
-root_bind "$root" "$tmp"
-case "$PWD/" in "$tmp"/*) ;; *) root_bind "$root" "$PWD" ;; esac
-release_build .build-package-deb13 "$root" > /dev/null
+octunnel_in_trixie .build-package-deb13
+root=$trixie_root
 oct="$PWD/.build-package-deb13/release/octunnel"
 # "${in13[@]}" COMMAND...: in the root, with the environment a user has; chroot and env exec, so
 # a command started in the background is $! itself, and the cleanup waits for it to end before

@@ -9,12 +9,6 @@ public struct HomeHealth: Sendable {
     public let timeout: Double
     public let credentials: OpenCodeCredentials
 
-    public init(home: HostPort, timeout: Double, credentials: OpenCodeCredentials) {
-        self.home = home
-        self.timeout = timeout
-        self.credentials = credentials
-    }
-
     /// Runs the test, emits how it went, and returns the result for `home status`.
     @discardableResult
     public func run(emit: (UpEvent) -> Void) -> StatusSnapshot.Health {

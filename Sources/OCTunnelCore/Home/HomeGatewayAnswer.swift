@@ -13,12 +13,6 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
     /// What to do about it.
     public let fix: String
 
-    public init(home: HostPort, error: String, fix: String) {
-        self.home = home
-        self.error = error
-        self.fix = fix
-    }
-
     /// The answer for a home port that refused, timed out or failed with `reason`.
     public static func unreachable(home: HostPort, reason: String) -> HomeGatewayAnswer {
         let what = reason == "connection refused" ? "nothing listens on \(home) on the home machine"

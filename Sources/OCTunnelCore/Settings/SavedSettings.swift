@@ -39,7 +39,7 @@ public struct SavedSettings: Equatable, Sendable {
 
 /// The laptop role's saved tunnel: the RFC's SSHTunnelConfig (host, port, username, remotePort)
 /// plus the local and home ports. Before profiles this was the whole of `config.json`.
-public struct TunnelSettings: Codable, Equatable, Sendable {
+public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     public var host: String
     public var port: Int
     public var username: String
@@ -54,26 +54,9 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
     /// password itself is never saved); absent in older files.
     public var passwordFile: String?
 
-    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
-                agent: Bool? = nil, passwordFile: String? = nil) {
-        self.host = host
-        self.port = port
-        self.username = username
-        self.remotePort = remotePort
-        self.localPort = localPort
-        self.homePort = homePort
-        self.remoteHost = remoteHost
-        self.agent = agent
-        self.passwordFile = passwordFile
-    }
-
-    public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
-
     /// Checks the hosts and ports a hand-edited file may have broken.
     func validate() throws(TargetParseError) {
-        try SettingsChecks.host(host)
-        if let remoteHost { try SettingsChecks.host(remoteHost) }
-        for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
+        try validateConnection()
         _ = try HostPort.parsePort(String(localPort), allowZero: true)
     }
 
@@ -85,7 +68,7 @@ public struct TunnelSettings: Codable, Equatable, Sendable {
 
 /// The home role's saved reverse tunnel (`home up --save`): the VPS to sign in to, where the
 /// VPS listens and the OpenCode port on this machine.
-public struct HomeSettings: Codable, Equatable, Sendable {
+public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public var host: String
     public var port: Int
     public var username: String
@@ -100,26 +83,8 @@ public struct HomeSettings: Codable, Equatable, Sendable {
     /// The file OpenCode's password is read from (`--password-file`, an absolute path); absent: none.
     public var passwordFile: String?
 
-    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
-                homeHost: String? = nil, agent: Bool? = nil, passwordFile: String? = nil) {
-        self.host = host
-        self.port = port
-        self.username = username
-        self.remotePort = remotePort
-        self.homePort = homePort
-        self.remoteHost = remoteHost
-        self.homeHost = homeHost
-        self.agent = agent
-        self.passwordFile = passwordFile
-    }
-
-    public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
-
     func validate() throws(TargetParseError) {
-        try SettingsChecks.host(host)
-        if let remoteHost { try SettingsChecks.host(remoteHost) }
-        if let homeHost { try SettingsChecks.host(homeHost) }
-        for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
+        try validateConnection(otherHosts: [homeHost])
     }
 
     /// Saves this as `profile`'s home section, keeping every other profile and section.

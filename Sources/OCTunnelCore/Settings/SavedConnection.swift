@@ -1,0 +1,25 @@
+/// What both roles' saved sections share: the VPS to sign in to, where it listens and the
+/// OpenCode port at home.
+public protocol SavedConnection {
+    var host: String { get }
+    var port: Int { get }
+    var username: String { get }
+    var remotePort: Int { get }
+    var homePort: Int { get }
+    /// The VPS address the reverse tunnel listens on; absent means 127.0.0.1.
+    var remoteHost: String? { get }
+}
+
+extension SavedConnection {
+    public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
+
+    /// Checks the hosts (the VPS, its listening address, then `otherHosts`) and the ports a
+    /// hand-edited file may have broken.
+    func validateConnection(otherHosts: [String?] = []) throws(TargetParseError) {
+        try SettingsChecks.host(host)
+        for extra in [remoteHost] + otherHosts {
+            if let extra { try SettingsChecks.host(extra) }
+        }
+        for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
+    }
+}
