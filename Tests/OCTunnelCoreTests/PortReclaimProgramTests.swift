@@ -209,6 +209,37 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimReport.parse(output)?.summary == "held by a dead home session from 127.0.0.1:41184 (92 bytes unacknowledged, resent 3 times)")
     }
 
+    @Test("the holder's client connection missing from one read of /proc/net/tcp: the holder ended in between (free), the table changed under the read (read again), or it stays missing (unproven after 2 s)", arguments: shells)
+    func connectionMissing(shell: String) throws {
+        let listener = RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001)
+        let client = RecordedProc.line(local: "0100007F:0016", remote: "0100007F:A0E0", state: "01", tx: 92, timer: 1, retransmits: 3, inode: 70002)
+        // Each read of net/tcp (a FIFO) takes the next table: the program's first read finds the
+        // listener and its holder; the next ones are fed in turn.
+        for (tables, expected) in [
+            ([[listener], [], []], "octunnel-reclaim v=1 result=free port=127.0.0.1:18080"),
+            ([[listener, client], [listener], [listener], [listener, client]],
+             "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=92 retrans=3 silent=0"),
+        ] {
+            let proc = try Self.relayedHolder(heartbeat: false)
+            let tcp = try proc.tcpFIFO()
+            let program = try proc.start(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 6)
+            defer { program.signal(SIGKILL); _ = program.waitForExit(timeout: 5) }
+            for (index, table) in tables.enumerated() {
+                #expect(feed(tcp, RecordedProc.table(table), while: program), "read \(index + 1) of net/tcp: \(program.stderrText)")
+            }
+            #expect(program.waitForExit(timeout: 20) == 0)
+            #expect(program.stdout.joined(separator: "\n") == expected, "\(program.stderrText)")
+        }
+        let missing = try RecordedProc(busy: false)
+        missing.tcp = [listener]
+        try missing.process(4_194_500, name: "sshd-session", ppid: 4_194_499, sockets: [70001, 70002])
+        try missing.write()
+        let output = try missing.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
+        #expect(output == "octunnel-reclaim v=1 result=unproven port=127.0.0.1:18080 pid=4194500 reason=connections:0\n")
+        #expect(PortReclaimReport.parse(output)?.summary
+                == "held by an sshd session (pid 4194500) whose client connection could not be singled out (0 found for 2 s, 1 needed)")
+    }
+
     @Test("a listener of another user that no readable process holds: unseen, with its owner", arguments: shells)
     func unseen(shell: String) throws {
         let proc = try RecordedProc(busy: true)
@@ -355,9 +386,21 @@ final class RecordedProc {
 
     func write() throws {
         try FileManager.default.createDirectory(atPath: root.file("net"), withIntermediateDirectories: true)
-        let header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-        try writeText(header + tcp.map { $0 + "\n" }.joined(), to: root.file("net/tcp"))
-        try writeText(header + tcp6.map { $0 + "\n" }.joined(), to: root.file("net/tcp6"))
+        try writeText(Self.table(tcp), to: root.file("net/tcp"))
+        try writeText(Self.table(tcp6), to: root.file("net/tcp6"))
+    }
+
+    /// net/tcp and tcp6 as the kernel prints them, with these lines.
+    static func table(_ lines: [String]) -> String {
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" + lines.map { $0 + "\n" }.joined()
+    }
+
+    /// net/tcp as a FIFO: each read of it by the program takes what the test feeds next.
+    func tcpFIFO() throws -> String {
+        let path = root.file("net/tcp")
+        try FileManager.default.removeItem(atPath: path)
+        guard mkfifo(path, 0o600) == 0 else { throw HarnessError("mkfifo \(path): errno \(errno)") }
+        return path
     }
 
     /// `/proc/PID/io` with its read counter at `rchar`.

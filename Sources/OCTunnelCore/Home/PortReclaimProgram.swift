@@ -114,7 +114,11 @@ public enum PortReclaimProgram {
     /// 1/100 s, M the holder's `octunnel-beat` mark (its child, a `cat`), J and j its `rchar`
     /// when first and last read, t and u the clock then (the real /proc/uptime in 1/100 s,
     /// whatever P is: monotonic, unlike the wall clock); the report's `beat` is the seconds
-    /// watched without a heartbeat (0 when one came).
+    /// watched without a heartbeat (0 when one came). b counts the rounds in a row in which the
+    /// holder's client connection was not one (`c` printed `-`): the holder ended in between
+    /// (then the listener is gone too: free), or the table changed under its read; each such
+    /// round waits 0.2 s before it looks for the listener and 0.2 s after, and five of them
+    /// (about 2 s) make it `unproven`, asked again on the caller's next retry.
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
@@ -134,8 +138,8 @@ public enum PortReclaimProgram {
         #"M=;for f in $(grep -l "OCTUNNEL_LISTEN=$W;beat" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
         #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
-        #"n=0 s=0 z=0"#,
-        #"while :;do set -- $(c);[ "$1" = - ]&&o unproven " pid=$Q reason=connections:$2";C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        #"n=0 s=0 z=0 b=0"#,
+        #"while :;do set -- $(c);[ "$1" = - ]&&{ b=$((b+1));sleep 0.2 2>/dev/null||sleep 1;[ -n "$(l)" ]||o free;[ $b -ge 5 ]&&o unproven " pid=$Q reason=connections:$2";sleep 0.2 2>/dev/null||sleep 1;continue;};b=0;C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
         #"n=0;while [ -n "$(l)" ];do n=$((n+1));[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,

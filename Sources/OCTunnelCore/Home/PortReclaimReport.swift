@@ -104,6 +104,10 @@ public struct PortReclaimReport: Equatable, Sendable {
             return "held by an sshd session\(from) that is not proven dead (\(evidence))"
         case .dead:
             return "held by a dead home session\(from) (\(evidence))"
+        case .unproven where reason?.hasPrefix("connections:") == true:
+            let found = reason.map { String($0.dropFirst("connections:".count)) } ?? "?"
+            return "held by an sshd session (pid \(pid.map(String.init) ?? "?")) whose client connection could not be singled out "
+                + "(\(found) found for 2 s, 1 needed)"
         case .unproven where heartbeatAge != nil:
             return "held by an sshd session\(from) not yet proven dead (\(evidence); \(PortReclaimProgram.heartbeatSilence) s needed)"
         case .unproven:
