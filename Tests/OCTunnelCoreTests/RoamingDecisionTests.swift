@@ -178,7 +178,7 @@ struct RoamingDecisionTests {
              ["event": "reconnected", "status": "connected", "cause": "wake", "quietSeconds": 3.0, "seconds": 0.5]),
         ]
         for (event, values) in expected {
-            let line = jsonLine(TunnelEvent.roaming(event).jsonObject)
+            let line = jsonLine(EngineEvent.roaming(event).jsonObject)
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             #expect(object["message"] as? String == event.text, "\(line)")
             #expect(Set(object.keys) == Set(values.keys).union(["message"]), "\(line)")

@@ -34,12 +34,12 @@ struct SessionEndTests {
     @Test("disconnected and stopping print the end's line, as text and as JSON")
     func events() throws {
         let end = SessionEnd.silence(seconds: 46)
-        #expect(TunnelEvent.disconnected(reason: end, retryIn: 1.04).text == "disconnected: no answer from the VPS for 46 s (keepalive); retrying in 1.0 s")
-        let object = TunnelEvent.disconnected(reason: end, retryIn: 1.04).jsonObject
+        #expect(EngineEvent.disconnected(reason: end, retryIn: 1.04).text == "disconnected: no answer from the VPS for 46 s (keepalive); retrying in 1.0 s")
+        let object = EngineEvent.disconnected(reason: end, retryIn: 1.04).jsonObject
         #expect(object["reason"] as? String == end.text)
         #expect(object["retryIn"] as? Double == 1.0)
-        #expect(TunnelEvent.stopping(reason: .stopped).text == "stopping: octunnel stopped")
-        #expect(TunnelEvent.stopping(reason: .stopped).jsonObject["reason"] as? String == "octunnel stopped")
+        #expect(EngineEvent.stopping(reason: .stopped).text == "stopping: octunnel stopped")
+        #expect(EngineEvent.stopping(reason: .stopped).jsonObject["reason"] as? String == "octunnel stopped")
     }
 
     @Test("roaming ends start the next attempt at once; a clean stop tells connections nothing")

@@ -11,7 +11,7 @@ struct StreamStallTests {
 
     @Test("the event names the connection, where the bytes wait and every counter, as text and JSON")
     func event() throws {
-        let event = TunnelEvent.streamStalled(Self.stall)
+        let event = EngineEvent.streamStalled(Self.stall)
         #expect(!event.isVerbose)
         #expect(event.text == "warning: connection 17 stalled for 1 s with 1835008 bytes from the VPS waiting for the client "
             + "(libssh2 queue 1835008, receive window 1835008, send window 0, held 544 up / 0 down, 16217088 bytes sent, "
@@ -28,12 +28,12 @@ struct StreamStallTests {
         #expect(object["pendingToClient"] as? Int == 0)
         var up = Self.stall
         up.direction = .toVPS
-        #expect(TunnelEvent.streamStalled(up).text.contains("544 bytes from the client waiting for the VPS"))
+        #expect(EngineEvent.streamStalled(up).text.contains("544 bytes from the client waiting for the VPS"))
         #expect(object["heldBecause"] == nil)
         up.heldBecause = "the send buffer was above its mark (300000 bytes wait for the socket now)"
-        #expect(TunnelEvent.streamStalled(up).text.hasSuffix(
+        #expect(EngineEvent.streamStalled(up).text.hasSuffix(
             "3994624 received; held: the send buffer was above its mark (300000 bytes wait for the socket now)); moving it again"))
-        #expect(TunnelEvent.streamStalled(up).jsonObject["heldBecause"] as? String == up.heldBecause)
+        #expect(EngineEvent.streamStalled(up).jsonObject["heldBecause"] as? String == up.heldBecause)
     }
 
     @Test("status counts stalls: in JSON always, in the text only when there were some")

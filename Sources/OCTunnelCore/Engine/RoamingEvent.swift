@@ -1,6 +1,6 @@
 import Foundation
 
-/// What roaming tells its user, as data (`TunnelEvent.roaming`).
+/// What roaming tells its user, as data (`EngineEvent.roaming`).
 public enum RoamingEvent: Sendable {
     /// The session is being probed with a short deadline.
     case probing(RoamingCause, deadline: Double)

@@ -14,7 +14,7 @@ final class SessionDriver: PollOwner {
     private let keepaliveInterval: Double
     private let loop: EventLoop
     let forward: SessionForward
-    let emit: @Sendable (TunnelEvent) -> Void
+    let emit: @Sendable (EngineEvent) -> Void
     private let scratch = ScratchBuffer()
     let connector = ConnectorThread()
     /// The send buffer's high-water mark (see `LiveSession.highWater`).
@@ -36,7 +36,7 @@ final class SessionDriver: PollOwner {
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
     init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
-         forward: SessionForward, emit: @escaping @Sendable (TunnelEvent) -> Void) {
+         forward: SessionForward, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.settings = settings
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)

@@ -262,7 +262,7 @@ final class Stream {
 
     /// Closes it (`close(releasingTo:)`) and returns the event that says how it ended: dropped
     /// for `reason`, or closed with its byte counts. Both forwards end their streams this way.
-    func finish(releasingTo live: LiveSession?, reason: String?) -> TunnelEvent {
+    func finish(releasingTo live: LiveSession?, reason: String?) -> EngineEvent {
         close(releasingTo: live)
         if let reason { return .clientDropped(id: id, reason: reason) }
         return .clientClosed(id: id, sent: sent, received: received)

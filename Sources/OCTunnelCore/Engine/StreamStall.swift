@@ -1,5 +1,5 @@
 /// A stream that stopped moving with bytes waiting on one side and room on the other: what
-/// the stall watch reports (`TunnelEvent.streamStalled`) before it recovers the stream. It
+/// the stall watch reports (`EngineEvent.streamStalled`) before it recovers the stream. It
 /// should never happen; when it does, these counters say where the bytes were held.
 public struct StreamStall: Sendable, Equatable {
     /// Which way the waiting bytes were going.

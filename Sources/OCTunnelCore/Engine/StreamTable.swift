@@ -8,11 +8,11 @@ import Foundation
 /// The stall watch: once a second, while some stream holds bytes, it asks each stream whether
 /// bytes wait on one side with room on the other (`Stream.stallCandidate`). A stream that
 /// answers yes twice in a row without moving a byte in between has stalled: the watch says so
-/// (`TunnelEvent.streamStalled`, with the channel's counters), counts it for `status`, and
+/// (`EngineEvent.streamStalled`, with the channel's counters), counts it for `status`, and
 /// moves it again (`Stream.recover`). It must never fire; it exists so that a stall can never
 /// again pass silently (issue 17).
 final class StreamTable {
-    private let emit: @Sendable (TunnelEvent) -> Void
+    private let emit: @Sendable (EngineEvent) -> Void
     private(set) var streams: [Int: Stream] = [:]
     /// Bytes of finished streams and the forward's last failure.
     private var counters = ForwardCounters()
@@ -34,7 +34,7 @@ final class StreamTable {
     /// Streams that had bytes waiting with room at the last look, and how far they had moved.
     private var suspects: [Int: Int] = [:]
 
-    init(stallInterval: Double = 1, emit: @escaping @Sendable (TunnelEvent) -> Void) {
+    init(stallInterval: Double = 1, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.stallInterval = stallInterval
         self.emit = emit
     }

@@ -12,7 +12,7 @@ import Foundation
 /// connect timeout.
 final class LocalForward: SessionForward, PollOwner {
     private let options: TunnelOptions
-    private let emit: @Sendable (TunnelEvent) -> Void
+    private let emit: @Sendable (EngineEvent) -> Void
     /// The listening sockets: `options.bind`, then ::1 on the same port when asked and present.
     private let listeners: [Int32]
     /// The port actually listened on (useful with --local-port 0).
@@ -35,7 +35,7 @@ final class LocalForward: SessionForward, PollOwner {
     private var arrivals = 0
 
     /// Binds the listener now, so a busy port fails before anything else happens.
-    init(options: TunnelOptions, emit: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
+    init(options: TunnelOptions, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit
         streams = StreamTable(emit: emit)

@@ -9,7 +9,7 @@ import Foundation
 /// The listen is asked again on every new session, and a refusal dealt with, by `VPSListen`.
 final class RemoteForward: SessionForward, PollOwner {
     private let options: HomeForwardOptions
-    private let emit: @Sendable (TunnelEvent) -> Void
+    private let emit: @Sendable (EngineEvent) -> Void
     private let homeAddresses: [(family: Int32, address: Data)]
     private let listen: VPSListen
 
@@ -35,7 +35,7 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     /// Resolves the home address now, so a bad --home-host fails before any network work.
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (TunnelEvent) -> Void,
+    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
          requestStop: @escaping () -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit

@@ -8,7 +8,7 @@
 /// the command's heartbeat (`octunnel-beat`) marks the session as the listener's.
 final class VPSListen {
     private let options: HomeForwardOptions
-    private let emit: @Sendable (TunnelEvent) -> Void
+    private let emit: @Sendable (EngineEvent) -> Void
     private let requestStop: () -> Void
     /// Records a refusal as the forward's last failure, for `status`.
     private let noteFailure: (String) -> Void
@@ -34,7 +34,7 @@ final class VPSListen {
     /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
     private(set) var fatal: OCTunnelError?
 
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (TunnelEvent) -> Void, requestStop: @escaping () -> Void,
+    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, requestStop: @escaping () -> Void,
          noteFailure: @escaping (String) -> Void) {
         self.options = options
         self.emit = emit

@@ -39,7 +39,7 @@ public final class HomeEngine: @unchecked Sendable {
     private let forward: RemoteForward
     private let driver: SessionDriver
 
-    public init(options: HomeForwardOptions, onEvent: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
+    public init(options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         do {
             loop = try EventLoop()

@@ -15,7 +15,7 @@ public final class TunnelEngine: @unchecked Sendable {
     public var lastForwardRefusal: String? { forward.lastForwardRefusal }
 
     /// Binds the local listener now, so a busy port fails before anything else happens.
-    public init(options: TunnelOptions, onEvent: @escaping @Sendable (TunnelEvent) -> Void) throws(OCTunnelError) {
+    public init(options: TunnelOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         forward = try LocalForward(options: options, emit: onEvent)
         do {

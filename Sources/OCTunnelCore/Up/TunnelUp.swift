@@ -6,7 +6,7 @@ public struct TunnelUp: Sendable {
     private let emit: @Sendable (UpEvent) -> Void
 
     /// The warning for a `--bind` that is not loopback, or nil.
-    public static func exposureWarning(bind: String) -> TunnelEvent? {
+    public static func exposureWarning(bind: String) -> EngineEvent? {
         guard !Sockets.isLoopback(bind) else { return nil }
         return .warning("listening on \(bind): anyone who can reach this machine on that network can use the tunnel")
     }

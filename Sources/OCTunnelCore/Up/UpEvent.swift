@@ -3,7 +3,7 @@ import Foundation
 /// Everything `tunnel up` and `home up` tell their user: the engine's events, the health
 /// test's, and the failure that ends the run. One printer turns them into text or JSON lines.
 public enum UpEvent: Sendable {
-    case engine(TunnelEvent)
+    case engine(EngineEvent)
     case health(HealthEvent)
     /// A failure retrying cannot fix ended the run: a JSON line only (in text the CLI says
     /// `octunnel: …` as it does for every failure).

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Everything `tunnel up` tells its user, as data: the CLI prints it as text or JSON lines.
-public enum TunnelEvent: Sendable {
+/// Everything the engine of `tunnel up` and `home up` tells its user, as data (UpEvent adds the
+/// health test's and the failure that ends a run): the CLI prints it as text or JSON lines.
+public enum EngineEvent: Sendable {
     case connecting(target: SSHTarget, attempt: Int)
     case stage(StageReport)
     case connected(target: SSHTarget, info: SessionInfo)

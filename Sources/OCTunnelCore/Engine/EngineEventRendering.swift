@@ -1,6 +1,6 @@
 import Foundation
 
-extension TunnelEvent {
+extension EngineEvent {
     /// Whether the line is shown only with --verbose.
     public var isVerbose: Bool {
         switch self {
