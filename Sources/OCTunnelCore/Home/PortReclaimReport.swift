@@ -105,7 +105,7 @@ public struct PortReclaimReport: Equatable, Sendable {
         case .dead:
             return "held by a dead home session\(from) (\(evidence))"
         case .unproven where reason?.hasPrefix("connections:") == true:
-            let found = reason.map { String($0.dropFirst("connections:".count)) } ?? "?"
+            let found = reason!.dropFirst("connections:".count)
             return "held by an sshd session (pid \(pid.map(String.init) ?? "?")) whose client connection could not be singled out "
                 + "(\(found) found for 2 s, 1 needed)"
         case .unproven where heartbeatAge != nil:
