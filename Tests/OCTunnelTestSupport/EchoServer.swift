@@ -63,6 +63,15 @@ public final class TCPTestServer: @unchecked Sendable {
         }
     }
 
+    /// Drops every connection as OpenSSH's PerSourcePenalties or MaxStartups do: "Not allowed
+    /// at this time", then closed, before any greeting.
+    public static func penaltyDropper() throws -> TCPTestServer {
+        try TCPTestServer { fd in
+            _ = writeAll(fd, Array("Not allowed at this time\r\n".utf8))
+            shutdown(fd, Int32(SHUT_RDWR))
+        }
+    }
+
     /// Stops accepting and ends every connection; safe to call more than once (the deinit calls
     /// it too). The listener is closed once, after the accept thread is gone: closing a number
     /// twice closes whatever the process opened under it in between, another test's socket.

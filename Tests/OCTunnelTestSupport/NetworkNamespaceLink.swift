@@ -38,17 +38,8 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
         }
         do {
             try ipOrThrow(["-n", namespace, "link", "set", "lo", "up"])
-            try ipOrThrow(["-n", namespace, "link", "add", here, "type", "veth", "peer", "name", there, "netns", far])
-            // No IPv6 link-local addresses: their arrival (after DAD, about 2 s after the link
-            // comes up) is a network change of its own, which restarts a `home up` whose first
-            // connection is still under way (one through sslh takes 2 s: octunnel waits for the
-            // server to greet first, sslh for the client).
-            try ipOrThrow(["-n", namespace, "link", "set", here, "addrgenmode", "none"])
-            try ipOrThrow(["-n", far, "link", "set", there, "addrgenmode", "none"])
-            try ipOrThrow(["-n", namespace, "addr", "add", address + "/30", "dev", here])
-            try ipOrThrow(["-n", far, "addr", "add", peerAddress + "/30", "dev", there])
-            try ipOrThrow(["-n", namespace, "link", "set", here, "up"])
-            try ipOrThrow(["-n", far, "link", "set", there, "up"])
+            try Veth.join(ip: ip, VethEnd(namespace: namespace, device: here, address: address),
+                          VethEnd(namespace: far, device: there, address: peerAddress))
             try ipOrThrow(["-n", namespace, "route", "add", reach + "/32", "via", peerAddress, "dev", here])
         } catch {
             remove()
@@ -70,8 +61,5 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
 
     deinit { remove() }
 
-    private func ipOrThrow(_ arguments: [String]) throws {
-        let result = try runProcess(ip, arguments)
-        guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
-    }
+    private func ipOrThrow(_ arguments: [String]) throws { try Veth.run(ip, arguments) }
 }

@@ -27,15 +27,8 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
         clientAddress = "10.\(a).\(b).\(4 * k + 1)"
         serverAddress = "10.\(a).\(b).\(4 * k + 2)"
         let client = pair.namespace(.client), server = pair.namespace(.server)
-        try run(["-n", client, "link", "add", clientDevice, "type", "veth", "peer", "name", serverDevice, "netns", server])
-        // No IPv6 link-local addresses: their arrival (after DAD, a second or two later) would be
-        // a network change of its own in the middle of a test.
-        try run(["-n", client, "link", "set", clientDevice, "addrgenmode", "none"])
-        try run(["-n", server, "link", "set", serverDevice, "addrgenmode", "none"])
-        try run(["-n", client, "addr", "add", clientAddress + "/30", "dev", clientDevice])
-        try run(["-n", server, "addr", "add", serverAddress + "/30", "dev", serverDevice])
-        try run(["-n", client, "link", "set", clientDevice, "up"])
-        try run(["-n", server, "link", "set", serverDevice, "up"])
+        try Veth.join(ip: ip, VethEnd(namespace: client, device: clientDevice, address: clientAddress),
+                      VethEnd(namespace: server, device: serverDevice, address: serverAddress))
     }
 
     /// Waits (polling, up to `timeout` s) until no IPv6 address of the client is still
@@ -98,8 +91,5 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
         }
     }
 
-    private func run(_ arguments: [String]) throws {
-        let result = try runProcess(ip, arguments)
-        guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
-    }
+    private func run(_ arguments: [String]) throws { try Veth.run(ip, arguments) }
 }

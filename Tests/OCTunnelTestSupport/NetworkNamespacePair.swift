@@ -60,17 +60,9 @@ public final class NetworkNamespacePair: @unchecked Sendable {
             try ipOrThrow(["netns", "add", serverNamespace])
             try ipOrThrow(["-n", clientNamespace, "link", "set", "lo", "up"])
             try ipOrThrow(["-n", serverNamespace, "link", "set", "lo", "up"])
-            try ipOrThrow(["-n", clientNamespace, "link", "add", clientDevice, "address", clientMAC, "type", "veth",
-                           "peer", "name", serverDevice, "address", serverMAC, "netns", serverNamespace])
-            // No IPv6 link-local addresses (as NetworkNamespaceLink and NetworkNamespaceMove): the
-            // kernel changes them and their routes when a carrier comes and goes, and octunnel's
-            // network watcher takes that for a move. A cut of the VPS's end must leave the client
-            // with no sign of it but silence (seen: "no answer to a probe within 1.0 s after a
-            // network change" instead of the keepalive, in a loaded full run, 21:26).
-            try ipOrThrow(["-n", clientNamespace, "link", "set", clientDevice, "addrgenmode", "none"])
-            try ipOrThrow(["-n", serverNamespace, "link", "set", serverDevice, "addrgenmode", "none"])
-            try ipOrThrow(["-n", clientNamespace, "addr", "add", clientAddress + "/30", "dev", clientDevice])
-            try ipOrThrow(["-n", serverNamespace, "addr", "add", serverAddress + "/30", "dev", serverDevice])
+            // Joined down: the fixed neighbour entries come first (Veth.join says why no IPv6).
+            try Veth.join(ip: ip, VethEnd(namespace: clientNamespace, device: clientDevice, address: clientAddress, mac: clientMAC),
+                          VethEnd(namespace: serverNamespace, device: serverDevice, address: serverAddress, mac: serverMAC), up: false)
             // Each end knows the other's MAC for good, as a client keeps reaching its home router
             // when the path beyond it dies: during a cut, packets vanish silently (connects hang
             // until their timeout) instead of failing fast on an ARP miss ("no route to host").
@@ -122,10 +114,7 @@ public final class NetworkNamespacePair: @unchecked Sendable {
 
     deinit { remove() }
 
-    private func ipOrThrow(_ arguments: [String]) throws {
-        let result = try runProcess(ip, arguments)
-        guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
-    }
+    private func ipOrThrow(_ arguments: [String]) throws { try Veth.run(ip, arguments) }
 
     /// Deletes namespaces left by test processes that died before their cleanup ran
     /// (`oct-<pid>-…` whose pid no longer exists).

@@ -174,10 +174,7 @@ struct FaultTests {
 
     @Test("a server that says OpenSSH's \"Not allowed at this time\" and closes (its PerSourcePenalties or MaxStartups drop): the penalty named, exit 69")
     func droppedByOpenSSH() throws {
-        let dropper = try TCPTestServer { fd in
-            _ = writeAll(fd, Array("Not allowed at this time\r\n".utf8))
-            shutdown(fd, Int32(SHUT_RDWR))
-        }
+        let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
         let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
                                                      "--connect-timeout", "10"])
@@ -189,10 +186,7 @@ struct FaultTests {
 
     @Test("tunnel up meeting that drop on its first connection waits it out: it keeps retrying with backoff and names the penalty once")
     func upWaitsOutPenalty() throws {
-        let dropper = try TCPTestServer { fd in
-            _ = writeAll(fd, Array("Not allowed at this time\r\n".utf8))
-            shutdown(fd, Int32(SHUT_RDWR))
-        }
+        let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
         let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
                                                          "--local-port", "0", "--connect-timeout", "10"])

@@ -18,29 +18,12 @@ struct PortReclaimRelayTests {
     func reboot(relay: World.Relay) async throws {
         let world = try await World.make("relayReboot", relay: relay)
         defer { world.remove() }
-        let first = try world.homeUp(launcher: world.net.exec(.client))
-        defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
-        try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
-        let phone = try await world.startPhone()
-        defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
-
-        let rebooted = try await world.powerCutAndReboot(first)
-        defer { rebooted.remove() }
-        let (home, cutAt) = (rebooted.home, rebooted.cutAt)
-        let startedAt = Date()
-        let second = try world.homeUp(launcher: home.exec)
-        defer { second.stopGracefullyOrKill() }
-        let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: Self.servedBound) }
+        let run = try await world.rebootWithPhone(timeout: Self.servedBound, label: "PortReclaimRelayTests: reboot behind \(relay)")
         // sshd's peer is the relay, on the VPS's loopback.
-        #expect(takenBack?.contains("ended the dead home session from 127.0.0.1:") == true,
-                "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        #expect(takenBack?.contains("no heartbeat for \(PortReclaimProgram.heartbeatSilence) s") == true, "\(takenBack ?? "")")
-        let served = try await offPool { phone.firstServed(after: startedAt, timeout: Self.servedBound) }
-        let took = served.map { $0.timeIntervalSince(startedAt) }
-        FileHandle.standardError.write(Data(String(format: "PortReclaimRelayTests: reboot behind \(relay), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
-                                                   took ?? -1, served?.timeIntervalSince(cutAt) ?? -1).utf8))
-        FileHandle.standardError.write(Data("PortReclaimRelayTests: home up said: \(takenBack ?? "nothing")\n".utf8))
-        let seconds = try #require(took, "the phone never served after the reboot: \(second.stderrText)\n\(phone.stdout.suffix(6))")
+        #expect(run.takenBack?.contains("ended the dead home session from 127.0.0.1:") == true,
+                "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+        #expect(run.takenBack?.contains("no heartbeat for \(PortReclaimProgram.heartbeatSilence) s") == true, "\(run.takenBack ?? "")")
+        let seconds = try #require(run.took, "the phone never served after the reboot: \(run.second.stderrText)\n\(run.phoneTail)")
         #expect(seconds <= Self.servedBound, "served \(seconds) s after the new home up")
     }
 
@@ -48,35 +31,13 @@ struct PortReclaimRelayTests {
     func secondLiveHome() async throws {
         let world = try await World.make("relaySecondLiveHome", relay: .sslh)
         defer { world.remove() }
-        let first = try world.homeUp(launcher: world.net.exec(.client))
-        defer { first.stopGracefullyOrKill() }
-        try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
-        let phone = try await world.startPhone()
-        defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
-
-        let other = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
-        defer { other.remove() }
-        let startedAt = Date()
-        let second = try world.homeUp(launcher: other.exec)
-        defer { second.stopGracefullyOrKill() }
-        let refused = try await offPool { second.waitForLine(containing: "refused to listen", timeout: 30) }
-        #expect(refused?.contains("held by a live home session from 127.0.0.1:") == true, "\(second.stderrText)")
-        #expect(refused?.contains("its heartbeat came just now") == true, "\(refused ?? "")")
         // 12 s of both running: the second keeps asking, each time watching the first's heartbeat.
-        let window = 12.0
-        let rest = window - Date().timeIntervalSince(startedAt)
-        if rest > 0 { try await Task.sleep(nanoseconds: UInt64(rest * 1e9)) }
-        let attempts = phone.attempts(startedIn: startedAt...Date().addingTimeInterval(-3))
-        #expect(attempts.count >= 10, "\(phone.stdout.suffix(10))")
-        let failed = attempts.filter { !$0.ok }
-        #expect(failed.isEmpty, "phone attempts that failed while the second home ran: \(failed.count) of \(attempts.count): \(phone.stdout.suffix(10))")
-        #expect(first.isRunning)
-        #expect(!first.stderrText.contains("disconnected") && !first.stderrText.contains("connection to VPS lost"), "\(first.stderrText)")
-        #expect(second.isRunning && second.homeListening(timeout: 0) == nil)
-        #expect(!second.stderrText.contains("taken back"), "\(second.stderrText)")
-        let refusals = second.stderr.filter { $0.contains("refused to listen") }
-        #expect(refusals.count >= 2 && refusals.allSatisfy { $0.contains("its heartbeat came just now") }, "\(second.stderrText)")
-        FileHandle.standardError.write(Data("PortReclaimRelayTests: second live home behind sslh: \(refusals.count) refusals in \(Int(window)) s, \(attempts.count) phone attempts, \(failed.count) failed\n".utf8))
+        let run = try await world.secondHomeBesideLiveFirst(window: 12)
+        #expect(run.refused?.contains("held by a live home session from 127.0.0.1:") == true, "\(run.second.stderrText)")
+        #expect(run.refused?.contains("its heartbeat came just now") == true, "\(run.refused ?? "")")
+        #expect(!run.second.stderrText.contains("taken back"), "\(run.second.stderrText)")
+        #expect(run.refusals.allSatisfy { $0.contains("its heartbeat came just now") }, "\(run.second.stderrText)")
+        FileHandle.standardError.write(Data("PortReclaimRelayTests: second live home behind sslh: \(run.summary)\n".utf8))
     }
 
     /// How long the first home stays stopped once the second's program watches: well under the

@@ -22,10 +22,10 @@ struct RoamingTests {
     func move() async throws {
         let setup = try await Self.laptopAndVPS("move")
         defer { setup.stop() }
-        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let (move, tunnel) = (setup.move, setup.tunnel)
         let before = tunnel.stdout.count
 
-        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) { try move.move() }
+        let served = try await setup.servedAfter { try move.move() }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
         let now = try #require(await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
@@ -42,10 +42,10 @@ struct RoamingTests {
     func sleepAndMove() async throws {
         let setup = try await Self.laptopAndVPS("sleepAndMove")
         defer { setup.stop() }
-        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let (move, tunnel) = (setup.move, setup.tunnel)
         let before = tunnel.stdout.count
 
-        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) {
+        let served = try await setup.servedAfter {
             tunnel.signal(SIGSTOP)
             try move.move()
             // The one deliberate wait: the sleep.
@@ -128,13 +128,13 @@ struct RoamingTests {
     func moveWhileAnAttemptHangs() async throws {
         let setup = try await Self.laptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2)
         defer { setup.stop() }
-        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+        let (net, move, tunnel) = (setup.net, setup.move, setup.tunnel)
         let before = tunnel.stdout.count
         try await offPool { try net.setLink(.server, up: false) }
         let dead = try #require(await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
         // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
         let attempt = try #require(await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
-        let served = try await Self.servedAfter(net: net, port: port, scratch: scratch, bound: Self.servedBound + 20) { try move.move() }
+        let served = try await setup.servedAfter { try move.move() }
         FileHandle.standardError.write(Data(String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
         let now = try #require(await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
@@ -192,6 +192,27 @@ struct RoamingTests {
         let port: Int
         let scratch: TempDirectory
 
+        /// Runs `event` (a move, a sleep), then sends requests through `port` until one is served;
+        /// returns the seconds from the end of `event` to that answer. All of it runs on one thread
+        /// of its own: a time taken across awaits on the test pool also counts however long a
+        /// loaded suite keeps that pool busy (seconds, seen in full runs), which is not the tunnel's.
+        func servedAfter(bound: Double = RoamingTests.servedBound + 20, _ event: @escaping @Sendable () throws -> Void) async throws -> Double {
+            let (launcher, port, scratch) = (net.exec(.client), port, scratch)
+            return try await offPool {
+                try event()
+                let since = Date()
+                var last = ""
+                while Date().timeIntervalSince(since) < bound {
+                    guard let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) else {
+                        return Date().timeIntervalSince(since)
+                    }
+                    last = problem
+                    usleep(50_000)
+                }
+                throw HarnessError("not served within \(bound) s: \(last)")
+            }
+        }
+
         /// Stops what runs in the namespaces, then deletes them.
         func stop() {
             tunnel.signal(SIGCONT)
@@ -240,29 +261,6 @@ struct RoamingTests {
         } catch {
             net.remove()
             throw error
-        }
-    }
-
-    /// Requests through `port` until one is answered whole; seconds from `since` to that answer.
-    /// Runs `event` (a move, a sleep), then sends requests until one is served; returns the
-    /// seconds from the end of `event` to that answer. All of it runs on one thread of its own:
-    /// a time taken across awaits on the test pool also counts however long a loaded suite keeps
-    /// that pool busy (seconds, seen in full runs), which is not the tunnel's time.
-    static func servedAfter(net: NetworkNamespacePair, port: Int, scratch: TempDirectory, bound: Double,
-                            _ event: @escaping @Sendable () throws -> Void) async throws -> Double {
-        let launcher = net.exec(.client)
-        return try await offPool {
-            try event()
-            let since = Date()
-            var last = ""
-            while Date().timeIntervalSince(since) < bound {
-                guard let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) else {
-                    return Date().timeIntervalSince(since)
-                }
-                last = problem
-                usleep(50_000)
-            }
-            throw HarnessError("not served within \(bound) s: \(last)")
         }
     }
 

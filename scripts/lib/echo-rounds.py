@@ -13,26 +13,7 @@ import sys
 import threading
 import time
 
-
-def server():
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1024)
-    print("PORT", listener.getsockname()[1], flush=True)
-
-    def echo(conn):
-        with conn:
-            while True:
-                data = conn.recv(262144)
-                if not data:
-                    break
-                conn.sendall(data)
-            conn.shutdown(socket.SHUT_WR)
-
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=echo, args=(conn,), daemon=True).start()
+import echo_server
 
 
 def client(port, streams, mib, stall):
@@ -77,6 +58,6 @@ def client(port, streams, mib, stall):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        server()
+        echo_server.serve()
     else:
         client(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))

@@ -34,6 +34,8 @@ import sys
 import threading
 import time
 
+import echo_server
+
 RECORD = 4096
 HEADER = struct.Struct(">4sIQ")
 KINDS = ["echo"] * 6 + ["slow", "abandon", "reset"]
@@ -261,31 +263,8 @@ def client(port, seconds, workers, pids):
 
 
 def server():
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1024)
-    print("PORT", listener.getsockname()[1], flush=True)
     # One accepting process per core, for the client's reason (scripts/soak.sh stops them all).
-    for _ in range(max(1, int(os.environ.get("SOAK_PROCESSES", "0")) or os.cpu_count() or 1) - 1):
-        if os.fork() == 0:
-            break
-
-    def echo(conn):
-        with conn:
-            try:
-                while True:
-                    data = conn.recv(262144)
-                    if not data:
-                        break
-                    conn.sendall(data)
-                conn.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=echo, args=(conn,), daemon=True).start()
+    echo_server.serve(int(os.environ.get("SOAK_PROCESSES", "0")) or os.cpu_count() or 1)
 
 
 if __name__ == "__main__":

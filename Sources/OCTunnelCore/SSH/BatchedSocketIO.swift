@@ -163,22 +163,15 @@ final class BatchedSocketIO {
     }
 
     private static func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        while true {
-            let count = Syscall.recv(socket, buffer, length, flags: flags)
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            return -Int(errno)
-        }
+        libssh2Answer(Syscall.retryingEINTR { Syscall.recv(socket, buffer, length, flags: flags) })
     }
 
     private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        while true {
-            let sent = Syscall.sendNoSignal(socket, buffer, length, flags: flags)
-            if sent >= 0 { return sent }
-            if errno == EINTR { continue }
-            return -Int(errno)
-        }
+        libssh2Answer(Syscall.retryingEINTR { Syscall.sendNoSignal(socket, buffer, length, flags: flags) })
     }
+
+    /// A system call's result as libssh2's callbacks answer: the count, or minus `errno`.
+    private static func libssh2Answer(_ result: Int) -> Int { result >= 0 ? result : -Int(errno) }
 
     /// Installs the callbacks on `session`; `io` must live as long as the session.
     static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {

@@ -42,64 +42,45 @@ public struct ResolvedSettings: Sendable {
                 do throws(TargetParseError) { target = try SSHTarget.parse(text) } catch { throw .badTarget(text, reason: error.message) }
             }
             // The saved ports belong to the saved VPS: another one starts from the defaults.
-            if let section, section.target.host != target.host || section.target.port != target.port { kept = nil }
+            if let section, section.connection.host != target.host || section.connection.port != target.port { kept = nil }
         } else if let section {
-            target = section.target
+            target = section.connection.target
         } else {
             throw .missingTarget(role: role, profile: flags.profile)
         }
         let typed = flags.target != nil
         return ResolvedSettings(
             role: role, flags: flags, target: target,
-            remoteHost: flags.remoteHost ?? kept?.remoteHost ?? Defaults.remoteHost,
-            remotePort: flags.remotePort ?? kept?.remotePort ?? Defaults.remotePort,
-            homePort: flags.homePort ?? kept?.homePort ?? Defaults.homePort,
+            remoteHost: flags.remoteHost ?? kept?.connection.remoteHost ?? Defaults.remoteHost,
+            remotePort: flags.remotePort ?? kept?.connection.remotePort ?? Defaults.remotePort,
+            homePort: flags.homePort ?? kept?.connection.homePort ?? Defaults.homePort,
             localPort: flags.localPort ?? kept?.localPort ?? Defaults.localPort,
             bind: flags.bind ?? Defaults.bind,
             // As `home up` has always done: the saved home address only for the saved target.
             homeHost: flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost,
             sshConfig: typed ? sshConfig : nil,
-            useAgent: flags.agent || (kept?.agent == true && flags.identity == nil),
+            useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
-            savedPasswordFile: kept?.passwordFile
+            savedPasswordFile: kept?.connection.passwordFile
         )
     }
 }
 
-/// A role's saved section, seen through the fields the resolution reads (the home section
-/// has no local port; the tunnel section no home address).
+/// A role's saved section: what both roles save, and the one field each has of its own (the
+/// tunnel's local port, the home's OpenCode address).
 struct SavedSection {
-    let target: SSHTarget
-    let remoteHost: String?
-    let remotePort: Int
-    let homePort: Int
+    let connection: any SavedConnection
     let localPort: Int?
     let homeHost: String?
-    let agent: Bool?
-    let passwordFile: String?
 
     init?(_ saved: SavedSettings?, role: Role) {
         switch role {
         case .tunnel:
             guard let tunnel = saved?.tunnel else { return nil }
-            target = tunnel.target
-            remoteHost = tunnel.remoteHost
-            remotePort = tunnel.remotePort
-            homePort = tunnel.homePort
-            localPort = tunnel.localPort
-            homeHost = nil
-            agent = tunnel.agent
-            passwordFile = tunnel.passwordFile
+            (connection, localPort, homeHost) = (tunnel, tunnel.localPort, nil)
         case .home:
             guard let home = saved?.home else { return nil }
-            target = home.target
-            remoteHost = home.remoteHost
-            remotePort = home.remotePort
-            homePort = home.homePort
-            localPort = nil
-            homeHost = home.homeHost
-            agent = home.agent
-            passwordFile = home.passwordFile
+            (connection, localPort, homeHost) = (home, nil, home.homeHost)
         }
     }
 }

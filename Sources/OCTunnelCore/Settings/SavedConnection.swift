@@ -1,5 +1,5 @@
-/// What both roles' saved sections share: the VPS to sign in to, where it listens and the
-/// OpenCode port at home.
+/// What both roles' saved sections share: the VPS to sign in to, where it listens, the
+/// OpenCode port at home and how to sign in.
 public protocol SavedConnection {
     var host: String { get }
     var port: Int { get }
@@ -8,6 +8,10 @@ public protocol SavedConnection {
     var homePort: Int { get }
     /// The VPS address the reverse tunnel listens on; absent means 127.0.0.1.
     var remoteHost: String? { get }
+    /// Sign in with the ssh-agent's keys (`--agent`); absent means false.
+    var agent: Bool? { get }
+    /// The file OpenCode's password is read from (`--password-file`); absent: none.
+    var passwordFile: String? { get }
 }
 
 extension SavedConnection {
