@@ -60,7 +60,7 @@ struct HarnessTests {
         if !pairs.joined().contains(listener) {
             try Test.cancel("another thread of the test process kept descriptor \(listener) for 64 sockets in a row")
         }
-        weak var dropped = server
+        weak let dropped = server
         server = nil  // deinit: stop() again, once its threads let go of it
         #expect(waitUntil(timeout: 30) { dropped == nil }, "the server's threads still hold it 30 s after stop()")
         let closed = pairs.joined().filter { !isOpen($0) }

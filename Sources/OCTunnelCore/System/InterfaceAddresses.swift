@@ -61,6 +61,6 @@ enum InterfaceAddresses {
         guard (family == AF_INET && bytes.count >= 4) || (family == AF_INET6 && bytes.count >= 16) else { return nil }
         var out = [CChar](repeating: 0, count: 64)
         guard inet_ntop(family, bytes, &out, socklen_t(out.count)) != nil else { return nil }
-        return String(cString: out)
+        return String(filledBuffer: out)
     }
 }

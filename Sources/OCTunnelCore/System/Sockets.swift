@@ -176,7 +176,7 @@ public enum Sockets {
             }
         }
         guard ok == 0 else { return ("127.0.0.1", 0) }
-        return (String(cString: host), Int(String(cString: service)) ?? 0)
+        return (String(filledBuffer: host), Int(String(filledBuffer: service)) ?? 0)
     }
 
     /// Whether `bind` is a loopback address (127.0.0.0/8 or ::1).
