@@ -113,24 +113,32 @@ func expectBytesThrough(_ net: NetworkNamespacePair, side: NetworkNamespacePair.
     try #require(problem == nil, "\(label): \(problem ?? "")", sourceLocation: sourceLocation)
 }
 
+/// Python for the test clients that GET through a tunnel: `get(port, path, timeout)` sends one
+/// request for `path` to 127.0.0.1:`port` with `Connection: close` and returns every byte that
+/// comes back until the server closes; a read that waits `timeout` s raises.
+let pythonGet = """
+import socket, sys, threading, time
+def get(port, path, timeout):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+
+"""
+
 /// What went wrong GETting /bytes/N through 127.0.0.1:`port` from a program run under
 /// `launcher` (e.g. `ip netns exec NS`), or nil when every byte of the body arrived right.
 /// Blocking (up to 15 s per read) and free of test expectations, so it can run `offPool`.
 func bytesThroughProblem(launcher: [String], port: Int, scratch: TempDirectory, timeout: Double = 15) throws -> String? {
     let size = 300_000
     let output = scratch.file("response-\(UUID().uuidString)")
-    let client = """
-    import socket, sys
+    let client = pythonGet + """
     port, path, out, timeout = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n" % path).encode())
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    open(out, "wb").write(data)
+    open(out, "wb").write(get(port, path, timeout))
     """
     let command = launcher + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output, String(timeout)]
     let result = try runProcess(command[0], Array(command.dropFirst()))

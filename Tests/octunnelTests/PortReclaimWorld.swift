@@ -106,20 +106,11 @@ final class World: @unchecked Sendable {
         let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
         self.tunnel = tunnel
         localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
-        let script = """
-        import socket, sys, threading, time
+        let script = pythonGet + """
         port = int(sys.argv[1])
         def attempt(started):
             try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=3)
-                s.settimeout(3)
-                s.sendall(b"GET /global/health HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n")
-                data = b""
-                while True:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = get(port, "/global/health", 3)
                 word = "ok" if data.startswith(b"HTTP/1.1 200") and b"healthy" in data else "bad"
                 print("%s %.3f %.3f" % (word, started, time.time()), flush=True)
             except Exception as e:
