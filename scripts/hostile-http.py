@@ -16,6 +16,9 @@ One bad answer per --mode (every request gets it, except where a mode says other
   echo-gateway      `octunnel home up`'s 502 JSON, its error and fix holding escape codes,
                     the password and the token
   not-http          a line of escape codes and the password, not HTTP, then close
+  echo-cut          HTTP 200, not OpenCode: 70 bytes of x, then the password and the token,
+                    so the password straddles the 80 bytes an error quotes of a body
+  not-http-cut      not HTTP: 50 bytes of z, then the password, across the 60 bytes quoted
 
 Prints "LISTENING <port>" on stdout once it accepts connections (port 0 picks a free one).
 Listens on 127.0.0.1 only.
@@ -122,6 +125,12 @@ def handle(conn, mode):
                 "error": f"nothing listens{NASTY} password={password}",
                 "fix": f"start it{NASTY} Authorization: Basic {token}",
             }))
+        elif mode == "echo-cut":
+            body = ("x" * 70 + f"{password} {token}").encode()
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+                         "Connection: close\r\n\r\n".encode() + body)
+        elif mode == "not-http-cut":
+            conn.sendall(f"{'z' * 50}{password} {token}\r\n".encode())
         elif mode == "not-http":
             conn.sendall(f"{NASTY}this is not HTTP {password} {token}\r\n".encode())
     except OSError:
@@ -138,7 +147,7 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mode", required=True, choices=[
         "negative-length", "negative-chunk", "overflow-chunk", "endless-chunk", "endless-headers",
-        "sse-no-blank", "echo-version", "echo-gateway", "not-http"])
+        "sse-no-blank", "echo-version", "echo-gateway", "not-http", "echo-cut", "not-http-cut"])
     args = parser.parse_args()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -19,6 +19,30 @@ struct HostileInputTests {
         #expect(credentials.shown("x pw-123456 \(token)") == "x *** ***")
     }
 
+    @Test("sshd's debug text in the forbids-to-listen error is shown as OutsideText: no escape byte reaches the terminal")
+    func listenRefusalTextIsOutsideText() {
+        let error = OCTunnelError.listenForbidden(remoteHost: "127.0.0.1", remotePort: 18080,
+                                                  reason: "port forwarding refused\u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}", listenLine: "restrict ssh-ed25519 AAAA")
+        let message = error.errorDescription ?? ""
+        #expect(!message.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e }, "\(message)")
+        #expect(message.contains("port forwarding refused\\x1b]0;pwned\\x07\\x1b[2J\\u{202e}"), "\(message)")
+    }
+
+    @Test("the password file is read from the descriptor that was checked: a file swapped in after the check is never read")
+    func passwordFileSwappedAfterTheCheck() throws {
+        let dir = try TempDirectory("octunnel-pw")
+        try dir.write("pw", "checked-secret\n", mode: 0o600)
+        try dir.write("swapped", "world-readable-other\n", mode: 0o644)
+        let read = try OpenCodeCredentials.readPasswordFile(dir.file("pw")) {
+            #expect(rename(dir.file("swapped"), dir.file("pw")) == 0)
+        }
+        #expect(read == "checked-secret")
+        // The swapped-in file, now at the path, is refused as it should be when it is the one opened.
+        #expect(throws: OCTunnelError.unsafePasswordFile(path: dir.file("pw"), mode: 0o644)) {
+            try OpenCodeCredentials.readPasswordFile(dir.file("pw"))
+        }
+    }
+
     @Test func lengthsFromTheNetworkAreCheckedBeforeArithmetic() {
         for bad in ["-1", "+5", "", " ", "7fffffffffffffff", "ffffffffffffffffff", "1g", "0x10"] {
             #expect(HTTPLimits.chunkSize(bad) == nil, "\(bad)")

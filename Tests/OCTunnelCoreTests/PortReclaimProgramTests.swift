@@ -133,6 +133,45 @@ struct PortReclaimProgramTests {
                 == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=\(getuid()) holders=0 marks=2\n")
     }
 
+    @Test("environments are read as NUL-separated variables: a client's LC_* value with a newline forges neither SSH_CONNECTION nor a mark", arguments: shells)
+    func forgedVariablesInValues(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
+        // `ssh -o 'SetEnv=LC_X=foo<newline>SSH_CONNECTION=6.6.6.6 …'`: sshd puts the accepted
+        // LC_X before its own SSH_CONNECTION.
+        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
+                         environ: ["LC_X=foo\nSSH_CONNECTION=6.6.6.6 1 10.0.0.2 22", "SSH_ORIGINAL_COMMAND=octunnel-mark",
+                                   "OCTUNNEL_LISTEN=127.0.0.1:18080;", "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
+        // Another session whose only "mark" is inside a value: not a mark.
+        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
+                         environ: ["LC_Y=x\nOCTUNNEL_LISTEN=127.0.0.1:18080;", "LC_Z=OCTUNNEL_LISTEN=127.0.0.1:18080;",
+                                   "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
+                == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
+    }
+
+    @Test("--remote-host ::1: the marked session listening on [::1]:18080 is found (the brackets are no grep character class)", arguments: shells)
+    func markedSessionOnIPv6Loopback(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000001000000:46A0", remote: String(repeating: "0", count: 32) + ":0000",
+                                           state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
+                         environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=[::1]:18080;", "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
+        // A mark of 1:18080 (what the character class [::1] would also have matched as "1").
+        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
+                         environ: ["OCTUNNEL_LISTEN=1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: HostPort(host: "::1", port: 18080))
+                == "octunnel-reclaim v=1 result=dead port=[::1]:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
+    }
+
     /// A home behind a relay (sslh): sshd's client is the relay on loopback, which acknowledges
     /// everything, and the session runs `octunnel-beat`, whose `cat` is the holder's child.
     static func relayedHolder(heartbeat: Bool = true, markParent: Int = 4_194_500, fds: Bool = true,

@@ -40,7 +40,8 @@ struct HostilePeerTests {
 
     /// Runs `tunnel check` (the same probe `tunnel up` and `home up` run in-process) against
     /// `remotePort`, and returns what it printed, its exit status and its peak RSS.
-    static func check(_ fixture: TunnelFixture, remotePort: Int, timeout: Int = 4, extra: [String] = []) throws -> (status: Int32, stdout: String, stderr: String, peakKilobytes: Int) {
+    static func check(_ fixture: TunnelFixture, remotePort: Int, timeout: Int = 4, extra: [String] = [],
+                      password: String = password) throws -> (status: Int32, stdout: String, stderr: String, peakKilobytes: Int) {
         var environment = ProcessInfo.processInfo.environment
         environment["OPENCODE_SERVER_PASSWORD"] = password
         let child = try RunningProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
@@ -65,6 +66,27 @@ struct HostilePeerTests {
         for mention in hostile.mentions { #expect(output.contains(mention), "missing \(mention): \(output)") }
         #expect(!output.utf8.contains(0x1b), "an escape byte reached the terminal: \(output)")
         #expect(!output.contains(Self.password) && !output.contains(Self.token), "the password reached the terminal: \(output)")
+    }
+
+    @Test("a password echoed where an error cuts the answer short, ASCII or not: not one piece of it printed",
+          arguments: [("echo-cut", password), ("echo-cut", "pässwörd-long-secret"), ("not-http-cut", password)])
+    func passwordAcrossTheCut(mode: String, password: String) async throws {
+        let result = try await offPool {
+            let server = try HostileHTTPServer(mode: mode)
+            defer { server.stop() }
+            let fixture = try TunnelFixture()
+            return try Self.check(fixture, remotePort: server.port, password: password)
+        }
+        let output = result.stdout + "\n" + result.stderr
+        #expect(result.status == 69, "\(output)")
+        #expect(output.contains("***"), "\(output)")
+        // Any 6 characters of it in a row, as sent or with its non-ASCII letters blanked.
+        let scalars = Array(password.unicodeScalars)
+        for start in 0...(scalars.count - 6) {
+            let piece = String(String.UnicodeScalarView(scalars[start..<start + 6]))
+            let blanked = String(piece.unicodeScalars.map { $0.isASCII ? Character($0) : " " })
+            #expect(!output.contains(piece) && !output.contains(blanked), "\"\(piece)\" of the password printed: \(output)")
+        }
     }
 
     @Test("tunnel up runs the same probe in-process: a lying server fails the health test, the tunnel keeps running")

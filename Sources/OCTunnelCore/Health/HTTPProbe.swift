@@ -10,6 +10,9 @@ struct HTTPProbe {
     let port: Int
     let deadline: Date
     var authorization: String?
+    /// What the request carries that must never be shown (the password and its token): taken
+    /// out of every piece of the answer a failure quotes, before it is cut.
+    var secrets: [String] = []
 
     /// The head of a response.
     struct Head {
@@ -56,6 +59,11 @@ struct HTTPProbe {
         return connection
     }
 
+    /// Up to `limit` characters of `text` from the server, the secrets redacted before the cut.
+    private func quoted(_ text: String, limit: Int) -> String {
+        OutsideText.shown(text, secrets: secrets, limit: limit)
+    }
+
     /// Reads more bytes into the connection's buffer; false at EOF.
     private func fill(_ connection: Connection) throws(Failure) -> Bool {
         if connection.closed { return false }
@@ -91,12 +99,12 @@ struct HTTPProbe {
         } catch .timedOut where connection.buffer.isEmpty {
             throw .silent
         } catch .malformed where !connection.buffer.starts(with: Array("HTTP/".utf8)) {
-            throw .malformed("it answered \"\(String(decoding: connection.buffer.prefix(60), as: UTF8.self))\" instead of HTTP")
+            throw .malformed("it answered \"\(quoted(String(decoding: connection.buffer, as: UTF8.self), limit: 60))\" instead of HTTP")
         }
         guard let statusLine else { throw .closedWithoutAnswer }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = HTTPLimits.statusCode(parts[1]) else {
-            throw .malformed("it answered \"\(statusLine.prefix(60))\" instead of HTTP")
+            throw .malformed("it answered \"\(quoted(statusLine, limit: 60))\" instead of HTTP")
         }
         var headers: [String: String] = [:]
         var count = 0
@@ -131,7 +139,7 @@ struct HTTPProbe {
             while true {
                 guard let sizeLine = try readLine(connection) else { return false }
                 guard let size = HTTPLimits.chunkSize(sizeLine) else {
-                    throw .malformed("its chunked body has a bad chunk size \"\(sizeLine.prefix(40))\"")
+                    throw .malformed("its chunked body has a bad chunk size \"\(quoted(sizeLine, limit: 40))\"")
                 }
                 if size == 0 { return false }
                 var remaining = size
@@ -147,7 +155,7 @@ struct HTTPProbe {
         }
         var length: Int?
         if let header = head.headers["content-length"] {
-            guard let value = HTTPLimits.contentLength(header) else { throw .malformed("it sent Content-Length \"\(header.prefix(40))\"") }
+            guard let value = HTTPLimits.contentLength(header) else { throw .malformed("it sent Content-Length \"\(quoted(header, limit: 40))\"") }
             length = value
         }
         while true {

@@ -43,7 +43,7 @@ public struct HealthCheck: Sendable {
     }
 
     private func probe(deadline: Date) -> HTTPProbe {
-        HTTPProbe(host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization)
+        HTTPProbe(host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
     }
 
     /// Walks the health routes until one names OpenCode's version and generation.
@@ -70,7 +70,7 @@ public struct HealthCheck: Sendable {
             } catch {
                 throw describe(error, what: "GET \(route.path)")
             }
-            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body)
+            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body, secrets: credentials.secrets)
             switch answer {
             case .openCode(let version, let generation):
                 return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
@@ -83,7 +83,7 @@ public struct HealthCheck: Sendable {
                 throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
-                    firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body))")"
+                    firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
                 }
             }
             // A 2.x refusal says what it is: no need to ask the older routes.
@@ -152,7 +152,7 @@ public struct HealthCheck: Sendable {
             case 401:
                 throw passwordError(generation)
             default:
-                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body)
+                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body, secrets: credentials.secrets)
                 if case .routeMissing = answer {
                     missing.append(path)
                     continue
@@ -160,7 +160,7 @@ public struct HealthCheck: Sendable {
                 if case .homeGateway(let gateway) = answer {
                     throw gatewayError(gateway)
                 }
-                throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body))")")
+                throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
             }
         }
         throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missing.joined(separator: " and ")) answered 404",

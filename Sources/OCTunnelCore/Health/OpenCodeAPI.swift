@@ -46,8 +46,9 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         ("/global/health", .one), ("/api/info", .two), ("/api/status", .two), ("/api/health", .two),
     ]
 
-    /// Judges `status`, `contentType` and `body` received from `path`.
-    public static func classify(path: String, status: Int, contentType: String?, body: [UInt8]) -> OpenCodeAnswer {
+    /// Judges `status`, `contentType` and `body` received from `path`; a body quoted in the
+    /// answer has `secrets` (what the request sent: a server may echo them) redacted.
+    public static func classify(path: String, status: Int, contentType: String?, body: [UInt8], secrets: [String] = []) -> OpenCodeAnswer {
         let generation = healthRoutes.first { $0.path == path }?.generation
         let type = contentType?.lowercased() ?? ""
         let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
@@ -66,7 +67,7 @@ public enum OpenCodeAnswer: Equatable, Sendable {
                 }
             }
             if isHTML { return .webPage }
-            return .foreign(detail: "HTTP 200 from \(path) with \(preview(body))")
+            return .foreign(detail: "HTTP 200 from \(path) with \(preview(body, secrets: secrets))")
         case 401:
             // 2.x's API answers {"_tag":"UnauthorizedError",…} (packages/server/src/middleware/
             // authorization.ts); 1.x's basic auth answers "Unauthorized" (Hono) or nothing (its
@@ -76,9 +77,9 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         case 404:
             if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || json != nil { return .routeMissing }
             if isHTML { return .webPage }
-            return .foreign(detail: "HTTP 404 from \(path): \(preview(body))")
+            return .foreign(detail: "HTTP 404 from \(path): \(preview(body, secrets: secrets))")
         default:
-            return .foreign(detail: "HTTP \(status) from \(path)\(body.isEmpty ? "" : ": \(preview(body))")")
+            return .foreign(detail: "HTTP \(status) from \(path)\(body.isEmpty ? "" : ": \(preview(body, secrets: secrets))")")
         }
     }
 
@@ -106,10 +107,11 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         return start.hasPrefix("<!doctype html") || start.hasPrefix("<html")
     }
 
-    /// The first 80 bytes of a body, printable ASCII only, quoted.
-    static func preview(_ body: [UInt8]) -> String {
-        let text = String(decoding: body.prefix(80), as: UTF8.self)
-        let clean = String(text.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : " " })
-        return "\"\(clean.trimmingCharacters(in: .whitespaces))\(body.count > 80 ? "…" : "")\""
+    /// The first 80 characters of a body, printable ASCII only, quoted; `secrets` are redacted
+    /// from the whole body first (`OutsideText.redacting` says why the order matters).
+    static func preview(_ body: [UInt8], secrets: [String] = []) -> String {
+        let text = OutsideText.redacting(String(decoding: body, as: UTF8.self), secrets: secrets).unicodeScalars
+        let clean = String(text.prefix(80).map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : " " })
+        return "\"\(clean.trimmingCharacters(in: .whitespaces))\(text.count > 80 ? "…" : "")\""
     }
 }

@@ -56,21 +56,37 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     }
 
     /// Reads a password file as ssh reads a key: a regular file that only its owner can read;
-    /// one trailing newline (LF or CRLF) is not part of the password.
+    /// one trailing newline (LF or CRLF) is not part of the password. The file is opened once
+    /// and checked (`fstat`) and read through that one descriptor: a file swapped in after the
+    /// check is never the one read.
     public static func readPasswordFile(_ path: String) throws(OCTunnelError) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            let reason = String(cString: strerror(errno))
-            if errno == ENOENT { throw .noPasswordFile(path: path) }
-            throw .cannotRead(path: path, reason: reason)
+        try readPasswordFile(path, afterCheck: {})
+    }
+
+    /// `readPasswordFile`, with `afterCheck` run between the checks and the read (tests swap the
+    /// file at the path there).
+    static func readPasswordFile(_ path: String, afterCheck: () -> Void) throws(OCTunnelError) -> String {
+        let limit = 65536
+        let opened: OpenedFile?
+        do {
+            opened = try OpenedFile.open(path)
+        } catch {
+            throw .cannotRead(path: path, reason: String(cString: strerror(error.code)))
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .badPasswordFile(path: path, reason: "not a regular file") }
-        let mode = UInt16(info.st_mode & 0o777)
+        guard let file = opened else { throw .noPasswordFile(path: path) }
+        guard file.isRegular else { throw .badPasswordFile(path: path, reason: "not a regular file") }
+        let mode = UInt16(file.info.st_mode & 0o777)
         guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
-        guard info.st_size <= 65536 else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .cannotRead(path: path, reason: String(cString: strerror(errno)))
+        guard file.info.st_size <= limit else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+        afterCheck()
+        let bytes: [UInt8]
+        do {
+            bytes = try file.readAll(limit: limit)
+        } catch {
+            if error.code == EFBIG { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+            throw .cannotRead(path: path, reason: String(cString: strerror(error.code)))
         }
+        let data = Data(bytes)
         guard var text = String(data: data, encoding: .utf8) else { throw .badPasswordFile(path: path, reason: "not UTF-8 text") }
         if text.hasSuffix("\r\n") { text.removeLast(1) } // "\r\n" is one Character in Swift
         else if text.hasSuffix("\n") { text.removeLast() }
@@ -86,13 +102,14 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         password.map { "Basic " + Data("\(username):\($0)".utf8).base64EncodedString() }
     }
 
+    /// The password and the Authorization token: what a server may echo and must never be shown.
+    var secrets: [String] {
+        [password, authorization.map { String($0.dropFirst(6)) }].compactMap { $0 }
+    }
+
     /// Replaces the password and the Authorization token in `text` (a server may echo them).
     func redact(_ text: String) -> String {
-        var result = text
-        for secret in [password, authorization.map { String($0.dropFirst(6)) }].compactMap({ $0 }) where !secret.isEmpty {
-            result = result.replacingOccurrences(of: secret, with: "***")
-        }
-        return result
+        OutsideText.redacting(text, secrets: secrets)
     }
 
     /// Where the password came from, as a user would write it.

@@ -119,9 +119,22 @@ public enum PortReclaimProgram {
     /// (then the listener is gone too: free), or the table changed under its read; each such
     /// round waits 0.2 s before it looks for the listener and 0.2 s after, and five of them
     /// (about 2 s) make it `unproven`, asked again on the caller's next retry.
+    ///
+    /// Environments (marks): `e` prints /proc/PID/environ one variable a line, newlines inside
+    /// values turned into \001 and the NULs between variables into newlines, so a value (an
+    /// `LC_*` the client sent, which Debian's sshd accepts, may hold a newline) can never pass
+    /// for a variable of its own. A mark is a whole line equal to `OCTUNNEL_LISTEN=$W;` (or
+    /// `;beat`), matched as a fixed string (`grep -xF`: `[::1]` is no character class);
+    /// `grep -l OCTUNNEL_LISTEN=` only picks the files worth reading (busybox's `grep -F` stops
+    /// at a line's first NUL, its regular expressions do not). `SSH_CONNECTION` is the first line named
+    /// so, and the only one: sshd sets it (session.c `do_setup_env`) after the client's
+    /// accepted variables, the key's `environment=` and sshd_config's `SetEnv`, and
+    /// `child_set_env` (misc.c) overwrites a variable of the same name in its slot, so the
+    /// value there is always sshd's own.
     private static let body: [String] = [
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
+        #"e(){ tr "\n\000" "\001\n" <$1 2>/dev/null;}"#,
         #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
         #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
         #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
@@ -130,12 +143,12 @@ public enum PortReclaimProgram {
         #"set -- $(ls -l $P/[0-9]*/fd 2>/dev/null|awk -v P="$P/" -v I="socket:[$I]" "index(\$0,P)==1&&/\/fd:\$/{p=substr(\$0,length(P)+1);sub(\"/fd:\$\",\"\",p);next} \$NF~/^socket:/{s[p]=s[p]\" \"substr(\$NF,9,length(\$NF)-9);if(\$NF==I)q[p]=1} END{n=0;for(p in q){n++;r=p}if(n==1)print n,r,s[r];else print n}")"#,
         #"x=$$ Y=" ";while [ "${x:-0}" -gt 1 ];do Y="$Y$x ";x=$(awk "/^PPid:/{print \$2}" $P/$x/status 2>/dev/null);done"#,
         #"[ "$1" = 1 ]||[ "$1$U" = "0$(id -u)" ]||o unseen " uid=$U holders=$1""#,
-        #"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;for f in $(grep -l "OCTUNNEL_LISTEN=$W;" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) continue;; esac;G=$((G+1));Q=$q;V=$(tr "\000" "\n" <$f|awk -F= "/^SSH_CONNECTION=/{print \$2}");done;[ $G = 1 ]||o unseen " uid=$U holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#,
+        #"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);do e $f|grep -qxF -e "OCTUNNEL_LISTEN=$W;" -e "OCTUNNEL_LISTEN=$W;beat"||continue;m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) continue;; esac;G=$((G+1));Q=$q;V=$(e $f|awk "/^SSH_CONNECTION=/{print substr(\$0,16);exit}");done;[ $G = 1 ]||o unseen " uid=$U holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#,
         #"N=$(awk "/^Name:/{print \$2}" $P/$Q/status);R=$(awk "/^Uid:/{print \$2}" $P/$Q/status)"#,
         #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
         #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
-        #"M=;for f in $(grep -l "OCTUNNEL_LISTEN=$W;beat" $P/[0-9]*/environ 2>/dev/null);do m=${f%/environ};m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
+        #"M=;for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);do e $f|grep -qxF "OCTUNNEL_LISTEN=$W;beat"||continue;m=${f%/environ};m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
         #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0 b=0"#,

@@ -31,7 +31,7 @@ public enum AtomicFile {
         for _ in 0..<16 {
             let suffix = (try? Crypto.randomBytes(6).map { String(format: "%02x", $0) }.joined()) ?? String(UInt32.random(in: 0...UInt32.max), radix: 16)
             temp = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(suffix)"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 || errno != EEXIST { break }
         }
         guard fd >= 0 else { throw SystemError("open", detail: temp) }
@@ -189,9 +189,10 @@ public final class OpenedFile {
 public final class FileLock {
     private var fd: Int32
 
-    /// Blocks until the exclusive lock on `path` is held.
+    /// Blocks until the exclusive lock on `path` is held. A symbolic link at `path` is refused
+    /// (ELOOP), never followed: whoever planted it would have octunnel create its target.
     public init(path: String) throws(SystemError) {
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SystemError("open", detail: path) }
         do {
             let lockFD = fd

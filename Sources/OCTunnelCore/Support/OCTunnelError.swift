@@ -238,7 +238,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             let fileOption = file == "~/.ssh/known_hosts" ? "" : " -f \(file)"
             return "HOST KEY DIFFERS from OpenSSH's \(file) line \(line) for \(Self.endpoint(host, port)): it presents \(presented), but that line holds \(known). This can be an attack; nothing was sent to it. If you know the key changed, remove the old one (`ssh-keygen -R '\(name)'\(fileOption)`; octunnel never writes OpenSSH's files) and connect again, or skip that file with --no-openssh-known-hosts."
         case .listenForbidden(let remoteHost, let remotePort, let reason, let listenLine):
-            return "the VPS forbids this key to listen on \(Self.endpoint(remoteHost, remotePort)) (sshd: \(reason.trimmingCharacters(in: .whitespacesAndNewlines))). On the VPS, allow it: `AllowTcpForwarding yes` (or `remote`) in sshd_config, and this line in authorized_keys (`octunnel pubkey --restrict --listen`):\n  \(listenLine)"
+            return "the VPS forbids this key to listen on \(Self.endpoint(remoteHost, remotePort)) (sshd: \(OutsideText.shown(reason.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255))). On the VPS, allow it: `AllowTcpForwarding yes` (or `remote`) in sshd_config, and this line in authorized_keys (`octunnel pubkey --restrict --listen`):\n  \(listenLine)"
         case .openCodeNotRunningAtHome(let home, let detail, let fix):
             return "the home machine is reachable but OpenCode is not running there (\(home)): \(detail); \(fix)"
         case .controlCharactersInPath(let what, let path):

@@ -30,10 +30,11 @@ public struct OctunnelHome: Sendable {
         runtimeDirectory + "/" + role.instanceName(profile: profile) + suffix
     }
 
-    /// Creates the directory (0700) if needed and makes sure only its owner can enter it:
-    /// a group- or world-accessible home is tightened if we own it, refused if we don't.
+    /// Creates the directory (0700) if needed and makes sure it is the user's and only the
+    /// user's: a group- or world-accessible home of the user's is tightened; one that belongs to
+    /// anyone else is refused whatever its mode (its owner could swap the files in it, or plant
+    /// links where octunnel writes, as OpenSSH's StrictModes refuses a `~/.ssh` of another user).
     /// Returns a note for stderr when it tightened the mode.
-    @discardableResult
     public func prepare() throws(OCTunnelError) -> String? {
         do {
             if try FileBytes.status(path) == nil {
@@ -59,10 +60,10 @@ public struct OctunnelHome: Sendable {
         guard stat(path, &info) == 0 else { return nil }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .unsafeHome(path: path, reason: "it is not a directory") }
         let mode = UInt16(info.st_mode & 0o777)
-        guard mode & 0o077 != 0 else { return nil }
         guard info.st_uid == geteuid() else {
-            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and owned by uid \(info.st_uid), not you; use a directory of your own with --home")
+            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.st_uid), not you (uid \(geteuid())), who could change the keys in it; use a directory of your own with --home")
         }
+        guard mode & 0o077 != 0 else { return nil }
         guard chmod(path, 0o700) == 0 else {
             throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(String(cString: strerror(errno)))")
         }

@@ -12,11 +12,7 @@ public enum OutsideText {
     /// characters shown as `\xHH` / `\u{HHHH}`, and cut to `limit` characters (then `…`).
     /// Idempotent: its output has nothing left to escape.
     public static func shown(_ text: String, secrets: [String] = [], limit: Int = 512) -> String {
-        var clean = text
-        // Longest first, so a secret that contains another is redacted whole.
-        for secret in secrets.filter({ !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
-            clean = clean.replacingOccurrences(of: secret, with: redacted)
-        }
+        let clean = redacting(text, secrets: secrets)
         var result = ""
         var count = 0
         for scalar in clean.unicodeScalars {
@@ -28,6 +24,18 @@ public enum OutsideText {
             count += 1
         }
         return result
+    }
+
+    /// `text` with each of `secrets` replaced by `***`, nothing else changed. Whatever cuts or
+    /// cleans peer text calls this first, on the whole text: a secret cut in two at a length
+    /// limit, or with its non-ASCII letters blanked, no longer matches and would show in part.
+    public static func redacting(_ text: String, secrets: [String]) -> String {
+        var clean = text
+        // Longest first, so a secret that contains another is redacted whole.
+        for secret in secrets.filter({ !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
+            clean = clean.replacingOccurrences(of: secret, with: redacted)
+        }
+        return clean
     }
 
     /// One scalar as it may reach a terminal.
