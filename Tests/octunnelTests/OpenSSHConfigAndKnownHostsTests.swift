@@ -185,4 +185,56 @@ struct OpenSSHConfigAndKnownHostsTests {
             #expect(try readBytes(user.ssh + "/known_hosts") == before)
         }
     }
+
+    @Test("~/.ssh/known_hosts knows the host only by ECDSA and it presents Ed25519: stops with 76 naming the known key, as ssh would ask; --expect-fingerprint or StrictHostKeyChecking accept-new accepts it on purpose")
+    func otherKeyTypeStops() async throws {
+        try await offPool {
+            let fixture = try TunnelFixture()
+            let user = try UserHome()
+            let name = "[127.0.0.1]:\(fixture.sshd.port)"
+            let ecdsa = try HostKey(type: "ecdsa", in: user.dir.path)
+            try user.write("known_hosts", "\(name) \(ecdsa.typeAndKey)\n")
+            let presented = try sshKeygenFingerprint(fixture.sshd.hostKeyPath + ".pub")
+            let arguments = ["tunnel", "up", "root@127.0.0.1:\(fixture.sshd.port)", "--home", fixture.home.path, "--local-port", "0",
+                             "--remote-port", "9", "--no-health"]
+            let refused = try octunnel(arguments, environment: try user.environment())
+            #expect(refused.waitForExit(timeout: 20) == 76, "\(refused.stderrText)")
+            #expect(refused.stderrText.contains("only by keys of other types (ecdsa-sha2-nistp256 \(ecdsa.fingerprint) (~/.ssh/known_hosts:1))"),
+                    "\(refused.stderrText)")
+            #expect(refused.stderrText.contains("--expect-fingerprint \(presented)"), "\(refused.stderrText)")
+            #expect(!fileExists(fixture.knownHosts), "nothing may be recorded")
+
+            let expected = try octunnel(arguments + ["--expect-fingerprint", presented], environment: try user.environment())
+            #expect(expected.forwardedPort() != nil, "\(expected.stderrText)")
+            expected.signal(SIGINT)
+            _ = expected.waitForExit(timeout: 5)
+            try FileManager.default.removeItem(atPath: fixture.knownHosts)
+
+            try user.write("config", "Host 127.0.0.1\n  StrictHostKeyChecking accept-new\n")
+            let accepted = try octunnel(arguments, environment: try user.environment())
+            defer { accepted.signal(SIGINT); _ = accepted.waitForExit(timeout: 5) }
+            #expect(accepted.forwardedPort() != nil, "\(accepted.stderrText)")
+            #expect(accepted.stderrText.contains("trusted on first use"), "\(accepted.stderrText)")
+        }
+    }
+
+    @Test("StrictHostKeyChecking yes in ~/.ssh/config (with ssh -G or read from the file): a host nothing knows is refused with 76; --expect-fingerprint lets it in",
+          arguments: [true, false])
+    func strictCheckingRefusesUnknownHost(withSSH: Bool) async throws {
+        try await offPool {
+            let fixture = try TunnelFixture()
+            let user = try UserHome()
+            try user.write("config", "Host 127.0.0.1\n  StrictHostKeyChecking yes\n")
+            let presented = try sshKeygenFingerprint(fixture.sshd.hostKeyPath + ".pub")
+            let arguments = ["tunnel", "up", "root@127.0.0.1:\(fixture.sshd.port)", "--home", fixture.home.path, "--local-port", "0",
+                             "--remote-port", "9", "--no-health"]
+            let refused = try octunnel(arguments, environment: try user.environment(withSSH: withSSH))
+            #expect(refused.waitForExit(timeout: 20) == 76, "\(refused.stderrText)")
+            #expect(refused.stderrText.contains("StrictHostKeyChecking yes"), "\(refused.stderrText)")
+            #expect(!fileExists(fixture.knownHosts), "nothing may be recorded")
+            let expected = try octunnel(arguments + ["--expect-fingerprint", presented], environment: try user.environment(withSSH: withSSH))
+            defer { expected.signal(SIGINT); _ = expected.waitForExit(timeout: 5) }
+            #expect(expected.forwardedPort() != nil, "\(expected.stderrText)")
+        }
+    }
 }

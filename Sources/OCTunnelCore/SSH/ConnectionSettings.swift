@@ -16,6 +16,8 @@ public struct ConnectionSettings: Sendable {
     /// OpenSSH's known_hosts files to consult for a host octunnel's store does not know;
     /// nil skips them (`--no-openssh-known-hosts`).
     public var openSSHKnownHosts: OpenSSHKnownHosts?
+    /// The user's StrictHostKeyChecking for this host (`ask` when the ssh config says nothing).
+    public var strictHostKeyChecking: StrictHostKeyChecking = .ask
 
     public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String,
                 connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true,

@@ -40,12 +40,32 @@ extension SSHConnector {
                                              file: place.file, line: place.line, name: name)
         case .revoked(let place):
             throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
-        case .notFound:
-            guard settings.trustNew || settings.expectFingerprint != nil else {
-                throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
+        case .otherTypes(let known):
+            guard settings.strictHostKeyChecking.acceptsNewKeyType || settings.expectFingerprint != nil else {
+                try refuseUnknownHost(key)
+                throw .hostKeyTypeUnknownToOpenSSH(host: target.host, port: target.port, presentedType: key.type,
+                                                   presented: key.fingerprint, known: known.map(\.description))
             }
+            try refuseUnknownHost(key)
             try store.record(host: target.host, port: target.port, key: key)
             return .firstUse
+        case .notFound:
+            try refuseUnknownHost(key)
+            try store.record(host: target.host, port: target.port, key: key)
+            return .firstUse
+        }
+    }
+
+    /// Throws unless a host no file knows may be trusted now: `--expect-fingerprint` (already
+    /// compared) always may; `--no-trust-new` and StrictHostKeyChecking `yes` refuse it.
+    private func refuseUnknownHost(_ key: SSHPublicKey) throws(OCTunnelError) {
+        let target = settings.target
+        guard settings.expectFingerprint == nil else { return }
+        guard settings.trustNew else {
+            throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
+        }
+        guard settings.strictHostKeyChecking.acceptsUnknownHost else {
+            throw .unknownHostRefusedByStrictChecking(host: target.host, port: target.port, presented: key.fingerprint)
         }
     }
 }

@@ -24,6 +24,7 @@ extension ResolvedSettings {
         if flags.openSSHKnownHosts {
             settings.openSSHKnownHosts = .standard(home: sshHome, resolution: sshConfig)
         }
+        settings.strictHostKeyChecking = sshConfig?.strictHostKeyChecking ?? .ask
         return settings
     }
 

@@ -27,6 +27,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case hostKeyRevoked(host: String, port: Int, presented: String, file: String)
     case hostKeyNotExpected(host: String, port: Int, expected: String, presented: String)
     case unknownHostRefused(host: String, port: Int, presented: String)
+    case unknownHostRefusedByStrictChecking(host: String, port: Int, presented: String)
+    case hostKeyTypeUnknownToOpenSSH(host: String, port: Int, presentedType: String, presented: String, known: [String])
     case keyNotAuthorized(user: String, host: String, port: Int, fingerprint: String, publicLine: String, restrictedLine: String)
     case passwordOnly(user: String, host: String, port: Int, methods: String)
     case localPortInUse(bind: String, port: Int)
@@ -76,7 +78,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .passphraseUnavailable, .agentUnavailable, .agentHasNoUsableKeys: return .credentialsUnavailable
         case .passphrasesDiffer, .controlCharactersInPath: return .usage
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .unknownHostRefusedByStrictChecking, .hostKeyTypeUnknownToOpenSSH, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
         case .unsupportedSSHConfig, .badSSHConfig: return .config
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH, .closedBeforeGreeting,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
@@ -99,7 +101,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .cannotResolve: return "resolve"
         case .connectionRefused, .connectTimeout, .unreachable: return "tcp"
         case .notSSH, .closedBeforeGreeting, .noCommonAlgorithms, .sshFailure: return "ssh"
-        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .hostKeyDiffersFromOpenSSH: return "host key"
+        case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .unknownHostRefusedByStrictChecking, .hostKeyTypeUnknownToOpenSSH, .hostKeyDiffersFromOpenSSH: return "host key"
         case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen: return "local port"
@@ -162,6 +164,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "\(Self.endpoint(host, port)) presents host key \(presented), not the expected \(expected); nothing was sent to it. Check the fingerprint on the VPS with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`."
         case .unknownHostRefused(let host, let port, let presented):
             return "\(Self.endpoint(host, port)) is not trusted yet (it presents \(presented)) and --no-trust-new was given: compare it with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on the VPS, then connect without --no-trust-new or with --expect-fingerprint."
+        case .unknownHostRefusedByStrictChecking(let host, let port, let presented):
+            return "\(Self.endpoint(host, port)) is not trusted yet (it presents \(presented)) and your ssh config says StrictHostKeyChecking yes for it: compare it with `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on the VPS, then connect with --expect-fingerprint \(presented)."
+        case .hostKeyTypeUnknownToOpenSSH(let host, let port, let presentedType, let presented, let known):
+            return "OpenSSH knows \(Self.endpoint(host, port)) only by keys of other types (\(known.joined(separator: "; "))), and it now presents \(presentedType) \(presented). ssh would ask before trusting it; nothing was sent to it. If the VPS really has this key (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` there), accept it on purpose with --expect-fingerprint \(presented), or let the server offer a known type again."
         case .keyNotAuthorized(let user, let host, let port, let fingerprint, let publicLine, let restrictedLine):
             return "\(user)@\(Self.endpoint(host, port)) refused key \(fingerprint). Add this line to ~\(user == "root" ? "" : user)/.ssh/authorized_keys on the VPS (`octunnel pubkey`):\n  \(publicLine)\nor, to allow only the tunnel (`octunnel pubkey --restrict`):\n  \(restrictedLine)"
         case .passwordOnly(let user, let host, let port, let methods):

@@ -26,6 +26,8 @@ public struct SSHConfigResolution: Sendable, Equatable {
     /// UserKnownHostsFile / GlobalKnownHostsFile when the config changes them; nil: OpenSSH's defaults.
     public var userKnownHostsFiles: [String]?
     public var globalKnownHostsFiles: [String]?
+    /// StrictHostKeyChecking as the config sets it for this host; nil when it says nothing (ssh's `ask`).
+    public var strictHostKeyChecking: StrictHostKeyChecking?
     /// Directives that applied to this host but that octunnel did not use (reading the file only).
     public var ignored: [String]
     public var source: Source
@@ -122,8 +124,9 @@ public struct SSHConfigResolver: Sendable {
             || finalPort != (defaults.first["port"].flatMap(Int.init) ?? 22) || identity != nil
         let alias = applied.first["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 }
         return SSHConfigResolution(target: target, identityFile: identity, skippedIdentities: skipped, hostKeyAlias: alias,
-                                   userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles, ignored: [], source: .ssh,
-                                   changedTarget: changed)
+                                   userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles,
+                                   strictHostKeyChecking: applied.first["stricthostkeychecking"].flatMap(StrictHostKeyChecking.init(configValue:)),
+                                   ignored: [], source: .ssh, changedTarget: changed)
     }
 
     private struct SSHGOutput {
@@ -184,6 +187,7 @@ public struct SSHConfigResolver: Sendable {
                                    hostKeyAlias: settings.values["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 },
                                    userKnownHostsFiles: settings.values["userknownhostsfile"].map(splitFiles),
                                    globalKnownHostsFiles: settings.values["globalknownhostsfile"].map(splitFiles),
+                                   strictHostKeyChecking: settings.values["stricthostkeychecking"].flatMap(StrictHostKeyChecking.init(configValue:)),
                                    ignored: settings.ignored, source: .file(userConfigPath), changedTarget: changed)
     }
 

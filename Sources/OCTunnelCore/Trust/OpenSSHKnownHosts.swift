@@ -47,6 +47,22 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
         case differs(Place, known: String)
         /// A `@revoked` line holds this key.
         case revoked(Place)
+        /// No line holds a key of this type for the host, but lines hold keys of other types:
+        /// where ssh asks before trusting the new key ("keys of different type are already known").
+        case otherTypes([KnownKey])
+    }
+
+    /// A key the files hold for the host: where, its type and its fingerprint.
+    public struct KnownKey: Sendable, Equatable, CustomStringConvertible {
+        public let place: Place
+        public let type: String
+        public let fingerprint: String
+        public init(place: Place, type: String, fingerprint: String) {
+            self.place = place
+            self.type = type
+            self.fingerprint = fingerprint
+        }
+        public var description: String { "\(type) \(fingerprint) (\(place))" }
     }
 
     /// The name ssh looks the host up under: HostKeyAlias, else `host` or `[host]:port`.
@@ -55,13 +71,14 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     }
 
     /// Checks `key` for `host`:`port` as OpenSSH's check_host_key does: a revoked key wins,
-    /// then a matching key, then a different key of the same type. `notes` gets one line per
+    /// then a matching key, then a different key of the same type, then keys of other types. `notes` gets one line per
     /// `@cert-authority` line for the host (octunnel does not check certificates) and per
     /// unreadable file.
     public func verdict(host: String, port: Int, key: SSHPublicKey, notes: inout [String]) -> Verdict {
         let name = lookupName(host: host, port: port)
         var verified: Place?
         var differs: (Place, String)?
+        var others: [KnownKey] = []
         for (path, file) in loaded(notes: &notes) {
             for (line, entry) in file.entries {
                 let match = entry.match(name)
@@ -75,15 +92,17 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
                 case nil:
                     if entry.keyBlob == key.blob && entry.keyType == key.type {
                         if verified == nil { verified = place }
-                    } else if entry.keyType == key.type, differs == nil {
-                        differs = (place, entry.fingerprint)
+                    } else if entry.keyType == key.type {
+                        if differs == nil { differs = (place, entry.fingerprint) }
+                    } else {
+                        others.append(KnownKey(place: place, type: entry.keyType, fingerprint: entry.fingerprint))
                     }
                 }
             }
         }
         if let verified { return .verified(verified) }
         if let (place, known) = differs { return .differs(place, known: known) }
-        return .notFound
+        return others.isEmpty ? .notFound : .otherTypes(others)
     }
 
     /// The key types the files hold for the host, in file order: what to ask the server for first.
