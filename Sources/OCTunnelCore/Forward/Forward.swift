@@ -1,0 +1,97 @@
+/// One forward a session carries, as `ssh -L` and `ssh -R` write it: which end listens, where,
+/// and where each connection goes; and whether it is OpenCode's (the one the health test proves).
+///
+/// `-L [BIND:]PORT:HOST:HOSTPORT` (laptop side): listen on BIND:PORT here, connect to
+/// HOST:HOSTPORT as the VPS sees it. `-R [VPS_BIND:]VPS_PORT:HOST:HOME_PORT` (home side): the
+/// VPS listens on VPS_BIND:VPS_PORT, and each connection goes to HOST:HOME_PORT at home.
+public struct Forward: Hashable, Sendable, CustomStringConvertible {
+    /// Which end listens.
+    public enum Direction: String, Sendable {
+        /// This machine listens (`ssh -L`, `tunnel up`).
+        case local
+        /// The VPS listens (`ssh -R`, `home up`).
+        case remote
+
+        /// The flag that writes it.
+        public var flag: String { self == .local ? "-L" : "-R" }
+    }
+
+    public var direction: Direction
+    /// Where the listening end listens: this machine's address (`-L`) or the VPS's (`-R`).
+    public var listen: HostPort
+    /// Where each connection goes: as the VPS sees it (`-L`) or at home (`-R`).
+    public var target: HostPort
+    /// Whether this is the OpenCode forward (the default first one, health-tested as OpenCode).
+    public var isOpenCode: Bool
+
+    public init(direction: Direction, listen: HostPort, target: HostPort, isOpenCode: Bool = false) {
+        self.direction = direction
+        self.listen = listen
+        self.target = target
+        self.isOpenCode = isOpenCode
+    }
+
+    /// How messages name it: `opencode` or `:3000`, by its listening port.
+    public var name: String { isOpenCode ? "opencode" : ":\(listen.port)" }
+
+    /// The forward as its flag writes it: `-L 127.0.0.1:3000:127.0.0.1:3000`.
+    public var description: String { "\(direction.flag) \(Self.bracketed(listen.host)):\(listen.port):\(Self.bracketed(target.host)):\(target.port)" }
+
+    private static func bracketed(_ host: String) -> String {
+        host.unicodeScalars.contains(":") ? "[\(host)]" : host
+    }
+
+    /// Parses `[BIND:]PORT:HOST:HOSTPORT`, an IPv6 address in brackets (`[::1]:3000:[::1]:3000`);
+    /// without BIND the listening end binds `defaultBind`. PORT may be 0 only for `-L` (a free
+    /// port is picked); HOSTPORT is never 0.
+    public static func parse(_ text: String, direction: Direction, defaultBind: String) throws(TargetParseError) -> Forward {
+        let fields = try split(text)
+        let usage = "\(direction.flag) \"\(OutsideText.shown(text, limit: 100))\" is not [BIND:]PORT:HOST:HOSTPORT"
+        guard fields.count == 3 || fields.count == 4 else { throw .init(usage) }
+        let bind = fields.count == 4 ? fields[0] : defaultBind
+        let rest = fields.suffix(3)
+        let listenPort = try HostPort.parsePort(rest[rest.startIndex], allowZero: direction == .local)
+        let host = rest[rest.startIndex + 1]
+        let targetPort = try HostPort.parsePort(rest[rest.startIndex + 2])
+        guard !bind.isEmpty, !host.isEmpty else { throw .init(usage) }
+        try HostPort.validateHost(bind)
+        try HostPort.validateHost(host)
+        return Forward(direction: direction, listen: HostPort(host: bind, port: listenPort), target: HostPort(host: host, port: targetPort))
+    }
+
+    /// Splits on `:` outside brackets, the brackets taken off.
+    private static func split(_ text: String) throws(TargetParseError) -> [String] {
+        var fields: [String] = []
+        var field = String.UnicodeScalarView()
+        var bracketed = false
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "[" where field.isEmpty && !bracketed: bracketed = true
+            case "]" where bracketed: bracketed = false
+            case ":" where !bracketed:
+                fields.append(String(field))
+                field = String.UnicodeScalarView()
+            default: field.append(scalar)
+            }
+        }
+        guard !bracketed else { throw .init("missing ] in \"\(OutsideText.shown(text, limit: 100))\"") }
+        fields.append(String(field))
+        return fields
+    }
+
+    /// Checks a session's forwards together: no listening port twice on the same end (a port
+    /// given twice, or a local port equal to another forward's), and no listening address off
+    /// loopback unless `allowLAN`. The first problem, as one line.
+    public static func validate(_ forwards: [Forward], allowLAN: Bool) throws(TargetParseError) {
+        var seen: [Direction: [Int: Forward]] = [:]
+        for forward in forwards {
+            if !allowLAN && !Sockets.isLoopback(forward.listen.host) && forward.listen.host != "localhost" {
+                throw .init("\(forward) listens on \(forward.listen.host), not a loopback address: anyone on that network could use it. Add --allow-lan if that is what you want.")
+            }
+            if forward.listen.port != 0, let other = seen[forward.direction]?[forward.listen.port] {
+                throw .init("\(forward) listens on port \(forward.listen.port), as \(other) does: give each forward its own port")
+            }
+            seen[forward.direction, default: [:]][forward.listen.port] = forward
+        }
+    }
+}
