@@ -25,8 +25,13 @@ extension Tunnel {
         @Option(help: "The local address to listen on, and only it (default: \(Defaults.bind) and, where the machine has IPv6, ::1, on the same port, as `ssh -L`).")
         var bind: String?
 
-        @Flag(help: "Allow a non-loopback --bind (anyone on that network could use the tunnel).")
+        @Flag(help: "Allow a non-loopback --bind or -L address (anyone on that network could use the tunnel).")
         var allowLan = false
+
+        @Option(name: [.customShort("L"), .customLong("forward")],
+                help: ArgumentHelp("Another forward over the same session, as `ssh -L` writes it: this machine's PORT (on BIND) to HOST:HOSTPORT as the VPS sees it, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
+                                   valueName: "[BIND:]PORT:HOST:HOSTPORT"))
+        var forward: [String] = []
 
         @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
         var keepalive: Int = Defaults.keepaliveSeconds
@@ -50,6 +55,18 @@ extension Tunnel {
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
+            _ = try additionalForwards()
+        }
+
+        /// The -L forwards, parsed (a malformed one exits 64 with the parser's sentence).
+        private func additionalForwards() throws -> [Forward] {
+            try forward.map { text in
+                do {
+                    return try Forward.parse(text, direction: .local, defaultBind: bind ?? Defaults.bind)
+                } catch {
+                    throw ValidationError((error as? TargetParseError)?.message ?? "\(error)")
+                }
+            }
         }
 
         func run() throws {
@@ -60,7 +77,9 @@ extension Tunnel {
                                                          localPort: localPort, bind: bind)
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
-                let options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
+                var options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
+                options.additionalForwards = try additionalForwards()
+                try options.checkForwards(allowLAN: allowLan)
                 if let warning = TunnelUp.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
                 let health = try healthTest(options, savedPasswordFile: settings.savedPasswordFile)
                 let tunnel = try TunnelUp(options: options, health: health, onEvent: { events.show($0) })

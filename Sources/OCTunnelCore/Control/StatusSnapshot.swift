@@ -45,6 +45,30 @@ public struct StatusSnapshot: Sendable, Equatable {
         }
     }
 
+    /// One forward of the session, as it counts for itself (`status` shows each one).
+    public struct ForwardStatus: Sendable, Equatable {
+        /// Where its clients connect (laptop) or where the VPS listens (home), and where its bytes go.
+        public var local: HostPort
+        public var remote: HostPort
+        public var openConnections: Int
+        public var totalConnections: Int
+        public var bytesIn: Int
+        public var bytesOut: Int
+        /// Its own last failure (a refused forward, nothing listening behind the VPS).
+        public var lastError: String?
+
+        public init(local: HostPort, remote: HostPort, openConnections: Int = 0, totalConnections: Int = 0,
+                    bytesIn: Int = 0, bytesOut: Int = 0, lastError: String? = nil) {
+            self.local = local
+            self.remote = remote
+            self.openConnections = openConnections
+            self.totalConnections = totalConnections
+            self.bytesIn = bytesIn
+            self.bytesOut = bytesOut
+            self.lastError = lastError
+        }
+    }
+
     public var role: Role
     public var profile: ProfileName
     public var pid: Int
@@ -60,7 +84,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var connectedSince: Date?
     /// Seconds until the next connection attempt (state `disconnected` only).
     public var retryIn: Double?
-    /// Where clients connect (laptop: the local listener) and where their bytes go.
+    /// Where clients connect (laptop: the local listener) and where their bytes go: the first
+    /// forward's (OpenCode's); the counts below are the sums over every forward.
     public var local: HostPort?
     /// More addresses clients connect to, on `local`'s port (::1 beside 127.0.0.1).
     public var alsoLocal: [HostPort] = []
@@ -78,6 +103,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
     public var lastError: String?
+    /// Every forward of the session, OpenCode's first, each with its own counts.
+    public var forwards: [ForwardStatus] = []
     public var lastErrorAt: Date?
     public var health: Health?
     /// The last network change or wake the driver acted on, and what it did ("… : kept").
@@ -130,6 +157,11 @@ extension StatusSnapshot {
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
             "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
+        object["forwards"] = forwards.map { forward -> [String: Any] in
+            ["local": forward.local.description, "remote": forward.remote.description,
+             "openConnections": forward.openConnections, "totalConnections": forward.totalConnections,
+             "bytesIn": forward.bytesIn, "bytesOut": forward.bytesOut, "lastError": orNull(forward.lastError)]
+        }
         if let health {
             object["health"] = ["ok": health.ok, "version": orNull(health.version),
                                 "checkedAt": Self.formatDate(health.checkedAt), "detail": health.detail]
@@ -176,6 +208,14 @@ extension StatusSnapshot {
         lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
         lastNetworkEvent = string("lastNetworkEvent")
         lastNetworkEventAt = string("lastNetworkEventAt").flatMap(Self.parseDate)
+        forwards = (object["forwards"] as? [[String: Any]] ?? []).compactMap { item in
+            guard let local = (item["local"] as? String).flatMap({ try? HostPort.parse($0) }),
+                  let remote = (item["remote"] as? String).flatMap({ try? HostPort.parse($0) }) else { return nil }
+            func count(_ key: String) -> Int { (item[key] as? NSNumber)?.intValue ?? 0 }
+            return ForwardStatus(local: local, remote: remote, openConnections: count("openConnections"),
+                                 totalConnections: count("totalConnections"), bytesIn: count("bytesIn"), bytesOut: count("bytesOut"),
+                                 lastError: item["lastError"] as? String)
+        }
         if let health = object["health"] as? [String: Any], let ok = health["ok"] as? Bool,
            let checkedAt = (health["checkedAt"] as? String).flatMap(Self.parseDate) {
             self.health = Health(ok: ok, version: health["version"] as? String, checkedAt: checkedAt,

@@ -15,6 +15,9 @@ final class LiveSession {
     private var closing: [SSHChannel] = []
     /// The session's received-byte count when the VPS was last heard (`noteInbound`).
     private var receivedSoFar: Int
+    /// Whose turn it is to open a channel, and who waits for one (`takeTurn`).
+    private var turnHolder: ObjectIdentifier?
+    private var turnQueue: [ObjectIdentifier] = []
 
     init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
         self.established = established
@@ -52,6 +55,35 @@ final class LiveSession {
     /// The session must be dropped after this round for `end` (the first reason stays).
     func fail(_ end: SessionEnd) {
         if failure == nil { failure = end }
+    }
+
+    /// Whether `owner` may start (or repeat) a channel open now. libssh2 keeps the state of one
+    /// open in the session, not the channel (channel.c:144): while it would block, the next
+    /// open on the session must be the same call again. So the session, not a forward, owns
+    /// the turn: the forward holding it repeats its open until it ends the turn; the others
+    /// queue in the order they asked and take it in that order. Not holding it, `owner` is queued.
+    func takeTurn(_ owner: AnyObject) -> Bool {
+        let id = ObjectIdentifier(owner)
+        if turnHolder == id { return true }
+        if turnHolder == nil && (turnQueue.isEmpty || turnQueue.first == id) {
+            turnHolder = id
+            if turnQueue.first == id { turnQueue.removeFirst() }
+            return true
+        }
+        if !turnQueue.contains(id) { turnQueue.append(id) }
+        return false
+    }
+
+    /// Whether `takeTurn(owner)` would give `owner` the turn now (for a wake-up: a forward
+    /// waiting for another's open must not spin).
+    func turnIsFree(for owner: AnyObject) -> Bool {
+        let id = ObjectIdentifier(owner)
+        return turnHolder == id || (turnHolder == nil && (turnQueue.isEmpty || turnQueue.first == id))
+    }
+
+    /// `owner`'s open is over (opened or failed): the next in the queue may open.
+    func endTurn(_ owner: AnyObject) {
+        if turnHolder == ObjectIdentifier(owner) { turnHolder = nil }
     }
 
     /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).

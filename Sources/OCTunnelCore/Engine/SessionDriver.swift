@@ -2,7 +2,8 @@ import Foundation
 
 /// One SSH session to the VPS over its whole life: connecting on a helper thread, running
 /// its rounds on the loop, keepalive and dead-session detection, teardown and reconnect with
-/// backoff, and a graceful goodbye. What the session is used for is its `SessionForward`.
+/// backoff, and a graceful goodbye. What the session is used for is its `SessionForward`s,
+/// each driven in turn every round (one session carries them all, as `ssh -L -L -R` does).
 ///
 /// A round: flush what the last one left, read the idle channel (it reads the socket for
 /// every channel, so a readable socket never spins), keepalive, the forward's work, free
@@ -13,7 +14,7 @@ final class SessionDriver: PollOwner {
     let settings: ConnectionSettings
     private let keepaliveInterval: Double
     private let loop: EventLoop
-    let forward: SessionForward
+    let forwards: [SessionForward]
     let emit: @Sendable (EngineEvent) -> Void
     private let scratch = ScratchBuffer()
     let connector = ConnectorThread()
@@ -36,12 +37,12 @@ final class SessionDriver: PollOwner {
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
     init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
-         forward: SessionForward, emit: @escaping @Sendable (EngineEvent) -> Void) {
+         forwards: [SessionForward], emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.settings = settings
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)
         self.loop = loop
-        self.forward = forward
+        self.forwards = forwards
         self.emit = emit
     }
 
@@ -98,7 +99,7 @@ final class SessionDriver: PollOwner {
             self.live = live
             record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
-            forward.sessionStarted(live, now: now)
+            for forward in forwards { forward.sessionStarted(live, now: now) }
             if let event = reconnect.sessionStarted(now: now) { say(event) }
         case .failure(let error):
             switch reconnect.attemptFailed(error, sessionUp: live != nil, now: now) {
@@ -107,7 +108,7 @@ final class SessionDriver: PollOwner {
                 record.failed(.attemptFailed(error))
                 emit(.warning("reconnect requested, but a new session failed (\(error.localizedDescription)); the current one stays"))
             case .giveUp:
-                forward.stop(.attemptFailed(error))
+                for forward in forwards { forward.stop(.attemptFailed(error)) }
                 throw error
             case .retry(let end, let delay):
                 retrying(end, in: delay)
@@ -131,7 +132,7 @@ final class SessionDriver: PollOwner {
             set.wake(at: live.keepalive.nextDeadline)
             if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
         }
-        forward.register(in: set, live: live, now: now)
+        for forward in forwards { forward.register(in: set, live: live, now: now) }
         statusServer?.register(in: set)
         network.register(in: set)
         if reconnect.pending != nil { set.wakeNow() }
@@ -147,7 +148,8 @@ final class SessionDriver: PollOwner {
         }
         guard let live else {
             if let noticed = reconnect.takePending() { roamWithoutSession(noticed, now: now) }
-            return forward.drive(nil, now: now)
+            for forward in forwards { forward.drive(nil, now: now) }
+            return
         }
         let session = live.session
         session.newRound()
@@ -161,7 +163,7 @@ final class SessionDriver: PollOwner {
         live.noteInbound(now: now)
         if live.isAlive { roam(live, now: now) }
         if live.isAlive { checkKeepalive(live, now: now) }
-        if live.isAlive { forward.drive(live, now: now) }
+        for forward in forwards where live.isAlive { forward.drive(live, now: now) }
         if live.isAlive { live.freeReleasedChannels() }
         if live.isAlive && !session.flushOutgoing() { live.fail(.sendFailed(session.outgoingFailure)) }
         if live.isAlive { session.acknowledgeReceived() }
@@ -174,7 +176,7 @@ final class SessionDriver: PollOwner {
         old.session.close()
         old.dropReleasedChannels()
         live = nil
-        forward.sessionEnded(end)
+        for forward in forwards { forward.sessionEnded(end) }
     }
 
     /// Drops the session after a failure and schedules the next attempt.
@@ -196,12 +198,12 @@ final class SessionDriver: PollOwner {
         if let live {
             live.session.setBlocking(true)
             live.session.setTimeout(milliseconds: 300)
-            forward.goodbye(live, deadline: deadline)
+            for forward in forwards { forward.goodbye(live, deadline: deadline) }
             if MonotonicClock.now() < deadline { live.session.disconnect(reason: end.text) }
             live.session.close()
             live.dropReleasedChannels()
         }
-        forward.stop(end)
+        for forward in forwards { forward.stop(end) }
         live = nil
     }
 

@@ -18,13 +18,13 @@ extension SessionDriver {
     func roam(_ live: LiveSession, now: Double) {
         let keepalive = live.keepalive
         let quietFor = keepalive.isQuiet(now: now) && !keepalive.isProbing ? now - keepalive.lastInbound : nil
-        guard let noticed = reconnect.causeToActOn(clientsArrived: forward.takeArrivals() > 0, quietFor: quietFor, now: now)
+        guard let noticed = reconnect.causeToActOn(clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
         else { return }
         let socket = live.session.socket
         let decision = RoamingDecision.decide(noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
                                               addresses: InterfaceAddresses.current(),
                                               roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
-        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: forward.allowsOverlap, now: now)
+        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: forwards.allSatisfy(\.allowsOverlap), now: now)
         say(event)
         switch step {
         case .probe(let deadline):

@@ -24,7 +24,7 @@ extension SessionDriver: StatusSource {
         if state == .disconnected, let retryAt = reconnect.retryAt { snapshot.retryIn = max(0, retryAt - now) }
         snapshot.reconnects = max(0, record.sessions - 1)
         if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
-        forward.describe(into: &snapshot)
+        for forward in forwards { forward.describe(into: &snapshot) }
         snapshot.health = health.value
         if let event = record.lastNetworkEvent {
             snapshot.lastNetworkEvent = event.text

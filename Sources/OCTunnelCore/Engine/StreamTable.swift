@@ -158,12 +158,21 @@ final class StreamTable {
     /// and open streams), its last failure, the stalls.
     func describe(into snapshot: inout StatusSnapshot, local: HostPort, alsoLocal: [HostPort] = [], remote: HostPort,
                   alsoOpen: Int = 0) {
-        snapshot.local = local
-        snapshot.alsoLocal = alsoLocal
-        snapshot.remote = remote
-        snapshot.openConnections = streams.count + alsoOpen
-        snapshot.totalConnections = issued
-        counters.describe(into: &snapshot, open: streams.values)
-        snapshot.stalls = stalls
+        // The first forward (OpenCode's) names the session's local and remote; counts add up.
+        if snapshot.forwards.isEmpty {
+            snapshot.local = local
+            snapshot.alsoLocal = alsoLocal
+            snapshot.remote = remote
+        }
+        var forward = StatusSnapshot.ForwardStatus(local: local, remote: remote, openConnections: streams.count + alsoOpen,
+                                                   totalConnections: issued)
+        counters.describe(into: &forward, open: streams.values)
+        if let lastError = counters.lastError { snapshot.noteError(lastError.text, at: lastError.at) }
+        snapshot.openConnections += forward.openConnections
+        snapshot.totalConnections += forward.totalConnections
+        snapshot.bytesIn += forward.bytesIn
+        snapshot.bytesOut += forward.bytesOut
+        snapshot.stalls += stalls
+        snapshot.forwards.append(forward)
     }
 }

@@ -15,10 +15,10 @@ struct ForwardCounters {
 
     mutating func failed(_ text: String) { lastError = (text, Date()) }
 
-    /// Fills `bytesOut`/`bytesIn` (finished streams plus `open`) and notes the last failure.
-    func describe(into snapshot: inout StatusSnapshot, open: some Collection<Stream>) {
-        snapshot.bytesOut = open.reduce(finishedSent) { $0 + $1.sent }
-        snapshot.bytesIn = open.reduce(finishedReceived) { $0 + $1.received }
-        if let lastError { snapshot.noteError(lastError.text, at: lastError.at) }
+    /// Fills one forward's `bytesOut`/`bytesIn` (finished streams plus `open`) and its last failure.
+    func describe(into forward: inout StatusSnapshot.ForwardStatus, open: some Collection<Stream>) {
+        forward.bytesOut = open.reduce(finishedSent) { $0 + $1.sent }
+        forward.bytesIn = open.reduce(finishedReceived) { $0 + $1.received }
+        forward.lastError = lastError?.text
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// channel to the remote port as the VPS sees it, joined to the client by a `Stream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
-/// channel.c:144), so channels are opened ahead of need (`ChannelPool`): a new client takes a
+/// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so channels are opened ahead of need (`ChannelPool`): a new client takes a
 /// pooled channel at once and the pool refills behind it. Without one, clients wait in
 /// arrival order for the next open (all opens go to the same target, so whichever completes
 /// serves the next client, or the pool); `takeNextWaiting` lets one that has already sent its
@@ -12,12 +12,14 @@ import Foundation
 /// connect timeout.
 final class LocalForward: SessionForward, PollOwner {
     private let options: TunnelOptions
+    /// This forward: where it listens, and where on the VPS its channels go.
+    let forward: Forward
     private let emit: @Sendable (EngineEvent) -> Void
-    /// The listening sockets: `options.bind`, then ::1 on the same port when asked and present.
+    /// The listening sockets: the forward's address, then ::1 on the same port when asked and present.
     private let listeners: [Int32]
     /// The port actually listened on (useful with --local-port 0).
     let localPort: Int
-    /// The addresses listened on beside `options.bind` (::1), all on `localPort`.
+    /// The addresses listened on beside the forward's own (::1), all on `localPort`.
     let alsoLocal: [HostPort]
     private var listenerClosed = false
 
@@ -34,18 +36,21 @@ final class LocalForward: SessionForward, PollOwner {
     private var refusal: String?
     private var arrivals = 0
 
-    /// Binds the listener now, so a busy port fails before anything else happens.
-    init(options: TunnelOptions, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
+    /// Binds the listener now, so a busy port fails before anything else happens. `forward`
+    /// is one of `options.forwards` (OpenCode's by default); the rest of `options` is shared.
+    init(options: TunnelOptions, forward: Forward? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
+        let forward = forward ?? options.openCodeForward
+        self.forward = forward
         self.emit = emit
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
-        let (first, port) = try Sockets.listen(bind: options.bind, port: options.localPort)
+        let (first, port) = try Sockets.listen(bind: forward.listen.host, port: forward.listen.port)
         localPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
         // IPv4 first, then ::1 on the port it got (--local-port 0 included), as `ssh -L` does.
-        if options.alsoIPv6Loopback && options.bind != "::1" {
+        if options.alsoIPv6Loopback && forward.listen.host == Defaults.bind {
             do {
                 listeners.append(try Sockets.listen(bind: "::1", port: port).fd)
                 alsoLocal.append(HostPort(host: "::1", port: port))
@@ -74,7 +79,7 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: options.bind, port: localPort), remote: options.remote, alsoLocal: alsoLocal))
+            emit(.forwarding(local: HostPort(host: forward.listen.host, port: localPort), remote: forward.target, alsoLocal: alsoLocal))
             announced = true
         }
     }
@@ -92,7 +97,9 @@ final class LocalForward: SessionForward, PollOwner {
         // Data already queued for a client, or clients waiting for a channel (they came while
         // the session was down): serve them now, not at the next keepalive.
         // While the session is in doubt (a quick probe), waiting clients wait for its answer.
-        if !openInFlight && !live.keepalive.isProbing && (!waiting.isEmpty || pool.wantsOpen(now: now)) { set.wakeNow() }
+        if !openInFlight && !live.keepalive.isProbing && (!waiting.isEmpty || pool.wantsOpen(now: now)) && live.turnIsFree(for: self) {
+            set.wakeNow()
+        }
         if openInFlight { set.wake(at: now + 0.5) }
         if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
         streams.register(in: set, live: live, owner: self)
@@ -142,8 +149,8 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: HostPort(host: options.bind, port: localPort), alsoLocal: alsoLocal,
-                         remote: options.remote)
+        streams.describe(into: &snapshot, local: HostPort(host: forward.listen.host, port: localPort), alsoLocal: alsoLocal,
+                         remote: forward.target)
     }
 
     private func closeListener() {
@@ -201,22 +208,23 @@ final class LocalForward: SessionForward, PollOwner {
                 stream.attach(pooled.channel, greeting: pooled.greeting)
             }
             if !openInFlight {
-                guard !waiting.isEmpty || pool.wantsOpen(now: now) else { return }
+                guard !waiting.isEmpty || pool.wantsOpen(now: now), live.takeTurn(self) else { return }
                 openInFlight = true
                 if let first = waiting.first, let stream = streams[first] {
                     openOrigin = stream.peer
                 } else {
-                    openOrigin = (options.bind, localPort)
+                    openOrigin = (forward.listen.host, localPort)
                     pool.opening(now: now)
                 }
             }
-            let remote = options.remote
+            let remote = forward.target
             switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
                                                 originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
             case .opened(let channel):
                 openInFlight = false
+                live.endTurn(self)
                 if let id = takeNextWaiting(live, now: now), let stream = streams[id] {
                     stream.attach(channel)
                 } else {
@@ -224,6 +232,7 @@ final class LocalForward: SessionForward, PollOwner {
                 }
             case .failed(let error):
                 openInFlight = false
+                live.endTurn(self)
                 guard !LibSSH2Error.isSessionLevel(error.code) else { return live.fail(error.code) }
                 pool.openFailed(now: now)
                 let client = takeNextWaiting(live, now: now).flatMap { streams[$0] }
@@ -252,10 +261,10 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Nothing answers behind the VPS: said at most once every 5 s.
     private func reportNothingListening(now: Double) {
-        streams.noteFailure("nothing listens on VPS \(options.remote)")
+        streams.noteFailure("nothing listens on VPS \(forward.target)")
         guard now - lastNothingListening >= 5 else { return }
         lastNothingListening = now
-        emit(.nothingListening(remote: options.remote, reverseCommand: options.reverseCommand))
+        emit(.nothingListening(remote: forward.target, reverseCommand: options.reverseCommand(for: forward)))
     }
 
     /// How long a client that has sent nothing may be passed over by ones that have.

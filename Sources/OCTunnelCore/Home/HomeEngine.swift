@@ -49,7 +49,7 @@ public final class HomeEngine: @unchecked Sendable {
         let loop = self.loop
         forward = try RemoteForward(options: options, emit: onEvent, requestStop: { loop.requestStop() })
         driver = SessionDriver(settings: options.connection, keepalive: options.keepalive,
-                               exitOnFirstFailure: options.exitOnFirstFailure, loop: loop, forward: forward, emit: onEvent)
+                               exitOnFirstFailure: options.exitOnFirstFailure, loop: loop, forwards: [forward], emit: onEvent)
     }
 
     /// Serves `home status` on the role's socket from the engine's own loop (Control/).

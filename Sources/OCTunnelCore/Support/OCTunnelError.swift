@@ -27,6 +27,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case hostKeyRevoked(host: String, port: Int, presented: String, file: String)
     case hostKeyNotExpected(host: String, port: Int, expected: String, presented: String)
     case unknownHostRefused(host: String, port: Int, presented: String)
+    /// Forwards that cannot go together (a port twice, a LAN address without --allow-lan): exit 64.
+    case badForward(reason: String)
     case unknownHostRefusedByStrictChecking(host: String, port: Int, presented: String)
     case hostKeyTypeUnknownToOpenSSH(host: String, port: Int, presentedType: String, presented: String, known: [String])
     case keyNotAuthorized(user: String, host: String, port: Int, fingerprint: String, publicLine: String, restrictedLine: String)
@@ -76,7 +78,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
         case .wrongPassphrase: return .wrongPassphrase
         case .passphraseUnavailable, .agentUnavailable, .agentHasNoUsableKeys: return .credentialsUnavailable
-        case .passphrasesDiffer, .controlCharactersInPath: return .usage
+        case .passphrasesDiffer, .controlCharactersInPath, .badForward: return .usage
         case .badKeyFile, .badConfig, .cannotRead, .badPasswordFile: return .dataError
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .unknownHostRefusedByStrictChecking, .hostKeyTypeUnknownToOpenSSH, .hostKeyDiffersFromOpenSSH: return .hostKeyChanged
         case .unsupportedSSHConfig, .badSSHConfig: return .config
@@ -104,7 +106,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .hostKeyChanged, .hostKeyRevoked, .hostKeyNotExpected, .unknownHostRefused, .unknownHostRefusedByStrictChecking, .hostKeyTypeUnknownToOpenSSH, .hostKeyDiffersFromOpenSSH: return "host key"
         case .unsupportedSSHConfig, .badSSHConfig: return "ssh config"
         case .keyNotAuthorized, .passwordOnly: return "authentication"
-        case .localPortInUse, .cannotListen: return "local port"
+        case .localPortInUse, .cannotListen, .badForward: return "local port"
         case .nothingListeningBehindVPS, .forwardRefused, .listenForbidden, .staleForward: return "forward"
         case .openCodeNotRunningAtHome: return "home"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
@@ -247,6 +249,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the VPS forbids this key to listen on \(Self.endpoint(remoteHost, remotePort)) (sshd: \(OutsideText.shown(reason.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255))). On the VPS, allow it: `AllowTcpForwarding yes` (or `remote`) in sshd_config, and this line in authorized_keys (`octunnel pubkey --restrict --listen`):\n  \(listenLine)"
         case .openCodeNotRunningAtHome(let home, let detail, let fix):
             return "the home machine is reachable but OpenCode is not running there (\(home)): \(detail); \(fix)"
+        case .badForward(let reason):
+            return reason
         case .controlCharactersInPath(let what, let path):
             return "\(what) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); octunnel will not write it into a service file. Use a path without one."
         case .staleForward(let remoteHost, let remotePort, let seconds):

@@ -1,14 +1,18 @@
-/// `tunnel up`'s engine: a `LocalForward` (the local listener, one `direct-tcpip` channel per
-/// client) driven over one SSH session by a `SessionDriver` on one `EventLoop` thread.
+/// `tunnel up`'s engine: a `LocalForward` per forward (OpenCode's, then `-L`'s; a local
+/// listener each, one `direct-tcpip` channel per client) driven over one SSH session by a `SessionDriver` on one `EventLoop` thread.
 /// Idle, it sleeps in poll. The pieces are in Engine/ and Forward/; this is their facade.
 public final class TunnelEngine: @unchecked Sendable {
     public let options: TunnelOptions
     private let loop: EventLoop
     private let forward: LocalForward
+    private let additional: [LocalForward]
     private let driver: SessionDriver
 
     /// The port actually listened on (useful with --local-port 0).
     public var localPort: Int { forward.localPort }
+
+    /// The ports the additional forwards listen on, in their order.
+    public var additionalPorts: [Int] { additional.map(\.localPort) }
 
     /// Why the VPS last refused a forward (e.g. "administratively prohibited"), if it has;
     /// safe from any thread, so a health test can name the refusal instead of "nothing listens".
@@ -18,6 +22,9 @@ public final class TunnelEngine: @unchecked Sendable {
     public init(options: TunnelOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
         forward = try LocalForward(options: options, emit: onEvent)
+        additional = try options.additionalForwards.map { (forward) throws(OCTunnelError) -> LocalForward in
+            try LocalForward(options: options, forward: forward, emit: onEvent)
+        }
         do {
             loop = try EventLoop()
         } catch {
@@ -25,7 +32,7 @@ public final class TunnelEngine: @unchecked Sendable {
         }
         driver = SessionDriver(settings: options.connection, keepalive: options.keepalive,
                                exitOnFirstFailure: options.exitOnFirstFailure, waitsOutPenalty: options.waitsOutPenalty,
-                               loop: loop, forward: forward, emit: onEvent)
+                               loop: loop, forwards: [forward] + additional, emit: onEvent)
     }
 
     /// Answers `octunnel tunnel status` at `endpoint` from the loop (call before `run()`, on

@@ -19,6 +19,8 @@ public struct TunnelOptions: Sendable {
     /// that resolve `localhost` to ::1 first find the tunnel there, as with `ssh -L`). A
     /// machine without IPv6 loopback is skipped quietly.
     public var alsoIPv6Loopback = false
+    /// The forwards beside OpenCode's (`-L`, the app the agent builds), carried by the same session.
+    public var additionalForwards: [Forward] = []
 
     public init(connection: ConnectionSettings, bind: String = Defaults.bind, localPort: Int = Defaults.localPort,
                 keepalive: Double = Double(Defaults.keepaliveSeconds), homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
@@ -32,6 +34,32 @@ public struct TunnelOptions: Sendable {
     }
 
     public var remote: HostPort { HostPort(host: connection.remoteHost, port: connection.remotePort) }
+
+    /// The OpenCode forward: `bind`:`localPort` here to `remote` as the VPS sees it.
+    public var openCodeForward: Forward {
+        Forward(direction: .local, listen: HostPort(host: bind, port: localPort), target: remote, isOpenCode: true)
+    }
+
+    /// Every forward of the session, OpenCode's first.
+    public var forwards: [Forward] { [openCodeForward] + additionalForwards }
+
+    /// Throws `badForward` (exit 64) unless the forwards can go together (`Forward.validate`).
+    public func checkForwards(allowLAN: Bool) throws(OCTunnelError) {
+        do {
+            try Forward.validate(forwards, allowLAN: allowLAN || !Sockets.isLoopback(bind))
+        } catch {
+            throw .badForward(reason: error.message)
+        }
+    }
+
+    /// What the home machine runs so that something listens behind `forward`'s VPS port: for
+    /// another forward than OpenCode's, its home port is taken to be its local one (3000 here,
+    /// 3000 at home), as a dev server's usually is.
+    public func reverseCommand(for forward: Forward) -> String {
+        guard !forward.isOpenCode else { return reverseCommand }
+        return ReverseCommand(target: connection.target, remoteHost: forward.target.host, remotePort: forward.target.port,
+                              homePort: forward.listen.port).render(.ssh)
+    }
 
     public var reverseCommand: String {
         ReverseCommand(target: connection.target, remoteHost: connection.remoteHost, remotePort: connection.remotePort,

@@ -1,0 +1,77 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// `tunnel up -L`: the app the agent builds beside OpenCode, carried by the same SSH session
+/// (issue 36), through a real sshd.
+@Suite("several forwards over one session: tunnel up -L", .ownThreads, .timeLimit(.minutes(3)))
+struct MultipleForwardsTests {
+    /// A server that sends back every byte inverted: a byte that reached the wrong forward's
+    /// server would come back wrong.
+    static func inverter() throws -> TCPTestServer {
+        try TCPTestServer { fd in
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count <= 0 { break }
+                guard writeAll(fd, buffer[..<count].map { ~$0 }) else { return }
+            }
+            shutdown(fd, Int32(SHUT_WR))
+        }
+    }
+
+    @Test("OpenCode's forward and an app's -L move data at once over one session, every byte checked and at its own server; status counts each")
+    func twoForwardsOneSession() throws {
+        let echo = try TCPTestServer.echo()
+        defer { echo.stop() }
+        let app = try Self.inverter()
+        defer { app.stop() }
+        let fixture = try TunnelFixture()
+        let appPort = freePort()
+        let tunnel = try fixture.up(remotePort: echo.port, extra: ["-L", "\(appPort):127.0.0.1:\(app.port)", "--no-health"])
+        defer { tunnel.signal(SIGINT); _ = tunnel.waitForExit(timeout: 5) }
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        #expect(tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(appPort) ") != nil, "\(tunnel.stderrText)")
+
+        let results = ResultBox(count: 40)
+        DispatchQueue.concurrentPerform(iterations: 40) { index in
+            let payload = patternBytes(256 << 10, seed: UInt64(index + 1))
+            if index % 2 == 0 {
+                results.set(index, sendAndReceive(port: port, payload: payload, timeout: 60) == payload)
+            } else {
+                results.set(index, sendAndReceive(port: appPort, payload: payload, timeout: 60) == payload.map { ~$0 })
+            }
+        }
+        #expect(results.all, "some connections lost, reordered or crossed bytes")
+        #expect(fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 1, "one session carries both")
+
+        let status = try fixture.run(["tunnel", "status", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
+        #expect(forwards.map { $0["local"] as? String } == ["127.0.0.1:\(port)", "127.0.0.1:\(appPort)"])
+        #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(echo.port)", "127.0.0.1:\(app.port)"])
+        #expect(forwards.map { ($0["totalConnections"] as? NSNumber)?.intValue } == [20, 20], "\(status.stdout)")
+        #expect(forwards.allSatisfy { ($0["bytesIn"] as? NSNumber)?.intValue == 20 * (256 << 10) }, "\(status.stdout)")
+        #expect((object["totalConnections"] as? NSNumber)?.intValue == 40)
+        #expect(tunnel.isRunning)
+    }
+
+    @Test("bad -L input: one line and exit 64, nothing started", arguments: [
+        ["-L", "3000"], ["-L", "3000:127.0.0.1:0"], ["-L", "LOCAL:127.0.0.1:3000"],
+        ["-L", "PORT:127.0.0.1:1", "-L", "PORT:127.0.0.1:2"],
+        ["-L", "0.0.0.0:PORT:127.0.0.1:3000"],
+        ["--local-port", "PORT", "-L", "PORT:127.0.0.1:3000"],
+    ])
+    func badForwards(arguments: [String]) throws {
+        let fixture = try TunnelFixture()
+        let port = String(freePort())
+        let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port).replacingOccurrences(of: "LOCAL", with: "x") }
+        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--no-health",
+                                                     "--connect-timeout", "10"] + given)
+        #expect(result.status == 64, "\(given): \(result)")
+        let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
+        #expect(lines.count == 1, "\(given): \(result.stderr)")
+        #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
+    }
+}
