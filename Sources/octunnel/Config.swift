@@ -36,8 +36,8 @@ struct Config: ParsableCommand {
             }
         }
 
-        /// A profile's sections; an unsaved `remoteHost` shows as the default (127.0.0.1); `agent`, `homeHost` and
-        /// `passwordFile` only when saved (the password file's path, never the password).
+        /// A profile's sections; an unsaved `remoteHost` shows as the default (127.0.0.1); `agent`, `homeHost`,
+        /// `forwards` and `passwordFile` only when saved (the password file's path, never the password).
         static func json(_ saved: SavedSettings) -> [String: Any] {
             var object: [String: Any] = [:]
             if let tunnel = saved.tunnel {
@@ -46,6 +46,7 @@ struct Config: ParsableCommand {
                                               "remoteHost": tunnel.remoteHost ?? Defaults.remoteHost]
                 if tunnel.agent == true { section["agent"] = true }
                 if let file = tunnel.passwordFile { section["passwordFile"] = file }
+                if let forwards = tunnel.forwards { section["forwards"] = forwards }
                 object["tunnel"] = section
             }
             if let home = saved.home {

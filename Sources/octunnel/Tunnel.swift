@@ -74,11 +74,11 @@ extension Tunnel {
                 let directory = try self.directory.prepared()
                 let profile = try self.profile.resolved
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: profile, connect: connect,
-                                                         localPort: localPort, bind: bind)
+                                                         localPort: localPort, bind: bind,
+                                                         forwards: forward.isEmpty ? nil : try additionalForwards())
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
-                var options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
-                options.additionalForwards = try additionalForwards()
+                let options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
                 try options.checkForwards(allowLAN: allowLan)
                 if let warning = TunnelUp.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
                 let health = try healthTest(options, savedPasswordFile: settings.savedPasswordFile)

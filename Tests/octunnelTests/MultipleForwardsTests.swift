@@ -57,6 +57,33 @@ struct MultipleForwardsTests {
         #expect(tunnel.isRunning)
     }
 
+    @Test("--save keeps the -L list; the next start without -L serves it")
+    func savedForwards() throws {
+        let echo = try TCPTestServer.echo()
+        defer { echo.stop() }
+        let app = try Self.inverter()
+        defer { app.stop() }
+        let fixture = try TunnelFixture()
+        let (first, second) = (freePort(), freePort())
+        let saving = try fixture.up(remotePort: echo.port, extra: ["-L", "\(first):127.0.0.1:\(app.port)", "-L", "\(second):127.0.0.1:\(echo.port)",
+                                                                  "--no-health", "--save"])
+        #expect(saving.waitForLine(containing: "saved ") != nil, "\(saving.stderrText)")
+        #expect(saving.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(saving.stderrText)")
+        saving.signal(SIGINT)
+        #expect(saving.waitForExit(timeout: 10) == 0)
+        let shown = try fixture.run(["config", "show"])
+        #expect(shown.stdout.contains("\"forwards\":[\"127.0.0.1:\(first):127.0.0.1:\(app.port)\",\"127.0.0.1:\(second):127.0.0.1:\(echo.port)\"]"),
+                "\(shown)")
+
+        // Started again with no target and no -L: the saved list is served.
+        let again = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "--local-port", "0", "--no-health"])
+        defer { again.signal(SIGINT); _ = again.waitForExit(timeout: 5) }
+        #expect(again.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(again.stderrText)")
+        let payload = patternBytes(64 << 10, seed: 7)
+        #expect(sendAndReceive(port: first, payload: payload, timeout: 30) == payload.map { ~$0 })
+        #expect(sendAndReceive(port: second, payload: payload, timeout: 30) == payload)
+    }
+
     @Test("bad -L input: one line and exit 64, nothing started", arguments: [
         ["-L", "3000"], ["-L", "3000:127.0.0.1:0"], ["-L", "LOCAL:127.0.0.1:3000"],
         ["-L", "PORT:127.0.0.1:1", "-L", "PORT:127.0.0.1:2"],

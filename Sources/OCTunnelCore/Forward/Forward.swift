@@ -35,7 +35,12 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
     public var name: String { isOpenCode ? "opencode" : ":\(listen.port)" }
 
     /// The forward as its flag writes it: `-L 127.0.0.1:3000:127.0.0.1:3000`.
-    public var description: String { "\(direction.flag) \(Self.bracketed(listen.host)):\(listen.port):\(Self.bracketed(target.host)):\(target.port)" }
+    public var description: String { "\(direction.flag) \(specification)" }
+
+    /// What follows the flag, every field written: `127.0.0.1:3000:127.0.0.1:3000` (saved so).
+    public var specification: String {
+        "\(Self.bracketed(listen.host)):\(listen.port):\(Self.bracketed(target.host)):\(target.port)"
+    }
 
     private static func bracketed(_ host: String) -> String {
         host.unicodeScalars.contains(":") ? "[\(host)]" : host

@@ -38,6 +38,7 @@ extension ResolvedSettings {
         var options = TunnelOptions(connection: connection, bind: bind, localPort: localPort, keepalive: keepalive,
                                     homePort: homePort, warm: warm)
         options.alsoIPv6Loopback = flags.bind == nil
+        options.additionalForwards = additionalForwards
         return options
     }
 
@@ -63,7 +64,9 @@ extension ResolvedSettings {
         case .tunnel:
             try TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                                localPort: localPort, homePort: homePort, remoteHost: remoteHost,
-                               agent: agent ? true : nil, passwordFile: passwordFile).save(to: directory, profile: flags.profile)
+                               agent: agent ? true : nil, passwordFile: passwordFile,
+                               forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification))
+                .save(to: directory, profile: flags.profile)
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                              homePort: homePort, remoteHost: remoteHost, homeHost: homeHost == Defaults.homeHost ? nil : homeHost,

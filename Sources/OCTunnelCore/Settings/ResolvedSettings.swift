@@ -15,6 +15,8 @@ public struct ResolvedSettings: Sendable {
     public let bind: String
     /// Where OpenCode listens on the home machine (`home` role).
     public let homeHost: String
+    /// The forwards beside OpenCode's (`tunnel` role, `-L`): the flags', else the saved ones.
+    public let additionalForwards: [Forward]
     /// What ~/.ssh/config said about the typed target (nil for a saved target).
     public let sshConfig: SSHConfigResolution?
     /// Sign in with the ssh-agent: `--agent`, or saved with `--save` and no `--identity` now.
@@ -58,6 +60,7 @@ public struct ResolvedSettings: Sendable {
             bind: flags.bind ?? Defaults.bind,
             // As `home up` has always done: the saved home address only for the saved target.
             homeHost: flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost,
+            additionalForwards: flags.forwards ?? kept?.forwards ?? [],
             sshConfig: typed ? sshConfig : nil,
             useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
@@ -72,12 +75,15 @@ struct SavedSection {
     let connection: any SavedConnection
     let localPort: Int?
     let homeHost: String?
+    /// The saved `-L` forwards (`tunnel` role).
+    var forwards: [Forward]? = nil
 
     init?(_ saved: SavedSettings?, role: Role) {
         switch role {
         case .tunnel:
             guard let tunnel = saved?.tunnel else { return nil }
             (connection, localPort, homeHost) = (tunnel, tunnel.localPort, nil)
+            forwards = tunnel.savedForwards
         case .home:
             guard let home = saved?.home else { return nil }
             (connection, localPort, homeHost) = (home, nil, home.homeHost)

@@ -53,11 +53,20 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     /// The file OpenCode's password is read from (`--password-file`, an absolute path; the
     /// password itself is never saved); absent in older files.
     public var passwordFile: String?
+    /// The forwards beside OpenCode's (`-L`), as `ssh -L` writes them
+    /// (`127.0.0.1:3000:127.0.0.1:18081`); absent: none.
+    public var forwards: [String]?
 
     /// Checks the hosts and ports a hand-edited file may have broken.
     func validate() throws(TargetParseError) {
         try validateConnection()
         _ = try HostPort.parsePort(String(localPort), allowZero: true)
+        for text in forwards ?? [] { _ = try Forward.parse(text, direction: .local, defaultBind: Defaults.bind) }
+    }
+
+    /// `forwards`, parsed (a file `validate` accepted parses).
+    var savedForwards: [Forward]? {
+        forwards.map { $0.compactMap { try? Forward.parse($0, direction: .local, defaultBind: Defaults.bind) } }
     }
 
     /// Saves this as `profile`'s tunnel section, keeping every other profile and section.

@@ -15,6 +15,8 @@ public struct SettingsFlags: Sendable {
     public var bind: String?
     /// `home up --home-host`.
     public var homeHost: String?
+    /// `tunnel up -L` (the forwards beside OpenCode's); nil: none given, the saved ones apply.
+    public var forwards: [Forward]?
     /// `--identity`.
     public var identity: String?
     /// `--agent`.
