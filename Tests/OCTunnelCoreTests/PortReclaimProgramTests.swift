@@ -172,6 +172,32 @@ struct PortReclaimProgramTests {
                 == "octunnel-reclaim v=1 result=dead port=[::1]:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
     }
 
+    @Test("a line for several listens: the verb alone is the first's, VERB ADDRESS:PORT that listen's; any other address is refused", arguments: shells)
+    func severalListens(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        let listens = [HostPort(host: "127.0.0.1", port: 18080), HostPort(host: "::1", port: 18081), HostPort(host: "127.0.0.1", port: 18082)]
+        // 18080 is free; [::1]:18081 is held by a dead session; 18082 by nginx.
+        proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000001000000:46A1", remote: String(repeating: "0", count: 32) + ":0000",
+                                           state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 5, inode: 70002))
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: [70002, 70001])
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A2", remote: "00000000:0000", state: "0A", inode: 70011))
+        try proc.process(4_194_700, name: "nginx", ppid: 1, sockets: [70011])
+        try proc.write()
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listens: listens).stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:18080\n")
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect [::1]:18081", listens: listens).stdout
+                == "octunnel-reclaim v=1 result=dead port=[::1]:18081 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=0\n")
+        #expect(try proc.run(shell: shell, verb: "octunnel-inspect 127.0.0.1:18082", listens: listens).stdout
+                == "octunnel-reclaim v=1 result=other port=127.0.0.1:18082 pid=4194700 name=nginx uid=\(getuid())\n")
+        for verb in ["octunnel-inspect 127.0.0.1:22", "octunnel-inspect [::1]:1808?", "octunnel-inspect *", "octunnel-reclaim  [::1]:18081",
+                     "octunnel-inspect 127.0.0.1:18080 x", "octunnel-inspect $(id)"] {
+            let refused = try proc.run(shell: shell, verb: verb, listens: listens)
+            #expect(refused.stdout == "octunnel-reclaim v=1 result=refused port=127.0.0.1:18080 reason=listen\n" && refused.status == 1, "\(verb): \(refused)")
+        }
+        #expect(PortReclaimProgram.command("octunnel-beat", listen: listens[1], index: 1) == "octunnel-beat [::1]:18081")
+        #expect(PortReclaimProgram.command("octunnel-beat", listen: listens[0], index: 0) == "octunnel-beat")
+    }
+
     /// A home behind a relay (sslh): sshd's client is the relay on loopback, which acknowledges
     /// everything, and the session runs `octunnel-beat`, whose `cat` is the holder's child.
     static func relayedHolder(heartbeat: Bool = true, markParent: Int = 4_194_500, fds: Bool = true,
@@ -288,7 +314,7 @@ struct PortReclaimProgramTests {
                 == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=4321 holders=0\n")
     }
 
-    @Test("anything but the verbs, alone, is refused with exit 1 and nothing else runs", arguments: shells)
+    @Test("anything but the verbs, alone or naming the line's listen, is refused with exit 1 and nothing else runs", arguments: shells)
     func verbs(shell: String) throws {
         let proc = try RecordedProc(busy: false)
         try proc.write()
@@ -296,7 +322,9 @@ struct PortReclaimProgramTests {
         for verb in [nil, "", "octunnel-reclaim; touch \(canary)", "octunnel-inspect x", "$(touch \(canary))", "/bin/sh", "OCTUNNEL-RECLAIM"] {
             let result = try proc.result(shell: shell, verb: verb, listen: Self.listen)
             #expect(result.status == 1, "\(verb ?? "(none)")")
-            #expect(result.stdout == "octunnel-reclaim v=1 result=refused port=127.0.0.1:18080 reason=verb\n")
+            // More than one word: the words after the first name no listen of the line.
+            let reason = verb?.contains(" ") == true ? "listen" : "verb"
+            #expect(result.stdout == "octunnel-reclaim v=1 result=refused port=127.0.0.1:18080 reason=\(reason)\n", "\(verb ?? "(none)")")
         }
         #expect(!fileExists(canary))
     }
@@ -315,7 +343,7 @@ struct PortReclaimProgramTests {
             command.append(line[index])
             index = line.index(after: index)
         }
-        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc W=127.0.0.1:\(port) "))
+        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T=;") && command.contains(" W=127.0.0.1:\(port) "))
         for shell in Self.shells where shell != RecordedProc.busybox {
             let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
             #expect(result.stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:\(port)\n", "\(shell): \(result.stderr)")
@@ -331,7 +359,7 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimProgram.hexAddresses("localhost") == ["0100007F", "00000000000000000000000001000000"])
         #expect(PortReclaimProgram.hexAddresses("0.0.0.0") == ["00000000"])
         #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80))
-                .hasPrefix("P=/proc W=127.0.0.1:80 L=\" 0100007F:0050 00000000:0050 \(String(repeating: "0", count: 32)):0050 \" H=0050 "))
+                .contains(#"""|"127.0.0.1:80") W=127.0.0.1:80 L=" 0100007F:0050 00000000:0050 "# + String(repeating: "0", count: 32) + #":0050 " H=0050;;"#))
     }
 
     @Test("the program's lines parse; other output (an old key line) does not")
@@ -467,8 +495,8 @@ final class RecordedProc {
         return try RunningProcess(path, arguments, environment: environment)
     }
 
-    private func command(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int) throws -> (String, [String], [String: String]) {
-        let program = PortReclaimProgram.program(listen: listen, procRoot: root.path, heartbeatSilence: heartbeatSilence)
+    private func command(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int, also: [HostPort] = []) throws -> (String, [String], [String: String]) {
+        let program = PortReclaimProgram.program(listens: [listen] + also, procRoot: root.path, heartbeatSilence: heartbeatSilence)
         var environment = ["PATH": "/usr/bin:/bin"]
         if let verb { environment["SSH_ORIGINAL_COMMAND"] = verb }
         guard shell == Self.busybox else { return (shell, ["-c", program], environment) }
@@ -487,6 +515,13 @@ final class RecordedProc {
     /// The program's stdout for `verb`.
     func run(shell: String, verb: String, listen: HostPort, heartbeatSilence: Int = PortReclaimProgram.heartbeatSilence) throws -> String {
         try result(shell: shell, verb: verb, listen: listen, heartbeatSilence: heartbeatSilence).stdout
+    }
+
+    /// The stdout and status of the program of a line for `listens` (the first is the verb's default).
+    func run(shell: String, verb: String, listens: [HostPort]) throws -> ProcessResult {
+        let (path, arguments, environment) = try command(shell: shell, verb: verb, listen: listens[0],
+                                                         heartbeatSilence: PortReclaimProgram.heartbeatSilence, also: Array(listens.dropFirst()))
+        return try runProcess(path, arguments, environment: environment)
     }
 }
 

@@ -4,7 +4,8 @@ import Foundation
 /// lets `home up` take back the VPS port a dead session of its own still holds, with a stock
 /// sshd, as the VPS user, with nothing installed there.
 ///
-/// Verbs (`SSH_ORIGINAL_COMMAND`, nothing else is read from the client): `octunnel-reclaim`
+/// Verbs (`SSH_ORIGINAL_COMMAND`, nothing else is read from the client; a verb may name one
+/// of the line's listens, `program(listens:)`): `octunnel-reclaim`
 /// and `octunnel-inspect` (read only); `octunnel-mark` and `octunnel-beat` (a `cat` that marks
 /// the listening session, with or without a heartbeat). Anything else prints a `result=refused` line and exits 1,
 /// as `/bin/false` did. What it does, from /proc only (`/proc/net/tcp{,6}`, `/proc/PID/fd`,
@@ -49,28 +50,57 @@ public enum PortReclaimProgram {
     /// of sshd acknowledges everything, so acknowledgements prove nothing there).
     public static let deadRule = "tx_queue > 0, timer 1 (retransmit), retrnsmt >= 3"
 
-    /// The program for a listen on `listen` (as `home up` asks for it: 127.0.0.1, ::1,
-    /// localhost, or another literal address). `procRoot` and `heartbeatSilence` are for tests
-    /// that run it against a recorded /proc tree; they are fixed when the line is printed,
-    /// never read at run time.
+    /// The program for listens on `listens` (as `home up` asks for them: 127.0.0.1, ::1,
+    /// localhost, or another literal address). A verb alone is for the first listen (OpenCode's,
+    /// and the only one a line printed before several forwards knew); `VERB ADDRESS:PORT` (the
+    /// address as `HostPort` writes it, `[::1]:18081`) is for that listen, and any other
+    /// address is refused. `procRoot` and `heartbeatSilence` are for tests that run it against
+    /// a recorded /proc tree; they are fixed when the line is printed, never read at run time.
+    public static func program(listens: [HostPort], procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence) -> String {
+        let first = listens.first ?? HostPort(host: Defaults.remoteHost, port: Defaults.remotePort)
+        // Which listen: the words after the verb, compared whole with each baked-in address,
+        // quoted (`[::1]` is no pattern there); nothing from the client is run or expanded.
+        let arms = listens.enumerated().map { index, listen in
+            (index == 0 ? "\"\"|" : "") + "\"\(listen)\") \(parameters(listen));;"
+        }
+        let select = #"S=$SSH_ORIGINAL_COMMAND;V=${S%% *};X=;[ "$V" = "$S" ]||X=${S#* }"#
+        let choose = "case \"$X\" in " + arms.joined(separator: " ")
+            + " *) echo \"octunnel-reclaim v=1 result=refused port=\(first) reason=listen\";exit 1;; esac"
+        return (["P=\(procRoot) O=\(heartbeatSilence * 100) T=", select, choose] + body).joined(separator: ";")
+    }
+
+    /// `program(listens: [listen])`: the line of a home with one forward.
     public static func program(listen: HostPort, procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence) -> String {
+        program(listens: [listen], procRoot: procRoot, heartbeatSilence: heartbeatSilence)
+    }
+
+    /// One listen's parameters: W the listen as text, L its /proc forms, H its port in hex.
+    static func parameters(_ listen: HostPort) -> String {
         let hex = String(listen.port, radix: 16, uppercase: true)
         let port = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
         var addresses = hexAddresses(listen.host)
         for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
-        let parameters = "P=\(procRoot) W=\(listen) L=\"\(local)\" H=\(port) O=\(heartbeatSilence * 100) T="
-        return ([parameters] + body).joined(separator: ";")
+        return "W=\(listen) L=\"\(local)\" H=\(port)"
+    }
+
+    /// The verb `home up` sends for `listen`, the `index`th of its forwards: the verb alone for
+    /// the first (as every line understands it), `VERB ADDRESS:PORT` for the others.
+    public static func command(_ verb: String, listen: HostPort, index: Int) -> String {
+        index == 0 ? verb : "\(verb) \(listen)"
     }
 
     /// The value of the authorized_keys `command="…"` option: the program run by /bin/sh
     /// whatever the user's login shell (sshd runs a forced command with it), with `"` escaped
     /// as sshd's option parser wants (`\"`; no other escape exists there).
-    public static func forcedCommand(listen: HostPort) -> String {
-        let command = "exec /bin/sh -c '" + program(listen: listen) + "'"
+    public static func forcedCommand(listens: [HostPort]) -> String {
+        let command = "exec /bin/sh -c '" + program(listens: listens) + "'"
         return command.replacingOccurrences(of: "\"", with: "\\\"")
     }
+
+    /// `forcedCommand(listens: [listen])`.
+    public static func forcedCommand(listen: HostPort) -> String { forcedCommand(listens: [listen]) }
 
     /// How a listen address appears in /proc/net/tcp (IPv4: 8 hex digits of the address as
     /// the kernel stores it, little-endian on every Linux that runs a VPS) and tcp6 (four such
@@ -105,7 +135,8 @@ public enum PortReclaimProgram {
 
     /// The program after its parameters, one statement per entry (joined with `;`, so the whole
     /// fits on one authorized_keys line). No `'` (it is wrapped in them) and no `!` (csh).
-    /// Names: P proc root, W the listen as text, L its /proc forms, H its port in hex, T the
+    /// Names: P proc root, V the verb, X the listen asked for (empty: the first), W that listen
+    /// as text, L its /proc forms, H its port in hex, T the
     /// tcp tables, I/U the listener's inode and owner, Q the holder's pid, S its socket inodes,
     /// C/X/R/E/B its client connection's peer, tx_queue, timer, retransmissions, and the
     /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
@@ -135,7 +166,7 @@ public enum PortReclaimProgram {
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
         #"e(){ tr "\n\000" "\001\n" <$1 2>/dev/null;}"#,
-        #"case "$SSH_ORIGINAL_COMMAND" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
+        #"case "$V" in octunnel-reclaim) A=r;; octunnel-inspect) A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
         #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
         #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
         #"set -- $(l);[ -n "$1" ]||o free"#,
