@@ -38,20 +38,36 @@ extension HomeCommand {
         @Flag(help: "Close a forwarded connection OpenCode cannot take instead of answering it with an HTTP 502 naming the fix (for services that are not HTTP).")
         var noHttpErrors = false
 
+        @Option(name: [.customShort("R"), .customLong("forward")],
+                help: ArgumentHelp("Another forward over the same session, as `ssh -R` writes it: the VPS listens on VPS_BIND:VPS_PORT and each connection goes to HOST:HOME_PORT here, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
+                                   valueName: "[VPS_BIND:]VPS_PORT:HOST:HOME_PORT"))
+        var forward: [String] = []
+
+        @Flag(help: "Allow a -R listen on a VPS address other than loopback (anyone who reaches the VPS could use it).")
+        var allowLan = false
+
         func validate() throws {
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
             if let homeHost { _ = try parseHostPort(homeHost.contains(":") ? "[\(homeHost)]" : homeHost) }
+            _ = try additionalForwards()
+        }
+
+        /// The -R forwards, parsed (a malformed one exits 64 with the parser's sentence).
+        private func additionalForwards() throws -> [Forward] {
+            try parseForwards(forward, direction: .remote, defaultBind: targetOptions.remoteHost ?? Defaults.remoteHost)
         }
 
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
                 let profile = try self.profile.resolved
-                let settings = try targetOptions.resolve(.home, directory: directory, profile: profile, connect: connect, homeHost: homeHost)
+                let settings = try targetOptions.resolve(.home, directory: directory, profile: profile, connect: connect, homeHost: homeHost,
+                                                         forwards: forward.isEmpty ? nil : try additionalForwards())
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
                 let options = settings.homeForwardOptions(connection, directory: directory, keepalive: Double(keepalive),
                                                           httpErrors: !noHttpErrors)
+                try options.checkForwards(allowLAN: allowLan)
                 let homeSide = try HomeUp(options: options, onEvent: { events.show($0) })
                 if save {
                     try saveSettings(settings, signedInWith: connection, passwordFile: connect.passwordFilePath(saved: settings.savedPasswordFile),

@@ -59,6 +59,19 @@ func parseTarget(_ text: String) throws -> SSHTarget {
     }
 }
 
+/// Parses `-L` / `-R` forwards in validate(), so mistakes exit 64 with the parser's own sentence.
+func parseForwards(_ texts: [String], direction: Forward.Direction, defaultBind: String) throws -> [Forward] {
+    var forwards: [Forward] = []
+    for text in texts {
+        do {
+            forwards.append(try Forward.parse(text, direction: direction, defaultBind: defaultBind))
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+    return forwards
+}
+
 func parseHostPort(_ text: String) throws -> HostPort {
     do {
         return try HostPort.parse(text)

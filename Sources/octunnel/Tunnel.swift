@@ -60,13 +60,7 @@ extension Tunnel {
 
         /// The -L forwards, parsed (a malformed one exits 64 with the parser's sentence).
         private func additionalForwards() throws -> [Forward] {
-            try forward.map { text in
-                do {
-                    return try Forward.parse(text, direction: .local, defaultBind: bind ?? Defaults.bind)
-                } catch {
-                    throw ValidationError((error as? TargetParseError)?.message ?? "\(error)")
-                }
-            }
+            try parseForwards(forward, direction: .local, defaultBind: bind ?? Defaults.bind)
         }
 
         func run() throws {

@@ -84,6 +84,65 @@ struct MultipleForwardsTests {
         #expect(sendAndReceive(port: second, payload: payload, timeout: 30) == payload)
     }
 
+    @Test("both ends octunnel, two forwards each over one session per side (-L here, -R at home): data at once through both, every byte checked at its own server")
+    func bothEnds() async throws {
+        let opencode = try TCPTestServer.echo()
+        defer { opencode.stop() }
+        let app = try Self.inverter()
+        defer { app.stop() }
+        let fixture = try TunnelFixture()
+        let (vpsOpenCode, vpsApp, laptopApp) = (freePort(), freePort(), freePort())
+        let homeSide = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port,
+                                          extra: ["-R", "\(vpsApp):127.0.0.1:\(app.port)", "--no-health"])
+        defer { homeSide.stopGracefullyOrKill() }
+        let listening = try await offPool { () -> Bool in
+            homeSide.waitForLine(containing: "VPS 127.0.0.1:\(vpsOpenCode) → home") != nil
+                && homeSide.waitForLine(containing: "VPS 127.0.0.1:\(vpsApp) → home 127.0.0.1:\(app.port)") != nil
+        }
+        try #require(listening, "\(homeSide.stderrText)")
+        let laptop = try fixture.up(remotePort: vpsOpenCode, extra: ["-L", "\(laptopApp):127.0.0.1:\(vpsApp)", "--no-health"])
+        defer { laptop.stopGracefullyOrKill() }
+        let port = try #require(laptop.forwardedPort(), "\(laptop.stderrText)")
+        let results = ResultBox(count: 40)
+        try await offPool {
+            DispatchQueue.concurrentPerform(iterations: 40) { index in
+                let payload = patternBytes(256 << 10, seed: UInt64(index + 100))
+                let expected = index % 2 == 0 ? payload : payload.map { ~$0 }
+                results.set(index, sendAndReceive(port: index % 2 == 0 ? port : laptopApp, payload: payload, timeout: 60) == expected)
+            }
+        }
+        #expect(results.all, "some connections lost, reordered or crossed bytes")
+        // One session each side: the home's and the laptop's.
+        #expect(fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 2, "\(fixture.sshd.log)")
+        let status = try await offPool { try fixture.run(["home", "status", "--json"]) }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
+        #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(vpsOpenCode)", "127.0.0.1:\(vpsApp)"])
+        // 20 clients each, and the channels the laptop's pools opened ahead of need.
+        #expect(forwards.allSatisfy { ($0["totalConnections"] as? NSNumber)?.intValue ?? 0 >= 20 }, "\(status.stdout)")
+    }
+
+    @Test("a key line that allows one of two listen ports: home up serves that one and names the other's refusal; the app's port alone allowed, the OpenCode one refused, the same")
+    func oneListenForbidden() async throws {
+        let fixture = try TunnelFixture(authorize: false)
+        let echo = try TCPTestServer.echo()
+        defer { echo.stop() }
+        let (allowed, forbidden) = (freePort(), freePort())
+        try writeText(listenAuthorizedKeysLine(fixture.key, listens: [HostPort(host: "127.0.0.1", port: allowed)]) + "\n",
+                      to: fixture.sshd.authorizedKeysPath)
+        for (opencodePort, appPort) in [(allowed, forbidden), (forbidden, allowed)] {
+            let homeSide = try fixture.homeUp(remotePort: opencodePort, homePort: echo.port, extra: ["-R", "\(appPort):127.0.0.1:\(echo.port)", "--no-health"])
+            defer { homeSide.stopGracefullyOrKill() }
+            let said = try await offPool { () -> (String?, String?) in
+                (homeSide.waitForLine(containing: "VPS 127.0.0.1:\(allowed) → home"),
+                 homeSide.waitForLine(containing: "forbids this key to listen on 127.0.0.1:\(forbidden)"))
+            }
+            #expect(said.0 != nil && said.1 != nil, "\(homeSide.stderrText)")
+            #expect(try await offPool { roundTrip(port: allowed, seed: 3) }, "the allowed forward serves")
+            #expect(homeSide.isRunning, "one refusal took down the other forward: \(homeSide.stderrText)")
+        }
+    }
+
     @Test("bad -L input: one line and exit 64, nothing started", arguments: [
         ["-L", "3000"], ["-L", "3000:127.0.0.1:0"], ["-L", "LOCAL:127.0.0.1:3000"],
         ["-L", "PORT:127.0.0.1:1", "-L", "PORT:127.0.0.1:2"],

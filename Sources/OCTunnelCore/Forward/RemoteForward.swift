@@ -35,13 +35,14 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     /// Resolves the home address now, so a bad --home-host fails before any network work.
+    /// `forbidden` is called (on the loop) when the VPS forbids this forward's listen.
     init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         requestStop: @escaping () -> Void) throws(OCTunnelError) {
+         forbidden: @escaping (OCTunnelError) -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit
         let streams = StreamTable(emit: emit)
         self.streams = streams
-        listen = VPSListen(options: options, emit: emit, requestStop: requestStop, noteFailure: { streams.noteFailure($0) })
+        listen = VPSListen(options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
         homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
     }
 

@@ -1,6 +1,7 @@
 /// `RemoteForward`'s listen on the VPS, across sessions: asked on every new session and again
 /// each round while it would block, always with the same bytes. A refusal sshd explains with a
-/// policy debug message ends the run (`fatal`: `listenForbidden`, exit 77). A silent one (the
+/// policy debug message ends this forward (`fatal`: `listenForbidden`; the run, exit 77, when
+/// it was the last one serving). A silent one (the
 /// port is busy, usually held by this machine's own dead session) runs the key's forced command
 /// (`PortReclaimProgram`, verb `octunnel-reclaim`) on a channel of its own: when it ended a dead
 /// session of this user the listen is asked again at once; otherwise (a live holder, another
@@ -9,7 +10,7 @@
 final class VPSListen {
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
-    private let requestStop: () -> Void
+    private let forbidden: (OCTunnelError) -> Void
     /// Records a refusal as the forward's last failure, for `status`.
     private let noteFailure: (String) -> Void
 
@@ -34,15 +35,20 @@ final class VPSListen {
     /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
     private(set) var fatal: OCTunnelError?
 
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, requestStop: @escaping () -> Void,
+    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, forbidden: @escaping (OCTunnelError) -> Void,
          noteFailure: @escaping (String) -> Void) {
         self.options = options
         self.emit = emit
-        self.requestStop = requestStop
+        self.forbidden = forbidden
         self.noteFailure = noteFailure
     }
 
     private var remote: HostPort { options.remote }
+
+    /// `verb` for this forward's listen, as the key's program reads it.
+    private func verb(_ verb: String) -> String {
+        PortReclaimProgram.command(verb, listen: remote, index: options.forwardIndex)
+    }
 
     /// Where the VPS listens, as `status` says it: the bound port once listening.
     var listening: HostPort { listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote }
@@ -117,7 +123,12 @@ final class VPSListen {
     private func listen(_ live: LiveSession, now: Double) {
         // Asking (again): no retry time while the answer is awaited, so the loop does not spin on it.
         retryAt = nil
-        switch live.session.listen(host: remote.host, port: remote.port) {
+        // The listen's state lives in the session: another forward's listen or open goes first.
+        guard live.takeTurn(self) else { return }
+        let result = live.session.listen(host: remote.host, port: remote.port)
+        if case .wouldBlock = result { return }
+        live.endTurn(self)
+        switch result {
         case .wouldBlock:
             return
         case .listening(let listener):
@@ -127,17 +138,19 @@ final class VPSListen {
             immediateListens = 0
             // Marks this session as the listener's for a later reclaim, with a heartbeat (an
             // old key line just ends it).
-            let marker = RemoteCommand(command: PortReclaimProgram.beatVerb, deadline: .infinity)
+            let marker = RemoteCommand(command: verb(PortReclaimProgram.beatVerb), deadline: .infinity)
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
             emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
         case .refused(let policy?):
-            fatal = .listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
-            requestStop()
+            let error = OCTunnelError.listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
+            fatal = error
+            noteFailure("the VPS forbids listening on \(remote)")
+            forbidden(error)
         case .refused(nil):
             // Ask the key's program what holds the port (and to end it if it is a dead session of ours).
-            let command = RemoteCommand(command: PortReclaimProgram.reclaimVerb, deadline: now + Self.reclaimTimeout)
+            let command = RemoteCommand(command: verb(PortReclaimProgram.reclaimVerb), deadline: now + Self.reclaimTimeout)
             reclaim = command
             stepReclaim(command, live: live, now: now)
         case .failed(let error):
@@ -152,14 +165,14 @@ final class VPSListen {
         guard state == .running else {
             marker = nil
             nextBeat = .infinity
-            if command.command == PortReclaimProgram.beatVerb, case .finished(let output) = state,
+            if command.command == verb(PortReclaimProgram.beatVerb), case .finished(let output) = state,
                PortReclaimReport.parse(output)?.result == .refused, live.isAlive {
-                marker = RemoteCommand(command: PortReclaimProgram.markVerb, deadline: .infinity)
+                marker = RemoteCommand(command: verb(PortReclaimProgram.markVerb), deadline: .infinity)
                 marker?.step(live, now: now)
             }
             return
         }
-        guard command.command == PortReclaimProgram.beatVerb, now >= nextBeat else { return }
+        guard command.command == verb(PortReclaimProgram.beatVerb), now >= nextBeat else { return }
         // Not started yet (the exec's answer is a round trip away) or its window full: soon again.
         nextBeat = now + (command.write([0x0A], live: live) ? PortReclaimProgram.heartbeatInterval : 0.25)
     }

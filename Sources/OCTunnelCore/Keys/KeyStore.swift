@@ -238,26 +238,43 @@ public struct KeyStore: Sendable {
 /// the whole line), and a key without the option may open or listen anywhere.
 let authorizedKeysNowhere = "127.0.0.1:1"
 
-/// The least-privilege authorized_keys line: the key may open one forward and nothing else:
-/// no listening (`permitlisten` on a port nothing uses, or a stolen laptop key could take the
-/// VPS port while the home side is down) and no command (`restrict` alone still runs one).
+/// The least-privilege authorized_keys line: the key may open the tunnel's forwards (one
+/// `permitopen` each: OpenCode's, then the `-L` ones) and nothing else: no listening
+/// (`permitlisten` on a port nothing uses, or a stolen laptop key could take the VPS port while
+/// the home side is down) and no command (`restrict` alone still runs one).
+public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, targets: [HostPort]) -> String {
+    let opens = targets.map { "permitopen=\"\($0)\"" }.joined(separator: ",")
+    return "restrict,port-forwarding,\(opens),permitlisten=\"\(authorizedKeysNowhere)\",command=\"/bin/false\" \(key.line)"
+}
+
+/// `restrictedAuthorizedKeysLine` for one forward, to `remoteHost:remotePort`.
 public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
-    let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    return "restrict,port-forwarding,permitopen=\"\(target)\",permitlisten=\"\(authorizedKeysNowhere)\",command=\"/bin/false\" \(key.line)"
+    restrictedAuthorizedKeysLine(key, targets: [HostPort(host: remoteHost, port: remotePort)])
 }
 
 /// The home key's least-privilege authorized_keys line (`pubkey --restrict --listen`): it may
-/// ask the VPS to listen on `remoteHost:remotePort` and nothing else: no other listen
-/// (`permitlisten`, OpenSSH 7.8+), no forward of its own (`permitopen` on a port nothing uses),
-/// no pty, agent or X11 (`restrict`), and no command but `PortReclaimProgram`, which can only
-/// end a dead sshd session of this user that holds that very port.
+/// ask the VPS to listen on `listens` (one `permitlisten` each: OpenCode's, then the `-R`
+/// ones) and nothing else: no other listen (`permitlisten`, OpenSSH 7.8+), no forward of its
+/// own (`permitopen` on a port nothing uses), no pty, agent or X11 (`restrict`), and no command
+/// but `PortReclaimProgram`, which can only end a dead sshd session of this user that holds
+/// one of those very ports.
+public func listenAuthorizedKeysLine(_ key: SSHPublicKey, listens: [HostPort]) -> String {
+    listenAuthorizedKeysOptions(listens: listens) + " " + key.line
+}
+
+/// `listenAuthorizedKeysLine` for one listen on `remoteHost:remotePort`.
 public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
-    listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " " + key.line
+    listenAuthorizedKeysLine(key, listens: [HostPort(host: remoteHost, port: remotePort)])
 }
 
 /// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand.
+public func listenAuthorizedKeysOptions(listens: [HostPort]) -> String {
+    let permits = listens.map { "permitlisten=\"\($0)\"" }.joined(separator: ",")
+    let command = PortReclaimProgram.forcedCommand(listens: listens)
+    return "restrict,port-forwarding,\(permits),permitopen=\"\(authorizedKeysNowhere)\",command=\"\(command)\""
+}
+
+/// `listenAuthorizedKeysOptions` for one listen on `remoteHost:remotePort`.
 public func listenAuthorizedKeysOptions(remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
-    let target = remoteHost.contains(":") ? "[\(remoteHost)]:\(remotePort)" : "\(remoteHost):\(remotePort)"
-    let command = PortReclaimProgram.forcedCommand(listen: HostPort(host: remoteHost, port: remotePort))
-    return "restrict,port-forwarding,permitlisten=\"\(target)\",permitopen=\"\(authorizedKeysNowhere)\",command=\"\(command)\""
+    listenAuthorizedKeysOptions(listens: [HostPort(host: remoteHost, port: remotePort)])
 }

@@ -36,6 +36,8 @@ final class RemoteCommand {
         guard state == .running else { return state }
         if now >= deadline { return finish(.timedOut(String(decoding: output, as: UTF8.self)), live: live) }
         if channel == nil {
+            // The open's state lives in the session: it waits for its turn (`LiveSession.takeTurn`).
+            guard live.takeTurn(self) else { return state }
             let type = "session"
             guard let raw = libssh2_channel_open_ex(live.session.raw, type, UInt32(type.utf8.count),
                                                     UInt32(64 * 1024), UInt32(32768), nil, 0) else {
@@ -43,6 +45,7 @@ final class RemoteCommand {
                 if code == LIBSSH2_ERROR_EAGAIN { return state }
                 return failed(code, live: live)
             }
+            live.endTurn(self)
             channel = SSHChannel(session: live.session, raw: raw)
             // Its stderr is not wanted: libssh2 drops it instead of queueing it.
             libssh2_channel_handle_extended_data2(raw, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE)
@@ -92,6 +95,7 @@ final class RemoteCommand {
     }
 
     private func finish(_ end: State, live: LiveSession) -> State {
+        live.endTurn(self)
         state = end
         if let channel { live.release(channel) }
         channel = nil

@@ -52,8 +52,11 @@ extension ResolvedSettings {
     /// line the VPS-forbids-listening message gives.
     public func homeForwardOptions(_ connection: ConnectionSettings, directory: OctunnelHome, keepalive: Double,
                                    httpErrors: Bool) -> HomeForwardOptions {
-        HomeForwardOptions(connection: connection, home: HostPort(host: homeHost, port: homePort), keepalive: keepalive,
-                           httpErrors: httpErrors, listenLine: listenLine(connection, directory: directory))
+        var options = HomeForwardOptions(connection: connection, home: HostPort(host: homeHost, port: homePort), keepalive: keepalive,
+                                         httpErrors: httpErrors)
+        options.additionalForwards = additionalForwards
+        options.listenLine = listenLine(connection, directory: directory, listens: options.forwards.map(\.listen))
+        return options
     }
 
     /// `--save`: these settings become the profile's section of this role, every other
@@ -70,13 +73,15 @@ extension ResolvedSettings {
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                              homePort: homePort, remoteHost: remoteHost, homeHost: homeHost == Defaults.homeHost ? nil : homeHost,
-                             agent: agent ? true : nil, passwordFile: passwordFile).save(to: directory, profile: flags.profile)
+                             agent: agent ? true : nil, passwordFile: passwordFile,
+                             forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification))
+                .save(to: directory, profile: flags.profile)
         }
     }
 
     /// The authorized_keys line that lets this key listen (for the VPS-forbids-listening
     /// message): with the key's public half when it can be read, else a placeholder.
-    private func listenLine(_ connection: ConnectionSettings, directory: OctunnelHome) -> String {
+    private func listenLine(_ connection: ConnectionSettings, directory: OctunnelHome, listens: [HostPort]) -> String {
         var key: SSHPublicKey?
         if case .keyFile(let path) = connection.authentication {
             if path == directory.privateKeyPath {
@@ -86,8 +91,8 @@ extension ResolvedSettings {
             }
         }
         guard let key else {
-            return listenAuthorizedKeysOptions(remoteHost: remoteHost, remotePort: remotePort) + " <your public key>"
+            return listenAuthorizedKeysOptions(listens: listens) + " <your public key>"
         }
-        return listenAuthorizedKeysLine(key, remoteHost: remoteHost, remotePort: remotePort)
+        return listenAuthorizedKeysLine(key, listens: listens)
     }
 }

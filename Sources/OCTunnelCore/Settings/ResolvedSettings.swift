@@ -15,7 +15,7 @@ public struct ResolvedSettings: Sendable {
     public let bind: String
     /// Where OpenCode listens on the home machine (`home` role).
     public let homeHost: String
-    /// The forwards beside OpenCode's (`tunnel` role, `-L`): the flags', else the saved ones.
+    /// The forwards beside OpenCode's (`-L` for `tunnel`, `-R` for `home`): the flags', else the saved ones.
     public let additionalForwards: [Forward]
     /// What ~/.ssh/config said about the typed target (nil for a saved target).
     public let sshConfig: SSHConfigResolution?
@@ -87,6 +87,7 @@ struct SavedSection {
         case .home:
             guard let home = saved?.home else { return nil }
             (connection, localPort, homeHost) = (home, nil, home.homeHost)
+            forwards = home.savedForwards
         }
     }
 }

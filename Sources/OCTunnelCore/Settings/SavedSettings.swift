@@ -91,9 +91,18 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public var agent: Bool?
     /// The file OpenCode's password is read from (`--password-file`, an absolute path); absent: none.
     public var passwordFile: String?
+    /// The forwards beside OpenCode's (`-R`), as `ssh -R` writes them
+    /// (`127.0.0.1:18081:127.0.0.1:3000`); absent: none.
+    public var forwards: [String]?
 
     func validate() throws(TargetParseError) {
         try validateConnection(otherHosts: [homeHost])
+        for text in forwards ?? [] { _ = try Forward.parse(text, direction: .remote, defaultBind: Defaults.remoteHost) }
+    }
+
+    /// `forwards`, parsed (a file `validate` accepted parses).
+    var savedForwards: [Forward]? {
+        forwards.map { $0.compactMap { try? Forward.parse($0, direction: .remote, defaultBind: Defaults.remoteHost) } }
     }
 
     /// Saves this as `profile`'s home section, keeping every other profile and section.

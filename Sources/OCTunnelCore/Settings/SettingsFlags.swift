@@ -15,7 +15,7 @@ public struct SettingsFlags: Sendable {
     public var bind: String?
     /// `home up --home-host`.
     public var homeHost: String?
-    /// `tunnel up -L` (the forwards beside OpenCode's); nil: none given, the saved ones apply.
+    /// `tunnel up -L` / `home up -R` (the forwards beside OpenCode's); nil: none given, the saved ones apply.
     public var forwards: [Forward]?
     /// `--identity`.
     public var identity: String?
