@@ -13,11 +13,21 @@ extension Tunnel {
         @OptionGroup var targetOptions: TunnelTargetOptions
         @OptionGroup var connect: ConnectOptions
 
+        @Option(name: [.customShort("L"), .customLong("forward")],
+                help: ArgumentHelp("Also check this forward of `tunnel up -L`, as written there (repeatable; default: the saved ones).",
+                                   valueName: "[BIND:]PORT:HOST:HOSTPORT"))
+        var forward: [String] = []
+
+        func validate() throws {
+            _ = try parseForwards(forward, direction: .local, defaultBind: Defaults.bind)
+        }
+
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
+                let forwards = forward.isEmpty ? nil : try parseForwards(forward, direction: .local, defaultBind: Defaults.bind)
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         localPort: 0)
+                                                         localPort: 0, forwards: forwards)
                 let connection = try connect.signIn(settings, directory: directory)
                 let json = connect.json
                 let credentials = try connect.credentials(saved: settings.savedPasswordFile)

@@ -1,7 +1,7 @@
 import OCTunnelCore
 import Testing
 
-@Suite("a forward as ssh -L and -R write it, and a session's forwards checked together")
+@Suite("a forward as ssh -L and -R write it, and a session's forwards checked together", .ownThreads)
 struct ForwardTests {
     @Test("[BIND:]PORT:HOST:HOSTPORT, IPv6 in brackets, the default bind without BIND",
           arguments: [

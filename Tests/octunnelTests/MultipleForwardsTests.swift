@@ -161,3 +161,43 @@ struct MultipleForwardsTests {
         #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
     }
 }
+
+/// `tunnel check` walks each forward beside OpenCode's on its own (issue 36).
+@Suite("tunnel check with several forwards: each proven on its own", .ownThreads, .timeLimit(.minutes(3)))
+struct CheckEachForwardTests {
+    @Test("the app stopped at home: check names its forward and 'nothing listens at home on 3000' while OpenCode's stays ✓; no -R at all: nothing listens on the VPS port; the app up: every layer ✓")
+    func appStoppedAtHome() async throws {
+        let opencode = try OpenCodeStandIn()
+        let fixture = try TunnelFixture()
+        let (vpsOpenCode, vpsApp, unforwarded) = (freePort(), freePort(), freePort())
+        let appHome = freePort()
+        let homeSide = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port,
+                                          extra: ["-R", "\(vpsApp):127.0.0.1:\(appHome)", "--no-health"])
+        defer { homeSide.stopGracefullyOrKill() }
+        try #require(try await offPool { homeSide.waitForLine(containing: "VPS 127.0.0.1:\(vpsApp) → home") } != nil, "\(homeSide.stderrText)")
+
+        let check = try await offPool {
+            try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(vpsOpenCode), "--connect-timeout", "10",
+                             "-L", "3000:127.0.0.1:\(vpsApp)", "-L", "3001:127.0.0.1:\(unforwarded)"])
+        }
+        #expect(check.status == 69, "\(check.stderr)")
+        #expect(check.stderr.contains("✓ health"), "OpenCode's forward stays ✓: \(check.stderr)")
+        #expect(check.stderr.contains("✗ forward 127.0.0.1:\(vpsApp)") && check.stderr.contains("nothing listens at home on \(appHome)"),
+                "\(check.stderr)")
+        #expect(check.stderr.contains("✗ forward 127.0.0.1:\(unforwarded)") && check.stderr.contains("nothing listens on VPS 127.0.0.1:\(unforwarded)"),
+                "\(check.stderr)")
+
+        // An app answering where the VPS sends the forward: it answers, and every layer is ✓.
+        let app = try TCPTestServer { fd in
+            _ = readAll(fd, limit: 16)
+            _ = writeAll(fd, Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8))
+        }
+        defer { app.stop() }
+        let relay = try await offPool {
+            try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(vpsOpenCode), "--connect-timeout", "10",
+                             "-L", "3000:127.0.0.1:\(app.port)"])
+        }
+        #expect(relay.status == 0, "\(relay.stderr)")
+        #expect(relay.stderr.contains("✓ forward 127.0.0.1:\(app.port)") && relay.stderr.contains("answered: HTTP 200"), "\(relay.stderr)")
+    }
+}

@@ -10,6 +10,13 @@ extension StatusSnapshot {
             let locals = ([local] + alsoLocal).map(\.description).joined(separator: " and ")
             row("forwarding", role == .home ? "VPS \(remote) → \(local)" : "\(locals) → VPS \(remote)")
         }
+        // The forwards beside OpenCode's, each with its own counts.
+        for forward in forwards.dropFirst() {
+            let path = role == .home ? "VPS \(forward.remote) → \(forward.local)" : "\(forward.local) → VPS \(forward.remote)"
+            var text = "\(path) · \(Self.count(forward.totalConnections, "connection")) · \(Self.bytes(forward.bytesIn)) in"
+            if let error = forward.lastError { text += " · last error: \(error)" }
+            row("forwarding", text)
+        }
         if let hostKey {
             let algorithms = [cipher, mac].compactMap { $0 }.joined(separator: ", ")
             row("host key", [hostKeyType, hostKey].compactMap { $0 }.joined(separator: " ") + (algorithms.isEmpty ? "" : " (\(algorithms))"))

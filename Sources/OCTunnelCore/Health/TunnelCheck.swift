@@ -17,7 +17,8 @@ public struct CheckResult: Sendable {
 
 /// Walks the layers in order (resolve, TCP, SSH handshake, host key, authentication, forward,
 /// HTTP health, SSE readiness) on a private forward from a free local port, stopping at the
-/// first failure.
+/// first failure; then, once the session is up, each forward beside OpenCode's on its own
+/// (`ForwardReach`), whatever OpenCode's said: one forward's failure hides no other's.
 public struct TunnelCheck: Sendable {
     public let options: TunnelOptions
     public let healthTimeout: Double
@@ -29,6 +30,10 @@ public struct TunnelCheck: Sendable {
         options.bind = Defaults.bind
         options.exitOnFirstFailure = true
         options.waitsOutPenalty = false
+        // The other forwards on private ports too (0: a free one each).
+        options.additionalForwards = options.additionalForwards.map {
+            Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: 0), target: $0.target)
+        }
         self.options = options
         self.healthTimeout = healthTimeout
         self.credentials = credentials
@@ -69,6 +74,15 @@ public struct TunnelCheck: Sendable {
             let failedStage = ConnectStage.allCases.first { !done.contains($0.rawValue) }?.rawValue ?? error.layer
             return collector.fail(failedStage, error)
         }
+        var result = checkOpenCode(engine, collector)
+        if let failure = checkOthers(engine, collector), result.failure == nil {
+            result.failure = failure
+        }
+        return result
+    }
+
+    /// OpenCode's forward: the forward, the health routes, the event stream.
+    private func checkOpenCode(_ engine: TunnelEngine, _ collector: StageCollector) -> CheckResult {
         var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand,
                                 timeout: healthTimeout, credentials: credentials)
         check.forwardRefusal = { engine.lastForwardRefusal }
@@ -93,6 +107,37 @@ public struct TunnelCheck: Sendable {
         }
         return collector.result
     }
+
+    /// Each forward beside OpenCode's, a stage each (`forward :18081`); the first failure.
+    private func checkOthers(_ engine: TunnelEngine, _ collector: StageCollector) -> OCTunnelError? {
+        var first: OCTunnelError?
+        for (index, forward) in options.additionalForwards.enumerated() {
+            let name = "forward \(forward.target)"
+            let started = Date()
+            let reach = ForwardReach.probe(localPort: engine.additionalPorts[index], timeout: healthTimeout) {
+                engine.lastForwardRefusal(additional: index)
+            }
+            let ms = Int(Date().timeIntervalSince(started) * 1000)
+            let error: OCTunnelError
+            switch reach {
+            case .answered(let what):
+                collector.add(CheckStage(name: name, ok: true, milliseconds: ms, detail: "VPS \(forward.target) answered: \(what)"))
+                continue
+            case .nothingBehindVPS:
+                error = .nothingListeningBehindVPS(remoteHost: forward.target.host, remotePort: forward.target.port,
+                                                   reverseCommand: options.reverseCommand(for: options.forwards[index + 1]))
+            case .refused(let reason):
+                error = .forwardRefused(remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
+            case .localForwardFailed(let reason):
+                error = .healthFailed(summary: "cannot reach the check's own forward to VPS \(forward.target) (\(reason))", fix: "run the check again")
+            case .nothingAtHome(let answer):
+                error = .nothingListeningAtHome(remote: forward.target, home: answer.home, detail: OutsideText.shown(answer.error))
+            }
+            collector.addFailure(CheckStage(name: name, ok: false, milliseconds: ms, detail: error.localizedDescription))
+            if first == nil { first = error }
+        }
+        return first
+    }
 }
 
 /// Collects stages from the engine's thread and the checking thread.
@@ -113,6 +158,9 @@ private final class StageCollector: @unchecked Sendable {
         condition.unlock()
         onStage(stage)
     }
+
+    /// A failed stage that does not end the walk (another forward's).
+    func addFailure(_ stage: CheckStage) { add(stage) }
 
     func fail(_ name: String, _ error: OCTunnelError) -> CheckResult {
         add(CheckStage(name: name, ok: false, milliseconds: Int(Date().timeIntervalSince(started) * 1000), detail: error.localizedDescription))

@@ -12,12 +12,17 @@ public struct ReverseCommand: Sendable {
     /// The octunnel binary the `home-systemd` and `home-launchd` renderings run (an absolute path).
     public var octunnelPath = "octunnel"
 
-    /// `home up`'s arguments after the binary: the same VPS, ports and listen address.
+    /// `home up`'s arguments after the binary: the same VPS, ports and listen address, and a
+    /// `-R` for each forward beside OpenCode's.
     public var homeUpArguments: [String] {
         var args = ["home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort)]
         if remoteHost != Defaults.remoteHost { args += ["--remote-host", remoteHost] }
+        for forward in additionalForwards { args += ["-R", forward.specification] }
         return args
     }
+
+    /// The forwards beside OpenCode's, as the home machine carries them (`-R`: VPS listen → home).
+    public var additionalForwards: [Forward] = []
 
     public let target: SSHTarget
     public let remoteHost: String
@@ -41,7 +46,7 @@ public struct ReverseCommand: Sendable {
     /// The ssh arguments after the program name, in order.
     public var sshArguments: [String] {
         var args = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=3",
-                    "-R", forwardSpec]
+                    "-R", forwardSpec] + additionalForwards.flatMap { ["-R", $0.specification] }
         if target.port != 22 { args += ["-p", String(target.port)] }
         args.append("\(target.user)@\(target.host)")
         return args

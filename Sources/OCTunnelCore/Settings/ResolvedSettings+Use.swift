@@ -30,7 +30,14 @@ extension ResolvedSettings {
 
     /// What the home machine runs for this VPS and these ports.
     public var reverse: ReverseCommand {
-        ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
+        var reverse = ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
+        // The laptop's -L 3000:127.0.0.1:18081 is the home's -R 127.0.0.1:18081:127.0.0.1:3000:
+        // its home port taken to be its local one, as a dev server's usually is.
+        reverse.additionalForwards = additionalForwards.map { forward in
+            forward.direction == .remote ? forward
+                : Forward(direction: .remote, listen: forward.target, target: HostPort(host: Defaults.homeHost, port: forward.listen.port))
+        }
+        return reverse
     }
 
     /// `tunnel up`'s engine options: without `--bind`, ::1 is listened on beside 127.0.0.1.
@@ -44,8 +51,10 @@ extension ResolvedSettings {
 
     /// `tunnel check`'s engine options (`TunnelCheck` picks its own port and address).
     public func checkOptions(_ connection: ConnectionSettings) -> TunnelOptions {
-        TunnelOptions(connection: connection, bind: Defaults.bind, localPort: 0, keepalive: Double(Defaults.keepaliveSeconds),
-                      homePort: homePort)
+        var options = TunnelOptions(connection: connection, bind: Defaults.bind, localPort: 0, keepalive: Double(Defaults.keepaliveSeconds),
+                                    homePort: homePort)
+        options.additionalForwards = additionalForwards
+        return options
     }
 
     /// `home up`'s engine options: OpenCode at `homeHost:homePort`, and the authorized_keys

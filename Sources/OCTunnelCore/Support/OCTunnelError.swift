@@ -29,6 +29,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case unknownHostRefused(host: String, port: Int, presented: String)
     /// Forwards that cannot go together (a port twice, a LAN address without --allow-lan): exit 64.
     case badForward(reason: String)
+    /// A forward beside OpenCode's reached the home machine, and nothing listens there on its port.
+    case nothingListeningAtHome(remote: HostPort, home: HostPort, detail: String)
     case unknownHostRefusedByStrictChecking(host: String, port: Int, presented: String)
     case hostKeyTypeUnknownToOpenSSH(host: String, port: Int, presentedType: String, presented: String, known: [String])
     case keyNotAuthorized(user: String, host: String, port: Int, fingerprint: String, publicLine: String, restrictedLine: String)
@@ -85,7 +87,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH, .closedBeforeGreeting,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
              .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered,
-             .openCodeNotRunningAtHome, .staleForward:
+             .openCodeNotRunningAtHome, .nothingListeningAtHome, .staleForward:
             return .unavailable
         }
     }
@@ -108,7 +110,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .keyNotAuthorized, .passwordOnly: return "authentication"
         case .localPortInUse, .cannotListen, .badForward: return "local port"
         case .nothingListeningBehindVPS, .forwardRefused, .listenForbidden, .staleForward: return "forward"
-        case .openCodeNotRunningAtHome: return "home"
+        case .openCodeNotRunningAtHome, .nothingListeningAtHome: return "home"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
         }
     }
@@ -251,6 +253,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the home machine is reachable but OpenCode is not running there (\(home)): \(detail); \(fix)"
         case .badForward(let reason):
             return reason
+        case .nothingListeningAtHome(let remote, let home, let detail):
+            return "VPS \(remote) reaches the home machine, but nothing listens at home on \(home.port) (\(detail)): start the app there, on \(home)"
         case .controlCharactersInPath(let what, let path):
             return "\(what) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); octunnel will not write it into a service file. Use a path without one."
         case .staleForward(let remoteHost, let remotePort, let seconds):

@@ -14,6 +14,9 @@ public final class TunnelEngine: @unchecked Sendable {
     /// The ports the additional forwards listen on, in their order.
     public var additionalPorts: [Int] { additional.map(\.localPort) }
 
+    /// Why the VPS last refused the `index`th additional forward, if it has; safe from any thread.
+    public func lastForwardRefusal(additional index: Int) -> String? { additional[index].lastForwardRefusal }
+
     /// Why the VPS last refused a forward (e.g. "administratively prohibited"), if it has;
     /// safe from any thread, so a health test can name the refusal instead of "nothing listens".
     public var lastForwardRefusal: String? { forward.lastForwardRefusal }
