@@ -102,4 +102,21 @@ struct AlgorithmGapTests {
         }
         #expect(OCTunnelVersion.described == "\(OCTunnelVersion.current) (libssh2 \(version))")
     }
+
+    @Test("every name octunnel hands libssh2_session_method_pref is one the running libssh2 speaks, in octunnel's order: libssh2 1.10.0 drops an unknown one with an overlapping memcpy (AddressSanitizer: memcpy-param-overlap on every session)")
+    func preferencesHoldOnlySpokenNames() {
+        let preferences = SSHAlgorithms.preferences(speaking: LibSSH2.supported)
+        #expect(preferences.count == 6, "key exchange, host keys, ciphers and MACs both ways")
+        for (method, list) in preferences {
+            let spoken = Set(LibSSH2.supported(method))
+            let names = list.split(separator: ",").map(String.init)
+            #expect(!names.isEmpty, "method \(method): nothing left to offer")
+            #expect(names.allSatisfy(spoken.contains), "method \(method): \(names.filter { !spoken.contains($0) }) unknown to libssh2 \(LibSSH2.runningVersion)")
+        }
+        // A library that speaks only some CTR ciphers and hmac-sha2 MACs: octunnel's order kept,
+        // every other name left out (key exchange, host keys, ciphers and MACs both ways).
+        let old = SSHAlgorithms.preferences { _ in ["hmac-sha2-512", "aes256-ctr", "hmac-sha2-256", "aes128-ctr", "3des-cbc"] }
+        #expect(old.map(\.list) == ["", "", "aes128-ctr,aes256-ctr", "aes128-ctr,aes256-ctr",
+                                    "hmac-sha2-256,hmac-sha2-512", "hmac-sha2-256,hmac-sha2-512"])
+    }
 }

@@ -124,6 +124,30 @@ struct HarnessTests {
         #expect(files.count > 20, "found no test files under \(tests)")
         #expect(without.isEmpty, "suites without .ownThreads: \(without)")
     }
+
+    @Test("a child given an environment of its own still gets this process's sanitizer settings (scripts/sanitize.sh): a sanitizer-built octunnel writes its reports where the script looks, not on a stderr a test reads")
+    func sanitizerSettingsReachChildren() throws {
+        let parent = ["TSAN_OPTIONS": "log_path=/r/tsan", "SWIFT_BACKTRACE": "enable=no", "HOME": "/root"]
+        let merged = addingSanitizerSettings(to: ["PATH": "/usr/bin:/bin", "HOME": "/t"], from: parent)
+        #expect(merged == ["PATH": "/usr/bin:/bin", "HOME": "/t", "TSAN_OPTIONS": "log_path=/r/tsan", "SWIFT_BACKTRACE": "enable=no"])
+        #expect(addingSanitizerSettings(to: ["TSAN_OPTIONS": "mine"], from: parent)["TSAN_OPTIONS"] == "mine")
+        // Both ways the harness starts a child, with the minimal environment tests give octunnel.
+        let ours = ProcessInfo.processInfo.environment.filter { sanitizerVariables.contains($0.key) }
+        let spawned = try runProcess("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
+        let ran = try run("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
+        for (name, value) in ours {
+            #expect(spawned.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]), "posix_spawn child lacks \(name): \(spawned.stdout)")
+            #expect(ran.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]), "Process child lacks \(name): \(ran.stdout)")
+        }
+    }
+
+    @Test("octunnel is seen to carry AddressSanitizer exactly when this test bundle, built with it, does: a peak-RSS bound is then ASan's 3x")
+    func addressSanitizerSeenInTheBinary() throws {
+        let runner = try #require(Bundle.main.executablePath.flatMap { FileManager.default.contents(atPath: $0) })
+        let runnerHasASan = runner.range(of: Data("__asan_init".utf8)) != nil
+        #expect(octunnelHasAddressSanitizer == runnerHasASan, "\(octunnelBinary): \(octunnelHasAddressSanitizer), the test runner: \(runnerHasASan)")
+        #expect(peakMemoryAllowance == (runnerHasASan ? 3 : 1))
+    }
 }
 
 /// A value one thread sets and another reads.

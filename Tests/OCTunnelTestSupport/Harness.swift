@@ -44,7 +44,7 @@ public func run(_ tool: String, _ arguments: [String], environment: [String: Str
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        if let environment { process.environment = addingSanitizerSettings(to: environment) }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out

@@ -222,7 +222,7 @@ public func spawn(_ path: String, _ arguments: [String], stdin: Int32, stdout: I
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
-    let envp = (environment ?? inheritedEnvironment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+    let envp = addingSanitizerSettings(to: environment ?? inheritedEnvironment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { envp.forEach { free($0) } }
     let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }

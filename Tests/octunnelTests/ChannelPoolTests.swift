@@ -139,11 +139,14 @@ struct ChannelPoolTests {
     }
 }
 
-/// A thread-safe counter.
+/// A thread-safe counter, and when each increment came. Both read under the lock: the test
+/// reads the times while the server's threads still append (ThreadSanitizer's race in
+/// deadHomeSideBacksOff, docs/sanitizers.md).
 final class ResultCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    private(set) var times: [Date] = []
-    func increment() { lock.lock(); count += 1; times.append(Date()); lock.unlock() }
+    private var stamps: [Date] = []
+    func increment() { lock.lock(); count += 1; stamps.append(Date()); lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    var times: [Date] { lock.lock(); defer { lock.unlock() }; return stamps }
 }

@@ -61,7 +61,10 @@ struct HostilePeerTests {
         }
         let output = result.stdout + "\n" + result.stderr
         #expect(result.status == hostile.status, "exit \(result.status) (132 is the SIGILL trap): \(output)")
-        #expect(result.peakKilobytes < Self.peakLimitKilobytes, "peak RSS \(result.peakKilobytes / 1024) MB")
+        // Under AddressSanitizer (scripts/sanitize.sh) the SSE flood peaked at 165-171 MB, the
+        // other cases at 64-70 MB: the bound is ASan's typical 3x there (docs/sanitizers.md).
+        let limit = Self.peakLimitKilobytes * peakMemoryAllowance
+        #expect(result.peakKilobytes < limit, "peak RSS \(result.peakKilobytes / 1024) MB, bound \(limit / 1024) MB")
         print("hostile \(hostile.mode): exit \(result.status), peak RSS \(result.peakKilobytes / 1024) MB")
         for mention in hostile.mentions { #expect(output.contains(mention), "missing \(mention): \(output)") }
         #expect(!output.utf8.contains(0x1b), "an escape byte reached the terminal: \(output)")

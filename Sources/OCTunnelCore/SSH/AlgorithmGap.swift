@@ -86,6 +86,11 @@ extension LibSSH2 {
         ensureInitialized()
         guard let session = libssh2_session_init_ex(nil, nil, nil, nil) else { return [] }
         defer { libssh2_session_free(session) }
+        return supported(method, on: session)
+    }
+
+    /// `libssh2_session_supported_algs` on `session`: what it can speak of `method`.
+    static func supported(_ method: Int32, on session: OpaquePointer) -> [String] {
         var algorithms: UnsafeMutablePointer<UnsafePointer<CChar>?>?
         let count = libssh2_session_supported_algs(session, method, &algorithms)
         guard count > 0, let algorithms else { return [] }

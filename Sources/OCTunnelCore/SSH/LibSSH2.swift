@@ -57,8 +57,8 @@ enum LibSSH2 {
 }
 
 /// The algorithms octunnel accepts, strongest first. One source for both libssh2s: names the
-/// running library does not know are dropped by `libssh2_session_method_pref`, so 1.10 (Debian
-/// 12) offers CTR ciphers with hmac-sha2 MACs, and 1.11 (Debian 13) AES-GCM and the
+/// running library does not know are dropped before `libssh2_session_method_pref` sees them
+/// (`preferences`), so 1.10 (Debian 12) offers CTR ciphers with hmac-sha2 MACs, and 1.11 (Debian 13) AES-GCM and the
 /// encrypt-then-MAC MACs first; 1.11.1 adds chacha20-poly1305 and strict key exchange
 /// (kex-strict-c-v00, the Terrapin fix) to its own KEXINIT. AES-GCM first: one pass of AEAD
 /// instead of a cipher and a MAC, what the ssh-audit hardening guides keep, and on 1.11.1 the
@@ -79,8 +79,30 @@ enum SSHAlgorithms {
         case .cipher: (ciphers, LIBSSH2_METHOD_CRYPT_CS)
         case .mac: (macs, LIBSSH2_METHOD_MAC_CS)
         }
-        let supported = Set(LibSSH2.supported(method))
-        return names.split(separator: ",").map(String.init).filter(supported.contains)
+        return only(LibSSH2.supported(method), of: names)
+    }
+
+    /// The lists `SSHSession` hands `libssh2_session_method_pref`, each cut to the names
+    /// `speaks(method)` says the running libssh2 knows, in octunnel's order. libssh2 would drop
+    /// the others itself, but 1.10.0 does it with an overlapping `memcpy` (kex.c, "Strip out
+    /// unsupported method"): undefined behaviour, which AddressSanitizer reported on every
+    /// session (docs/sanitizers.md).
+    static func preferences(speaking speaks: (Int32) -> [String]) -> [(method: Int32, list: String)] {
+        let lists: [(Int32, String)] = [
+            (LIBSSH2_METHOD_KEX, keyExchange),
+            (LIBSSH2_METHOD_HOSTKEY, hostKeys),
+            (LIBSSH2_METHOD_CRYPT_CS, ciphers),
+            (LIBSSH2_METHOD_CRYPT_SC, ciphers),
+            (LIBSSH2_METHOD_MAC_CS, macs),
+            (LIBSSH2_METHOD_MAC_SC, macs),
+        ]
+        return lists.map { method, names in (method, only(speaks(method), of: names).joined(separator: ",")) }
+    }
+
+    /// The names in the comma-separated `names` that `known` holds, in `names`' order.
+    private static func only(_ known: [String], of names: String) -> [String] {
+        let known = Set(known)
+        return names.split(separator: ",").map(String.init).filter(known.contains)
     }
 }
 
@@ -105,15 +127,7 @@ public final class SSHSession: @unchecked Sendable {
         io = BatchedSocketIO(socket: socket)
         BatchedSocketIO.install(io, on: session)
         LibSSH2Trace.enable(on: session)
-        let preferences: [(Int32, String)] = [
-            (LIBSSH2_METHOD_KEX, SSHAlgorithms.keyExchange),
-            (LIBSSH2_METHOD_HOSTKEY, SSHAlgorithms.hostKeys),
-            (LIBSSH2_METHOD_CRYPT_CS, SSHAlgorithms.ciphers),
-            (LIBSSH2_METHOD_CRYPT_SC, SSHAlgorithms.ciphers),
-            (LIBSSH2_METHOD_MAC_CS, SSHAlgorithms.macs),
-            (LIBSSH2_METHOD_MAC_SC, SSHAlgorithms.macs),
-        ]
-        for (method, list) in preferences {
+        for (method, list) in SSHAlgorithms.preferences(speaking: { LibSSH2.supported($0, on: session) }) {
             let rc = libssh2_session_method_pref(raw, method, list)
             if rc != 0 { throw error(rc, "libssh2_session_method_pref") }
         }
@@ -122,7 +136,8 @@ public final class SSHSession: @unchecked Sendable {
     /// `libssh2_session_method_pref` for host keys: `types` (those octunnel accepts) first, then
     /// its usual order, as OpenSSH asks first for the key types it already knows for a host.
     func preferHostKeys(_ types: [String]) throws(LibSSH2Error) {
-        let usual = SSHAlgorithms.hostKeys.split(separator: ",").map(String.init)
+        let usual = SSHAlgorithms.preferences(speaking: { LibSSH2.supported($0, on: raw) })
+            .first { $0.method == LIBSSH2_METHOD_HOSTKEY }.map { $0.list.split(separator: ",").map(String.init) } ?? []
         let first = types.filter(usual.contains)
         guard !first.isEmpty else { return }
         let list = (first + usual.filter { !first.contains($0) }).joined(separator: ",")
