@@ -215,10 +215,12 @@ public struct SSHConfigResolver: Sendable {
         var skipped: [String] = []
         for file in files {
             let path = expandTokens(file, host: original, remoteUser: target.user, port: target.port, hostName: target.host)
-            guard FileBytes.exists(path) else { skipped.append("\(displayPath(path)) (missing)"); continue }
+            // Listed in a note: the path is the config's text, shown as outside text.
+            let shown = OutsideText.shown(displayPath(path), limit: 256)
+            guard FileBytes.exists(path) else { skipped.append("\(shown) (missing)"); continue }
             // An unreadable file is not skipped: loading it says precisely why it cannot be used.
             guard let type = IdentityKeyType.of(path: path), !IdentityKeyType.usable.contains(type) else { return (path, skipped) }
-            skipped.append("\(displayPath(path)) (\(type == "PEM" ? "a PEM key" : type))")
+            skipped.append("\(shown) (\(type == "PEM" ? "a PEM key" : OutsideText.shown(type, limit: 64)))")
         }
         return (nil, skipped)
     }
