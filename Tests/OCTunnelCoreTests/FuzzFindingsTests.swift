@@ -99,4 +99,55 @@ struct FuzzFindingsTests {
         #expect(lines.allSatisfy(isClean), "\(lines)")
         #expect(lines.contains { $0.contains("hmac\\u{200d}a2-256") })
     }
+
+    /// FuzzSSHConfig: the refused ProxyCommand was quoted as the config wrote it.
+    @Test func aRefusedProxyCommandIsQuotedEscaped() throws {
+        try withTemporaryDirectory { dir in
+            try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
+            try writeText("Host vps\n  ProxyCommand ssh -W %h\u{2028}:%p \u{1b}[8m\n", to: dir + "/.ssh/config")
+            #expect {
+                try SSHConfigResolver(home: dir, sshPath: nil, localUser: "me").resolve("vps")
+            } throws: { error in
+                guard let error = error as? OCTunnelError, case .unsupportedSSHConfig = error, let text = error.errorDescription else { return false }
+                return isClean(text) && text.contains("ssh -W %h\\u{2028}:%p \\x1b[8m")
+            }
+        }
+    }
+
+    /// FuzzHealthAnswer: a forged home gateway 502 named a home address with a zero-width
+    /// joiner in it, and the health test's message showed it as it came.
+    @Test func aGatewayAnswerNamesNoHomeThatWouldNotPrintAsItself() {
+        let body = Array(#"{"octunnel":"home","home":"127.0.0.\u200d096","error":"refused","fix":"start it"}"#.utf8)
+        let answer = HomeGatewayAnswer.parse(status: 502, body: body)
+        #expect(answer?.home == HostPort(host: Defaults.homeHost, port: Defaults.homePort))
+        #expect(HomeGatewayAnswer.parse(status: 502, body: Array(#"{"octunnel":"home","home":"[::1]:5000"}"#.utf8))?.home == HostPort(host: "::1", port: 5000))
+    }
+
+    /// FuzzSettings: a profile name in config.json was quoted raw in the refusal (U+0085 here).
+    @Test func aBadProfileNameInConfigJSONIsQuotedEscaped() throws {
+        try withTemporaryDirectory { dir in
+            let home = OctunnelHome(path: dir + "/octunnel")
+            _ = try home.prepare()
+            try writeText(#"{"version":2,"profiles":{"\u0085work\u001b[2J":{}}}"#, to: home.configPath)
+            #expect {
+                try SavedSettings.load(from: home)
+            } throws: { error in
+                guard let error = error as? OCTunnelError, case .badConfig = error, let text = error.errorDescription else { return false }
+                return isClean(text) && text.contains("\\x85work\\x1b[2J")
+            }
+        }
+    }
+
+    /// FuzzEncryptedKey: a first line such as `-----BEGIN OPENSSH PRIVATEopenssh-key-v1\0…` was
+    /// quoted raw in "it is a PEM key (…)"; so were key type and cipher names from the file.
+    @Test func keyFileReasonsQuoteTheFileEscaped() {
+        for text in ["-----BEGIN OPENSSH PRIVATE\u{0}\u{1b}[2J-----\nAAAA\n", "-----BEGIN RSA\u{9b}31m KEY-----\n"] {
+            #expect {
+                try OpenSSHPrivateKey.decode(text)
+            } throws: { error in
+                guard let error = error as? KeyFormatError else { return false }
+                return isClean(error.reason) && error.reason.contains("\\x")
+            }
+        }
+    }
 }

@@ -275,6 +275,8 @@ public enum KeyEncryption {
 /// Why a private key file cannot be used, in words for the user.
 public struct KeyFormatError: Error, Sendable, CustomStringConvertible {
     public let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Some reasons quote the file (its first line, a key type or cipher name): the reason is
+    /// made safe to print here, once for all (`OutsideText`).
+    init(_ reason: String) { self.reason = OutsideText.shown(reason, limit: 1024) }
     public var description: String { reason }
 }

@@ -193,7 +193,8 @@ public struct SSHConfigResolver: Sendable {
         for keyword in ["proxyjump", "proxycommand"] {
             if let value = values[keyword], value.lowercased() != "none" {
                 let name = keyword == "proxyjump" ? "ProxyJump" : "ProxyCommand"
-                throw .unsupportedSSHConfig(host: host, directive: name, value: value, file: file)
+                // The value is the config's text (or ssh -G's), quoted in the message.
+                throw .unsupportedSSHConfig(host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
             }
         }
     }
