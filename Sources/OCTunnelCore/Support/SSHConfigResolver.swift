@@ -141,7 +141,8 @@ public struct SSHConfigResolver: Sendable {
         guard result.status == 0 else {
             let reason = result.stderr.split(separator: "\n").map(String.init)
                 .first(where: { !$0.hasPrefix("Pseudo-terminal") }) ?? "ssh -G exited with status \(result.status)"
-            throw .badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(reason)")
+            // ssh quotes the config in its complaints: its words are outside text here.
+            throw .badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
         }
         var output = SSHGOutput()
         for line in result.stdout.split(separator: "\n") {
@@ -170,7 +171,7 @@ public struct SSHConfigResolver: Sendable {
         let configPort: Int?
         if let text = settings.values["port"] {
             guard let value = try? HostPort.parsePort(text) else {
-                throw .badSSHConfig(path: userConfigPath, reason: "Port \(text) for \(host) is not a port number")
+                throw .badSSHConfig(path: userConfigPath, reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
             }
             configPort = value
         } else {
