@@ -85,7 +85,12 @@ private func checkSave(_ bytes: [UInt8], _ before: ConfigFile.Contents, _ profil
     // The saved section is written as this version writes it; everything else must stay.
     was = withoutSection(was, profile.rawValue, role)
     new = withoutSection(new, profile.rawValue, role)
-    precondition(NSDictionary(dictionary: was).isEqual(to: new), "saving \(profile) lost or changed other keys: \(hex(bytes))\n\(was)\n\(new)")
+    // Compared as canonical JSON text (sorted keys): NSDictionary's isEqual does not see into
+    // nested Swift dictionaries on Linux.
+    let canonical = { (object: [String: Any]) in
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+    }
+    precondition(canonical(was) == canonical(new), "saving \(profile) lost or changed other keys: \(hex(bytes))\n\(canonical(was))\n\(canonical(new))")
 }
 
 /// `object` without its version and without `profiles.PROFILE.ROLE`.
