@@ -65,7 +65,7 @@ if [ -d "$out/FuzzPrivateKey" ]; then  # the bare openssh-key-v1 blobs too
   sed '1d;$d' "$keys/encrypted" | base64 -d > "$out/FuzzPrivateKey/corpus/blob-encrypted"
   cp "$keys/plain.pub" "$out/FuzzPrivateKey/corpus/public-line"
 fi
-if [ -d "$out/FuzzEncryptedKey" ]; then  # the target's passphrase is "fuzz" and its bound 2 rounds
+if [ -d "$out/FuzzEncryptedKey" ]; then  # the target's passphrase is "fuzz" and its bound 1 round
   for rounds in 1 2; do
     ssh-keygen -q -t ed25519 -N fuzz -a "$rounds" -C "rounds $rounds" -f "$keys/fuzz-$rounds"
     cp "$keys/fuzz-$rounds" "$out/FuzzEncryptedKey/corpus/ssh-keygen-rounds-$rounds"

@@ -5,9 +5,9 @@ import OCTunnelCore
 /// Feeds each input to `OpenSSHPrivateKey` with the passphrase "fuzz", as the key file's text
 /// and as the raw `openssh-key-v1` blob (armoured here). The KDF's rounds, salt and lengths come
 /// from the file, so the checks are: a key asking for more rounds than allowed is refused
-/// without running them (the bound is lowered to 2 here so each input stays fast; the real
+/// without running them (the bound is lowered to 1 here so each input stays fast; the real
 /// bound, `KeyEncryption.maximumRounds`, is the same code path), what decrypts survives an
-/// encrypt/decrypt round trip with the same passphrase, and every reason given for refusing a
+/// encode/decode round trip, and every reason given for refusing a
 /// file is clean for a terminal (the file's own strings are quoted in some).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -20,7 +20,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 private let passphrase = SecretBuffer(bytes: Array("fuzz".utf8))
-private let maximumRounds = 2
+private let maximumRounds = 1
 
 private func check(_ text: String, _ bytes: [UInt8]) {
     let started = DispatchTime.now().uptimeNanoseconds
@@ -39,15 +39,11 @@ private func check(_ text: String, _ bytes: [UInt8]) {
         return
     }
     precondition(decoded.pair.seed.count == 32 && decoded.pair.publicKey.count == 32, "odd key lengths")
-    let again: OpenSSHPrivateKey.Decoded
-    do {
-        let encoded = try OpenSSHPrivateKey.encode(decoded.pair, comment: decoded.comment, checkValue: 0x0C70_BE11, passphrase: passphrase,
-                                                   rounds: 1, salt: Array(repeating: 7, count: 16))
-        again = try OpenSSHPrivateKey.decode(encoded, passphrase: passphrase, maximumRounds: maximumRounds)
-    } catch {
-        preconditionFailure("our own encryption of a decrypted key does not decrypt: \(error) for \(hex(bytes))")
-    }
-    precondition(again == decoded, "the key changed in an encrypt/decrypt round trip: \(hex(bytes))")
+    // Written back without a passphrase (encrypting again would run the KDF twice more: the
+    // unit tests and ssh-keygen check our encryption), it reads back the same.
+    let again = try? OpenSSHPrivateKey.decode(OpenSSHPrivateKey.encode(decoded.pair, comment: decoded.comment, checkValue: 0x0C70_BE11))
+    precondition(again == decoded, "the key changed in a decrypt/encode/decode round trip: \(hex(bytes))")
+    precondition(SSHPublicKey.parse(line: decoded.publicKey.line)?.blob == decoded.publicKey.blob, "the public line does not parse back")
     checkOtherReaders(text, bytes)
 }
 
