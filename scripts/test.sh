@@ -4,7 +4,9 @@
 # installed and run in a clean Debian 12 root; `scripts/package.sh --debian 13 --check`: the same
 # for Debian 13's, built in a Debian 13 root against libssh2 1.11.1), and ends with the Debian 13
 # leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again, against Debian 13's
-# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Both Debian 13 steps share
+# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Before those, a short fuzz pass
+# (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few seconds
+# each on its kept corpus; a crash fails the run. Both Debian 13 steps share
 # one root, made once by debootstrap (~/.cache/octunnel); a whole run makes the missing roots
 # in the background while the host suite builds (its log: .build-roots/log).
 # Arguments go to `swift test` (e.g. --filter), and a run with arguments skips the package checks
@@ -28,6 +30,7 @@ as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
 . scripts/lib/root-mounts.sh
 . scripts/lib/release-build.sh
 . scripts/lib/debian-leg.sh
+. scripts/lib/fuzz-smoke.sh
 
 steps=()
 step_started=$(date +%s)
@@ -65,6 +68,12 @@ if ! $only_debian; then
   swift test --skip-build --parallel --num-workers 2 "$@"
   step_done tests
   [ $# -eq 0 ] || exit 0
+  # CPU-bound like the build, it runs here, where the Debian roots (network and disk) may still
+  # be in the making: ~1.5 min (build ~50 s, 11 targets x 3 s). OCTUNNEL_FUZZ_SECONDS=0 skips it.
+  if [ "${OCTUNNEL_FUZZ_SECONDS:-3}" != 0 ]; then
+    fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-3}" || fail "the fuzz pass found a crash (above)"
+    step_done fuzz
+  fi
   wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
   roots=""
   step_done "roots (rest)"

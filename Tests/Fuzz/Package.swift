@@ -4,6 +4,8 @@
 import PackageDescription
 
 let core = Target.Dependency.product(name: "OCTunnelCore", package: "octunnel")
+/// Each target: the core, and the few helpers every target's checks share.
+let uses: [Target.Dependency] = [core, "FuzzSupport"]
 
 let package = Package(
     name: "octunnel-fuzz",
@@ -14,5 +16,14 @@ let package = Package(
         .executableTarget(name: "FuzzPrivateKey", dependencies: [core]),
         .executableTarget(name: "FuzzKnownHosts", dependencies: [core]),
         .executableTarget(name: "FuzzTarget", dependencies: [core]),
+        .executableTarget(name: "FuzzSSHConfig", dependencies: uses),
+        .executableTarget(name: "FuzzEncryptedKey", dependencies: uses),
+        .executableTarget(name: "FuzzPublicKey", dependencies: uses),
+        .executableTarget(name: "FuzzHealthAnswer", dependencies: uses),
+        .executableTarget(name: "FuzzEventStream", dependencies: uses),
+        .executableTarget(name: "FuzzOpenCodeAnswer", dependencies: uses),
+        .executableTarget(name: "FuzzSettings", dependencies: uses),
+        .executableTarget(name: "FuzzStatusReply", dependencies: uses),
+        .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )

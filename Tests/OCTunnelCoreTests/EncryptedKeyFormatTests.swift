@@ -79,4 +79,37 @@ struct EncryptedKeyFormatTests {
         #expect(base != (try derive("password", Array("salt".utf8), rounds: 5)))
         #expect(throws: BcryptPBKDF.Failure.badParameters) { try derive("", Array("salt".utf8), rounds: 4) }
     }
+
+    /// `text` (an encrypted key we wrote, 16-byte salt) with its KDF rounds field set to `rounds`.
+    static func withRounds(_ text: String, _ rounds: UInt32) -> String {
+        let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        var blob = [UInt8](Data(base64Encoded: body)!)
+        // magic (15), "aes256-ctr" (4 + 10), "bcrypt" (4 + 6), the options' length (4), the salt (4 + 16).
+        let at = 15 + 14 + 10 + 4 + 20
+        blob.replaceSubrange(at..<at + 4, with: [UInt8(rounds >> 24), UInt8(rounds >> 16 & 0xff), UInt8(rounds >> 8 & 0xff), UInt8(rounds & 0xff)])
+        return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + Data(blob).base64EncodedString() + "\n-----END OPENSSH PRIVATE KEY-----\n"
+    }
+
+    /// The file sets the KDF's cost: a count past `KeyEncryption.maximumRounds` is refused before
+    /// one round runs (it used to run anything up to 2^20 rounds: hours), and before a passphrase
+    /// is asked for (`publicKey(of:)` is what KeyStore reads first).
+    @Test func aKeyAskingForTooManyRoundsIsRefusedUnrun() throws {
+        let pair = try Ed25519KeyPair.generate()
+        let text = try OpenSSHPrivateKey.encode(pair, comment: "", checkValue: 7, passphrase: Self.secret("pass"), rounds: 1)
+        #expect(try OpenSSHPrivateKey.decode(Self.withRounds(text, 1), passphrase: Self.secret("pass")).pair == pair)
+        for rounds: UInt32 in [1025, 1 << 20] {  // just past KeyEncryption.maximumRounds, and the old bound
+            let hostile = Self.withRounds(text, rounds)
+            let refused = (try? OpenSSHPrivateKey.publicKey(of: hostile)) == nil
+            #expect(refused, "\(rounds) rounds were accepted before the passphrase is asked for")
+            guard refused else { continue }  // decoding would run them: hours for 2^20
+            let started = Date()
+            #expect {
+                try OpenSSHPrivateKey.decode(hostile, passphrase: Self.secret("pass"))
+            } throws: { error in
+                guard case KeyUnlockError.format(let format) = error else { return false }
+                return format.reason.contains("\(rounds) bcrypt rounds") && format.reason.contains("ssh-keygen -p -a 16")
+            }
+            #expect(Date().timeIntervalSince(started) < 1)
+        }
+    }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 extension StatusSnapshot {
     /// `status` for people: a summary line ("connected to vps.example.com for 3 h 12 min ·
-    /// 4 open connections · OpenCode 1.4.7 healthy 20 s ago"), then a few aligned detail lines.
+    /// 4 open connections · OpenCode 1.4.7 healthy 20 s ago"), then a few aligned detail lines,
+    /// each as `OutsideText` shows it.
     public func humanLines(now: Date = Date()) -> [String] {
         var lines = [summary(now: now)]
         func row(_ label: String, _ value: String) { lines.append("  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value) }
@@ -37,7 +38,8 @@ extension StatusSnapshot {
         }
         if stalls > 0 { row("stalls", "\(stalls) stalled connection(s) found and moved again (a bug: please report it)") }
         row("process", "pid \(pid) · profile \(profile)")
-        return lines
+        // The snapshot is what another process wrote on the status socket: shown as outside text.
+        return lines.map { OutsideText.shown($0, limit: 4096) }
     }
 
     /// The first line: the state, how long, the connections and OpenCode's health.

@@ -89,25 +89,28 @@ public struct ServerSentEventReader: Sendable {
         defer { line.removeAll(keepingCapacity: true) }
         if line.isEmpty { return dispatch() }
         if line.first == UInt8(ascii: ":") { return nil }
-        let text = String(decoding: line, as: UTF8.self)
-        let field: Substring
-        var value: Substring
-        if let colon = text.firstIndex(of: ":") {
-            field = text[..<colon]
-            value = text[text.index(after: colon)...]
-            if value.first == " " { value = value.dropFirst() }
+        // Split on the bytes, as the standard does on code points: a combining mark after the
+        // colon, the space or a NUL must not hide it inside a Character.
+        let fieldBytes: ArraySlice<UInt8>
+        var valueBytes: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            fieldBytes = line[..<colon]
+            valueBytes = line[(colon + 1)...]
+            if valueBytes.first == UInt8(ascii: " ") { valueBytes = valueBytes.dropFirst() }
         } else {
-            field = Substring(text)
-            value = ""
+            fieldBytes = line[...]
+            valueBytes = []
         }
-        switch field {
-        case "event": type = String(value)
+        let value = String(decoding: valueBytes, as: UTF8.self)
+        switch String(decoding: fieldBytes, as: UTF8.self) {
+        case "event": type = value
         case "data":
             dataBytes += value.utf8.count + 1
             if dataBytes > maximumEventSize { throw .eventTooLarge(maximumEventSize) }
-            data.append(String(value)); hasData = true
-        case "id": if !value.contains("\0") { lastEventID = String(value) }
-        case "retry": if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) { retry = Int(value) }
+            data.append(value); hasData = true
+        case "id": if !valueBytes.contains(0) { lastEventID = value }
+        case "retry":
+            if !valueBytes.isEmpty, valueBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { retry = Int(value) }
         default: break
         }
         return nil

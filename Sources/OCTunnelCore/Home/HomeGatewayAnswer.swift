@@ -40,7 +40,10 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
         guard status == 502,
               let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               object["octunnel"] as? String == "home" else { return nil }
-        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) } ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
+        // The address is shown to the user as it is: one that would not print as itself (a
+        // zero-width or bidirectional character in the host) is not taken, as if it were missing.
+        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) }
+            .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil } ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
         return HomeGatewayAnswer(home: home, error: object["error"] as? String ?? "OpenCode is not reachable on the home machine",
                                  fix: object["fix"] as? String ?? "start `opencode serve --port \(home.port)` there")
     }

@@ -91,10 +91,13 @@ public enum OpenSSHPrivateKey {
         }
     }
 
-    /// Decodes an armoured key, decrypting it with `passphrase` when it is encrypted.
-    public static func decode(_ text: String, passphrase: SecretBuffer?) throws(KeyUnlockError) -> Decoded {
+    /// Decodes an armoured key, decrypting it with `passphrase` when it is encrypted. A file
+    /// asking for more than `maximumRounds` KDF rounds is refused before any round runs (the
+    /// fuzz target lowers the bound to keep each input fast).
+    public static func decode(_ text: String, passphrase: SecretBuffer?,
+                              maximumRounds: Int = KeyEncryption.maximumRounds) throws(KeyUnlockError) -> Decoded {
         let container: Container
-        do { container = try Container(text) } catch { throw .format(error) }
+        do { container = try Container(text, maximumRounds: maximumRounds) } catch { throw .format(error) }
         var secret = container.secret
         defer { BcryptPBKDF.wipe(&secret) }
         if let encryption = container.encryption {
@@ -140,7 +143,7 @@ public enum OpenSSHPrivateKey {
         let publicBlob: [UInt8]
         let secret: [UInt8]
 
-        init(_ text: String) throws(KeyFormatError) {
+        init(_ text: String, maximumRounds: Int = KeyEncryption.maximumRounds) throws(KeyFormatError) {
             let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }
             guard let first = lines.first else { throw .init("the file is empty") }
@@ -168,8 +171,12 @@ public enum OpenSSHPrivateKey {
                     var optionReader = SSHWireReader(options)
                     let salt = try optionReader.string()
                     let rounds = try optionReader.uint32()
-                    guard optionReader.isAtEnd, !salt.isEmpty, (1...1 << 20).contains(rounds) else {
+                    guard optionReader.isAtEnd, !salt.isEmpty, salt.count <= KeyEncryption.maximumSaltBytes, rounds >= 1 else {
                         throw KeyFormatError("its bcrypt options are corrupt")
+                    }
+                    // The file sets the cost: a huge count would hold octunnel for hours, so it is refused unrun.
+                    guard rounds <= maximumRounds else {
+                        throw KeyFormatError("its passphrase is stretched with \(rounds) bcrypt rounds, more than the \(maximumRounds) octunnel runs (ssh-keygen's default is \(KeyEncryption.defaultRounds)); re-encrypt it with fewer: `ssh-keygen -p -a \(KeyEncryption.defaultRounds) -f FILE`")
                     }
                     encryption = Encryption(salt: salt, rounds: Int(rounds))
                 default:
@@ -237,6 +244,13 @@ public enum KeyEncryption {
     static let blockSize = 16
     /// ssh-keygen's default number of KDF rounds (`-a`).
     public static let defaultRounds = 16
+    /// The most KDF rounds a key file may ask for. OpenSSH runs whatever the file says (its
+    /// bcrypt_pbkdf only refuses 0); octunnel refuses more than this before running one, so a
+    /// hostile or corrupt file cannot hold it for hours. 1024 is 64 times ssh-keygen's default
+    /// and far above the `-a 100` guides suggest; it takes seconds, not hours.
+    public static let maximumRounds = 1024
+    /// The longest salt accepted (ssh-keygen writes 16 bytes; bcrypt_pbkdf allows 1 MiB).
+    static let maximumSaltBytes = 1 << 20
 
     /// Encrypts or decrypts `data` in place with the first 32 bytes of `keyAndIV` as the key
     /// and the next 16 as the counter's start.
@@ -261,6 +275,8 @@ public enum KeyEncryption {
 /// Why a private key file cannot be used, in words for the user.
 public struct KeyFormatError: Error, Sendable, CustomStringConvertible {
     public let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Some reasons quote the file (its first line, a key type or cipher name): the reason is
+    /// made safe to print here, once for all (`OutsideText`).
+    init(_ reason: String) { self.reason = OutsideText.shown(reason, limit: 1024) }
     public var description: String { reason }
 }

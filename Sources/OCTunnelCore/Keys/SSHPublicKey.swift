@@ -41,10 +41,14 @@ public struct SSHPublicKey: Sendable, Equatable {
         return SSHPublicKey(type: String(fields[0]), blob: blob, comment: comment)
     }
 
-    /// `type base64 comment`: the line for authorized_keys.
+    /// `type base64 comment`: the line for authorized_keys. It is one line whatever the comment
+    /// holds (a key file's comment is anything): each control character in it is written as a
+    /// space, so a line break cannot start a second authorized_keys line with options of its own.
     public var line: String {
         let base = "\(type) \(Data(blob).base64EncodedString())"
-        return comment.isEmpty ? base : "\(base) \(comment)"
+        let shown = String(String.UnicodeScalarView(comment.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+            .trimmingCharacters(in: .whitespacesAndNewlines)  // as `parse(line:)` reads it back
+        return shown.isEmpty ? base : "\(base) \(shown)"
     }
 
     /// `SHA256:` and the unpadded base64 of the blob's SHA-256, as `ssh-keygen -l` prints it.

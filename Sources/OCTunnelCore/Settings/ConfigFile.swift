@@ -74,8 +74,9 @@ public struct ConfigFile: Sendable {
             if let profiles = top["profiles"] {
                 guard let profiles = profiles as? [String: Any] else { throw .badConfig(path: path, reason: "profiles is not an object") }
                 for (name, sections) in profiles {
-                    do { _ = try ProfileName(name) } catch { throw .badConfig(path: path, reason: "profiles.\(name): \(error.description)") }
-                    guard sections is [String: Any] else { throw .badConfig(path: path, reason: "profiles.\(name) is not an object") }
+                    let shown = OutsideText.shown(name, limit: 64)  // the file's text, quoted in the message
+                    do { _ = try ProfileName(name) } catch { throw .badConfig(path: path, reason: "profiles.\(shown): \(error.description)") }
+                    guard sections is [String: Any] else { throw .badConfig(path: path, reason: "profiles.\(shown) is not an object") }
                 }
                 isLegacy = false
             } else {

@@ -17,9 +17,10 @@ public protocol SavedConnection {
 extension SavedConnection {
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
 
-    /// Checks the hosts (the VPS, its listening address, then `otherHosts`) and the ports a
-    /// hand-edited file may have broken.
+    /// Checks the user, the hosts (the VPS, its listening address, then `otherHosts`) and the
+    /// ports a hand-edited file may have broken.
     func validateConnection(otherHosts: [String?] = []) throws(TargetParseError) {
+        try SSHTarget.validateUser(username)
         try SettingsChecks.host(host)
         for extra in [remoteHost] + otherHosts {
             if let extra { try SettingsChecks.host(extra) }

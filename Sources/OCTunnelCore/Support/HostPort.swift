@@ -79,7 +79,9 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
 /// A target parse failure, with a sentence saying what is wrong.
 public struct TargetParseError: Error, Sendable, CustomStringConvertible {
     public let message: String
-    init(_ message: String) { self.message = message }
+    /// The message quotes what was typed or read from a file: it is made safe to print here,
+    /// once for every message (`OutsideText`: no control characters reach the terminal).
+    init(_ message: String) { self.message = OutsideText.shown(message, limit: 1024) }
     public var description: String { message }
 }
 
@@ -105,13 +107,18 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
             user = String(scalars[..<at])
             rest = String(scalars[scalars.index(after: at)...])
             guard !user.isEmpty else { throw .init("empty user name in \(text)") }
-            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$".unicodeScalars)
-            guard user.unicodeScalars.allSatisfy({ allowed.contains($0) }), user.unicodeScalars.first != "-" else {
-                throw .init("user name \"\(user)\" has characters a login name cannot have")
-            }
+            try validateUser(user)
         }
         let hostPort = try HostPort.parse(rest)
         return SSHTarget(user: user, host: hostPort.host, port: hostPort.port)
+    }
+
+    /// A login name ssh and a shell take as one plain word: letters, digits, `._-$`, not starting with `-`.
+    static func validateUser(_ user: String) throws(TargetParseError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$".unicodeScalars)
+        guard !user.isEmpty, user.unicodeScalars.allSatisfy({ allowed.contains($0) }), user.unicodeScalars.first != "-" else {
+            throw .init("user name \"\(user)\" has characters a login name cannot have")
+        }
     }
 
     public var hostPort: HostPort { HostPort(host: host, port: port) }

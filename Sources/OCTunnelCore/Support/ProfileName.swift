@@ -56,5 +56,6 @@ public struct ProfileName: Hashable, Comparable, Sendable, CustomStringConvertib
 public struct ProfileNameError: Error, Equatable, Sendable, CustomStringConvertible {
     public let name: String
     public let reason: String
-    public var description: String { "bad profile name \"\(name)\": \(reason)" }
+    /// The name is what was typed or read from config.json: shown as outside text.
+    public var description: String { "bad profile name \"\(OutsideText.shown(name, limit: 64))\": \(reason)" }
 }

@@ -17,7 +17,8 @@ public struct SSHConfigFile: Sendable {
         public var values: [String: String] = [:]
         /// Every IdentityFile, in order (ssh tries each).
         public var identityFiles: [String] = []
-        /// Keywords that applied to this host but that octunnel does not use, in file order.
+        /// Keywords that applied to this host but that octunnel does not use, in file order, as
+        /// `OutsideText` shows them (they are printed in a note).
         public var ignored: [String] = []
     }
 
@@ -83,7 +84,9 @@ public struct SSHConfigFile: Sendable {
         var settings = Settings()
         var active = true
         func ignore(_ keyword: String) {
-            if !settings.ignored.contains(keyword) { settings.ignored.append(keyword) }
+            // Listed in a note for the user: the file's text, shown as outside text (no controls).
+            let shown = OutsideText.shown(keyword, limit: 64)
+            if !settings.ignored.contains(shown) { settings.ignored.append(shown) }
         }
         for directive in directives {
             switch directive.keyword {

@@ -144,7 +144,8 @@ public struct SSHConfigResolver: Sendable {
         guard result.status == 0 else {
             let reason = result.stderr.split(separator: "\n").map(String.init)
                 .first(where: { !$0.hasPrefix("Pseudo-terminal") }) ?? "ssh -G exited with status \(result.status)"
-            throw .badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(reason)")
+            // ssh quotes the config in its complaints: its words are outside text here.
+            throw .badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
         }
         var output = SSHGOutput()
         for line in result.stdout.split(separator: "\n") {
@@ -173,7 +174,7 @@ public struct SSHConfigResolver: Sendable {
         let configPort: Int?
         if let text = settings.values["port"] {
             guard let value = try? HostPort.parsePort(text) else {
-                throw .badSSHConfig(path: userConfigPath, reason: "Port \(text) for \(host) is not a port number")
+                throw .badSSHConfig(path: userConfigPath, reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
             }
             configPort = value
         } else {
@@ -197,7 +198,8 @@ public struct SSHConfigResolver: Sendable {
         for keyword in ["proxyjump", "proxycommand"] {
             if let value = values[keyword], value.lowercased() != "none" {
                 let name = keyword == "proxyjump" ? "ProxyJump" : "ProxyCommand"
-                throw .unsupportedSSHConfig(host: host, directive: name, value: value, file: file)
+                // The value is the config's text (or ssh -G's), quoted in the message.
+                throw .unsupportedSSHConfig(host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
             }
         }
     }
@@ -219,10 +221,12 @@ public struct SSHConfigResolver: Sendable {
         var skipped: [String] = []
         for file in files {
             let path = expandTokens(file, host: original, remoteUser: target.user, port: target.port, hostName: target.host)
-            guard FileBytes.exists(path) else { skipped.append("\(displayPath(path)) (missing)"); continue }
+            // Listed in a note: the path is the config's text, shown as outside text.
+            let shown = OutsideText.shown(displayPath(path), limit: 256)
+            guard FileBytes.exists(path) else { skipped.append("\(shown) (missing)"); continue }
             // An unreadable file is not skipped: loading it says precisely why it cannot be used.
             guard let type = IdentityKeyType.of(path: path), !IdentityKeyType.usable.contains(type) else { return (path, skipped) }
-            skipped.append("\(displayPath(path)) (\(type == "PEM" ? "a PEM key" : type))")
+            skipped.append("\(shown) (\(type == "PEM" ? "a PEM key" : OutsideText.shown(type, limit: 64)))")
         }
         return (nil, skipped)
     }

@@ -1,0 +1,34 @@
+# fuzz_smoke SECONDS: CI's short fuzz pass (scripts/test.sh, whole-suite runs). One release build of
+# every libFuzzer target in Tests/Fuzz (the core compiled once, with -sanitize=fuzzer,address),
+# then each target for SECONDS on a copy of its kept corpus (Tests/Fuzz/Corpus/<target>, never
+# written to) with the dictionary, each input bounded to 1 s and the process to 256 MB. Any crash,
+# timeout or out-of-memory input fails the step; it is left in $FUZZ_SMOKE_OUT/<target>/ and
+# its first lines of report are printed. The long runs are scripts/fuzz.sh's (docs/fuzzing.md).
+#
+# Release, not debug: the clean build takes ~25 s longer, but FuzzEncryptedKey's KDF runs ~8x
+# faster, so the kept corpus alone takes seconds instead of most of the step (docs/fuzzing.md).
+fuzz_smoke() {
+  local seconds=$1 config=release
+  local out=${FUZZ_SMOKE_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/octunnel-fuzz-smoke.XXXXXX")}
+  local scratch=Tests/Fuzz/.build-fuzz
+  swift build --package-path Tests/Fuzz --scratch-path "$scratch" -c "$config" \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -use-ld=lld \
+    2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+  local failed=() target
+  for target in $(ls Tests/Fuzz/Corpus | grep '^Fuzz'); do
+    [ -x "$scratch/$config/$target" ] || { echo "fuzz: $target did not build" >&2; return 1; }
+    mkdir -p "$out/$target/corpus" "$out/$target/crashes"
+    cp Tests/Fuzz/Corpus/"$target"/* "$out/$target/corpus/"
+    if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=16:malloc_context_size=5 \
+        "$scratch/$config/$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=256 \
+        -dict=Tests/Fuzz/Corpus/fuzz.dict -artifact_prefix="$out/$target/crashes/" -print_final_stats=1 \
+        "$out/$target/corpus" > "$out/$target/log" 2>&1; then
+      failed+=("$target")
+      grep -m3 -E 'Precondition failed|Fatal error|ERROR: (AddressSanitizer|libFuzzer)|Test unit written' "$out/$target/log" >&2 || true
+    fi
+    printf 'fuzz: %-19s %s runs\n' "$target" \
+      "$( (grep -oE 'stat::number_of_executed_units: *[0-9]+' "$out/$target/log" || echo 0) | grep -oE '[0-9]+$')"
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "fuzz: ${failed[*]} failed; inputs and logs in $out" >&2; return 1; }
+  rm -rf "$out"
+}
