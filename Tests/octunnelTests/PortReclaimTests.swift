@@ -27,6 +27,22 @@ struct PortReclaimTests {
         #expect(run.second.stderrText.contains("ClientAliveInterval") == false, "\(run.second.stderrText)")
     }
 
+    @Test("a home with two forwards reboots: the new home up takes both VPS ports back, each from the dead session's own mark, and listens on both")
+    func rebootTwoForwards() async throws {
+        let world = try await World.make("rebootTwoForwards", appForward: true)
+        defer { world.remove() }
+        let app = try #require(world.appRemotePort)
+        let run = try await world.rebootWithPhone(timeout: 90, label: "PortReclaimTests: reboot with two forwards",
+                                                  alsoWaitFor: ["VPS 127.0.0.1:\(app) → home"])
+        #expect(run.takenBack != nil, "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+        let second = run.second
+        #expect(second.waitForLine(containing: "VPS 127.0.0.1:\(world.remotePort) → home", timeout: 0) != nil, "\(second.stderrText)")
+        #expect(second.waitForLine(containing: "VPS 127.0.0.1:\(app) → home", timeout: 0) != nil, "\(second.stderrText)")
+        #expect(second.stderrText.contains("VPS 127.0.0.1:\(app) taken back") || second.stderrText.contains("VPS 127.0.0.1:\(app) → home"),
+                "\(second.stderrText)")
+        #expect(!second.stderrText.contains("forbids"), "\(second.stderrText)")
+    }
+
     @Test("a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens again")
     func rebootNobodyConnecting() async throws {
         let world = try await World.make("rebootNobodyConnecting")
@@ -175,9 +191,11 @@ struct HomeKey {
         key = try KeyStore(home: OctunnelHome(path: home.path)).generate(comment: "home@octunnel", rotate: false).publicKey
     }
 
-    /// Adds the home key's line for `remotePort`, as printed by `octunnel pubkey --restrict --listen`.
-    func authorize(remotePort: Int) throws {
-        let printed = try runProcess(octunnelBinary, ["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort), "--home", home.path])
+    /// Adds the home key's line for `remotePort` (and the `also` ports, as `-R` forwards), as
+    /// printed by `octunnel pubkey --restrict --listen`.
+    func authorize(remotePort: Int, also: [Int] = []) throws {
+        let printed = try runProcess(octunnelBinary, ["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort), "--home", home.path]
+                                     + also.flatMap { ["-R", "\($0):127.0.0.1:1"] })
         guard printed.status == 0 else { throw HarnessError("pubkey: \(printed.stderr)") }
         let existing = (try? readText(fixture.sshd.authorizedKeysPath)) ?? ""
         try writeText(existing + printed.stdout, to: fixture.sshd.authorizedKeysPath)

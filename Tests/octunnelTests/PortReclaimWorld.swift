@@ -25,12 +25,14 @@ final class World: @unchecked Sendable {
     let tcpRelay: RunningProcess?
     let homeKey: HomeKey
     let remotePort: Int
+    /// With `appForward`: the VPS port of a second forward (`home up -R`), to OpenCode's port too.
+    let appRemotePort: Int?
     /// Where the home and the laptop connect: sshd, or the relay in front of it.
     let target: String
     private var tunnel: RunningProcess?
     private(set) var localPort = 0
 
-    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Relay?) throws {
+    private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Relay?, appForward: Bool) throws {
         self.net = net
         self.laptop = laptop
         backend = try OpenCodeStandIn(launcher: net.exec(.client))
@@ -47,7 +49,8 @@ final class World: @unchecked Sendable {
         target = self.relay?.target(user: "root") ?? (tcpRelay == nil ? fixture.target : "root@\(net.serverAddress):\(relayPort)")
         homeKey = try HomeKey(fixture: fixture)
         remotePort = freePort()
-        try homeKey.authorize(remotePort: remotePort)
+        appRemotePort = appForward ? freePort() : nil
+        try homeKey.authorize(remotePort: remotePort, also: appRemotePort.map { [$0] } ?? [])
     }
 
     /// scripts/lib/delay-relay.py with no delay on `address:port`, to sshd on the VPS's loopback.
@@ -63,10 +66,10 @@ final class World: @unchecked Sendable {
         return relay
     }
 
-    static func make(_ test: String, relay: Relay? = nil) async throws -> World {
+    static func make(_ test: String, relay: Relay? = nil, appForward: Bool = false) async throws -> World {
         let (net, laptop) = try await HomeNetworkTests.machines(test)
         do {
-            return try await offPool { try World(net: net, laptop: laptop, relay: relay) }
+            return try await offPool { try World(net: net, laptop: laptop, relay: relay, appForward: appForward) }
         } catch {
             laptop.remove()
             net.remove()
@@ -75,7 +78,8 @@ final class World: @unchecked Sendable {
     }
 
     func homeUp(launcher: [String]) throws -> RunningProcess {
-        try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher, target: target)
+        let extra = appRemotePort.map { ["-R", "\($0):127.0.0.1:\(backend.port)"] } ?? []
+        return try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher, extra: extra, target: target)
     }
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
@@ -129,8 +133,9 @@ final class World: @unchecked Sendable {
     /// A home that reboots while the phone keeps trying: the first home up listening, then
     /// `powerCutAndReboot`, then a new home up from the new address. Waits up to `timeout` s for
     /// it to say the port was taken back, and for the phone to be served after it started; says
-    /// how long that took on stderr, after `label`. Everything is stopped on return.
-    func rebootWithPhone(timeout: Double, label: String) async throws -> RebootRun {
+    /// how long that took on stderr, after `label`; then for each of `alsoWaitFor` in its stderr.
+    /// Everything is stopped on return.
+    func rebootWithPhone(timeout: Double, label: String, alsoWaitFor: [String] = []) async throws -> RebootRun {
         let first = try homeUp(launcher: net.exec(.client))
         defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
         try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
@@ -144,6 +149,7 @@ final class World: @unchecked Sendable {
         defer { second.stopGracefullyOrKill() }
         let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: timeout) }
         let served = try await offPool { phone.firstServed(after: startedAt, timeout: timeout) }
+        for line in alsoWaitFor { _ = try await offPool { second.waitForLine(containing: line, timeout: timeout) } }
         let run = RebootRun(second: second, takenBack: takenBack, took: served.map { $0.timeIntervalSince(startedAt) },
                             phoneTail: phone.stdout.suffix(6))
         FileHandle.standardError.write(Data(String(format: "\(label), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",

@@ -26,7 +26,7 @@ public enum EngineEvent: Sendable {
     /// command ended; the listen is asked again at once.
     case portTakenBack(remote: HostPort, report: PortReclaimReport)
     /// `home up`: a forwarded connection could not reach OpenCode on this machine.
-    case homeUnreachable(home: HostPort, reason: String)
+    case homeUnreachable(home: HostPort, reason: String, openCode: Bool = true)
     /// A network change, a wake or a reconnect request, and what the session driver did about it.
     case roaming(RoamingEvent)
     /// A stream stopped with bytes waiting and room to take them; the loop moved it again.

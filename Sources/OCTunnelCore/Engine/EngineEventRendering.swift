@@ -46,8 +46,10 @@ extension EngineEvent {
             return "the VPS refused to listen on \(remote): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
         case .portTakenBack(let remote, let report):
             return "VPS \(remote) taken back: \(report.summary); listening again"
-        case .homeUnreachable(let home, let reason):
-            return "OpenCode is not running on this machine: \(HomeGatewayAnswer.unreachable(home: home, reason: reason).error) (\(reason)); start `opencode serve --port \(home.port)` here"
+        case .homeUnreachable(let home, let reason, let openCode):
+            let answer = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode)
+            guard openCode else { return "the app forwarded to \(home) is not running on this machine: \(answer.error) (\(reason)); \(answer.fix)" }
+            return "OpenCode is not running on this machine: \(answer.error) (\(reason)); start `opencode serve --port \(home.port)` here"
         case .roaming(let event):
             return event.text
         case .streamStalled(let stall):
@@ -98,8 +100,8 @@ extension EngineEvent {
         case .portTakenBack(let remote, let report):
             return ["event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": remote.host,
                     "remotePort": remote.port, "client": report.client ?? "", "pid": report.pid ?? 0]
-        case .homeUnreachable(let home, let reason):
-            return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason).error,
+        case .homeUnreachable(let home, let reason, let openCode):
+            return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode).error,
                     "reason": reason, "homeHost": home.host, "homePort": home.port]
         case .roaming(let event):
             return event.jsonObject

@@ -191,11 +191,11 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.noteFailure("home \(options.home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
-            emit(.homeUnreachable(home: options.home, reason: reason))
+            emit(.homeUnreachable(home: options.home, reason: reason, openCode: options.forwardIndex == 0))
         }
         emit(.clientDropped(id: id, reason: "home \(options.home): \(reason)"))
         if options.httpErrors {
-            let response = HomeGatewayAnswer.unreachable(home: options.home, reason: reason).response
+            let response = HomeGatewayAnswer.unreachable(home: options.home, reason: reason, openCode: options.forwardIndex == 0).response
             let result = response.withUnsafeBytes { channel.write($0.baseAddress!, count: $0.count) }
             if case .failed(let code) = result, LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
         }

@@ -13,11 +13,13 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
     /// What to do about it.
     public let fix: String
 
-    /// The answer for a home port that refused, timed out or failed with `reason`.
-    public static func unreachable(home: HostPort, reason: String) -> HomeGatewayAnswer {
+    /// The answer for a home port that refused, timed out or failed with `reason`: OpenCode's,
+    /// or (`openCode` false) another forward's, the app the agent builds.
+    public static func unreachable(home: HostPort, reason: String, openCode: Bool = true) -> HomeGatewayAnswer {
         let what = reason == "connection refused" ? "nothing listens on \(home) on the home machine"
             : "cannot reach \(home) on the home machine (\(reason))"
-        return HomeGatewayAnswer(home: home, error: what, fix: "start `opencode serve --port \(home.port)` there")
+        let fix = openCode ? "start `opencode serve --port \(home.port)` there" : "start the app there, listening on \(home)"
+        return HomeGatewayAnswer(home: home, error: what, fix: fix)
     }
 
     /// The JSON body: `{"octunnel":"home","error":…,"fix":…,"home":"127.0.0.1:4096"}`.
