@@ -143,6 +143,22 @@ struct MultipleForwardsTests {
         }
     }
 
+    @Test("bad -R input: one line and exit 64, nothing started", arguments: [
+        ["-R", "18081"], ["-R", "0:127.0.0.1:3000"], ["-R", "18081:127.0.0.1:0"], ["-R", "PORT:127.0.0.1:1", "-R", "PORT:127.0.0.1:2"],
+        ["-R", "0.0.0.0:18081:127.0.0.1:3000"], ["--remote-port", "PORT", "-R", "PORT:127.0.0.1:3000"], ["-R", "18081:h;id:3000"],
+    ])
+    func badRemoteForwards(arguments: [String]) throws {
+        let fixture = try TunnelFixture()
+        let port = String(freePort())
+        let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port) }
+        let result = try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--no-health",
+                                                     "--connect-timeout", "10"] + given)
+        #expect(result.status == 64, "\(given): \(result)")
+        let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
+        #expect(lines.count == 1, "\(given): \(result.stderr)")
+        #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
+    }
+
     @Test("bad -L input: one line and exit 64, nothing started", arguments: [
         ["-L", "3000"], ["-L", "3000:127.0.0.1:0"], ["-L", "LOCAL:127.0.0.1:3000"],
         ["-L", "PORT:127.0.0.1:1", "-L", "PORT:127.0.0.1:2"],
