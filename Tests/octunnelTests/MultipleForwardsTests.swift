@@ -181,6 +181,28 @@ struct MultipleForwardsTests {
 /// `tunnel check` walks each forward beside OpenCode's on its own (issue 36).
 @Suite("tunnel check with several forwards: each proven on its own", .ownThreads, .timeLimit(.minutes(3)))
 struct CheckEachForwardTests {
+    @Test("tunnel up -L: the health test runs on OpenCode's forward only, once, and passes; the app's forward is never taken for OpenCode")
+    func healthOnOpenCodeOnly() async throws {
+        let opencode = try OpenCodeStandIn()
+        let app = try TCPTestServer.echo()
+        defer { app.stop() }
+        let fixture = try TunnelFixture()
+        let vpsOpenCode = freePort()
+        let homeSide = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port, extra: ["--no-health"])
+        defer { homeSide.stopGracefullyOrKill() }
+        try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
+        let laptop = try fixture.up(remotePort: vpsOpenCode, extra: ["-L", "\(freePort()):127.0.0.1:\(app.port)", "--json"])
+        defer { laptop.stopGracefullyOrKill() }
+        let health = try await offPool { laptop.waitForLine(containing: "\"event\":\"health\"", stdout: true, timeout: 30) }
+        #expect(health?.contains("\"healthy\":true") == true, "\(laptop.stdout) \(laptop.stderrText)")
+        let forwarding = laptop.stdout.filter { $0.contains("\"event\":\"forwarding\"") }
+        #expect(forwarding.count == 2 && forwarding.filter { $0.contains("\"openCode\":true") }.count == 1, "\(forwarding)")
+        // Given time for a second test, none came: it is OpenCode's forward's alone.
+        #expect(laptop.waitForLine(containing: "\"event\":\"health\"", stdout: true, after: laptop.stdout.count, timeout: 2) == nil,
+                "\(laptop.stdout)")
+        #expect(laptop.stdout.filter { $0.contains("\"event\":\"health\"") }.count == 1, "\(laptop.stdout)")
+    }
+
     @Test("the app stopped at home: check names its forward and 'nothing listens at home on 3000' while OpenCode's stays ✓; no -R at all: nothing listens on the VPS port; the app up: every layer ✓")
     func appStoppedAtHome() async throws {
         let opencode = try OpenCodeStandIn()

@@ -7,7 +7,7 @@ public enum EngineEvent: Sendable {
     case stage(StageReport)
     case connected(target: SSHTarget, info: SessionInfo)
     /// The local listener is up: `local`, and `alsoLocal` on the same port (::1 beside 127.0.0.1).
-    case forwarding(local: HostPort, remote: HostPort, alsoLocal: [HostPort] = [])
+    case forwarding(local: HostPort, remote: HostPort, alsoLocal: [HostPort] = [], openCode: Bool = true)
     /// A session ended, or an attempt failed, for `reason`; the next attempt in `retryIn` s.
     case disconnected(reason: SessionEnd, retryIn: Double)
     case nothingListening(remote: HostPort, reverseCommand: String)

@@ -22,7 +22,7 @@ extension EngineEvent {
             }
         case .connected(let target, let info):
             return "connected to \(target.hostPort) (\(info.cipher), \(info.mac))"
-        case .forwarding(let local, let remote, let alsoLocal):
+        case .forwarding(let local, let remote, let alsoLocal, _):
             return "forwarding \(([local] + alsoLocal).map(\.description).joined(separator: " and ")) → VPS \(remote)"
         case .disconnected(let reason, let retryIn):
             return "disconnected: \(reason.text); retrying in \(String(format: "%.1f", retryIn)) s"
@@ -69,10 +69,10 @@ extension EngineEvent {
             return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
                     "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
                     "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange].merging(info.hostKeyTrustJSON) { $1 }
-        case .forwarding(let local, let remote, let alsoLocal):
+        case .forwarding(let local, let remote, let alsoLocal, let openCode):
             return ["event": "forwarding", "status": "connected", "localHost": local.host, "localPort": local.port,
                     "localHosts": ([local] + alsoLocal).map(\.host),
-                    "remoteHost": remote.host, "remotePort": remote.port]
+                    "remoteHost": remote.host, "remotePort": remote.port, "openCode": openCode]
         case .disconnected(let reason, let retryIn):
             return ["event": "disconnected", "status": "disconnected", "reason": reason.text, "retryIn": (retryIn * 10).rounded() / 10]
         case .nothingListening(let remote, let command):

@@ -79,7 +79,8 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: forward.listen.host, port: localPort), remote: forward.target, alsoLocal: alsoLocal))
+            emit(.forwarding(local: HostPort(host: forward.listen.host, port: localPort), remote: forward.target, alsoLocal: alsoLocal,
+                             openCode: forward.isOpenCode))
             announced = true
         }
     }

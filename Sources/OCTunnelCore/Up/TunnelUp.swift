@@ -21,7 +21,8 @@ public struct TunnelUp: Sendable {
             onEvent(.engine(event))
             guard let health else { return }
             if case .connected = event, let port = box.port { health.start(localPort: port, engine: box.engine, emit: healthEvent) }
-            if case .forwarding(let local, _, _) = event {
+            // OpenCode's forward only: the others are not OpenCode (`tunnel check` proves them).
+            if case .forwarding(let local, _, _, true) = event {
                 box.port = local.port
                 health.start(localPort: local.port, engine: box.engine, emit: healthEvent)
             }
