@@ -68,7 +68,7 @@ extension HomeCommand {
                 let options = settings.homeForwardOptions(connection, directory: directory, keepalive: Double(keepalive),
                                                           httpErrors: !noHttpErrors)
                 try options.checkForwards(allowLAN: allowLan)
-                let homeSide = try HomeUp(options: options, onEvent: { events.show($0) })
+                let homeSide = try UpRunner(home: options, onEvent: { events.show($0) })
                 if save {
                     try saveSettings(settings, signedInWith: connection, passwordFile: connect.passwordFilePath(saved: settings.savedPasswordFile),
                                      directory: directory)

@@ -74,9 +74,9 @@ extension Tunnel {
                 let events = EventPrinter(json: connect.json, verbose: verbose)
                 let options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
                 try options.checkForwards(allowLAN: allowLan)
-                if let warning = TunnelUp.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
+                if let warning = UpRunner.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
                 let health = try healthTest(options, savedPasswordFile: settings.savedPasswordFile)
-                let tunnel = try TunnelUp(options: options, health: health, onEvent: { events.show($0) })
+                let tunnel = try UpRunner(tunnel: options, health: health, onEvent: { events.show($0) })
                 tunnel.serveStatus(at: StatusEndpoint(home: directory, role: .tunnel, profile: profile))
                 if save {
                     try saveSettings(settings, signedInWith: connection, passwordFile: connect.passwordFilePath(saved: settings.savedPasswordFile),

@@ -55,8 +55,8 @@ struct UpEventTests {
         #expect(opened.isVerbose && opened.text == "connection 3 from 127.0.0.1:5555")
         let warning = UpEvent.engine(.warning("careful"))
         #expect(!warning.isVerbose && warning.text == "warning: careful")
-        #expect(TunnelUp.exposureWarning(bind: "127.0.0.1") == nil && TunnelUp.exposureWarning(bind: "::1") == nil)
-        #expect(TunnelUp.exposureWarning(bind: "0.0.0.0")?.text
+        #expect(UpRunner.exposureWarning(bind: "127.0.0.1") == nil && UpRunner.exposureWarning(bind: "::1") == nil)
+        #expect(UpRunner.exposureWarning(bind: "0.0.0.0")?.text
             == "warning: listening on 0.0.0.0: anyone who can reach this machine on that network can use the tunnel")
     }
 }

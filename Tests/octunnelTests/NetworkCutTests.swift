@@ -14,7 +14,7 @@ struct NetworkCutTests {
     static let connectTimeout = 10.0
     static let outage = 60.0
 
-    /// TunnelEngine declares the session dead once `now − lastInbound > 3 × keepalive + 1 s`;
+    /// The engine declares the session dead once `now − lastInbound > 3 × keepalive + 1 s`;
     /// it polls at least every 0.5 s while a probe is unanswered; 2 s for a loaded machine.
     static let deathBound = 3 * keepalive + 1 + 0.5 + 2
     /// The last answered probe is at most one interval old when the link goes, so death comes

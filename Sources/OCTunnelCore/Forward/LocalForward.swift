@@ -38,9 +38,8 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Binds the listener now, so a busy port fails before anything else happens. `forward`
     /// is one of `options.forwards` (OpenCode's by default); the rest of `options` is shared.
-    init(options: TunnelOptions, forward: Forward? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
+    init(options: TunnelOptions, forward: Forward, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
         self.options = options
-        let forward = forward ?? options.openCodeForward
         self.forward = forward
         self.emit = emit
         streams = StreamTable(emit: emit)

@@ -48,7 +48,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     private var remote: HostPort { options.remote }
 
-    /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
+    /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     var fatal: OCTunnelError? { listen.fatal }
 
     // MARK: - SessionForward

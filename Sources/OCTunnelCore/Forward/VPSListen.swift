@@ -32,7 +32,7 @@ final class VPSListen {
     /// Listens asked at once after the program found the port free, since the last backoff:
     /// one, so a port the program sees free but sshd cannot bind never spins the loop.
     private var immediateListens = 0
-    /// Why the run must end (the VPS forbids listening): `HomeEngine.run` throws it.
+    /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     private(set) var fatal: OCTunnelError?
 
     init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, forbidden: @escaping (OCTunnelError) -> Void,

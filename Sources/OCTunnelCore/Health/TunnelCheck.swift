@@ -41,9 +41,9 @@ public struct TunnelCheck: Sendable {
 
     public func run(onStage: @escaping @Sendable (CheckStage) -> Void) -> CheckResult {
         let collector = StageCollector(onStage: onStage)
-        let engine: TunnelEngine
+        let engine: Engine
         do {
-            engine = try TunnelEngine(options: options) { event in
+            engine = try Engine(tunnel: options) { event in
                 if case .stage(let report) = event {
                     collector.add(CheckStage(name: report.stage.rawValue, ok: true, milliseconds: report.milliseconds, detail: report.detail))
                 } else if case .forwarding = event {
@@ -82,10 +82,10 @@ public struct TunnelCheck: Sendable {
     }
 
     /// OpenCode's forward: the forward, the health routes, the event stream.
-    private func checkOpenCode(_ engine: TunnelEngine, _ collector: StageCollector) -> CheckResult {
-        var check = HealthCheck(localPort: engine.localPort, remote: options.remote, reverseCommand: options.reverseCommand,
+    private func checkOpenCode(_ engine: Engine, _ collector: StageCollector) -> CheckResult {
+        var check = HealthCheck(localPort: engine.localPorts[0], remote: options.remote, reverseCommand: options.reverseCommand,
                                 timeout: healthTimeout, credentials: credentials)
-        check.forwardRefusal = { engine.lastForwardRefusal }
+        check.forwardRefusal = { engine.lastForwardRefusal(0) }
         let started = Date()
         let health: HealthAnswer
         do {
@@ -109,13 +109,13 @@ public struct TunnelCheck: Sendable {
     }
 
     /// Each forward beside OpenCode's, a stage each (`forward :18081`); the first failure.
-    private func checkOthers(_ engine: TunnelEngine, _ collector: StageCollector) -> OCTunnelError? {
+    private func checkOthers(_ engine: Engine, _ collector: StageCollector) -> OCTunnelError? {
         var first: OCTunnelError?
         for (index, forward) in options.additionalForwards.enumerated() {
             let name = "forward \(forward.target)"
             let started = Date()
-            let reach = ForwardReach.probe(localPort: engine.additionalPorts[index], timeout: healthTimeout) {
-                engine.lastForwardRefusal(additional: index)
+            let reach = ForwardReach.probe(localPort: engine.localPorts[index + 1], timeout: healthTimeout) {
+                engine.lastForwardRefusal(index + 1)
             }
             let ms = Int(Date().timeIntervalSince(started) * 1000)
             let error: OCTunnelError

@@ -26,11 +26,11 @@ public struct TunnelHealth: Sendable {
 
     /// Starts the test against the forward's `localPort`; `engine` says why a forward was
     /// refused, and keeps the result for `status`.
-    func start(localPort: Int, engine: TunnelEngine?, emit: @escaping @Sendable (HealthEvent) -> Void) {
+    func start(localPort: Int, engine: Engine?, emit: @escaping @Sendable (HealthEvent) -> Void) {
         let thread = Thread {
             var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
                                     credentials: credentials)
-            check.forwardRefusal = { engine?.lastForwardRefusal }
+            check.forwardRefusal = { engine?.lastForwardRefusal(0) }
             check.localHost = HealthCheck.address(forBind: bind)
             let event: HealthEvent
             do throws(OCTunnelError) {
