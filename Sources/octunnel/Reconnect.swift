@@ -18,24 +18,18 @@ struct ReconnectOptions: ParsableArguments {
     func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
             let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
-            let request = ReconnectRequest(endpoint: endpoint)
-            let startedAt = Date()
-            let before = try request.send()
-            if !json { Console.say("asked octunnel \(role) (pid \(before.pid)) to reconnect") }
-            guard wait > 0 else {
-                if json { Console.data(jsonLine(["event": "reconnectRequested", "pid": before.pid])) }
-                return
+            let outcome = try ReconnectRequest(endpoint: endpoint).run(wait: wait, role: role) { pid in
+                if !json { Console.say("asked octunnel \(role) (pid \(pid)) to reconnect") }
             }
-            guard let after = request.waitForNewSession(after: before, timeout: Double(wait)) else {
-                throw OCTunnelError.statusNotAnswered(path: endpoint.path,
-                                                      reason: "asked to reconnect, but no new session came up within \(wait) s; `octunnel \(role) status` says why")
-            }
-            let took = Date().timeIntervalSince(startedAt)
-            if json {
-                Console.data(jsonLine(["event": "reconnected", "pid": after.pid, "seconds": (took * 1000).rounded() / 1000,
-                                       "reconnects": after.reconnects]))
-            } else {
-                Console.say(String(format: "reconnected in %.1f s (%d reconnects since start)", took, after.reconnects))
+            switch outcome {
+            case .asked(let pid):
+                if json { Console.data(jsonLine(["event": "reconnectRequested", "pid": pid])) }
+            case .reconnected(let pid, let seconds, let reconnects):
+                if json {
+                    Console.data(jsonLine(["event": "reconnected", "pid": pid, "seconds": (seconds * 1000).rounded() / 1000, "reconnects": reconnects]))
+                } else {
+                    Console.say(String(format: "reconnected in %.1f s (%d reconnects since start)", seconds, reconnects))
+                }
             }
         }
     }

@@ -62,31 +62,23 @@ extension Service {
         func run() throws {
             try runReportingErrors {
                 let (definition, home, profile, role) = try options.definition()
-                try definition.validate()
-                guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
-                    throw OCTunnelError.noSettings(path: home.configPath, profile: profile, role: role)
-                }
+                let flow = ServiceFlow(definition: definition)
                 if print {
+                    try flow.checkInstallable(home: home, profile: profile, role: role)
                     Console.data(String(definition.render().dropLast()))
                     Console.say("nothing written; `octunnel service install \(role)` would write this to \(definition.path)")
                     return
                 }
-                let outcome = try ServiceInstaller(definition: definition).install(force: force)
-                switch outcome {
+                let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now)
+                switch installed.outcome {
                 case .created: Console.say("wrote \(definition.path)")
                 case .replaced: Console.say("replaced \(definition.path)")
                 case .unchanged: Console.say("\(definition.path) is up to date")
                 }
-                let manager = ServiceManager(definition: definition)
-                let commands = manager.enableCommands(replacing: outcome == .replaced)
-                if now {
-                    guard manager.isAvailable else {
-                        throw OCTunnelError.serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
-                    }
-                    try manager.run(commands)
-                    Console.say("started \(definition.name): \(ServiceManager.shown(commands))")
+                if installed.started {
+                    Console.say("started \(definition.name): \(ServiceManager.shown(installed.commands))")
                 } else {
-                    Console.say("start it now and at every login:\n  \(ServiceManager.shown(commands))")
+                    Console.say("start it now and at every login:\n  \(ServiceManager.shown(installed.commands))")
                 }
                 if definition.format == .systemd {
                     Console.say("to run it without a login session too (at boot): loginctl enable-linger $USER")
@@ -108,28 +100,13 @@ extension Service {
         func run() throws {
             try runReportingErrors {
                 let (definition, _, _, _) = try options.definition()
-                let installer = ServiceInstaller(definition: definition)
-                let state = try installer.state()
-                guard state != .absent else {
+                switch try ServiceFlow(definition: definition).uninstall(force: force) {
+                case .nothing:
                     Console.say("nothing to remove: \(definition.path) does not exist")
-                    return
+                case .removed(let warning):
+                    if let warning { Console.say("octunnel: \(warning)") }
+                    Console.say("removed \(definition.path)")
                 }
-                guard state == .ours || force else {
-                    throw OCTunnelError.serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
-                }
-                let manager = ServiceManager(definition: definition)
-                if manager.isAvailable {
-                    do {
-                        try manager.run(manager.disableCommands)
-                    } catch {
-                        Console.say("octunnel: warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: "")) It may keep running until you stop it.")
-                    }
-                } else {
-                    Console.say("octunnel: \(manager.tool) not found on PATH: if the service is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))")
-                }
-                try installer.uninstall(force: force)
-                Console.say("removed \(definition.path)")
-                if manager.isAvailable { try? manager.run(manager.afterRemovalCommands) }
             }
         }
     }
@@ -144,18 +121,7 @@ extension Service {
         func run() throws {
             try runReportingErrors {
                 let (definition, _, profile, role) = try options.definition()
-                let state = try ServiceInstaller(definition: definition).state()
-                guard state != .absent else {
-                    throw OCTunnelError.serviceNotInstalled(path: definition.path, role: role, profile: profile)
-                }
-                let whose: String
-                switch state {
-                case .ours: whose = "written by octunnel"
-                case .edited: whose = "written by octunnel, changed since"
-                default: whose = "not written by octunnel"
-                }
-                var rows = [("service", definition.name), ("file", "\(definition.path) (\(whose))")]
-                rows += ServiceManager(definition: definition).describe()
+                let rows = try ServiceFlow(definition: definition).status(profile: profile, role: role)
                 let width = rows.map { $0.0.count }.max() ?? 0
                 for (label, value) in rows {
                     Console.data(label + ":" + String(repeating: " ", count: width - label.count + 1) + value)

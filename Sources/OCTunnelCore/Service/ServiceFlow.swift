@@ -1,0 +1,86 @@
+/// `service install`, `uninstall` and `status` as flows over a `ServiceDefinition`: what to
+/// check, write, run and report, decided here; the CLI prints the outcome.
+public struct ServiceFlow: Sendable {
+    public let definition: ServiceDefinition
+
+    public init(definition: ServiceDefinition) { self.definition = definition }
+
+    /// What `install` did.
+    public struct Installed: Sendable {
+        public let outcome: ServiceInstaller.InstallOutcome
+        /// The service manager commands that start it now and at login.
+        public let commands: [ServiceCommand]
+        /// Whether they were run (`--now`).
+        public let started: Bool
+    }
+
+    /// Checks the definition and that `role`'s settings of `profile` are saved in `home`, then
+    /// writes the file (never over one it did not write, unless `force`) and, with `startNow`,
+    /// enables and starts it.
+    public func install(home: OctunnelHome, profile: ProfileName, role: Role, force: Bool, startNow: Bool) throws(OCTunnelError) -> Installed {
+        try checkInstallable(home: home, profile: profile, role: role)
+        let outcome = try ServiceInstaller(definition: definition).install(force: force)
+        let manager = ServiceManager(definition: definition)
+        let commands = manager.enableCommands(replacing: outcome == .replaced)
+        guard startNow else { return Installed(outcome: outcome, commands: commands, started: false) }
+        guard manager.isAvailable else {
+            throw .serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
+        }
+        try manager.run(commands)
+        return Installed(outcome: outcome, commands: commands, started: true)
+    }
+
+    /// What `install --print` (and `install`) need first: a valid definition and saved settings.
+    public func checkInstallable(home: OctunnelHome, profile: ProfileName, role: Role) throws(OCTunnelError) {
+        try definition.validate()
+        guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
+            throw .noSettings(path: home.configPath, profile: profile, role: role)
+        }
+    }
+
+    /// What `uninstall` did: nothing (no file), or removed, with the warning to show first when
+    /// the service could not be stopped (it may keep running).
+    public enum Removed: Sendable {
+        case nothing
+        case removed(warning: String?)
+    }
+
+    /// Stops the service (as far as the manager can) and removes the file, only octunnel's own
+    /// unless `force`.
+    public func uninstall(force: Bool) throws(OCTunnelError) -> Removed {
+        let installer = ServiceInstaller(definition: definition)
+        let state = try installer.state()
+        guard state != .absent else { return .nothing }
+        guard state == .ours || force else {
+            throw .serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
+        }
+        let manager = ServiceManager(definition: definition)
+        var warning: String?
+        if manager.isAvailable {
+            do {
+                try manager.run(manager.disableCommands)
+            } catch {
+                warning = "warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: "")) It may keep running until you stop it."
+            }
+        } else {
+            warning = "\(manager.tool) not found on PATH: if the service is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))"
+        }
+        _ = try installer.uninstall(force: force)
+        if manager.isAvailable { try? manager.run(manager.afterRemovalCommands) }
+        return .removed(warning: warning)
+    }
+
+    /// `service status`'s rows (label, value): the unit's name, its file and whose it is, and
+    /// what the service manager says. Not installed is `serviceNotInstalled`.
+    public func status(profile: ProfileName, role: Role) throws(OCTunnelError) -> [(String, String)] {
+        let state = try ServiceInstaller(definition: definition).state()
+        guard state != .absent else { throw .serviceNotInstalled(path: definition.path, role: role, profile: profile) }
+        let whose: String
+        switch state {
+        case .ours: whose = "written by octunnel"
+        case .edited: whose = "written by octunnel, changed since"
+        default: whose = "not written by octunnel"
+        }
+        return [("service", definition.name), ("file", "\(definition.path) (\(whose))")] + ServiceManager(definition: definition).describe()
+    }
+}
