@@ -28,6 +28,28 @@ struct StatusSnapshotTests {
         return snapshot
     }
 
+    @Test("several forwards: the list round-trips through the JSON, and the text has a forwarding line for each beside OpenCode's, with its counts and last error")
+    func forwardsList() throws {
+        var snapshot = try Self.connected()
+        snapshot.forwards = [
+            .init(local: HostPort(host: "127.0.0.1", port: 4096), remote: HostPort(host: "127.0.0.1", port: 18080),
+                  openConnections: 4, totalConnections: 30, bytesIn: 1_300_000, bytesOut: 2000),
+            .init(local: HostPort(host: "127.0.0.1", port: 3000), remote: HostPort(host: "::1", port: 18081),
+                  openConnections: 0, totalConnections: 1, bytesIn: 2048, bytesOut: 48, lastError: "nothing listens on VPS [::1]:18081"),
+        ]
+        let decoded = try #require(StatusSnapshot(jsonText: snapshot.jsonText))
+        #expect(decoded.forwards == snapshot.forwards)
+        let lines = snapshot.humanLines(now: Self.now)
+        #expect(lines.contains("  forwarding  127.0.0.1:3000 → VPS [::1]:18081 · 1 connection · 2.0 KiB in · last error: nothing listens on VPS [::1]:18081"),
+                "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("  forwarding") }.count == 2, "\(lines)")
+        // A status from before the list: none, and the text as it was.
+        var object = snapshot.jsonObject
+        object["forwards"] = nil
+        let older = try #require(StatusSnapshot(jsonText: jsonLine(object)))
+        #expect(older.forwards.isEmpty && older.humanLines(now: Self.now).filter { $0.hasPrefix("  forwarding") }.count == 1)
+    }
+
     @Test("the JSON round-trips, with the event stream's names and null for what is unknown")
     func jsonRoundTrip() throws {
         let snapshot = try Self.connected()
