@@ -15,9 +15,8 @@ final class LiveSession {
     private var closing: [SSHChannel] = []
     /// The session's received-byte count when the VPS was last heard (`noteInbound`).
     private var receivedSoFar: Int
-    /// Whose turn it is to open a channel, and who waits for one (`takeTurn`).
-    private var turnHolder: ObjectIdentifier?
-    private var turnQueue: [ObjectIdentifier] = []
+    /// Whose turn it is to open a channel or listen (`takeTurn`).
+    private(set) var turn = OpenTurn()
 
     init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
         self.established = established
@@ -29,6 +28,9 @@ final class LiveSession {
     }
 
     var session: SSHSession { established.session }
+
+    /// A new round of the loop (the driver's): the turn's priorities age by one.
+    func beginRound() { turn.beginRound() }
     var isAlive: Bool { failure == nil }
 
     /// Whether a stream may read more client bytes for the VPS now (the send buffer is below
@@ -57,34 +59,17 @@ final class LiveSession {
         if failure == nil { failure = end }
     }
 
-    /// Whether `owner` may start (or repeat) a channel open now. libssh2 keeps the state of one
-    /// open in the session, not the channel (channel.c:144): while it would block, the next
-    /// open on the session must be the same call again. So the session, not a forward, owns
-    /// the turn: the forward holding it repeats its open until it ends the turn; the others
-    /// queue in the order they asked and take it in that order. Not holding it, `owner` is queued.
-    func takeTurn(_ owner: AnyObject) -> Bool {
-        let id = ObjectIdentifier(owner)
-        if turnHolder == id { return true }
-        if turnHolder == nil && (turnQueue.isEmpty || turnQueue.first == id) {
-            turnHolder = id
-            if turnQueue.first == id { turnQueue.removeFirst() }
-            return true
-        }
-        if !turnQueue.contains(id) { turnQueue.append(id) }
-        return false
-    }
+    /// Whether `owner` may start (or repeat) a call whose state libssh2 keeps in the session
+    /// (a channel open, a listen): the turn is the session's, not a forward's (`OpenTurn`).
+    /// Not holding it, `owner` is remembered as asking.
+    func takeTurn(_ owner: AnyObject) -> Bool { turn.take(owner) }
 
     /// Whether `takeTurn(owner)` would give `owner` the turn now (for a wake-up: a forward
     /// waiting for another's open must not spin).
-    func turnIsFree(for owner: AnyObject) -> Bool {
-        let id = ObjectIdentifier(owner)
-        return turnHolder == id || (turnHolder == nil && (turnQueue.isEmpty || turnQueue.first == id))
-    }
+    func turnIsFree(for owner: AnyObject) -> Bool { turn.isFree(for: owner) }
 
-    /// `owner`'s open is over (opened or failed): the next in the queue may open.
-    func endTurn(_ owner: AnyObject) {
-        if turnHolder == ObjectIdentifier(owner) { turnHolder = nil }
-    }
+    /// `owner`'s call is over (opened, listening or failed): the next may go.
+    func endTurn(_ owner: AnyObject) { turn.end(owner) }
 
     /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).
     func release(_ channel: SSHChannel) { closing.append(channel) }

@@ -131,6 +131,8 @@ final class SessionDriver: PollOwner {
             set.watch(live.session.socket, events: Int32(events), owner: self, tag: 0)
             set.wake(at: live.keepalive.nextDeadline)
             if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
+            // A turn just ended with forwards waiting for it: they ask in the next round, now.
+            if live.turn.hasPriorityPending { set.wakeNow() }
         }
         for forward in forwards { forward.register(in: set, live: live, now: now) }
         statusServer?.register(in: set)
@@ -153,6 +155,7 @@ final class SessionDriver: PollOwner {
         }
         let session = live.session
         session.newRound()
+        live.beginRound()
         defer { socketReady = false }
         if session.outgoingBacklog > 0 && !session.flushOutgoing() {
             return teardown(live, for: .sendFailed(session.outgoingFailure), now: now)
