@@ -1,11 +1,13 @@
 # fuzz_smoke SECONDS: CI's short fuzz pass (scripts/test.sh, whole-suite runs). One release build of
 # every libFuzzer target in Tests/Fuzz (the core compiled once, with -sanitize=fuzzer,address),
 # then each target for SECONDS on a copy of its kept corpus (Tests/Fuzz/Corpus/<target>, never
-# written to) with the dictionary, each input bounded to 1 s and the process to 256 MB. Any crash,
+# written to) with the dictionary, each input bounded to 10 s and the process to 256 MB. Any crash,
 # timeout or out-of-memory input fails the step; it is left in $FUZZ_SMOKE_OUT/<target>/ and
-# its first lines of report are printed. The long runs are scripts/fuzz.sh's (docs/fuzzing.md).
+# its first lines of report are printed. The long runs are scripts/fuzz.sh's (docs/fuzzing.md),
+# with the 1 s bound: here a loaded machine (~20 on 2 cores) stalled inputs that take 10-100 ms
+# past 1 s a few times an hour, and CI must not fail on the machine; a hang still fails it.
 #
-# Release, not debug: the clean build takes ~25 s longer, but FuzzEncryptedKey's KDF runs ~8x
+# Release, not debug: the clean build took 24 s longer here (51 s, 27 s), but FuzzEncryptedKey's KDF runs ~7x
 # faster, so the kept corpus alone takes seconds instead of most of the step (docs/fuzzing.md).
 fuzz_smoke() {
   local seconds=$1 config=release
@@ -20,7 +22,7 @@ fuzz_smoke() {
     mkdir -p "$out/$target/corpus" "$out/$target/crashes"
     cp Tests/Fuzz/Corpus/"$target"/* "$out/$target/corpus/"
     if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=16:malloc_context_size=5 \
-        "$scratch/$config/$target" -max_total_time="$seconds" -timeout=1 -rss_limit_mb=256 \
+        "$scratch/$config/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=256 \
         -dict=Tests/Fuzz/Corpus/fuzz.dict -artifact_prefix="$out/$target/crashes/" -print_final_stats=1 \
         "$out/$target/corpus" > "$out/$target/log" 2>&1; then
       failed+=("$target")
