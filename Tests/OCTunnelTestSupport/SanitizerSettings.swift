@@ -19,14 +19,17 @@ public func addingSanitizerSettings(to environment: [String: String],
 
 /// Whether the `octunnel` under test carries AddressSanitizer (scripts/sanitize.sh builds it so).
 /// ASan holds freed memory back (256 MB by default), pads every allocation and keeps shadow
-/// memory, so such a child's peak RSS is largely ASan's own. Read from the binary (ASan's
-/// runtime names `__asan_init`), not from the environment: a plain `swift test
-/// --sanitize=address` counts too.
-public let octunnelHasAddressSanitizer: Bool = {
-    guard let bytes = FileManager.default.contents(atPath: octunnelBinary) else { return false }
-    // Joined at run time, so no bundle that holds this code looks sanitized for holding the name.
-    return bytes.range(of: Data(["__asan", "_init"].joined().utf8)) != nil
-}()
+/// memory, so such a child's peak RSS is largely ASan's own. Read from the binary, not from the
+/// environment: a plain `swift test --sanitize=address` counts too.
+public let octunnelHasAddressSanitizer = carriesAddressSanitizer(octunnelBinary)
+
+/// Whether the executable at `path` holds AddressSanitizer's runtime, which names `__asan_init`.
+/// The name is put together at run time: as one literal it would sit in the test runner, which
+/// links this code, whatever the runner was built with.
+public func carriesAddressSanitizer(_ path: String) -> Bool {
+    guard let bytes = FileManager.default.contents(atPath: path) else { return false }
+    return bytes.range(of: Data("__asan".utf8) + Data("_init".utf8)) != nil
+}
 
 /// How many times a bound on an `octunnel` child's peak RSS is multiplied when that child carries
 /// AddressSanitizer: its documented typical memory cost is about 3x. Runaway growth still fails.
