@@ -21,8 +21,36 @@ public final class TempDirectory: @unchecked Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (bind to 0, read, close).
+/// A TCP port on 127.0.0.1 that was free a moment ago, and that no other test of this process
+/// was given. It is picked below the kernel's ephemeral range (`ip_local_port_range`): a port
+/// from that range (bind to 0) could be taken by any outgoing connection, a test's or a tunnel's,
+/// between this call and the bind it is for, which made a listener fail with EADDRINUSE under
+/// a busy suite (a relay's bind in OpenOrderTests, CI 23:05).
 public func freePort() -> Int {
+    let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+        .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } } ?? 32768
+    let range = max(1024, ephemeralLow - 12000)...(ephemeralLow - 1)
+    for _ in 0..<500 {
+        let port = Int.random(in: range)
+        guard PortsHandedOut.shared.take(port), canBind(port) else { continue }
+        return port
+    }
+    return ephemeralPort()
+}
+
+/// Whether 127.0.0.1:`port` can be bound now (no SO_REUSEADDR: a port in TIME_WAIT is not free).
+private func canBind(_ port: Int) -> Bool {
+    let fd = closeOnExecStreamSocket()
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+}
+
+/// A port the kernel picks (bind to 0, read, close): the fallback when no port below the range was free.
+private func ephemeralPort() -> Int {
     let fd = closeOnExecStreamSocket()
     defer { close(fd) }
     var address = sockaddr_in()
@@ -33,6 +61,20 @@ public func freePort() -> Int {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// The ports `freePort` gave out in this process: never the same twice, so two tests that
+/// ask at once cannot both be given one port.
+private final class PortsHandedOut: @unchecked Sendable {
+    static let shared = PortsHandedOut()
+    private let lock = NSLock()
+    private var ports = Set<Int>()
+
+    func take(_ port: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ports.insert(port).inserted
+    }
 }
 
 /// Connects a blocking TCP socket to 127.0.0.1:port, or returns -1.
