@@ -84,6 +84,24 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         return fields
     }
 
+    /// `validate` for a command: a problem is `badForward` (exit 64). `allowLAN` counts as given
+    /// when the first forward (OpenCode's, from `--bind` / `--remote-host`) is off loopback already.
+    public static func check(_ forwards: [Forward], allowLAN: Bool) throws(OCTunnelError) {
+        do {
+            try validate(forwards, allowLAN: allowLAN || forwards.first.map { !Sockets.isLoopback($0.listen.host) } ?? false)
+        } catch {
+            throw .badForward(reason: error.message)
+        }
+    }
+
+    /// The home's `-R` for this laptop `-L` (`3000:127.0.0.1:18081` → `127.0.0.1:18081:127.0.0.1:3000`):
+    /// the VPS port it goes to, and its home port taken to be its local one, as a dev server's
+    /// usually is. A remote forward is its own home side.
+    public var homeSide: Forward {
+        direction == .remote ? self
+            : Forward(direction: .remote, listen: target, target: HostPort(host: Defaults.homeHost, port: listen.port), isOpenCode: isOpenCode)
+    }
+
     /// Checks a session's forwards together: no listening port twice on the same end (a port
     /// given twice, or a local port equal to another forward's), and no listening address off
     /// loopback unless `allowLAN`. The first problem, as one line.

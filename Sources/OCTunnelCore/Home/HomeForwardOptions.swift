@@ -53,10 +53,6 @@ public struct HomeForwardOptions: Sendable {
 
     /// Throws `badForward` (exit 64) unless the forwards can go together (`Forward.validate`).
     public func checkForwards(allowLAN: Bool) throws(OCTunnelError) {
-        do {
-            try Forward.validate(forwards, allowLAN: allowLAN || !Sockets.isLoopback(remote.host))
-        } catch {
-            throw .badForward(reason: error.message)
-        }
+        try Forward.check(forwards, allowLAN: allowLAN)
     }
 }

@@ -51,8 +51,8 @@ extension SSHSession {
         case listening(RemoteListener)
         case wouldBlock
         /// The VPS said no (-32). `policy` is sshd's debug message when it names a rule
-        /// ("Server has disabled port forwarding."), as `OutsideText` shows it (the VPS wrote it:
-        /// no terminal controls, short); nil when it said nothing, as for a busy port.
+        /// ("Server has disabled port forwarding."), as the VPS wrote it (`listenForbidden`'s message
+        /// shows it through `OutsideText`); nil when it said nothing, as for a busy port.
         case refused(policy: String?)
         case failed(LibSSH2Error)
     }
@@ -69,8 +69,7 @@ extension SSHSession {
         if code == LIBSSH2_ERROR_EAGAIN { return .wouldBlock }
         if code == LIBSSH2_ERROR_REQUEST_DENIED {
             let messages = takeDebugMessages()
-            let policy = messages.last { Self.isForwardingPolicy($0) }
-            return .refused(policy: policy.map { OutsideText.shown($0.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255) })
+            return .refused(policy: messages.last { Self.isForwardingPolicy($0) })
         }
         return .failed(error(code, "libssh2_channel_forward_listen_ex"))
     }

@@ -31,12 +31,7 @@ extension ResolvedSettings {
     /// What the home machine runs for this VPS and these ports.
     public var reverse: ReverseCommand {
         var reverse = ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
-        // The laptop's -L 3000:127.0.0.1:18081 is the home's -R 127.0.0.1:18081:127.0.0.1:3000:
-        // its home port taken to be its local one, as a dev server's usually is.
-        reverse.additionalForwards = additionalForwards.map { forward in
-            forward.direction == .remote ? forward
-                : Forward(direction: .remote, listen: forward.target, target: HostPort(host: Defaults.homeHost, port: forward.listen.port))
-        }
+        reverse.additionalForwards = additionalForwards.map(\.homeSide)
         return reverse
     }
 

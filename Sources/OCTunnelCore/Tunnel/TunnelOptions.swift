@@ -45,11 +45,7 @@ public struct TunnelOptions: Sendable {
 
     /// Throws `badForward` (exit 64) unless the forwards can go together (`Forward.validate`).
     public func checkForwards(allowLAN: Bool) throws(OCTunnelError) {
-        do {
-            try Forward.validate(forwards, allowLAN: allowLAN || !Sockets.isLoopback(bind))
-        } catch {
-            throw .badForward(reason: error.message)
-        }
+        try Forward.check(forwards, allowLAN: allowLAN)
     }
 
     /// What the home machine runs so that something listens behind `forward`'s VPS port: for
@@ -57,8 +53,9 @@ public struct TunnelOptions: Sendable {
     /// 3000 at home), as a dev server's usually is.
     public func reverseCommand(for forward: Forward) -> String {
         guard !forward.isOpenCode else { return reverseCommand }
-        return ReverseCommand(target: connection.target, remoteHost: forward.target.host, remotePort: forward.target.port,
-                              homePort: forward.listen.port).render(.ssh)
+        let home = forward.homeSide
+        return ReverseCommand(target: connection.target, remoteHost: home.listen.host, remotePort: home.listen.port,
+                              homePort: home.target.port).render(.ssh)
     }
 
     public var reverseCommand: String {
