@@ -198,6 +198,29 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimProgram.command("octunnel-beat", listen: listens[0], index: 0) == "octunnel-beat")
     }
 
+    @Test("a dead session holding two listens while clients wait on both (the phones behind the laptop's two forwards): its client connection is still the one, whichever listen is asked for", arguments: shells)
+    func deadHolderOfTwoListensWithWaitingClients(shell: String) throws {
+        let proc = try RecordedProc(busy: true)
+        let listens = [HostPort(host: "127.0.0.1", port: 18080), HostPort(host: "127.0.0.1", port: 18081)]
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        proc.tcp.append(RecordedProc.line(local: "0100007F:46A1", remote: "00000000:0000", state: "0A", inode: 70003))
+        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 5, inode: 70002))
+        // Connections sshd accepted on each listen, waiting for channels the dead home never opens.
+        var sockets = [70001, 70003, 70002]
+        for (index, port) in ["46A0", "46A1", "46A0", "46A1"].enumerated() {
+            proc.tcp.append(RecordedProc.line(local: "0100007F:\(port)", remote: "0100007F:\(String(0xA000 + index, radix: 16, uppercase: true))",
+                                              state: "01", inode: 70010 + index))
+            sockets.append(70010 + index)
+        }
+        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: sockets)
+        try proc.write()
+        for verb in ["octunnel-inspect", "octunnel-inspect 127.0.0.1:18081"] {
+            let port = verb.hasSuffix("18081") ? 18081 : 18080
+            #expect(try proc.run(shell: shell, verb: verb, listens: listens).stdout
+                    == "octunnel-reclaim v=1 result=dead port=127.0.0.1:\(port) pid=4194500 client=203.0.113.7:51250 txq=92 retrans=5 silent=0\n", "\(verb)")
+        }
+    }
+
     /// A home behind a relay (sslh): sshd's client is the relay on loopback, which acknowledges
     /// everything, and the session runs `octunnel-beat`, whose `cat` is the holder's child.
     static func relayedHolder(heartbeat: Bool = true, markParent: Int = 4_194_500, fds: Bool = true,
@@ -343,7 +366,8 @@ struct PortReclaimProgramTests {
             command.append(line[index])
             index = line.index(after: index)
         }
-        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T=;") && command.contains(" W=127.0.0.1:\(port) "))
+        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=127.0.0.1:\(port) "),
+                "\(command.prefix(60))")
         for shell in Self.shells where shell != RecordedProc.busybox {
             let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
             #expect(result.stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:\(port)\n", "\(shell): \(result.stderr)")
@@ -359,7 +383,7 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimProgram.hexAddresses("localhost") == ["0100007F", "00000000000000000000000001000000"])
         #expect(PortReclaimProgram.hexAddresses("0.0.0.0") == ["00000000"])
         #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80))
-                .contains(#"""|"127.0.0.1:80") W=127.0.0.1:80 L=" 0100007F:0050 00000000:0050 "# + String(repeating: "0", count: 32) + #":0050 " H=0050;;"#))
+                .contains(#"""|"127.0.0.1:80") W=127.0.0.1:80 L=" 0100007F:0050 00000000:0050 "# + String(repeating: "0", count: 32) + #":0050 ";;"#))
     }
 
     @Test("the program's lines parse; other output (an old key line) does not")

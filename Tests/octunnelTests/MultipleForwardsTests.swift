@@ -9,13 +9,16 @@ import Testing
 struct MultipleForwardsTests {
     /// A server that sends back every byte inverted: a byte that reached the wrong forward's
     /// server would come back wrong.
-    static func inverter() throws -> TCPTestServer {
+    static func inverter() throws -> TCPTestServer { try transformer { ~$0 } }
+
+    /// A server that sends back every byte through `change`.
+    static func transformer(_ change: @escaping @Sendable (UInt8) -> UInt8) throws -> TCPTestServer {
         try TCPTestServer { fd in
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(fd, &buffer, buffer.count)
                 if count <= 0 { break }
-                guard writeAll(fd, buffer[..<count].map { ~$0 }) else { return }
+                guard writeAll(fd, buffer[..<count].map(change)) else { return }
             }
             shutdown(fd, Int32(SHUT_WR))
         }
@@ -84,7 +87,7 @@ struct MultipleForwardsTests {
         #expect(sendAndReceive(port: second, payload: payload, timeout: 30) == payload)
     }
 
-    @Test("both ends octunnel, two forwards each over one session per side (-L here, -R at home): data at once through both, every byte checked at its own server")
+    @Test("both ends octunnel, two forwards each over one session per side (-L here, -R at home): 8 clients open, fill and close 200 connections through both at once, 1 B to 256 KiB each, every byte checked at its own server; then a third forward added with --save at both ends is served by the next start of each with no forward flags")
     func bothEnds() async throws {
         let opencode = try TCPTestServer.echo()
         defer { opencode.stop() }
@@ -94,32 +97,81 @@ struct MultipleForwardsTests {
         let (vpsOpenCode, vpsApp, laptopApp) = (freePort(), freePort(), freePort())
         let homeSide = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port,
                                           extra: ["-R", "\(vpsApp):127.0.0.1:\(app.port)", "--no-health"])
-        defer { homeSide.stopGracefullyOrKill() }
         let listening = try await offPool { () -> Bool in
             homeSide.waitForLine(containing: "VPS 127.0.0.1:\(vpsOpenCode) → home") != nil
                 && homeSide.waitForLine(containing: "VPS 127.0.0.1:\(vpsApp) → home 127.0.0.1:\(app.port)") != nil
         }
         try #require(listening, "\(homeSide.stderrText)")
         let laptop = try fixture.up(remotePort: vpsOpenCode, extra: ["-L", "\(laptopApp):127.0.0.1:\(vpsApp)", "--no-health"])
-        defer { laptop.stopGracefullyOrKill() }
         let port = try #require(laptop.forwardedPort(), "\(laptop.stderrText)")
-        let results = ResultBox(count: 40)
-        try await offPool {
-            DispatchQueue.concurrentPerform(iterations: 40) { index in
-                let payload = patternBytes(256 << 10, seed: UInt64(index + 100))
-                let expected = index % 2 == 0 ? payload : payload.map { ~$0 }
-                results.set(index, sendAndReceive(port: index % 2 == 0 ? port : laptopApp, payload: payload, timeout: 60) == expected)
-            }
+        let crossed = try await offPool {
+            Self.churn(connections: 200, clients: 8) { index in index % 2 == 0 ? (port, { $0 }) : (laptopApp, { $0.map { ~$0 } }) }
         }
-        #expect(results.all, "some connections lost, reordered or crossed bytes")
+        #expect(crossed.isEmpty, "connections lost, cut, reordered or crossed: \(crossed.prefix(10)) of 200")
         // One session each side: the home's and the laptop's.
         #expect(fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 2, "\(fixture.sshd.log)")
         let status = try await offPool { try fixture.run(["home", "status", "--json"]) }
         let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
         let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
         #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(vpsOpenCode)", "127.0.0.1:\(vpsApp)"])
-        // 20 clients each, and the channels the laptop's pools opened ahead of need.
-        #expect(forwards.allSatisfy { ($0["totalConnections"] as? NSNumber)?.intValue ?? 0 >= 20 }, "\(status.stdout)")
+        // 100 clients each, and the channels the laptop's pools opened ahead of need.
+        #expect(forwards.allSatisfy { ($0["totalConnections"] as? NSNumber)?.intValue ?? 0 >= 100 }, "\(status.stdout)")
+        #expect(laptop.isRunning && homeSide.isRunning, "\(laptop.stderrText)\n\(homeSide.stderrText)")
+        laptop.stopGracefullyOrKill()
+        homeSide.stopGracefullyOrKill()
+
+        // A third forward (a server at home that adds 1 to each byte), added with --save at both ends.
+        let third = try Self.transformer { $0 &+ 1 }
+        defer { third.stop() }
+        let (vpsThird, laptopThird) = (freePort(), freePort())
+        let savingHome = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port,
+                                            extra: ["-R", "\(vpsApp):127.0.0.1:\(app.port)", "-R", "\(vpsThird):127.0.0.1:\(third.port)", "--no-health", "--save"])
+        try #require(try await offPool { savingHome.waitForLine(containing: "VPS 127.0.0.1:\(vpsThird) → home") } != nil, "\(savingHome.stderrText)")
+        savingHome.stopGracefullyOrKill()
+        let savingLaptop = try fixture.up(remotePort: vpsOpenCode, extra: ["-L", "\(laptopApp):127.0.0.1:\(vpsApp)", "-L", "\(laptopThird):127.0.0.1:\(vpsThird)",
+                                                                         "--no-health", "--save"])
+        try #require(try await offPool { savingLaptop.waitForLine(containing: "forwarding 127.0.0.1:\(laptopThird) ") } != nil, "\(savingLaptop.stderrText)")
+        savingLaptop.stopGracefullyOrKill()
+
+        // The next starts name no forward, no port, not even the VPS: every forward comes from config.json.
+        let home = try RunningProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--no-health"])
+        defer { home.stopGracefullyOrKill() }
+        let homeListens = try await offPool { () -> Bool in
+            [vpsOpenCode, vpsApp, vpsThird].allSatisfy { home.waitForLine(containing: "VPS 127.0.0.1:\($0) → home") != nil }
+        }
+        try #require(homeListens, "\(home.stderrText)")
+        let again = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "--local-port", "0", "--no-health"])
+        defer { again.stopGracefullyOrKill() }
+        let againPort = try #require(try await offPool { again.forwardedPort() }, "\(again.stderrText)")
+        try #require(try await offPool { again.waitForLine(containing: "forwarding 127.0.0.1:\(laptopThird) ") } != nil, "\(again.stderrText)")
+        let recrossed = try await offPool {
+            Self.churn(connections: 30, clients: 3) { index in
+                switch index % 3 {
+                case 0: return (againPort, { $0 })
+                case 1: return (laptopApp, { $0.map { ~$0 } })
+                default: return (laptopThird, { $0.map { $0 &+ 1 } })
+                }
+            }
+        }
+        #expect(recrossed.isEmpty, "after the bare restarts: \(recrossed) of 30")
+    }
+
+    /// `clients` threads open `connections` connections between them, one after another each:
+    /// connection `index` goes to `route(index).port`, sends 1 B to 256 KiB (picked from the
+    /// index) and must read back exactly `route(index).expected(payload)` before it closes.
+    /// Returns the indexes that did not.
+    static func churn(connections: Int, clients: Int,
+                      route: @escaping @Sendable (Int) -> (port: Int, expected: @Sendable ([UInt8]) -> [UInt8])) -> [Int] {
+        let results = ResultBox(count: connections)
+        let sizes = [1, 17, 1 << 10, 4 << 10, 64 << 10, 256 << 10, 100_003]
+        DispatchQueue.concurrentPerform(iterations: clients) { client in
+            for index in stride(from: client, to: connections, by: clients) {
+                let payload = patternBytes(sizes[(index * 7 + index / clients) % sizes.count], seed: UInt64(index + 100))
+                let (port, expected) = route(index)
+                results.set(index, sendAndReceive(port: port, payload: payload, timeout: 60) == expected(payload))
+            }
+        }
+        return (0..<connections).filter { !results.value($0) }
     }
 
     @Test("a key line that allows one of two listen ports: home up serves that one and names the other's refusal; the app's port alone allowed, the OpenCode one refused, the same")

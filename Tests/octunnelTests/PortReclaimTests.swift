@@ -27,7 +27,7 @@ struct PortReclaimTests {
         #expect(run.second.stderrText.contains("ClientAliveInterval") == false, "\(run.second.stderrText)")
     }
 
-    @Test("a home with two forwards reboots: the new home up takes both VPS ports back, each from the dead session's own mark, and listens on both")
+    @Test("a home with two forwards reboots while a phone on each of the laptop's two forwards keeps trying: the new home up takes both VPS ports back, each from the dead session's own mark, listens on both, and both phones are served within the bound")
     func rebootTwoForwards() async throws {
         let world = try await World.make("rebootTwoForwards", appForward: true)
         defer { world.remove() }
@@ -41,6 +41,9 @@ struct PortReclaimTests {
         #expect(second.stderrText.contains("VPS 127.0.0.1:\(app) taken back") || second.stderrText.contains("VPS 127.0.0.1:\(app) → home"),
                 "\(second.stderrText)")
         #expect(!second.stderrText.contains("forbids"), "\(second.stderrText)")
+        let seconds = try #require(run.took, "OpenCode's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
+        let appSeconds = try #require(run.appTook, "the app's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
+        #expect(max(seconds, appSeconds) <= Self.servedBound, "served \(seconds) s and \(appSeconds) s after the new home up (bound \(Self.servedBound))")
     }
 
     @Test("a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens again")

@@ -30,6 +30,8 @@ final class World: @unchecked Sendable {
     /// Where the home and the laptop connect: sshd, or the relay in front of it.
     let target: String
     private var tunnel: RunningProcess?
+    /// With `appForward`, once `startPhone` ran: a second phone, on the laptop's port of the app's forward.
+    private(set) var appPhone: RunningProcess?
     private(set) var localPort = 0
 
     private init(net: NetworkNamespacePair, laptop: NetworkNamespaceLink, relay: Relay?, appForward: Bool) throws {
@@ -107,9 +109,22 @@ final class World: @unchecked Sendable {
     }
 
     func startPhone() async throws -> RunningProcess {
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec, via: target)
+        let app = appRemotePort.map { (local: freePort(), remote: $0) }
+        let tunnel = try fixture.up(remotePort: remotePort, extra: app.map { ["-L", "\($0.local):127.0.0.1:\($0.remote)"] } ?? [],
+                                    launcher: laptop.exec, via: target)
         self.tunnel = tunnel
         localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
+        if let app {
+            try #require(try await offPool { tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(app.local) ", timeout: 30) } != nil,
+                         "\(tunnel.stderrText)")
+            appPhone = try await phone(port: app.local)
+        }
+        return try await phone(port: localPort)
+    }
+
+    /// A phone on the laptop that starts a request to 127.0.0.1:`port` every 0.5 s (each on its
+    /// own thread, 3 s timeout), once it was first served.
+    private func phone(port: Int) async throws -> RunningProcess {
         let script = pythonGet + """
         port = int(sys.argv[1])
         def attempt(started):
@@ -123,10 +138,13 @@ final class World: @unchecked Sendable {
             threading.Thread(target=attempt, args=(time.time(),), daemon=True).start()
             time.sleep(0.5)
         """
-        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(localPort)]
+        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(port)]
         let phone = try RunningProcess(command[0], Array(command.dropFirst()))
-        try #require(try await offPool { phone.firstServed(after: Date(timeIntervalSince1970: 0), timeout: 30) } != nil,
-                     "the phone was never served: \(phone.stdout.suffix(5)) \(tunnel.stderrText)")
+        guard try await offPool({ phone.firstServed(after: Date(timeIntervalSince1970: 0), timeout: 30) }) != nil else {
+            phone.signal(SIGKILL)
+            _ = phone.waitForExit(timeout: 5)
+            throw HarnessError("the phone on \(port) was never served: \(phone.stdout.suffix(5)) \(tunnel?.stderrText ?? "")")
+        }
         return phone
     }
 
@@ -149,12 +167,17 @@ final class World: @unchecked Sendable {
         defer { second.stopGracefullyOrKill() }
         let takenBack = try await offPool { second.waitForLine(containing: "taken back", timeout: timeout) }
         let served = try await offPool { phone.firstServed(after: startedAt, timeout: timeout) }
+        let appServed = try await offPool { self.appPhone?.firstServed(after: startedAt, timeout: timeout) }
         for line in alsoWaitFor { _ = try await offPool { second.waitForLine(containing: line, timeout: timeout) } }
         let run = RebootRun(second: second, takenBack: takenBack, took: served.map { $0.timeIntervalSince(startedAt) },
-                            phoneTail: phone.stdout.suffix(6))
+                            appTook: appServed.map { $0.timeIntervalSince(startedAt) },
+                            phoneTail: phone.stdout.suffix(6) + (appPhone?.stdout.suffix(6) ?? []))
         FileHandle.standardError.write(Data(String(format: "\(label), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
                                                    run.took ?? -1, served?.timeIntervalSince(rebooted.cutAt) ?? -1).utf8))
         FileHandle.standardError.write(Data("\(label): home up said: \(takenBack ?? "nothing")\n".utf8))
+        if let appTook = run.appTook {
+            FileHandle.standardError.write(Data(String(format: "\(label): the app's phone served %.1f s after the new home up started\n", appTook).utf8))
+        }
         return run
     }
 
@@ -189,6 +212,8 @@ final class World: @unchecked Sendable {
 
     /// Stops everything, then deletes the namespaces.
     func remove() {
+        appPhone?.signal(SIGKILL)
+        _ = appPhone?.waitForExit(timeout: 5)
         tunnel?.stopGracefullyOrKill()
         backend.stop()
         relay?.stop()
@@ -265,5 +290,7 @@ struct RebootRun {
     let second: RunningProcess
     let takenBack: String?
     let took: Double?
-    let phoneTail: ArraySlice<String>
+    /// With an app forward: the same for the app's phone.
+    let appTook: Double?
+    let phoneTail: [String]
 }

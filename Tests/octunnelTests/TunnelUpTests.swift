@@ -272,6 +272,7 @@ final class ResultBox: @unchecked Sendable {
     init(count: Int) { values = Array(repeating: false, count: count) }
     func set(_ index: Int, _ value: Bool) { lock.lock(); values[index] = value; lock.unlock() }
     var all: Bool { lock.lock(); defer { lock.unlock() }; return values.allSatisfy { $0 } }
+    func value(_ index: Int) -> Bool { lock.lock(); defer { lock.unlock() }; return values[index] }
 }
 
 @Suite("readiness", .ownThreads, .timeLimit(.minutes(3)))

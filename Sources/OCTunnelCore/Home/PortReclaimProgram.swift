@@ -66,7 +66,9 @@ public enum PortReclaimProgram {
         let select = #"S=$SSH_ORIGINAL_COMMAND;V=${S%% *};X=;[ "$V" = "$S" ]||X=${S#* }"#
         let choose = "case \"$X\" in " + arms.joined(separator: " ")
             + " *) echo \"octunnel-reclaim v=1 result=refused port=\(first) reason=listen\";exit 1;; esac"
-        return (["P=\(procRoot) O=\(heartbeatSilence * 100) T=", select, choose] + body).joined(separator: ";")
+        // Every listen's port: a holder's connections accepted on any of them are its clients', not its own.
+        let ports = " " + listens.map { hexPort($0.port) }.joined(separator: " ") + " "
+        return (["P=\(procRoot) O=\(heartbeatSilence * 100) T= g=\"\(ports)\"", select, choose] + body).joined(separator: ";")
     }
 
     /// `program(listens: [listen])`: the line of a home with one forward.
@@ -74,15 +76,20 @@ public enum PortReclaimProgram {
         program(listens: [listen], procRoot: procRoot, heartbeatSilence: heartbeatSilence)
     }
 
-    /// One listen's parameters: W the listen as text, L its /proc forms, H its port in hex.
+    /// One listen's parameters: W the listen as text, L its /proc forms.
     static func parameters(_ listen: HostPort) -> String {
-        let hex = String(listen.port, radix: 16, uppercase: true)
-        let port = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        let port = hexPort(listen.port)
         // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
         var addresses = hexAddresses(listen.host)
         for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
-        return "W=\(listen) L=\"\(local)\" H=\(port)"
+        return "W=\(listen) L=\"\(local)\""
+    }
+
+    /// A port as /proc/net/tcp prints it: four upper-case hex digits.
+    private static func hexPort(_ port: Int) -> String {
+        let hex = String(port, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// The verb `home up` sends for `listen`, the `index`th of its forwards: the verb alone for
@@ -136,7 +143,8 @@ public enum PortReclaimProgram {
     /// The program after its parameters, one statement per entry (joined with `;`, so the whole
     /// fits on one authorized_keys line). No `'` (it is wrapped in them) and no `!` (csh).
     /// Names: P proc root, V the verb, X the listen asked for (empty: the first), W that listen
-    /// as text, L its /proc forms, H its port in hex, T the
+    /// as text, L its /proc forms, g the port of every listen of the line in hex (a holder's
+    /// connections accepted on any of them are not its client connection), T the
     /// tcp tables, I/U the listener's inode and owner, Q the holder's pid, S its socket inodes,
     /// C/X/R/E/B its client connection's peer, tx_queue, timer, retransmissions, and the
     /// seconds it has been resending at least: the RTO shown (field 13, already doubled at
@@ -180,7 +188,7 @@ public enum PortReclaimProgram {
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
         #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
         #"M=;for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);do e $f|grep -qxF "OCTUNNEL_LISTEN=$W;beat"||continue;m=${f%/environ};m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
-        #"c(){ awk -v S="$S" -v H="$H" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(x[2]==H?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
+        #"c(){ awk -v S="$S" -v H="$g" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");M=index(S,\" \"\$10\" \")&&(index(H,\" \"x[2]\" \")?0:1);if(K){split(K,k,\" \");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"||index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" \"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
         #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" 2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0 b=0"#,
         #"while :;do set -- $(c);[ "$1" = - ]&&{ b=$((b+1));sleep 0.2 2>/dev/null||sleep 1;[ -n "$(l)" ]||o free;[ $b -ge 5 ]&&o unproven " pid=$Q reason=connections:$2";sleep 0.2 2>/dev/null||sleep 1;continue;};b=0;C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" ]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ -n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" -ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" = 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case $z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
