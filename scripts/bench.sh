@@ -24,12 +24,22 @@
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
 # BENCH_DEB13=0 skips the bulk row on libssh2 1.11.1 (scripts/lib/bulk-deb13.sh, Debian 13's root).
+# BENCH_VERSUS=PATH: the other side is that octunnel binary (another commit's release build) instead
+# of ssh -N -L, named BENCH_VERSUS_NAME in the table: the same rows, written to
+# docs/benchmarks-versus.md; the sections that only compare with OpenSSH (the goals of issue 10,
+# re-keys, soak, package, roaming, reclaim, Debian 13) are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECONDS:-5}
 BULK_MB=${BENCH_BULK_MB:-1024}
 SHORT=${BENCH_SHORT:-10000}
 WAN_DELAY=${BENCH_WAN_DELAY_MS:-20}
+VERSUS=${BENCH_VERSUS:-}
+B_NAME="ssh -L"; OUT=docs/benchmarks.md
+if [ -n "$VERSUS" ]; then
+  B_NAME=${BENCH_VERSUS_NAME:-the other octunnel}; OUT=docs/benchmarks-versus.md
+  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_RECLAIM BENCH_DEB13; do export "$skip=0"; done
+fi
 
 . scripts/lib/packages.sh
 . scripts/lib/sshd.sh
@@ -112,6 +122,18 @@ write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$wo
 for _ in $(seq 100); do (echo >/dev/tcp/127.0.0.1/$ssh_port) 2>/dev/null && break; sleep 0.05; done
 user=$(id -un)
 
+# The other side's tunnel in the background ($! is its pid): ssh -N -L on the cipher and MAC
+# octunnel negotiated, or with BENCH_VERSUS the other octunnel's tunnel up.
+b_up() { # namespace-or-empty local_port ssh_host ssh_port remote_port log
+  local run=(); [ -n "$1" ] && run=(ip netns exec "$1")
+  if [ -n "$VERSUS" ]; then
+    "${run[@]}" "$VERSUS" tunnel up --home "$work/home" "$user@$3:$4" --local-port "$2" --remote-port "$5" --no-health 2>>"$6" &
+  else
+    "${run[@]}" ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
+      -o ExitOnForwardFailure=yes -L "127.0.0.1:$2:127.0.0.1:$5" -p "$4" "$user@$3" 2>>"$6" &
+  fi
+}
+
 # Start each tunnel and time launch → first healthy answer.
 oct_port=$(free_port); ssh_lport=$(free_port)
 t0=$(ms_now)
@@ -120,8 +142,7 @@ oct_pid=$!; pids+=($oct_pid)
 wait_http "$oct_port"; oct_ready=$(( $(ms_now) - t0 ))
 cipher=$(grep -o 'aes[0-9]*-ctr' "$work/octunnel.log" | head -1); mac=$(grep -o 'hmac-sha2-[0-9]*' "$work/octunnel.log" | head -1)
 t0=$(ms_now)
-ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" -o BatchMode=yes \
-    -o ExitOnForwardFailure=yes -L "127.0.0.1:$ssh_lport:127.0.0.1:$web_port" -p "$ssh_port" "$user@127.0.0.1" 2>"$work/ssh.log" &
+b_up "" "$ssh_lport" 127.0.0.1 "$ssh_port" "$web_port" "$work/ssh.log"
 ssh_pid=$!; pids+=($ssh_pid)
 wait_http "$ssh_lport"; ssh_ready=$(( $(ms_now) - t0 ))
 
@@ -270,8 +291,7 @@ if wan_setup; then
     --no-health 2>"$work/octunnel-wan.log" & pids+=($!)
   wait_http_in "$wan_c" "$wan_oct"; R[wan_oct_ready]=$(( $(ms_now) - t0 ))
   t0=$(ms_now)
-  ip netns exec "$wan_c" ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" \
-    -o BatchMode=yes -o ExitOnForwardFailure=yes -L "127.0.0.1:$wan_ssh:127.0.0.1:$wan_web" -p 22 "$user@$wan_server" 2>"$work/ssh-wan.log" &
+  b_up "$wan_c" "$wan_ssh" "$wan_server" 22 "$wan_web" "$work/ssh-wan.log"
   pids+=($!)
   wait_http_in "$wan_c" "$wan_ssh"; R[wan_ssh_ready]=$(( $(ms_now) - t0 ))
   if [ "$LOOPBACK" = 1 ]; then
@@ -313,8 +333,7 @@ if wan_setup; then
       ip netns exec "$wan_c" "$OCT" tunnel up --home "$work/home" "$user@$wan_server:22" --local-port "$port" \
         --remote-port "$wan_web" --no-health 2>>"$work/octunnel-cold.log" &
     else
-      ip netns exec "$wan_c" ssh -N -c "$cipher" -m "$mac" -i "$work/home/id_ed25519" -o UserKnownHostsFile="$work/home/known_hosts" \
-        -o BatchMode=yes -o ExitOnForwardFailure=yes -L "127.0.0.1:$port:127.0.0.1:$wan_web" -p 22 "$user@$wan_server" 2>>"$work/ssh-cold.log" &
+      b_up "$wan_c" "$port" "$wan_server" 22 "$wan_web" "$work/ssh-cold.log"
     fi
     pid=$!
     wait_http_in "$wan_c" "$port" && sleep 1 && ip netns exec "$wan_c" python3 scripts/lib/wan-probe.py "$port" 6 1 0
@@ -368,16 +387,16 @@ fi
 ratio() { awk -v a="$(in_us "$1")" -v b="$(in_us "$2")" 'BEGIN { if (b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
 {
-  echo "# Benchmarks: octunnel vs ssh -N -L"
+  if [ -n "$VERSUS" ]; then echo "# Benchmarks: octunnel (this tree) vs $B_NAME, side by side"; else echo "# Benchmarks: octunnel vs ssh -N -L"; fi
   echo
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo);"
   echo "$(uname -sr); libssh2 $(dpkg-query -W -f='${Version}' libssh2-1); $(ssh -V 2>&1); both tunnels on $cipher + $mac,"
-  echo "same sshd, same nginx backend, loopback, wrk -t2 for ${SECS} s a run, the median of ${REPEATS} alternating runs per row. Ratio = octunnel / ssh (higher is better for"
+  echo "same sshd, same nginx backend, loopback, wrk -t2 for ${SECS} s a run, the median of ${REPEATS} alternating runs per row. Ratio = octunnel / $B_NAME (higher is better for"
   echo "rates and MB/s, lower is better for latency, CPU and memory)."
   echo "Load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg) (on 2 cores:"
   echo "above 2 means other work shared the machine during the run, which widens every row's noise)."
   echo
-  echo "| measure | octunnel | ssh -L | ratio |"
+  echo "| measure | octunnel | $B_NAME | ratio |"
   echo "|---|---|---|---|"
   if [ "$LOOPBACK" = 1 ]; then
   for c in 1 20 100; do
@@ -430,11 +449,11 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "--warm 20 row fixes it at 20. A burst larger than the pool opens the rest one round trip each (libssh2 1.10.0:"
     echo "one channel open in flight per session)."
     echo "The after-launch row starts a fresh tunnel for each of $((REPEATS * 2)) alternating runs and opens 6 connections at once 1 s"
-    echo "after its first answer; all runs, ms: octunnel ${R[wan_oct_cold6_all]}; ssh -L ${R[wan_ssh_cold6_all]}."
+    echo "after its first answer; all runs, ms: octunnel ${R[wan_oct_cold6_all]}; $B_NAME ${R[wan_ssh_cold6_all]}."
     if [ -n "${R[wan_oct_browser]:-}" ]; then
       echo "The browser row: Debian's chromium, headless, a fresh profile each run, loading page.html and its 30 PNGs"
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"
-      echo "load event. Median of $BROWSER_RUNS alternating runs; all runs, ms: octunnel ${R[wan_oct_browser_all]}; ssh -L ${R[wan_ssh_browser_all]}."
+      echo "load event. Median of $BROWSER_RUNS alternating runs; all runs, ms: octunnel ${R[wan_oct_browser_all]}; $B_NAME ${R[wan_ssh_browser_all]}."
     fi
     if [ -n "${R[relay_cpu]:-}" ]; then
       echo "The relay's own cost: a new connection + GET through a second relay instance holding nothing (0 ms) took"
@@ -444,7 +463,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   else
     echo "Emulated WAN (network namespaces + netem): skipped: $wan_skip."
   fi
-  if [ -z "$wan_skip" ] && [ -n "${R[wan_oct_new]:-}" ]; then
+  if [ -z "$wan_skip" ] && [ -n "${R[wan_oct_new]:-}" ] && [ -z "$VERSUS" ]; then
     goal() { # text octunnel ssh bound → a row: ratio and whether it is at most the bound
       local r; r=$(ratio "$2" "$3")
       printf '| %s | %s ms | %s ms | %s | %s |\n' "$1" "$2" "$3" "$r" "$(awk -v r="$r" -v b="$4" 'BEGIN { print (r != "n/a" && r <= b) ? "met" : "not met" }')"
@@ -464,15 +483,16 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   echo "## Where the time goes (same run)"
   echo
   echo "- System calls per small request at 100 connections (strace -c over 3 s of wrk; calls above 0.05 a request named):"
-  echo "  octunnel ${R[oct_sys]:-not measured (no strace)}; ssh -L ${R[ssh_sys]:-not measured}."
+  echo "  octunnel ${R[oct_sys]:-not measured (no strace)}; $B_NAME ${R[ssh_sys]:-not measured}."
   if [ -z "$prof_skip" ]; then
     echo "- Share of the tunnel process's CPU samples by binary (perf record -F 999), during one ${BULK_MB} MiB download:"
-    echo "  octunnel: ${R[oct_cpu_bulk]}; ssh -L: ${R[ssh_cpu_bulk]}."
+    echo "  octunnel: ${R[oct_cpu_bulk]}; $B_NAME: ${R[ssh_cpu_bulk]}."
     echo "- The same during 3 s of small requests at 100 connections:"
-    echo "  octunnel: ${R[oct_cpu_small]}; ssh -L: ${R[ssh_cpu_small]}."
+    echo "  octunnel: ${R[oct_cpu_small]}; $B_NAME: ${R[ssh_cpu_small]}."
   else
     echo "- CPU shares by binary: not measured ($prof_skip)."
   fi
+  if [ -z "$VERSUS" ]; then
   echo
   echo "How to read these: octunnel's own code is the \"octunnel\" share. The bulk rate is bounded by libssh2 1.10.0,"
   echo "which calls OpenSSL once per 16-byte cipher block and MAC (transport.c); OpenSSH encrypts whole packets. The team's"
@@ -487,6 +507,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "beyond octunnel's pool of channels opened ahead of need (at most 32 unless --warm says otherwise) open one round"
     echo "trip each, where ssh -L opens them all at once (docs/architecture.md, \"One channel open at a time\")."
   fi
+  fi   # not VERSUS
   if [ "${BENCH_REKEY:-1}" = 1 ]; then
     echo
     OCT="$OCT" bash scripts/bench-rekey.sh || echo "Re-keys: \`scripts/bench-rekey.sh\` failed (see its output above)."
@@ -495,7 +516,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo
     soak_section
   fi
-} > docs/benchmarks.md
+} > "$OUT"
 
 # The package (issue 20): scripts/package.sh --check from a clean clone of this commit, with the Debian
 # root it has cached (BENCH_PACKAGE_COLD=1: a new one, as on a new machine; BENCH_PACKAGE=0 skips).
@@ -547,4 +568,4 @@ if [ "${BENCH_DEB13:-1}" != 0 ]; then
   BENCH_BULK_MB="$BULK_MB" bash scripts/lib/bulk-deb13.sh 2> "$work/bulk-deb13.log" | tee /dev/stderr > /dev/null ||
     { tail -5 "$work/bulk-deb13.log" >&2; echo "bulk on Debian 13: failed" >&2; }
 fi
-cat docs/benchmarks.md
+cat "$OUT"

@@ -35,13 +35,17 @@ extension Tunnel {
                                         credentials: credentials)
                 let result = check.run { stage in
                     guard !json else { return }
-                    Console.say("\(stage.ok ? "✓" : "✗") \(stage.name) (\(stage.milliseconds) ms): \(stage.detail)")
+                    Console.say("\(stage.skipped ? "–" : stage.ok ? "✓" : "✗") \(stage.name) (\(stage.milliseconds) ms): \(stage.detail)")
                 }
                 if json {
-                    let stages: [[String: Any]] = result.stages.map { ["name": $0.name, "ok": $0.ok, "ms": $0.milliseconds, "detail": $0.detail] }
+                    let stages: [[String: Any]] = result.stages.map {
+                        ["name": $0.name, "ok": $0.ok, "ms": $0.milliseconds, "detail": $0.detail].merging($0.skipped ? ["skipped": true] : [:]) { a, _ in a }
+                    }
                     var verdict: [String: Any] = ["ok": result.failure == nil, "stages": stages, "exitCode": Int(result.exitStatus.rawValue)]
                     if let failure = result.failure { verdict["layer"] = failure.layer; verdict["message"] = failure.localizedDescription }
                     Console.data(jsonLine(verdict))
+                } else if result.failure == nil, result.stages.contains(where: \.skipped) {
+                    Console.say("OpenCode 2 is reachable through \(settings.target.host); its API and event stream were not checked (no password given here)")
                 } else if result.failure == nil {
                     Console.say("all layers ✓: OpenCode is reachable through \(settings.target.host)")
                 }

@@ -42,6 +42,22 @@ struct UpEventTests {
         #expect(event.record(checkedAt: Date()).detail == "OpenCode 2.0.17 (API 2) on 127.0.0.1:4096")
     }
 
+    @Test("OpenCode 2's 401 with no password here: a pass that says what was not checked and how to have it checked, in text, JSON and status")
+    func aPasswordAskedPassReadsAsDocumented() {
+        let asked = HealthReport(version: "2", generation: .two, healthPath: "/api/info", eventsPath: "", healthMilliseconds: 12,
+                                 eventsMilliseconds: 0, passwordAsked: true)
+        let tunnel = HealthEvent.tunnelPassed(asked, host: "vps.example.com", password: "no password")
+        #expect(tunnel.text == "health ✓ OpenCode 2 reached through vps.example.com (it asks for a password; none given here: the API and event stream were not checked); to check them, set OPENCODE_PASSWORD or give --password-file PATH")
+        #expect(jsonLine(tunnel.jsonObject)
+            == #"{"api":2,"event":"health","healthy":true,"message":"OpenCode 2 reached (it asks for a password; none given here: the API and event stream were not checked)","ms":12,"password":"no password","passwordAsked":true,"path":"/api/info","status":"connected","unchecked":["api","events"]}"#)
+        let record = tunnel.record(checkedAt: Date())
+        #expect(record.ok && record.version == nil)
+        #expect(record.detail == "OpenCode 2 reached through vps.example.com (it asks for a password; none given here: the API and event stream were not checked)")
+        let atHome = HealthEvent.homePassed(asked, home: home, password: "no password")
+        #expect(atHome.text.hasPrefix("home health ✓ OpenCode 2 reached on 127.0.0.1:4096 (it asks for a password;"))
+        #expect(atHome.jsonObject["home"] as? String == "127.0.0.1:4096" && atHome.jsonObject["passwordAsked"] as? Bool == true)
+    }
+
     @Test func theFailureThatEndsARunIsAJSONLineOnly() {
         let error = OCTunnelError.connectionRefused(host: "vps", port: 22)
         let event = UpEvent.failed(error)

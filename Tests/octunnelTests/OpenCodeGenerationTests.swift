@@ -41,7 +41,7 @@ struct OpenCodeGenerationTests {
         return text.contains(password) || text.contains(token) || text.lowercased().contains("authorization: basic")
     }
 
-    @Test("tunnel check: with the password it names the version and API; without it exit 79 saying what to do; a wrong one 79",
+    @Test("tunnel check: with the password it names the version and API; without it 1.x exits 79 saying what to do, 2.x passes (its own 401 proves the path) saying what was not checked; a wrong one 79",
           arguments: OpenCodeFlavour.all)
     func flavour(_ flavour: OpenCodeFlavour) throws {
         let password = "pw-\(UUID().uuidString.prefix(8))"
@@ -56,9 +56,18 @@ struct OpenCodeGenerationTests {
         #expect(good.stderr.contains("\(flavour.eventsPath) sent server.connected"), "\(good.stderr)")
 
         let none = try check(fixture, remotePort: backend.port)
-        #expect(none.status == 79, "\(none.stderr)")
-        #expect(none.stderr.contains("✗ health"))
-        #expect(none.stderr.contains(flavour.needsPassword), "\(none.stderr)")
+        if flavour.api == 1 {
+            #expect(none.status == 79, "\(none.stderr)")
+            #expect(none.stderr.contains("✗ health"))
+            #expect(none.stderr.contains(flavour.needsPassword), "\(none.stderr)")
+        } else {
+            #expect(none.status == 0, "\(none.stderr)")
+            #expect(none.stderr.contains("✓ health (") && none.stderr.contains("OpenCode 2 reached through 127.0.0.1 ("), "\(none.stderr)")
+            #expect(none.stderr.contains("it asks for a password; none given here: the API and event stream were not checked"), "\(none.stderr)")
+            #expect(none.stderr.contains("– events (0 ms): not checked: to check them, set OPENCODE_PASSWORD or give --password-file PATH"), "\(none.stderr)")
+            #expect(none.stderr.contains("OpenCode 2 is reachable through 127.0.0.1; its API and event stream were not checked"), "\(none.stderr)")
+            #expect(!none.stderr.contains("all layers ✓"), "\(none.stderr)")
+        }
         #expect(!none.stderr.contains("not an OpenCode server"))
 
         let wrong = try check(fixture, remotePort: backend.port, extra: ["--json"], password: "not-it")
@@ -146,7 +155,7 @@ struct OpenCodeGenerationTests {
         }
     }
 
-    @Test("tunnel up without the password: health ✗ says OpenCode 2 wants one (never 'not OpenCode'), the tunnel stays up")
+    @Test("tunnel up without the password: health ✓ OpenCode 2 reached, saying the API and event stream were not checked and how to have them checked (never 'not OpenCode'); the tunnel stays up")
     func upWithoutPassword() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2.0.3")
         let fixture = try TunnelFixture()
@@ -154,8 +163,9 @@ struct OpenCodeGenerationTests {
         env["OPENCODE_SERVER_PASSWORD"] = nil
         let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
                                                          "--remote-port", String(backend.port), "--connect-timeout", "10"], environment: env)
-        let line = tunnel.waitForLine(containing: "health ✗")
-        #expect(line?.contains("OpenCode 2 asks for a password") == true, "\(tunnel.stderrText)")
+        let line = tunnel.waitForLine(containing: "health ")
+        #expect(line?.contains("health ✓ OpenCode 2 reached through 127.0.0.1 (it asks for a password; none given here: the API and event stream were not checked); to check them, set OPENCODE_PASSWORD or give --password-file PATH") == true,
+                "\(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("not an OpenCode server"))
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)

@@ -75,7 +75,7 @@ struct OpenCodeNowTests {
         #expect(result.stderr.contains("/api/event sent server.connected"), "\(result.stderr)")
     }
 
-    @Test("the web shell: 2.x answers / without a password through tunnel up; with its web app behind the password too, a check without one says OpenCode 2 (never 1)")
+    @Test("the web shell: 2.x answers / without a password through tunnel up; with its web app behind the password too, a check without one passes on OpenCode 2's own 401 (never 1)")
     func webShell() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2")
         let password = try #require(backend.password)
@@ -100,8 +100,8 @@ struct OpenCodeNowTests {
         // The web app guarded too (an empty 401 on every page, /global/health included).
         let guarded = try OpenCodeStandIn(flavor: "opencode2", password: password, webAuth: true)
         let none = try check(fixture, remotePort: guarded.port, [:])
-        #expect(none.status == 79, "\(none.stderr)")
-        #expect(none.stderr.contains("OpenCode 2 asks for a password: set OPENCODE_PASSWORD"), "\(none.stderr)")
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(none.stderr.contains("OpenCode 2 reached through 127.0.0.1 (/api/info): it asks for a password"), "\(none.stderr)")
         #expect(!none.stderr.contains("OpenCode 1"))
         let good = try check(fixture, remotePort: guarded.port, ["OPENCODE_PASSWORD": password])
         #expect(good.status == 0, "\(good.stderr)")

@@ -8,6 +8,25 @@ public struct HealthReport: Sendable {
     public let eventsPath: String
     public let healthMilliseconds: Int
     public let eventsMilliseconds: Int
+    /// OpenCode 2 answered 401 and no password was given here: the path to a running OpenCode 2
+    /// is proven, its API and event stream are not (`version` is then only "2", `eventsPath` empty).
+    public var passwordAsked = false
+
+    public init(version: String, generation: OpenCodeGeneration, healthPath: String, eventsPath: String,
+                healthMilliseconds: Int, eventsMilliseconds: Int, passwordAsked: Bool = false) {
+        self.version = version
+        self.generation = generation
+        self.healthPath = healthPath
+        self.eventsPath = eventsPath
+        self.healthMilliseconds = healthMilliseconds
+        self.eventsMilliseconds = eventsMilliseconds
+        self.passwordAsked = passwordAsked
+    }
+
+    /// What a health line says when OpenCode 2 asked for a password none was given for.
+    public static let passwordAskedText = "it asks for a password; none given here: the API and event stream were not checked"
+    /// How to have them checked.
+    public static let passwordAskedFix = "to check them, set OPENCODE_PASSWORD or give --password-file PATH"
 }
 
 /// What the health routes said: the version, the API generation and the route that answered.
@@ -16,6 +35,8 @@ public struct HealthAnswer: Sendable {
     public let generation: OpenCodeGeneration
     public let path: String
     public let ms: Int
+    /// OpenCode 2's 401 without a password here (`HealthReport.passwordAsked`).
+    public var passwordAsked = false
 }
 
 /// The health test through the local forward: find which OpenCode answers (the routes of
@@ -53,13 +74,16 @@ public struct HealthCheck: Sendable {
     /// which OpenCode refused (2.x may guard its web app, answering 1.x's `/global/health`, with
     /// an empty 401): the answers together name the generation (`OpenCodeAnswer.refusingGeneration`).
     /// Any other answer is not OpenCode. If no route answered as OpenCode, the first answer is
-    /// the one reported.
+    /// the one reported. OpenCode 2's own 401 (`{"_tag":"UnauthorizedError",…}`) when no
+    /// password was given here is a pass with `passwordAsked`: only OpenCode 2 answers so, so the
+    /// tunnel, the VPS, the home forward and a running OpenCode 2 are proven (a user signed in by
+    /// `opencode pair` link has no password on the laptop). A password given and refused stays a failure.
     public func health() throws(OCTunnelError) -> HealthAnswer {
         let started = Date()
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
         var refusals: [(path: String, answer: OpenCodeAnswer)] = []
-        for route in OpenCodeAnswer.healthRoutes {
+        walk: for route in OpenCodeAnswer.healthRoutes {
             let head: HTTPProbe.Head
             let body: [UInt8]
             do {
@@ -77,7 +101,7 @@ public struct HealthCheck: Sendable {
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
-                if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
+                if !refusals.isEmpty { break walk }
                 throw notOpenCode(detail)
             case .homeGateway(let answer):
                 throw gatewayError(answer)
@@ -87,9 +111,15 @@ public struct HealthCheck: Sendable {
                 }
             }
             // A 2.x refusal says what it is: no need to ask the older routes.
-            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break }
+            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break walk }
         }
-        if !refusals.isEmpty { throw passwordError(OpenCodeAnswer.refusingGeneration(refusals)) }
+        if !refusals.isEmpty {
+            let generation = OpenCodeAnswer.refusingGeneration(refusals)
+            if generation == .two, credentials.password == nil, let refused = refusals.first(where: { $0.answer == .needsPassword(generation: .two) }) {
+                return HealthAnswer(version: "2", generation: .two, path: refused.path, ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
+            }
+            throw passwordError(generation)
+        }
         throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
     }
 
@@ -167,9 +197,15 @@ public struct HealthCheck: Sendable {
                             fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 
-    /// Both steps; the report says the version, the generation and how long each took.
+    /// Both steps; the report says the version, the generation and how long each took. When
+    /// OpenCode 2 asked for a password none was given for, the event stream is not asked for (it
+    /// would answer 401 too).
     public func run() throws(OCTunnelError) -> HealthReport {
         let health = try health()
+        if health.passwordAsked {
+            return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: "",
+                                healthMilliseconds: health.ms, eventsMilliseconds: 0, passwordAsked: true)
+        }
         let events = try events(generation: health.generation)
         return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: events.path,
                             healthMilliseconds: health.ms, eventsMilliseconds: events.ms)

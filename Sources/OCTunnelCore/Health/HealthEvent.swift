@@ -14,10 +14,14 @@ public enum HealthEvent: Sendable {
     /// One human line for stderr.
     public var text: String {
         switch self {
+        case .tunnelPassed(let report, let host, _) where report.passwordAsked:
+            return "health ✓ OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .tunnelPassed(let report, let host, let password):
             return "health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
         case .tunnelFailed(let error):
             return "health ✗ \(error.localizedDescription)"
+        case .homePassed(let report, let home, _) where report.passwordAsked:
+            return "home health ✓ OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .homePassed(let report, let home, let password):
             return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready, \(password)"
         case .homeFailed(let error, let home):
@@ -28,6 +32,13 @@ public enum HealthEvent: Sendable {
     /// The `health` event as a JSON object (docs/cli.md).
     public var jsonObject: [String: Any] {
         switch self {
+        case .tunnelPassed(let report, _, let password) where report.passwordAsked,
+             .homePassed(let report, _, let password) where report.passwordAsked:
+            var object: [String: Any] = ["event": "health", "status": "connected", "healthy": true, "api": report.generation.rawValue,
+                                         "path": report.healthPath, "password": password, "passwordAsked": true,
+                                         "unchecked": ["api", "events"], "message": "OpenCode 2 reached (\(HealthReport.passwordAskedText))"]
+            if case .homePassed(_, let home, _) = self { object["home"] = home.description } else { object["ms"] = report.healthMilliseconds }
+            return object
         case .tunnelPassed(let report, _, let password):
             return ["event": "health", "status": "connected", "healthy": true, "version": report.version,
                     "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
@@ -47,6 +58,10 @@ public enum HealthEvent: Sendable {
     /// What `tunnel status` and `home status` show of it.
     public func record(checkedAt: Date) -> StatusSnapshot.Health {
         switch self {
+        case .tunnelPassed(let report, let host, _) where report.passwordAsked:
+            return .init(ok: true, version: nil, checkedAt: checkedAt, detail: "OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText))")
+        case .homePassed(let report, let home, _) where report.passwordAsked:
+            return .init(ok: true, version: nil, checkedAt: checkedAt, detail: "OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText))")
         case .tunnelPassed(let report, let host, _):
             return .init(ok: true, version: report.version, checkedAt: checkedAt,
                          detail: "OpenCode \(report.version) (\(report.generation.label)) through \(host), event stream \(report.eventsPath) ready")

@@ -6,6 +6,9 @@ public struct CheckStage: Sendable {
     public let ok: Bool
     public let milliseconds: Int
     public let detail: String
+    /// Not walked, and not a failure: what `detail` says could not be checked (OpenCode 2's API
+    /// and event stream without a password).
+    public var skipped = false
 }
 
 /// The verdict of `tunnel check`: every stage walked, and the failure that stopped it.
@@ -97,6 +100,12 @@ public struct TunnelCheck: Sendable {
         }
         let total = Int(Date().timeIntervalSince(started) * 1000)
         collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
+        if health.passwordAsked {
+            collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
+                                     detail: "OpenCode 2 reached through \(options.connection.target.host) (\(health.path)): \(HealthReport.passwordAskedText)"))
+            collector.add(CheckStage(name: "events", ok: true, milliseconds: 0, detail: "not checked: \(HealthReport.passwordAskedFix)", skipped: true))
+            return collector.result
+        }
         collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
                                  detail: "OpenCode \(health.version) (\(health.generation.label)) healthy through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
         do {
