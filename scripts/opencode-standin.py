@@ -45,6 +45,15 @@ realm="Secure Area" and {"_tag":"UnauthorizedError","message":"Authentication re
 too, with an empty 401 (upstream PR #48217, "require authentication for frontend requests").
 --dev-build: /api/info says version "unknown" and pid 0 (handlers/server.ts: `version ??
 "unknown"`; groups/server.ts: "0 means the runtime has no OS process identity").
+--service [CHANNEL]: plays OpenCode 2's background service (`opencode serve --service`, channel
+latest unless named): once listening it registers itself as the service does
+(packages/cli/src/services/service-registration.ts): `$XDG_STATE_HOME/opencode/<name>` (default
+~/.local/state; <name> per channel as service-config.ts's filename(): service.json for latest, dev,
+beta and next, service-local.json, service-<name>.json), compact JSON {"id","version","url","pid",
+"password"} with url http://HOST:PORT (a wildcard host as 127.0.0.1), mode 0600, written to a
+temporary file and renamed; the file is removed at exit if it is still its own. Its password
+(--password, or a random 43-character one, as ServiceConfig.password() makes) is also written to
+the settings file `$XDG_CONFIG_HOME/opencode/<name>` ({"password"}, 0600) unless --no-settings.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
 the tunnel's own tests.
@@ -54,6 +63,7 @@ import base64
 import json
 import os
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -85,7 +95,12 @@ def main():
     parser.add_argument("--heartbeat", type=float, default=None,
                         help="seconds between SSE heartbeats (default: 10 for 1.x, 15 for 2.x, as the source)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--service", nargs="?", const="latest", default=None, metavar="CHANNEL",
+                        help="2.x: register as the background service of CHANNEL (default latest)")
+    parser.add_argument("--no-settings", action="store_true", help="--service: write no settings file")
     args = parser.parse_args()
+    if args.service and not args.password and not args.no_password:
+        args.password = secrets.token_urlsafe(32)
     two = args.flavor.startswith("opencode2")
     version = args.server_version or {"opencode2.0.3": "2.0.3", "opencode2": "2.0.17"}.get(args.flavor, "1.0.0")
     if args.dev_build:
@@ -241,10 +256,61 @@ def main():
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
     state["port"] = server.server_address[1]
+    registration = register_service(args, version, state["port"]) if args.service else None
     print(f"LISTENING {server.server_address[1]}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever()
     except KeyboardInterrupt:
+        pass
+    finally:
+        if registration:
+            unregister_service(*registration)
+
+
+def service_file_name(channel):
+    """service-config.ts's filename()."""
+    if channel in ("latest", "dev", "beta", "next"):
+        return "service.json"
+    return "service-" + "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in channel) + ".json"
+
+
+def write_private(path, text):
+    """As the service writes its files: a temporary file, 0600, renamed into place."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.rename(temp, path)
+
+
+def register_service(args, version, port):
+    """service-registration.ts: {id, version, url, pid, password} in the state directory."""
+    home = os.path.expanduser("~")
+    state_dir = os.path.join(os.environ.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state"), "opencode")
+    config_dir = os.environ.get("OPENCODE_CONFIG_DIR") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "opencode")
+    name = service_file_name(args.service)
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(args.host, args.host)
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    info = {"id": secrets.token_hex(8), "version": version, "url": url, "pid": os.getpid()}
+    if args.password:
+        info["password"] = args.password
+    text = json.dumps(info, separators=(",", ":"))
+    path = os.path.join(state_dir, name)
+    write_private(path, text)
+    if not args.no_settings and args.password:
+        write_private(os.path.join(config_dir, name), json.dumps({"password": args.password}, indent=2) + "\n")
+    return path, text
+
+
+def unregister_service(path, text):
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                os.unlink(path)
+    except OSError:
         pass
 
 

@@ -65,16 +65,21 @@ extension HomeCommand {
                                                          forwards: forward.isEmpty ? nil : try additionalForwards())
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
-                let options = settings.homeForwardOptions(connection, directory: directory, keepalive: Double(keepalive),
+                var options = settings.homeForwardOptions(connection, directory: directory, keepalive: Double(keepalive),
                                                           httpErrors: !noHttpErrors)
+                let openCode = HomeOpenCode.choose(configured: options.home, portGiven: settings.homePortChosen)
+                options.home = openCode.home
+                options.followService = openCode.service != nil && homeHost == nil
                 try options.checkForwards(allowLAN: allowLan)
                 let homeSide = try UpRunner(home: options, onEvent: { events.show($0) })
+                for line in openCode.lines { events.show(.engine(.openCodeHome(home: openCode.home, detail: line))) }
                 if save {
                     try saveSettings(settings, signedInWith: connection, passwordFile: connect.passwordFilePath(saved: settings.savedPasswordFile),
                                      directory: directory)
                 }
                 if !noHealth {
-                    homeSide.checkHealth(timeout: Double(connect.healthTimeout), credentials: try connect.credentials(saved: settings.savedPasswordFile))
+                    homeSide.checkHealth(timeout: Double(connect.healthTimeout),
+                                         credentials: openCode.credentials(given: try connect.credentials(saved: settings.savedPasswordFile)))
                 }
                 homeSide.serveStatus(at: StatusEndpoint(home: directory, role: .home, profile: profile))
                 try homeSide.run()

@@ -15,9 +15,12 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     /// `devBuild`: 2.x's /api/info says version "unknown" and pid 0. `heartbeatFirst`: 2.x sends
     /// `: heartbeat` before server.connected. `webAuth`: 2.x guards its web app too (empty 401).
     /// `hono401`: 1.x refuses with Hono's "Unauthorized" text instead of an empty 401.
+    /// `service`: 2.x registers as OpenCode 2's background service of that channel, in the
+    /// state and config directories `environment` names (`XDG_STATE_HOME`, `XDG_CONFIG_HOME`).
     public init(flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
                 launcher: [String] = [], port: Int = 0, noPassword: Bool = false, devBuild: Bool = false,
-                heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false) throws {
+                heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false,
+                service: String? = nil, environment: [String: String] = [:]) throws {
         var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
                          "--heartbeat", String(heartbeat)]
         // One word, `--password=…`: a made-up password starts with "-" one time in 64
@@ -27,7 +30,8 @@ public final class OpenCodeStandIn: @unchecked Sendable {
         let options: [(Bool, String)] = [(noPassword, "--no-password"), (devBuild, "--dev-build"), (heartbeatFirst, "--heartbeat-first"),
                                          (webAuth, "--web-auth"), (hono401, "--hono-401")]
         arguments += options.filter(\.0).map(\.1)
-        let command = launcher + ["/usr/bin/env", "python3"] + arguments
+        if let service { arguments.append("--service=" + service) }
+        let command = launcher + ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + ["python3"] + arguments
         running = try RunningProcess(command[0], Array(command.dropFirst()))
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
               let port = Int(line.split(separator: " ").last ?? "") else {
@@ -43,9 +47,13 @@ public final class OpenCodeStandIn: @unchecked Sendable {
         }
     }
 
+    /// SIGTERM (a service removes its registration), then SIGKILL if it is still there.
     public func stop() {
-        running.signal(SIGKILL)
-        _ = running.waitForExit(timeout: 5)
+        running.signal(SIGTERM)
+        if running.waitForExit(timeout: 5) == nil {
+            running.signal(SIGKILL)
+            _ = running.waitForExit(timeout: 5)
+        }
     }
 
     deinit { stop() }

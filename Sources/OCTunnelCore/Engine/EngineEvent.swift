@@ -25,6 +25,9 @@ public enum EngineEvent: Sendable {
     /// `home up`: the port was held by a dead session of this key's user, which the forced
     /// command ended; the listen is asked again at once.
     case portTakenBack(remote: HostPort, report: PortReclaimReport)
+    /// `home up`: where OpenCode's connections go and why (OpenCode 2's service found in its
+    /// files, or moved since), or a service file it could not use (`HomeOpenCode`).
+    case openCodeHome(home: HostPort, detail: String)
     /// `home up`: a forwarded connection could not reach OpenCode on this machine.
     case homeUnreachable(home: HostPort, reason: String, openCode: Bool = true)
     /// A network change, a wake or a reconnect request, and what the session driver did about it.

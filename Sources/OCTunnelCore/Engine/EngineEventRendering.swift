@@ -40,6 +40,8 @@ extension EngineEvent {
             return "stopping: \(reason.text)"
         case .warning(let text):
             return "warning: \(text)"
+        case .openCodeHome(_, let detail):
+            return "home: \(detail)"
         case .listening(let remote, let home):
             return "VPS \(remote) → home \(home)"
         case .listenRefused(let remote, let retryIn, let holder):
@@ -90,6 +92,8 @@ extension EngineEvent {
             return ["event": "stopping", "status": "disconnected", "reason": reason.text]
         case .warning(let text):
             return ["event": "warning", "message": text]
+        case .openCodeHome(let home, let detail):
+            return ["event": "openCodeHome", "home": home.description, "message": detail]
         case .listening(let remote, let home):
             return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
                     "homeHost": home.host, "homePort": home.port]

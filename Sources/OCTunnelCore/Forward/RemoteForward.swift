@@ -10,7 +10,10 @@ import Foundation
 final class RemoteForward: SessionForward, PollOwner {
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
-    private let homeAddresses: [(family: Int32, address: Data)]
+    /// OpenCode's address here (`options.home`, or where its service moved since) and its addresses.
+    private var home: HostPort
+    private var homeAddresses: [(family: Int32, address: Data)]
+    private let follower: ServiceFollower?
     private let listen: VPSListen
 
     private let streams: StreamTable
@@ -43,7 +46,23 @@ final class RemoteForward: SessionForward, PollOwner {
         let streams = StreamTable(emit: emit)
         self.streams = streams
         listen = VPSListen(options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
+        home = options.home
         homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
+        follower = options.followService ? ServiceFollower(current: options.home) : nil
+    }
+
+    /// OpenCode 2's service moved (its files name another address): connections go there from
+    /// now on. `force`: read the files now (a connection to the old address just failed).
+    /// Returns whether it moved.
+    @discardableResult
+    private func followService(now: Double, force: Bool = false) -> Bool {
+        guard let service = follower?.moved(now: now, force: force),
+              let addresses = try? Sockets.resolve(host: service.address.host, port: service.address.port) else { return false }
+        let from = home
+        home = service.address
+        homeAddresses = addresses
+        emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) to \(home) (\(service.registration ?? "its settings")): forwarding there")))
+        return true
     }
 
     private var remote: HostPort { options.remote }
@@ -112,7 +131,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// For `home status`: the home port as `local`, the VPS listen as `remote`.
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: options.home, remote: listen.listening, alsoOpen: settingUp)
+        streams.describe(into: &snapshot, local: home, remote: listen.listening, alsoOpen: settingUp)
     }
 
     // MARK: - Forwarded connections
@@ -130,6 +149,7 @@ final class RemoteForward: SessionForward, PollOwner {
             case .accepted(let channel):
                 let id = streams.newID()
                 emit(.clientOpened(id: id, peer: "VPS \(remote)"))
+                followService(now: now)
                 startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
             }
         }
@@ -150,6 +170,9 @@ final class RemoteForward: SessionForward, PollOwner {
                 failure = code
             }
         }
+        if followService(now: now, force: true) {
+            return startConnecting(id: id, channel: channel, from: 0, deadline: deadline, live: live, now: now)
+        }
         homeUnreachable(id: id, channel: channel, reason: Self.describe(failure), live: live, now: now)
     }
 
@@ -166,6 +189,8 @@ final class RemoteForward: SessionForward, PollOwner {
                     if connection.nextAddress < homeAddresses.count {
                         startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
                                         deadline: connection.deadline, live: live, now: now)
+                    } else if followService(now: now, force: true) {
+                        startConnecting(id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live, now: now)
                     } else {
                         homeUnreachable(id: id, channel: connection.channel, reason: Self.describe(value), live: live, now: now)
                     }
@@ -188,14 +213,14 @@ final class RemoteForward: SessionForward, PollOwner {
     /// Says why (at most once every 5 s) and answers the channel with a 502, or just closes it
     /// with `--no-http-errors`.
     private func homeUnreachable(id: Int, channel: SSHChannel, reason: String, live: LiveSession, now: Double) {
-        streams.noteFailure("home \(options.home): \(reason)")
+        streams.noteFailure("home \(home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
-            emit(.homeUnreachable(home: options.home, reason: reason, openCode: options.forwardIndex == 0))
+            emit(.homeUnreachable(home: home, reason: reason, openCode: options.forwardIndex == 0))
         }
-        emit(.clientDropped(id: id, reason: "home \(options.home): \(reason)"))
+        emit(.clientDropped(id: id, reason: "home \(home): \(reason)"))
         if options.httpErrors {
-            let response = HomeGatewayAnswer.unreachable(home: options.home, reason: reason, openCode: options.forwardIndex == 0).response
+            let response = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: options.forwardIndex == 0).response
             let result = response.withUnsafeBytes { channel.write($0.baseAddress!, count: $0.count) }
             if case .failed(let code) = result, LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
         }

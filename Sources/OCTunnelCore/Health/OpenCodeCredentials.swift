@@ -12,6 +12,8 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         /// An environment variable: `OPENCODE_PASSWORD` or the legacy `OPENCODE_SERVER_PASSWORD`.
         /// Set but empty, it means "no password", as OpenCode 2 reads it.
         case environment(String)
+        /// OpenCode 2's background service's own file (`home up`, `OpenCodeServiceFiles`).
+        case openCodeService(String)
     }
 
     /// The variables OpenCode 2's CLI reads for its password, in its order: `OPENCODE_PASSWORD`,
@@ -118,6 +120,7 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         case .file(let path): return "--password-file \(path)"
         case .savedFile(let path): return "the saved password file \(path)"
         case .environment(let name): return name
+        case .openCodeService(let path): return "OpenCode's service file \(path)"
         case nil: return "no password"
         }
     }

@@ -17,6 +17,10 @@ public struct HomeForwardOptions: Sendable {
     public var remote: HostPort
     /// The forwards beside OpenCode's (`-R`, the app the agent builds), carried by the same session.
     public var additionalForwards: [Forward] = []
+    /// Whether OpenCode's home end is OpenCode 2's background service, found in its files:
+    /// `RemoteForward` reads them again before each connection and follows the service when it
+    /// moves (`ServiceFollower`).
+    public var followService = false
     /// This forward's place in the session's list (0: OpenCode's): the port-reclaim program's
     /// verbs name the listen of every other one (`PortReclaimProgram.command`).
     public var forwardIndex = 0
@@ -48,6 +52,7 @@ public struct HomeForwardOptions: Sendable {
         options.home = forward.target
         options.forwardIndex = index
         options.additionalForwards = []
+        options.followService = followService && index == 0
         return options
     }
 

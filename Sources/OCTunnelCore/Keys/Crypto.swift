@@ -31,6 +31,17 @@ enum Crypto {
         return bytes
     }
 
+    /// SHA-1 of `data` (`EVP_Digest` with `EVP_sha1`): only to name things as others do
+    /// (OpenCode's `Hash.fast`), never for security.
+    static func sha1<C: Collection>(_ data: C) -> [UInt8] where C.Element == UInt8 {
+        let input = Array(data)
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = EVP_Digest(input, input.count, &digest, &length, EVP_sha1(), nil)
+        precondition(ok == 1, "EVP_Digest(SHA-1) cannot fail on valid input")
+        return Array(digest.prefix(Int(length)))
+    }
+
     /// SHA-256 of `data` (`EVP_Digest` with `EVP_sha256`).
     static func sha256<C: Collection>(_ data: C) -> [UInt8] where C.Element == UInt8 {
         let input = Array(data)

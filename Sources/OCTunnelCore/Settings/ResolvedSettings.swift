@@ -9,6 +9,9 @@ public struct ResolvedSettings: Sendable {
     public let remoteHost: String
     public let remotePort: Int
     public let homePort: Int
+    /// Whether the user chose the home port (`--home-port`, or a saved port other than the
+    /// default): if not, `home up` looks for OpenCode 2's background service (`HomeOpenCode`).
+    public let homePortChosen: Bool
     /// The laptop's local port (`tunnel` role).
     public let localPort: Int
     /// The laptop's local address (`tunnel` role).
@@ -56,6 +59,7 @@ public struct ResolvedSettings: Sendable {
             remoteHost: flags.remoteHost ?? kept?.connection.remoteHost ?? Defaults.remoteHost,
             remotePort: flags.remotePort ?? kept?.connection.remotePort ?? Defaults.remotePort,
             homePort: flags.homePort ?? kept?.connection.homePort ?? Defaults.homePort,
+            homePortChosen: flags.homePort != nil || (kept?.connection.homePort).map { $0 != Defaults.homePort } == true,
             localPort: flags.localPort ?? kept?.localPort ?? Defaults.localPort,
             bind: flags.bind ?? Defaults.bind,
             // As `home up` has always done: the saved home address only for the saved target.

@@ -27,6 +27,11 @@ extension Syscall {
         return old
     }
 
+    /// `kill(pid, 0)`: whether process `pid` exists (EPERM: it does, as another user's).
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+
     /// `sigaction(2)`: puts back an action `setSignalHandler` returned.
     static func restoreSignalAction(_ signal: Int32, _ saved: sigaction) {
         var action = saved

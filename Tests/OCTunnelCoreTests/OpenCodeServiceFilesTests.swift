@@ -1,0 +1,120 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// OpenCode 2's background service as its files say it (upstream service-config.ts,
+/// global-roots.ts, client/src/effect/service.ts), and `home up`'s choice from them.
+@Suite("OpenCode 2's service files: names, ports, directories, what home up makes of them", .ownThreads)
+struct OpenCodeServiceFilesTests {
+    /// A scratch home with XDG_STATE_HOME and XDG_CONFIG_HOME inside it.
+    struct Scratch {
+        let directory: TempDirectory
+        var environment: [String: String] { ["XDG_STATE_HOME": directory.file("state"), "XDG_CONFIG_HOME": directory.file("config")] }
+        var files: OpenCodeServiceFiles { OpenCodeServiceFiles(environment: environment, userHome: directory.path) }
+
+        init() throws { directory = try TempDirectory() }
+
+        func write(_ relative: String, _ text: String) throws {
+            let path = directory.file(relative)
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+    }
+
+    @Test("each channel's file name and default port, as service-config.ts: service.json and 49374 for the release channels, service-local.json and 49375, else the name made safe and a port from SHA-1")
+    func channels() {
+        for channel in ["latest", "dev", "beta", "next"] {
+            #expect(OpenCodeServiceFiles.fileName(channel: channel) == "service.json")
+            #expect(OpenCodeServiceFiles.defaultPort(channel: channel) == 49374)
+        }
+        #expect(OpenCodeServiceFiles.fileName(channel: "local") == "service-local.json")
+        #expect(OpenCodeServiceFiles.defaultPort(channel: "local") == 49375)
+        #expect(OpenCodeServiceFiles.fileName(channel: "my build/1") == "service-my-build-1.json")
+        #expect(OpenCodeServiceFiles.fileName(channel: "é") == "service--.json")
+        // 10000 + the first 8 hex digits of SHA-1 modulo 50000 (sha1sum: prod 13420, nightly 51626).
+        #expect(OpenCodeServiceFiles.defaultPort(channel: "prod") == 13420)
+        #expect(OpenCodeServiceFiles.defaultPort(channel: "nightly") == 51626)
+    }
+
+    @Test("directories: XDG_STATE_HOME and XDG_CONFIG_HOME when set and not empty, else ~/.local/state and ~/.config; OPENCODE_CONFIG_DIR replaces the config directory only")
+    func directories() {
+        let plain = OpenCodeServiceFiles(environment: [:], userHome: "/home/u")
+        #expect(plain.stateDirectory == "/home/u/.local/state/opencode" && plain.configDirectory == "/home/u/.config/opencode")
+        let empty = OpenCodeServiceFiles(environment: ["XDG_STATE_HOME": "", "XDG_CONFIG_HOME": ""], userHome: "/home/u")
+        #expect(empty.stateDirectory == "/home/u/.local/state/opencode" && empty.configDirectory == "/home/u/.config/opencode")
+        let xdg = OpenCodeServiceFiles(environment: ["XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c", "OPENCODE_CONFIG_DIR": "/oc"], userHome: "/home/u")
+        #expect(xdg.stateDirectory == "/s/opencode" && xdg.configDirectory == "/oc")
+    }
+
+    @Test("a live registration gives the address and password; the settings' password when the registration has none; a wildcard url is reached on loopback")
+    func registration() throws {
+        let scratch = try Scratch()
+        try scratch.write("state/opencode/service.json", #"{"id":"a","version":"2.0.21","url":"http://127.0.0.1:49999","pid":4242,"password":"pw-reg"}"#)
+        let found = scratch.files.find { $0 == 4242 }
+        let service = try #require(found.service)
+        #expect(found.problems.isEmpty)
+        #expect(service.address == HostPort(host: "127.0.0.1", port: 49999) && service.password == "pw-reg" && service.channel == "latest")
+        #expect(service.registration == "~/state/opencode/service.json" && service.passwordFile == "~/state/opencode/service.json")
+
+        try scratch.write("state/opencode/service.json", #"{"url":"http://0.0.0.0:49998","pid":4242}"#)
+        try scratch.write("config/opencode/service.json", #"{"password":"pw-set"}"#)
+        let wildcard = try #require(scratch.files.find { _ in true }.service)
+        #expect(wildcard.address == HostPort(host: "127.0.0.1", port: 49998))
+        #expect(wildcard.password == "pw-set" && wildcard.passwordFile == "~/config/opencode/service.json")
+    }
+
+    @Test("not running: a stale registration is named and the settings' port (or the channel's default) is used; the local channel when the release one has no files")
+    func notRunning() throws {
+        let scratch = try Scratch()
+        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:49999","pid":4242}"#)
+        try scratch.write("config/opencode/service.json", #"{"port":50001,"password":"pw"}"#)
+        let stale = scratch.files.find { _ in false }
+        #expect(stale.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json names process 4242, which is not running: a stale registration"])
+        #expect(stale.service?.address == HostPort(host: "127.0.0.1", port: 50001) && stale.service?.registration == nil)
+
+        let local = try Scratch()
+        try local.write("config/opencode/service-local.json", "{}")
+        #expect(local.files.find { _ in true }.service?.address == HostPort(host: "127.0.0.1", port: 49375))
+        #expect(try Scratch().files.find { _ in true }.service == nil)
+    }
+
+    @Test("files that cannot be used are named, one line each, and skipped: not JSON, no url, too large", arguments: [
+        ("not json {", "is not a JSON object"), (#"{"pid":1}"#, #"has no usable "url" (an http://HOST:PORT address)"#),
+        (#"{"url":"ftp://h:1","pid":1}"#, #"has no usable "url" (an http://HOST:PORT address)"#),
+        (#"{"url":"http://h;id:1","pid":1}"#, #"has no usable "url" (an http://HOST:PORT address)"#),
+        (String(repeating: " ", count: 70_000) + "{}", "is larger than 64 KiB: not a service file"),
+    ])
+    func unusable(text: String, reason: String) throws {
+        let scratch = try Scratch()
+        try scratch.write("state/opencode/service.json", text)
+        let found = scratch.files.find { _ in true }
+        #expect(found.service == nil)
+        #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json \(reason)"])
+        let choice = HomeOpenCode.choose(configured: HostPort(host: "127.0.0.1", port: 4096), portGiven: false, files: scratch.files) { _ in false }
+        #expect(choice.home == HostPort(host: "127.0.0.1", port: 4096))
+        #expect(choice.lines == ["OpenCode's service file ~/state/opencode/service.json \(reason)", "forwarding to 127.0.0.1:4096, the default"])
+    }
+
+    @Test("home up's choice: the service wins over the default port and says where from and whose password; a foreground serve answering there is named with the flag that picks it; --home-port skips the files")
+    func choice() throws {
+        let scratch = try Scratch()
+        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:49374","pid":\#(getpid()),"password":"secret-pw"}"#)
+        let configured = HostPort(host: "127.0.0.1", port: 4096)
+        let alone = HomeOpenCode.choose(configured: configured, portGiven: false, files: scratch.files) { _ in false }
+        #expect(alone.home == HostPort(host: "127.0.0.1", port: 49374))
+        #expect(alone.lines == ["OpenCode 2's background service (latest) at 127.0.0.1:49374, from ~/state/opencode/service.json; its password from ~/state/opencode/service.json, kept on this machine"])
+        let both = HomeOpenCode.choose(configured: configured, portGiven: false, files: scratch.files) { $0 == configured }
+        #expect(both.home.port == 49374)
+        #expect(both.lines.last?.hasSuffix("; OpenCode also answers on 127.0.0.1:4096 (a foreground `opencode serve`?): give --home-port 4096 to forward that one instead") == true)
+        #expect(!both.lines.joined().contains("secret-pw"))
+        let told = HomeOpenCode.choose(configured: configured, portGiven: true, files: scratch.files) { _ in true }
+        #expect(told.home == configured && told.lines.isEmpty && told.service == nil)
+
+        // The health test's password: the user's when given (even an empty OPENCODE_PASSWORD), else the service's.
+        let fromService = alone.credentials(given: OpenCodeCredentials())
+        #expect(fromService.password == "secret-pw" && fromService.usedText == "password from OpenCode's service file ~/state/opencode/service.json")
+        #expect(alone.credentials(given: OpenCodeCredentials(password: "mine", source: .environment("OPENCODE_PASSWORD"))).password == "mine")
+        #expect(alone.credentials(given: OpenCodeCredentials(password: "", source: .environment("OPENCODE_PASSWORD"))).password == nil)
+    }
+}
