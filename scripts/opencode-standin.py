@@ -54,6 +54,20 @@ beta and next, service-local.json, service-<name>.json), compact JSON {"id","ver
 temporary file and renamed; the file is removed at exit if it is still its own. Its password
 (--password, or a random 43-character one, as ServiceConfig.password() makes) is also written to
 the settings file `$XDG_CONFIG_HOME/opencode/<name>` ({"password"}, 0600) unless --no-settings.
+Pairing (2.x, `opencode pair`): POST /api/pair (behind the password) -> {"code","expires_in":300}
+(packages/server/src/pairing.ts: 16 random bytes as base64url, kept 5 minutes, usable once);
+GET /auth/connect/<code> is outside the password check (protocol groups/server.ts
+isPairingConnectURL) and redeems it (handlers/server.ts): a request whose Accept has text/html
+gets a redirect to / with Set-Cookie <name>=<token>; Path=/; HttpOnly; SameSite=Lax; Max-Age=30
+days, any other {"token"}; a used or expired code 401 ("This pairing link expired or was already
+used. Run `opencode pair` to get a new one." as text for a browser, UnauthorizedError "Pairing
+link expired or already used" as JSON otherwise). The cookie's name comes from Host:
+opencode_session_<port> with a port, else opencode_session (upstream's sessionCookieName body is
+not in the stored sources: this is what 2.0.20/2.0.21 were seen to send). A session is accepted
+as the cookie only when the request has no Origin or its Origin's host:port equals Host
+(middleware/authorization.ts authorizedSessionCookie), and as the Basic password. The web app
+at / fetches /api/info once loaded and shows "API <status> <body>" in #root, as the real one reads
+the API with the cookie.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
 the tunnel's own tests.
@@ -70,7 +84,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FLAVOURS = ["opencode1", "opencode2.0.3", "opencode2", "other", "nosse"]
-WEB_APP = "<!doctype html><html><head><title>OpenCode</title></head><body><div id=\"root\"></div></body></html>"
+WEB_APP = ("<!doctype html><html><head><title>OpenCode</title></head><body><div id=\"root\"></div>"
+           "<script>fetch('/api/info').then(r => r.text().then(t => { document.getElementById('root').textContent = "
+           "'API ' + r.status + ' ' + t; }))</script></body></html>")
+SESSION_SECONDS = 30 * 24 * 3600
+PAIR_SECONDS = 300
 
 
 def compact(value):
@@ -110,6 +128,7 @@ def main():
         args.password = secrets.token_urlsafe(18)
         print(f"PASSWORD {args.password}", flush=True)
     state = {"port": args.port}
+    codes, sessions = {}, {}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -137,10 +156,61 @@ def main():
         def authorized(self):
             if args.password is None:
                 return True
-            if self.password_matches():
+            if self.password_matches() or self.session_matches():
                 return True
             self.refuse(api=True)
             return False
+
+        def cookie_name(self):
+            host = self.headers.get("Host", "")
+            port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
+            return f"opencode_session_{port}" if port.isdigit() else "opencode_session"
+
+        def session_matches(self):
+            """A pairing session: the Basic password, or the cookie when Origin's host:port is Host's."""
+            auth = self.headers.get("Authorization", "")
+            if auth.startswith("Basic "):
+                try:
+                    user, _, token = base64.b64decode(auth[6:]).decode().partition(":")
+                    if user == args.username and sessions.get(token, 0) > time.time():
+                        return True
+                except Exception:
+                    pass
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.split("://", 1)[-1].rstrip("/") != self.headers.get("Host"):
+                return False
+            for part in self.headers.get("Cookie", "").split(";"):
+                name, _, value = part.strip().partition("=")
+                if name == self.cookie_name() and sessions.get(value, 0) > time.time():
+                    return True
+            return False
+
+        def do_POST(self):
+            path = self.path.split("?")[0]
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            if not two or path != "/api/pair":
+                return self.send_body(404, b"")
+            if not self.authorized():
+                return
+            code = secrets.token_urlsafe(16)
+            codes[code] = time.time() + PAIR_SECONDS
+            return self.send_body(200, compact({"code": code, "expires_in": PAIR_SECONDS}))
+
+        def connect(self, code):
+            browser = "text/html" in self.headers.get("Accept", "")
+            if codes.pop(code, 0) <= time.time():
+                if browser:
+                    return self.send_body(401, "This pairing link expired or was already used. Run `opencode pair` to get a new one.",
+                                          "text/plain; charset=utf-8")
+                return self.send_body(401, compact({"_tag": "UnauthorizedError", "message": "Pairing link expired or already used"}))
+            token = f"{int(time.time()) + SESSION_SECONDS}.{secrets.token_urlsafe(24)}"
+            sessions[token] = time.time() + SESSION_SECONDS
+            if not browser:
+                return self.send_body(200, compact({"token": token}))
+            cookie = f"{self.cookie_name()}={token}; Max-Age={SESSION_SECONDS}; Path=/; HttpOnly; SameSite=Lax"
+            return self.send_body(302, b"", "text/plain", extra={"Location": "/", "Set-Cookie": cookie})
 
         def refuse(self, api):
             challenge = {"WWW-Authenticate": 'Basic realm="Secure Area"'}
@@ -173,6 +243,8 @@ def main():
             return self.send_body(200, WEB_APP, "text/html")
 
         def opencode2(self, path):
+            if path.startswith("/auth/connect/") and path.count("/") == 3:
+                return self.connect(path.rsplit("/", 1)[1])
             routes = {"/api/event", "/bytes"}
             routes.add("/api/health" if args.flavor == "opencode2.0.3" else "/api/info")
             route = "/bytes" if path.startswith("/bytes/") else path

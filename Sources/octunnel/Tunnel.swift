@@ -45,6 +45,9 @@ extension Tunnel {
         @Flag(help: "Skip the health test after connecting.")
         var noHealth = false
 
+        @Flag(help: "Do not also listen on the port OpenCode 2's `opencode pair` links name (the home server's own, e.g. 49374).")
+        var noPairPort = false
+
         @Flag(help: "Save the target and ports as the default for later runs.")
         var save = false
 
@@ -72,7 +75,8 @@ extension Tunnel {
                                                          forwards: forward.isEmpty ? nil : try additionalForwards())
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
-                let options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
+                var options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
+                options.pairPort = !noPairPort
                 try options.checkForwards(allowLAN: allowLan)
                 if let warning = UpRunner.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
                 let health = try healthTest(options, savedPasswordFile: settings.savedPasswordFile)

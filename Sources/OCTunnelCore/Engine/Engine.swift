@@ -10,6 +10,8 @@ public final class Engine: @unchecked Sendable {
     private let locals: [LocalForward]
     /// The forwards the VPS listens for, in their order.
     private let remotes: [RemoteForward]
+    /// Tells the user, from any thread.
+    let emit: @Sendable (EngineEvent) -> Void
 
     /// `tunnel up`'s engine: binds every local listener now, so a busy port fails before
     /// anything else happens.
@@ -54,6 +56,7 @@ public final class Engine: @unchecked Sendable {
         self.loop = loop
         self.locals = locals
         self.remotes = remotes
+        emit = onEvent
         driver = SessionDriver(settings: settings, keepalive: keepalive, exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty,
                                loop: loop, forwards: locals + remotes, emit: onEvent)
     }
@@ -69,6 +72,15 @@ public final class Engine: @unchecked Sendable {
     /// Answers `status` at `endpoint` from the loop (call before `run()`, on its thread).
     /// Throws when it cannot; the engine runs as well without.
     public func serveStatus(at endpoint: StatusEndpoint) throws(StatusServerError) { try driver.serveStatus(at: endpoint) }
+
+    /// OpenCode's forward listens on `port` too (loopback), for links that name it: OpenCode 2's
+    /// pair links name the home server's own port (`PairPort`). Safe from any thread.
+    func alsoListenForOpenCode(port: Int) -> LocalForward.AlsoListen {
+        guard let openCode = locals.first(where: { $0.forward.isOpenCode }) else { return .unavailable("no OpenCode forward") }
+        let result = openCode.alsoListen(port: port)
+        loop.wakeUp()
+        return result
+    }
 
     /// Keeps the last health test for `status`; safe from any thread.
     public func recordHealth(_ health: StatusSnapshot.Health) { driver.health.value = health }

@@ -25,6 +25,8 @@ public enum EngineEvent: Sendable {
     /// `home up`: the port was held by a dead session of this key's user, which the forced
     /// command ended; the listen is asked again at once.
     case portTakenBack(remote: HostPort, report: PortReclaimReport)
+    /// `tunnel up`: where OpenCode 2's pair links from home open on this machine (`PairPort`).
+    case pairLinks(port: Int, text: String)
     /// `home up`: where OpenCode's connections go and why (OpenCode 2's service found in its
     /// files, or moved since), or a service file it could not use (`HomeOpenCode`).
     case openCodeHome(home: HostPort, detail: String)

@@ -42,6 +42,8 @@ extension EngineEvent {
             return "warning: \(text)"
         case .openCodeHome(_, let detail):
             return "home: \(detail)"
+        case .pairLinks(_, let text):
+            return text
         case .listening(let remote, let home):
             return "VPS \(remote) → home \(home)"
         case .listenRefused(let remote, let retryIn, let holder):
@@ -94,6 +96,8 @@ extension EngineEvent {
             return ["event": "warning", "message": text]
         case .openCodeHome(let home, let detail):
             return ["event": "openCodeHome", "home": home.description, "message": detail]
+        case .pairLinks(let port, let text):
+            return ["event": "pairLinks", "port": port, "message": text]
         case .listening(let remote, let home):
             return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
                     "homeHost": home.host, "homePort": home.port]

@@ -16,7 +16,10 @@ final class LocalForward: SessionForward, PollOwner {
     let forward: Forward
     private let emit: @Sendable (EngineEvent) -> Void
     /// The listening sockets: the forward's address, then ::1 on the same port when asked and present.
-    private let listeners: [Int32]
+    private let ownListeners: [Int32]
+    /// Listeners added while running (`alsoListen`), by port; they and `listenerClosed` under `addedLock`.
+    private var added: [Int: [Int32]] = [:]
+    private let addedLock = NSLock()
     /// The port actually listened on (useful with --local-port 0).
     let localPort: Int
     /// The addresses listened on beside the forward's own (::1), all on `localPort`.
@@ -59,12 +62,56 @@ final class LocalForward: SessionForward, PollOwner {
                 // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
             }
         }
-        self.listeners = listeners
+        ownListeners = listeners
         self.alsoLocal = alsoLocal
     }
 
     deinit {
         if !listenerClosed { listeners.forEach { close($0) } }
+    }
+
+    /// Every listening socket: the forward's own, then those added while running.
+    private var listeners: [Int32] {
+        addedLock.lock(); defer { addedLock.unlock() }
+        return ownListeners + added.keys.sorted().flatMap { added[$0] ?? [] }
+    }
+
+    /// What `alsoListen` did.
+    enum AlsoListen: Sendable, Equatable {
+        /// Listening there now (and on ::1 when the forward is).
+        case listening([HostPort])
+        /// Already listening there (the forward's own port, or added before).
+        case already
+        /// Another program has it, or it cannot be listened on: why.
+        case unavailable(String)
+    }
+
+    /// Listens on `port` too, on the forward's loopback address (and ::1 beside it when the
+    /// forward does), for clients that name that port: a second listener of the same forward,
+    /// whose clients go where the forward's go. Safe from any thread; the loop takes the new
+    /// sockets up at its next round (the caller wakes it).
+    func alsoListen(port: Int) -> AlsoListen {
+        addedLock.lock(); defer { addedLock.unlock() }
+        guard port != localPort, added[port] == nil else { return .already }
+        guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
+        var fds: [Int32] = []
+        var addresses: [HostPort] = []
+        do throws(OCTunnelError) {
+            fds.append(try Sockets.listen(bind: forward.listen.host, port: port).fd)
+            addresses.append(HostPort(host: forward.listen.host, port: port))
+        } catch .localPortInUse {
+            return .unavailable("in use by another program here")
+        } catch {
+            return .unavailable(error.localizedDescription)
+        }
+        for also in alsoLocal {
+            if let fd = try? Sockets.listen(bind: also.host, port: port).fd {
+                fds.append(fd)
+                addresses.append(HostPort(host: also.host, port: port))
+            }
+        }
+        added[port] = fds
+        return .listening(addresses)
     }
 
     /// Why the VPS last refused a forward, if it has; safe from any thread.
@@ -154,8 +201,10 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     private func closeListener() {
+        let all = listeners
+        addedLock.lock(); defer { addedLock.unlock() }
         guard !listenerClosed else { return }
-        listeners.forEach { close($0) }
+        all.forEach { close($0) }
         listenerClosed = true
     }
 

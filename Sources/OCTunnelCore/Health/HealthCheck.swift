@@ -11,9 +11,11 @@ public struct HealthReport: Sendable {
     /// OpenCode 2 answered 401 and no password was given here: the path to a running OpenCode 2
     /// is proven, its API and event stream are not (`version` is then only "2", `eventsPath` empty).
     public var passwordAsked = false
+    /// The home server's own port, as 2.x's `/api/info` names it (nil: not asked, or not said).
+    public var serverPort: Int?
 
     public init(version: String, generation: OpenCodeGeneration, healthPath: String, eventsPath: String,
-                healthMilliseconds: Int, eventsMilliseconds: Int, passwordAsked: Bool = false) {
+                healthMilliseconds: Int, eventsMilliseconds: Int, passwordAsked: Bool = false, serverPort: Int? = nil) {
         self.version = version
         self.generation = generation
         self.healthPath = healthPath
@@ -21,6 +23,7 @@ public struct HealthReport: Sendable {
         self.healthMilliseconds = healthMilliseconds
         self.eventsMilliseconds = eventsMilliseconds
         self.passwordAsked = passwordAsked
+        self.serverPort = serverPort
     }
 
     /// What a health line says when OpenCode 2 asked for a password none was given for.
@@ -37,6 +40,8 @@ public struct HealthAnswer: Sendable {
     public let ms: Int
     /// OpenCode 2's 401 without a password here (`HealthReport.passwordAsked`).
     public var passwordAsked = false
+    /// The server's own port (`HealthReport.serverPort`).
+    public var serverPort: Int?
 }
 
 /// The health test through the local forward: find which OpenCode answers (the routes of
@@ -97,7 +102,9 @@ public struct HealthCheck: Sendable {
             let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body, secrets: credentials.secrets)
             switch answer {
             case .openCode(let version, let generation):
-                return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path, ms: Int(Date().timeIntervalSince(started) * 1000))
+                return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
+                                    ms: Int(Date().timeIntervalSince(started) * 1000),
+                                    serverPort: route.path == "/api/info" ? OpenCodeAnswer.serverPort(info: body) : nil)
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
@@ -208,7 +215,7 @@ public struct HealthCheck: Sendable {
         }
         let events = try events(generation: health.generation)
         return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: events.path,
-                            healthMilliseconds: health.ms, eventsMilliseconds: events.ms)
+                            healthMilliseconds: health.ms, eventsMilliseconds: events.ms, serverPort: health.serverPort)
     }
 
     /// Where to reach a forward listening on `bind`: the wildcard addresses are reached on loopback.

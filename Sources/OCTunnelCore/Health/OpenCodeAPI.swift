@@ -46,6 +46,17 @@ public enum OpenCodeAnswer: Equatable, Sendable {
         ("/global/health", .one), ("/api/info", .two), ("/api/status", .two), ("/api/health", .two),
     ]
 
+    /// The port of the server's own loopback address in 2.x's `/api/info` (`urls`, as
+    /// packages/server/src/server-info.ts builds them: the bound address, or every interface's
+    /// for a wildcard bind), else of its first URL; nil when the body names none.
+    public static func serverPort(info body: [UInt8]) -> Int? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let urls = object["urls"] as? [String] else { return nil }
+        let parsed = urls.prefix(32).compactMap { URLComponents(string: $0) }.filter { ($0.port ?? 0) > 0 && ($0.port ?? 0) <= 65535 }
+        let loopback = parsed.first { ["127.0.0.1", "localhost", "[::1]", "::1"].contains($0.host ?? "") }
+        return (loopback ?? parsed.first)?.port
+    }
+
     /// Judges `status`, `contentType` and `body` received from `path`; a body quoted in the
     /// answer has `secrets` (what the request sent: a server may echo them) redacted.
     public static func classify(path: String, status: Int, contentType: String?, body: [UInt8], secrets: [String] = []) -> OpenCodeAnswer {

@@ -13,6 +13,10 @@ public struct TunnelHealth: Sendable {
     let host: String
     /// The address the forward listens on (the test connects there).
     let bind: String
+    /// Whether to listen on the port pair links name (`TunnelOptions.pairPort`).
+    let pairPort: Bool
+    /// Said once per run: where pair links open.
+    private let pairSaid = PairOnce()
 
     /// The test for the tunnel `options` describes.
     public init(options: TunnelOptions, timeout: Double, credentials: OpenCodeCredentials) {
@@ -22,6 +26,7 @@ public struct TunnelHealth: Sendable {
         reverseCommand = options.reverseCommand
         host = options.connection.target.host
         bind = options.bind
+        pairPort = options.pairPort
     }
 
     /// Starts the test against the forward's `localPort`; `engine` says why a forward was
@@ -40,7 +45,23 @@ public struct TunnelHealth: Sendable {
             }
             engine?.recordHealth(event.record(checkedAt: Date()))
             emit(event)
+            if case .tunnelPassed(let report, _, _) = event, let engine, let port = PairPort.port(for: report, localPort: localPort),
+               pairSaid.first() {
+                let outcome = pairPort ? engine.alsoListenForOpenCode(port: port) : nil
+                engine.emit(PairPort.event(port: port, localPort: localPort, outcome: outcome, guessed: report.serverPort == nil))
+            }
         }
         thread.start()
+    }
+}
+
+/// True once, from any thread.
+private final class PairOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func first() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        defer { done = true }
+        return !done
     }
 }

@@ -21,6 +21,8 @@ public struct TunnelOptions: Sendable {
     public var alsoIPv6Loopback = false
     /// The forwards beside OpenCode's (`-L`, the app the agent builds), carried by the same session.
     public var additionalForwards: [Forward] = []
+    /// Listen on the port OpenCode 2's pair links name too (`PairPort`; `--no-pair-port` turns it off).
+    public var pairPort = true
 
     public init(connection: ConnectionSettings, bind: String = Defaults.bind, localPort: Int = Defaults.localPort,
                 keepalive: Double = Double(Defaults.keepaliveSeconds), homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
