@@ -36,15 +36,25 @@ steps=()
 step_started=$(date +%s)
 step_done() { steps+=("$1 $(( $(date +%s) - step_started )) s"); step_started=$(date +%s); }
 roots=""
+browser=""
 at_exit() {
   # Should the build or the host suite fail, the roots are still waited for, never left half
   # made (debootstrap mounts /proc in its target while it works).
   [ -z "$roots" ] || wait "$roots" 2> /dev/null || true
+  [ -z "$browser" ] || wait "$browser" 2> /dev/null || true
   echo "== time: ${steps[*]/%/;} load $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 trap at_exit EXIT
 
 install_missing "${OCTUNNEL_PACKAGES[@]}"
+# Debian's chromium, for the tests that open a page in a real browser (OpenCodePairTests): about
+# 1.5 min of download and unpacking on a new machine, in the background while the build runs.
+browser=""
+if ! command -v chromium > /dev/null; then
+  mkdir -p .build-roots
+  install_missing "${OCTUNNEL_BROWSER[@]}" > .build-roots/browser.log 2>&1 &
+  browser=$!
+fi
 # sshd needs its privilege-separation directory even for test servers.
 [ -d /run/sshd ] || { [ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd; } || true
 step_done install
@@ -58,6 +68,11 @@ if ! $only_debian && [ $# -eq 0 ]; then
 fi
 swift build --build-tests
 step_done build
+if [ -n "$browser" ]; then
+  wait "$browser" || { cat .build-roots/browser.log >&2; fail "installing chromium failed"; }
+  browser=""
+  step_done "chromium (rest)"
+fi
 # At most 8 tests at once. Each test's body runs on threads of its own (the suites' .ownThreads),
 # not on the two threads of Swift's cooperative pool, so a test's time limit counts its own
 # work; this bound keeps the heavy tests (each starts sshd and octunnel) from all starting at

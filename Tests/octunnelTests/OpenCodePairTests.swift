@@ -55,6 +55,10 @@ struct OpenCodePairTests {
         #expect(said == "pair links from home open here: http://127.0.0.1:49374/auth/connect/… (OpenCode 2's background service port, 49374 (its own port at home is not known without a password); --no-pair-port turns this off)",
                 "\(tunnel.stderrText)")
 
+        // A real browser: the link as printed, the redirect, the cookie, then the web app's own API read.
+        let page = try await offPool { try Self.chromium(try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium")) }
+        #expect(page.contains(#"<div id="root">API 200 {"version":"2.0.17""#), "\(page)")
+        // The same steps spelled out: the cookie is the port's, as OpenCode names it.
         let opened = try await offPool { try Self.open(try Self.pairLink(net: net, scratch: scratch), in: laptop) }
         #expect(opened.first == "connect 302 opencode_session_49374", "\(opened)")
         #expect(opened.dropFirst().first == "page 200", "\(opened)")
@@ -66,8 +70,21 @@ struct OpenCodePairTests {
         let otherPort = try #require(try await offPool { without.forwardedPort() }, "\(without.stderrText)")
         let told = try await offPool { without.waitForLine(containing: "pair links from home") }
         #expect(told?.contains("--no-pair-port is set: open them with :\(otherPort) in place of :49374") == true, "\(without.stderrText)")
+        let failedPage = try await offPool { try Self.chromium(try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium2")) }
+        #expect(!failedPage.contains("API 200") && !failedPage.contains("id=\"root\""), "\(failedPage)")
         let refused = try await offPool { try Self.open(try Self.pairLink(net: net, scratch: scratch), in: laptop) }
         #expect(refused.count == 1 && refused.first?.hasPrefix("failed ConnectionRefusedError") == true, "\(refused)")
+    }
+
+    /// Debian's chromium, headless, on the laptop: opens `link` and returns the page's DOM once
+    /// its scripts ran (`--virtual-time-budget`). scripts/test.sh installs it.
+    static func chromium(_ link: String, in laptop: NetworkNamespaceLink, profile: String) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            throw HarnessError("Debian's chromium is not installed: run the suite through scripts/test.sh, or apt-get install chromium")
+        }
+        let command = laptop.exec + ["/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                     "--user-data-dir=" + profile, "--virtual-time-budget=5000", "--dump-dom", link]
+        return try runProcess(command[0], Array(command.dropFirst())).stdout
     }
 
     /// What `opencode pair` prints at home: a new one-time code from the service (POST /api/pair

@@ -23,3 +23,5 @@ install_missing() {
 # namespaces and veth; busybox: the port-reclaim program run with busybox's sh and applets, as
 # on Alpine; sslh: the port reclaim behind a relay in front of sshd, PortReclaimRelayTests).
 OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox sslh)
+# The real browser of the tests that open a page (scripts/test.sh installs it beside the build).
+OCTUNNEL_BROWSER=(chromium)
