@@ -96,6 +96,15 @@ struct OpenCodeServiceFilesTests {
         #expect(choice.lines == ["OpenCode's service file ~/state/opencode/service.json \(reason)", "forwarding to 127.0.0.1:4096, the default"])
     }
 
+    @Test("a service file that cannot be read (a directory in its place; a mode-000 file for another user than root) is named and skipped")
+    func unreadable() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.directory.file("state/opencode/service.json"), withIntermediateDirectories: true)
+        let found = scratch.files.find { _ in true }
+        #expect(found.service == nil)
+        #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json cannot be read (a directory)"])
+    }
+
     @Test("home up's choice: the service wins over the default port and says where from and whose password; a foreground serve answering there is named with the flag that picks it; --home-port skips the files")
     func choice() throws {
         let scratch = try Scratch()

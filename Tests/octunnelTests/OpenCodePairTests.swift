@@ -31,7 +31,7 @@ struct OpenCodePairTests {
         print("failed", type(e).__name__, e, flush=True)
     """
 
-    @Test("a pair link printed at home for 127.0.0.1:49374 opens on the laptop exactly as printed, through tunnel up (local port elsewhere, no password) and the VPS: the cookie is set for that port and the API answers with it; with --no-pair-port the same link fails and tunnel up has said what to do")
+    @Test("a pair link printed at home for 127.0.0.1:49374 opens on the laptop exactly as printed, through tunnel up (local port elsewhere, no password) and the VPS: the cookie is set for that port and the API answers with it; with --no-pair-port the same link fails and tunnel up has said what to do; 49374 held by another program here: named, skipped, the tunnel serves on")
     func pairLinkOpensUnchanged() async throws {
         let (net, laptop) = try await HomeNetworkTests.machines("pairLink")
         defer { laptop.remove(); net.remove() }
@@ -74,6 +74,34 @@ struct OpenCodePairTests {
         #expect(!failedPage.contains("API 200") && !failedPage.contains("id=\"root\""), "\(failedPage)")
         let refused = try await offPool { try Self.open(try Self.pairLink(net: net, scratch: scratch), in: laptop) }
         #expect(refused.count == 1 && refused.first?.hasPrefix("failed ConnectionRefusedError") == true, "\(refused)")
+        without.stopGracefullyOrKill()
+
+        // Another program holds 49374 on the laptop: named and skipped, the tunnel serves on.
+        let holderCommand = laptop.exec + ["/usr/bin/env", "python3", "-c",
+                                           "import socket,sys,time\ns=socket.socket();s.bind(('127.0.0.1',49374));s.listen();print('HELD',flush=True);time.sleep(600)"]
+        let holder = try RunningProcess(holderCommand[0], Array(holderCommand.dropFirst()))
+        defer { holder.signal(SIGKILL); _ = holder.waitForExit(timeout: 5) }
+        try #require(try await offPool { holder.waitForLine(containing: "HELD", stdout: true) } != nil)
+        let busy = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        defer { busy.stopGracefullyOrKill() }
+        let busyPort = try #require(try await offPool { busy.forwardedPort() }, "\(busy.stderrText)")
+        let named = try await offPool { busy.waitForLine(containing: "pair links from home") }
+        #expect(named?.contains("name port 49374 (OpenCode 2's background service port, 49374 (its own port at home is not known without a password)), which is in use by another program here: open them with :\(busyPort) in place of :49374") == true,
+                "\(busy.stderrText)")
+        #expect(busy.isRunning)
+        let served = try await offPool { try Self.getInLaptop(laptop, port: busyPort) }
+        #expect(Self.answeredByOpenCode2(served), "\(served)")
+    }
+
+    static func answeredByOpenCode2(_ answer: String?) -> Bool {
+        answer?.contains("401") == true && answer?.contains("UnauthorizedError") == true
+    }
+
+    /// GET /api/info on the laptop's 127.0.0.1:`port`, status line and body.
+    static func getInLaptop(_ laptop: NetworkNamespaceLink, port: Int) throws -> String {
+        let script = "import http.client,sys\nc=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=10)\nc.request('GET','/api/info')\nr=c.getresponse()\nprint(r.status,r.read().decode())"
+        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(port)]
+        return try runProcess(command[0], Array(command.dropFirst())).stdout
     }
 
     /// Debian's chromium, headless, on the laptop: opens `link` and returns the page's DOM once

@@ -131,13 +131,24 @@ public struct OpenCodeServiceFiles: Sendable {
     /// A file's JSON object; nil when it is absent; a problem when it is there but unreadable,
     /// too large or not a JSON object.
     private func read(_ path: String, problems: inout [Problem]) -> [String: Any]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
+        guard !isDirectory.boolValue else {
+            problems.append(Problem(path: shown(path), reason: "cannot be read (a directory)"))
+            return nil
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             problems.append(Problem(path: shown(path), reason: "cannot be read (permission denied)"))
             return nil
         }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: 65_537)) ?? Data()
+        let data: Data
+        do {
+            data = try handle.read(upToCount: 65_537) ?? Data()
+        } catch {
+            problems.append(Problem(path: shown(path), reason: "cannot be read"))
+            return nil
+        }
         guard data.count <= 65_536 else {
             problems.append(Problem(path: shown(path), reason: "is larger than 64 KiB: not a service file"))
             return nil
