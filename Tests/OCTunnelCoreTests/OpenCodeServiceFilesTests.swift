@@ -105,6 +105,19 @@ struct OpenCodeServiceFilesTests {
         #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json cannot be read (a directory)"])
     }
 
+    @Test("following the service: only a running service's registration moves home up's OpenCode forward; between a stop and the next start (no registration, settings left) it stays; files are read at most once a second unless forced")
+    func follower() throws {
+        let scratch = try Scratch()
+        try scratch.write("config/opencode/service.json", #"{"password":"pw"}"#)
+        let start = HostPort(host: "127.0.0.1", port: 40001)
+        let follower = ServiceFollower(current: start, files: scratch.files)
+        #expect(follower.moved(now: 0) == nil, "stopped: the settings' default port is no move")
+        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:40002","pid":\#(getpid())}"#)
+        #expect(follower.moved(now: 0.5) == nil, "not read again within a second")
+        #expect(follower.moved(now: 0.5, force: true)?.address == HostPort(host: "127.0.0.1", port: 40002))
+        #expect(follower.moved(now: 2) == nil && follower.current.port == 40002)
+    }
+
     @Test("home up's choice: the service wins over the default port and says where from and whose password; a foreground serve answering there is named with the flag that picks it; --home-port skips the files")
     func choice() throws {
         let scratch = try Scratch()

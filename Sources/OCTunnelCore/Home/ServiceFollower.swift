@@ -15,13 +15,15 @@ final class ServiceFollower {
         self.interval = interval
     }
 
-    /// The service's address now, when it differs from the last one (nil: unchanged, not read
-    /// again yet, or no longer found: the last address stays, the 502 then says why). `force`
+    /// The running service's address now, when it differs from the last one (nil: unchanged, not
+    /// read again yet, or not running: the last address stays, the 502 then says why). `force`
     /// reads the files whenever it was last done: a connection to the last address just failed.
     func moved(now: Double, force: Bool = false) -> OpenCodeServiceFiles.Service? {
         guard force || now - lastRead >= interval else { return nil }
         lastRead = now
-        guard let service = files.find().service, service.address != current else { return nil }
+        // Only a running service's registration moves it: between a stop and the next start the
+        // settings name where it may come back, not where it is (the 502 says it is not running).
+        guard let service = files.find().service, service.registration != nil, service.address != current else { return nil }
         current = service.address
         return service
     }
