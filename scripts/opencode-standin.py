@@ -68,6 +68,12 @@ as the cookie only when the request has no Origin or its Origin's host:port equa
 (middleware/authorization.ts authorizedSessionCookie), and as the Basic password. The web app
 at / fetches /api/info once loaded and shows "API <status> <body>" in #root, as the real one reads
 the API with the cookie.
+Session events, for tests (not an OpenCode route): POST /standin/emit with {"type", "fields",
+"directory"?} sends that event to every open event stream in its flavour's shape: 2.x
+{"id","type","data":fields}; 1.x /event {"id","type","properties":fields}; 1.x /global/event
+{"directory","payload":{"id","type","properties"}} (the event names and fields are OpenCode's:
+session.status, session.idle, session.error, session.updated, permission.asked, … see
+Sources/OCTunnelCore/Notify/SessionWatch.swift). It answers {"streams": N}, how many got it.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
 the tunnel's own tests.
@@ -76,8 +82,12 @@ import argparse
 import base64
 import json
 import os
+import queue
+import threading
 import secrets
+import select
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -129,6 +139,7 @@ def main():
         print(f"PASSWORD {args.password}", flush=True)
     state = {"port": args.port}
     codes, sessions = {}, {}
+    subscribers, subscribers_lock = [], threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -188,8 +199,14 @@ def main():
         def do_POST(self):
             path = self.path.split("?")[0]
             length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                self.rfile.read(length)
+            body = self.rfile.read(length) if length else b""
+            if path == "/standin/emit":
+                event = json.loads(body)
+                with subscribers_lock:
+                    for q in subscribers:
+                        q.put(event)
+                    count = len(subscribers)
+                return self.send_body(200, compact({"streams": count}))
             if not two or path != "/api/pair":
                 return self.send_body(404, b"")
             if not self.authorized():
@@ -295,21 +312,46 @@ def main():
             self.end_headers()
             self.close_connection = True
             self.chunked = two
+            mine = queue.Queue()
+            with subscribers_lock:
+                subscribers.append(mine)
             try:
                 if two:
                     if args.heartbeat_first:
                         self.write(": heartbeat\n\n")
                     self.event({"id": "evt_" + secrets.token_hex(12), "type": "server.connected", "data": {}})
-                    while True:
-                        time.sleep(heartbeat)
-                        self.write(": heartbeat\n\n")
-                if args.flavor != "nosse":
+                elif args.flavor != "nosse":
                     self.event(self.shape("server.connected", global_shape))
+                beat_at = time.monotonic() + heartbeat
                 while True:
-                    self.event(self.shape("server.heartbeat", global_shape))
-                    time.sleep(heartbeat)
+                    try:
+                        sent = mine.get(timeout=0.1)
+                    except queue.Empty:
+                        # A client that has gone stops counting at once (POST /standin/emit says how many listen).
+                        readable, _, _ = select.select([self.connection], [], [], 0)
+                        if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                            return
+                        if time.monotonic() < beat_at:
+                            continue
+                        beat_at = time.monotonic() + heartbeat
+                        if two:
+                            self.write(": heartbeat\n\n")
+                        else:
+                            self.event(self.shape("server.heartbeat", global_shape))
+                        continue
+                    ident = "evt_" + secrets.token_hex(12)
+                    if two:
+                        self.event({"id": ident, "type": sent["type"], "data": sent.get("fields", {})})
+                    elif global_shape:
+                        self.event({"directory": sent.get("directory", "/home/me/project"),
+                                    "payload": {"id": ident, "type": sent["type"], "properties": sent.get("fields", {})}})
+                    else:
+                        self.event({"id": ident, "type": sent["type"], "properties": sent.get("fields", {})})
             except (BrokenPipeError, ConnectionResetError):
                 return
+            finally:
+                with subscribers_lock:
+                    subscribers.remove(mine)
 
         @staticmethod
         def shape(kind, global_shape):

@@ -48,6 +48,16 @@ extension Tunnel {
         @Flag(help: "Do not also listen on the port OpenCode 2's `opencode pair` links name (the home server's own, e.g. 49374).")
         var noPairPort = false
 
+        @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks for permission or fails, the facts in its environment (OCTUNNEL_EVENT, OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
+                                   valueName: "PROGRAM"))
+        var notifyCommand: String?
+
+        @Option(help: ArgumentHelp("Seconds --notify-command may run before it is stopped.", valueName: "S"))
+        var notifyTimeout: Int = 10
+
+        @Flag(help: "Do not follow OpenCode's event stream: no notifications.")
+        var noNotify = false
+
         @Flag(help: "Save the target and ports as the default for later runs.")
         var save = false
 
@@ -55,6 +65,9 @@ extension Tunnel {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
             if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
+            if noNotify && notifyCommand != nil { throw ValidationError("--notify-command and --no-notify: pick one") }
+            if notifyCommand?.isEmpty == true { throw ValidationError("--notify-command needs a program") }
+            guard (1...600).contains(notifyTimeout) else { throw ValidationError("--notify-timeout must be 1-600 seconds") }
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
@@ -94,8 +107,11 @@ extension Tunnel {
         /// The health test after each connect (its password read now), nil with --no-health.
         private func healthTest(_ options: TunnelOptions, savedPasswordFile: String?) throws -> TunnelHealth? {
             guard !noHealth else { return nil }
-            return TunnelHealth(options: options, timeout: Double(connect.healthTimeout),
-                                credentials: try connect.credentials(saved: savedPasswordFile))
+            var health = TunnelHealth(options: options, timeout: Double(connect.healthTimeout),
+                                      credentials: try connect.credentials(saved: savedPasswordFile))
+            health.notify = NotifyOptions(enabled: !noNotify, command: notifyCommand)
+            health.notify.commandTimeout = Double(notifyTimeout)
+            return health
         }
 
         /// What to keep running on the home machine, said once in text mode.

@@ -25,6 +25,10 @@ public enum EngineEvent: Sendable {
     /// `home up`: the port was held by a dead session of this key's user, which the forced
     /// command ended; the listen is asked again at once.
     case portTakenBack(remote: HostPort, report: PortReclaimReport)
+    /// Something worth one line that is neither a warning nor a failure.
+    case notice(String)
+    /// `tunnel up`: the agent finished, asks for permission, or failed (`SessionWatch`).
+    case notification(AgentMoment)
     /// `tunnel up`: where OpenCode 2's pair links from home open on this machine (`PairPort`).
     case pairLinks(port: Int, text: String)
     /// `home up`: where OpenCode's connections go and why (OpenCode 2's service found in its

@@ -44,6 +44,10 @@ extension EngineEvent {
             return "home: \(detail)"
         case .pairLinks(_, let text):
             return text
+        case .notification(let moment):
+            return moment.line
+        case .notice(let text):
+            return text
         case .listening(let remote, let home):
             return "VPS \(remote) → home \(home)"
         case .listenRefused(let remote, let retryIn, let holder):
@@ -98,6 +102,14 @@ extension EngineEvent {
             return ["event": "openCodeHome", "home": home.description, "message": detail]
         case .pairLinks(let port, let text):
             return ["event": "pairLinks", "port": port, "message": text]
+        case .notice(let text):
+            return ["event": "notice", "message": text]
+        case .notification(let moment):
+            var object: [String: Any] = ["event": "notification", "kind": moment.kind.rawValue, "sessionID": OutsideText.shown(moment.sessionID, limit: 200),
+                                         "headline": moment.headline, "message": moment.message]
+            if let title = moment.title { object["title"] = OutsideText.shown(title, limit: 200) }
+            if let directory = moment.directory { object["directory"] = OutsideText.shown(directory, limit: 500) }
+            return object
         case .listening(let remote, let home):
             return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
                     "homeHost": home.host, "homePort": home.port]

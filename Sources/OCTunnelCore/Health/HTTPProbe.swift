@@ -13,6 +13,9 @@ struct HTTPProbe {
     /// What the request carries that must never be shown (the password and its token): taken
     /// out of every piece of the answer a failure quotes, before it is cut.
     var secrets: [String] = []
+    /// Called every 0.1 s while nothing arrives (a stream followed for as long as `tunnel up`
+    /// runs): false ends the wait as if the deadline had passed.
+    var tick: (() -> Bool)?
 
     /// The head of a response.
     struct Head {
@@ -67,10 +70,14 @@ struct HTTPProbe {
     /// Reads more bytes into the connection's buffer; false at EOF.
     private func fill(_ connection: Connection) throws(Failure) -> Bool {
         if connection.closed { return false }
-        let remaining = deadline.timeIntervalSinceNow
-        guard remaining > 0 else { throw .timedOut }
-        var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
-        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(remaining * 1000) + 1) > 0 else { throw .timedOut }
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw .timedOut }
+            var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
+            let wait = tick == nil ? remaining : min(remaining, 0.1)
+            if Sockets.pollRetrying(&pfd, milliseconds: Int32(min(wait, 86_400) * 1000) + 1) > 0 { break }
+            guard let tick, tick() else { throw .timedOut }
+        }
         var chunk = [UInt8](repeating: 0, count: 16384)
         let count = recv(connection.fd, &chunk, chunk.count, 0)
         if count <= 0 { connection.closed = true; return false }
@@ -193,7 +200,7 @@ struct HTTPProbe {
 
     /// GET an event stream and hand each event to `onEvent` until it returns true. A non-200
     /// answer is returned with its body (up to 64 KiB) so the caller can judge it.
-    func events(_ path: String, onEvent: (ServerSentEvent) -> Bool) throws(Failure) -> EventsResult {
+    func events(_ path: String, limit: Int = HTTPLimits.eventStreamBytes, onEvent: (ServerSentEvent) -> Bool) throws(Failure) -> EventsResult {
         let connection = try open(path: path, accept: "text/event-stream")
         let head = try readHead(connection)
         guard head.status == 200 else {
@@ -207,7 +214,7 @@ struct HTTPProbe {
         var reader = ServerSentEventReader()
         var found = false
         do throws(Failure) {
-            let full = try streamBody(connection, head: head, limit: HTTPLimits.eventStreamBytes) { piece throws(Failure) in
+            let full = try streamBody(connection, head: head, limit: limit) { piece throws(Failure) in
                 let events: [ServerSentEvent]
                 do throws(ServerSentEventReader.Failure) {
                     events = try reader.feed(piece)

@@ -17,6 +17,9 @@ public struct TunnelHealth: Sendable {
     let pairPort: Bool
     /// Said once per run: where pair links open.
     private let pairSaid = PairOnce()
+    /// Follow OpenCode's event stream after a pass and notify (issue 40); off unless set.
+    public var notify = NotifyOptions(enabled: false)
+    private let follower = FollowerBox()
 
     /// The test for the tunnel `options` describes.
     public init(options: TunnelOptions, timeout: Double, credentials: OpenCodeCredentials) {
@@ -45,6 +48,13 @@ public struct TunnelHealth: Sendable {
             }
             engine?.recordHealth(event.record(checkedAt: Date()))
             emit(event)
+            if case .tunnelPassed(let report, _, _) = event, let engine, notify.enabled {
+                let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
+                follower.get {
+                    EventFollower(host: HealthCheck.address(forBind: bind), port: localPort, credentials: credentials,
+                                  notifier: Notifier(options: notify, emit: engine.emit), emit: engine.emit)
+                }.follow(path: path)
+            }
             if case .tunnelPassed(let report, _, _) = event, let engine, let port = PairPort.port(for: report, localPort: localPort),
                pairSaid.first() {
                 let outcome = pairPort ? engine.alsoListenForOpenCode(port: port) : nil
@@ -52,6 +62,19 @@ public struct TunnelHealth: Sendable {
             }
         }
         thread.start()
+    }
+}
+
+/// The run's one event follower, made on the first pass.
+private final class FollowerBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var follower: EventFollower?
+    func get(_ make: () -> EventFollower) -> EventFollower {
+        lock.lock(); defer { lock.unlock() }
+        if let follower { return follower }
+        let made = make()
+        follower = made
+        return made
     }
 }
 

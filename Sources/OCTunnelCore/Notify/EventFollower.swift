@@ -1,0 +1,112 @@
+import Foundation
+
+/// `tunnel up`'s hold on OpenCode's event stream, through the tunnel, for as long as it runs
+/// (issue 40): each event goes through `SessionWatch`, each moment to the `Notifier`. The health
+/// test starts it after a pass, with the stream that answered; the stream is asked again when
+/// it ends (a reconnect of the tunnel, OpenCode restarted), with nothing from before counted
+/// twice. An answer that is not a stream (OpenCode 2 without a password here: 401) is said once,
+/// with the fix, and asked again less and less often (up to every 30 s).
+final class EventFollower: @unchecked Sendable {
+    private let host: String
+    private let port: Int
+    private let credentials: OpenCodeCredentials
+    private let notifier: Notifier
+    private let emit: @Sendable (EngineEvent) -> Void
+    private let condition = NSCondition()
+    private var path: String?
+    private var running = false
+    private var stopped = false
+    private var said = Set<String>()
+
+    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, emit: @escaping @Sendable (EngineEvent) -> Void) {
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+        self.notifier = notifier
+        self.emit = emit
+    }
+
+    /// Follows `path` (the event stream the health test found); starts the thread the first time.
+    func follow(path: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        self.path = path
+        guard !running, !stopped else { return condition.signal() }
+        running = true
+        let thread = Thread { [self] in run() }
+        thread.name = "octunnel-events"
+        thread.start()
+    }
+
+    /// Ends the thread at its next tick (0.1 s at most).
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private var isStopped: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return stopped
+    }
+
+    private func run() {
+        var watch = SessionWatch()
+        var pause = 1.0
+        while !isStopped {
+            condition.lock()
+            let path = self.path ?? "/api/event"
+            condition.unlock()
+            var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
+            let deliver: (inout SessionWatch) -> Void = { [notifier] watch in
+                for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
+            }
+            probe.tick = { [self] in
+                deliver(&watch)
+                return !isStopped
+            }
+            do {
+                var connected = false
+                let result = try probe.events(path, limit: .max) { event in
+                    if !connected {
+                        connected = true
+                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent finishes, asks for permission or fails", warning: false)
+                    }
+                    if let decoded = OpenCodeEvent(data: event.data) {
+                        for moment in watch.feed(decoded, now: MonotonicClock.now()) { notifier.notify(moment) }
+                    }
+                    deliver(&watch)
+                    if event.data.contains("server.connected") { pause = 1 }
+                    return isStopped
+                }
+                if result.head.status != 200 {
+                    sayOnce("status \(result.head.status)", Self.refusal(status: result.head.status, path: path, credentials: credentials))
+                    pause = min(pause * 2, 30)
+                }
+            } catch {
+                // The tunnel's session went, or OpenCode did: asked again below.
+            }
+            watch.reconnected()
+            condition.lock()
+            if !stopped { _ = condition.wait(until: Date().addingTimeInterval(pause)) }
+            condition.unlock()
+        }
+    }
+
+    private func sayOnce(_ key: String, _ text: String, warning: Bool = true) {
+        guard said.insert(key).inserted else { return }
+        emit(warning ? .warning(text) : .notice(text))
+    }
+
+    /// Why the event stream cannot be followed, and the fix.
+    static func refusal(status: Int, path: String, credentials: OpenCodeCredentials) -> String {
+        if status == 401 && credentials.password == nil {
+            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
+        }
+        if status == 401 {
+            return "notifications: OpenCode refused the password for its event stream \(path) (\(credentials.usedText))"
+        }
+        return "notifications: OpenCode's event stream \(path) answered HTTP \(status); asked again later"
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// `tunnel up` follows OpenCode's event stream through the tunnel and says when the agent
+/// finished, asks for permission or failed (issue 40), through a real sshd, the stand-in sending
+/// OpenCode's events as each version shapes them.
+@Suite("notifications: the agent finished, asks, failed", .ownThreads, .timeLimit(.minutes(3)))
+struct NotifyTests {
+    /// POSTs `event` to the stand-in's test route; how many streams got it.
+    static func emit(_ backend: OpenCodeStandIn, _ event: [String: Any]) -> Int {
+        let body = (try? JSONSerialization.data(withJSONObject: event)) ?? Data()
+        let fd = connectLoopback(backend.port)
+        guard fd >= 0 else { return -1 }
+        defer { close(fd) }
+        setSocketTimeout(fd, seconds: 10)
+        let head = "POST /standin/emit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        guard writeAll(fd, Array(head.utf8) + [UInt8](body)) else { return -1 }
+        let answer = String(decoding: readAll(fd), as: UTF8.self)
+        guard let start = answer.range(of: "{\"streams\":") else { return -1 }
+        return Int(answer[start.upperBound...].prefix { $0.isNumber }) ?? -1
+    }
+
+    /// Waits until the follower says it follows the stream, then until exactly one stream listens
+    /// at the stand-in: the follower's (the health test's own closes through sshd a little later,
+    /// and the stand-in stops counting a closed one).
+    static func followerListens(_ backend: OpenCodeStandIn, _ tunnel: RunningProcess) -> Bool {
+        tunnel.waitForLine(containing: "notifications: following OpenCode's events") != nil
+            && waitUntil(timeout: 20) { emit(backend, ["type": "server.ping", "fields": [:]]) == 1 }
+    }
+
+    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
+        ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
+    }
+
+    /// A program that appends its OCTUNNEL_ variables, one record a line, to `file`.
+    static func recorder(in directory: TempDirectory, file: String, exit code: Int = 0, sleep seconds: Int = 0) throws -> String {
+        let path = directory.file("notify-\(code)-\(seconds).sh")
+        try """
+        #!/bin/sh
+        \(seconds > 0 ? "sleep \(seconds)" : "")
+        printf '%s|%s|%s|%s\\n' "$OCTUNNEL_EVENT" "$OCTUNNEL_SESSION_TITLE" "$OCTUNNEL_MESSAGE" "$OCTUNNEL_DIRECTORY" >> '\(file)'
+        exit \(code)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    @Test("OpenCode 2: finished, permission and failed each once, on stderr and through --notify-command with the facts in its environment; a title of escape codes shown escaped; events of a session that was never seen busy notify nothing",
+          .timeLimit(.minutes(2)))
+    func threeMoments() async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        let record = scratch.file("record")
+        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                                                         "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port",
+                                                         "--notify-command", try Self.recorder(in: scratch, file: record)],
+                                        environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        defer { tunnel.stopGracefullyOrKill() }
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        // The follower's stream is open once the stand-in counts two (the health test's has closed).
+        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+
+        for event in [Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
+                      Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop"]]),
+                      Self.session("s1", "session.status", ["status": ["type": "busy"]]),
+                      Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                      Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                      Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+                      Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
+            #expect(Self.emit(backend, event) == 1)
+        }
+        let lines = try await offPool { () -> [String] in
+            _ = waitUntil(timeout: 20) { (try? String(contentsOfFile: record, encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 3 }
+            return tunnel.stderr.filter { $0.contains("notify: ") }
+        }
+        #expect(lines.count == 3, "\(tunnel.stderrText)")
+        #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin") && $0.hasSuffix(": bash: git push") }, "\(lines)")
+        #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
+        #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
+        let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"], "\(records)")
+        #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
+        #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
+    }
+
+    @Test("a --notify-command that fails or hangs is reported and never fatal; OpenCode 1.x's /global/event is followed the same way; --no-notify follows nothing")
+    func commandFailsOrHangs() async throws {
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        for (code, sleep, said) in [(3, 0, "exited 3"), (0, 30, "ran longer than 1 s and was stopped")] {
+            let backend = try OpenCodeStandIn(flavor: "opencode1")
+            defer { backend.stop() }
+            let tunnel = try fixture.up(remotePort: backend.port, extra: ["--notify-command", try Self.recorder(in: scratch, file: scratch.file("r"), exit: code, sleep: sleep),
+                                                                          "--notify-timeout", "1"])
+            defer { tunnel.stopGracefullyOrKill() }
+            try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+            try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+            _ = Self.emit(backend, Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
+            let line = try await offPool { tunnel.waitForLine(containing: "--notify-command") }
+            #expect(line?.contains(said) == true, "\(tunnel.stderrText)")
+            #expect(tunnel.stderrText.contains("notify: OpenCode failed: x (project): UnknownError: boom"), "\(tunnel.stderrText)")
+            #expect(tunnel.isRunning)
+        }
+        let backend = try OpenCodeStandIn(flavor: "opencode1")
+        defer { backend.stop() }
+        let quiet = try fixture.up(remotePort: backend.port, extra: ["--no-notify"])
+        defer { quiet.stopGracefullyOrKill() }
+        try #require(try await offPool { quiet.waitForLine(containing: "health ✓") } != nil, "\(quiet.stderrText)")
+        // The health test's own stream goes; no other comes in the second after (the follower would have come at once).
+        #expect(waitUntil(timeout: 10) { Self.emit(backend, ["type": "server.ping", "fields": [:]]) == 0 })
+        #expect(!waitUntil(timeout: 1) { Self.emit(backend, ["type": "server.ping", "fields": [:]]) != 0 })
+    }
+}
