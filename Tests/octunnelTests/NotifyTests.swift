@@ -86,6 +86,13 @@ struct NotifyTests {
         #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"], "\(records)")
         #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
         #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
+        // status: the last three, newest last.
+        let status = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
+        #expect(told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"], "\(status.stdout)")
+        let human = try await offPool { try fixture.run(["tunnel", "status"]) }
+        #expect(human.stdout.components(separatedBy: "notified").count - 1 == 3, "\(human.stdout)")
     }
 
     @Test("a --notify-command that fails or hangs is reported and never fatal; OpenCode 1.x's /global/event is followed the same way; --no-notify follows nothing")

@@ -11,7 +11,8 @@ struct StatusCommandTests {
         // A quick heartbeat: the health test's event stream, closed by the test, ends at the next one.
         let backend = try OpenCodeStandIn(version: "1.4.7", heartbeat: 0.5)
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--profile", "work"])
+        // --no-notify: the event stream octunnel would follow for notifications is a connection too.
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--profile", "work", "--no-notify"])
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.4.7") != nil, "\(tunnel.stderrText)")
 

@@ -11,3 +11,20 @@ final class HealthRecord: @unchecked Sendable {
         set { lock.lock(); last = newValue; lock.unlock() }
     }
 }
+
+/// The last three notifications: written by the event follower's thread, read on the loop
+/// thread when `status` asks.
+final class NotificationRecord: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: [StatusSnapshot.Notified] = []
+
+    var value: [StatusSnapshot.Notified] {
+        lock.lock(); defer { lock.unlock() }
+        return last
+    }
+
+    func add(_ notified: StatusSnapshot.Notified) {
+        lock.lock(); defer { lock.unlock() }
+        last = Array((last + [notified]).suffix(3))
+    }
+}

@@ -32,6 +32,9 @@ extension StatusSnapshot {
             if let lastError { text += " · last error: \(lastError)" }
             row("reconnects", text)
         }
+        for notified in notifications {
+            row("notified", "\(notified.text) (\(Self.duration(now.timeIntervalSince(notified.at))) ago)")
+        }
         if let lastNetworkEvent {
             let ago = lastNetworkEventAt.map { " (\(Self.duration(now.timeIntervalSince($0))) ago)" } ?? ""
             row("network", lastNetworkEvent + ago)

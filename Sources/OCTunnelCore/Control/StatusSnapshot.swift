@@ -107,6 +107,20 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var forwards: [ForwardStatus] = []
     public var lastErrorAt: Date?
     public var health: Health?
+    /// The last three notifications (`tunnel up`, issue 40), the newest last.
+    public var notifications: [Notified] = []
+
+    /// One notification as `status` shows it.
+    public struct Notified: Sendable, Equatable {
+        public var kind: String
+        public var text: String
+        public var at: Date
+        public init(kind: String, text: String, at: Date) {
+            self.kind = kind
+            self.text = text
+            self.at = at
+        }
+    }
     /// The last network change or wake the driver acted on, and what it did ("… : kept").
     public var lastNetworkEvent: String?
     public var lastNetworkEventAt: Date?
@@ -168,6 +182,7 @@ extension StatusSnapshot {
         } else {
             object["health"] = NSNull()
         }
+        object["notifications"] = notifications.map { ["kind": $0.kind, "text": $0.text, "at": Self.formatDate($0.at)] }
         return object
     }
 
@@ -220,6 +235,11 @@ extension StatusSnapshot {
            let checkedAt = (health["checkedAt"] as? String).flatMap(Self.parseDate) {
             self.health = Health(ok: ok, version: health["version"] as? String, checkedAt: checkedAt,
                                  detail: health["detail"] as? String ?? "")
+        }
+        notifications = (object["notifications"] as? [[String: Any]] ?? []).suffix(3).compactMap { item in
+            guard let kind = item["kind"] as? String, let text = item["text"] as? String,
+                  let at = (item["at"] as? String).flatMap(Self.parseDate) else { return nil }
+            return Notified(kind: kind, text: text, at: at)
         }
     }
 

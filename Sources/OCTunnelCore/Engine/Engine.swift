@@ -82,6 +82,11 @@ public final class Engine: @unchecked Sendable {
         return result
     }
 
+    /// Keeps a notification for `status` (its last three); safe from any thread.
+    func recordNotification(_ moment: AgentMoment) {
+        driver.notifications.add(StatusSnapshot.Notified(kind: moment.kind.rawValue, text: "\(moment.headline): \(moment.message)", at: moment.at))
+    }
+
     /// Keeps the last health test for `status`; safe from any thread.
     public func recordHealth(_ health: StatusSnapshot.Health) { driver.health.value = health }
 

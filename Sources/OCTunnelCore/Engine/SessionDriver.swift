@@ -32,6 +32,7 @@ final class SessionDriver: PollOwner {
     private var wake = WakeDetector()
     /// The last health test, set from any thread; `status` reports it.
     let health = HealthRecord()
+    let notifications = NotificationRecord()
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel

@@ -26,6 +26,7 @@ extension SessionDriver: StatusSource {
         if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
         for forward in forwards { forward.describe(into: &snapshot) }
         snapshot.health = health.value
+        snapshot.notifications = notifications.value
         if let event = record.lastNetworkEvent {
             snapshot.lastNetworkEvent = event.text
             snapshot.lastNetworkEventAt = event.at

@@ -52,7 +52,8 @@ public struct TunnelHealth: Sendable {
                 let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
                 follower.get {
                     EventFollower(host: HealthCheck.address(forBind: bind), port: localPort, credentials: credentials,
-                                  notifier: Notifier(options: notify, emit: engine.emit), emit: engine.emit)
+                                  notifier: Notifier(options: notify, record: { engine.recordNotification($0) }, emit: engine.emit),
+                                  emit: engine.emit)
                 }.follow(path: path)
             }
             if case .tunnelPassed(let report, _, _) = event, let engine, let port = PairPort.port(for: report, localPort: localPort),

@@ -25,16 +25,19 @@ final class Notifier: @unchecked Sendable {
     private let options: NotifyOptions
     private let emit: @Sendable (EngineEvent) -> Void
     private let environment: [String: String]
+    private let record: @Sendable (AgentMoment) -> Void
 
     init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment,
-         emit: @escaping @Sendable (EngineEvent) -> Void) {
+         record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.options = options
         self.environment = environment
+        self.record = record
         self.emit = emit
     }
 
     func notify(_ moment: AgentMoment) {
         emit(.notification(moment))
+        record(moment)
         if let command = options.command {
             let environment = self.environment.merging(moment.environment) { $1 }
             let timeout = options.commandTimeout
