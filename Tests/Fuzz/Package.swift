@@ -24,6 +24,7 @@ let package = Package(
         .executableTarget(name: "FuzzOpenCodeAnswer", dependencies: uses),
         .executableTarget(name: "FuzzSettings", dependencies: uses),
         .executableTarget(name: "FuzzStatusReply", dependencies: uses),
+        .executableTarget(name: "FuzzSessionWatch", dependencies: uses),
         .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )

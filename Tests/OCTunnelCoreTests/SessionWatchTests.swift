@@ -90,6 +90,13 @@ struct SessionWatchTests {
         #expect(global.due(now: 2).first?.directory == "/home/me/site")
     }
 
+    @Test("an event that names an empty session is no moment (FuzzSessionWatch, in its first two minutes)")
+    func emptySession() {
+        var watch = SessionWatch()
+        #expect(watch.feed(data: #"{"type":"permission.updated","properties":{"id":"p1","type":"edit","sessionID":"","title":"Edit a.swift"}}"#, now: 0).isEmpty)
+        #expect(watch.feed(data: #"{"type":"session.error","properties":{"sessionID":"","error":{"name":"APIError"}}}"#, now: 0).isEmpty)
+    }
+
     @Test("a title full of escape codes and bidirectional controls is shown escaped everywhere: the line, the headline, the command's environment")
     func hostileTitle() {
         var watch = SessionWatch()

@@ -31,8 +31,9 @@ struct OpenCodeEvent {
         fields[key] as? String ?? (fields["info"] as? [String: Any])?[key] as? String ?? (fields["part"] as? [String: Any])?[key] as? String
     }
 
-    /// The session the event is about.
+    /// The session the event is about (an empty id names none).
     var sessionID: String? {
-        string("sessionID") ?? (type.hasPrefix("session.") ? (fields["info"] as? [String: Any])?["id"] as? String : nil)
+        let id = string("sessionID") ?? (type.hasPrefix("session.") ? (fields["info"] as? [String: Any])?["id"] as? String : nil)
+        return id?.isEmpty == false ? id : nil
     }
 }

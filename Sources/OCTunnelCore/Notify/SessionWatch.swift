@@ -20,11 +20,20 @@ import Foundation
 ///
 /// Nothing before the stream connected can count: "finished" needs "busy" seen first, and
 /// permission ids already told are kept across reconnects, so a reconnect never repeats one.
-struct SessionWatch {
+public struct SessionWatch: Sendable {
     /// Seconds an idle must hold before it counts as finished.
-    var settle = 0.5
+    public var settle = 0.5
 
-    private struct Session {
+    public init(settle: Double = 0.5) { self.settle = settle }
+
+    /// `feed` with one event's `data:` as it came on the stream (any version's shape); nothing
+    /// for data that is not one of OpenCode's events.
+    public mutating func feed(data: String, now: Double) -> [AgentMoment] {
+        guard let event = OpenCodeEvent(data: data) else { return [] }
+        return feed(event, now: now)
+    }
+
+    private struct Session: Sendable {
         var title: String?
         var directory: String?
         var parent: String?
@@ -39,7 +48,7 @@ struct SessionWatch {
     private var toldErrors = Set<String>()
 
     /// The stream (re)connected: what was busy is unknown now.
-    mutating func reconnected() {
+    public mutating func reconnected() {
         for id in sessions.keys {
             sessions[id]?.busy = false
             sessions[id]?.idleSince = nil
@@ -119,7 +128,7 @@ struct SessionWatch {
     }
 
     /// The "finished" moments whose idle has held for `settle` seconds by `now`.
-    mutating func due(now: Double, at date: Date = Date()) -> [AgentMoment] {
+    public mutating func due(now: Double, at date: Date = Date()) -> [AgentMoment] {
         var moments: [AgentMoment] = []
         for (id, session) in sessions.sorted(by: { $0.key < $1.key }) {
             guard let since = session.idleSince, now - since >= settle else { continue }
