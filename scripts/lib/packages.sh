@@ -8,8 +8,13 @@ install_missing() {
   [ ${#need[@]} -eq 0 ] && return 0
   local sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "Installing: ${need[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  # One install at a time: scripts/test.sh installs chromium in the background while the Debian
+  # roots' job may install debootstrap, and two apt-gets at once fail on dpkg's lock.
+  (
+    flock 9
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  ) 9> "${TMPDIR:-/tmp}/octunnel-apt.lock"
   # sslh's package enables a service (standalone, its debconf default) whose stock config
   # (`--listen <change-me>:443`) cannot start; disabled and stopped all the same, so that
   # installing it never leaves a listener on this machine (the tests run their own).
