@@ -15,10 +15,12 @@ final class LocalForward: SessionForward, PollOwner {
     /// This forward: where it listens, and where on the VPS its channels go.
     let forward: Forward
     private let emit: @Sendable (EngineEvent) -> Void
-    /// The listening sockets: the forward's address, then ::1 on the same port when asked and present.
-    private let ownListeners: [Int32]
-    /// Listeners added while running (`alsoListen`), by port; they and `listenerClosed` under `addedLock`.
-    private var added: [Int: [Int32]] = [:]
+    /// Every listening socket: the forward's address, then ::1 on the same port when asked and
+    /// present, then those added while running (`alsoListen`). It and `listenerClosed` are
+    /// written under `addedLock`; the loop reads the array as it is (no copy per round).
+    private var allListeners: [Int32]
+    /// The ports added while running.
+    private var addedPorts = Set<Int>()
     private let addedLock = NSLock()
     /// The port actually listened on (useful with --local-port 0).
     let localPort: Int
@@ -62,7 +64,7 @@ final class LocalForward: SessionForward, PollOwner {
                 // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
             }
         }
-        ownListeners = listeners
+        allListeners = listeners
         self.alsoLocal = alsoLocal
     }
 
@@ -70,10 +72,10 @@ final class LocalForward: SessionForward, PollOwner {
         if !listenerClosed { listeners.forEach { close($0) } }
     }
 
-    /// Every listening socket: the forward's own, then those added while running.
+    /// Every listening socket (`allListeners`), read under the lock `alsoListen` writes it under.
     private var listeners: [Int32] {
         addedLock.lock(); defer { addedLock.unlock() }
-        return ownListeners + added.keys.sorted().flatMap { added[$0] ?? [] }
+        return allListeners
     }
 
     /// What `alsoListen` did.
@@ -92,7 +94,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// sockets up at its next round (the caller wakes it).
     func alsoListen(port: Int) -> AlsoListen {
         addedLock.lock(); defer { addedLock.unlock() }
-        guard port != localPort, added[port] == nil else { return .already }
+        guard port != localPort, !addedPorts.contains(port) else { return .already }
         guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
         var fds: [Int32] = []
         var addresses: [HostPort] = []
@@ -110,7 +112,8 @@ final class LocalForward: SessionForward, PollOwner {
                 addresses.append(HostPort(host: also.host, port: port))
             }
         }
-        added[port] = fds
+        addedPorts.insert(port)
+        allListeners += fds
         return .listening(addresses)
     }
 

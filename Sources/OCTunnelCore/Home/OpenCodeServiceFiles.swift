@@ -116,7 +116,7 @@ public struct OpenCodeServiceFiles: Sendable {
             }
             if let settings, fromSettings == nil {
                 let port = (settings["port"] as? NSNumber)?.intValue ?? Self.defaultPort(channel: channel)
-                let host = nonEmpty(settings["hostname"] as? String).map(Self.connectable) ?? Defaults.homeHost
+                let host = nonEmpty(settings["hostname"] as? String).map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
                 if (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil {
                     fromSettings = Service(address: HostPort(host: host, port: port), password: settingsPassword, registration: nil,
                                            passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
@@ -168,18 +168,9 @@ public struct OpenCodeServiceFiles: Sendable {
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = url.port ?? (url.scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
-        let connectable = Self.connectable(host)
+        let connectable = HealthCheck.address(forBind: host)
         guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else { return nil }
         return HostPort(host: connectable, port: port)
-    }
-
-    /// A listen address as a client reaches it: the wildcards on loopback.
-    private static func connectable(_ host: String) -> String {
-        switch host {
-        case "0.0.0.0", "": return "127.0.0.1"
-        case "::", "[::]": return "::1"
-        default: return host
-        }
     }
 
     private func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }

@@ -76,15 +76,14 @@ public struct SessionWatch: Sendable {
             session.busy = false
             session.idleSince = nil
             guard session.parent == nil else { return [] }
-            return [AgentMoment(kind: .finished, sessionID: id, title: session.title, directory: session.directory, detail: nil, at: date)]
+            return [moment(.finished, id, session, detail: nil, at: date)]
         case "session.execution.failed":
             session.busy = false
             session.idleSince = nil
             let message = event.fields["message"] as? String ?? (event.fields["error"] as? [String: Any])?["message"] as? String
             let key = "\(id)|execution|\(message ?? "")|\(event.string("id") ?? "")"
             guard toldErrors.insert(key).inserted else { return [] }
-            return [AgentMoment(kind: .failed, sessionID: id, title: session.title, directory: session.directory,
-                                detail: message ?? "the turn failed", at: date)]
+            return [moment(.failed, id, session, detail: message ?? "the turn failed", at: date)]
         case let type where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
             let call = event.string("callID") ?? event.string("id") ?? ""
             if type.hasSuffix(".started") || type.hasSuffix(".called") || type.hasSuffix(".progress") {
@@ -103,13 +102,12 @@ public struct SessionWatch: Sendable {
         case "permission.asked", "permission.updated", "permission.v2.asked":
             let request = event.string("id") ?? "\(id)#\(toldPermissions.count)"
             guard toldPermissions.insert(request).inserted else { return [] }
-            return [AgentMoment(kind: .permission, sessionID: id, title: session.title, directory: session.directory,
-                                detail: Self.permissionDetail(event.fields), at: date)]
+            return [moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)]
         case "question.asked":
             let request = event.string("id") ?? "\(id)?\(toldPermissions.count)"
             guard toldPermissions.insert(request).inserted else { return [] }
             let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
-            return [AgentMoment(kind: .permission, sessionID: id, title: session.title, directory: session.directory, detail: question, at: date)]
+            return [moment(.permission, id, session, detail: question, at: date)]
         case "session.error":
             let error = event.fields["error"] as? [String: Any]
             let name = error?["name"] as? String ?? "error"
@@ -119,8 +117,7 @@ public struct SessionWatch: Sendable {
             guard toldErrors.insert(key).inserted else { return [] }
             session.busy = false
             session.idleSince = nil
-            return [AgentMoment(kind: .failed, sessionID: id, title: session.title, directory: session.directory,
-                                detail: message.map { "\(name): \($0)" } ?? name, at: date)]
+            return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
         default:
             break
         }
@@ -135,9 +132,14 @@ public struct SessionWatch: Sendable {
             sessions[id]?.idleSince = nil
             sessions[id]?.busy = false
             guard session.parent == nil else { continue }
-            moments.append(AgentMoment(kind: .finished, sessionID: id, title: session.title, directory: session.directory, detail: nil, at: date))
+            moments.append(moment(.finished, id, session, detail: nil, at: date))
         }
         return moments
+    }
+
+    /// A moment of session `id`, named by what the stream said of it.
+    private func moment(_ kind: AgentMoment.Kind, _ id: String, _ session: Session, detail: String?, at date: Date) -> AgentMoment {
+        AgentMoment(kind: kind, sessionID: id, title: session.title, directory: session.directory, detail: detail, at: date)
     }
 
     /// When the next idle becomes due, if one waits.
