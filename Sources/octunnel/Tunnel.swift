@@ -45,29 +45,34 @@ extension Tunnel {
         @Flag(help: "Skip the health test after connecting.")
         var noHealth = false
 
-        @Flag(help: "Do not also listen on the port OpenCode 2's `opencode pair` links name (the home server's own, e.g. 49374).")
-        var noPairPort = false
+        @Flag(inversion: .prefixedNo,
+              help: "Also listen on the port OpenCode 2's `opencode pair` links name (the home server's own, e.g. 49374); default: on, or as saved.")
+        var pairPort: Bool?
 
         @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks for permission or fails, the facts in its environment (OCTUNNEL_EVENT, OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
                                    valueName: "PROGRAM"))
         var notifyCommand: String?
 
-        @Option(help: ArgumentHelp("Seconds --notify-command may run before it is stopped.", valueName: "S"))
-        var notifyTimeout: Int = 10
+        @Option(help: ArgumentHelp("Seconds --notify-command may run before it is stopped (default: \(NotifyOptions.defaultTimeout), or as saved).", valueName: "S"))
+        var notifyTimeout: Int?
 
-        @Flag(help: "Do not follow OpenCode's event stream: no notifications.")
-        var noNotify = false
+        @Flag(inversion: .prefixedNo,
+              help: "Follow OpenCode's event stream and notify when the agent finishes, asks or fails; default: on, or as saved.")
+        var notify: Bool?
 
-        @Flag(help: "Save the target and ports as the default for later runs.")
+        @Flag(help: "Save the target, ports, forwards and the notify and pair-port choices as the default for later runs.")
         var save = false
 
         func validate() throws {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
             if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
-            if noNotify && notifyCommand != nil { throw ValidationError("--notify-command and --no-notify: pick one") }
+            if notify == false && notifyCommand != nil { throw ValidationError("--notify-command and --no-notify: pick one") }
             if notifyCommand?.isEmpty == true { throw ValidationError("--notify-command needs a program") }
-            guard (1...600).contains(notifyTimeout) else { throw ValidationError("--notify-timeout must be 1-600 seconds") }
+            let timeouts = NotifyOptions.timeoutRange
+            if let notifyTimeout, !timeouts.contains(notifyTimeout) {
+                throw ValidationError("--notify-timeout must be \(timeouts.lowerBound)-\(timeouts.upperBound) seconds")
+            }
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
@@ -85,14 +90,16 @@ extension Tunnel {
                 let profile = try self.profile.resolved
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: profile, connect: connect,
                                                          localPort: localPort, bind: bind,
-                                                         forwards: forward.isEmpty ? nil : try additionalForwards())
+                                                         forwards: forward.isEmpty ? nil : try additionalForwards()) { flags in
+                    (flags.notify, flags.notifyCommand, flags.notifyTimeout, flags.pairPort) = (notify, notifyCommand, notifyTimeout, pairPort)
+                }
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)
                 var options = settings.tunnelOptions(connection, keepalive: Double(keepalive), warm: warm)
-                options.pairPort = !noPairPort
+                options.pairPort = settings.pairPort
                 try options.checkForwards(allowLAN: allowLan)
                 if let warning = UpRunner.exposureWarning(bind: options.bind) { events.show(.engine(warning)) }
-                let health = try healthTest(options, savedPasswordFile: settings.savedPasswordFile)
+                let health = try healthTest(options, settings: settings)
                 let tunnel = try UpRunner(tunnel: options, health: health, onEvent: { events.show($0) })
                 tunnel.serveStatus(at: StatusEndpoint(home: directory, role: .tunnel, profile: profile))
                 if save {
@@ -105,12 +112,11 @@ extension Tunnel {
         }
 
         /// The health test after each connect (its password read now), nil with --no-health.
-        private func healthTest(_ options: TunnelOptions, savedPasswordFile: String?) throws -> TunnelHealth? {
+        private func healthTest(_ options: TunnelOptions, settings: ResolvedSettings) throws -> TunnelHealth? {
             guard !noHealth else { return nil }
             var health = TunnelHealth(options: options, timeout: Double(connect.healthTimeout),
-                                      credentials: try connect.credentials(saved: savedPasswordFile))
-            health.notify = NotifyOptions(enabled: !noNotify, command: notifyCommand)
-            health.notify.commandTimeout = Double(notifyTimeout)
+                                      credentials: try connect.credentials(saved: settings.savedPasswordFile))
+            health.notify = settings.notify
             return health
         }
 

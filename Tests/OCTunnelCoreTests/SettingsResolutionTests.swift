@@ -218,4 +218,63 @@ struct SettingsResolutionTests {
             #expect(loaded.homeHost == (role == .home ? "10.2.2.2" : Defaults.homeHost))
         }
     }
+
+    // MARK: the notify and pair-port choices (tunnel up --save keeps them)
+
+    /// Saves `flags`' choices, then resolves a later run's `later` flags against them.
+    func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags()) throws -> ResolvedSettings {
+        try withTemporaryDirectory { dir in
+            let directory = OctunnelHome(path: dir + "/octunnel")
+            var typed = flags
+            typed.target = "me@vps.example.com"
+            try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: .tunnel).save(to: directory, agent: false, passwordFile: nil)
+            return try ResolvedSettings.load(flags: later, directory: directory, role: .tunnel, resolver: SSHConfigResolver(home: dir, sshPath: nil))
+        }
+    }
+
+    @Test func notificationsAndThePairPortAreOnWithNothingSaidAndNothingSaved() throws {
+        let settings = try choices(saving: SettingsFlags())
+        #expect(settings.notify.enabled && settings.notify.command == nil && settings.notify.commandTimeout == 10 && settings.pairPort)
+    }
+
+    @Test func theSavedChoicesComeBackAndALaterFlagWinsOverEach() throws {
+        var quiet = SettingsFlags()
+        (quiet.notify, quiet.pairPort) = (false, false)
+        let off = try choices(saving: quiet)
+        #expect(!off.notify.enabled && off.notify.command == nil && !off.pairPort)
+        var on = SettingsFlags()
+        (on.notify, on.pairPort) = (true, true)
+        let back = try choices(saving: quiet, later: on)
+        #expect(back.notify.enabled && back.pairPort)
+        // A typed command turns a saved --no-notify back on.
+        var typed = SettingsFlags()
+        typed.notifyCommand = "/bin/push-now"
+        #expect(try choices(saving: quiet, later: typed).notify.command == "/bin/push-now")
+
+        var command = SettingsFlags()
+        (command.notifyCommand, command.notifyTimeout) = ("/home/me/bin/push", 30)
+        let kept = try choices(saving: command)
+        #expect(kept.notify.enabled && kept.notify.command == "/home/me/bin/push" && kept.notify.commandTimeout == 30)
+        // --no-notify later drops the saved command for that run; a new command replaces it.
+        var no = SettingsFlags()
+        no.notify = false
+        let silenced = try choices(saving: command, later: no)
+        #expect(!silenced.notify.enabled && silenced.notify.command == nil)
+        let replaced = try choices(saving: command, later: typed)
+        #expect(replaced.notify.command == "/bin/push-now" && replaced.notify.commandTimeout == 30)
+    }
+
+    @Test func aHandEditedTimeoutOutOfRangeOrAnEmptyCommandIsRefusedNotUsed() throws {
+        for (key, value) in [("notifyTimeout", "0"), ("notifyTimeout", "601"), ("notifyCommand", "\"\"")] {
+            try withTemporaryDirectory { dir in
+                let directory = OctunnelHome(path: dir + "/octunnel")
+                _ = try directory.prepare()
+                let text = #"{"tunnel":{"host":"vps","port":22,"username":"me","remotePort":18080,"localPort":4096,"homePort":4096,""# + key + "\":" + value + "}}"
+                try text.write(toFile: directory.configPath, atomically: true, encoding: .utf8)
+                #expect(throws: (any Error).self, "\(key)=\(value)") {
+                    try ResolvedSettings.load(flags: SettingsFlags(), directory: directory, role: .tunnel, resolver: SSHConfigResolver(home: dir, sshPath: nil))
+                }
+            }
+        }
+    }
 }

@@ -7,7 +7,10 @@ public struct NotifyOptions: Sendable {
     /// A program run once per moment, no shell, the facts in its environment (`AgentMoment.environment`).
     public var command: String?
     /// Seconds the program may run before it is killed.
-    public var commandTimeout = 10.0
+    public var commandTimeout = Double(defaultTimeout)
+    /// `--notify-timeout`'s default and its bounds, in seconds.
+    public static let defaultTimeout = 10
+    public static let timeoutRange = 1...600
     /// Show a desktop notification when a desktop session is there.
     public var desktop = true
 

@@ -69,10 +69,13 @@ extension ResolvedSettings {
         let remoteHost = self.remoteHost == Defaults.remoteHost ? nil : self.remoteHost
         switch role {
         case .tunnel:
+            let timeout = Int(notify.commandTimeout)
             try TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                                localPort: localPort, homePort: homePort, remoteHost: remoteHost,
                                agent: agent ? true : nil, passwordFile: passwordFile,
-                               forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification))
+                               forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification),
+                               notify: notify.enabled ? nil : false, notifyCommand: notify.command,
+                               notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout, pairPort: pairPort ? nil : false)
                 .save(to: directory, profile: flags.profile)
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,

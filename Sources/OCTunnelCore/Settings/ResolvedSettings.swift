@@ -28,6 +28,10 @@ public struct ResolvedSettings: Sendable {
     public let identityFile: String?
     /// The saved OpenCode password file (`--password-file` given with `--save`).
     public let savedPasswordFile: String?
+    /// `tunnel up`'s notifications: the flags, else the saved choice, else on with no command.
+    public let notify: NotifyOptions
+    /// `tunnel up` also listens on the port pair links name (`--no-pair-port`, or saved).
+    public let pairPort: Bool
     /// What to tell the user about how the settings were found (ssh config directives ignored).
     public var notes: [String] = []
 
@@ -68,8 +72,20 @@ public struct ResolvedSettings: Sendable {
             sshConfig: typed ? sshConfig : nil,
             useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
-            savedPasswordFile: kept?.connection.passwordFile
+            savedPasswordFile: kept?.connection.passwordFile,
+            notify: notifyOptions(flags: flags, saved: kept?.tunnel),
+            pairPort: flags.pairPort ?? kept?.tunnel?.pairPort ?? true
         )
+    }
+
+    /// A command on the command line turns notifications on whatever was saved; `--no-notify`
+    /// turns them off and drops the saved command; neither: the saved choice as a whole.
+    private static func notifyOptions(flags: SettingsFlags, saved: TunnelSettings?) -> NotifyOptions {
+        let typed = flags.notify != nil || flags.notifyCommand != nil
+        let enabled = flags.notify ?? (flags.notifyCommand != nil ? true : saved?.notify ?? true)
+        var options = NotifyOptions(enabled: enabled, command: enabled ? (typed ? flags.notifyCommand : saved?.notifyCommand) : nil)
+        options.commandTimeout = Double(flags.notifyTimeout ?? saved?.notifyTimeout ?? NotifyOptions.defaultTimeout)
+        return options
     }
 }
 
@@ -81,6 +97,8 @@ struct SavedSection {
     let homeHost: String?
     /// The saved `-L` forwards (`tunnel` role).
     var forwards: [Forward]? = nil
+    /// The whole saved section of the `tunnel` role (its notify and pair-port choices).
+    var tunnel: TunnelSettings? = nil
 
     init?(_ saved: SavedSettings?, role: Role) {
         switch role {
@@ -88,6 +106,7 @@ struct SavedSection {
             guard let tunnel = saved?.tunnel else { return nil }
             (connection, localPort, homeHost) = (tunnel, tunnel.localPort, nil)
             forwards = tunnel.savedForwards
+            self.tunnel = tunnel
         case .home:
             guard let home = saved?.home else { return nil }
             (connection, localPort, homeHost) = (home, nil, home.homeHost)

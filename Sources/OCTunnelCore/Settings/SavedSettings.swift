@@ -56,11 +56,23 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     /// The forwards beside OpenCode's (`-L`), as `ssh -L` writes them
     /// (`127.0.0.1:3000:127.0.0.1:18081`); absent: none.
     public var forwards: [String]?
+    /// `--no-notify` saved: false; absent: notifications on.
+    public var notify: Bool?
+    /// `--notify-command`, as typed; absent: none.
+    public var notifyCommand: String?
+    /// `--notify-timeout` in seconds when not the default; absent: the default.
+    public var notifyTimeout: Int?
+    /// `--no-pair-port` saved: false; absent: on.
+    public var pairPort: Bool?
 
     /// Checks the hosts and ports a hand-edited file may have broken.
     func validate() throws(TargetParseError) {
         try validateConnection()
         _ = try HostPort.parsePort(String(localPort), allowZero: true)
+        if let notifyTimeout, !NotifyOptions.timeoutRange.contains(notifyTimeout) {
+            throw TargetParseError("notifyTimeout \(notifyTimeout) is not \(NotifyOptions.timeoutRange.lowerBound)-\(NotifyOptions.timeoutRange.upperBound) seconds")
+        }
+        if notifyCommand?.isEmpty == true { throw TargetParseError("notifyCommand is empty") }
         for text in forwards ?? [] { _ = try Forward.parse(text, direction: .local, defaultBind: Defaults.bind) }
     }
 

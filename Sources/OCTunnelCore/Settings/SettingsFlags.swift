@@ -29,6 +29,14 @@ public struct SettingsFlags: Sendable {
     public var trustNew: Bool
     /// Look a new VPS up in OpenSSH's known_hosts (`--no-openssh-known-hosts`; never saved).
     public var openSSHKnownHosts: Bool
+    /// `tunnel up --notify` / `--no-notify`.
+    public var notify: Bool?
+    /// `tunnel up --notify-command`.
+    public var notifyCommand: String?
+    /// `tunnel up --notify-timeout`, in seconds.
+    public var notifyTimeout: Int?
+    /// `tunnel up --pair-port` / `--no-pair-port`.
+    public var pairPort: Bool?
 
     public init(profile: ProfileName = .default, target: String? = nil, remoteHost: String? = nil, remotePort: Int? = nil,
                 homePort: Int? = nil, localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil, identity: String? = nil,
