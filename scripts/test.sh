@@ -50,14 +50,12 @@ at_exit() {
 trap at_exit EXIT
 
 install_missing "${OCTUNNEL_PACKAGES[@]}"
-# Debian's chromium, for the tests that open a page in a real browser (OpenCodePairTests): about
-# 1.5 min of download and unpacking on a new machine, in the background while the build runs.
-browser=""
-if ! command -v chromium > /dev/null; then
-  mkdir -p .build-roots
-  install_missing "${OCTUNNEL_BROWSER[@]}" > .build-roots/browser.log 2>&1 &
-  browser=$!
-fi
+# Debian's chromium, for the tests that open a page in a real browser (OpenCodePairTests), and a
+# desktop for the notification test (NotifyTests.desktop): about 1.5 min of download and
+# unpacking on a new machine, in the background while the build runs.
+mkdir -p .build-roots
+install_missing "${OCTUNNEL_BROWSER[@]}" "${OCTUNNEL_DESKTOP[@]}" > .build-roots/browser.log 2>&1 &
+browser=$!
 # sshd needs its privilege-separation directory even for test servers.
 [ -d /run/sshd ] || { [ "$(id -u)" -eq 0 ] && mkdir -p /run/sshd; } || true
 step_done install
@@ -72,9 +70,9 @@ fi
 swift build --build-tests
 step_done build
 if [ -n "$browser" ]; then
-  wait "$browser" || { cat .build-roots/browser.log >&2; fail "installing chromium failed"; }
+  wait "$browser" || { cat .build-roots/browser.log >&2; fail "installing chromium and the desktop packages failed"; }
   browser=""
-  step_done "chromium (rest)"
+  step_done "browser+desktop (rest)"
 fi
 # At most 8 tests at once. Each test's body runs on threads of its own (the suites' .ownThreads),
 # not on the two threads of Swift's cooperative pool, so a test's time limit counts its own

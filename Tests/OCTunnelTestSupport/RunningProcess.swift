@@ -103,6 +103,16 @@ public final class RunningProcess: @unchecked Sendable {
 
     public func signal(_ signal: Int32) { kill(pid, signal) }
 
+    /// SIGINT, then SIGKILL if it has not exited within 5 s.
+    public func stopGracefullyOrKill() {
+        guard isRunning else { return }
+        signal(SIGINT)
+        if waitForExit(timeout: 5) == nil {
+            signal(SIGKILL)
+            _ = waitForExit(timeout: 5)
+        }
+    }
+
     /// CPU seconds used so far (user + system), from /proc.
     public var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

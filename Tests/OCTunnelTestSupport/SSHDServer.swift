@@ -182,9 +182,13 @@ public final class SSHDServer: @unchecked Sendable {
 
 /// This test process's environment without the OpenCode password and user variables, which
 /// `octunnel` reads: a runner that happens to export OPENCODE_PASSWORD must not change a test.
-/// Programs spawned without an explicit environment get this one.
+/// Nor the desktop's session bus: a test's tunnel notifies only a desktop the test made
+/// (`DesktopSession`), never the developer's own. Programs spawned without an explicit
+/// environment get this one.
 public var inheritedEnvironment: [String: String] {
-    ProcessInfo.processInfo.environment.filter { !["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"].contains($0.key) }
+    ProcessInfo.processInfo.environment.filter {
+        !["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME", "DBUS_SESSION_BUS_ADDRESS"].contains($0.key)
+    }
 }
 
 /// Starts a program with posix_spawn, stdin/stdout/stderr on /dev/null; returns its pid.

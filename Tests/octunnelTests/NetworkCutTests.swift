@@ -174,14 +174,4 @@ extension RunningProcess {
         }
         return found
     }
-
-    /// SIGINT, then SIGKILL if it has not exited within 5 s.
-    func stopGracefullyOrKill() {
-        guard isRunning else { return }
-        signal(SIGINT)
-        if waitForExit(timeout: 5) == nil {
-            signal(SIGKILL)
-            _ = waitForExit(timeout: 5)
-        }
-    }
 }

@@ -122,4 +122,41 @@ struct NotifyTests {
         #expect(waitUntil(timeout: 10) { Self.emit(backend, ["type": "server.ping", "fields": [:]]) == 0 })
         #expect(!waitUntil(timeout: 1) { Self.emit(backend, ["type": "server.ping", "fields": [:]]) != 0 })
     }
+
+    @Test("on a desktop: a real session bus and notification server (dunst) are sent each of the three moments of OpenCode 1.x, once, as octunnel's, permission and failed critical; markup, backslashes and escape codes in the agent's words arrive as text, never as markup or a control byte")
+    func desktop() async throws {
+        let desktop = try DesktopSession()
+        defer { desktop.stop() }
+        let backend = try OpenCodeStandIn(flavor: "opencode1")
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let tunnel = try fixture.up(remotePort: backend.port, environment: inheritedEnvironment.merging(desktop.environment) { $1 })
+        defer { tunnel.stopGracefullyOrKill() }
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+
+        let title = "Shop <b>cart</b> & \u{1b}[31mred"
+        for event in [Self.session("d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
+                      Self.session("d1", "session.status", ["status": ["type": "busy"]]),
+                      Self.session("d1", "permission.updated", ["id": "per_d", "type": "bash", "title": "rm -rf <build> && echo \\033[2J"]),
+                      Self.session("d1", "session.status", ["status": ["type": "idle"]]), Self.session("d1", "session.idle"),
+                      Self.session("d2", "session.error", ["error": ["name": "ProviderAuthError", "data": ["message": "key <expired> \\n & \u{07}"]]])] {
+            #expect(Self.emit(backend, event) == 1)
+        }
+        let shown = try await offPool { () -> [DesktopSession.Shown] in
+            _ = waitUntil(timeout: 20) { desktop.shown.count >= 3 }
+            return desktop.shown
+        }
+        #expect(shown.count == 3, "\(shown) \(tunnel.stderrText)")
+        #expect(shown.allSatisfy { $0.appName == "octunnel" }, "\(shown)")
+        // 1.x's /global/event names the project directory around each event (the stand-in's "project").
+        let named = "Shop <b>cart</b> & \\x1b[31mred (project)"
+        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode asks for permission: \(named)",
+                                                    body: "rm -rf &lt;build&gt; &amp;&amp; echo \\033[2J", urgency: "CRITICAL")), "\(shown)")
+        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode finished: \(named)",
+                                                    body: "the agent is done and waits for you", urgency: "NORMAL")), "\(shown)")
+        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode failed: d2 (project)",
+                                                    body: "ProviderAuthError: key &lt;expired&gt; \\n &amp; \\x07", urgency: "CRITICAL")), "\(shown)")
+        #expect(shown.allSatisfy { !($0.summary + $0.body).contains { $0.asciiValue.map { $0 < 0x20 } == true } }, "\(shown)")
+    }
 }

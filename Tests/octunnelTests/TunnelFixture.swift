@@ -29,10 +29,11 @@ final class TunnelFixture: @unchecked Sendable {
     /// Starts `tunnel up` on a free local port towards `remotePort` on the "VPS"; `launcher`
     /// is prepended to the command line (e.g. `ip netns exec NS`); `via` replaces the target
     /// (e.g. a relay in front of sshd).
-    func up(remotePort: Int, extra: [String] = [], launcher: [String] = [], via: String? = nil) throws -> RunningProcess {
+    func up(remotePort: Int, extra: [String] = [], launcher: [String] = [], via: String? = nil,
+            environment: [String: String]? = nil) throws -> RunningProcess {
         let command = launcher + [octunnelBinary, "tunnel", "up", "--home", home.path, via ?? target, "--local-port", "0",
                                   "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra
-        return try RunningProcess(command[0], Array(command.dropFirst()))
+        return try RunningProcess(command[0], Array(command.dropFirst()), environment: environment)
     }
 
     /// Runs octunnel to completion.

@@ -28,5 +28,8 @@ install_missing() {
 # namespaces and veth; busybox: the port-reclaim program run with busybox's sh and applets, as
 # on Alpine; sslh: the port reclaim behind a relay in front of sshd, PortReclaimRelayTests).
 OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox sslh)
-# The real browser of the tests that open a page (scripts/test.sh installs it beside the build).
+# The real browser of the tests that open a page, and the desktop of the notification test (a
+# session bus, an X server, a notification server that prints what it shows, notify-send):
+# scripts/test.sh installs them beside the build.
 OCTUNNEL_BROWSER=(chromium)
+OCTUNNEL_DESKTOP=(dbus-daemon xvfb dunst libnotify-bin)

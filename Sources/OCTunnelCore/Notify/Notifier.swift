@@ -82,7 +82,27 @@ final class Notifier: @unchecked Sendable {
 #else
         guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }
         guard let path = ["/usr/bin/notify-send", "/bin/notify-send"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")", "--", moment.headline, moment.message])
+        return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")", "--", moment.headline,
+                       desktopBody(moment.message)])
 #endif
+    }
+
+    /// The body as notify-send must be given it to show `text` as it is: notify-send reads C
+    /// escapes in the body (`g_strcompress`: a title's `\033` would become a real escape byte),
+    /// so backslashes are doubled; and the Notifications service reads the body as markup
+    /// (`<b>`, `&amp;`), so `&`, `<` and `>` are written as entities. The summary is plain text
+    /// to both and goes as it is.
+    static func desktopBody(_ text: String) -> String {
+        var body = ""
+        for character in text {
+            switch character {
+            case "\\": body += "\\\\"
+            case "&": body += "&amp;"
+            case "<": body += "&lt;"
+            case ">": body += "&gt;"
+            default: body.append(character)
+            }
+        }
+        return body
     }
 }
