@@ -73,7 +73,8 @@ Session events, for tests (not an OpenCode route): POST /standin/emit with {"typ
 {"id","type","data":fields}; 1.x /event {"id","type","properties":fields}; 1.x /global/event
 {"directory","payload":{"id","type","properties"}} (the event names and fields are OpenCode's:
 session.status, session.idle, session.error, session.updated, permission.asked, … see
-Sources/OCTunnelCore/Notify/SessionWatch.swift). It answers {"streams": N}, how many got it.
+Sources/OCTunnelCore/Notify/SessionWatch.swift). It answers {"streams": N, "peers": [...]}, how many got it and from where each
+stream connected (a new stream of the same client shows as a new peer).
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
 the tunnel's own tests.
@@ -206,7 +207,8 @@ def main():
                     for q in subscribers:
                         q.put(event)
                     count = len(subscribers)
-                return self.send_body(200, compact({"streams": count}))
+                    peers = [q.peer for q in subscribers]
+                return self.send_body(200, compact({"streams": count, "peers": peers}))
             if not two or path != "/api/pair":
                 return self.send_body(404, b"")
             if not self.authorized():
@@ -313,6 +315,7 @@ def main():
             self.close_connection = True
             self.chunked = two
             mine = queue.Queue()
+            mine.peer = f"{self.client_address[0]}:{self.client_address[1]}"
             with subscribers_lock:
                 subscribers.append(mine)
             try:

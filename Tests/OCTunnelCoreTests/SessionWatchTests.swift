@@ -108,4 +108,19 @@ struct SessionWatchTests {
             #expect(!text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x202A...0x202E).contains($0.value) }, "\(text.debugDescription)")
         }
     }
+
+    @Test("a reconnect between busy and idle (the VPS restarted, the laptop moved): finished once after it, a tool whose end was missed holds nothing back; what was told before is not told again, nor an idle whose busy came before a finish")
+    func acrossAReconnect() {
+        var watch = SessionWatch()
+        _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
+        _ = watch.feed(Self.one(#"{"type":"message.part.updated","properties":{"part":{"sessionID":"s","type":"tool","callID":"c1","state":{"status":"running"}}}}"#), now: 0.1)
+        _ = watch.feed(Self.one(#"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#), now: 0.2)
+        watch.reconnected()
+        #expect(watch.feed(Self.one(#"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#), now: 5).isEmpty)
+        _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 6)
+        #expect(watch.due(now: 7).map(\.kind) == [.finished])
+        watch.reconnected()
+        _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 8)
+        #expect(watch.due(now: 9).isEmpty)
+    }
 }

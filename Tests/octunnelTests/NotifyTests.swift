@@ -57,9 +57,10 @@ struct NotifyTests {
         let scratch = try TempDirectory()
         let record = scratch.file("record")
         let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                                         "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port",
+                                                         "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port", "--verbose",
                                                          "--notify-command", try Self.recorder(in: scratch, file: record)],
                                         environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        // --verbose: should a moment be missing, the connection lines say whether the follower's stream was cut and opened again.
         defer { tunnel.stopGracefullyOrKill() }
         try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
         // The follower's stream is open once the stand-in counts two (the health test's has closed).

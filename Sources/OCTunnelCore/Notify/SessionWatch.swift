@@ -19,7 +19,11 @@ import Foundation
 /// permission/, question/ (1.x) and packages/protocol's event groups (2.x) upstream.
 ///
 /// Nothing before the stream connected can count: "finished" needs "busy" seen first, and
-/// permission ids already told are kept across reconnects, so a reconnect never repeats one.
+/// permission ids and errors already told are kept across reconnects, so a reconnect never
+/// repeats one. A session seen busy before a reconnect (the VPS restarted, the laptop moved)
+/// that goes idle after it has finished, and is told so: the user waits for exactly that. Its
+/// tools are forgotten at the reconnect (their ends may have been missed, and a tool never seen
+/// to end would hold "finished" back for good).
 public struct SessionWatch: Sendable {
     /// Seconds an idle must hold before it counts as finished.
     public var settle = 0.5
@@ -47,13 +51,9 @@ public struct SessionWatch: Sendable {
     private var toldPermissions = Set<String>()
     private var toldErrors = Set<String>()
 
-    /// The stream (re)connected: what was busy is unknown now.
+    /// The stream (re)connected: which tools still run is unknown now; busy sessions stay busy.
     public mutating func reconnected() {
-        for id in sessions.keys {
-            sessions[id]?.busy = false
-            sessions[id]?.idleSince = nil
-            sessions[id]?.runningTools = []
-        }
+        for id in sessions.keys { sessions[id]?.runningTools = [] }
     }
 
     /// The moments `event` makes now.
