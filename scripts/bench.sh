@@ -365,6 +365,8 @@ if wan_setup; then
     R[wan_oct_browser]=$(median_of "${a[@]}"); R[wan_ssh_browser]=$(median_of "${b[@]}")
     R[wan_oct_browser_all]="${a[*]}"; R[wan_ssh_browser_all]="${b[*]}"
   fi
+  . scripts/lib/notify-latency.sh
+  notify_latency
   if [ -n "$relay_pid" ]; then
     R[relay_cpu]=$(awk -v d=$(( $(cpu_ticks "$relay_pid") - relay_t0 )) -v hz="$(getconf CLK_TCK)" -v ms=$(( $(ms_now) - relay_ms0 )) \
       'BEGIN {printf "%.1f", 100 * d / hz / (ms / 1000)}')
@@ -427,6 +429,10 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     row "$wan: 20 at once, octunnel --warm 20, ms" "${R[wan_oct_burst20warm]}" "${R[wan_ssh_burst20warm]}"
     row "$wan: the first 6 at once after launch (a fresh tunnel, nothing learned), ms" "${R[wan_oct_cold6]}" "${R[wan_ssh_cold6]}"
     [ -n "${R[wan_oct_browser]:-}" ] && row "$wan: headless Chromium, page of 30 images, navigation → load, ms" "${R[wan_oct_browser]}" "${R[wan_ssh_browser]}"
+    if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
+      row "$wan: OpenCode sends 'permission asked' → --notify-command runs (other: the event reaches a client), ms" "${R[wan_oct_notify_perm]}" "${R[wan_ssh_notify_perm]}"
+      row "$wan: OpenCode sends the idle → 'finished' runs the command (incl. the 0.5 s settle; other: the event arrives), ms" "${R[wan_oct_notify_finished]}" "${R[wan_ssh_notify_finished]}"
+    fi
   fi
   echo
   if [ -z "$wan_skip" ]; then
@@ -455,6 +461,14 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"
       echo "load event. Median of $BROWSER_RUNS alternating runs; all runs, ms: octunnel ${R[wan_oct_browser_all]}; $B_NAME ${R[wan_ssh_browser_all]}."
     fi
+    if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
+      echo "The notification rows (\`scripts/lib/notify-latency.sh\`, issue 40): the OpenCode stand-in (1.x) on the VPS side, \`tunnel up\`"
+      echo "with --notify-command (a program that writes the time it ran); the other tunnel carries the same event stream to a"
+      echo "client reading it, which is all a tunnel that does not notify can give. From just before the event's POST on the VPS"
+      echo "side; medians of ${R[wan_notify_samples]} samples; all, ms: ${R[wan_notify_all]}."
+    elif [ -n "${R[wan_notify_skip]:-}" ]; then
+      echo "The notification rows: not measured (${R[wan_notify_skip]})."
+    fi
     if [ -n "${R[relay_cpu]:-}" ]; then
       echo "The relay's own cost: a new connection + GET through a second relay instance holding nothing (0 ms) took"
       echo "${R[relay_zero]} ms against ${R[relay_direct]} ms straight to nginx (medians, inside the VPS namespace), and the relay"
@@ -469,7 +483,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       printf '| %s | %s ms | %s ms | %s | %s |\n' "$1" "$2" "$3" "$r" "$(awk -v r="$r" -v b="$4" 'BEGIN { print (r != "n/a" && r <= b) ? "met" : "not met" }')"
     }
     echo
-    echo "## Against the goals of issue 10 ($wan)"
+    echo "## Against the goals of issues 10 and 40 ($wan)"
     echo
     echo "| goal | octunnel | ssh -L | ratio | |"
     echo "|---|---|---|---|---|"
@@ -478,6 +492,11 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     goal "20 new connections at once ≤ 1.0× (pool following demand, after one burst of 20)" "${R[wan_oct_burst20]}" "${R[wan_ssh_burst20]}" 1.0
     goal "20 new connections at once ≤ 1.0× with --warm 20" "${R[wan_oct_burst20warm]}" "${R[wan_ssh_burst20warm]}" 1.0
     [ -n "${R[wan_oct_browser]:-}" ] && goal "a real browser's page load ≤ 0.95×" "${R[wan_oct_browser]}" "${R[wan_ssh_browser]}" 0.95
+    if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
+      within() { awk -v v="$1" 'BEGIN { print (v <= 1000) ? "met" : "not met" }'; }
+      printf '| %s | %s ms | %s ms | | %s |\n' "issue 40: permission asked → notified ≤ 1 s" "${R[wan_oct_notify_perm]}" "${R[wan_ssh_notify_perm]}" "$(within "${R[wan_oct_notify_perm]}")"
+      printf '| %s | %s ms | %s ms | | %s |\n' "issue 40: idle → 'finished' notified ≤ 1 s (0.5 s of it the settle)" "${R[wan_oct_notify_finished]}" "${R[wan_ssh_notify_finished]}" "$(within "${R[wan_oct_notify_finished]}")"
+    fi
   fi
   echo
   echo "## Where the time goes (same run)"
