@@ -243,39 +243,13 @@ extension StatusSnapshot {
         }
     }
 
-    /// ISO 8601 in UTC with milliseconds (`2026-11-22T15:25:23.120Z`).
+    /// ISO 8601 in UTC with milliseconds (`2026-11-22T15:25:23.120Z`), without ICU (`UTCTimestamp`).
     static func formatDate(_ date: Date) -> String {
-        StatusDates.shared.string(from: date)
+        UTCTimestamp.string(from: date)
     }
 
     /// With or without the milliseconds.
     static func parseDate(_ text: String) -> Date? {
-        StatusDates.shared.date(from: text)
-    }
-}
-
-/// The two ISO 8601 formatters the status JSON uses, made once: making one costs ICU a few
-/// milliseconds, and a reply has up to five dates (each tried both ways when it is not ours),
-/// on the event loop's thread when it answers. Shared under a lock.
-private final class StatusDates: @unchecked Sendable {
-    static let shared = StatusDates()
-    private let lock = NSLock()
-    private let milliseconds: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
-    private let seconds = ISO8601DateFormatter()
-
-    func string(from date: Date) -> String {
-        lock.lock()
-        defer { lock.unlock() }
-        return milliseconds.string(from: date)
-    }
-
-    func date(from text: String) -> Date? {
-        lock.lock()
-        defer { lock.unlock() }
-        return milliseconds.date(from: text) ?? seconds.date(from: text)
+        UTCTimestamp.date(from: text)
     }
 }
