@@ -133,8 +133,7 @@ extension EngineEvent {
 
 /// One JSON object per line, keys sorted so the output is stable.
 public func jsonLine(_ object: [String: Any]) -> String {
-    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return "{}" }
-    return String(decoding: data, as: UTF8.self)
+    JSONText.line(object)
 }
 
 extension SessionInfo {

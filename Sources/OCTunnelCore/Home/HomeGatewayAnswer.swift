@@ -25,8 +25,7 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
     /// The JSON body: `{"octunnel":"home","error":…,"fix":…,"home":"127.0.0.1:4096"}`.
     public var body: [UInt8] {
         let object: [String: Any] = ["octunnel": "home", "error": error, "fix": fix, "home": home.description]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return Array(data)
+        return Array(JSONText.line(object).utf8)
     }
 
     /// The whole HTTP/1.1 response, `Connection: close`.
