@@ -15,19 +15,12 @@ final class EventLoop {
 
     /// Makes the wake-up pipe (non-blocking, close-on-exec); throws `pipe`'s errno.
     init() throws(SystemError) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw SystemError("pipe") }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
-        for fd in fds {
-            Sockets.setNonBlocking(fd, true)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        (wakeRead, wakeWrite) = try Syscall.pipe(nonBlocking: true)
     }
 
     deinit {
-        close(wakeRead)
-        close(wakeWrite)
+        Syscall.close(wakeRead)
+        Syscall.close(wakeWrite)
     }
 
     /// Asks the loop to stop cleanly; safe from any thread.
@@ -38,7 +31,7 @@ final class EventLoop {
 
     private func poke(_ reason: LoopWake) {
         var byte = reason.rawValue
-        _ = write(wakeWrite, &byte, 1)
+        _ = Syscall.write(wakeWrite, &byte, 1)
     }
 
     /// Whether a reconnect was asked for (SIGUSR1) since the last call.
@@ -53,14 +46,14 @@ final class EventLoop {
     /// Polls the round's set (plus the wake pipe) and tells the owners what is ready; then
     /// empties nothing: the next round resets the set. Throws poll's errno.
     func poll(now: Double) throws(SystemError) {
-        guard let woken = pollSet.poll(now: now, wakeFD: wakeRead) else { throw SystemError("poll") }
+        let woken = try pollSet.poll(now: now, wakeFD: wakeRead)
         if woken { drainWakePipe() }
     }
 
     private func drainWakePipe() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
-            let count = read(wakeRead, &buffer, buffer.count)
+            let count = Syscall.read(wakeRead, &buffer, buffer.count)
             if count <= 0 { break }
             if buffer[..<count].contains(LoopWake.stop.rawValue) { stopRequested = true }
             if buffer[..<count].contains(LoopWake.reconnect.rawValue) { reconnectRequested = true }

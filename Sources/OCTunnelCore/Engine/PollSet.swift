@@ -40,8 +40,8 @@ final class PollSet {
     func wakeNow() { deadline = -.infinity }
 
     /// poll(2) over the set plus `wakeFD`, with the set's deadline; calls the owners of ready
-    /// descriptors. nil when poll failed (errno set; not for EINTR), else whether `wakeFD` is readable.
-    func poll(now: Double, wakeFD: Int32) -> Bool? {
+    /// descriptors. Whether `wakeFD` is readable (false after EINTR); poll's failure is thrown.
+    func poll(now: Double, wakeFD: Int32) throws(SystemError) -> Bool {
         fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
         let timeout: Int32
         if deadline == .infinity {
@@ -49,8 +49,13 @@ final class PollSet {
         } else {
             timeout = Int32(max(0, min(60_000, ((deadline - now) * 1000).rounded(.up))))
         }
-        let ready = Syscall.poll(&fds, timeout: timeout)
-        if ready < 0 { return errno == EINTR ? false : nil }
+        let ready: Int32
+        do {
+            ready = try Syscall.poll(&fds, timeout: timeout)
+        } catch {
+            if error == .interrupted { return false }
+            throw SystemError("poll", error)
+        }
         guard ready > 0 else { return false }
         for index in 1..<fds.count where fds[index].revents != 0 {
             let entry = owners[index - 1]

@@ -77,89 +77,21 @@ public struct PassphraseFailure: Error, Sendable {
 /// Runs an askpass program: the prompt is its only argument, the answer its standard output.
 enum Askpass {
     static func run(_ program: String, prompt: String) throws(PassphraseFailure) -> SecretBuffer {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw PassphraseFailure(reason: "pipe: \(String(cString: strerror(errno)))") }
-        let actions = SpawnActions()
-        actions.duplicate(pipeEnds[1], as: 1)
-        actions.close(pipeEnds[0])
-        actions.close(pipeEnds[1])
-        let argv = [strdup(program), strdup(prompt), nil]
-        defer { argv.forEach { free($0) } }
-        let (rc, pid) = actions.spawn(program, arguments: argv, environment: nil, searchPath: true)
-        close(pipeEnds[1])
-        guard rc == 0 else {
-            close(pipeEnds[0])
-            throw PassphraseFailure(reason: "cannot run SSH_ASKPASS program \(program): \(String(cString: strerror(rc)))")
-        }
         let buffer = SecretBuffer(count: 1024)
-        var length = 0
-        buffer.withUnsafeMutableBytes { bytes in
-            while length < bytes.count - 1 {
-                let got = read(pipeEnds[0], bytes.baseAddress! + length, bytes.count - 1 - length)
-                if got < 0 && errno == EINTR { continue }
-                if got <= 0 { break }
-                length += got
-            }
+        let status: Int32, length: Int
+        do {
+            (status, length) = try ChildProcess.runForSecret(program, [prompt], into: buffer, searchPath: true)
+        } catch {
+            guard error.call == "posix_spawn" else { throw PassphraseFailure(reason: "\(error.call): \(error.errno)") }
+            throw PassphraseFailure(reason: "cannot run SSH_ASKPASS program \(program): \(error.errno)")
         }
-        close(pipeEnds[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited && code == 0 else {
-            throw PassphraseFailure(reason: "the SSH_ASKPASS program \(program) \(exited ? "exited with status \(code)" : "was killed") (cancelled?)")
+        let exited = status < 128
+        guard exited && status == 0 else {
+            throw PassphraseFailure(reason: "the SSH_ASKPASS program \(program) \(exited ? "exited with status \(status)" : "was killed") (cancelled?)")
         }
         let end = buffer.withUnsafeBytes { bytes in
             bytes[0..<length].firstIndex(where: { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }) ?? length
         }
         return buffer.slice(0..<end)
-    }
-}
-
-/// Reads a line from `/dev/tty` with echo off, restoring the terminal even on Ctrl-C.
-enum TerminalReader {
-    nonisolated(unsafe) private static var saved = termios()
-    nonisolated(unsafe) private static var savedFD: Int32 = -1
-
-    static func read(prompt: String) throws(PassphraseFailure) -> SecretBuffer {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw PassphraseFailure(reason: "cannot open /dev/tty: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var original = termios()
-        guard tcgetattr(fd, &original) == 0 else { throw PassphraseFailure(reason: "/dev/tty is not a terminal") }
-        var quiet = original
-        quiet.c_lflag &= ~tcflag_t(ECHO | ECHOE | ECHOK | ECHONL)
-        saved = original
-        savedFD = fd
-        let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
-        var previous: [sigaction] = []
-        for signal in signals {
-            previous.append(Syscall.setSignalHandler(signal) { number in
-                if TerminalReader.savedFD >= 0 { tcsetattr(TerminalReader.savedFD, TCSAFLUSH, &TerminalReader.saved) }
-                Syscall.defaultSignalAction(number)
-                raise(number)
-            })
-        }
-        defer {
-            tcsetattr(fd, TCSAFLUSH, &original)
-            savedFD = -1
-            for (index, signal) in signals.enumerated() { Syscall.restoreSignalAction(signal, previous[index]) }
-        }
-        let text = Array(("\r" + prompt).utf8)
-        _ = write(fd, text, text.count)
-        tcsetattr(fd, TCSAFLUSH, &quiet)
-        let buffer = SecretBuffer(count: 1024)
-        var length = 0
-        var byte: UInt8 = 0
-        while length < buffer.count - 1 {
-            let got = Syscall.read(fd, &byte, 1)
-            if got < 0 && errno == EINTR { continue }
-            if got <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            buffer[length] = byte
-            length += 1
-        }
-        byte = 0
-        _ = write(fd, "\n", 1)
-        return buffer.slice(0..<length)
     }
 }

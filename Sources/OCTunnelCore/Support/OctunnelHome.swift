@@ -42,8 +42,11 @@ public struct OctunnelHome: Sendable {
                 if !parent.isEmpty, try FileBytes.status(parent) == nil {
                     try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
                 }
-                if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError("mkdir", detail: path) }
-                chmod(path, 0o700)
+                do {
+                    try Syscall.makeDirectory(path, mode: 0o700)
+                } catch where error.errno == .fileExists {
+                }
+                try? Syscall.changeMode(path, 0o700)
             }
         } catch let error as SystemError {
             throw .cannotWrite(path: path, reason: error.description)
@@ -56,16 +59,17 @@ public struct OctunnelHome: Sendable {
     /// Verifies an existing home without creating it (for read-only commands).
     @discardableResult
     public func checkPermissions() throws(OCTunnelError) -> String? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard let info = try? Syscall.status(path) else { return nil }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .unsafeHome(path: path, reason: "it is not a directory") }
         let mode = UInt16(info.st_mode & 0o777)
-        guard info.st_uid == geteuid() else {
-            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.st_uid), not you (uid \(geteuid())), who could change the keys in it; use a directory of your own with --home")
+        guard info.st_uid == Syscall.effectiveUserID else {
+            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.st_uid), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
         }
         guard mode & 0o077 != 0 else { return nil }
-        guard chmod(path, 0o700) == 0 else {
-            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(String(cString: strerror(errno)))")
+        do {
+            try Syscall.changeMode(path, 0o700)
+        } catch {
+            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(error.errno)")
         }
         return "tightened \(path) from mode \(String(mode, radix: 8)) to 700: it holds your private key"
     }

@@ -61,6 +61,22 @@ extension Syscall {
 #endif
     }
 
+    /// A pipe whose ends are close-on-exec from the call that makes them (`pipe2` on Linux; macOS
+    /// has no `pipe2` and sets the flags right after), non-blocking when asked.
+    static func pipe(nonBlocking: Bool = false) throws(SystemError) -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+#if canImport(Glibc)
+        guard gnuPipe2(&ends, O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)) == 0 else { throw .last("pipe2") }
+#elseif canImport(Darwin)
+        guard Darwin.pipe(&ends) == 0 else { throw .last("pipe") }
+        for end in ends {
+            setCloseOnExec(end)
+            if nonBlocking { setNonBlocking(end, true) }
+        }
+#endif
+        return (ends[0], ends[1])
+    }
+
     /// `fcntl(F_SETFL)`: turns `O_NONBLOCK` on or off, keeping the other status flags.
     static func setNonBlocking(_ fd: Int32, _ on: Bool) {
         let flags = fcntl(fd, F_GETFL)
@@ -72,3 +88,12 @@ extension Syscall {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 }
+
+#if canImport(Glibc)
+/// glibc's `pipe2`, which Swift's Glibc module leaves out (glibc declares it for _GNU_SOURCE
+/// only): looked up once by name, as the test harness does.
+private let gnuPipe2: @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32 = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") else { fatalError("glibc has no pipe2") }
+    return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
+}()
+#endif

@@ -9,9 +9,12 @@ import Darwin
 /// makes, returns what it returned and leaves `errno` set, unless it says it retries EINTR.
 /// `#if canImport(Glibc)` / `Darwin` appears in this folder only (a test checks it).
 enum Syscall {
-    /// `poll(2)` over `fds`; EINTR is returned, not retried (the loop treats it as a wake-up).
-    static func poll(_ fds: inout [pollfd], timeout milliseconds: Int32) -> Int32 {
-        system_poll(&fds, nfds_t(fds.count), milliseconds)
+    /// `poll(2)` over `fds`: the count of ready descriptors; EINTR is thrown, not retried (the
+    /// loop treats it as a wake-up).
+    static func poll(_ fds: inout [pollfd], timeout milliseconds: Int32) throws(Errno) -> Int32 {
+        let ready = system_poll(&fds, nfds_t(fds.count), milliseconds)
+        if ready < 0 { throw .current }
+        return ready
     }
 
     /// `poll(2)` on one descriptor, retrying EINTR; the count of ready descriptors or -1.

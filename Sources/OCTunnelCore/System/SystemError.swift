@@ -12,15 +12,29 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     /// Said instead of `strerror(code)`, when the errno alone would mislead ("not a regular file").
     public let reason: String?
 
-    public init(_ call: String, code: Int32 = errno, detail: String? = nil, reason: String? = nil) {
+    /// `code`: the error number the call failed with (System/ reads it as `Errno.current`, right
+    /// after the call).
+    public init(_ call: String, code: Int32, detail: String? = nil, reason: String? = nil) {
         self.call = call
         self.code = code
         self.detail = detail
         self.reason = reason
     }
 
+    public init(_ call: String, _ errno: Errno, detail: String? = nil, reason: String? = nil) {
+        self.init(call, code: errno.rawValue, detail: detail, reason: reason)
+    }
+
+    /// The call's error number as a value.
+    public var errno: Errno { Errno(rawValue: code) }
+
+    /// `call` just failed: its error, `errno` read now (System/ only, right after the call).
+    static func last(_ call: String, detail: String? = nil) -> SystemError {
+        SystemError(call, .current, detail: detail)
+    }
+
     public var description: String {
-        let reason = self.reason ?? String(cString: strerror(code))
+        let reason = self.reason ?? errno.description
         if let detail { return "\(call) \(detail): \(reason)" }
         return "\(call): \(reason)"
     }
@@ -30,6 +44,6 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
 @discardableResult
 func retryingEINTR<T: BinaryInteger>(_ call: String, detail: String? = nil, _ body: () -> T) throws(SystemError) -> T {
     let result = Syscall.retryingEINTR(body)
-    if result == -1 { throw SystemError(call, detail: detail) }
+    if result == -1 { throw SystemError.last(call, detail: detail) }
     return result
 }

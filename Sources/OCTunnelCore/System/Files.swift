@@ -1,4 +1,12 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Files as octunnel reads and writes them, on the system calls directly (System/: errno is read
+// here, right after each call, and leaves as a SystemError).
 
 /// Atomic, durable file writes: a temp file in the same directory, created with its final mode,
 /// written, fsynced, renamed into place, and the directory fsynced.
@@ -32,9 +40,9 @@ public enum AtomicFile {
             let suffix = (try? Crypto.randomBytes(6).map { String(format: "%02x", $0) }.joined()) ?? String(UInt32.random(in: 0...UInt32.max), radix: 16)
             temp = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(suffix)"
             fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if fd >= 0 || errno != EEXIST { break }
+            if fd >= 0 || Errno.current != .fileExists { break }
         }
-        guard fd >= 0 else { throw SystemError("open", detail: temp) }
+        guard fd >= 0 else { throw SystemError.last("open", detail: temp) }
         defer { close(fd) }
         do {
             // umask may have narrowed the mode; set the exact one before any byte is written.
@@ -59,7 +67,7 @@ public enum AtomicFile {
     public static func syncDirectory(of path: String) throws(SystemError) {
         let directory = (path as NSString).deletingLastPathComponent
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw SystemError("open", detail: directory) }
+        guard fd >= 0 else { throw SystemError.last("open", detail: directory) }
         defer { close(fd) }
         try retryingEINTR("fsync", detail: directory) { fsync(fd) }
     }
@@ -93,8 +101,9 @@ public enum FileBytes {
     public static func status(_ path: String) throws(SystemError) -> stat? {
         var info = stat()
         if lstat(path, &info) != 0 {
-            if errno == ENOENT { return nil }
-            throw SystemError("stat", detail: path)
+            let error = SystemError.last("stat", detail: path)
+            if error.errno == .noSuchFile { return nil }
+            throw error
         }
         return info
     }
@@ -128,12 +137,13 @@ public final class OpenedFile {
     public static func open(_ path: String) throws(SystemError) -> OpenedFile? {
         let fd = Syscall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw SystemError("open", detail: path)
+            let error = SystemError.last("open", detail: path)
+            if error.errno == .noSuchFile { return nil }
+            throw error
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            let error = SystemError("fstat", detail: path)
+            let error = SystemError.last("fstat", detail: path)
             close(fd)
             throw error
         }
@@ -170,7 +180,7 @@ public final class OpenedFile {
         while true {
             let descriptor = fd
             let count = Syscall.read(descriptor, &buffer, buffer.count)  // EINTR retried there
-            if count < 0 { throw SystemError("read", detail: path) }
+            if count < 0 { throw SystemError.last("read", detail: path) }
             if count == 0 { break }
             result += buffer[..<count]
             guard result.count <= limit else { throw tooLarge }
@@ -193,7 +203,7 @@ public final class FileLock {
     /// (ELOOP), never followed: whoever planted it would have octunnel create its target.
     public init(path: String) throws(SystemError) {
         fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SystemError("open", detail: path) }
+        guard fd >= 0 else { throw SystemError.last("open", detail: path) }
         do {
             let lockFD = fd
             try retryingEINTR("flock", detail: path) { flock(lockFD, LOCK_EX) }
@@ -230,18 +240,3 @@ extension FileLock {
     }
 }
 
-/// A path as the user typed it, made absolute: `~` expanded, a relative path taken from the
-/// working directory (for paths that are saved, or used after the directory may change).
-public enum UserPath {
-    /// Whether `path` holds a control character (a line break, an escape): no real path
-    /// does, and one that does could inject lines into a service file or a terminal.
-    public static func hasControlCharacters(_ path: String) -> Bool {
-        path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value) }
-    }
-
-    public static func absolute(_ path: String) -> String {
-        let expanded = (path as NSString).expandingTildeInPath
-        if expanded.hasPrefix("/") { return expanded }
-        return FileManager.default.currentDirectoryPath + "/" + expanded
-    }
-}

@@ -20,7 +20,7 @@ enum UnixSocket {
     /// A new Unix stream socket, close-on-exec.
     static func make() throws(SystemError) -> Int32 {
         let fd = Syscall.socket(AF_UNIX, .stream, .closeOnExec)
-        guard fd >= 0 else { throw SystemError("socket") }
+        guard fd >= 0 else { throw .last("socket") }
         return fd
     }
 
@@ -39,12 +39,12 @@ enum UnixSocket {
         let fd: Int32
         do { fd = try make() } catch { return .failure(error) }
         Sockets.setNonBlocking(fd, true)
-        var result: Int32
+        var failure: Errno?
         repeat {
-            result = withAddress(address) { Syscall.connect(fd, $0, $1) }
-        } while result != 0 && errno == EINTR
-        guard result == 0 else {
-            let error = SystemError("connect", detail: path)
+            failure = withAddress(address) { Syscall.connect(fd, $0, $1) } == 0 ? nil : .current
+        } while failure == .interrupted
+        if let failure {
+            let error = SystemError("connect", failure, detail: path)
             Syscall.close(fd)
             return .failure(error)
         }

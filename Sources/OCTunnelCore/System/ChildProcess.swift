@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The one spawner: every program octunnel starts (`ssh -G`, the askpass program, the user's
+/// `--notify-command`, `notify-send`, service managers) starts here, with its descriptors,
+/// environment and signals set in one place: stdin on /dev/null, stdout (and stderr, unless it is
+/// left to the terminal) on close-on-exec pipes that are drained together so neither fills up,
+/// no shell, the child reaped, and killed (SIGKILL) past its time limit.
+///
+/// posix_spawn with pipes, not Foundation's `Process`: ssh closes every inherited descriptor at
+/// start, which Foundation on Linux takes for an exit.
+enum ChildProcess {
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        /// It ran past the time limit and was killed (`status` is then 128 + SIGKILL).
+        var timedOut = false
+    }
+
+    /// Runs `path arguments` with stdin on /dev/null and `environment` (nil: this process's);
+    /// waits for it to exit, or with `timeout`, at most that many seconds before it is killed
+    /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp).
+    static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
+                    searchPath: Bool = false) throws(SystemError) -> Result {
+        var stdout: [UInt8] = [], stderr: [UInt8] = []
+        let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
+                                                  captureStderr: true) { pipe, bytes in
+            if pipe == 0 { if stdout.count < 65536 { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
+        }
+        return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+                      timedOut: timedOut)
+    }
+
+    /// Runs a program whose standard output is a secret (an askpass program's answer): it goes
+    /// straight into `into` (at most its size), never into a String; stderr stays the
+    /// terminal's. The exit status and how many bytes came.
+    static func runForSecret(_ path: String, _ arguments: [String], into secret: SecretBuffer,
+                             searchPath: Bool) throws(SystemError) -> (status: Int32, length: Int) {
+        var length = 0
+        let (status, _) = try spawnAndWait(path, arguments, environment: nil, timeout: nil, searchPath: searchPath,
+                                           captureStderr: false) { _, bytes in
+            secret.withUnsafeMutableBytes { buffer in
+                let count = min(bytes.count, buffer.count - length)
+                if count > 0 {
+                    bytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: length).copyMemory(from: $0.baseAddress!, byteCount: count) }
+                }
+                length += max(count, 0)
+            }
+        }
+        return (status, length)
+    }
+
+    /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
+    /// status (128 + the signal for a killed child) and whether the time limit killed it.
+    private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
+                                     searchPath: Bool, captureStderr: Bool,
+                                     collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
+        let out = try Syscall.pipe()
+        var err: (read: Int32, write: Int32) = (-1, -1)
+        if captureStderr {
+            do { err = try Syscall.pipe() } catch { Syscall.close(out.read); Syscall.close(out.write); throw error }
+        }
+        let actions = SpawnActions()
+        actions.open(0, "/dev/null", O_RDONLY)
+        actions.duplicate(out.write, as: 1)
+        if captureStderr { actions.duplicate(err.write, as: 2) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
+        let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath)
+        Syscall.close(out.write)
+        if captureStderr { Syscall.close(err.write) }
+        guard rc == 0 else {
+            Syscall.close(out.read)
+            if captureStderr { Syscall.close(err.read) }
+            throw SystemError("posix_spawn", code: rc, detail: path)
+        }
+        let deadline = timeout.map { MonotonicClock.now() + $0 }
+        let inTime = drain(captureStderr ? [out.read, err.read] : [out.read], deadline: deadline, collect: collect)
+        Syscall.close(out.read)
+        if captureStderr { Syscall.close(err.read) }
+        var timedOut = !inTime
+        if timedOut {
+            kill(pid, SIGKILL)
+        } else if let deadline {
+            // The pipes ended (closed, or handed on), the process may still run: wait out the rest.
+            while true {
+                let waited = wait(pid, blocking: false)
+                if case .exited(let status) = waited { return (status, false) }
+                guard case .running = waited else { return (128 + SIGKILL, false) }
+                guard MonotonicClock.now() < deadline else { kill(pid, SIGKILL); timedOut = true; break }
+                usleep(10_000)
+            }
+        }
+        guard case .exited(let status) = wait(pid, blocking: true) else { return (128 + SIGKILL, timedOut) }
+        return (status, timedOut)
+    }
+
+    private enum Waited {
+        /// Its exit status (128 + the signal for a killed child).
+        case exited(Int32)
+        case running
+        /// It cannot be waited for (reaped already).
+        case gone
+    }
+
+    /// `waitpid`, EINTR retried.
+    private static func wait(_ pid: pid_t, blocking: Bool) -> Waited {
+        var status: Int32 = 0
+        while true {
+            let rc = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if rc == pid { return .exited((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)) }
+            if rc == 0 { return .running }
+            if Errno.current != .interrupted { return .gone }
+        }
+    }
+
+    /// Reads the pipes until all end (or `deadline` passes: false), so none can fill up and stall
+    /// the child.
+    private static func drain(_ pipes: [Int32], deadline: Double?, collect: (Int, ArraySlice<UInt8>) -> Void) -> Bool {
+        var fds = pipes.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var open = fds.count
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        defer { buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        while open > 0 {
+            var wait: Int32 = -1
+            if let deadline {
+                let left = deadline - MonotonicClock.now()
+                guard left > 0 else { return false }
+                wait = Int32(left * 1000) + 1
+            }
+            do {
+                _ = try Syscall.poll(&fds, timeout: wait)
+            } catch {
+                if error == .interrupted { continue }
+                break
+            }
+            for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
+                let count = Syscall.read(fds[index].fd, &buffer, buffer.count)  // EINTR retried there
+                if count > 0 {
+                    collect(index, buffer[..<count])
+                } else {
+                    fds[index].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Calls on paths, each failure a `SystemError` with the call's name, the path and its errno.
+extension Syscall {
+    /// `mkdir(2)`.
+    static func makeDirectory(_ path: String, mode: mode_t) throws(SystemError) {
+        guard mkdir(path, mode) == 0 else { throw .last("mkdir", detail: path) }
+    }
+
+    /// `chmod(2)`.
+    static func changeMode(_ path: String, _ mode: mode_t) throws(SystemError) {
+        guard chmod(path, mode) == 0 else { throw .last("chmod", detail: path) }
+    }
+
+    /// `stat(2)` (`lstat(2)` with `followingLinks: false`); nil when nothing is there (ENOENT).
+    static func status(_ path: String, followingLinks: Bool = true) throws(SystemError) -> stat? {
+        var info = stat()
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
+            let error = SystemError.last(followingLinks ? "stat" : "lstat", detail: path)
+            if error.errno == .noSuchFile { return nil }
+            throw error
+        }
+        return info
+    }
+
+    /// `unlink(2)`; nothing there (ENOENT) is no failure.
+    static func removeFile(_ path: String) throws(SystemError) {
+        guard unlink(path) == 0 else {
+            let error = SystemError.last("unlink", detail: path)
+            if error.errno == .noSuchFile { return }
+            throw error
+        }
+    }
+
+    /// `link(2)`: `path` becomes another name of `existing`.
+    static func hardLink(_ existing: String, as path: String) throws(SystemError) {
+        guard link(existing, path) == 0 else { throw .last("link", detail: path) }
+    }
+
+    /// `geteuid(2)`.
+    static var effectiveUserID: uid_t { geteuid() }
+
+    /// `getuid(2)`.
+    static var userID: uid_t { getuid() }
+}
