@@ -84,7 +84,8 @@ struct NotifyTests {
         #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
         #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
         let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"], "\(records)")
+        #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"],
+                "\(records) \(tunnel.stderrText)")
         #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
         #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
         // status: the last three, newest last.

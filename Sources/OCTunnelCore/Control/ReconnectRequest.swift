@@ -13,8 +13,11 @@ public struct ReconnectRequest: Sendable {
         let (snapshot, peer) = try client.exchange()
         // The kernel's word for who answered, not the pid the answer claims.
         let pid = peer ?? pid_t(snapshot.pid)
-        guard pid > 0, kill(pid, SIGUSR1) == 0 else {
-            throw .statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(String(cString: strerror(errno)))")
+        do {
+            guard pid > 0 else { throw Errno.noSuchProcess }
+            try Syscall.signal(pid, SIGUSR1)
+        } catch {
+            throw .statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
         }
         return snapshot
     }

@@ -52,12 +52,12 @@ public struct StatusClient: Sendable {
             guard left > 0 else {
                 throw .statusNotAnswered(path: endpoint.path, reason: "no answer within \(Int(timeout)) s")
             }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Sockets.pollRetrying(&pfd, milliseconds: Int32((left * 1000).rounded(.up)))
-            if ready < 0 { throw .statusNotAnswered(path: endpoint.path, reason: "poll: \(String(cString: strerror(errno)))") }
-            guard ready > 0 else { continue }
-            let count = read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
+            let ready: Bool
+            do { ready = try Syscall.waitReadable(fd, milliseconds: Int32((left * 1000).rounded(.up))) } catch {
+                throw .statusNotAnswered(path: endpoint.path, reason: "poll: \(error)")
+            }
+            guard ready else { continue }
+            let count = Syscall.read(fd, &buffer, buffer.count)  // EINTR retried there
             guard count > 0 else { break }
             bytes.append(contentsOf: buffer[..<count])
             guard bytes.count <= 1 << 20 else {

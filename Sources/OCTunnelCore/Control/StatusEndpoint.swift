@@ -30,12 +30,11 @@ public struct StatusEndpoint: Sendable {
 
     /// Looks at the path without following a symlink, then tries to connect.
     func probe() -> Probe {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            return errno == ENOENT ? .absent : .untrusted(String(cString: strerror(errno)))
-        }
+        let found: stat?
+        do { found = try Syscall.status(path, followingLinks: false) } catch { return .untrusted(error.errno.description) }
+        guard let info = found else { return .absent }
         guard info.st_mode & S_IFMT == S_IFSOCK else { return .untrusted("it is not a socket") }
-        guard info.st_uid == geteuid() else { return .untrusted("it is owned by uid \(info.st_uid), not you") }
+        guard info.st_uid == Syscall.effectiveUserID else { return .untrusted("it is owned by uid \(info.st_uid), not you") }
         switch UnixSocket.connect(path) {
         case .success(let fd): return .answering(fd)
         case .failure(let error) where error.code == ECONNREFUSED: return .stale

@@ -45,32 +45,25 @@ final class StatusServer: PollOwner {
         case .absent:
             break
         case .stale:
-            guard unlink(path) == 0 || errno == ENOENT else { throw failure("cannot remove the stale socket: \(String(cString: strerror(errno)))") }
+            do { try Syscall.removeFile(path) } catch { throw failure("cannot remove the stale socket: \(error.errno)") }
         case .answering(let fd):
             Syscall.close(fd)
             throw failure("another octunnel \(endpoint.role) (profile \(endpoint.profile)) is running and answers there; this one will not")
         case .untrusted(let reason):
             throw failure("\(reason); it was left in place and is not used")
         }
-        let fd: Int32
-        do { fd = try UnixSocket.make() } catch { throw failure(error.description) }
         // Nothing can connect before listen(): the mode is set in between.
-        guard UnixSocket.withAddress(address, { bind(fd, $0, $1) }) == 0 else {
-            let reason = errno == EADDRINUSE ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first" : String(cString: strerror(errno))
-            Syscall.close(fd)
-            throw failure(reason)
+        let socket: (fd: Int32, device: UInt, inode: UInt)
+        do {
+            socket = try UnixSocket.listen(at: address, path: path, mode: 0o600, backlog: 16)
+        } catch where error.call == "socket" {
+            throw failure(error.description)
+        } catch {
+            throw failure(error.errno == .addressInUse && error.call == "bind"
+                          ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first" : error.errno.description)
         }
-        var info = stat()
-        guard chmod(path, 0o600) == 0, lstat(path, &info) == 0, listen(fd, 16) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Syscall.close(fd)
-            unlink(path)
-            throw failure(reason)
-        }
-        Sockets.setNonBlocking(fd, true)
-        listener = fd
-        device = UInt(info.st_dev)
-        inode = UInt(info.st_ino)
+        Sockets.setNonBlocking(socket.fd, true)
+        (listener, device, inode) = socket
     }
 
     deinit { stop() }
@@ -78,15 +71,14 @@ final class StatusServer: PollOwner {
     /// Creates the runtime directory (0700) or checks an existing one: a real directory of
     /// this user's, tightened to 0700 if it was open to others.
     private static func prepareDirectory(_ directory: String, _ failure: (String) -> StatusServerError) throws(StatusServerError) {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw failure("cannot create \(directory): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard lstat(directory, &info) == 0 else { throw failure("\(directory): \(String(cString: strerror(errno)))") }
+        do { try Syscall.makeDirectory(directory, mode: 0o700, existing: true) } catch { throw failure("cannot create \(directory): \(error.errno)") }
+        let found: stat?
+        do { found = try Syscall.status(directory, followingLinks: false) } catch { throw failure("\(directory): \(error.errno)") }
+        guard let info = found else { throw failure("\(directory): \(Errno.noSuchFile)") }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw failure("\(directory) is not a directory") }
-        guard info.st_uid == geteuid() else { throw failure("\(directory) is owned by uid \(info.st_uid), not you") }
-        if info.st_mode & 0o077 != 0 && chmod(directory, 0o700) != 0 {
-            throw failure("\(directory) is open to others and chmod 700 failed: \(String(cString: strerror(errno)))")
+        guard info.st_uid == Syscall.effectiveUserID else { throw failure("\(directory) is owned by uid \(info.st_uid), not you") }
+        if info.st_mode & 0o077 != 0 {
+            do { try Syscall.changeMode(directory, 0o700) } catch { throw failure("\(directory) is open to others and chmod 700 failed: \(error.errno)") }
         }
     }
 
@@ -104,15 +96,10 @@ final class StatusServer: PollOwner {
         guard !closed else { return }
         var reply: [UInt8]?
         for _ in 0..<answersPerRound {
-            let client = Syscall.accept(listener)
-            if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
+            guard let client = Syscall.accept(listener) else { return }
             defer { Syscall.close(client) }
-            Syscall.setCloseOnExec(client)
             // The socket is 0600 in a 0700 directory; this is the second lock on the door.
-            guard let uid = UnixSocket.peerUID(client), uid == geteuid() || uid == 0 else { continue }
+            guard let uid = UnixSocket.peerUID(client), uid == Syscall.effectiveUserID || uid == 0 else { continue }
             if reply == nil {
                 guard let snapshot = source?.statusSnapshot(for: endpoint) else { return }
                 reply = Array((snapshot.jsonText + "\n").utf8)
@@ -127,9 +114,6 @@ final class StatusServer: PollOwner {
         guard !closed else { return }
         closed = true
         Syscall.close(listener)
-        var info = stat()
-        if lstat(endpoint.path, &info) == 0, UInt(info.st_dev) == device, UInt(info.st_ino) == inode {
-            unlink(endpoint.path)
-        }
+        UnixSocket.remove(endpoint.path, device: device, inode: inode)
     }
 }

@@ -54,16 +54,14 @@ final class Stream {
         self.init(id: id, socket: OwnedDescriptor(fd), now: now)
     }
 
-    /// Takes ownership of `socket` (non-blocking, close-on-exec, TCP_NODELAY are set here).
+    /// Takes ownership of `socket`, non-blocking and close-on-exec (`Syscall.accept` made it
+    /// so); TCP_NODELAY is set here.
     init(id: Int, socket: OwnedDescriptor, now: Double) {
         self.id = id
         self.socket = socket
         let fd = socket.number
         createdAt = now
-        Sockets.setNonBlocking(fd, true)
-        Syscall.setCloseOnExec(fd)
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        Sockets.setNoDelay(fd)
         peer = Sockets.peerDescription(of: fd)
     }
 

@@ -219,11 +219,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     private func acceptClients(from listener: Int32) {
         while streams.hasRoom() {
-            let fd = Syscall.accept(listener)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard let fd = Syscall.accept(listener) else { return }
             let now = MonotonicClock.now()
             let stream = Stream(id: streams.newID(), fd: fd, now: now)
             streams.add(stream)

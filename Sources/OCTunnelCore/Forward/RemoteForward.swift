@@ -251,6 +251,6 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     private static func describe(_ code: Int32) -> String {
-        code == ECONNREFUSED ? "connection refused" : String(cString: strerror(code)).lowercased()
+        code == ECONNREFUSED ? "connection refused" : Errno(rawValue: code).description.lowercased()
     }
 }

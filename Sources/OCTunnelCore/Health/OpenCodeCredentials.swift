@@ -73,7 +73,7 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         do {
             opened = try OpenedFile.open(path)
         } catch {
-            throw .cannotRead(path: path, reason: String(cString: strerror(error.code)))
+            throw .cannotRead(path: path, reason: error.errno.description)
         }
         guard let file = opened else { throw .noPasswordFile(path: path) }
         guard file.isRegular else { throw .badPasswordFile(path: path, reason: "not a regular file") }
@@ -85,8 +85,8 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         do {
             bytes = try file.readAll(limit: limit)
         } catch {
-            if error.code == EFBIG { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
-            throw .cannotRead(path: path, reason: String(cString: strerror(error.code)))
+            if error.errno == .fileTooLarge { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+            throw .cannotRead(path: path, reason: error.errno.description)
         }
         let data = Data(bytes)
         guard var text = String(data: data, encoding: .utf8) else { throw .badPasswordFile(path: path, reason: "not UTF-8 text") }

@@ -23,9 +23,7 @@ public struct KeyStore: Sendable {
 
     /// The default key comment, `octunnel@<hostname>`.
     public static func defaultComment() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, buffer.count - 1)
-        let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = Syscall.hostName
         return "octunnel@\(name.isEmpty ? "localhost" : name)"
     }
 
@@ -103,10 +101,8 @@ public struct KeyStore: Sendable {
             attempt += 1
             target = privateKeyPath + ".prev-" + formatter.string(from: Date()) + "-\(attempt)"
         }
-        guard link(previousPrivateKeyPath, target) == 0 else {
-            throw .cannotWrite(path: target, reason: String(cString: strerror(errno)))
-        }
-        if FileBytes.exists(previousPublicKeyPath) { _ = link(previousPublicKeyPath, target + ".pub") }
+        do { try Syscall.hardLink(previousPrivateKeyPath, as: target) } catch { throw .cannotWrite(path: target, reason: error.errno.description) }
+        if FileBytes.exists(previousPublicKeyPath) { try? Syscall.hardLink(previousPublicKeyPath, as: target + ".pub") }
         return target
     }
 

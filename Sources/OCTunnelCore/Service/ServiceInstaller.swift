@@ -70,9 +70,7 @@ public struct ServiceInstaller: Sendable {
         if !force && state != .ours {
             throw .serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
         }
-        guard unlink(definition.path) == 0 || errno == ENOENT else {
-            throw .cannotWrite(path: definition.path, reason: String(cString: strerror(errno)))
-        }
+        do { try Syscall.removeFile(definition.path) } catch { throw .cannotWrite(path: definition.path, reason: error.errno.description) }
         if definition.format == .systemd { removeEnablementLink() }
         return true
     }

@@ -42,10 +42,7 @@ public struct OctunnelHome: Sendable {
                 if !parent.isEmpty, try FileBytes.status(parent) == nil {
                     try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
                 }
-                do {
-                    try Syscall.makeDirectory(path, mode: 0o700)
-                } catch where error.errno == .fileExists {
-                }
+                try Syscall.makeDirectory(path, mode: 0o700, existing: true)
                 try? Syscall.changeMode(path, 0o700)
             }
         } catch let error as SystemError {

@@ -41,18 +41,10 @@ enum ChildProcess {
     /// terminal's. The exit status and how many bytes came.
     static func runForSecret(_ path: String, _ arguments: [String], into secret: SecretBuffer,
                              searchPath: Bool) throws(SystemError) -> (status: Int32, length: Int) {
-        var length = 0
+        let filled = SecretFill(secret)
         let (status, _) = try spawnAndWait(path, arguments, environment: nil, timeout: nil, searchPath: searchPath,
-                                           captureStderr: false) { _, bytes in
-            secret.withUnsafeMutableBytes { buffer in
-                let count = min(bytes.count, buffer.count - length)
-                if count > 0 {
-                    bytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: length).copyMemory(from: $0.baseAddress!, byteCount: count) }
-                }
-                length += max(count, 0)
-            }
-        }
-        return (status, length)
+                                           captureStderr: false) { _, bytes in filled.append(bytes) }
+        return (status, filled.length)
     }
 
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
@@ -151,5 +143,24 @@ enum ChildProcess {
             }
         }
         return true
+    }
+}
+
+/// Fills a `SecretBuffer` from its start, dropping what does not fit.
+private final class SecretFill {
+    let secret: SecretBuffer
+    private(set) var length = 0
+
+    init(_ secret: SecretBuffer) { self.secret = secret }
+
+    func append(_ bytes: ArraySlice<UInt8>) {
+        let start = length
+        let count = secret.withUnsafeMutableBytes { buffer -> Int in
+            let count = min(bytes.count, buffer.count - start)
+            guard count > 0 else { return 0 }
+            bytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: start).copyMemory(from: $0.baseAddress!, byteCount: count) }
+            return count
+        }
+        length += count
     }
 }

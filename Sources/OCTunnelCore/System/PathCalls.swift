@@ -6,9 +6,13 @@ import Darwin
 
 /// Calls on paths, each failure a `SystemError` with the call's name, the path and its errno.
 extension Syscall {
-    /// `mkdir(2)`.
-    static func makeDirectory(_ path: String, mode: mode_t) throws(SystemError) {
-        guard mkdir(path, mode) == 0 else { throw .last("mkdir", detail: path) }
+    /// `mkdir(2)`; with `existing`, something already there (EEXIST) is no failure.
+    static func makeDirectory(_ path: String, mode: mode_t, existing: Bool = false) throws(SystemError) {
+        guard mkdir(path, mode) == 0 else {
+            let error = SystemError.last("mkdir", detail: path)
+            if existing && error.errno == .fileExists { return }
+            throw error
+        }
     }
 
     /// `chmod(2)`.
@@ -39,6 +43,13 @@ extension Syscall {
     /// `link(2)`: `path` becomes another name of `existing`.
     static func hardLink(_ existing: String, as path: String) throws(SystemError) {
         guard link(existing, path) == 0 else { throw .last("link", detail: path) }
+    }
+
+    /// `gethostname(2)`; empty when it cannot be read.
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `geteuid(2)`.

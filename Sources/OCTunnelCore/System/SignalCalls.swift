@@ -29,7 +29,12 @@ extension Syscall {
 
     /// `kill(pid, 0)`: whether process `pid` exists (EPERM: it does, as another user's).
     static func processExists(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
+        kill(pid, 0) == 0 || Errno.current == .notPermitted
+    }
+
+    /// `kill(2)`: sends `signal` to `pid`.
+    static func signal(_ pid: Int32, _ signal: Int32) throws(Errno) {
+        guard kill(pid, signal) == 0 else { throw .current }
     }
 
     /// `sigaction(2)`: puts back an action `setSignalHandler` returned.

@@ -56,15 +56,27 @@ extension Syscall {
 #endif
     }
 
-    /// `accept(2)` with no address wanted; on macOS the new socket gets `SO_NOSIGPIPE` too.
-    static func accept(_ listener: Int32) -> Int32 {
+    /// A connection waiting on `listener`, close-on-exec and non-blocking from the call that
+    /// makes it (`accept4` on Linux: no window in which a child spawned meanwhile inherits it;
+    /// macOS sets the flags right after, and `SO_NOSIGPIPE`). EINTR and ECONNABORTED (a client
+    /// gone before it was taken) are retried; nil when none waits (EAGAIN) or on another failure.
+    static func accept(_ listener: Int32) -> Int32? {
+        while true {
 #if canImport(Glibc)
-        return Glibc.accept(listener, nil, nil)
+            let fd = gnuAccept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
 #elseif canImport(Darwin)
-        let fd = Darwin.accept(listener, nil, nil)
-        if fd >= 0 { noSignalPipe(fd) }
-        return fd
+            let fd = Darwin.accept(listener, nil, nil)
+            if fd >= 0 {
+                setCloseOnExec(fd)
+                setNonBlocking(fd, true)
+                noSignalPipe(fd)
+            }
 #endif
+            if fd >= 0 { return fd }
+            let error = Errno.current
+            if error == .interrupted || error == .connectionAborted { continue }
+            return nil
+        }
     }
 
 #if canImport(Darwin)
@@ -172,3 +184,12 @@ extension Syscall {
 #endif
     }
 }
+
+#if canImport(Glibc)
+/// glibc's `accept4`, which Swift's Glibc module leaves out (declared for _GNU_SOURCE only):
+/// looked up once by name.
+private let gnuAccept4: @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32 = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4") else { fatalError("glibc has no accept4") }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32).self)
+}()
+#endif

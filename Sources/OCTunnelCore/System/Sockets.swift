@@ -105,6 +105,12 @@ public enum Sockets {
     /// Turns `O_NONBLOCK` on or off.
     static func setNonBlocking(_ fd: Int32, _ on: Bool) { Syscall.setNonBlocking(fd, on) }
 
+    /// `TCP_NODELAY`: small writes go out at once.
+    static func setNoDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// A listening, non-blocking TCP socket on `bind:port` (port 0 picks a free one).
     public static func listen(bind: String, port: Int) throws(OCTunnelError) -> (fd: Int32, port: Int) {
         var hints = addrinfo()

@@ -30,6 +30,15 @@ enum Syscall {
         }
     }
 
+    /// Waits up to `milliseconds` for `fd` to be readable (or at its end), EINTR retried: whether
+    /// it is; poll's failure is thrown.
+    static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(Errno) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = pollRetryingEINTR(&pfd, timeout: milliseconds)
+        if ready < 0 { throw .current }
+        return ready > 0
+    }
+
     /// Whether `fd` polls writable right now (`poll` for POLLOUT with no wait).
     static func isWritable(_ fd: Int32) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)

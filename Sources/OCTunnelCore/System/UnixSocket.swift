@@ -24,6 +24,41 @@ enum UnixSocket {
         return fd
     }
 
+    /// A socket listening at `path` (at `address`), its mode set to `mode` between bind and
+    /// listen, so nothing can connect before it is set; with the socket file's device and inode,
+    /// to know it later from a successor's. Nothing is left behind on failure.
+    static func listen(at address: sockaddr_un, path: String, mode: mode_t, backlog: Int32) throws(SystemError) -> (fd: Int32, device: UInt, inode: UInt) {
+        let fd = try make()
+        guard withAddress(address, { Syscall.bind(fd, $0, $1) }) == 0 else {
+            let error = SystemError.last("bind", detail: path)
+            Syscall.close(fd)
+            throw error
+        }
+        var info = stat()
+        var failure: SystemError?
+        if chmod(path, mode) != 0 {
+            failure = .last("chmod", detail: path)
+        } else if lstat(path, &info) != 0 {
+            failure = .last("lstat", detail: path)
+        } else if Syscall.listen(fd, backlog: backlog) != 0 {
+            failure = .last("listen", detail: path)
+        }
+        if let failure {
+            Syscall.close(fd)
+            unlink(path)
+            throw failure
+        }
+        return (fd, UInt(info.st_dev), UInt(info.st_ino))
+    }
+
+    /// Removes the socket file at `path` if it is still the one with `device` and `inode`.
+    static func remove(_ path: String, device: UInt, inode: UInt) {
+        var info = stat()
+        if lstat(path, &info) == 0, UInt(info.st_dev) == device, UInt(info.st_ino) == inode {
+            unlink(path)
+        }
+    }
+
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
     static func withAddress<T>(_ address: sockaddr_un, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var copy = address
