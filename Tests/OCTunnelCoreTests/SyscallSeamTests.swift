@@ -6,7 +6,7 @@ import Testing
 /// Whatever differs between Linux and macOS sits in Sources/OCTunnelCore/System/ (issue 27):
 /// no other source file imports Glibc, calls `Glibc.` anything or names Darwin. That is what
 /// keeps a macOS build one step away.
-@Suite("the syscall seam: only System/ names Glibc or Darwin", .ownThreads)
+@Suite("the syscall seam: only System/ names Glibc or Darwin, reads errno or calls the C library", .ownThreads)
 struct SyscallSeamTests {
     /// The one folder that may name either platform.
     static let systemFolder = "Sources/OCTunnelCore/System/"
@@ -34,6 +34,82 @@ struct SyscallSeamTests {
             }
         }
         return (files.count, found)
+    }
+
+    /// The C library calls octunnel makes or could make, by name: outside System/ none may be
+    /// called (a method of the same name, defined in that file, is the file's own).
+    static let libcCalls: Set<String> = """
+        open close read write recv send recvmsg sendmsg unlink lstat stat fstat chmod fchmod fchown chown fsync rename mkdir rmdir \
+        pipe pipe2 waitpid kill fcntl ioctl setsockopt getsockopt socket bind listen accept accept4 connect shutdown poll select \
+        getpid getppid getuid geteuid isatty tcgetattr tcsetattr signal sigaction dup dup2 execve posix_spawn posix_spawnp getpwuid \
+        getpwnam getenv setenv umask mkstemp mkdtemp realpath readlink symlink link ftruncate flock usleep nanosleep clock_gettime \
+        getaddrinfo freeaddrinfo gai_strerror inet_pton inet_ntop getifaddrs freeifaddrs if_nametoindex sysconf gethostname uname \
+        getsockname getpeername lseek access _exit raise setsid dlsym
+        """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init).reduce(into: []) { $0.insert($1) }
+
+    /// Every use of `errno`, `strerror` or a C library call by name in a .swift file under
+    /// `root`/Sources outside System/ and not in `allowed`: "path:line: name". Comments and
+    /// string literals are skipped.
+    static func systemCalls(under root: String, allowed: Set<String>) throws -> [String] {
+        let sources = root + "/Sources"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let errnoPattern = try Regex(#"(?:^|[^\w.])(errno|strerror)\b"#)
+        let callPattern = try Regex(#"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\((?!\))"#)
+        let definition = try Regex(#"(?:func|case)\s+([A-Za-z_][A-Za-z0-9_]*)\s*[(<]"#)
+        let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
+        var found: [String] = []
+        for file in files {
+            let path = "Sources/" + file
+            if path.hasPrefix(systemFolder) || allowed.contains(path) { continue }
+            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+            let own = Set(text.matches(of: definition).compactMap { $0.output[1].substring.map(String.init) })
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
+                for match in code.matches(of: errnoPattern) {
+                    found.append("\(path):\(index + 1): \(match.output[1].substring ?? "")")
+                }
+                for match in code.matches(of: callPattern) {
+                    guard let name = match.output[1].substring.map(String.init), libcCalls.contains(name), !own.contains(name) else { continue }
+                    found.append("\(path):\(index + 1): \(name)")
+                }
+            }
+        }
+        return found
+    }
+
+    @Test("above System/: no errno, no strerror, no C library call by name (issue 39)")
+    func noSystemCallsAboveTheLayer() throws {
+        let found = try Self.systemCalls(under: Self.root, allowed: Self.notYetConverted)
+        #expect(found.isEmpty, "system calls outside \(Self.systemFolder) (give System/ a wrapper that throws a SystemError):\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test("that check fails on a planted errno, strerror and libc call, naming file and line; a method of its own name, comments, strings and System/ pass")
+    func systemCallCheckCanFail() throws {
+        let tree = try TempDirectory("seam-calls")
+        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine"] {
+            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
+        }
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd = open(path, 0)\nif errno == EINTR {}\n")
+        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
+            final class Pipe {
+                func close() {}
+                func read(_ n: Int) {}
+                func done() { close(); read(3); Syscall.close(4) }  // close(5) in a comment
+            }
+            let text = "unlink(path) in a string"
+            """)
+        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
+            import Foundation
+            let gone = unlink(path)
+            if errno == ENOENT { print(String(cString: strerror(errno))) }
+            """)
+        let found = try Self.systemCalls(under: tree.path, allowed: [])
+        #expect(found == [
+            "Sources/OCTunnelCore/Engine/Loop.swift:2: unlink",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: errno",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: strerror",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: errno",
+        ])
     }
 
     @Test("no source file outside System/ imports Glibc, calls Glibc. or names Darwin")

@@ -32,7 +32,7 @@ public struct ReconnectRequest: Sendable {
                now.reconnects > before.reconnects || (before.state != .connected && now.connectedSince != nil) {
                 return now
             }
-            usleep(useconds_t(pause * 1e6))
+            Thread.sleep(forTimeInterval: pause)
             pause = min(0.25, pause * 1.5)
         }
         return nil

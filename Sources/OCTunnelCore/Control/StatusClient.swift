@@ -33,7 +33,7 @@ public struct StatusClient: Sendable {
         case .answering(let connected):
             fd = connected
         }
-        defer { close(fd) }
+        defer { Syscall.close(fd) }
         let peer = UnixSocket.peerPID(fd)
         let text = try readReply(fd)
         guard let snapshot = StatusSnapshot(jsonText: text) else {

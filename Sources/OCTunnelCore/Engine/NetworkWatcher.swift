@@ -16,7 +16,7 @@ final class NetworkWatcher: PollOwner {
     /// Opens the system's routing socket; without one (refused), it never reports.
     init() { fd = RoutingSocket.open() }
 
-    deinit { if let fd { close(fd) } }
+    deinit { if let fd { Syscall.close(fd) } }
 
     func register(in set: PollSet) {
         guard let fd else { return }

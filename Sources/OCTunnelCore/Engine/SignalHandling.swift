@@ -14,15 +14,15 @@ public enum SignalHandling {
         signalCount = 0
         let stop: Syscall.SignalHandler = { _ in
             signalCount += 1
-            if signalCount > 1 { _exit(ExitStatus.interrupted.rawValue) }
+            if signalCount > 1 { Syscall.exitNow(ExitStatus.interrupted.rawValue) }
             var byte = LoopWake.stop.rawValue
-            _ = write(signalWakeFD, &byte, 1)
+            Syscall.writeFromSignalHandler(signalWakeFD, &byte, 1)
         }
         Syscall.setSignalHandler(SIGINT, flags: 0, stop)
         Syscall.setSignalHandler(SIGTERM, flags: 0, stop)
         Syscall.setSignalHandler(SIGUSR1, flags: SA_RESTART) { _ in
             var byte = LoopWake.reconnect.rawValue
-            _ = write(signalWakeFD, &byte, 1)
+            Syscall.writeFromSignalHandler(signalWakeFD, &byte, 1)
         }
         Syscall.unblockSignals([SIGINT, SIGTERM, SIGUSR1])
         ignoreSIGPIPE()

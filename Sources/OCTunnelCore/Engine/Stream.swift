@@ -133,8 +133,8 @@ final class Stream {
             if case .failed = writeUpstreamLeftover(channel, live) { return false }
         }
         if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {
-            let count = recv(fd, scratch.pointer, scratch.size, 0)
-            if count > 0 {
+            let received = Syscall.receive(fd, scratch.pointer, scratch.size)
+            if case .moved(let count) = received {
                 sent += count
                 moved += count
                 var offset = 0
@@ -151,10 +151,10 @@ final class Stream {
                     upstream.set(UnsafeRawBufferPointer(start: scratch.pointer + offset, count: count - offset))
                     upstreamBlocked = block
                 }
-            } else if count == 0 {
+            } else if received == .end {
                 socketEOF = true
-            } else if !Self.isTransient(errno) {
-                markFailed("client: \(String(cString: strerror(errno)))")
+            } else if case .failed(let error) = received {
+                markFailed("client: \(error)")
                 return false
             }
         }
@@ -173,11 +173,9 @@ final class Stream {
     private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
-            let written = downstream.withHead { Syscall.sendNoSignal(fd, $0, $1) }
-            if written > 0 { downstream.consume(written); moved += written }
-            else if written < 0 && !Self.isTransient(errno) {
-                return markFailed("client: \(String(cString: strerror(errno)))")
-            }
+            let written = downstream.withHead { Syscall.transmit(fd, $0, $1) }
+            if case .moved(let count) = written { downstream.consume(count); moved += count }
+            else if case .failed(let error) = written { return markFailed("client: \(error)") }
         }
         // Reading a channel costs a recv() on the SSH socket; the driver has already drained it
         // this round, so only channels with queued data (or EOF) need a read. At most two reads
@@ -192,11 +190,9 @@ final class Stream {
                 readHeldAt = nil
                 received += count
                 moved += count
-                let written = Syscall.sendNoSignal(fd, scratch.pointer, count)
-                if written < 0 && !Self.isTransient(errno) {
-                    return markFailed("client: \(String(cString: strerror(errno)))")
-                }
-                let taken = max(0, written)
+                let written = Syscall.transmit(fd, scratch.pointer, count)
+                if case .failed(let error) = written { return markFailed("client: \(error)") }
+                let taken = written.count
                 moved += taken
                 if taken < count {
                     downstream.set(UnsafeRawBufferPointer(start: scratch.pointer + taken, count: count - taken))
@@ -213,7 +209,7 @@ final class Stream {
             break
         }
         if channelEOF && downstream.isEmpty && !socketShut {
-            shutdown(fd, Int32(SHUT_WR))
+            Syscall.shutdownSending(fd)
             socketShut = true
         }
     }
@@ -266,7 +262,4 @@ final class Stream {
         return .clientClosed(id: id, sent: sent, received: received)
     }
 
-    private static func isTransient(_ code: Int32) -> Bool {
-        code == EAGAIN || code == EWOULDBLOCK || code == EINTR
-    }
 }

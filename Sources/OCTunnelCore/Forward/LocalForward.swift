@@ -69,7 +69,7 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     deinit {
-        if !listenerClosed { listeners.forEach { close($0) } }
+        if !listenerClosed { listeners.forEach { Syscall.close($0) } }
     }
 
     /// Every listening socket (`allListeners`), read under the lock `alsoListen` writes it under.
@@ -207,7 +207,7 @@ final class LocalForward: SessionForward, PollOwner {
         let all = listeners
         addedLock.lock(); defer { addedLock.unlock() }
         guard !listenerClosed else { return }
-        all.forEach { close($0) }
+        all.forEach { Syscall.close($0) }
         listenerClosed = true
     }
 
@@ -330,11 +330,11 @@ final class LocalForward: SessionForward, PollOwner {
             scanned += 1
             if now - stream.createdAt >= quietPatience { return waiting.remove(at: index) }
             var byte: UInt8 = 0
-            let peeked = recv(stream.fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
-            if peeked > 0 { return waiting.remove(at: index) }
-            if peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            let peeked = Syscall.receive(stream.fd, &byte, 1, flags: Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            if case .moved = peeked { return waiting.remove(at: index) }
+            if case .failed(let error) = peeked {
                 waiting.remove(at: index)
-                finish(stream, live: live, reason: "client: \(String(cString: strerror(errno)))")
+                finish(stream, live: live, reason: "client: \(error)")
                 continue
             }
             index += 1

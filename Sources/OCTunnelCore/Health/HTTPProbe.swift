@@ -38,7 +38,7 @@ struct HTTPProbe {
         var buffer: [UInt8] = []
         var closed = false
         init(fd: Int32) { self.fd = fd }
-        deinit { close(fd) }
+        deinit { Syscall.close(fd) }
     }
 
     private func open(path: String, accept: String) throws(Failure) -> Connection {
@@ -79,7 +79,7 @@ struct HTTPProbe {
             guard let tick, tick() else { throw .timedOut }
         }
         var chunk = [UInt8](repeating: 0, count: 16384)
-        let count = recv(connection.fd, &chunk, chunk.count, 0)
+        let count = Syscall.receive(connection.fd, &chunk, chunk.count).count
         if count <= 0 { connection.closed = true; return false }
         connection.buffer += chunk[..<count]
         return true

@@ -119,15 +119,7 @@ public enum PortReclaimProgram {
         case "::": return [String(repeating: "0", count: 32)]
         default: break
         }
-        var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return [hexWords(withUnsafeBytes(of: &v4) { Array($0) })]
-        }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, host, &v6) == 1 {
-            return [hexWords(withUnsafeBytes(of: &v6) { Array($0) })]
-        }
-        return []
+        return Syscall.addressBytes(host).map { [hexWords($0)] } ?? []
     }
 
     /// Each 4-byte group as the kernel prints it: `%08X` of the host-order word, so its bytes reversed.

@@ -22,9 +22,7 @@ public struct PassphrasePrompt: Sendable {
         if let hasTerminal {
             self.hasTerminal = hasTerminal
         } else {
-            let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-            if fd >= 0 { close(fd) }
-            self.hasTerminal = fd >= 0
+            self.hasTerminal = Syscall.canOpen("/dev/tty", O_RDWR)
         }
     }
 

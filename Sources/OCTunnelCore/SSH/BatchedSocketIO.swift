@@ -41,7 +41,7 @@ final class BatchedSocketIO {
     deinit { outgoing.deallocate() }
 
     /// Why the socket refused bytes (strerror of the failed `send()`), once it has.
-    var failureDescription: String { String(cString: strerror(Int32(-sendFailure))) }
+    var failureDescription: String { Errno(rawValue: Int32(-sendFailure)).description }
 
     /// Bytes accepted from libssh2 and not yet written to the socket.
     var backlog: Int { end - start }
@@ -73,17 +73,19 @@ final class BatchedSocketIO {
     /// Writes what the socket takes now; false on a socket error (the session is then dead).
     @discardableResult
     func flush() -> Bool {
-        while start < end {
-            let sent = Syscall.sendNoSignal(socket, outgoing + start, end - start)
-            if sent > 0 {
+        sending: while start < end {
+            switch Syscall.transmit(socket, outgoing + start, end - start) {
+            case .moved(let sent):
                 start += sent
-                continue
+            case .again:
+                break sending
+            case .end:
+                sendFailure = -Int(Errno.brokenPipe.rawValue)
+                start = end
+            case .failed(let error):
+                sendFailure = -Int(error.rawValue)
+                start = end
             }
-            if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-            sendFailure = -Int(sent < 0 ? errno : EPIPE)
-            start = end
-            break
         }
         if start == end { start = 0; end = 0 }
         return sendFailure == 0
@@ -110,8 +112,7 @@ final class BatchedSocketIO {
         while backlog > 0 && sendFailure == 0 && waits < 3 {
             flush()
             if backlog == 0 { break }
-            var pfd = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&pfd, 1, 100)
+            Syscall.waitWritable(socket, milliseconds: 100)
             waits += 1
         }
         start = 0; end = 0
@@ -148,30 +149,35 @@ final class BatchedSocketIO {
     }
 
     func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        if isBatching && inboundDrained { return -Int(EAGAIN) }
-        while true {
-            let count = Syscall.recv(socket, buffer, length, flags: flags)
-            if count >= 0 {
-                receivedBytes &+= count
-                if count > 0 { unacknowledged = true }
-                return count
-            }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { inboundDrained = true }
-            return -Int(errno)
+        if isBatching && inboundDrained { return -Int(Errno.wouldBlock.rawValue) }
+        let received = Syscall.receive(socket, buffer, length, flags: flags)
+        if case .moved(let count) = received {
+            receivedBytes &+= count
+            unacknowledged = true
+        } else if received == .again {
+            inboundDrained = true
         }
+        return Self.libssh2Answer(received)
     }
 
     private static func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        libssh2Answer(Syscall.retryingEINTR { Syscall.recv(socket, buffer, length, flags: flags) })
+        libssh2Answer(Syscall.receive(socket, buffer, length, flags: flags))
     }
 
     private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        libssh2Answer(Syscall.retryingEINTR { Syscall.sendNoSignal(socket, buffer, length, flags: flags) })
+        libssh2Answer(Syscall.transmit(socket, buffer, length, flags: flags))
     }
 
-    /// A system call's result as libssh2's callbacks answer: the count, or minus `errno`.
-    private static func libssh2Answer(_ result: Int) -> Int { result >= 0 ? result : -Int(errno) }
+    /// A transfer as libssh2's callbacks answer: the count, 0 at the end, or minus the error
+    /// number (EAGAIN for `.again`).
+    private static func libssh2Answer(_ transfer: Syscall.Transfer) -> Int {
+        switch transfer {
+        case .moved(let count): return count
+        case .end: return 0
+        case .again: return -Int(Errno.wouldBlock.rawValue)
+        case .failed(let error): return -Int(error.rawValue)
+        }
+    }
 
     /// Installs the callbacks on `session`; `io` must live as long as the session.
     static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {

@@ -8,14 +8,14 @@ import Foundation
 enum LibSSH2Trace {
     /// The trace file's descriptor, opened once for every session of the process; -1 when off.
     private static let fd: Int32 = {
-        guard let path = getenv("OCTUNNEL_LIBSSH2_TRACE").map({ String(cString: $0) }), !path.isEmpty else { return -1 }
-        return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard let path = ProcessInfo.processInfo.environment["OCTUNNEL_LIBSSH2_TRACE"], !path.isEmpty else { return -1 }
+        return Syscall.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: 0o600)
     }()
 
     /// Connection, key exchange and error messages; `OCTUNNEL_LIBSSH2_TRACE_MASK` overrides
     /// (libssh2.h's `LIBSSH2_TRACE_*` bits; `LIBSSH2_TRACE_TRANS` dumps every packet in clear).
     private static let mask: Int32 = {
-        if let text = getenv("OCTUNNEL_LIBSSH2_TRACE_MASK").map({ String(cString: $0) }), let value = Int32(text) { return value }
+        if let text = ProcessInfo.processInfo.environment["OCTUNNEL_LIBSSH2_TRACE_MASK"], let value = Int32(text) { return value }
         return LIBSSH2_TRACE_CONN | LIBSSH2_TRACE_KEX | LIBSSH2_TRACE_ERROR
     }()
 
@@ -25,8 +25,8 @@ enum LibSSH2Trace {
         guard fd >= 0 else { return }
         let handler: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int) -> Void = { _, _, text, length in
             guard let text else { return }
-            _ = write(LibSSH2Trace.fd, text, length)
-            _ = write(LibSSH2Trace.fd, "\n", 1)
+            _ = Syscall.write(LibSSH2Trace.fd, text, length)
+            _ = Syscall.write(LibSSH2Trace.fd, "\n", 1)
         }
         _ = libssh2_trace_sethandler(session, nil, handler)
         _ = libssh2_trace(session, mask)

@@ -28,7 +28,7 @@ public struct SSHConnector: Sendable {
         do {
             session = try SSHSession(socket: fd)
         } catch {
-            close(fd)
+            Syscall.close(fd)
             throw .sshFailure(host: target.host, port: target.port, detail: error.description)
         }
         session.setBlocking(true)
@@ -91,9 +91,9 @@ public struct SSHConnector: Sendable {
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard Sockets.pollRetrying(&pfd, milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000)) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
-        let count = recv(fd, &buffer, buffer.count, Int32(MSG_PEEK))
+        let count = Syscall.receive(fd, &buffer, buffer.count, flags: Int32(MSG_PEEK)).count
         guard count > 0 else {
-            close(fd)
+            Syscall.close(fd)
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         // Split on the byte: as a String, "\r\n" is one Character and never equals "\n".
@@ -105,11 +105,11 @@ public struct SSHConnector: Sendable {
         }
         let first = (lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if lines.count > 1 && first == Self.openSSHDrop {
-            close(fd)
+            Syscall.close(fd)
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         if lines.count > 1 || count == buffer.count {
-            close(fd)
+            Syscall.close(fd)
             let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
             throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
         }

@@ -136,8 +136,7 @@ public enum ToolLocator {
         let path = environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") where directory.hasPrefix("/") {
             let candidate = directory + "/" + name
-            var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+            if let info = try? Syscall.status(candidate), info.st_mode & S_IFMT == S_IFREG, Syscall.isExecutable(candidate) { return candidate }
         }
         return nil
     }

@@ -81,6 +81,6 @@ public struct ServiceInstaller: Sendable {
         let link = definition.directory + "/default.target.wants/" + definition.name
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link) else { return }
         let resolved = target.hasPrefix("/") ? target : ((link as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
-        if (resolved as NSString).standardizingPath == (definition.path as NSString).standardizingPath { unlink(link) }
+        if (resolved as NSString).standardizingPath == (definition.path as NSString).standardizingPath { try? Syscall.removeFile(link) }
     }
 }

@@ -129,7 +129,7 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
 
 /// The login name of the user running octunnel, as ssh uses by default.
 public func currentUserName() -> String {
-    if let pw = getpwuid(geteuid()), let name = pw.pointee.pw_name { return String(cString: name) }
-    if let name = getenv("USER") { return String(cString: name) }
+    if let name = Syscall.passwordEntry?.name { return name }
+    if let name = ProcessInfo.processInfo.environment["USER"] { return name }
     return "root"
 }

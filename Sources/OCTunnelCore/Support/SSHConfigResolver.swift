@@ -264,8 +264,7 @@ public struct SSHConfigResolver: Sendable {
 
     /// The home directory of the passwd entry, the one ssh uses for `~`.
     static func passwdHome() -> String? {
-        guard let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir else { return nil }
-        return String(cString: dir)
+        Syscall.passwordEntry?.home
     }
 
     private func realpath(_ path: String) -> String {
@@ -276,7 +275,7 @@ public struct SSHConfigResolver: Sendable {
     static func findExecutable(_ name: String, path: String) -> String? {
         for directory in path.split(separator: ":") where !directory.isEmpty {
             let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
+            if Syscall.isExecutable(candidate) { return candidate }
         }
         return nil
     }

@@ -58,3 +58,33 @@ extension Syscall {
     /// `getuid(2)`.
     static var userID: uid_t { getuid() }
 }
+
+extension Syscall {
+    /// `access(X_OK)`: whether this process may run `path`.
+    static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+
+    /// Whether `path` opens with `flags` (close-on-exec; closed again at once).
+    static func canOpen(_ path: String, _ flags: Int32) -> Bool {
+        let fd = open(path, flags | O_CLOEXEC)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
+    }
+
+    /// The passwd entry of the effective user (`getpwuid(geteuid())`): login name and home.
+    static var passwordEntry: (name: String, home: String)? {
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name, let home = entry.pointee.pw_dir else { return nil }
+        return (String(cString: name), String(cString: home))
+    }
+
+    /// `_exit(2)`: ends the process now, async-signal-safe (no atexit handlers, no flushing).
+    static func exitNow(_ status: Int32) -> Never { _exit(status) }
+
+    /// `write(2)` once, for signal handlers (async-signal-safe; no retry, nothing checked).
+    static func writeFromSignalHandler(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) {
+#if canImport(Glibc)
+        _ = Glibc.write(fd, buffer, count)
+#elseif canImport(Darwin)
+        _ = Darwin.write(fd, buffer, count)
+#endif
+    }
+}

@@ -124,6 +124,62 @@ extension Syscall {
 #endif
     }
 
+    /// What a send or a receive on a non-blocking socket did, `errno` read right after the call.
+    enum Transfer: Equatable {
+        /// This many bytes (more than 0).
+        case moved(Int)
+        /// The peer's end (a receive of 0).
+        case end
+        /// Nothing now: EAGAIN or EWOULDBLOCK (try again when poll says so; EINTR is retried).
+        case again
+        case failed(Errno)
+
+        init(_ count: Int) {
+            if count > 0 { self = .moved(count); return }
+            if count == 0 { self = .end; return }
+            let error = Errno.current
+            self = error.isTransient ? .again : .failed(error)
+        }
+
+        /// The bytes moved (0 for anything else).
+        var count: Int { if case .moved(let count) = self { return count } else { return 0 } }
+    }
+
+    /// `recv(2)` as a `Transfer`, EINTR retried.
+    static func receive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Transfer {
+        Transfer(retryingEINTR { recv(fd, buffer, length, flags: flags) })
+    }
+
+    /// `sendNoSignal` as a `Transfer`, EINTR retried (a send of nothing is `.end`).
+    static func transmit(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, flags: Int32 = 0) -> Transfer {
+        Transfer(retryingEINTR { sendNoSignal(fd, buffer, length, flags: flags) })
+    }
+
+    /// `SO_RCVTIMEO`: a blocking receive gives up after `seconds`.
+    static func setReceiveTimeout(_ fd: Int32, seconds: Int) {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The bytes of a numeric IPv4 or IPv6 address (`inet_pton`), network order; nil for anything else.
+    static func addressBytes(_ host: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    /// `shutdown(2)` of the sending direction (`SHUT_WR`): the peer reads its end.
+    @discardableResult
+    static func shutdownSending(_ fd: Int32) -> Int32 {
+#if canImport(Glibc)
+        return Glibc.shutdown(fd, Int32(SHUT_WR))
+#elseif canImport(Darwin)
+        return Darwin.shutdown(fd, SHUT_WR)
+#endif
+    }
+
     /// `recv(2)`; not retried; the count, 0 at EOF, or -1.
     static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
 #if canImport(Glibc)

@@ -39,6 +39,13 @@ enum Syscall {
         return ready > 0
     }
 
+    /// Waits up to `milliseconds` for `fd` to take bytes; whether it does (a failure is a no).
+    @discardableResult
+    static func waitWritable(_ fd: Int32, milliseconds: Int32) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        return pollRetryingEINTR(&pfd, timeout: milliseconds) > 0
+    }
+
     /// Whether `fd` polls writable right now (`poll` for POLLOUT with no wait).
     static func isWritable(_ fd: Int32) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
