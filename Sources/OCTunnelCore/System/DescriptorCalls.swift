@@ -9,56 +9,30 @@ import Darwin
 extension Syscall {
     /// `open(2)`, retrying EINTR (a FIFO's open can be interrupted); the descriptor or -1.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) -> Int32 {
-        retryingEINTR {
-#if canImport(Glibc)
-            Glibc.open(path, flags, mode)
-#elseif canImport(Darwin)
-            Darwin.open(path, flags, mode)
-#endif
-        }
+        retryingEINTR { Platform.open(path, flags, mode) }
     }
 
     /// `read(2)`, retrying EINTR; the byte count, 0 at the end, or -1.
     static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-        retryingEINTR {
-#if canImport(Glibc)
-            Glibc.read(fd, buffer, count)
-#elseif canImport(Darwin)
-            Darwin.read(fd, buffer, count)
-#endif
-        }
+        retryingEINTR { Platform.read(fd, buffer, count) }
     }
 
     /// `write(2)`, retrying EINTR; the byte count (possibly short) or -1.
     static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-        retryingEINTR {
-#if canImport(Glibc)
-            Glibc.write(fd, buffer, count)
-#elseif canImport(Darwin)
-            Darwin.write(fd, buffer, count)
-#endif
-        }
+        retryingEINTR { Platform.write(fd, buffer, count) }
     }
 
     /// `close(2)`, never retried: Linux releases the number even when close reports EINTR, and
     /// a second close could close whoever was given the number next.
     @discardableResult
     static func close(_ fd: Int32) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.close(fd)
-#elseif canImport(Darwin)
-        return Darwin.close(fd)
-#endif
+        Platform.close(fd)
     }
 
     /// `shutdown(2)` of both directions (`SHUT_RDWR`).
     @discardableResult
     static func shutdownBoth(_ fd: Int32) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.shutdown(fd, Int32(SHUT_RDWR))
-#elseif canImport(Darwin)
-        return Darwin.shutdown(fd, SHUT_RDWR)
-#endif
+        Platform.shutdown(fd, Platform.bothEnds)
     }
 
     /// A pipe whose ends are close-on-exec from the call that makes them (`pipe2` on Linux; macOS

@@ -81,10 +81,6 @@ extension Syscall {
 
     /// `write(2)` once, for signal handlers (async-signal-safe; no retry, nothing checked).
     static func writeFromSignalHandler(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) {
-#if canImport(Glibc)
-        _ = Glibc.write(fd, buffer, count)
-#elseif canImport(Darwin)
-        _ = Darwin.write(fd, buffer, count)
-#endif
+        _ = Platform.write(fd, buffer, count)
     }
 }

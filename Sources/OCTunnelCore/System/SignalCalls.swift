@@ -45,20 +45,12 @@ extension Syscall {
 
     /// `signal(SIG_DFL)`: the default action again (from a handler, before re-raising).
     static func defaultSignalAction(_ signal: Int32) {
-#if canImport(Glibc)
-        _ = Glibc.signal(signal, SIG_DFL)
-#elseif canImport(Darwin)
-        _ = Darwin.signal(signal, SIG_DFL)
-#endif
+        Platform.signal(signal, SIG_DFL)
     }
 
     /// `signal(SIG_IGN)`.
     static func ignoreSignal(_ signal: Int32) {
-#if canImport(Glibc)
-        _ = Glibc.signal(signal, SIG_IGN)
-#elseif canImport(Darwin)
-        _ = Darwin.signal(signal, SIG_IGN)
-#endif
+        Platform.signal(signal, SIG_IGN)
     }
 
     /// `pthread_sigmask(SIG_UNBLOCK)`: a launcher may have left `signals` blocked (threads of a

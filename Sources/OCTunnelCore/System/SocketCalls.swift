@@ -89,39 +89,23 @@ extension Syscall {
 
     /// `connect(2)`; not retried (after EINTR the connect goes on, as after EINPROGRESS).
     static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.connect(fd, address, length)
-#elseif canImport(Darwin)
-        return Darwin.connect(fd, address, length)
-#endif
+        Platform.connect(fd, address, length)
     }
 
     /// `bind(2)`.
     static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.bind(fd, address, length)
-#elseif canImport(Darwin)
-        return Darwin.bind(fd, address, length)
-#endif
+        Platform.bind(fd, address, length)
     }
 
     /// `listen(2)`.
     static func listen(_ fd: Int32, backlog: Int32) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.listen(fd, backlog)
-#elseif canImport(Darwin)
-        return Darwin.listen(fd, backlog)
-#endif
+        Platform.listen(fd, backlog)
     }
 
     /// `send(2)` that never raises SIGPIPE: `MSG_NOSIGNAL` on Linux; on macOS the socket
     /// carries `SO_NOSIGPIPE` from `socket` / `accept` above. Not retried; the count or -1.
     static func sendNoSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
-#if canImport(Glibc)
-        return Glibc.send(fd, buffer, length, flags | Int32(MSG_NOSIGNAL))
-#elseif canImport(Darwin)
-        return Darwin.send(fd, buffer, length, flags)
-#endif
+        Platform.send(fd, buffer, length, flags | Platform.noSignal)
     }
 
     /// What a send or a receive on a non-blocking socket did, `errno` read right after the call.
@@ -173,20 +157,12 @@ extension Syscall {
     /// `shutdown(2)` of the sending direction (`SHUT_WR`): the peer reads its end.
     @discardableResult
     static func shutdownSending(_ fd: Int32) -> Int32 {
-#if canImport(Glibc)
-        return Glibc.shutdown(fd, Int32(SHUT_WR))
-#elseif canImport(Darwin)
-        return Darwin.shutdown(fd, SHUT_WR)
-#endif
+        Platform.shutdown(fd, Platform.sendingEnd)
     }
 
     /// `recv(2)`; not retried; the count, 0 at EOF, or -1.
     static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Int {
-#if canImport(Glibc)
-        return Glibc.recv(fd, buffer, length, flags)
-#elseif canImport(Darwin)
-        return Darwin.recv(fd, buffer, length, flags)
-#endif
+        Platform.recv(fd, buffer, length, flags)
     }
 
     /// `getsockopt(SO_ERROR)`: how a non-blocking connect ended (0: connected).

@@ -54,9 +54,5 @@ enum Syscall {
 }
 
 private func system_poll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: Int32) -> Int32 {
-#if canImport(Glibc)
-    return Glibc.poll(fds, count, timeout)
-#elseif canImport(Darwin)
-    return Darwin.poll(fds, count, timeout)
-#endif
+    Platform.poll(fds, count, timeout)
 }
