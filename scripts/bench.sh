@@ -80,7 +80,7 @@ soak_section() {
   echo "| bytes sent + received | $(awk -v a="$(value bytes_sent)" -v b="$(value bytes_received)" 'BEGIN {printf "%.2f GiB", (a + b) / 1073741824}') | ≥ 10 GiB |"
   echo "| bytes out of place / connections hung / stalls named | $(value out_of_place) / $(value hung) / $(value stalls_named) | 0 / 0 / 0 |"
   echo "| re-keys (sshd's NEWKEYS) / sessions | $(value rekeys) / $(awk '$1 == "sessions" {print $2, $3}' <<<"$out") | |"
-  awk '$1 ~ /^pid_/ {printf "| process %s: peak RSS / descriptors; RSS at 20%% → 60%% → end of the run; descriptors at 20%% → end | %d KiB / %d; %d → %d → %d KiB; %d → %d | flat |\n", $1, $3, $5, $7, $15, $9, $11, $13}' <<<"$out"
+  awk '$1 ~ /^pid_/ && $2 == "peak_rss_kib" {printf "| process %s: peak RSS / descriptors; RSS at 20%% → 60%% → end of the run; descriptors at 20%% → end | %d KiB / %d; %d → %d → %d KiB; %d → %d | flat |\n", $1, $3, $5, $7, $15, $9, $11, $13}' <<<"$out"
 }
 
 # The backend: nginx with a static health answer and a bulk file.
