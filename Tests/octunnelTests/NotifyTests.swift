@@ -36,15 +36,17 @@ struct NotifyTests {
 
     /// A program that appends its OCTUNNEL_ variables, one record a line, to `file`.
     static func recorder(in directory: TempDirectory, file: String, exit code: Int = 0, sleep seconds: Int = 0) throws -> String {
-        let path = directory.file("notify-\(code)-\(seconds).sh")
-        try """
+        // Written close-on-exec (TempDirectory.write): Foundation's write leaves its descriptor open
+        // to any child another test spawns meanwhile, and exec of a file open for writing is
+        // ETXTBSY (CI, 2026-11-26 05:05: "--notify-command … could not start: … Text file busy").
+        let name = "notify-\(code)-\(seconds).sh"
+        try directory.write(name, """
         #!/bin/sh
         \(seconds > 0 ? "sleep \(seconds)" : "")
         printf '%s|%s|%s|%s\\n' "$OCTUNNEL_EVENT" "$OCTUNNEL_SESSION_TITLE" "$OCTUNNEL_MESSAGE" "$OCTUNNEL_DIRECTORY" >> '\(file)'
         exit \(code)
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        chmod(path, 0o755)
-        return path
+        """, mode: 0o755)
+        return directory.file(name)
     }
 
     @Test("OpenCode 2: finished, permission and failed each once, on stderr and through --notify-command with the facts in its environment; a title of escape codes shown escaped; events of a session that was never seen busy notify nothing",
