@@ -84,7 +84,8 @@ public final class Engine: @unchecked Sendable {
 
     /// Keeps a notification for `status` (its last three); safe from any thread.
     func recordNotification(_ moment: AgentMoment) {
-        driver.notifications.add(StatusSnapshot.Notified(kind: moment.kind.rawValue, text: "\(moment.headline): \(moment.message)", at: moment.at))
+        let notified = StatusSnapshot.Notified(kind: moment.kind.rawValue, text: "\(moment.headline): \(moment.message)", at: moment.at)
+        driver.notifications.update { $0 = Array(($0 + [notified]).suffix(3)) }
     }
 
     /// Keeps the last health test for `status`; safe from any thread.

@@ -31,8 +31,8 @@ final class SessionDriver: PollOwner {
     private let network = NetworkWatcher()
     private var wake = WakeDetector()
     /// The last health test, set from any thread; `status` reports it.
-    let health = HealthRecord()
-    let notifications = NotificationRecord()
+    let health = Locked<StatusSnapshot.Health?>(nil)
+    let notifications = Locked<[StatusSnapshot.Notified]>([])
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel

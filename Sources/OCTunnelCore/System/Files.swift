@@ -167,13 +167,13 @@ public final class OpenedFile {
 
     /// Throws unless this is a regular file.
     public func requireRegular() throws(SystemError) {
-        guard isRegular else { throw SystemError("open", code: EINVAL, detail: path, reason: "it is \(kind), not a regular file") }
+        guard isRegular else { throw SystemError("open", .invalidArgument, detail: path, reason: "it is \(kind), not a regular file") }
     }
 
     /// Every byte, refusing a file of more than `limit` bytes (checked before reading, and
     /// again while reading, for a file that grows).
     public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
-        let tooLarge = SystemError("read", code: EFBIG, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
+        let tooLarge = SystemError("read", .fileTooLarge, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
         guard info.st_size <= limit else { throw tooLarge }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)

@@ -54,9 +54,6 @@ extension Syscall {
 
     /// `geteuid(2)`.
     static var effectiveUserID: uid_t { geteuid() }
-
-    /// `getuid(2)`.
-    static var userID: uid_t { getuid() }
 }
 
 extension Syscall {

@@ -70,7 +70,7 @@ enum UnixSocket {
     /// Connects to `path` without blocking on a listener whose backlog is full (that is
     /// EAGAIN, reported like any other errno); returns a blocking descriptor.
     static func connect(_ path: String) -> Result<Int32, SystemError> {
-        guard let address = address(path) else { return .failure(SystemError("connect", code: ENAMETOOLONG, detail: path)) }
+        guard let address = address(path) else { return .failure(SystemError("connect", .nameTooLong, detail: path)) }
         let fd: Int32
         do { fd = try make() } catch { return .failure(error) }
         Sockets.setNonBlocking(fd, true)
