@@ -28,6 +28,8 @@ final class RemoteForward: SessionForward, PollOwner {
         let channel: SSHChannel
         let deadline: Double
         var nextAddress: Int
+        /// The home address it was started for: the service may have moved meanwhile.
+        let home: HostPort
     }
 
     /// A forwarded channel answered with a 502: its request is read and dropped until the
@@ -164,7 +166,8 @@ final class RemoteForward: SessionForward, PollOwner {
             case .connected(let fd):
                 return join(id: id, socket: OwnedDescriptor(fd), channel: channel, now: now)
             case .inProgress(let fd):
-                connecting[id] = HomeConnection(socket: OwnedDescriptor(fd), channel: channel, deadline: deadline, nextAddress: position + 1)
+                connecting[id] = HomeConnection(socket: OwnedDescriptor(fd), channel: channel, deadline: deadline, nextAddress: position + 1,
+                                                home: home)
                 return
             case .failed(let code):
                 failure = code
@@ -186,7 +189,11 @@ final class RemoteForward: SessionForward, PollOwner {
                     join(id: id, socket: connection.socket, channel: connection.channel, now: now)
                 } else {
                     connection.socket.close()
-                    if connection.nextAddress < homeAddresses.count {
+                    if connection.home != home {
+                        // Started for the address the service had before it moved (another
+                        // connection's failure moved it meanwhile): try where it is now.
+                        startConnecting(id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live, now: now)
+                    } else if connection.nextAddress < homeAddresses.count {
                         startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
                                         deadline: connection.deadline, live: live, now: now)
                     } else if followService(now: now, force: true) {
