@@ -9,9 +9,9 @@ struct BatchedSocketIOTests {
     func neverRefusesASend() throws {
         var pair: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
-        defer { close(pair[0]); close(pair[1]) }
+        defer { close(pair[1]) }
         _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
-        let io = BatchedSocketIO(socket: pair[0])
+        let io = BatchedSocketIO(socket: OwnedDescriptor(pair[0]))
         io.setBatching(true)
         // 8 MiB in packet-sized sends, far more than the socket buffers hold.
         let packet = (0..<32_768).map { UInt8(truncatingIfNeeded: $0 &* 7) }
@@ -40,14 +40,15 @@ struct BatchedSocketIOTests {
     @Test("a round that read something ends with its ACK sent at once: the socket leaves delayed-ACK mode (sshd's Nagle would otherwise hold its next packet 40 ms)")
     func acknowledgesWhatARoundRead() throws {
         let (listener, port) = try Sockets.listen(bind: "127.0.0.1", port: 0)
-        defer { close(listener) }
-        let mine = try Sockets.connect(host: "127.0.0.1", port: port, timeout: 5)
-        defer { close(mine) }
-        let peer = closeOnExecAccept(listener)
+        defer { listener.close() }
+        let socket = try Sockets.connect(host: "127.0.0.1", port: port, timeout: 5)
+        defer { socket.close() }
+        let mine = socket.number
+        let peer = closeOnExecAccept(listener.number)
         try #require(peer >= 0)
         defer { close(peer) }
-        Sockets.setNonBlocking(mine, false)
-        let io = BatchedSocketIO(socket: mine)
+        socket.setNonBlocking(false)
+        let io = BatchedSocketIO(socket: socket)
         var byte: UInt8 = 1
         func quickAck() -> Int32 {
             var value: Int32 = -1

@@ -21,7 +21,7 @@ struct OwnershipTests {
     func streamClosesOnce() throws {
         let (mine, peer) = try socketPair()
         defer { close(peer) }
-        let stream = Stream(id: 1, fd: mine, now: 0)
+        let stream = Stream(id: 1, socket: OwnedDescriptor(mine), now: 0)
         stream.close(releasingTo: nil)
         #expect(!stream.socket.isOpen)
         #expect(!isOpen(mine))
@@ -64,7 +64,7 @@ struct OwnershipTests {
             // channel whose session never connected shows it: free it, then read.
             let fds = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
             _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, fds)
-            let session = try! SSHSession(socket: fds[0])
+            let session = try! SSHSession(socket: OwnedDescriptor(fds[0]))
             let channel = SSHChannel(session: session, raw: OpaquePointer(bitPattern: 1)!)
             session.close()
             _ = channel.free()

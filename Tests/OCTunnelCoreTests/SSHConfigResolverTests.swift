@@ -1,5 +1,5 @@
 import Foundation
-import OCTunnelCore
+@testable import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 

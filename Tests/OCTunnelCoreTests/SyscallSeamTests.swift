@@ -112,6 +112,79 @@ struct SyscallSeamTests {
         ])
     }
 
+    /// The libssh2 boundary: libssh2 takes the session's socket by number and calls back with
+    /// numbers of its own (the agent's socket), so these files may hold one.
+    static let libssh2Boundary: Set<String> = ["Sources/OCTunnelCore/SSH/LibSSH2.swift", "Sources/OCTunnelCore/SSH/BatchedSocketIO.swift"]
+
+    /// The `Syscall` calls that take or make a descriptor by number.
+    static let descriptorCalls = """
+        close read write receive transmit sendNoSignal recv accept shutdownBoth shutdownSending pendingError setReceiveTimeout \
+        unsentBytes acknowledgeNow isWritable waitWritable waitReadable setNonBlocking setCloseOnExec peerCredentials socket \
+        connect bind listen open
+        """.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: "|")
+
+    /// Every place outside System/ and `allowed` where a descriptor is a bare number: a
+    /// `Syscall` call that takes or makes one, an `OwnedDescriptor` made from a number, or an
+    /// `Int32` property, parameter or variable named as a descriptor. "path:line: match".
+    static func bareDescriptors(under root: String, allowed: Set<String>) throws -> [String] {
+        let sources = root + "/Sources"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let patterns = [
+            try Regex("Syscall\\.(?:\(descriptorCalls))\\("),
+            try Regex(#"OwnedDescriptor\("#),
+            try Regex(#"\b(?:fd|fds|socket|sockets|listener|listeners|descriptor|wake\w*)\s*:\s*\[?Int32\]?"#),
+        ]
+        var found: [String] = []
+        for file in files {
+            let path = "Sources/" + file
+            if path.hasPrefix(systemFolder) || allowed.contains(path) { continue }
+            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                for pattern in patterns {
+                    for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(code[match.range])") }
+                }
+            }
+        }
+        return found
+    }
+
+    @Test("above System/: descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)")
+    func descriptorsAreOwned() throws {
+        let found = try Self.bareDescriptors(under: Self.root, allowed: Self.libssh2Boundary)
+        #expect(found.isEmpty, "bare descriptors outside \(Self.systemFolder) (hold an OwnedDescriptor and call its methods):\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test("that check fails on a planted Int32 descriptor, a Syscall call by number and a hand-made OwnedDescriptor, naming file and line; owned calls and System/ pass")
+    func descriptorCheckCanFail() throws {
+        let tree = try TempDirectory("seam-descriptors")
+        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine"] {
+            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
+        }
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n")
+        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
+            final class Client {
+                let socket: OwnedDescriptor
+                let port: Int32 = 0
+                func done() { socket.close(); _ = socket.receive(nil, 0) }  // Syscall.close(fd) in a comment
+            }
+            """)
+        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
+            final class Loop {
+                private let listener: Int32
+                func stop() { Syscall.close(listener) }
+                func adopt(_ fd: Int32) -> OwnedDescriptor { OwnedDescriptor(fd) }
+            }
+            """)
+        let found = try Self.bareDescriptors(under: tree.path, allowed: [])
+        #expect(found == [
+            "Sources/OCTunnelCore/Engine/Loop.swift:2: listener: Int32",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: Syscall.close(",
+            "Sources/OCTunnelCore/Engine/Loop.swift:4: OwnedDescriptor(",
+            "Sources/OCTunnelCore/Engine/Loop.swift:4: fd: Int32",
+        ])
+    }
+
     @Test("no source file outside System/ imports Glibc, calls Glibc. or names Darwin")
     func onlySystemNamesThePlatform() throws {
         let (files, found) = try Self.platformNames(under: Self.root, allowed: Self.notYetConverted)

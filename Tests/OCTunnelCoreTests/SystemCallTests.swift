@@ -61,35 +61,35 @@ struct SystemCallTests {
     @Test("the peer of a Unix socket is this process and this user")
     func peerCredentials() throws {
         let (mine, peer) = try socketPair()
-        defer { Syscall.close(mine); Syscall.close(peer) }
+        defer { Syscall.close(peer) }
         let credentials = try #require(Syscall.peerCredentials(mine))
         #expect(credentials.pid == getpid())
         #expect(credentials.uid == geteuid())
-        #expect(UnixSocket.peerPID(mine) == getpid())
-        #expect(UnixSocket.peerUID(mine) == geteuid())
+        let owned = OwnedDescriptor(mine)
+        #expect(owned.peerPID == getpid())
+        #expect(owned.peerUID == geteuid())
     }
 
     @Test("a connect started to a loopback listener finishes with no error; to a closed port, refused")
     func startConnect() throws {
         let (listener, port) = try Sockets.listen(bind: "127.0.0.1", port: 0)
-        defer { Syscall.close(listener) }
+        defer { listener.close() }
         let address = try #require(try Sockets.resolve(host: "127.0.0.1", port: port).first)
-        func outcome(_ start: Sockets.ConnectStart) -> Int32 {
+        func outcome(_ start: Sockets.ConnectStart) -> Errno? {
             switch start {
             case .failed(let code): return code
-            case .connected(let fd):
-                Syscall.close(fd)
-                return 0
-            case .inProgress(let fd):
-                defer { Syscall.close(fd) }
-                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = Syscall.pollRetryingEINTR(&pfd, timeout: 5000)
-                return Syscall.pendingError(fd)
+            case .connected(let socket):
+                socket.close()
+                return nil
+            case .inProgress(let socket):
+                defer { socket.close() }
+                _ = socket.waitWritable(milliseconds: 5000)
+                return socket.pendingError
             }
         }
-        #expect(outcome(Sockets.startConnect(family: address.family, address: address.address)) == 0)
+        #expect(outcome(Sockets.startConnect(family: address.family, address: address.address)) == nil)
         let closed = try #require(try Sockets.resolve(host: "127.0.0.1", port: freePort()).first)
-        #expect(outcome(Sockets.startConnect(family: closed.family, address: closed.address)) == ECONNREFUSED)
+        #expect(outcome(Sockets.startConnect(family: closed.family, address: closed.address)) == .connectionRefused)
     }
 
     @Test("a signal handler runs, and the action it replaced comes back")

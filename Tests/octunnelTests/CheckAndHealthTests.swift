@@ -1,5 +1,5 @@
 import Foundation
-import OCTunnelCore
+@testable import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
@@ -257,7 +257,7 @@ struct CheckAndHealthTests {
 
 /// Whether ::1 exists here (some containers have no IPv6 loopback).
 let canListenOnIPv6Loopback: Bool = {
-    guard let (fd, _) = try? Sockets.listen(bind: "::1", port: 0) else { return false }
-    close(fd)
+    guard let probe = try? Sockets.listen(bind: "::1", port: 0) else { return false }
+    probe.socket.close()
     return true
 }()

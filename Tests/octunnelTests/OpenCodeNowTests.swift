@@ -1,5 +1,5 @@
 import Foundation
-import OCTunnelCore
+@testable import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
@@ -16,8 +16,9 @@ struct OpenCodeNowTests {
 
     /// GET `path` from `host`:`port` (either loopback), as any client would; nil when it cannot connect.
     private func get(_ host: String, _ port: Int, _ path: String) -> String? {
-        guard let fd = try? Sockets.connect(host: host, port: port, timeout: 5) else { return nil }
-        defer { close(fd) }
+        guard let socket = try? Sockets.connect(host: host, port: port, timeout: 5) else { return nil }
+        defer { socket.close() }
+        let fd = socket.number
         setSocketTimeout(fd, seconds: 10)
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8)) else { return nil }
@@ -123,7 +124,7 @@ struct OpenCodeNowTests {
         guard let probe = try? Sockets.listen(bind: "::1", port: 0) else {
             try Test.cancel("this machine has no ::1 (noIPv6Loopback covers that case)")
         }
-        close(probe.fd)
+        probe.socket.close()
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-health"])

@@ -20,7 +20,7 @@ public struct StatusClient: Sendable {
     /// `query`, with the answering process's id as the kernel tells it (`SO_PEERCRED`).
     func exchange() throws(OCTunnelError) -> (snapshot: StatusSnapshot, peer: pid_t?) {
         let role = endpoint.role, profile = endpoint.profile
-        let fd: Int32
+        let socket: OwnedDescriptor
         switch endpoint.probe() {
         case .absent:
             throw .notRunning(role: role, profile: profile, detail: nil)
@@ -31,11 +31,11 @@ public struct StatusClient: Sendable {
         case .untrusted(let reason):
             throw .notRunning(role: role, profile: profile, detail: "\(endpoint.path) is not trusted: \(reason)")
         case .answering(let connected):
-            fd = connected
+            socket = connected
         }
-        defer { Syscall.close(fd) }
-        let peer = UnixSocket.peerPID(fd)
-        let text = try readReply(fd)
+        defer { socket.close() }
+        let peer = socket.peerPID
+        let text = try readReply(socket)
         guard let snapshot = StatusSnapshot(jsonText: text) else {
             throw .statusNotAnswered(path: endpoint.path, reason: text.isEmpty ? "it closed without a status" : "its answer is not a status")
         }
@@ -43,7 +43,7 @@ public struct StatusClient: Sendable {
     }
 
     /// Reads until the server closes (one JSON line), within `timeout`, at most 1 MiB.
-    private func readReply(_ fd: Int32) throws(OCTunnelError) -> String {
+    private func readReply(_ socket: OwnedDescriptor) throws(OCTunnelError) -> String {
         let deadline = MonotonicClock.now() + timeout
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -53,11 +53,11 @@ public struct StatusClient: Sendable {
                 throw .statusNotAnswered(path: endpoint.path, reason: "no answer within \(Int(timeout)) s")
             }
             let ready: Bool
-            do { ready = try Syscall.waitReadable(fd, milliseconds: Int32((left * 1000).rounded(.up))) } catch {
+            do { ready = try socket.waitReadable(milliseconds: Int32((left * 1000).rounded(.up))) } catch {
                 throw .statusNotAnswered(path: endpoint.path, reason: "poll: \(error)")
             }
             guard ready else { continue }
-            let count = Syscall.read(fd, &buffer, buffer.count)  // EINTR retried there
+            let count = socket.read(&buffer, buffer.count)  // EINTR retried there
             guard count > 0 else { break }
             bytes.append(contentsOf: buffer[..<count])
             guard bytes.count <= 1 << 20 else {

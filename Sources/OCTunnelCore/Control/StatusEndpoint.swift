@@ -23,7 +23,7 @@ public struct StatusEndpoint: Sendable {
         /// Our socket, but nothing accepts on it (its process was killed): safe to replace.
         case stale
         /// A process answers: the connected descriptor (blocking, close-on-exec).
-        case answering(Int32)
+        case answering(OwnedDescriptor)
         /// Something that is not ours, or that cannot be checked: neither used nor removed.
         case untrusted(String)
     }

@@ -21,7 +21,7 @@ public struct StatusServerError: Error, Sendable, CustomStringConvertible {
 final class StatusServer: PollOwner {
     let endpoint: StatusEndpoint
     private weak var source: StatusSource?
-    private let listener: Int32
+    private let listener: OwnedDescriptor
     /// The socket file this server made: it removes only that one, never a successor's.
     private let device: UInt
     private let inode: UInt
@@ -46,14 +46,13 @@ final class StatusServer: PollOwner {
             break
         case .stale:
             do { try Syscall.removeFile(path) } catch { throw failure("cannot remove the stale socket: \(error.errno)") }
-        case .answering(let fd):
-            Syscall.close(fd)
+        case .answering:
             throw failure("another octunnel \(endpoint.role) (profile \(endpoint.profile)) is running and answers there; this one will not")
         case .untrusted(let reason):
             throw failure("\(reason); it was left in place and is not used")
         }
         // Nothing can connect before listen(): the mode is set in between.
-        let socket: (fd: Int32, device: UInt, inode: UInt)
+        let socket: (socket: OwnedDescriptor, device: UInt, inode: UInt)
         do {
             socket = try UnixSocket.listen(at: address, path: path, mode: 0o600, backlog: 16)
         } catch where error.call == "socket" {
@@ -62,7 +61,6 @@ final class StatusServer: PollOwner {
             throw failure(error.errno == .addressInUse && error.call == "bind"
                           ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first" : error.errno.description)
         }
-        Sockets.setNonBlocking(socket.fd, true)
         (listener, device, inode) = socket
     }
 
@@ -96,16 +94,16 @@ final class StatusServer: PollOwner {
         guard !closed else { return }
         var reply: [UInt8]?
         for _ in 0..<answersPerRound {
-            guard let client = Syscall.accept(listener) else { return }
-            defer { Syscall.close(client) }
+            guard let client = listener.accept() else { return }
+            defer { client.close() }
             // The socket is 0600 in a 0700 directory; this is the second lock on the door.
-            guard let uid = UnixSocket.peerUID(client), uid == Syscall.effectiveUserID || uid == 0 else { continue }
+            guard let uid = client.peerUID, uid == Syscall.effectiveUserID || uid == 0 else { continue }
             if reply == nil {
                 guard let snapshot = source?.statusSnapshot(for: endpoint) else { return }
                 reply = Array((snapshot.jsonText + "\n").utf8)
             }
             // One non-blocking write; what does not fit is dropped with the client.
-            _ = reply!.withUnsafeBytes { Syscall.sendNoSignal(client, $0.baseAddress, $0.count, flags: Int32(MSG_DONTWAIT)) }
+            _ = reply!.withUnsafeBytes { client.transmit($0.baseAddress, $0.count, flags: Int32(MSG_DONTWAIT)) }
         }
     }
 
@@ -113,7 +111,7 @@ final class StatusServer: PollOwner {
     func stop() {
         guard !closed else { return }
         closed = true
-        Syscall.close(listener)
+        listener.close()
         UnixSocket.remove(endpoint.path, device: device, inode: inode)
     }
 }

@@ -115,11 +115,6 @@ public struct StatusSnapshot: Sendable, Equatable {
         public var kind: String
         public var text: String
         public var at: Date
-        public init(kind: String, text: String, at: Date) {
-            self.kind = kind
-            self.text = text
-            self.at = at
-        }
     }
     /// The last network change or wake the driver acted on, and what it did ("… : kept").
     public var lastNetworkEvent: String?

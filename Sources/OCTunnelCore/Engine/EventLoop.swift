@@ -4,9 +4,9 @@ import Foundation
 /// thread finishing) and one poll per round over whatever the round registered in its `PollSet`.
 /// Idle, it sleeps in poll until the nearest timer.
 final class EventLoop {
-    private let wakeRead: Int32
+    private let wakeRead: OwnedDescriptor
     /// The pipe's write end: `stop()` and the signal handlers write to it.
-    let wakeWrite: Int32
+    private let wakeWrite: OwnedDescriptor
     /// The set the current round is built in.
     let pollSet = PollSet()
     private(set) var stopRequested = false
@@ -18,11 +18,6 @@ final class EventLoop {
         (wakeRead, wakeWrite) = try Syscall.pipe(nonBlocking: true)
     }
 
-    deinit {
-        Syscall.close(wakeRead)
-        Syscall.close(wakeWrite)
-    }
-
     /// Asks the loop to stop cleanly; safe from any thread.
     func requestStop() { poke(.stop) }
 
@@ -31,7 +26,7 @@ final class EventLoop {
 
     private func poke(_ reason: LoopWake) {
         var byte = reason.rawValue
-        _ = Syscall.write(wakeWrite, &byte, 1)
+        wakeWrite.write(&byte, 1)
     }
 
     /// Whether a reconnect was asked for (SIGUSR1) since the last call.
@@ -41,19 +36,19 @@ final class EventLoop {
     }
 
     /// Makes SIGINT/SIGTERM request a stop (a second signal exits at once).
-    func handleSignals() { SignalHandling.install(wakeFD: wakeWrite) }
+    func handleSignals() { SignalHandling.install(wake: wakeWrite) }
 
     /// Polls the round's set (plus the wake pipe) and tells the owners what is ready; then
     /// empties nothing: the next round resets the set. Throws poll's errno.
     func poll(now: Double) throws(SystemError) {
-        let woken = try pollSet.poll(now: now, wakeFD: wakeRead)
+        let woken = try pollSet.poll(now: now, wake: wakeRead)
         if woken { drainWakePipe() }
     }
 
     private func drainWakePipe() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
-            let count = Syscall.read(wakeRead, &buffer, buffer.count)
+            let count = wakeRead.read(&buffer, buffer.count)
             if count <= 0 { break }
             if buffer[..<count].contains(LoopWake.stop.rawValue) { stopRequested = true }
             if buffer[..<count].contains(LoopWake.reconnect.rawValue) { reconnectRequested = true }

@@ -5,7 +5,7 @@ import Foundation
 /// 1 s after the first, as Tailscale debounces); the session driver decides what to do.
 /// Idle it costs nothing: one descriptor in the poll, no timer until something changes.
 final class NetworkWatcher: PollOwner {
-    private let fd: Int32?
+    private let socket: OwnedDescriptor?
     static let quietFor = 0.25
     static let atMost = 1.0
     private var changes: [RoutingSocket.Change] = []
@@ -14,13 +14,11 @@ final class NetworkWatcher: PollOwner {
     private var readable = false
 
     /// Opens the system's routing socket; without one (refused), it never reports.
-    init() { fd = RoutingSocket.open() }
-
-    deinit { if let fd { Syscall.close(fd) } }
+    init() { socket = RoutingSocket.open() }
 
     func register(in set: PollSet) {
-        guard let fd else { return }
-        set.watch(fd, events: Int32(POLLIN), owner: self, tag: 0)
+        guard let socket else { return }
+        set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
         if let settle = settlesAt { set.wake(at: settle) }
     }
 
@@ -34,9 +32,9 @@ final class NetworkWatcher: PollOwner {
     /// Reads what arrived this round; once the burst has settled, returns it and when it began
     /// (then forgets it).
     func settled(now: Double) -> (changes: [RoutingSocket.Change], since: Double)? {
-        if readable, let fd {
+        if readable, let socket {
             readable = false
-            let fresh = RoutingSocket.drain(fd)
+            let fresh = RoutingSocket.drain(socket)
             if !fresh.isEmpty {
                 changes += fresh
                 if firstAt == nil { firstAt = now }

@@ -27,9 +27,9 @@ final class PollSet {
         deadline = .infinity
     }
 
-    /// Polls `fd` for `events` (POLLIN / POLLOUT); `owner.ready(tag:events:)` hears the result.
-    func watch(_ fd: Int32, events: Int32, owner: PollOwner, tag: Int) {
-        fds.append(pollfd(fd: fd, events: Int16(events), revents: 0))
+    /// Polls `descriptor` for `events` (POLLIN / POLLOUT); `owner.ready(tag:events:)` hears the result.
+    func watch(_ descriptor: OwnedDescriptor, events: Int32, owner: PollOwner, tag: Int) {
+        fds.append(pollfd(descriptor, events: events))
         owners.append((Unowned(value: owner), tag))
     }
 
@@ -39,10 +39,10 @@ final class PollSet {
     /// Does not sleep at all this round (work is already waiting).
     func wakeNow() { deadline = -.infinity }
 
-    /// poll(2) over the set plus `wakeFD`, with the set's deadline; calls the owners of ready
-    /// descriptors. Whether `wakeFD` is readable (false after EINTR); poll's failure is thrown.
-    func poll(now: Double, wakeFD: Int32) throws(SystemError) -> Bool {
-        fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+    /// poll(2) over the set plus `wake`, with the set's deadline; calls the owners of ready
+    /// descriptors. Whether `wake` is readable (false after EINTR); poll's failure is thrown.
+    func poll(now: Double, wake: OwnedDescriptor) throws(SystemError) -> Bool {
+        fds[0] = pollfd(wake, events: Int32(POLLIN))
         let timeout: Int32
         if deadline == .infinity {
             timeout = -1

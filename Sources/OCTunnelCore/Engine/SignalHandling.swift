@@ -1,6 +1,5 @@
 import Foundation
 
-nonisolated(unsafe) private var signalWakeFD: Int32 = -1
 nonisolated(unsafe) private var signalCount: Int32 = 0
 
 /// SIGINT/SIGTERM wake the event loop through its pipe; a second one exits at once. SIGUSR1
@@ -8,21 +7,19 @@ nonisolated(unsafe) private var signalCount: Int32 = 0
 /// SIGPIPE is ignored: every send goes through `Syscall.sendNoSignal`, and nothing may kill
 /// the tunnel by it.
 public enum SignalHandling {
-    /// Routes SIGINT and SIGTERM to `wakeFD` (async-signal-safe `write`).
-    static func install(wakeFD: Int32) {
-        signalWakeFD = wakeFD
+    /// Routes SIGINT, SIGTERM and SIGUSR1 to `wake` (async-signal-safe `write`).
+    static func install(wake: OwnedDescriptor) {
+        Syscall.setSignalWake(wake)
         signalCount = 0
         let stop: Syscall.SignalHandler = { _ in
             signalCount += 1
             if signalCount > 1 { Syscall.exitNow(ExitStatus.interrupted.rawValue) }
-            var byte = LoopWake.stop.rawValue
-            Syscall.writeFromSignalHandler(signalWakeFD, &byte, 1)
+            Syscall.wakeFromSignalHandler(LoopWake.stop.rawValue)
         }
         Syscall.setSignalHandler(SIGINT, flags: 0, stop)
         Syscall.setSignalHandler(SIGTERM, flags: 0, stop)
         Syscall.setSignalHandler(SIGUSR1, flags: SA_RESTART) { _ in
-            var byte = LoopWake.reconnect.rawValue
-            Syscall.writeFromSignalHandler(signalWakeFD, &byte, 1)
+            Syscall.wakeFromSignalHandler(LoopWake.reconnect.rawValue)
         }
         Syscall.unblockSignals([SIGINT, SIGTERM, SIGUSR1])
         ignoreSIGPIPE()

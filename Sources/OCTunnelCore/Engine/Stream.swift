@@ -12,8 +12,6 @@ final class Stream {
     let id: Int
     /// The client's socket, owned here alone: `close` ends it, and nothing reaches its number after.
     let socket: OwnedDescriptor
-    /// The socket's number while the stream is open (see `OwnedDescriptor.number`).
-    var fd: Int32 { socket.number }
     let peer: (host: String, port: Int)
     let createdAt: Double
     private(set) var channel: SSHChannel?
@@ -49,20 +47,14 @@ final class Stream {
     /// the stall watch's "has it moved since the last look".
     private(set) var moved = 0
 
-    /// Takes ownership of `fd` (non-blocking, close-on-exec, TCP_NODELAY are set here).
-    convenience init(id: Int, fd: Int32, now: Double) {
-        self.init(id: id, socket: OwnedDescriptor(fd), now: now)
-    }
-
-    /// Takes ownership of `socket`, non-blocking and close-on-exec (`Syscall.accept` made it
-    /// so); TCP_NODELAY is set here.
+    /// Takes ownership of `socket`, non-blocking and close-on-exec (`accept` made it so);
+    /// TCP_NODELAY is set here.
     init(id: Int, socket: OwnedDescriptor, now: Double) {
         self.id = id
         self.socket = socket
-        let fd = socket.number
         createdAt = now
-        Sockets.setNoDelay(fd)
-        peer = Sockets.peerDescription(of: fd)
+        socket.setNoDelay()
+        peer = socket.peer
     }
 
     /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
@@ -133,7 +125,7 @@ final class Stream {
             if case .failed = writeUpstreamLeftover(channel, live) { return false }
         }
         if upstream.isEmpty && !socketEOF && socketReady && live.hasSendRoom {
-            let received = Syscall.receive(fd, scratch.pointer, scratch.size)
+            let received = socket.receive(scratch.pointer, scratch.size)
             if case .moved(let count) = received {
                 sent += count
                 moved += count
@@ -173,7 +165,7 @@ final class Stream {
     private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
-            let written = downstream.withHead { Syscall.transmit(fd, $0, $1) }
+            let written = downstream.withHead { socket.transmit($0, $1) }
             if case .moved(let count) = written { downstream.consume(count); moved += count }
             else if case .failed(let error) = written { return markFailed("client: \(error)") }
         }
@@ -190,7 +182,7 @@ final class Stream {
                 readHeldAt = nil
                 received += count
                 moved += count
-                let written = Syscall.transmit(fd, scratch.pointer, count)
+                let written = socket.transmit(scratch.pointer, count)
                 if case .failed(let error) = written { return markFailed("client: \(error)") }
                 let taken = written.count
                 moved += taken
@@ -209,7 +201,7 @@ final class Stream {
             break
         }
         if channelEOF && downstream.isEmpty && !socketShut {
-            Syscall.shutdownSending(fd)
+            socket.shutdownSending()
             socketShut = true
         }
     }

@@ -18,7 +18,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// Every listening socket: the forward's address, then ::1 on the same port when asked and
     /// present, then those added while running (`alsoListen`). It and `listenerClosed` are
     /// written under `addedLock`; the loop reads the array as it is (no copy per round).
-    private var allListeners: [Int32]
+    private var allListeners: [OwnedDescriptor]
     /// The ports added while running.
     private var addedPorts = Set<Int>()
     private let addedLock = NSLock()
@@ -56,7 +56,7 @@ final class LocalForward: SessionForward, PollOwner {
         // IPv4 first, then ::1 on the port it got (--local-port 0 included), as `ssh -L` does.
         if options.alsoIPv6Loopback && forward.listen.host == Defaults.bind {
             do {
-                listeners.append(try Sockets.listen(bind: "::1", port: port).fd)
+                listeners.append(try Sockets.listen(bind: "::1", port: port).socket)
                 alsoLocal.append(HostPort(host: "::1", port: port))
             } catch .localPortInUse {
                 emit(.warning("[::1]:\(port) is in use by another program; clients that reach this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
@@ -68,12 +68,8 @@ final class LocalForward: SessionForward, PollOwner {
         self.alsoLocal = alsoLocal
     }
 
-    deinit {
-        if !listenerClosed { listeners.forEach { Syscall.close($0) } }
-    }
-
     /// Every listening socket (`allListeners`), read under the lock `alsoListen` writes it under.
-    private var listeners: [Int32] {
+    private var listeners: [OwnedDescriptor] {
         addedLock.lock(); defer { addedLock.unlock() }
         return allListeners
     }
@@ -96,10 +92,10 @@ final class LocalForward: SessionForward, PollOwner {
         addedLock.lock(); defer { addedLock.unlock() }
         guard port != localPort, !addedPorts.contains(port) else { return .already }
         guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
-        var fds: [Int32] = []
+        var added: [OwnedDescriptor] = []
         var addresses: [HostPort] = []
         do throws(OCTunnelError) {
-            fds.append(try Sockets.listen(bind: forward.listen.host, port: port).fd)
+            added.append(try Sockets.listen(bind: forward.listen.host, port: port).socket)
             addresses.append(HostPort(host: forward.listen.host, port: port))
         } catch .localPortInUse {
             return .unavailable("in use by another program here")
@@ -107,13 +103,13 @@ final class LocalForward: SessionForward, PollOwner {
             return .unavailable(error.localizedDescription)
         }
         for also in alsoLocal {
-            if let fd = try? Sockets.listen(bind: also.host, port: port).fd {
-                fds.append(fd)
+            if let socket = try? Sockets.listen(bind: also.host, port: port).socket {
+                added.append(socket)
                 addresses.append(HostPort(host: also.host, port: port))
             }
         }
         addedPorts.insert(port)
-        allListeners += fds
+        allListeners += added
         return .listening(addresses)
     }
 
@@ -207,7 +203,7 @@ final class LocalForward: SessionForward, PollOwner {
         let all = listeners
         addedLock.lock(); defer { addedLock.unlock() }
         guard !listenerClosed else { return }
-        all.forEach { Syscall.close($0) }
+        all.forEach { $0.close() }
         listenerClosed = true
     }
 
@@ -217,11 +213,11 @@ final class LocalForward: SessionForward, PollOwner {
         for listener in listeners { acceptClients(from: listener) }
     }
 
-    private func acceptClients(from listener: Int32) {
+    private func acceptClients(from listener: OwnedDescriptor) {
         while streams.hasRoom() {
-            guard let fd = Syscall.accept(listener) else { return }
+            guard let client = listener.accept() else { return }
             let now = MonotonicClock.now()
-            let stream = Stream(id: streams.newID(), fd: fd, now: now)
+            let stream = Stream(id: streams.newID(), socket: client, now: now)
             streams.add(stream)
             waiting.append(stream.id)
             arrivals += 1
@@ -330,7 +326,7 @@ final class LocalForward: SessionForward, PollOwner {
             scanned += 1
             if now - stream.createdAt >= quietPatience { return waiting.remove(at: index) }
             var byte: UInt8 = 0
-            let peeked = Syscall.receive(stream.fd, &byte, 1, flags: Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            let peeked = stream.socket.receive(&byte, 1, flags: Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
             if case .moved = peeked { return waiting.remove(at: index) }
             if case .failed(let error) = peeked {
                 waiting.remove(at: index)

@@ -85,7 +85,7 @@ final class RemoteForward: SessionForward, PollOwner {
         guard let live else { return }
         listen.register(in: set, now: now)
         for (id, connection) in connecting {
-            set.watch(connection.socket.number, events: Int32(POLLOUT), owner: self, tag: id)
+            set.watch(connection.socket, events: Int32(POLLOUT), owner: self, tag: id)
             set.wake(at: connection.deadline)
         }
         if !answering.isEmpty { set.wake(at: now + 0.5) }
@@ -159,14 +159,14 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// A non-blocking connect to the home port's address `index` (then the next, on failure).
     private func startConnecting(id: Int, channel: SSHChannel, from index: Int, deadline: Double, live: LiveSession, now: Double) {
-        var failure = ECONNREFUSED
+        var failure = Errno.connectionRefused
         for position in index..<homeAddresses.count {
             let (family, address) = homeAddresses[position]
             switch Sockets.startConnect(family: family, address: address) {
-            case .connected(let fd):
-                return join(id: id, socket: OwnedDescriptor(fd), channel: channel, now: now)
-            case .inProgress(let fd):
-                connecting[id] = HomeConnection(socket: OwnedDescriptor(fd), channel: channel, deadline: deadline, nextAddress: position + 1,
+            case .connected(let socket):
+                return join(id: id, socket: socket, channel: channel, now: now)
+            case .inProgress(let socket):
+                connecting[id] = HomeConnection(socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1,
                                                 home: home)
                 return
             case .failed(let code):
@@ -183,11 +183,9 @@ final class RemoteForward: SessionForward, PollOwner {
     private func finishConnecting(_ live: LiveSession, now: Double) {
         for (id, connection) in connecting {
             if connected.contains(id) {
-                let value = Syscall.pendingError(connection.socket.number)
+                let failure = connection.socket.pendingError
                 connecting[id] = nil
-                if value == 0 {
-                    join(id: id, socket: connection.socket, channel: connection.channel, now: now)
-                } else {
+                if let failure {
                     connection.socket.close()
                     if connection.home != home {
                         // Started for the address the service had before it moved (another
@@ -199,8 +197,10 @@ final class RemoteForward: SessionForward, PollOwner {
                     } else if followService(now: now, force: true) {
                         startConnecting(id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live, now: now)
                     } else {
-                        homeUnreachable(id: id, channel: connection.channel, reason: Self.describe(value), live: live, now: now)
+                        homeUnreachable(id: id, channel: connection.channel, reason: Self.describe(failure), live: live, now: now)
                     }
+                } else {
+                    join(id: id, socket: connection.socket, channel: connection.channel, now: now)
                 }
             } else if now >= connection.deadline {
                 connecting[id] = nil
@@ -257,7 +257,7 @@ final class RemoteForward: SessionForward, PollOwner {
         }
     }
 
-    private static func describe(_ code: Int32) -> String {
-        code == ECONNREFUSED ? "connection refused" : Errno(rawValue: code).description.lowercased()
+    private static func describe(_ failure: Errno) -> String {
+        failure == .connectionRefused ? "connection refused" : failure.description.lowercased()
     }
 }

@@ -34,17 +34,16 @@ struct HTTPProbe {
     }
 
     private final class Connection {
-        let fd: Int32
+        let socket: OwnedDescriptor
         var buffer: [UInt8] = []
         var closed = false
-        init(fd: Int32) { self.fd = fd }
-        deinit { Syscall.close(fd) }
+        init(socket: OwnedDescriptor) { self.socket = socket }
     }
 
     private func open(path: String, accept: String) throws(Failure) -> Connection {
-        let fd: Int32
+        let socket: OwnedDescriptor
         do {
-            fd = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
+            socket = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
         } catch {
             switch error {
             case .connectionRefused: throw .cannotConnect("connection refused")
@@ -53,12 +52,12 @@ struct HTTPProbe {
             default: throw .cannotConnect(error.localizedDescription)
             }
         }
-        let connection = Connection(fd: fd)
+        let connection = Connection(socket: socket)
         var request = "GET \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         request += "\r\n"
         let bytes = Array(request.utf8)
-        guard Syscall.sendNoSignal(fd, bytes, bytes.count) == bytes.count else { throw .closedWithoutAnswer }
+        guard socket.transmit(bytes, bytes.count) == .moved(bytes.count) else { throw .closedWithoutAnswer }
         return connection
     }
 
@@ -73,13 +72,12 @@ struct HTTPProbe {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw .timedOut }
-            var pfd = pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)
             let wait = tick == nil ? remaining : min(remaining, 0.1)
-            if Sockets.pollRetrying(&pfd, milliseconds: Int32(min(wait, 86_400) * 1000) + 1) > 0 { break }
+            if (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1)) == true { break }
             guard let tick, tick() else { throw .timedOut }
         }
         var chunk = [UInt8](repeating: 0, count: 16384)
-        let count = Syscall.receive(connection.fd, &chunk, chunk.count).count
+        let count = connection.socket.receive(&chunk, chunk.count).count
         if count <= 0 { connection.closed = true; return false }
         connection.buffer += chunk[..<count]
         return true

@@ -13,8 +13,7 @@ public struct HomeHealth: Sendable {
     @discardableResult
     public func run(emit: (UpEvent) -> Void) -> StatusSnapshot.Health {
         do throws(OCTunnelError) {
-            let fd = try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5))
-            OwnedDescriptor(fd).close()
+            try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5)).close()
         } catch {
             let reason: String
             if case .connectionRefused = error { reason = "connection refused" } else { reason = error.localizedDescription }

@@ -51,8 +51,8 @@ public struct HomeOpenCode: Sendable {
 
     /// Whether something accepts a TCP connection on `address` within a second.
     public static func accepts(_ address: HostPort) -> Bool {
-        guard let fd = try? Sockets.connect(host: address.host, port: address.port, timeout: 1) else { return false }
-        OwnedDescriptor(fd).close()
+        guard let socket = try? Sockets.connect(host: address.host, port: address.port, timeout: 1) else { return false }
+        socket.close()
         return true
     }
 }

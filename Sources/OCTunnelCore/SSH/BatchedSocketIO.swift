@@ -21,7 +21,8 @@ import Foundation
 ///   (`acknowledgeReceived()`), not after the kernel's delayed-ACK timer.
 /// Blocking calls (handshake, authentication, the goodbye) run with batching off.
 final class BatchedSocketIO {
-    let socket: Int32
+    /// The session's TCP socket (the session closes it).
+    let socket: OwnedDescriptor
     private(set) var isBatching = false
     private var outgoing: UnsafeMutableRawPointer
     private var capacity = 64 * 1024
@@ -33,7 +34,7 @@ final class BatchedSocketIO {
     /// The last failure of a real `send()` (a negative errno), reported on the next libssh2 send.
     private var sendFailure: Int = 0
 
-    init(socket: Int32) {
+    init(socket: OwnedDescriptor) {
         self.socket = socket
         outgoing = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
@@ -48,11 +49,11 @@ final class BatchedSocketIO {
 
     /// Whether the socket would take more bytes now (`poll` for POLLOUT, without waiting).
     var isWritable: Bool {
-        Syscall.isWritable(socket)
+        socket.isWritable
     }
 
     /// Bytes in the kernel's send queue that the peer has not acknowledged (`SIOCOUTQ`), or nil.
-    var kernelSendQueue: Int? { Syscall.unsentBytes(socket) }
+    var kernelSendQueue: Int? { socket.unsentBytes }
 
     /// Bytes received from the socket so far: any increase proves the peer alive.
     private(set) var receivedBytes = 0
@@ -74,7 +75,7 @@ final class BatchedSocketIO {
     @discardableResult
     func flush() -> Bool {
         sending: while start < end {
-            switch Syscall.transmit(socket, outgoing + start, end - start) {
+            switch socket.transmit(outgoing + start, end - start) {
             case .moved(let sent):
                 start += sent
             case .again:
@@ -103,7 +104,7 @@ final class BatchedSocketIO {
     func acknowledgeReceived() {
         guard unacknowledged else { return }
         unacknowledged = false
-        Syscall.acknowledgeNow(socket)
+        socket.acknowledgeNow()
     }
 
     /// Flushes whatever is left, waiting for the socket up to about 0.3 s (it is only used on the way out).
@@ -112,7 +113,7 @@ final class BatchedSocketIO {
         while backlog > 0 && sendFailure == 0 && waits < 3 {
             flush()
             if backlog == 0 { break }
-            Syscall.waitWritable(socket, milliseconds: 100)
+            socket.waitWritable(milliseconds: 100)
             waits += 1
         }
         start = 0; end = 0
@@ -121,7 +122,7 @@ final class BatchedSocketIO {
     /// Takes all `length` bytes into the buffer (the loop sends them at the end of its round).
     /// Never answers EAGAIN while batching.
     func send(_ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
-        guard isBatching else { return Self.plainSend(socket, buffer, length, flags) }
+        guard isBatching else { return Self.libssh2Answer(socket.transmit(buffer, length, flags: flags)) }
         if sendFailure != 0 { return sendFailure }
         append(buffer, length)
         return length
@@ -150,7 +151,7 @@ final class BatchedSocketIO {
 
     func recv(_ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         if isBatching && inboundDrained { return -Int(Errno.wouldBlock.rawValue) }
-        let received = Syscall.receive(socket, buffer, length, flags: flags)
+        let received = socket.receive(buffer, length, flags: flags)
         if case .moved(let count) = received {
             receivedBytes &+= count
             unacknowledged = true
@@ -160,11 +161,14 @@ final class BatchedSocketIO {
         return Self.libssh2Answer(received)
     }
 
-    private static func plainRecv(_ socket: Int32, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    /// A receive on a socket libssh2 names that is not the session's (the agent's): the libssh2
+    /// boundary, where the number is libssh2's and so is the closing.
+    private static func plainRecv(_ socket: libssh2_socket_t, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
         libssh2Answer(Syscall.receive(socket, buffer, length, flags: flags))
     }
 
-    private static func plainSend(_ socket: Int32, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    /// A send on a socket libssh2 names that is not the session's (see `plainRecv`).
+    private static func plainSend(_ socket: libssh2_socket_t, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
         libssh2Answer(Syscall.transmit(socket, buffer, length, flags: flags))
     }
 
@@ -186,13 +190,13 @@ final class BatchedSocketIO {
             fd, buffer, length, flags, abstract in
             let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
             // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
-            guard fd == io.socket else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
+            guard fd == io.socket.number else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
             return io.send(buffer!, length, flags)
         }
         let recvCallback: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
             fd, buffer, length, flags, abstract in
             let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
-            guard fd == io.socket else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
+            guard fd == io.socket.number else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
             return io.recv(buffer!, length, flags)
         }
         _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))

@@ -110,14 +110,14 @@ enum SSHAlgorithms {
 /// connector, then handed whole to the event loop; nothing above SSH/ sees its pointer.
 public final class SSHSession: @unchecked Sendable {
     let raw: OpaquePointer
-    /// The TCP socket; the session does not own it until `close()`.
-    public let socket: Int32
+    /// The TCP socket, the session's own: `close()` shuts and closes it after the free.
+    let socket: OwnedDescriptor
     private(set) var isFreed = false
     /// The socket I/O libssh2 calls back into (batched while the event loop drives the session).
     let io: BatchedSocketIO
 
     /// `libssh2_session_init_ex` with default allocators, plus octunnel's algorithm preferences.
-    init(socket: Int32) throws(LibSSH2Error) {
+    init(socket: OwnedDescriptor) throws(LibSSH2Error) {
         LibSSH2.ensureInitialized()
         guard let session = libssh2_session_init_ex(nil, nil, nil, nil) else {
             throw LibSSH2Error(code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
@@ -199,7 +199,7 @@ public final class SSHSession: @unchecked Sendable {
 
     /// `libssh2_session_handshake` (makes the socket non-blocking underneath).
     func handshake() throws(LibSSH2Error) {
-        let rc = libssh2_session_handshake(raw, socket)
+        let rc = libssh2_session_handshake(raw, socket.number)
         if rc != 0 { throw error(rc, "libssh2_session_handshake") }
     }
 
@@ -292,11 +292,11 @@ public final class SSHSession: @unchecked Sendable {
     @discardableResult
     public func close() -> Int32 {
         guard !isFreed else { return 0 }
-        Syscall.shutdownBoth(socket)
+        socket.shutdownBoth()
         setBlocking(true)
         let rc = libssh2_session_free(raw)
         isFreed = true
-        Syscall.close(socket)
+        socket.close()
         return rc
     }
 

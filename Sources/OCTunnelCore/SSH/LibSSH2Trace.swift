@@ -6,10 +6,11 @@ import Foundation
 /// says nothing there; run octunnel with `LD_LIBRARY_PATH` pointing at a libssh2 built with
 /// `LIBSSH2DEBUG` (docs/architecture.md, "Tracing libssh2").
 enum LibSSH2Trace {
-    /// The trace file's descriptor, opened once for every session of the process; -1 when off.
-    private static let fd: Int32 = {
-        guard let path = ProcessInfo.processInfo.environment["OCTUNNEL_LIBSSH2_TRACE"], !path.isEmpty else { return -1 }
-        return Syscall.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: 0o600)
+    /// The trace file, opened once for every session of the process (the lazy initialisation is
+    /// thread-safe) and never closed; nil when off.
+    nonisolated(unsafe) private static let file: OwnedDescriptor? = {
+        guard let path = ProcessInfo.processInfo.environment["OCTUNNEL_LIBSSH2_TRACE"], !path.isEmpty else { return nil }
+        return OwnedDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
     }()
 
     /// Connection, key exchange and error messages; `OCTUNNEL_LIBSSH2_TRACE_MASK` overrides
@@ -22,11 +23,11 @@ enum LibSSH2Trace {
     /// Turns the trace on for `session` when the environment asks for it (`libssh2_trace`,
     /// `libssh2_trace_sethandler`).
     static func enable(on session: OpaquePointer) {
-        guard fd >= 0 else { return }
+        guard file != nil else { return }
         let handler: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<CChar>?, Int) -> Void = { _, _, text, length in
             guard let text else { return }
-            _ = Syscall.write(LibSSH2Trace.fd, text, length)
-            _ = Syscall.write(LibSSH2Trace.fd, "\n", 1)
+            LibSSH2Trace.file?.write(text, length)
+            LibSSH2Trace.file?.write("\n", 1)
         }
         _ = libssh2_trace_sethandler(session, nil, handler)
         _ = libssh2_trace(session, mask)

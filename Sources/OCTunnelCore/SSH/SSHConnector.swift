@@ -20,15 +20,15 @@ public struct SSHConnector: Sendable {
         }
         let addresses = try Sockets.resolve(host: target.host, port: target.port)
         onStage(StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
-        let fd = try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
+        let socket = try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
         onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
 
-        var banner = try peekBanner(fd)
+        var banner = try peekBanner(socket)
         let session: SSHSession
         do {
-            session = try SSHSession(socket: fd)
+            session = try SSHSession(socket: socket)
         } catch {
-            Syscall.close(fd)
+            socket.close()
             throw .sshFailure(host: target.host, port: target.port, detail: error.description)
         }
         session.setBlocking(true)
@@ -87,13 +87,12 @@ public struct SSHConnector: Sendable {
     /// waits for the client to speak first, 2 s by default, and every connection paid that
     /// whole wait when this one was 2 s. A greeting slower than that is read by libssh2's
     /// handshake instead (`SSHSession.serverBanner`).
-    private func peekBanner(_ fd: Int32) throws(OCTunnelError) -> String? {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard Sockets.pollRetrying(&pfd, milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000)) > 0 else { return nil }
+    private func peekBanner(_ socket: OwnedDescriptor) throws(OCTunnelError) -> String? {
+        guard (try? socket.waitReadable(milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000))) == true else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
-        let count = Syscall.receive(fd, &buffer, buffer.count, flags: Int32(MSG_PEEK)).count
+        let count = socket.receive(&buffer, buffer.count, flags: Int32(MSG_PEEK)).count
         guard count > 0 else {
-            Syscall.close(fd)
+            socket.close()
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         // Split on the byte: as a String, "\r\n" is one Character and never equals "\n".
@@ -105,11 +104,11 @@ public struct SSHConnector: Sendable {
         }
         let first = (lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if lines.count > 1 && first == Self.openSSHDrop {
-            Syscall.close(fd)
+            socket.close()
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         if lines.count > 1 || count == buffer.count {
-            Syscall.close(fd)
+            socket.close()
             let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
             throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
         }

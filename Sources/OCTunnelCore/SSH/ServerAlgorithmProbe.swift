@@ -16,16 +16,16 @@ enum ServerAlgorithmProbe {
     }
 
     static func offers(host: String, port: Int, timeout: Double) -> Offers? {
-        guard let fd = try? Sockets.connect(host: host, port: port, timeout: min(timeout, 5)) else { return nil }
-        defer { Syscall.close(fd) }
-        Syscall.setReceiveTimeout(fd, seconds: 5)
+        guard let socket = try? Sockets.connect(host: host, port: port, timeout: min(timeout, 5)) else { return nil }
+        defer { socket.close() }
+        socket.setReceiveTimeout(seconds: 5)
         let hello = Array("SSH-2.0-octunnel_probe\r\n".utf8)
-        guard Syscall.sendNoSignal(fd, hello, hello.count) == hello.count else { return nil }
+        guard socket.transmit(hello, hello.count) == .moved(hello.count) else { return nil }
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         var payloadStart: Int?
         while data.count < 65536 {
-            let count = Syscall.receive(fd, &buffer, buffer.count).count
+            let count = socket.receive(&buffer, buffer.count).count
             if count <= 0 { return nil }
             data += buffer[..<count]
             if payloadStart == nil, let range = findBannerEnd(data) { payloadStart = range }

@@ -53,29 +53,22 @@ enum ChildProcess {
                                      searchPath: Bool, captureStderr: Bool,
                                      collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
         let out = try Syscall.pipe()
-        var err: (read: Int32, write: Int32) = (-1, -1)
-        if captureStderr {
-            do { err = try Syscall.pipe() } catch { Syscall.close(out.read); Syscall.close(out.write); throw error }
-        }
+        let err = captureStderr ? try Syscall.pipe() : nil
         let actions = SpawnActions()
         actions.open(0, "/dev/null", O_RDONLY)
-        actions.duplicate(out.write, as: 1)
-        if captureStderr { actions.duplicate(err.write, as: 2) }
+        actions.duplicate(out.write.number, as: 1)
+        if let err { actions.duplicate(err.write.number, as: 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
         let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath)
-        Syscall.close(out.write)
-        if captureStderr { Syscall.close(err.write) }
-        guard rc == 0 else {
-            Syscall.close(out.read)
-            if captureStderr { Syscall.close(err.read) }
-            throw SystemError("posix_spawn", code: rc, detail: path)
-        }
+        out.write.close()
+        err?.write.close()
+        guard rc == 0 else { throw SystemError("posix_spawn", code: rc, detail: path) }
         let deadline = timeout.map { MonotonicClock.now() + $0 }
-        let inTime = drain(captureStderr ? [out.read, err.read] : [out.read], deadline: deadline, collect: collect)
-        Syscall.close(out.read)
-        if captureStderr { Syscall.close(err.read) }
+        let inTime = drain([out.read.number] + (err.map { [$0.read.number] } ?? []), deadline: deadline, collect: collect)
+        out.read.close()
+        err?.read.close()
         var timedOut = !inTime
         if timedOut {
             kill(pid, SIGKILL)

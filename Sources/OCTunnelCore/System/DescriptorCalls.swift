@@ -37,7 +37,7 @@ extension Syscall {
 
     /// A pipe whose ends are close-on-exec from the call that makes them (`pipe2` on Linux; macOS
     /// has no `pipe2` and sets the flags right after), non-blocking when asked.
-    static func pipe(nonBlocking: Bool = false) throws(SystemError) -> (read: Int32, write: Int32) {
+    static func pipe(nonBlocking: Bool = false) throws(SystemError) -> (read: OwnedDescriptor, write: OwnedDescriptor) {
         var ends: [Int32] = [-1, -1]
 #if canImport(Glibc)
         guard gnuPipe2(&ends, O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)) == 0 else { throw .last("pipe2") }
@@ -48,7 +48,7 @@ extension Syscall {
             if nonBlocking { setNonBlocking(end, true) }
         }
 #endif
-        return (ends[0], ends[1])
+        return (OwnedDescriptor(ends[0]), OwnedDescriptor(ends[1]))
     }
 
     /// `fcntl(F_SETFL)`: turns `O_NONBLOCK` on or off, keeping the other status flags.

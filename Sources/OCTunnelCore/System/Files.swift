@@ -125,29 +125,25 @@ public enum FileBytes {
 public final class OpenedFile {
     public let path: String
     public let info: stat
-    private let fd: Int32
+    private let file: OwnedDescriptor
 
-    private init(path: String, fd: Int32, info: stat) {
-        self.path = path
-        self.fd = fd
+    /// Takes `file`, opened from `path`, and reads what it is (`fstat`).
+    private init(_ file: OwnedDescriptor, path: String) throws(SystemError) {
+        var info = stat()
+        guard fstat(file.number, &info) == 0 else { throw .last("fstat", detail: path) }
         self.info = info
+        self.path = path
+        self.file = file
     }
 
     /// Opens `path` (following symlinks; `O_NONBLOCK`, so a FIFO cannot block the open); nil when it does not exist.
     public static func open(_ path: String) throws(SystemError) -> OpenedFile? {
-        let fd = Syscall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        if fd < 0 {
+        guard let file = OwnedDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY) else {
             let error = SystemError.last("open", detail: path)
             if error.errno == .noSuchFile { return nil }
             throw error
         }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let error = SystemError.last("fstat", detail: path)
-            close(fd)
-            throw error
-        }
-        return OpenedFile(path: path, fd: fd, info: info)
+        return try OpenedFile(file, path: path)
     }
 
     public var isRegular: Bool { info.st_mode & S_IFMT == S_IFREG }
@@ -178,8 +174,7 @@ public final class OpenedFile {
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let descriptor = fd
-            let count = Syscall.read(descriptor, &buffer, buffer.count)  // EINTR retried there
+            let count = file.read(&buffer, buffer.count)  // EINTR retried there
             if count < 0 { throw SystemError.last("read", detail: path) }
             if count == 0 { break }
             result += buffer[..<count]
@@ -191,26 +186,21 @@ public final class OpenedFile {
     private static func size(_ bytes: Int) -> String {
         bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
-
-    deinit { close(fd) }
 }
 
 /// An exclusive advisory lock (`flock`) on a lock file, held until `release` or deinit.
 public final class FileLock {
-    private var fd: Int32
+    private let file: OwnedDescriptor
 
     /// Blocks until the exclusive lock on `path` is held. A symbolic link at `path` is refused
     /// (ELOOP), never followed: whoever planted it would have octunnel create its target.
     public init(path: String) throws(SystemError) {
-        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SystemError.last("open", detail: path) }
-        do {
-            let lockFD = fd
-            try retryingEINTR("flock", detail: path) { flock(lockFD, LOCK_EX) }
-        } catch {
-            close(fd)
-            throw error
+        guard let file = OwnedDescriptor.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) else {
+            throw SystemError.last("open", detail: path)
         }
+        let number = file.number
+        try retryingEINTR("flock", detail: path) { flock(number, LOCK_EX) }
+        self.file = file
     }
 
     /// Runs `body` while holding the lock on `path`.
@@ -220,12 +210,8 @@ public final class FileLock {
         return try body()
     }
 
-    public func release() {
-        if fd >= 0 { close(fd) }
-        fd = -1
-    }
-
-    deinit { release() }
+    /// Closes the lock file, which releases the lock; later calls do nothing.
+    public func release() { file.close() }
 }
 
 extension FileLock {

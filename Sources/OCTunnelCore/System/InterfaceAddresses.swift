@@ -20,20 +20,20 @@ enum InterfaceAddresses {
         return result
     }
 
-    /// The local address of connected socket `fd` (`getsockname`), as text.
-    static func local(of fd: Int32) -> String? {
-        guard var storage = Sockets.localAddress(of: fd) else { return nil }
+    /// The local address of connected `socket` (`getsockname`), as text.
+    static func local(of socket: OwnedDescriptor) -> String? {
+        guard var storage = Sockets.localAddress(of: socket.number) else { return nil }
         return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { text(of: $0) } }
     }
 
-    /// The smoothed round-trip time the kernel measured on TCP socket `fd`, in seconds
+    /// The smoothed round-trip time the kernel measured on TCP `socket`, in seconds
     /// (Linux `TCP_INFO`'s `tcpi_rtt`); nil where it is not known.
-    static func roundTripTime(of fd: Int32) -> Double? {
+    static func roundTripTime(of socket: OwnedDescriptor) -> Double? {
 #if os(Linux)
         // struct tcp_info: tcpi_rtt (µs) is the u32 at byte 68 (linux/tcp.h, stable since 2.6).
         var info = [UInt8](repeating: 0, count: 232)
         var length = socklen_t(info.count)
-        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, length >= 72 else { return nil }
+        guard getsockopt(socket.number, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, length >= 72 else { return nil }
         let micros = Int(info[68]) | Int(info[69]) << 8 | Int(info[70]) << 16 | Int(info[71]) << 24
         return micros > 0 ? Double(micros) / 1e6 : nil
 #else

@@ -75,9 +75,4 @@ extension Syscall {
 
     /// `_exit(2)`: ends the process now, async-signal-safe (no atexit handlers, no flushing).
     static func exitNow(_ status: Int32) -> Never { _exit(status) }
-
-    /// `write(2)` once, for signal handlers (async-signal-safe; no retry, nothing checked).
-    static func writeFromSignalHandler(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) {
-        _ = Platform.write(fd, buffer, count)
-    }
 }

@@ -18,10 +18,11 @@ enum RoutingSocket {
 
     /// Opens the socket (non-blocking, close-on-exec); nil where the system refuses one, so
     /// the loop runs on without (keepalive still finds a dead session).
-    static func open() -> Int32? {
+    static func open() -> OwnedDescriptor? {
 #if os(Linux)
         let fd = Syscall.socket(AF_NETLINK, .raw, [.nonBlocking, .closeOnExec], protocol: 0 /* NETLINK_ROUTE */)
         guard fd >= 0 else { return nil }
+        let socket = OwnedDescriptor(fd)
         // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
         var address = [UInt8](repeating: 0, count: 12)
         let family = UInt16(AF_NETLINK)
@@ -30,13 +31,12 @@ enum RoutingSocket {
         let groups = linuxGroups.littleEndian
         withUnsafeBytes(of: groups) { for (index, byte) in $0.enumerated() { address[8 + index] = byte } }
         let bound = address.withUnsafeBytes { bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
-        guard bound == 0 else { Syscall.close(fd); return nil }
-        return fd
+        return bound == 0 ? socket : nil
 #elseif canImport(Darwin)
         // route(4): a raw PF_ROUTE socket hears every routing message of the system (protocol
         // AF_UNSPEC: all address families); nothing needs binding.
         let fd = Syscall.socket(PF_ROUTE, .raw, [.nonBlocking, .closeOnExec], protocol: AF_UNSPEC)
-        return fd >= 0 ? fd : nil
+        return fd >= 0 ? OwnedDescriptor(fd) : nil
 #else
         return nil
 #endif
@@ -47,22 +47,18 @@ enum RoutingSocket {
     static let linuxGroups: UInt32 = 0x10 | 0x40 | 0x100 | 0x400
 #endif
 
-    /// Reads every message waiting on `fd` (never blocks) and returns the changes they announce;
-    /// an overrun (ENOBUFS: the kernel dropped messages) reads as a route change.
-    static func drain(_ fd: Int32) -> [Change] {
+    /// Reads every message waiting on `socket` (never blocks) and returns the changes they
+    /// announce; an overrun (ENOBUFS: the kernel dropped messages) reads as a route change.
+    static func drain(_ socket: OwnedDescriptor) -> [Change] {
         var changes: [Change] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let count = Syscall.recv(fd, &buffer, buffer.count, flags: Int32(MSG_DONTWAIT))
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == ENOBUFS { changes.append(.routeChanged); continue }
-                break
+            switch socket.receive(&buffer, buffer.count, flags: Int32(MSG_DONTWAIT)) {
+            case .moved(let count): changes += parse(buffer[..<count])
+            case .failed(let error) where error.rawValue == ENOBUFS: changes.append(.routeChanged)
+            case .end, .again, .failed: return changes
             }
-            if count == 0 { break }
-            changes += parse(buffer[..<count])
         }
-        return changes
     }
 
     /// The changes in one datagram of `bytes`.

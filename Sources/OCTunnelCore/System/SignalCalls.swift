@@ -4,6 +4,10 @@ import Glibc
 import Darwin
 #endif
 
+/// The number `wakeFromSignalHandler` writes to: a plain global, as a signal handler may touch
+/// nothing that counts references or takes a lock.
+nonisolated(unsafe) private var signalWakeNumber: Int32 = -1
+
 /// sigaction and friends: the handler sits in a union that Glibc calls `__sigaction_handler`
 /// and Darwin `__sigaction_u`.
 extension Syscall {
@@ -25,6 +29,17 @@ extension Syscall {
         var old = sigaction()
         system_sigaction(signal, &action, &old)
         return old
+    }
+
+    /// Makes `wake` the descriptor `wakeFromSignalHandler` writes to. Its owner keeps it open
+    /// for as long as handlers that write to it are installed.
+    static func setSignalWake(_ wake: OwnedDescriptor) { signalWakeNumber = wake.number }
+
+    /// `write(2)` of one byte to the signal wake, for signal handlers (async-signal-safe: no
+    /// retry, nothing checked, no reference counting).
+    static func wakeFromSignalHandler(_ byte: UInt8) {
+        var byte = byte
+        _ = Platform.write(signalWakeNumber, &byte, 1)
     }
 
     /// `kill(pid, 0)`: whether process `pid` exists (EPERM: it does, as another user's).

@@ -29,45 +29,44 @@ public enum Sockets {
 
     /// Connects to the first address of `host` that answers, within `timeout` seconds overall,
     /// with TCP_NODELAY set. Errors name the layer: resolve, refused, no answer.
-    public static func connect(host: String, port: Int, timeout: Double) throws(OCTunnelError) -> Int32 {
+    static func connect(host: String, port: Int, timeout: Double) throws(OCTunnelError) -> OwnedDescriptor {
         try connect(host: host, port: port, addresses: resolve(host: host, port: port), timeout: timeout)
     }
 
     /// Connects to the first of already-resolved `addresses` that answers within `timeout`.
-    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(OCTunnelError) -> Int32 {
+    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(OCTunnelError) -> OwnedDescriptor {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: OCTunnelError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
-        func error(_ failure: Int32) -> OCTunnelError {
-            switch failure {
+        func error(_ failure: Errno) -> OCTunnelError {
+            switch failure.rawValue {
             case ECONNREFUSED: return .connectionRefused(host: host, port: port)
             case ETIMEDOUT: return .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
-            default: return .unreachable(host: host, port: port, reason: String(cString: strerror(failure)))
+            default: return .unreachable(host: host, port: port, reason: failure.description)
             }
         }
         for (family, address) in addresses {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { break }
-            let fd: Int32
-            var failure: Int32 = 0
+            let socket: OwnedDescriptor
+            var failure: Errno?
             switch startConnect(family: family, address: address) {
             case .failed(let code):
                 lastError = error(code)
                 continue
-            case .connected(let socket):
-                fd = socket
-            case .inProgress(let socket):
-                fd = socket
-                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            case .connected(let connected):
+                socket = connected
+            case .inProgress(let connecting):
+                socket = connecting
+                var pfd = pollfd(socket, events: Int32(POLLOUT))
                 let ready = pollRetrying(&pfd, milliseconds: Int32(min(remaining * 1000, Double(Int32.max))))
-                failure = ready == 0 ? ETIMEDOUT : Syscall.pendingError(fd)
+                failure = ready == 0 ? Errno(rawValue: ETIMEDOUT) : socket.pendingError
             }
-            if failure == 0 {
-                setNonBlocking(fd, false)
-                var one: Int32 = 1
-                setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                return fd
+            guard let failure else {
+                socket.setNonBlocking(false)
+                socket.setNoDelay()
+                return socket
             }
-            Syscall.close(fd)
+            socket.close()
             lastError = error(failure)
         }
         throw lastError
@@ -76,11 +75,11 @@ public enum Sockets {
     /// How the first step of a non-blocking connect went.
     enum ConnectStart {
         /// Connected at once (loopback can): the socket, still non-blocking.
-        case connected(Int32)
-        /// Under way: poll the socket for POLLOUT, then read `Syscall.pendingError`.
-        case inProgress(Int32)
-        /// No socket, or the connect failed at once (the socket is closed): the errno.
-        case failed(Int32)
+        case connected(OwnedDescriptor)
+        /// Under way: poll the socket for POLLOUT, then read its `pendingError`.
+        case inProgress(OwnedDescriptor)
+        /// No socket, or the connect failed at once (the socket is closed).
+        case failed(Errno)
     }
 
     /// A non-blocking, close-on-exec TCP socket for `family` and a `connect` to `address`
@@ -88,12 +87,13 @@ public enum Sockets {
     /// `connect(host:port:addresses:timeout:)` here and the home side's connects in the loop.
     static func startConnect(family: Int32, address: Data) -> ConnectStart {
         let fd = Syscall.socket(family, .stream, [.nonBlocking, .closeOnExec])
-        if fd < 0 { return .failed(errno) }
+        if fd < 0 { return .failed(.current) }
+        let socket = OwnedDescriptor(fd)
         let rc = address.withUnsafeBytes { Syscall.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
-        if rc == 0 { return .connected(fd) }
-        let code = errno
-        if code == EINPROGRESS || code == EINTR { return .inProgress(fd) }
-        Syscall.close(fd)
+        if rc == 0 { return .connected(socket) }
+        let code = Errno.current
+        if code.rawValue == EINPROGRESS || code == .interrupted { return .inProgress(socket) }
+        socket.close()
         return .failed(code)
     }
 
@@ -102,9 +102,6 @@ public enum Sockets {
         Syscall.pollRetryingEINTR(&pfd, timeout: milliseconds)
     }
 
-    /// Turns `O_NONBLOCK` on or off.
-    static func setNonBlocking(_ fd: Int32, _ on: Bool) { Syscall.setNonBlocking(fd, on) }
-
     /// `TCP_NODELAY`: small writes go out at once.
     static func setNoDelay(_ fd: Int32) {
         var one: Int32 = 1
@@ -112,7 +109,7 @@ public enum Sockets {
     }
 
     /// A listening, non-blocking TCP socket on `bind:port` (port 0 picks a free one).
-    public static func listen(bind: String, port: Int) throws(OCTunnelError) -> (fd: Int32, port: Int) {
+    static func listen(bind: String, port: Int) throws(OCTunnelError) -> (socket: OwnedDescriptor, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Syscall.SocketType.stream.value
@@ -124,24 +121,22 @@ public enum Sockets {
         }
         defer { freeaddrinfo(list) }
         let fd = Syscall.socket(info.ai_family, .stream, .closeOnExec)
-        guard fd >= 0 else { throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw .cannotListen(bind: bind, port: port, reason: Errno.current.description) }
+        let socket = OwnedDescriptor(fd)
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         // An IPv6 listener takes IPv6 only, as OpenSSH's: "::" beside "0.0.0.0" on one port must not collide.
         if info.ai_family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         if Syscall.bind(fd, address, info.ai_addrlen) != 0 {
-            let code = errno
-            Syscall.close(fd)
-            if code == EADDRINUSE { throw .localPortInUse(bind: bind, port: port) }
-            throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
+            let code = Errno.current
+            if code == .addressInUse { throw .localPortInUse(bind: bind, port: port) }
+            throw .cannotListen(bind: bind, port: port, reason: code.description)
         }
         guard Syscall.listen(fd, backlog: 1024) == 0 else {
-            let code = errno
-            Syscall.close(fd)
-            throw .cannotListen(bind: bind, port: port, reason: String(cString: strerror(code)))
+            throw .cannotListen(bind: bind, port: port, reason: Errno.current.description)
         }
-        setNonBlocking(fd, true)
-        return (fd, localPort(of: fd) ?? port)
+        socket.setNonBlocking(true)
+        return (socket, socket.localPort ?? port)
     }
 
     /// The address a socket is bound to (`getsockname`); nil when the call fails.

@@ -18,21 +18,19 @@ enum UnixSocket {
     }
 
     /// A new Unix stream socket, close-on-exec.
-    static func make() throws(SystemError) -> Int32 {
+    static func make() throws(SystemError) -> OwnedDescriptor {
         let fd = Syscall.socket(AF_UNIX, .stream, .closeOnExec)
         guard fd >= 0 else { throw .last("socket") }
-        return fd
+        return OwnedDescriptor(fd)
     }
 
     /// A socket listening at `path` (at `address`), its mode set to `mode` between bind and
     /// listen, so nothing can connect before it is set; with the socket file's device and inode,
-    /// to know it later from a successor's. Nothing is left behind on failure.
-    static func listen(at address: sockaddr_un, path: String, mode: mode_t, backlog: Int32) throws(SystemError) -> (fd: Int32, device: UInt, inode: UInt) {
-        let fd = try make()
-        guard withAddress(address, { Syscall.bind(fd, $0, $1) }) == 0 else {
-            let error = SystemError.last("bind", detail: path)
-            Syscall.close(fd)
-            throw error
+    /// to know it later from a successor's; non-blocking. Nothing is left behind on failure.
+    static func listen(at address: sockaddr_un, path: String, mode: mode_t, backlog: Int32) throws(SystemError) -> (socket: OwnedDescriptor, device: UInt, inode: UInt) {
+        let socket = try make()
+        guard withAddress(address, { Syscall.bind(socket.number, $0, $1) }) == 0 else {
+            throw .last("bind", detail: path)
         }
         var info = stat()
         var failure: SystemError?
@@ -40,15 +38,16 @@ enum UnixSocket {
             failure = .last("chmod", detail: path)
         } else if lstat(path, &info) != 0 {
             failure = .last("lstat", detail: path)
-        } else if Syscall.listen(fd, backlog: backlog) != 0 {
+        } else if Syscall.listen(socket.number, backlog: backlog) != 0 {
             failure = .last("listen", detail: path)
         }
         if let failure {
-            Syscall.close(fd)
+            socket.close()
             unlink(path)
             throw failure
         }
-        return (fd, UInt(info.st_dev), UInt(info.st_ino))
+        socket.setNonBlocking(true)
+        return (socket, UInt(info.st_dev), UInt(info.st_ino))
     }
 
     /// Removes the socket file at `path` if it is still the one with `device` and `inode`.
@@ -69,32 +68,17 @@ enum UnixSocket {
 
     /// Connects to `path` without blocking on a listener whose backlog is full (that is
     /// EAGAIN, reported like any other errno); returns a blocking descriptor.
-    static func connect(_ path: String) -> Result<Int32, SystemError> {
+    static func connect(_ path: String) -> Result<OwnedDescriptor, SystemError> {
         guard let address = address(path) else { return .failure(SystemError("connect", .nameTooLong, detail: path)) }
-        let fd: Int32
-        do { fd = try make() } catch { return .failure(error) }
-        Sockets.setNonBlocking(fd, true)
+        let socket: OwnedDescriptor
+        do { socket = try make() } catch { return .failure(error) }
+        socket.setNonBlocking(true)
         var failure: Errno?
         repeat {
-            failure = withAddress(address) { Syscall.connect(fd, $0, $1) } == 0 ? nil : .current
+            failure = withAddress(address) { Syscall.connect(socket.number, $0, $1) } == 0 ? nil : .current
         } while failure == .interrupted
-        if let failure {
-            let error = SystemError("connect", failure, detail: path)
-            Syscall.close(fd)
-            return .failure(error)
-        }
-        Sockets.setNonBlocking(fd, false)
-        return .success(fd)
-    }
-
-    /// The process id at the other end (`Syscall.peerCredentials`); nil if it cannot be read.
-    static func peerPID(_ fd: Int32) -> pid_t? {
-        guard let pid = Syscall.peerCredentials(fd)?.pid, pid > 0 else { return nil }
-        return pid
-    }
-
-    /// The user id of the process at the other end (`Syscall.peerCredentials`); nil if it cannot be read.
-    static func peerUID(_ fd: Int32) -> uid_t? {
-        Syscall.peerCredentials(fd)?.uid
+        if let failure { return .failure(SystemError("connect", failure, detail: path)) }
+        socket.setNonBlocking(false)
+        return .success(socket)
     }
 }

@@ -29,11 +29,6 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     public struct Place: Sendable, Equatable, CustomStringConvertible {
         public let file: String
         public let line: Int
-        /// A place in a file, `file` as shown to the user.
-        public init(file: String, line: Int) {
-            self.file = file
-            self.line = line
-        }
         public var description: String { "\(file):\(line)" }
     }
 
@@ -57,11 +52,6 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
         public let place: Place
         public let type: String
         public let fingerprint: String
-        public init(place: Place, type: String, fingerprint: String) {
-            self.place = place
-            self.type = type
-            self.fingerprint = fingerprint
-        }
         public var description: String { "\(type) \(fingerprint) (\(place))" }
     }
 
