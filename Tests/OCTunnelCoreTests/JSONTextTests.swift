@@ -22,6 +22,23 @@ struct JSONTextTests {
         }
     }
 
+    @Test("laid out, the same text as JSONSerialization's pretty-printed sorted keys for a config.json: nested profiles, empty objects and arrays, escapes")
+    func prettySameAsFoundation() throws {
+        let objects: [[String: Any]] = [
+            ["version": 1, "profiles": ["default": ["tunnel": ["target": "me@vps.example.net:22", "forwards": ["3000:127.0.0.1:18081", "5173:127.0.0.1:18082"],
+                                                           "warm": 4, "notify": false, "notifyCommand": "/home/me/bin/push \"x\" ✓", "unknown": [:] as [String: Any],
+                                                           "list": [] as [Any], "ratio": 0.5, "nothing": NSNull()]],
+                                        "work": ["home": ["forwards": [["vps": 18080, "home": 4096]]]]]],
+            [:],
+        ]
+        for object in objects {
+            let theirs = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
+                                as: UTF8.self)
+            #expect(JSONText.pretty(object) == theirs)
+        }
+        #expect(JSONText.pretty(["date": Date()]) == nil)
+    }
+
     @Test("keys in code-point order, a value JSON cannot hold gives {} as before")
     func orderAndRefusal() {
         #expect(JSONText.line(["b": 1, "B": 2, "a10": 3, "a9": 4]) == #"{"B":2,"a10":3,"a9":4,"b":1}"#)

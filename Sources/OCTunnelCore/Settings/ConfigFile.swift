@@ -44,8 +44,8 @@ public struct ConfigFile: Sendable {
                 profiles[profile.rawValue] = sections
                 raw["profiles"] = profiles
                 raw["version"] = Self.version
-                let data = try JSONSerialization.data(withJSONObject: raw, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                try AtomicFile.write(Array(data) + [UInt8(ascii: "\n")], to: path, mode: 0o600)
+                guard let text = JSONText.pretty(raw) else { throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold") }
+                try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
             }
         } catch let error as OCTunnelError {
             throw error

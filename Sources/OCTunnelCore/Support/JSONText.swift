@@ -1,7 +1,8 @@
 import Foundation
 
 /// One line of compact JSON with every object's keys in a stable order (by Unicode code point),
-/// as `--json` events, the status answer and the home's gateway answers are written. Not
+/// as `--json` events, the status answer and the home's gateway answers are written (and, laid
+/// out, `config.json`). Not
 /// `JSONSerialization`'s `.sortedKeys`: it orders keys with a locale-aware compare, which opens
 /// ICU's collator, and the first status answer of a `tunnel up` mapped 3.5 MB of ICU data into
 /// it for good that way (measured 2026-11-26). Strings, numbers and booleans are still written
@@ -9,30 +10,52 @@ import Foundation
 public enum JSONText {
     public static func line(_ object: [String: Any]) -> String {
         var text = ""
-        guard write(object, into: &text) else { return "{}" }
+        guard write(object, into: &text, indent: nil) else { return "{}" }
         return text
     }
 
-    /// Appends `value`; false when it holds something JSON cannot say.
-    private static func write(_ value: Any, into text: inout String) -> Bool {
+    /// The same, laid out as `JSONSerialization`'s `.prettyPrinted` lays it out (two spaces a
+    /// level, `"key" : value`, an empty object or array as `{` and `}` with an empty line
+    /// between), as `config.json` is written; nil when it holds something JSON cannot say.
+    public static func pretty(_ object: [String: Any]) -> String? {
+        var text = ""
+        return write(object, into: &text, indent: "") ? text : nil
+    }
+
+    /// Appends `value`, compact when `indent` is nil, else laid out from that indentation;
+    /// false when it holds something JSON cannot say.
+    private static func write(_ value: Any, into text: inout String, indent: String?) -> Bool {
+        let inner = indent.map { $0 + "  " }
+        func open(_ bracket: String, empty: Bool) {
+            text += bracket
+            if let indent, empty { text += "\n\n" + indent }
+        }
+        func element(_ index: Int) {
+            if index > 0 { text += "," }
+            if let inner { text += "\n" + inner }
+        }
+        func close(_ bracket: String, empty: Bool) {
+            if let indent, !empty { text += "\n" + indent }
+            text += bracket
+        }
         if let object = value as? [String: Any] {
-            text += "{"
+            open("{", empty: object.isEmpty)
             for (index, key) in object.keys.sorted().enumerated() {
-                if index > 0 { text += "," }
+                element(index)
                 guard fragment(key, into: &text) else { return false }
-                text += ":"
-                guard write(object[key]!, into: &text) else { return false }
+                text += indent == nil ? ":" : " : "
+                guard write(object[key]!, into: &text, indent: inner) else { return false }
             }
-            text += "}"
+            close("}", empty: object.isEmpty)
             return true
         }
         if let array = value as? [Any] {
-            text += "["
-            for (index, element) in array.enumerated() {
-                if index > 0 { text += "," }
-                guard write(element, into: &text) else { return false }
+            open("[", empty: array.isEmpty)
+            for (index, item) in array.enumerated() {
+                element(index)
+                guard write(item, into: &text, indent: inner) else { return false }
             }
-            text += "]"
+            close("]", empty: array.isEmpty)
             return true
         }
         return fragment(value, into: &text)
