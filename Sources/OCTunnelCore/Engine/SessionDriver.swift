@@ -1,5 +1,10 @@
 import Foundation
 
+// The session: its life in the loop (`SessionDriver`: connect, rounds, keepalive and roaming,
+// teardown, reconnect, goodbye), what forwards and streams see of it (`LiveSession`: send
+// room, channels to free, the session's end), and its one call in flight (`OpenTurn`). What
+// `status` says of it is SessionDriverStatus.swift.
+
 /// One SSH session to the VPS over its whole life: connecting on a helper thread, running
 /// its rounds on the loop, keepalive and dead-session detection, teardown and reconnect with
 /// backoff, and a graceful goodbye. What the session is used for is its `SessionForward`s,
@@ -9,7 +14,7 @@ import Foundation
 /// every channel, so a readable socket never spins), keepalive, the forward's work, free
 /// released channels, then one `send()` for everything libssh2 sent meanwhile, and an ACK for
 /// what the round read if that send did not carry one. What the driver does when the network
-/// may have gone away is in SessionDriverRoaming.swift; what `status` says, SessionDriverStatus.swift.
+/// may have gone away is `roam` and `checkKeepalive`, below.
 final class SessionDriver: PollOwner {
     let settings: ConnectionSettings
     private let keepaliveInterval: Double
@@ -221,4 +226,230 @@ final class SessionDriver: PollOwner {
 /// The loop, carried to the connector thread only to wake it (its pipe write is thread-safe).
 private struct UncheckedLoop: @unchecked Sendable {
     let loop: EventLoop
+}
+
+// MARK: - When the session may have died unnoticed: keepalive and roaming
+
+/// What the driver does when the session may have died unnoticed: the keepalive's verdicts,
+/// and the roaming causes (a network change, a wake, a reconnect request, a client after a
+/// silence) acted on through `ReconnectState` and `RoamingDecision`.
+extension SessionDriver {
+    /// Declares the session dead, or probes it, or hears a quick probe's answer.
+    func checkKeepalive(_ live: LiveSession, now: Double) {
+        switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
+        case .alive: break
+        case .silent(let seconds): live.fail(.silence(seconds: seconds))
+        case .failed(let code): live.fail(code)
+        case .answered(let seconds): if let event = reconnect.probeAnswered(in: seconds) { say(event) }
+        case .unanswered(let seconds): live.fail(reconnect.probeUnanswered(after: seconds))
+        }
+    }
+
+    /// Acts on a network change, a wake, a reconnect request, or a client arriving after a
+    /// silence: reconnect now (the session's address is gone, or asked to), else a quick probe.
+    func roam(_ live: LiveSession, now: Double) {
+        let keepalive = live.keepalive
+        let quietFor = keepalive.isQuiet(now: now) && !keepalive.isProbing ? now - keepalive.lastInbound : nil
+        guard let noticed = reconnect.causeToActOn(clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
+        else { return }
+        let socket = live.session.socket
+        let decision = RoamingDecision.decide(noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
+                                              addresses: InterfaceAddresses.current(),
+                                              roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
+        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: forwards.allSatisfy(\.allowsOverlap), now: now)
+        say(event)
+        switch step {
+        case .probe(let deadline):
+            live.keepalive.probeNow(now: now, deadline: deadline)
+        case .replace:
+            if !connector.isRunning { startConnector() }
+        case .drop(let end, let sayGoodbye):
+            if sayGoodbye {
+                // The VPS frees what the session held (a remote forward's port) at once.
+                live.session.disconnect(reason: "reconnecting")
+                _ = live.session.flushOutgoing()
+            }
+            live.fail(end)
+        }
+    }
+
+    /// A network change, a wake or a request while no session is up: the next attempt starts
+    /// now, not when the backoff would have let it; one that began on the old network may wait
+    /// out its whole connect timeout on a path that is gone, so it is abandoned.
+    func roamWithoutSession(_ noticed: ReconnectState.Noticed, now: Double) {
+        guard let step = reconnect.actWithoutSession(on: noticed, attemptStartedAt: connector.isRunning ? connector.startedAt : nil,
+                                                     now: now) else { return }
+        if step.abandonAttempt { connector.abandon() }
+        record.roamed("\(noticed.cause.headline): attempting now")
+        emit(.roaming(step.event))
+    }
+
+    /// Emits a roaming event and keeps its line for `status`.
+    func say(_ event: RoamingEvent) {
+        record.roamed(event.text)
+        emit(.roaming(event))
+    }
+}
+
+// MARK: - The session as forwards and streams see it
+
+/// One authenticated session during its life in the loop, as forwards and streams see it:
+/// the libssh2 session, the shared scratch buffer, whether the send buffer has room, and the
+/// ways to report what happened (bytes heard, the session's end, a channel to free).
+/// Owned by the `SessionDriver`, which tears the session down after any round that failed it.
+final class LiveSession {
+    let established: EstablishedSession
+    let scratch: ScratchBuffer
+    /// Client bytes are not read while more than this waits for the SSH socket; the send
+    /// buffer then holds at most this plus one channel write (32 KiB and a packet header).
+    let highWater: Int
+    let startedAt: Double
+    var keepalive: Keepalive
+    /// Why the session must be dropped, once a call has failed it.
+    private(set) var failure: SessionEnd?
+    private var closing: [SSHChannel] = []
+    /// The session's received-byte count when the VPS was last heard (`noteInbound`).
+    private var receivedSoFar: Int
+    /// Whose turn it is to open a channel or listen (`takeTurn`).
+    private(set) var turn = OpenTurn()
+
+    init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
+        self.established = established
+        self.scratch = scratch
+        self.highWater = highWater
+        startedAt = now
+        keepalive = Keepalive(interval: keepaliveInterval, now: now)
+        receivedSoFar = established.session.receivedBytes
+    }
+
+    var session: SSHSession { established.session }
+
+    /// A new round of the loop (the driver's): the turn's priorities age by one.
+    func beginRound() { turn.beginRound() }
+    var isAlive: Bool { failure == nil }
+
+    /// Whether a stream may read more client bytes for the VPS now (the send buffer is below
+    /// its high-water mark).
+    var hasSendRoom: Bool { session.outgoingBacklog < highWater }
+
+    /// The one place that records the VPS was heard: any byte read from the SSH socket since
+    /// the last call (by any call: the idle channel's read, a stream's, a keepalive's) proves
+    /// the session alive at `now`. The driver calls it once a round, after the idle read.
+    func noteInbound(now: Double) {
+        let received = session.receivedBytes
+        guard received != receivedSoFar else { return }
+        receivedSoFar = received
+        keepalive.heard(at: now)
+    }
+
+    /// A libssh2 call failed with a session-level `code`: the session is dropped after this
+    /// round (libssh2's message is read now, while it is the one for this failure).
+    func fail(_ code: Int32) {
+        guard failure == nil else { return }
+        failure = .vpsClosed(code: code, message: session.error(code, "session").message)
+    }
+
+    /// The session must be dropped after this round for `end` (the first reason stays).
+    func fail(_ end: SessionEnd) {
+        if failure == nil { failure = end }
+    }
+
+    /// Whether `owner` may start (or repeat) a call whose state libssh2 keeps in the session
+    /// (a channel open, a listen): the turn is the session's, not a forward's (`OpenTurn`).
+    /// Not holding it, `owner` is remembered as asking.
+    func takeTurn(_ owner: AnyObject) -> Bool { turn.take(owner) }
+
+    /// Whether `takeTurn(owner)` would give `owner` the turn now (for a wake-up: a forward
+    /// waiting for another's open must not spin).
+    func turnIsFree(for owner: AnyObject) -> Bool { turn.isFree(for: owner) }
+
+    /// `owner`'s call is over (opened, listening or failed): the next may go.
+    func endTurn(_ owner: AnyObject) { turn.end(owner) }
+
+    /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).
+    func release(_ channel: SSHChannel) { closing.append(channel) }
+
+    /// Channels still being freed: the loop wakes within 0.5 s to continue.
+    var isFreeingChannels: Bool { !closing.isEmpty }
+
+    /// One step of freeing every released channel.
+    func freeReleasedChannels() {
+        var still: [SSHChannel] = []
+        for channel in closing {
+            switch channel.free() {
+            case .done: continue
+            case .wouldBlock: still.append(channel)
+            case .failed(let code):
+                if LibSSH2Error.isSessionLevel(code) { closing = []; return fail(code) }
+            }
+        }
+        closing = still
+    }
+
+    /// Forgets channels waiting to be freed (the session itself is being freed).
+    func dropReleasedChannels() { closing.removeAll() }
+}
+
+// MARK: - The session's one call in flight
+
+/// Whose turn it is to make a call whose state libssh2 keeps in the session, not the channel:
+/// a channel open (channel.c:144) or a listen request. While such a call would block, the next
+/// one on the session must be the same call again, so the session's forwards take turns: the
+/// one holding the turn repeats its call until it ends the turn.
+///
+/// Fair without a queue that could outlive its askers: a forward refused the turn while another
+/// held it gets the next one first, for the rest of that round and the next (`beginRound`);
+/// after that anyone may take it, so a forward that stopped asking can never hold the others
+/// up. Alone on its session, a forward always has the turn when it is free.
+struct OpenTurn {
+    private var holder: ObjectIdentifier?
+    /// Refused while the turn was held: they go first once it ends.
+    private var asked: Set<ObjectIdentifier> = []
+    /// Those of `asked` the ended turn goes to first, until round `firstUntil`.
+    private var first: Set<ObjectIdentifier> = []
+    private var firstUntil = 0
+    private var round = 0
+
+    /// A new round of the loop: a priority older than a full round lapses.
+    mutating func beginRound() {
+        round += 1
+        if round > firstUntil { first.removeAll() }
+    }
+
+    /// Whether the turn is `owner`'s now: taken when free and nobody has priority over it;
+    /// otherwise `owner` is remembered as asking.
+    mutating func take(_ owner: AnyObject) -> Bool {
+        let id = ObjectIdentifier(owner)
+        if holder == id { return true }
+        if isFree(for: id) {
+            holder = id
+            first.removeAll()
+            asked.remove(id)
+            return true
+        }
+        asked.insert(id)
+        return false
+    }
+
+    /// Whether `take(owner)` would give `owner` the turn now.
+    func isFree(for owner: AnyObject) -> Bool { isFree(for: ObjectIdentifier(owner)) }
+
+    private func isFree(for id: ObjectIdentifier) -> Bool {
+        holder == id || (holder == nil && (first.isEmpty || first.contains(id)))
+    }
+
+    /// `owner`'s call is over: those refused meanwhile go first.
+    mutating func end(_ owner: AnyObject) {
+        let id = ObjectIdentifier(owner)
+        guard holder == id else { return }
+        holder = nil
+        asked.remove(id)
+        first = asked
+        asked.removeAll()
+        firstUntil = round + 1
+    }
+
+    /// Whether a priority is pending: the loop should run its next round at once, so the
+    /// forwards that have it ask (or it lapses) without waiting for another wake-up.
+    var hasPriorityPending: Bool { holder == nil && !first.isEmpty }
 }

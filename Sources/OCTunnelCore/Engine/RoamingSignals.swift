@@ -1,5 +1,9 @@
 import Foundation
 
+// What tells the driver the network may have moved under the session, without a byte sent:
+// the kernel's address and route changes (`NetworkWatcher`) and a sleep (`WakeDetector`). The
+// driver hands either to `ReconnectState` as a roaming cause; `RoamingDecision` says what it means.
+
 /// The routing socket as one more `PollOwner` of the loop: it only notes what the kernel
 /// announced and says when a burst of changes has settled (250 ms after the last one, at most
 /// 1 s after the first, as Tailscale debounces); the session driver decides what to do.
@@ -61,5 +65,36 @@ final class NetworkWatcher: PollOwner {
         }
         if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
         return parts.joined(separator: ", ")
+    }
+}
+
+// MARK: - A sleep
+
+/// Tells a wake from sleep at the top of a loop turn, from two clocks: the loop overslept (a
+/// poll returned far later than the deadline it was given: what SIGSTOP/SIGCONT or a frozen
+/// VM produce), or the suspend clock ran ahead of the monotonic one (a laptop's lid closed).
+/// Pure: the driver passes the times in, tests pass their own.
+struct WakeDetector {
+    /// A poll that returns this much past its deadline was not merely late: the process slept.
+    var oversleepThreshold: Double = 3
+    /// Suspended time that grew by this much since the last turn is a sleep.
+    var suspendThreshold: Double = 1
+    private var expectedBy: Double = .infinity
+    private var suspendedAtLastTurn: Double?
+
+    /// The coming poll will return by `deadline` (monotonic) unless the process is stopped.
+    mutating func expect(wakeBy deadline: Double) { expectedBy = deadline.isNaN ? .infinity : deadline }
+
+    /// Seconds asleep, or nil, at the top of a turn at `now` with `suspended` as
+    /// `MonotonicClock.suspended()` reads now.
+    mutating func check(now: Double, suspended: Double) -> Double? {
+        defer {
+            suspendedAtLastTurn = suspended
+            expectedBy = .infinity
+        }
+        if let before = suspendedAtLastTurn, suspended - before >= suspendThreshold { return suspended - before }
+        let late = now - expectedBy
+        if late.isFinite && late >= oversleepThreshold { return late }
+        return nil
     }
 }
