@@ -10,4 +10,9 @@ struct OCTunnel: ParsableCommand {
         version: OCTunnelVersion.described,
         subcommands: [Keygen.self, Pubkey.self, Trust.self, Tunnel.self, HomeCommand.self, Config.self, Service.self]
     )
+
+    static func main() {
+        OpenSSLProcess.prepare()
+        main(nil)
+    }
 }
