@@ -14,6 +14,15 @@ struct SyscallSeamTests {
     /// Files allowed to name a platform outside System/ for now: none.
     static let notYetConverted: Set<String> = []
 
+    /// A package tree of its own for a check to fail on: System/, Engine/ and `also`, empty.
+    static func plantedTree(_ name: String, also: [String] = []) throws -> TempDirectory {
+        let tree = try TempDirectory(name)
+        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine"] + also {
+            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
+        }
+        return tree
+    }
+
     /// The package root: three folders up from this file (Tests/OCTunnelCoreTests/…).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
@@ -85,10 +94,7 @@ struct SyscallSeamTests {
 
     @Test("that check fails on a planted errno, strerror and libc call, naming file and line; a method of its own name, comments, strings and System/ pass")
     func systemCallCheckCanFail() throws {
-        let tree = try TempDirectory("seam-calls")
-        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine"] {
-            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
-        }
+        let tree = try Self.plantedTree("seam-calls")
         try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd = open(path, 0)\nif errno == EINTR {}\n")
         try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
             final class Pipe {
@@ -157,10 +163,7 @@ struct SyscallSeamTests {
 
     @Test("that check fails on a planted Int32 descriptor, a Syscall call by number and a hand-made OwnedDescriptor, naming file and line; owned calls and System/ pass")
     func descriptorCheckCanFail() throws {
-        let tree = try TempDirectory("seam-descriptors")
-        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine"] {
-            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
-        }
+        let tree = try Self.plantedTree("seam-descriptors")
         try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n")
         try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
             final class Client {
@@ -194,10 +197,7 @@ struct SyscallSeamTests {
 
     @Test("the check fails on a file outside System/, naming the file and line; System/ and allowed files pass")
     func checkCanFail() throws {
-        let tree = try TempDirectory("seam")
-        for folder in ["Sources/OCTunnelCore/System", "Sources/OCTunnelCore/Engine", "Sources/octunnel"] {
-            try FileManager.default.createDirectory(atPath: tree.file(folder), withIntermediateDirectories: true)
-        }
+        let tree = try Self.plantedTree("seam", also: ["Sources/octunnel"])
         try tree.write("Sources/OCTunnelCore/System/Calls.swift", "#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Darwin)\nimport Darwin\n#endif\n")
         try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", "import Foundation\nlet x = Syscall.close(3)\n")
         try tree.write("Sources/OCTunnelCore/Engine/Allowed.swift", "import Glibc\n")
