@@ -558,34 +558,16 @@ func feed(_ path: String, _ text: String, while reader: RunningProcess) -> Bool 
         return fd >= 0 || !reader.isRunning
     }
     guard fd >= 0 else { return false }
-    // The reader's descriptor: it appears once its open, which waited for a writer, returns.
-    let mine = "\(getpid())/\(fd)"
-    var readers: Set<String> = []
-    _ = waitUntil(timeout: 20) {
-        readers = holders(of: path).subtracting([mine])
-        return !readers.isEmpty || !reader.isRunning
-    }
     let bytes = Array(text.utf8)
     let written = write(fd, bytes, bytes.count) == bytes.count
     close(fd)
-    // Until that reader has let go (read to EOF), so the next text goes to the next read. Told
-    // by the descriptors that held the FIFO when it was written, never by opening it again: a
-    // probe that opened and closed it while the program's next read already waited gave that
-    // read an empty table (an end of file with no writer left), and the program one read more
-    // than the test feeds (CI, 2026-11-26 08:27: /bin/dash waited 20 s for a fifth table).
-    _ = waitUntil(timeout: 20) { holders(of: path).isDisjoint(with: readers) || !reader.isRunning }
-    return written
-}
-
-/// The descriptors (`PID/FD`) any process has open on `path` now, from /proc/*/fd (whose links
-/// name the path as the kernel keeps it: no `//`).
-private func holders(of path: String) -> Set<String> {
-    let wanted = (path as NSString).standardizingPath
-    var found: Set<String> = []
-    for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where pid.allSatisfy(\.isNumber) {
-        for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
-            if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == wanted { found.insert("\(pid)/\(fd)") }
-        }
+    // Until that reader has let go (read to EOF), so the next text goes to the next read. The
+    // program sleeps 0.2 s between its reads: a 10 ms poll sees the gap.
+    _ = waitUntil(timeout: 20) {
+        let probe = open(path, O_WRONLY | O_NONBLOCK)
+        guard probe >= 0 else { return true }
+        close(probe)
+        return !reader.isRunning
     }
-    return found
+    return written
 }
