@@ -31,6 +31,9 @@ struct Pubkey: ParsableCommand {
             help: ArgumentHelp("With --restrict --listen: also allow this forward of `home up -R`, as written there (repeatable).", valueName: "[VPS_BIND:]VPS_PORT:HOST:HOME_PORT"))
     var homeForward: [String] = []
 
+    @Flag(help: "With --restrict: allow a -L or -R listen off loopback, as `tunnel up --allow-lan` / `home up --allow-lan` do.")
+    var allowLan = false
+
     func validate() throws {
         try checkPort(remotePort, "--remote-port")
         if fingerprint && restrict { throw ValidationError("--fingerprint and --restrict cannot be combined") }
@@ -38,20 +41,18 @@ struct Pubkey: ParsableCommand {
         _ = try parseHostPort(remoteHost.contains(":") ? "[\(remoteHost)]" : remoteHost)
         if !tunnelForward.isEmpty && (!restrict || listen) { throw ValidationError("-L goes with --restrict (the laptop's line); the home's line takes -R") }
         if !homeForward.isEmpty && !listen { throw ValidationError("-R goes with --restrict --listen (the home's line); the laptop's line takes -L") }
-        _ = try ports()
+        if restrict { _ = try forwards() }
     }
 
-    /// The VPS addresses the line allows: OpenCode's (`--remote-host`:`--remote-port`), then
-    /// each -L's target or each -R's listen, once each.
-    private func ports() throws -> [HostPort] {
-        var result = [HostPort(host: remoteHost, port: remotePort)]
-        for (texts, direction) in [(tunnelForward, Forward.Direction.local), (homeForward, .remote)] {
-            for forward in try parseForwards(texts, direction: direction, defaultBind: Defaults.remoteHost) {
-                let port = direction == .local ? forward.target : forward.listen
-                if !result.contains(port) { result.append(port) }
-            }
-        }
-        return result
+    /// The forwards the line is for, OpenCode's first (at the defaults of `tunnel up` /
+    /// `home up`), checked as those commands check them: what they refuse, this refuses.
+    private func forwards() throws -> [Forward] {
+        let remote = HostPort(host: remoteHost, port: remotePort)
+        let openCode = listen ? Forward(direction: .remote, listen: remote, target: HostPort(host: Defaults.homeHost, port: Defaults.homePort), isOpenCode: true)
+            : Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: Defaults.localPort), target: remote, isOpenCode: true)
+        let others = listen ? try parseForwards(homeForward, direction: .remote, defaultBind: remoteHost)
+            : try parseForwards(tunnelForward, direction: .local, defaultBind: Defaults.bind)
+        return try checkForwards([openCode] + others, allowLAN: allowLan)
     }
 
     func run() throws {
@@ -62,9 +63,9 @@ struct Pubkey: ParsableCommand {
             if fingerprint {
                 Console.data(key.fingerprint)
             } else if restrict && listen {
-                Console.data(listenAuthorizedKeysLine(key, listens: try ports()))
+                Console.data(listenAuthorizedKeysLine(key, listens: Forward.vpsEnds(try forwards())))
             } else if restrict {
-                Console.data(restrictedAuthorizedKeysLine(key, targets: try ports()))
+                Console.data(restrictedAuthorizedKeysLine(key, targets: Forward.vpsEnds(try forwards())))
             } else {
                 Console.data(key.line)
             }

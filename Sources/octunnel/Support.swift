@@ -72,6 +72,18 @@ func parseForwards(_ texts: [String], direction: Forward.Direction, defaultBind:
     return forwards
 }
 
+/// Checks a session's forwards together in validate() (`Forward.check`: a port twice, a listen
+/// off loopback without --allow-lan), so `pubkey` refuses what `tunnel up` and `home up` refuse.
+@discardableResult
+func checkForwards(_ forwards: [Forward], allowLAN: Bool) throws -> [Forward] {
+    do {
+        try Forward.check(forwards, allowLAN: allowLAN)
+    } catch {
+        throw ValidationError(error.localizedDescription)
+    }
+    return forwards
+}
+
 func parseHostPort(_ text: String) throws -> HostPort {
     do {
         return try HostPort.parse(text)

@@ -45,9 +45,12 @@ extension Tunnel {
         @Flag(help: "Skip the health test after connecting.")
         var noHealth = false
 
-        @Flag(inversion: .prefixedNo,
-              help: "Also listen on the port OpenCode 2's `opencode pair` links name (the home server's own, e.g. 49374); default: on, or as saved.")
-        var pairPort: Bool?
+        @Option(help: ArgumentHelp("Also listen on this port for OpenCode 2's `opencode pair` links: auto (default, or as saved) takes the home server's own port when it is one of OpenCode's (49374, 49375, 4096); N (1024-65535) takes N whatever the far side says.",
+                                   valueName: "auto|N"))
+        var pairPort: String?
+
+        @Flag(help: "Never listen on the port pair links name.")
+        var noPairPort = false
 
         @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks for permission or fails, the facts in its environment (OCTUNNEL_EVENT, OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
                                    valueName: "PROGRAM"))
@@ -68,6 +71,8 @@ extension Tunnel {
             guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
             if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
             if notify == false && notifyCommand != nil { throw ValidationError("--notify-command and --no-notify: pick one") }
+            if noPairPort && pairPort != nil { throw ValidationError("--pair-port and --no-pair-port: pick one") }
+            _ = try pairPortChoice()
             if notifyCommand?.isEmpty == true { throw ValidationError("--notify-command needs a program") }
             let timeouts = NotifyOptions.timeoutRange
             if let notifyTimeout, !timeouts.contains(notifyTimeout) {
@@ -79,6 +84,17 @@ extension Tunnel {
             _ = try additionalForwards()
         }
 
+        /// `--pair-port auto|N` or `--no-pair-port`, parsed (nil: neither given).
+        private func pairPortChoice() throws -> PairPortChoice? {
+            if noPairPort { return .off }
+            guard let pairPort else { return nil }
+            do {
+                return try PairPortChoice.parse(pairPort)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
         /// The -L forwards, parsed (a malformed one exits 64 with the parser's sentence).
         private func additionalForwards() throws -> [Forward] {
             try parseForwards(forward, direction: .local, defaultBind: bind ?? Defaults.bind)
@@ -88,10 +104,11 @@ extension Tunnel {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
                 let profile = try self.profile.resolved
+                let pairChoice = try pairPortChoice()
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: profile, connect: connect,
                                                          localPort: localPort, bind: bind,
                                                          forwards: forward.isEmpty ? nil : try additionalForwards()) { flags in
-                    (flags.notify, flags.notifyCommand, flags.notifyTimeout, flags.pairPort) = (notify, notifyCommand, notifyTimeout, pairPort)
+                    (flags.notify, flags.notifyCommand, flags.notifyTimeout, flags.pairPort) = (notify, notifyCommand, notifyTimeout, pairChoice)
                 }
                 let connection = try connect.signIn(settings, directory: directory)
                 let events = EventPrinter(json: connect.json, verbose: verbose)

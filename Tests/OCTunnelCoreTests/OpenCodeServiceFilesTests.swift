@@ -58,7 +58,7 @@ struct OpenCodeServiceFilesTests {
         #expect(service.registration == "~/state/opencode/service.json" && service.passwordFile == "~/state/opencode/service.json")
 
         try scratch.write("state/opencode/service.json", #"{"url":"http://0.0.0.0:49998","pid":4242}"#)
-        try scratch.write("config/opencode/service.json", #"{"password":"pw-set"}"#)
+        try scratch.write("config/opencode/service.json", #"{"port":49998,"password":"pw-set"}"#)
         let wildcard = try #require(scratch.files.find { _ in true }.service)
         #expect(wildcard.address == HostPort(host: "127.0.0.1", port: 49998))
         #expect(wildcard.password == "pw-set" && wildcard.passwordFile == "~/config/opencode/service.json")
@@ -96,26 +96,103 @@ struct OpenCodeServiceFilesTests {
         #expect(choice.lines == ["OpenCode's service file ~/state/opencode/service.json \(reason)", "forwarding to 127.0.0.1:4096, the default"])
     }
 
-    @Test("a service file that cannot be read (a directory in its place; a mode-000 file for another user than root) is named and skipped")
+    @Test("a service file that cannot be read (a directory in its place) is named and skipped")
     func unreadable() throws {
         let scratch = try Scratch()
         try FileManager.default.createDirectory(atPath: scratch.directory.file("state/opencode/service.json"), withIntermediateDirectories: true)
         let found = scratch.files.find { _ in true }
         #expect(found.service == nil)
-        #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json cannot be read (a directory)"])
+        #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json is a directory, not a regular file: not used"])
     }
 
-    @Test("following the service: only a running service's registration moves home up's OpenCode forward; between a stop and the next start (no registration, settings left) it stays; files are read at most once a second unless forced")
+    @Test("read as OpenSSH reads its own files: a symbolic link (even to a good file), a file others may write, another user's file and a FIFO are named and not used; the FIFO does not block", .timeLimit(.minutes(1)))
+    func untrusted() throws {
+        let good = #"{"url":"http://127.0.0.1:49990","pid":\#(getpid()),"password":"pw"}"#
+        let registration = "state/opencode/service.json"
+        func problems(_ make: (Scratch, String) throws -> Void) throws -> (OpenCodeServiceFiles.Service?, [String]) {
+            let scratch = try Scratch()
+            try scratch.write("state/opencode/.keep", "")
+            try make(scratch, scratch.directory.file(registration))
+            let found = scratch.files.find { _ in true }
+            return (found.service, found.problems.map(\.text))
+        }
+        let link = try problems { scratch, path in
+            try scratch.write("elsewhere.json", good)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: scratch.directory.file("elsewhere.json"))
+        }
+        #expect(link.0 == nil && link.1 == ["OpenCode's service file ~/\(registration) is a symbolic link: not followed, not used (OpenCode writes a file there)"])
+        let open = try problems { scratch, path in
+            try scratch.write(registration, good)
+            #expect(chmod(path, 0o666) == 0)
+        }
+        #expect(open.0 == nil && open.1 == ["OpenCode's service file ~/\(registration) may be written by others (mode 666): not used; `chmod go-w` it"])
+        let fifo = try problems { _, path in #expect(mkfifo(path, 0o600) == 0) }
+        #expect(fifo.0 == nil && fifo.1 == ["OpenCode's service file ~/\(registration) is a FIFO, not a regular file: not used"])
+        if geteuid() == 0 {
+            let foreign = try problems { scratch, path in
+                try scratch.write(registration, good)
+                #expect(chown(path, 65534, 65534) == 0)
+            }
+            #expect(foreign.0 == nil && foreign.1 == ["OpenCode's service file ~/\(registration) is owned by uid 65534, not you: not used (anyone else could write what it says)"])
+        }
+    }
+
+    @Test("the files choose nothing off this machine: a registration or settings naming another host is named and not used (a name that looks like loopback too); the --home-host the user gave is allowed")
+    func offHost() throws {
+        let scratch = try Scratch()
+        try scratch.write("state/opencode/service.json", #"{"url":"http://10.200.0.2:8080","pid":1}"#)
+        try scratch.write("config/opencode/service.json", #"{"password":"settings-pw"}"#)
+        let found = scratch.files.find { _ in true }
+        #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json names 10.200.0.2:8080, not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"])
+        #expect(found.service?.address == HostPort(host: "127.0.0.1", port: 49374) && found.service?.registration == nil, "the settings' own address, loopback")
+        let given = scratch.files.find(allowedHost: "10.200.0.2") { _ in true }
+        #expect(given.problems.isEmpty && given.service?.address == HostPort(host: "10.200.0.2", port: 8080))
+        #expect(given.service?.password == nil, "the settings' password is for 127.0.0.1:49374, not this address")
+
+        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1.nip.example:8080","pid":1}"#)
+        #expect(scratch.files.find { _ in true }.problems.first?.text.contains("names 127.0.0.1.nip.example:8080, not a loopback address") == true)
+
+        let lan = try Scratch()
+        try lan.write("config/opencode/service.json", #"{"hostname":"192.0.2.7","port":50000,"password":"pw"}"#)
+        let settingsOnly = lan.files.find { _ in true }
+        #expect(settingsOnly.service == nil)
+        #expect(settingsOnly.problems.map(\.text) == ["OpenCode's service file ~/config/opencode/service.json names 192.0.2.7:50000, not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"])
+        let choice = HomeOpenCode.choose(configured: HostPort(host: "127.0.0.1", port: 4096), portGiven: false, files: lan.files) { _ in false }
+        #expect(choice.home == HostPort(host: "127.0.0.1", port: 4096) && choice.credentials(given: OpenCodeCredentials()).password == nil)
+    }
+
+    @Test("a password goes only to the address its own file names: the settings' password reaches a registration only when it names the settings' port and host")
+    func passwordStaysWithItsAddress() throws {
+        let scratch = try Scratch()
+        try scratch.write("config/opencode/service.json", #"{"port":49998,"password":"pw-set"}"#)
+        try scratch.write("state/opencode/service.json", #"{"url":"http://localhost:49998","pid":1}"#)
+        #expect(scratch.files.find { _ in true }.service?.password == "pw-set")
+        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:49997","pid":1}"#)
+        let elsewhere = try #require(scratch.files.find { _ in true }.service)
+        #expect(elsewhere.address.port == 49997 && elsewhere.password == nil && elsewhere.passwordFile == nil)
+    }
+
+    @Test("following the service, off the loop: only a running service's registration moves home up's OpenCode forward; between a stop and the next start (no registration, settings left) it stays; files are read at most once a second unless forced, each read on the follower's thread, the loop woken when it is done", .timeLimit(.minutes(1)))
     func follower() throws {
         let scratch = try Scratch()
         try scratch.write("config/opencode/service.json", #"{"password":"pw"}"#)
         let start = HostPort(host: "127.0.0.1", port: 40001)
-        let follower = ServiceFollower(current: start, files: scratch.files)
-        #expect(follower.moved(now: 0) == nil, "stopped: the settings' default port is no move")
+        let woken = DispatchSemaphore(value: 0)
+        let follower = ServiceFollower(current: start, files: scratch.files, wake: { woken.signal() })
+        #expect(follower.moved(now: 0) == nil, "nothing read yet")
+        woken.wait()
+        #expect(follower.moved(now: 0.1) == nil, "stopped: the settings' default port is no move")
         try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:40002","pid":\#(getpid())}"#)
-        #expect(follower.moved(now: 0.5) == nil, "not read again within a second")
-        #expect(follower.moved(now: 0.5, force: true)?.address == HostPort(host: "127.0.0.1", port: 40002))
-        #expect(follower.moved(now: 2) == nil && follower.current.port == 40002)
+        #expect(follower.ask(now: 0.5, force: false) == 1, "not read again within a second")
+        let forced = follower.ask(now: 0.5, force: true)
+        #expect(forced == 2)
+        woken.wait()
+        #expect(follower.isDone(forced))
+        #expect(follower.moved(now: 0.6)?.service.address == HostPort(host: "127.0.0.1", port: 40002))
+        #expect(follower.current.port == 40002)
+        #expect(follower.moved(now: 2) == nil)
+        woken.wait()
+        #expect(follower.moved(now: 2.1) == nil && follower.current.port == 40002)
     }
 
     @Test("home up's choice: the service wins over the default port and says where from and whose password; a foreground serve answering there is named with the flag that picks it; --home-port skips the files")

@@ -366,7 +366,7 @@ struct PortReclaimProgramTests {
             command.append(line[index])
             index = line.index(after: index)
         }
-        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=127.0.0.1:\(port) "),
+        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=\"127.0.0.1:\(port)\" "),
                 "\(command.prefix(60))")
         for shell in Self.shells where shell != RecordedProc.busybox {
             let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
@@ -383,7 +383,7 @@ struct PortReclaimProgramTests {
         #expect(PortReclaimProgram.hexAddresses("localhost") == ["0100007F", "00000000000000000000000001000000"])
         #expect(PortReclaimProgram.hexAddresses("0.0.0.0") == ["00000000"])
         #expect(PortReclaimProgram.program(listen: HostPort(host: "127.0.0.1", port: 80))
-                .contains(#"""|"127.0.0.1:80") W=127.0.0.1:80 L=" 0100007F:0050 00000000:0050 "# + String(repeating: "0", count: 32) + #":0050 ";;"#))
+                .contains(#"""|"127.0.0.1:80") W="127.0.0.1:80" L=" 0100007F:0050 00000000:0050 "# + String(repeating: "0", count: 32) + #":0050 ";;"#))
     }
 
     @Test("the program's lines parse; other output (an old key line) does not")

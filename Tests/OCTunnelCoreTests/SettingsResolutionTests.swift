@@ -234,18 +234,22 @@ struct SettingsResolutionTests {
 
     @Test func notificationsAndThePairPortAreOnWithNothingSaidAndNothingSaved() throws {
         let settings = try choices(saving: SettingsFlags())
-        #expect(settings.notify.enabled && settings.notify.command == nil && settings.notify.commandTimeout == 10 && settings.pairPort)
+        #expect(settings.notify.enabled && settings.notify.command == nil && settings.notify.commandTimeout == 10 && settings.pairPort == .automatic)
     }
 
     @Test func theSavedChoicesComeBackAndALaterFlagWinsOverEach() throws {
         var quiet = SettingsFlags()
-        (quiet.notify, quiet.pairPort) = (false, false)
+        (quiet.notify, quiet.pairPort) = (false, .off)
         let off = try choices(saving: quiet)
-        #expect(!off.notify.enabled && off.notify.command == nil && !off.pairPort)
+        #expect(!off.notify.enabled && off.notify.command == nil && off.pairPort == .off)
         var on = SettingsFlags()
-        (on.notify, on.pairPort) = (true, true)
+        (on.notify, on.pairPort) = (true, .automatic)
         let back = try choices(saving: quiet, later: on)
-        #expect(back.notify.enabled && back.pairPort)
+        #expect(back.notify.enabled && back.pairPort == .automatic)
+        // --pair-port N is kept as N; a file of an earlier version (false) still reads as off.
+        var given = SettingsFlags()
+        given.pairPort = .port(49380)
+        #expect(try choices(saving: given).pairPort == .port(49380))
         // A typed command turns a saved --no-notify back on.
         var typed = SettingsFlags()
         typed.notifyCommand = "/bin/push-now"
@@ -265,7 +269,7 @@ struct SettingsResolutionTests {
     }
 
     @Test func aHandEditedTimeoutOutOfRangeOrAnEmptyCommandIsRefusedNotUsed() throws {
-        for (key, value) in [("notifyTimeout", "0"), ("notifyTimeout", "601"), ("notifyCommand", "\"\"")] {
+        for (key, value) in [("notifyTimeout", "0"), ("notifyTimeout", "601"), ("notifyCommand", "\"\""), ("pairPort", "80"), ("pairPort", "\"5432\"")] {
             try withTemporaryDirectory { dir in
                 let directory = OctunnelHome(path: dir + "/octunnel")
                 _ = try directory.prepare()

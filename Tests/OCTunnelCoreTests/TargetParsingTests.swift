@@ -121,14 +121,35 @@ struct TargetParsingTests {
     }
 
     // Found by scripts/fuzz.sh (FuzzTarget): the host U+200B `c` was accepted, but known_hosts
-    // trimmed U+200B (Foundation's `.whitespaces`), so the line recorded for it named `c`.
-    @Test func aHostStartingWithAZeroWidthSpaceMakesAReadableKnownHostsLine() throws {
-        let hostPort = try HostPort.parse(String(decoding: [0xE2, 0x80, 0x8B, 0x63] as [UInt8], as: UTF8.self))
-        let name = hostPort.knownHostsName
-        let line = Array("\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
-        let entry = try #require(KnownHostsFile(bytes: line).entries.first?.entry)
-        #expect(entry.hosts == name)
-        #expect(entry.match(name) == .exact)
-        #expect(entry.match("c") == .none)
+    // trimmed U+200B (Foundation's `.whitespaces`), so the line recorded for it named `c`. Now
+    // every format character is refused (issue 46: U+202E and U+200B reached printed key lines),
+    // naming it.
+    @Test(arguments: [([0xE2, 0x80, 0x8B, 0x63], "U+200B"), ([0x61, 0xE2, 0x80, 0xAE, 0x62], "U+202E"), ([0x61, 0xE2, 0x81, 0xA6], "U+2066"),
+                      ([0xEF, 0xBB, 0xBF, 0x61], "U+FEFF"), ([0x61, 0xC2, 0xAD], "U+00AD")] as [([UInt8], String)])
+    func refusesFormatCharactersNamingThem(bytes: [UInt8], name: String) {
+        #expect { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) } throws: { error in
+            (error as? TargetParseError)?.message.contains("contains \(name), an invisible format character") == true
+        }
+    }
+
+    @Test("~ in a host is refused: a shell would expand it where the host lands in a forced command")
+    func refusesTilde() {
+        for text in ["~user", "~", "a~b", "[~]:22"] {
+            #expect(throws: TargetParseError.self) { try HostPort.parse(text) }
+        }
+        #expect(throws: TargetParseError.self) { try Forward.parse("~user:18084:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1") }
+    }
+
+    @Test("localhost as a -L listen is 127.0.0.1, resolved at validation; a name there is refused at validation, not at listen; a name that looks like loopback is not loopback")
+    func localListenAddresses() throws {
+        #expect(try Forward.parse("localhost:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen == HostPort(host: "127.0.0.1", port: 3000))
+        #expect(try Forward.parse("[::1]:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen == HostPort(host: "::1", port: 3000))
+        #expect { try Forward.parse("example.com:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1") } throws: { error in
+            (error as? TargetParseError)?.message.contains("which is not an IP address of this machine") == true
+        }
+        #expect(try Forward.parse("localhost:18081:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1").listen.host == "localhost",
+                "the VPS's sshd resolves a -R listen")
+        #expect(Sockets.isLoopback("127.0.0.1") && Sockets.isLoopback("127.9.9.9") && Sockets.isLoopback("::1") && Sockets.isLoopback("::ffff:127.0.0.1"))
+        #expect(!Sockets.isLoopback("127.example.com") && !Sockets.isLoopback("10.0.0.1") && !Sockets.isLoopback("localhost") && !Sockets.isLoopback("::"))
     }
 }

@@ -40,11 +40,12 @@ public final class Engine: @unchecked Sendable {
             throw .sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
         }
         let all = RemoteForwardList()
+        let waker = UncheckedLoop(loop: loop)
         let remotes = try options.forwards.indices.map { (index) throws(OCTunnelError) -> RemoteForward in
             try RemoteForward(options: options.one(index), emit: onEvent, forbidden: { error in
                 // The others serve on; the run ends once the VPS forbids every forward.
                 if all.forwards.allSatisfy({ $0.fatal != nil }) { loop.requestStop() } else { onEvent(.warning(error.localizedDescription)) }
-            })
+            }, wake: { waker.loop.wakeUp() })
         }
         all.forwards = remotes
         self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,

@@ -125,3 +125,9 @@ final class PollSet {
         return fds[0].revents != 0
     }
 }
+
+/// The loop, carried to another thread only to wake it (the connector's, the service
+/// follower's): its pipe write is thread-safe.
+struct UncheckedLoop: @unchecked Sendable {
+    let loop: EventLoop
+}

@@ -223,10 +223,6 @@ final class SessionDriver: PollOwner {
     }
 }
 
-/// The loop, carried to the connector thread only to wake it (its pipe write is thread-safe).
-private struct UncheckedLoop: @unchecked Sendable {
-    let loop: EventLoop
-}
 
 // MARK: - When the session may have died unnoticed: keepalive and roaming
 

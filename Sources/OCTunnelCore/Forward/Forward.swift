@@ -61,7 +61,30 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         guard !bind.isEmpty, !host.isEmpty else { throw .init(usage) }
         try HostPort.validateHost(bind)
         try HostPort.validateHost(host)
-        return Forward(direction: direction, listen: HostPort(host: bind, port: listenPort), target: HostPort(host: host, port: targetPort))
+        let listen = direction == .local ? try localListenAddress(bind, text: text) : bind
+        return Forward(direction: direction, listen: HostPort(host: listen, port: listenPort), target: HostPort(host: host, port: targetPort))
+    }
+
+    /// Where this machine listens for a `-L`: an IP address, as the listener binds it;
+    /// `localhost` is its IPv4 loopback (127.0.0.1). A name is refused here, at validation, not
+    /// when the listen fails after connecting.
+    private static func localListenAddress(_ bind: String, text: String) throws(TargetParseError) -> String {
+        if bind.lowercased() == "localhost" { return Defaults.bind }
+        guard Syscall.addressBytes(bind) != nil else {
+            throw .init("-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
+        }
+        return bind
+    }
+
+    /// The VPS's end of this forward, the one a key line names: what a `-L` opens there (its
+    /// target) or where a `-R` listens there.
+    public var vpsEnd: HostPort { direction == .local ? target : listen }
+
+    /// The VPS ends of `forwards`, each once, in their order: what a restricted key line allows.
+    public static func vpsEnds(_ forwards: [Forward]) -> [HostPort] {
+        var ends: [HostPort] = []
+        for forward in forwards where !ends.contains(forward.vpsEnd) { ends.append(forward.vpsEnd) }
+        return ends
     }
 
     /// Splits on `:` outside brackets, the brackets taken off.

@@ -19,6 +19,7 @@ final class RemoteForward: SessionForward, PollOwner {
     private let streams: StreamTable
     private var connecting: [Int: HomeConnection] = [:]
     private var answering: [Int: GatewayReply] = [:]
+    private var awaitingService: [Int: AwaitingService] = [:]
     private var connected = Set<Int>()
     private var lastUnreachable: Double = -100
 
@@ -32,6 +33,17 @@ final class RemoteForward: SessionForward, PollOwner {
         let home: HostPort
     }
 
+    /// A forwarded channel the home address refused, waiting for the service's files to be read
+    /// again (off the loop, `ServiceFollower`): moved, it tries the new address; else a 502.
+    private struct AwaitingService {
+        let channel: SSHChannel
+        let deadline: Double
+        /// The read that must be done first (started after the failure), and the address then.
+        let read: Int
+        let home: HostPort
+        let reason: String
+    }
+
     /// A forwarded channel answered with a 502: its request is read and dropped until the
     /// client closes (closing first could reset the VPS's socket before the answer is read).
     private struct GatewayReply {
@@ -41,8 +53,9 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// Resolves the home address now, so a bad --home-host fails before any network work.
     /// `forbidden` is called (on the loop) when the VPS forbids this forward's listen.
+    /// `wake` wakes the loop from another thread (the service follower's reads).
     init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         forbidden: @escaping (OCTunnelError) -> Void) throws(OCTunnelError) {
+         forbidden: @escaping (OCTunnelError) -> Void, wake: @escaping @Sendable () -> Void) throws(OCTunnelError) {
         self.options = options
         self.emit = emit
         let streams = StreamTable(emit: emit)
@@ -50,19 +63,19 @@ final class RemoteForward: SessionForward, PollOwner {
         listen = VPSListen(options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
         home = options.home
         homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
-        follower = options.followService ? ServiceFollower(current: options.home) : nil
+        follower = options.followService ? ServiceFollower(current: options.home, allowedHost: options.home.host, wake: wake) : nil
     }
 
-    /// OpenCode 2's service moved (its files name another address): connections go there from
-    /// now on. `force`: read the files now (a connection to the old address just failed).
-    /// Returns whether it moved.
+    /// OpenCode 2's service moved (a read of its files, off the loop, found another address):
+    /// connections go there from now on. Asks for the next read when one is due. Returns
+    /// whether it moved.
     @discardableResult
-    private func followService(now: Double, force: Bool = false) -> Bool {
-        guard let service = follower?.moved(now: now, force: force),
-              let addresses = try? Sockets.resolve(host: service.address.host, port: service.address.port) else { return false }
+    private func followService(now: Double) -> Bool {
+        guard let move = follower?.moved(now: now) else { return false }
+        let service = move.service
         let from = home
         home = service.address
-        homeAddresses = addresses
+        homeAddresses = move.addresses
         emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) to \(home) (\(service.registration ?? "its settings")): forwarding there")))
         return true
     }
@@ -88,6 +101,7 @@ final class RemoteForward: SessionForward, PollOwner {
             set.watch(connection.socket, events: Int32(POLLOUT), owner: self, tag: id)
             set.wake(at: connection.deadline)
         }
+        for waiting in awaitingService.values { set.wake(at: waiting.deadline) }
         if !answering.isEmpty { set.wake(at: now + 0.5) }
         streams.register(in: set, live: live, owner: self)
     }
@@ -104,6 +118,8 @@ final class RemoteForward: SessionForward, PollOwner {
         acceptChannels(live, now: now)
         guard live.isAlive else { return }
         finishConnecting(live, now: now)
+        guard live.isAlive else { return }
+        finishAwaitingService(live, now: now)
         drainReplies(live, now: now)
         guard live.isAlive else { return }
         streams.pumpAll(live, now: now)
@@ -115,6 +131,7 @@ final class RemoteForward: SessionForward, PollOwner {
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()
+        awaitingService.removeAll()
     }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
@@ -129,6 +146,7 @@ final class RemoteForward: SessionForward, PollOwner {
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()
+        awaitingService.removeAll()
     }
 
     /// For `home status`: the home port as `local`, the VPS listen as `remote`.
@@ -139,7 +157,7 @@ final class RemoteForward: SessionForward, PollOwner {
     // MARK: - Forwarded connections
 
     /// Connections not (or no longer) streams: home sockets still connecting, 502s being answered.
-    private var settingUp: Int { connecting.count + answering.count }
+    private var settingUp: Int { connecting.count + answering.count + awaitingService.count }
 
     /// Takes every channel the VPS has opened and starts connecting each to the home port.
     private func acceptChannels(_ live: LiveSession, now: Double) {
@@ -173,10 +191,32 @@ final class RemoteForward: SessionForward, PollOwner {
                 failure = code
             }
         }
-        if followService(now: now, force: true) {
-            return startConnecting(id: id, channel: channel, from: 0, deadline: deadline, live: live, now: now)
+        noAddressLeft(id: id, channel: channel, deadline: deadline, reason: Self.describe(failure), live: live, now: now)
+    }
+
+    /// Every address of the home refused `channel`'s connection: with the service followed, it
+    /// waits for the files to be read again (off the loop) and tries where they say; else a 502.
+    private func noAddressLeft(id: Int, channel: SSHChannel, deadline: Double, reason: String, live: LiveSession, now: Double) {
+        guard let follower else { return homeUnreachable(id: id, channel: channel, reason: reason, live: live, now: now) }
+        let read = follower.ask(now: now, force: true)
+        awaitingService[id] = AwaitingService(channel: channel, deadline: deadline, read: read, home: home, reason: reason)
+    }
+
+    /// Connections that waited for the service's files: moved, each tries the new address;
+    /// read and not moved (or out of time), each is answered with a 502.
+    private func finishAwaitingService(_ live: LiveSession, now: Double) {
+        guard !awaitingService.isEmpty, let follower else { return }
+        followService(now: now)
+        for (id, waiting) in awaitingService {
+            if waiting.home != home {
+                awaitingService[id] = nil
+                startConnecting(id: id, channel: waiting.channel, from: 0, deadline: waiting.deadline, live: live, now: now)
+            } else if follower.isDone(waiting.read) || now >= waiting.deadline {
+                awaitingService[id] = nil
+                homeUnreachable(id: id, channel: waiting.channel, reason: waiting.reason, live: live, now: now)
+            }
+            guard live.isAlive else { return }
         }
-        homeUnreachable(id: id, channel: channel, reason: Self.describe(failure), live: live, now: now)
     }
 
     /// Connections that finished connecting (or ran out of time) become streams or 502s.
@@ -194,10 +234,9 @@ final class RemoteForward: SessionForward, PollOwner {
                     } else if connection.nextAddress < homeAddresses.count {
                         startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
                                         deadline: connection.deadline, live: live, now: now)
-                    } else if followService(now: now, force: true) {
-                        startConnecting(id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live, now: now)
                     } else {
-                        homeUnreachable(id: id, channel: connection.channel, reason: Self.describe(failure), live: live, now: now)
+                        noAddressLeft(id: id, channel: connection.channel, deadline: connection.deadline, reason: Self.describe(failure),
+                                      live: live, now: now)
                     }
                 } else {
                     join(id: id, socket: connection.socket, channel: connection.channel, now: now)

@@ -13,8 +13,8 @@ public struct TunnelHealth: Sendable {
     let host: String
     /// The address the forward listens on (the test connects there).
     let bind: String
-    /// Whether to listen on the port pair links name (`TunnelOptions.pairPort`).
-    let pairPort: Bool
+    /// Where to listen for pair links (`TunnelOptions.pairPort`).
+    let pairPort: PairPortChoice
     /// Said once per run: where pair links open.
     private let pairSaid = PairOnce()
     /// Follow OpenCode's event stream after a pass and notify (issue 40); off unless set.
@@ -56,10 +56,18 @@ public struct TunnelHealth: Sendable {
                                   emit: engine.emit)
                 }.follow(path: path)
             }
-            if case .tunnelPassed(let report, _, _) = event, let engine, let port = PairPort.port(for: report, localPort: localPort),
+            if case .tunnelPassed(let report, _, _) = event, let engine, let plan = PairPort.plan(for: report, localPort: localPort, choice: pairPort),
                pairSaid.first() {
-                let outcome = pairPort ? engine.alsoListenForOpenCode(port: port) : nil
-                engine.emit(PairPort.event(port: port, localPort: localPort, outcome: outcome, guessed: report.serverPort == nil))
+                let guessed = report.serverPort == nil
+                switch plan {
+                case .listen(let port):
+                    engine.emit(PairPort.event(port: port, localPort: localPort, outcome: engine.alsoListenForOpenCode(port: port), guessed: guessed,
+                                               given: pairPort != .automatic))
+                case .off(let port):
+                    engine.emit(PairPort.event(port: port, localPort: localPort, outcome: nil, guessed: guessed))
+                case .notOpenCodes(let port):
+                    engine.emit(PairPort.notOpenCodesEvent(port: port, localPort: localPort))
+                }
             }
         }
         thread.start()

@@ -22,7 +22,7 @@ public struct HomeOpenCode: Sendable {
     public static func choose(configured: HostPort, portGiven: Bool, files: OpenCodeServiceFiles = OpenCodeServiceFiles(),
                               answers: (HostPort) -> Bool = HomeOpenCode.accepts) -> HomeOpenCode {
         guard !portGiven else { return HomeOpenCode(home: configured, service: nil, lines: []) }
-        let (found, problems) = files.find()
+        let (found, problems) = files.find(allowedHost: configured.host)
         var lines = problems.map { OutsideText.shown($0.text) }
         guard let service = found else {
             if !problems.isEmpty { lines.append("forwarding to \(configured), the default") }

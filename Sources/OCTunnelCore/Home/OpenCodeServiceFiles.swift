@@ -88,8 +88,14 @@ public struct OpenCodeServiceFiles: Sendable {
     /// Looks at each channel in `channels` order: a registration whose process runs wins;
     /// else the settings' port (or the channel's default port once a settings file names no
     /// port) when a settings file exists, for a service not started yet. Nil when no channel has
-    /// any file. Files that cannot be read or parsed are reported in `problems` and skipped.
-    public func find(processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (service: Service?, problems: [Problem]) {
+    /// any file. Files that cannot be read or parsed, or that octunnel may not trust, are
+    /// reported in `problems` and skipped.
+    ///
+    /// The files choose nothing off this machine: an address they name must be loopback (or
+    /// `allowedHost`, the home host the user gave), and a password goes only to the address its
+    /// own file names (the settings' password to a registration only when it names the port
+    /// and host the settings do).
+    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (service: Service?, problems: [Problem]) {
         var problems: [Problem] = []
         var fromSettings: Service?
         for channel in Self.channels {
@@ -97,29 +103,34 @@ public struct OpenCodeServiceFiles: Sendable {
             let settingsPath = Self.join(configDirectory, name)
             let settings = read(settingsPath, problems: &problems)
             let settingsPassword = nonEmpty(settings?["password"] as? String)
+            let settingsAddress = settings.flatMap { Self.settingsAddress($0, channel: channel) }
             let registrationPath = Self.join(stateDirectory, name)
             if let registration = read(registrationPath, problems: &problems) {
                 switch Self.address(ofURL: registration["url"]) {
+                case .some(let address) where !Self.isOnThisMachine(address.host, allowedHost: allowedHost):
+                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
                 case .some(let address):
                     let pid = (registration["pid"] as? NSNumber)?.intValue
                     if let pid, pid > 0, !processRuns(pid) {
                         problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: a stale registration"))
                     } else {
-                        let password = nonEmpty(registration["password"] as? String)
-                        return (Service(address: address, password: password ?? settingsPassword, registration: shown(registrationPath),
-                                        passwordFile: password != nil ? shown(registrationPath) : settingsPassword != nil ? shown(settingsPath) : nil,
+                        let own = nonEmpty(registration["password"] as? String)
+                        let fromSettings = own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
+                        let password = own ?? fromSettings
+                        return (Service(address: address, password: password, registration: shown(registrationPath),
+                                        passwordFile: own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil,
                                         channel: channel, pid: pid), problems)
                     }
                 case .none:
                     problems.append(Problem(path: shown(registrationPath), reason: "has no usable \"url\" (an http://HOST:PORT address)"))
                 }
             }
-            if let settings, fromSettings == nil {
-                let port = (settings["port"] as? NSNumber)?.intValue ?? Self.defaultPort(channel: channel)
-                let host = nonEmpty(settings["hostname"] as? String).map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
-                if (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil {
-                    fromSettings = Service(address: HostPort(host: host, port: port), password: settingsPassword, registration: nil,
+            if settings != nil, fromSettings == nil {
+                if let address = settingsAddress, Self.isOnThisMachine(address.host, allowedHost: allowedHost) {
+                    fromSettings = Service(address: address, password: settingsPassword, registration: nil,
                                            passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
+                } else if let address = settingsAddress {
+                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
                 } else {
                     problems.append(Problem(path: shown(settingsPath), reason: "names no usable hostname and port"))
                 }
@@ -128,32 +139,66 @@ public struct OpenCodeServiceFiles: Sendable {
         return (fromSettings, problems)
     }
 
-    /// A file's JSON object; nil when it is absent; a problem when it is there but unreadable,
-    /// too large or not a JSON object.
+    /// Where a settings file says the service listens: its hostname (a wildcard reached on
+    /// loopback; none: loopback) and its port (none: the channel's default).
+    private static func settingsAddress(_ settings: [String: Any], channel: String) -> HostPort? {
+        let port = (settings["port"] as? NSNumber)?.intValue ?? defaultPort(channel: channel)
+        let named = (settings["hostname"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let host = named.map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
+        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else { return nil }
+        return HostPort(host: host, port: port)
+    }
+
+    /// Whether `host` is this machine as an address says it (loopback, or `localhost`), or the
+    /// home host the user gave.
+    static func isOnThisMachine(_ host: String, allowedHost: String?) -> Bool {
+        Sockets.isLoopback(host) || host.lowercased() == "localhost" || (allowedHost.map { $0.lowercased() == host.lowercased() } ?? false)
+    }
+
+    /// Whether the settings' address and a registration's are the same service: one port, and
+    /// one host (any two loopback spellings count as one).
+    private static func sameService(_ settings: HostPort, _ registration: HostPort) -> Bool {
+        guard settings.port == registration.port else { return false }
+        let loopback = { (host: String) in Sockets.isLoopback(host) || host.lowercased() == "localhost" }
+        return settings.host.lowercased() == registration.host.lowercased() || (loopback(settings.host) && loopback(registration.host))
+    }
+
+    /// A file's JSON object; nil when it is absent; a problem when it is there but not to be
+    /// trusted or used, read as OpenSSH reads the files it trusts: opened without following a
+    /// link and without blocking (`O_NOFOLLOW|O_NONBLOCK`), a regular file of the user's own
+    /// that nobody else may write, at most 64 KiB, a JSON object. The checks are made on the
+    /// descriptor that is read (`fstat`), so a file swapped after them is never the one read.
     private func read(_ path: String, problems: inout [Problem]) -> [String: Any]? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
-        guard !isDirectory.boolValue else {
-            problems.append(Problem(path: shown(path), reason: "cannot be read (a directory)"))
-            return nil
-        }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            problems.append(Problem(path: shown(path), reason: "cannot be read (permission denied)"))
-            return nil
-        }
-        defer { try? handle.close() }
-        let data: Data
+        let opened: OpenedFile?
         do {
-            data = try handle.read(upToCount: 65_537) ?? Data()
+            opened = try OpenedFile.open(path, followingLinks: false)
         } catch {
-            problems.append(Problem(path: shown(path), reason: "cannot be read"))
+            let reason = error.errno == .symbolicLink ? "is a symbolic link: not followed, not used (OpenCode writes a file there)"
+                : "cannot be read (\(error.errno.description.lowercased()))"
+            problems.append(Problem(path: shown(path), reason: reason))
             return nil
         }
-        guard data.count <= 65_536 else {
-            problems.append(Problem(path: shown(path), reason: "is larger than 64 KiB: not a service file"))
+        guard let file = opened else { return nil }
+        guard file.isRegular else {
+            problems.append(Problem(path: shown(path), reason: "is \(file.kind), not a regular file: not used"))
             return nil
         }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard file.isOwnedByMe else {
+            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.ownerID), not you: not used (anyone else could write what it says)"))
+            return nil
+        }
+        guard !file.isWritableByOthers else {
+            problems.append(Problem(path: shown(path), reason: "may be written by others (mode \(String(file.permissions, radix: 8))): not used; `chmod go-w` it"))
+            return nil
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try file.readAll(limit: 65_536)
+        } catch {
+            problems.append(Problem(path: shown(path), reason: error.errno == .fileTooLarge ? "is larger than 64 KiB: not a service file" : "cannot be read"))
+            return nil
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             problems.append(Problem(path: shown(path), reason: "is not a JSON object"))
             return nil
         }

@@ -76,14 +76,15 @@ public enum PortReclaimProgram {
         program(listens: [listen], procRoot: procRoot, heartbeatSilence: heartbeatSilence)
     }
 
-    /// One listen's parameters: W the listen as text, L its /proc forms.
+    /// One listen's parameters: W the listen as text, L its /proc forms, each quoted, so the
+    /// shell takes the host as written (a `~` there would be a home directory).
     static func parameters(_ listen: HostPort) -> String {
         let port = hexPort(listen.port)
         // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
         var addresses = hexAddresses(listen.host)
         for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
-        return "W=\(listen) L=\"\(local)\""
+        return "W=\"\(listen)\" L=\"\(local)\""
     }
 
     /// A port as /proc/net/tcp prints it: four upper-case hex digits.

@@ -75,7 +75,7 @@ extension ResolvedSettings {
                                agent: agent ? true : nil, passwordFile: passwordFile,
                                forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification),
                                notify: notify.enabled ? nil : false, notifyCommand: notify.command,
-                               notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout, pairPort: pairPort ? nil : false)
+                               notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout, pairPort: pairPort == .automatic ? nil : pairPort)
                 .save(to: directory, profile: flags.profile)
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,

@@ -30,8 +30,8 @@ public struct ResolvedSettings: Sendable {
     public let savedPasswordFile: String?
     /// `tunnel up`'s notifications: the flags, else the saved choice, else on with no command.
     public let notify: NotifyOptions
-    /// `tunnel up` also listens on the port pair links name (`--no-pair-port`, or saved).
-    public let pairPort: Bool
+    /// Where `tunnel up` listens for pair links (`--pair-port auto|N`, `--no-pair-port`, or saved).
+    public let pairPort: PairPortChoice
     /// What to tell the user about how the settings were found (ssh config directives ignored).
     public var notes: [String] = []
 
@@ -74,7 +74,7 @@ public struct ResolvedSettings: Sendable {
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
             savedPasswordFile: kept?.connection.passwordFile,
             notify: notifyOptions(flags: flags, saved: kept?.tunnel),
-            pairPort: flags.pairPort ?? kept?.tunnel?.pairPort ?? true
+            pairPort: flags.pairPort ?? kept?.tunnel?.pairPort ?? .automatic
         )
     }
 

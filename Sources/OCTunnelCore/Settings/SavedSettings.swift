@@ -62,8 +62,8 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     public var notifyCommand: String?
     /// `--notify-timeout` in seconds when not the default; absent: the default.
     public var notifyTimeout: Int?
-    /// `--no-pair-port` saved: false; absent: on.
-    public var pairPort: Bool?
+    /// `--no-pair-port` saved: false; `--pair-port N`: the port; absent: OpenCode's own ports.
+    public var pairPort: PairPortChoice?
 
     /// Checks the hosts and ports a hand-edited file may have broken.
     func validate() throws(TargetParseError) {

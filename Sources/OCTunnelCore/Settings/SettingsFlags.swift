@@ -35,8 +35,8 @@ public struct SettingsFlags: Sendable {
     public var notifyCommand: String?
     /// `tunnel up --notify-timeout`, in seconds.
     public var notifyTimeout: Int?
-    /// `tunnel up --pair-port` / `--no-pair-port`.
-    public var pairPort: Bool?
+    /// `tunnel up --pair-port auto|N` / `--no-pair-port`.
+    public var pairPort: PairPortChoice?
 
     public init(profile: ProfileName = .default, target: String? = nil, remoteHost: String? = nil, remotePort: Int? = nil,
                 homePort: Int? = nil, localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil, identity: String? = nil,

@@ -50,19 +50,32 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
         return value
     }
 
-    /// Scalars a host may not contain: what a shell, ssh or known_hosts gives meaning to.
-    private static let forbiddenInHost = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#".unicodeScalars)
+    /// Scalars a host may not contain: what a shell, ssh or known_hosts gives meaning to (`~`
+    /// too: a shell expands it at the start of a word, `W=~user:18084` in a forced command).
+    private static let forbiddenInHost = Set(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#~".unicodeScalars)
 
     /// Checks each Unicode scalar (a grapheme such as `'́` still holds a bare `'`); any Unicode
-    /// white space (U+00A0, U+3000, …) is refused too, as known_hosts trims it.
-    static func validateHost(_ host: String) throws(TargetParseError) {
+    /// white space (U+00A0, U+3000, …) is refused too, as known_hosts trims it, and so is every
+    /// format character (bidi overrides such as U+202E, zero-width ones such as U+200B): a
+    /// printed key line would not read as what it is. The one check of every host that reaches
+    /// a connection, a listen, a key line or a forced command.
+    public static func validateHost(_ host: String) throws(TargetParseError) {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
+        if let bad = host.unicodeScalars.first(where: { $0.properties.generalCategory == .format }) {
+            throw .init("host \"\(OutsideText.shown(host))\" contains \(unicodeName(bad)), an invisible format character (it reorders or hides what is printed)")
+        }
         if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
             || (0x80...0x9f).contains($0.value) || $0.properties.isWhitespace }) {
             throw .init("host \"\(OutsideText.shown(host))\" contains \"\(OutsideText.shown(String(bad)))\"")
         }
         if host.unicodeScalars.first == "-" { throw .init("host \"\(host)\" starts with -") }
+    }
+
+    /// `U+202E`: how a message names a scalar it refuses.
+    static func unicodeName(_ scalar: Unicode.Scalar) -> String {
+        let digits = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 
     /// `host` for port 22, `[host]:port` otherwise: the spelling OpenSSH's known_hosts uses.

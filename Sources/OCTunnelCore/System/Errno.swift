@@ -31,6 +31,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let fileTooLarge = Errno(rawValue: EFBIG)
     public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
     public static let noSuchProcess = Errno(rawValue: ESRCH)
+    /// `ELOOP`: what `open(2)` with `O_NOFOLLOW` says of a symbolic link.
+    public static let symbolicLink = Errno(rawValue: ELOOP)
 
     /// EAGAIN, EWOULDBLOCK (the same number on Linux and macOS) or EINTR: try again later.
     public var isTransient: Bool { rawValue == EAGAIN || rawValue == EWOULDBLOCK || rawValue == EINTR }

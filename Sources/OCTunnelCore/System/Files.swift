@@ -136,9 +136,11 @@ public final class OpenedFile {
         self.file = file
     }
 
-    /// Opens `path` (following symlinks; `O_NONBLOCK`, so a FIFO cannot block the open); nil when it does not exist.
-    public static func open(_ path: String) throws(SystemError) -> OpenedFile? {
-        guard let file = OwnedDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY) else {
+    /// Opens `path` (`O_NONBLOCK`, so a FIFO cannot block the open); nil when it does not exist.
+    /// `followingLinks: false` adds `O_NOFOLLOW`: a symbolic link at `path` fails with
+    /// `Errno.symbolicLink`, as OpenSSH opens the files it trusts.
+    public static func open(_ path: String, followingLinks: Bool = true) throws(SystemError) -> OpenedFile? {
+        guard let file = OwnedDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)) else {
             let error = SystemError.last("open", detail: path)
             if error.errno == .noSuchFile { return nil }
             throw error
@@ -147,6 +149,18 @@ public final class OpenedFile {
     }
 
     public var isRegular: Bool { info.st_mode & S_IFMT == S_IFREG }
+
+    /// Whether the user running octunnel owns it (`st_uid` is the effective user's).
+    public var isOwnedByMe: Bool { info.st_uid == Syscall.effectiveUserID }
+
+    /// Its owner's user id.
+    public var ownerID: UInt32 { UInt32(info.st_uid) }
+
+    /// Its permission bits (`0o600`).
+    public var permissions: UInt16 { UInt16(info.st_mode & 0o7777) }
+
+    /// Whether its group or others may write it (mode & 022).
+    public var isWritableByOthers: Bool { permissions & 0o022 != 0 }
 
     /// "a FIFO", "a character device", …: what the file is when it is not a regular file.
     public var kind: String {

@@ -180,8 +180,12 @@ public enum Sockets {
         return (String(filledBuffer: host), Int(String(filledBuffer: service)) ?? 0)
     }
 
-    /// Whether `bind` is a loopback address (127.0.0.0/8 or ::1).
+    /// Whether `bind` is a loopback address (127.0.0.0/8 or ::1), written as an address: a name
+    /// (`127.example.com`) is not, whatever it looks like.
     public static func isLoopback(_ bind: String) -> Bool {
-        bind == "::1" || bind.hasPrefix("127.")
+        guard let bytes = Syscall.addressBytes(bind) else { return false }
+        if bytes.count == 4 { return bytes[0] == 127 }
+        // ::1, or an IPv4 loopback written as IPv6 (::ffff:127.0.0.1).
+        return bytes == [UInt8](repeating: 0, count: 15) + [1] || (bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && bytes[12] == 127)
     }
 }

@@ -21,8 +21,9 @@ public struct TunnelOptions: Sendable {
     public var alsoIPv6Loopback = false
     /// The forwards beside OpenCode's (`-L`, the app the agent builds), carried by the same session.
     public var additionalForwards: [Forward] = []
-    /// Listen on the port OpenCode 2's pair links name too (`PairPort`; `--no-pair-port` turns it off).
-    public var pairPort = true
+    /// Listen on the port OpenCode 2's pair links name too (`PairPort`): OpenCode's own ports by
+    /// themselves, the one `--pair-port N` gives, or none (`--no-pair-port`).
+    public var pairPort = PairPortChoice.automatic
 
     public init(connection: ConnectionSettings, bind: String = Defaults.bind, localPort: Int = Defaults.localPort,
                 keepalive: Double = Double(Defaults.keepaliveSeconds), homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
