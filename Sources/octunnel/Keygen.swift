@@ -22,6 +22,7 @@ struct Keygen: ParsableCommand {
         if let comment, comment.contains(where: \.isNewline) {
             throw ValidationError("--comment cannot contain a line break")
         }
+        if let comment, let problem = KeyStore.commentProblem(comment) { throw ValidationError(problem) }
     }
 
     func run() throws {

@@ -25,6 +25,8 @@ let package = Package(
         .executableTarget(name: "FuzzSettings", dependencies: uses),
         .executableTarget(name: "FuzzStatusReply", dependencies: uses),
         .executableTarget(name: "FuzzSessionWatch", dependencies: uses),
+        .executableTarget(name: "FuzzServiceFiles", dependencies: uses),
+        .executableTarget(name: "FuzzForwardSpec", dependencies: uses),
         .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )

@@ -104,7 +104,7 @@ public enum PortReclaimProgram {
     /// as sshd's option parser wants (`\"`; no other escape exists there).
     public static func forcedCommand(listens: [HostPort]) -> String {
         let command = "exec /bin/sh -c '" + program(listens: listens) + "'"
-        return command.replacingOccurrences(of: "\"", with: "\\\"")
+        return command.replacingScalars("\"", with: "\\\"")
     }
 
     /// `forcedCommand(listens: [listen])`.

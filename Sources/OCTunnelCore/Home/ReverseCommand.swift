@@ -114,20 +114,21 @@ public struct ReverseCommand: Sendable {
 
 /// Quotes a word for POSIX shells only when it needs it.
 public func shellQuote(_ word: String) -> String {
-    let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-[]")
-    if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-    return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-[]".unicodeScalars)
+    if !word.isEmpty && word.unicodeScalars.allSatisfy({ safe.contains($0) }) { return word }
+    return "'" + word.replacingScalars("'", with: "'\\''") + "'"
 }
 
 private func systemdQuote(_ word: String) -> String {
-    let plain = word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != "%" && $0 != "$" }
+    // Scalar by scalar: a quote with a combining mark after it is one Character, still a quote.
+    let plain = word.unicodeScalars.allSatisfy { !$0.properties.isWhitespace && !"\"'\\%$".unicodeScalars.contains($0) }
     if plain && !word.isEmpty { return word }
-    let escaped = word.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        .replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+    let escaped = word.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"")
+        .replacingScalars("%", with: "%%").replacingScalars("$", with: "$$")
     return "\"\(escaped)\""
 }
 
 private func xmlEscape(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    text.replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;")
+        .replacingScalars(">", with: "&gt;").replacingScalars("\"", with: "&quot;")
 }

@@ -27,6 +27,15 @@ public struct KeyStore: Sendable {
         return "octunnel@\(name.isEmpty ? "localhost" : name)"
     }
 
+    /// Why `comment` cannot end a printed key line, or nil: a control character or an invisible
+    /// format character (a bidi override such as U+202E, a zero-width one such as U+200B) would
+    /// make the line read as something it is not.
+    public static func commentProblem(_ comment: String) -> String? {
+        guard let bad = comment.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value)
+            || $0.properties.generalCategory == .format }) else { return nil }
+        return "--comment contains \(HostPort.unicodeName(bad)), \(bad.properties.generalCategory == .format ? "an invisible format character" : "a control character"): give one without it"
+    }
+
     /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);
     /// with it the current pair becomes `.prev` first, so a crash always leaves a whole pair.
     /// Runs under `lockPath`, so concurrent rotations happen one after the other.

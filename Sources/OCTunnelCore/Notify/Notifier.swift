@@ -77,7 +77,7 @@ final class Notifier: @unchecked Sendable {
     /// bus (`DBUS_SESSION_BUS_ADDRESS`), `osascript` on macOS; nil otherwise (a server, ssh).
     static func desktopCommand(_ moment: AgentMoment, environment: [String: String]) -> (path: String, arguments: [String])? {
 #if os(macOS)
-        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        func quoted(_ text: String) -> String { "\"" + text.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"") + "\"" }
         return ("/usr/bin/osascript", ["-e", "display notification \(quoted(moment.message)) with title \(quoted(moment.headline))"])
 #else
         guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }

@@ -41,11 +41,11 @@ struct LaunchAgent {
     /// character references (`&#10;`), so a path keeps them and the file keeps one element a
     /// line; `ServiceDefinition.validate` refuses the other controls, which XML 1.0 cannot hold.
     static func escape(_ text: String, comment: Bool = false) -> String {
-        var escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;")
+        var escaped = text.replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;")
+            .replacingScalars(">", with: "&gt;")
         for (raw, reference) in [("\t", "&#9;"), ("\n", "&#10;"), ("\r", "&#13;")] {
-            escaped = escaped.replacingOccurrences(of: raw, with: reference)
+            escaped = escaped.replacingScalars(raw, with: reference)
         }
-        return comment ? escaped.replacingOccurrences(of: "--", with: "- -") : escaped
+        return comment ? escaped.replacingScalars("--", with: "- -") : escaped
     }
 }

@@ -31,8 +31,8 @@ struct SystemdUnit {
     /// variables), and a control character becomes systemd's C escape `\xHH` (systemd.syntax(7)),
     /// so no character of a path can end the line and start a directive of its own.
     static func quote(_ word: String) -> String {
-        let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { !isControl($0) } && word.allSatisfy { !$0.isWhitespace && $0 != "\"" && $0 != "'" && $0 != "\\" && $0 != ";" }
+        let escaped = word.replacingScalars("%", with: "%%").replacingScalars("$", with: "$$")
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { !isControl($0) && !$0.properties.isWhitespace && !"\"'\\;".unicodeScalars.contains($0) }
         if plain { return escaped }
         var quoted = "\""
         for scalar in escaped.unicodeScalars {

@@ -33,7 +33,7 @@ public enum OutsideText {
         var clean = text
         // Longest first, so a secret that contains another is redacted whole.
         for secret in secrets.filter({ !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
-            clean = clean.replacingOccurrences(of: secret, with: redacted)
+            clean = clean.replacingScalars(secret, with: redacted)
         }
         return clean
     }

@@ -27,12 +27,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// Bytes a host name may never contain: whitespace, controls, and what a shell, ssh or
 /// known_hosts gives meaning to (HostPort.validateHost's list).
-private let forbidden = Set(Array(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#".utf8) + Array(0..<0x20) + [0x7F])
+private let forbidden = Set(Array(" \t\r\n,/\\@[]*?!'\"`$;|&<>(){}#~".utf8) + Array(0..<0x20) + [0x7F])
 
 private func checkHost(_ host: String, in text: String) {
     precondition(!host.isEmpty && host.utf8.count <= 253, "host \(debug(host)) from \(debug(text))")
     precondition(!host.utf8.contains(where: forbidden.contains), "host \(debug(host)) from \(debug(text)) has a forbidden byte")
     precondition(host.utf8.first != UInt8(ascii: "-"), "host \(debug(host)) from \(debug(text)) starts with -")
+    precondition(!host.unicodeScalars.contains { $0.properties.generalCategory == .format }, "host \(debug(host)) from \(debug(text)) has a format character")
 }
 
 private func isUserByte(_ byte: UInt8) -> Bool {
