@@ -1,9 +1,10 @@
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// Where `tunnel up` listens for OpenCode 2's pair links: OpenCode's own ports by itself, the
 /// user's `--pair-port N` whatever the far side says, never what `/api/info` alone names.
-@Suite("the pair port: OpenCode's choice or the user's, never the far side's")
+@Suite("the pair port: OpenCode's choice or the user's, never the far side's", .ownThreads)
 struct PairPortTests {
     static func report(_ port: Int?, generation: OpenCodeGeneration = .two) -> HealthReport {
         HealthReport(version: "2.0.21", generation: generation, healthPath: "/api/info", eventsPath: "/api/event", healthMilliseconds: 1,

@@ -6,7 +6,7 @@ import Testing
 /// Escapes and redaction compare scalars, not Characters: a quote or a secret followed by a
 /// combining mark (one Character) is still a quote or a secret (found by FuzzForwardSpec: a host
 /// starting with U+FE0F left a bare `"` in the key line's forced command).
-@Suite("escapes and redaction, scalar by scalar")
+@Suite("escapes and redaction, scalar by scalar", .ownThreads)
 struct ScalarReplacingTests {
     @Test("a quote followed by a combining mark is replaced; other text is untouched")
     func replacing() {
