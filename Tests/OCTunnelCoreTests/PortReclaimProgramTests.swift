@@ -267,12 +267,12 @@ struct PortReclaimProgramTests {
         // Rounds take 0.2 s or more each: 4 unchanged rounds are about 1 s of a 3 s window.
         for (same, silence) in [(0, 1), (4, 3), (3, 6)] {
             let proc = try Self.relayedHolder()
-            let io = try proc.ioFIFO(4_194_501)
+            let io = try FIFOFeeder(proc.ioFIFO(4_194_501))
             let program = try proc.start(shell: shell, verb: "octunnel-reclaim", listen: Self.listen, heartbeatSilence: silence)
             defer { program.signal(SIGKILL); _ = program.waitForExit(timeout: 5) }
             // The program's rounds read the counter once each: `same` rounds unchanged, then 2 bytes more.
             for rchar in Array(repeating: 406_027, count: same + 1) + [406_029] {
-                #expect(feed(io, "rchar: \(rchar)\nwchar: 0\nsyscr: 749\n", while: program), "round with rchar \(rchar)")
+                #expect(io.feed("rchar: \(rchar)\nwchar: 0\nsyscr: 749\n", while: program), "round with rchar \(rchar)")
             }
             #expect(program.waitForExit(timeout: 20) == 0)
             let output = program.stdout.joined(separator: "\n")
@@ -309,11 +309,11 @@ struct PortReclaimProgramTests {
              "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=127.0.0.1:41184 txq=92 retrans=3 silent=0"),
         ] {
             let proc = try Self.relayedHolder(heartbeat: false)
-            let tcp = try proc.tcpFIFO()
+            let tcp = try FIFOFeeder(proc.tcpFIFO())
             let program = try proc.start(shell: shell, verb: "octunnel-inspect", listen: Self.listen, heartbeatSilence: 6)
             defer { program.signal(SIGKILL); _ = program.waitForExit(timeout: 5) }
             for (index, table) in tables.enumerated() {
-                #expect(feed(tcp, RecordedProc.table(table), while: program), "read \(index + 1) of net/tcp: \(program.stderrText)")
+                #expect(tcp.feed(RecordedProc.table(table), while: program), "read \(index + 1) of net/tcp: \(program.stderrText)")
             }
             #expect(program.waitForExit(timeout: 20) == 0)
             #expect(program.stdout.joined(separator: "\n") == expected, "\(program.stderrText)")
@@ -549,25 +549,44 @@ final class RecordedProc {
     }
 }
 
-/// Writes `text` to the FIFO at `path` once a reader has it open (polled every 10 ms, for up to
-/// 20 s and while `reader` runs); false when none came.
-func feed(_ path: String, _ text: String, while reader: RunningProcess) -> Bool {
-    var fd: Int32 = -1
-    _ = waitUntil(timeout: 20) {
-        fd = open(path, O_WRONLY | O_NONBLOCK)
-        return fd >= 0 || !reader.isRunning
+/// Feeds a FIFO one text per read: each text goes to the next reader that opens it. That the
+/// reader which took a text has let go is told by inotify (its `IN_CLOSE_NOWRITE`), never by
+/// opening the FIFO again: such a probe, landing while the program's next read already waits in
+/// open(), completes that open and, closing, hands it an empty table (CI with busy loops: the
+/// "read again" case asked for one read more than the test feeds and waited; issue noted at
+/// 9f7dcfe). A text written before the previous reader let go would join its read instead.
+final class FIFOFeeder {
+    let path: String
+    private let events: Int32
+
+    /// Watches `path` (made by the test, before the program starts) for readers closing it.
+    init(_ path: String) throws {
+        self.path = path
+        events = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard events >= 0 else { throw HarnessError("inotify_init1: errno \(errno)") }
+        guard inotify_add_watch(events, path, UInt32(IN_CLOSE_NOWRITE)) >= 0 else {
+            close(events)
+            throw HarnessError("inotify_add_watch \(path): errno \(errno)")
+        }
     }
-    guard fd >= 0 else { return false }
-    let bytes = Array(text.utf8)
-    let written = write(fd, bytes, bytes.count) == bytes.count
-    close(fd)
-    // Until that reader has let go (read to EOF), so the next text goes to the next read. The
-    // program sleeps 0.2 s between its reads: a 10 ms poll sees the gap.
-    _ = waitUntil(timeout: 20) {
-        let probe = open(path, O_WRONLY | O_NONBLOCK)
-        guard probe >= 0 else { return true }
-        close(probe)
-        return !reader.isRunning
+
+    deinit { close(events) }
+
+    /// Writes `text` once a reader has the FIFO open (polled every 10 ms, for up to 20 s and while
+    /// `reader` runs), then waits for that reader to close it; false when no reader came.
+    func feed(_ text: String, while reader: RunningProcess) -> Bool {
+        var fd: Int32 = -1
+        _ = waitUntil(timeout: 20) {
+            fd = open(path, O_WRONLY | O_NONBLOCK)
+            return fd >= 0 || !reader.isRunning
+        }
+        guard fd >= 0 else { return false }
+        let bytes = Array(text.utf8)
+        let written = write(fd, bytes, bytes.count) == bytes.count
+        close(fd)
+        // Only readers close the FIFO without writing: one event is this reader letting go.
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        _ = waitUntil(timeout: 20) { read(events, &buffer, buffer.count) > 0 || !reader.isRunning }
+        return written
     }
-    return written
 }
