@@ -6,6 +6,10 @@ import Foundation
 /// it ends (a reconnect of the tunnel, OpenCode restarted), with nothing from before counted
 /// twice. An answer that is not a stream (OpenCode 2 without a password here: 401) is said once,
 /// with the fix, and asked again less and less often (up to every 30 s).
+///
+/// Asleep when nothing happens (issue 48): its thread waits for the stream's bytes, for the
+/// next "finished" to settle, or for `stop()` (a `StopSignal` it polls beside the socket),
+/// never on a tick; OpenCode's heartbeats are its only wake-ups.
 final class EventFollower: @unchecked Sendable {
     private let host: String
     private let port: Int
@@ -17,6 +21,9 @@ final class EventFollower: @unchecked Sendable {
     private var running = false
     private var stopped = false
     private var said = Set<String>()
+    /// What `stop()` signals to the thread asleep on the stream (nil if no pipe could be made:
+    /// then the stop is seen at the stream's next bytes).
+    private let stopSignal = try? StopSignal()
 
     init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.host = host
@@ -38,12 +45,15 @@ final class EventFollower: @unchecked Sendable {
         thread.start()
     }
 
-    /// Ends the thread at its next tick (0.1 s at most).
+    /// Ends the thread (at once, where it sleeps) and the notifier's programs (their whole
+    /// groups, waited for).
     func stop() {
         condition.lock()
         stopped = true
         condition.signal()
         condition.unlock()
+        stopSignal?.signal()
+        notifier.stop()
     }
 
     private var isStopped: Bool {
@@ -52,7 +62,7 @@ final class EventFollower: @unchecked Sendable {
     }
 
     private func run() {
-        var watch = SessionWatch()
+        var watch = SessionWatch(secrets: credentials.secrets)
         var pause = 1.0
         while !isStopped {
             condition.lock()
@@ -62,9 +72,8 @@ final class EventFollower: @unchecked Sendable {
             let deliver: (inout SessionWatch) -> Void = { [notifier] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
             }
-            probe.tick = { [self] in
-                deliver(&watch)
-                return !isStopped
+            if let stopSignal {
+                probe.idle = HTTPProbe.IdleWork(stop: stopSignal, nextTurn: { watch.nextDue }, turn: { deliver(&watch) })
             }
             do {
                 var connected = false
