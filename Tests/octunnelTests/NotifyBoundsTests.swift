@@ -1,0 +1,154 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// What a hostile home can make `tunnel up`'s notifications cost (issue 48), through a real sshd
+/// and the stand-in: a flood of requests runs at most four programs at once and merges the rest
+/// while the tunnel serves; the password planted in the agent's words shows on no surface; the
+/// program's whole process group goes at its time limit and at exit.
+@Suite("notifications bounded whatever the home sends", .ownThreads, .timeLimit(.minutes(4)))
+struct NotifyBoundsTests {
+    static func lines(_ path: String) -> [String] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Whether `pid` is gone (or a zombie nobody reaped yet: dead all the same).
+    static func isGone(_ pid: Int) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+
+    /// `tunnel up` against a 2.x stand-in with `password`, following its events, with `extra` flags.
+    static func up(_ fixture: TunnelFixture, _ backend: OpenCodeStandIn, password: String, extra: [String],
+                   environment: [String: String] = [:]) throws -> RunningProcess {
+        try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"] + extra,
+                       environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }.merging(environment) { $1 })
+    }
+
+    @Test("200 distinct permission requests and a --notify-command that takes 2 s: at most 4 run at once, the rest are merged into \"+N more permissions asked in Fix the login bug\" (every request counted once), the tunnel serves throughout, and the command's environment has no OPENCODE_PASSWORD")
+    func flood() async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        let log = scratch.file("log")
+        try scratch.write("slow.sh", "#!/bin/sh\necho start >> '\(log)'\nenv > '\(scratch.file("env"))'\nsleep 2\necho end >> '\(log)'\n", mode: 0o755)
+        let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("slow.sh")])
+        defer { tunnel.stopGracefullyOrKill() }
+        let port = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]])) == 1)
+
+        let served = try await offPool { () -> [Bool] in
+            var served: [Bool] = []
+            for request in 0..<200 {
+                _ = NotifyTests.emit(backend, NotifyTests.session("s1", "permission.asked", ["id": "per_\(request)", "permission": "bash",
+                                                                                             "patterns": ["make \(request)"]]))
+                if request % 20 == 0 { served.append(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true) }
+            }
+            return served
+        }
+        #expect(served.allSatisfy { $0 } && served.count == 10, "\(served)")
+        let counted = try await offPool { () -> Int in
+            var counted = 0
+            _ = waitUntil(timeout: 60) {
+                let told = tunnel.stderr.filter { $0.hasPrefix("notify: ") }
+                counted = told.reduce(0) { sum, line in
+                    guard let more = line.range(of: ": +") else { return sum + 1 }
+                    return sum + (Int(line[more.upperBound...].prefix { $0.isNumber }) ?? 0)
+                }
+                return counted >= 200 && Self.lines(log).filter { $0 == "end" }.count == told.count
+            }
+            return counted
+        }
+        #expect(counted == 200, "\(tunnel.stderrText)")
+        #expect(tunnel.stderrText.contains("more permissions asked in Fix the login bug"), "\(tunnel.stderrText)")
+        var running = 0, most = 0
+        for line in Self.lines(log) {
+            running += line == "start" ? 1 : -1
+            most = max(most, running)
+        }
+        #expect(most <= 4 && most >= 2, "at most 4 at once: \(most)")
+        let environment = Self.lines(scratch.file("env"))
+        #expect(!environment.contains { $0.hasPrefix("OPENCODE_") } && environment.contains("OCTUNNEL_EVENT=permission"), "\(environment)")
+        #expect(!environment.joined().contains(password))
+        #expect(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true)
+        #expect(tunnel.isRunning)
+    }
+
+    @Test("the password and its Basic token planted in a title, an error's message, a permission's pattern and a question: on stderr, in tunnel status (text and JSON), in the command's environment and on the desktop (dunst), only ***")
+    func plantedPassword() async throws {
+        let password = "pw-\(UUID().uuidString.prefix(12))"
+        let token = Data("opencode:\(password)".utf8).base64EncodedString()
+        let desktop = try DesktopSession()
+        defer { desktop.stop() }
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        try scratch.write("env.sh", "#!/bin/sh\nenv > '\(scratch.file("env"))'-$$\n", mode: 0o755)
+        let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("env.sh")],
+                                 environment: desktop.environment)
+        defer { tunnel.stopGracefullyOrKill() }
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        for event in [NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Rotate \(password) today", "directory": "/home/me/shop"]]),
+                      NotifyTests.session("s1", "session.status", ["status": ["type": "busy"]]),
+                      NotifyTests.session("s1", "permission.asked", ["id": "per_1", "permission": "bash",
+                                                                     "patterns": ["curl -u opencode:\(password) https://push.example", "echo \(token)"]]),
+                      NotifyTests.session("s1", "question.asked", ["id": "que_1", "questions": [["question": "Send Basic \(token)?"]]]),
+                      NotifyTests.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]])] {
+            #expect(NotifyTests.emit(backend, event) == 1)
+        }
+        let files = try await offPool { () -> [String] in
+            _ = waitUntil(timeout: 20) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }.count == 3
+                    && desktop.shown.count == 3
+            }
+            return ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }
+        }
+        #expect(files.count == 3 && desktop.shown.count == 3, "\(files) \(desktop.shown) \(tunnel.stderrText)")
+        let environments = files.map { (try? String(contentsOfFile: scratch.file($0), encoding: .utf8)) ?? "" }
+        let status = try await offPool { try fixture.run(["tunnel", "status"]) }
+        let json = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
+        #expect(status.stdout.components(separatedBy: "notified").count - 1 == 3, "\(status.stdout)")
+        #expect(tunnel.stderrText.contains("notify: OpenCode asks for permission: Rotate *** today (shop): bash: curl -u opencode:*** https://push.example, echo ***"),
+                "\(tunnel.stderrText)")
+        let surfaces = [tunnel.stderrText, status.stdout, json.stdout] + environments + desktop.shown.map { $0.summary + "\n" + $0.body }
+        for surface in surfaces {
+            #expect(!surface.contains(password) && !surface.contains(token), "\(surface)")
+        }
+    }
+
+    @Test("the command's whole process group is killed at its time limit (a `sleep 40` it started too), and at exit a command still running is ended with its group")
+    func processGroup() async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        for (timeout, pidFile) in [("1", "at-limit"), ("60", "at-exit")] {
+            try scratch.write("hang-\(pidFile).sh", "#!/bin/sh\nsleep 40 &\necho $! > '\(scratch.file(pidFile))'\nwait\n", mode: 0o755)
+            let tunnel = try Self.up(fixture, backend, password: password,
+                                     extra: ["--notify-command", scratch.file("hang-\(pidFile).sh"), "--notify-timeout", timeout])
+            defer { tunnel.stopGracefullyOrKill() }
+            try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+            try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+            #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
+            let pid = try #require(try await offPool { () -> Int? in
+                _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }
+                return Int(Self.lines(scratch.file(pidFile)).first ?? "")
+            }, "\(tunnel.stderrText)")
+            if timeout == "1" {
+                #expect(try await offPool { tunnel.waitForLine(containing: "ran longer than 1 s and was stopped") } != nil, "\(tunnel.stderrText)")
+            } else {
+                tunnel.signal(SIGINT)
+                #expect(try await offPool { tunnel.waitForExit(timeout: 10) } != nil, "\(tunnel.stderrText)")
+            }
+            #expect(try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } }, "the command's child \(pid) lives on (\(pidFile))")
+        }
+    }
+}
