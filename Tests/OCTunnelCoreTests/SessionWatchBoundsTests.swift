@@ -25,6 +25,28 @@ struct SessionWatchBoundsTests {
         #expect(watch.due(now: 2).map(\.sessionID) == ["early-busy"])
     }
 
+    @Test("requests waiting: each asked counts once until it is answered (1.x requestID, older 1.x permissionID, 2.x id, a question rejected) or its session ends its turn; at most the bound")
+    func waiting() {
+        var watch = SessionWatch()
+        _ = watch.feed(Self.status("s", "busy"), now: 0)
+        for request in ["p1", "p2", "p3", "p4", "p1"] {
+            _ = watch.feed(Self.event("permission.asked", ["sessionID": "s", "id": request, "permission": "bash"]), now: 0)
+        }
+        _ = watch.feed(Self.event("question.asked", ["sessionID": "t", "id": "q1", "questions": [["question": "Which?"]]]), now: 0)
+        #expect(watch.waitingCount == 5)
+        _ = watch.feed(Self.event("permission.replied", ["sessionID": "s", "requestID": "p1", "reply": "once"]), now: 0)
+        _ = watch.feed(Self.event("permission.replied", ["sessionID": "s", "permissionID": "p2", "response": "always"]), now: 0)
+        _ = watch.feed(Self.event("permission.v2.replied", ["sessionID": "s", "id": "p3"]), now: 0)
+        _ = watch.feed(Self.event("question.rejected", ["sessionID": "t", "requestID": "q1"]), now: 0)
+        #expect(watch.waitingCount == 1)
+        _ = watch.feed(Self.status("s", "idle"), now: 1)
+        #expect(watch.due(now: 2).count == 1 && watch.waitingCount == 0, "the session finished: p4 waits no more")
+        for request in 0..<(SessionWatch.Limits.waiting + 50) {
+            _ = watch.feed(Self.event("permission.asked", ["sessionID": "u", "id": "r\(request)", "permission": "bash"]), now: 3)
+        }
+        #expect(watch.waitingCount == SessionWatch.Limits.waiting)
+    }
+
     @Test("a 900 KB title, directory, request and error message are kept as a few hundred bytes, cut marked")
     func bigTexts() {
         var watch = SessionWatch()

@@ -77,6 +77,16 @@ struct NotifyBoundsTests {
         #expect(!environment.joined().contains(password))
         #expect(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true)
         #expect(tunnel.isRunning)
+        // None was answered: tunnel status says all 200 wait; one answer elsewhere, 199.
+        @Sendable func waiting() throws -> Int? {
+            let status = try fixture.run(["tunnel", "status", "--json"])
+            return (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["permissionsWaiting"] as? Int
+        }
+        #expect(try await offPool { try waiting() } == 200)
+        #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "permission.replied", ["requestID": "per_7", "reply": "once"])) == 1)
+        #expect(try await offPool { waitUntil(timeout: 10) { (try? waiting()) == 199 } })
+        let human = try await offPool { try fixture.run(["tunnel", "status"]) }
+        #expect(human.stdout.contains("waiting     199 for an answer"), "\(human.stdout)")
     }
 
     @Test("the password and its Basic token planted in a title, an error's message, a permission's pattern and a question: on stderr, in tunnel status (text and JSON), in the command's environment and on the desktop (dunst), only ***")

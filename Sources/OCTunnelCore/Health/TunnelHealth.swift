@@ -54,6 +54,7 @@ public struct TunnelHealth: Sendable {
                     EventFollower(host: HealthCheck.address(forBind: bind), port: localPort, credentials: credentials,
                                   notifier: Notifier(options: notify, secrets: credentials.secrets, record: { engine.recordNotification($0) },
                                                      emit: engine.emit),
+                                  waiting: { engine.recordPermissionsWaiting($0) },
                                   emit: engine.emit)
                 }?.follow(path: path)
             }

@@ -16,6 +16,8 @@ final class EventFollower: @unchecked Sendable {
     private let credentials: OpenCodeCredentials
     private let notifier: Notifier
     private let emit: @Sendable (EngineEvent) -> Void
+    /// Told how many requests wait for an answer each time that changes (`tunnel status`).
+    private let waiting: @Sendable (Int) -> Void
     private let condition = NSCondition()
     private var path: String?
     private var running = false
@@ -25,7 +27,9 @@ final class EventFollower: @unchecked Sendable {
     /// then the stop is seen at the stream's next bytes).
     private let stopSignal = try? StopSignal()
 
-    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, emit: @escaping @Sendable (EngineEvent) -> Void) {
+    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, waiting: @escaping @Sendable (Int) -> Void = { _ in },
+         emit: @escaping @Sendable (EngineEvent) -> Void) {
+        self.waiting = waiting
         self.host = host
         self.port = port
         self.credentials = credentials
@@ -63,14 +67,19 @@ final class EventFollower: @unchecked Sendable {
 
     private func run() {
         var watch = SessionWatch(secrets: credentials.secrets)
+        var waitingSaid = 0
         var pause = 1.0
         while !isStopped {
             condition.lock()
             let path = self.path ?? "/api/event"
             condition.unlock()
             var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
-            let deliver: (inout SessionWatch) -> Void = { [notifier] watch in
+            let deliver: (inout SessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
+                if watch.waitingCount != waitingSaid {
+                    waitingSaid = watch.waitingCount
+                    waiting(waitingSaid)
+                }
             }
             if let stopSignal {
                 probe.idle = HTTPProbe.IdleWork(stop: stopSignal, nextTurn: { watch.nextDue }, turn: { deliver(&watch) })

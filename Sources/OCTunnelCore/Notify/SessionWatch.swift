@@ -48,6 +48,8 @@ public struct SessionWatch: Sendable {
         static let tools = 64
         /// Requests and errors remembered as told.
         static let told = 4096
+        /// Requests counted as waiting.
+        static let waiting = 1000
     }
 
     public init(settle: Double = 0.5, secrets: [String] = []) {
@@ -84,6 +86,8 @@ public struct SessionWatch: Sendable {
     private var toldErrors = BoundedSet<String>(capacity: Limits.told)
     /// Counts the requests that came without an id.
     private var unnamed = 0
+    /// The requests that wait for an answer, and their sessions.
+    private var waiting: [String: String] = [:]
 
     /// How many sessions are kept (at most `Limits.sessions`).
     var sessionCount: Int { sessions.count }
@@ -98,6 +102,14 @@ public struct SessionWatch: Sendable {
 
     /// The moments `event` makes now.
     mutating func feed(_ event: OpenCodeEvent, now: Double, at date: Date = Date()) -> [AgentMoment] {
+        if Self.answers.contains(event.type) {
+            // Answered (here, in OpenCode's UI, anywhere): no longer waits. 1.x names the request
+            // requestID (older: permissionID), 2.x id.
+            if let request = event.string("requestID") ?? event.string("permissionID") ?? event.string("id") {
+                waiting[kept(request, Limits.id)] = nil
+            }
+            return []
+        }
         guard let whole = event.sessionID else { return [] }
         let id = kept(whole, Limits.id)
         heard += 1
@@ -119,12 +131,14 @@ public struct SessionWatch: Sendable {
         case "session.idle":
             noteIdle(&session, now: now)
         case "session.execution.succeeded":
+            answered(in: id)
             guard session.busy || session.idleSince != nil else { return [] }
             session.busy = false
             session.idleSince = nil
             guard session.parent == nil else { return [] }
             return [moment(.finished, id, session, detail: nil, at: date)]
         case "session.execution.failed":
+            answered(in: id)
             session.busy = false
             session.idleSince = nil
             let message = event.fields["message"] as? String ?? (event.fields["error"] as? [String: Any])?["message"] as? String
@@ -149,18 +163,21 @@ public struct SessionWatch: Sendable {
         case "permission.asked", "permission.updated", "permission.v2.asked":
             let named = event.string("id").map { kept($0, Limits.id) }
             let request = named ?? unnamedRequest(id)
+            waits(request, in: id)
             guard toldPermissions.insert(request) else { return [] }
             var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
             asked.permissionID = named
             return [asked]
         case "question.asked":
             let request = event.string("id").map { kept($0, Limits.id) } ?? unnamedRequest(id)
+            waits(request, in: id)
             guard toldPermissions.insert(request) else { return [] }
             let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
             return [moment(.permission, id, session, detail: question, at: date)]
         case "session.error":
             let error = event.fields["error"] as? [String: Any]
             let name = error?["name"] as? String ?? "error"
+            answered(in: id)
             guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
             let message = (error?["data"] as? [String: Any])?["message"] as? String
             let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
@@ -189,6 +206,7 @@ public struct SessionWatch: Sendable {
             sessions[id]?.idleSince = nil
             sessions[id]?.busy = false
             settling.remove(id)
+            answered(in: id)
             guard session.parent == nil else { continue }
             moments.append(moment(.finished, id, session, detail: nil, at: date))
         }
@@ -230,6 +248,26 @@ public struct SessionWatch: Sendable {
             sessions[dropped.id] = nil
             settling.remove(dropped.id)
         }
+    }
+
+    /// The events that say a request was answered (or rejected).
+    static let answers: Set<String> = ["permission.replied", "permission.v2.replied", "question.replied", "question.rejected",
+                                       "question.v2.replied", "question.v2.rejected"]
+
+    /// How many permission requests and questions wait for an answer, as far as this stream told
+    /// (at most `Limits.waiting`): asked, and neither answered nor ended with their session.
+    public var waitingCount: Int { waiting.count }
+
+    /// Notes `request` of `session` as waiting, up to `Limits.waiting`.
+    private mutating func waits(_ request: String, in session: String) {
+        guard waiting[request] != nil || waiting.count < Limits.waiting else { return }
+        waiting[request] = session
+    }
+
+    /// The session ended its turn (finished, failed, aborted): nothing of it waits any more.
+    private mutating func answered(in session: String) {
+        guard waiting.values.contains(session) else { return }
+        waiting = waiting.filter { $0.value != session }
     }
 
     /// Notes a running tool call, up to `Limits.tools` per session.
