@@ -83,7 +83,7 @@ struct HTTPProbe {
             guard remaining > 0 else { throw .timedOut }
             guard let idle else {
                 if (try? connection.socket.waitReadable(milliseconds: Int32(min(remaining, 86_400) * 1000) + 1)) == true { break }
-                continue
+                throw .timedOut
             }
             var wait = remaining
             if let next = idle.nextTurn() { wait = min(wait, max(0, next - MonotonicClock.now())) }
