@@ -133,6 +133,39 @@ struct NotifyBoundsTests {
         }
     }
 
+    /// The resident memory of `pid` now, in KiB.
+    static func residentKilobytes(_ pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test("50 session.updated with 900 KB titles (45 MB through the tunnel): tunnel up's resident memory grows by less than 10 MB, and the next moment names its session by a title cut to a few hundred bytes")
+    func bigTitles() async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let tunnel = try Self.up(fixture, backend, password: password, extra: [])
+        defer { tunnel.stopGracefullyOrKill() }
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        let before = Self.residentKilobytes(tunnel.pid)
+        let big = String(repeating: "t", count: 900_000)
+        try await offPool {
+            for index in 0..<50 {
+                _ = NotifyTests.emit(backend, NotifyTests.session("big\(index)", "session.updated", ["info": ["id": "big\(index)", "title": "\(index) \(big)"]]))
+            }
+        }
+        // Read up to here once the failure sent last is told.
+        #expect(NotifyTests.emit(backend, NotifyTests.session("big49", "session.error", ["error": ["name": "APIError", "data": ["message": "last"]]])) == 1)
+        let line = try #require(try await offPool { tunnel.waitForLine(containing: "notify: OpenCode failed: 49 ttt", timeout: 180) }, "\(tunnel.stderrText)")
+        let after = Self.residentKilobytes(tunnel.pid)
+        #expect(after - before < 10 * 1024, "RSS \(before) → \(after) KiB")
+        #expect(line.utf8.count < 600 && line.contains("…"), "\(line.prefix(300))")
+        #expect(tunnel.isRunning)
+    }
+
     @Test("the command's whole process group is killed at its time limit (a `sleep 40` it started too), and at exit a command still running is ended with its group")
     func processGroup() async throws {
         let password = "pw-\(UUID().uuidString.prefix(8))"
