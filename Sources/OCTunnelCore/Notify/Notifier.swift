@@ -131,16 +131,19 @@ final class Notifier: @unchecked Sendable {
         return jobs
     }
 
-    /// With the lock: a lane for what waits (a job, a held notice), an idle one woken or a new
-    /// one made while there are fewer than `Limits.lanes`.
+    /// With the lock: lanes for what waits: the idle ones woken, and new ones made for the jobs
+    /// they cannot take while there are fewer than `Limits.lanes` (one, for a held notice's time).
     private func wakeLane() {
         guard !jobs.isEmpty || budget.heldCount > 0 else { return }
-        if idleLanes > 0 { return condition.signal() }
-        guard lanes < Limits.lanes, lanes == 0 || !jobs.isEmpty else { return }
-        lanes += 1
-        let thread = Thread { [self] in lane() }
-        thread.name = "octunnel-notify"
-        thread.start()
+        if idleLanes > 0 { condition.broadcast() }
+        var wanted = max(jobs.count - idleLanes, lanes == 0 ? 1 : 0)
+        while wanted > 0, lanes < Limits.lanes {
+            lanes += 1
+            wanted -= 1
+            let thread = Thread { [self] in lane() }
+            thread.name = "octunnel-notify"
+            thread.start()
+        }
     }
 
     /// One lane: tells the held notices whose time came, runs the jobs, and sleeps until a job
