@@ -24,6 +24,8 @@
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
 # BENCH_DEB13=0 skips the bulk row on libssh2 1.11.1 (scripts/lib/bulk-deb13.sh, Debian 13's root).
+# BENCH_IDLE=0 skips the idle wake-ups section (scripts/idle-wakeups.sh: ssh -N -L and tunnel up
+# with and without notifications, idle for IDLE_SECONDS, default 60).
 # BENCH_VERSUS=PATH: the other side is that octunnel binary (another commit's release build) instead
 # of ssh -N -L, named BENCH_VERSUS_NAME in the table: the same rows, written to
 # docs/benchmarks-versus.md; the sections that only compare with OpenSSH (the goals of issue 10,
@@ -38,7 +40,7 @@ VERSUS=${BENCH_VERSUS:-}
 B_NAME="ssh -L"; OUT=docs/benchmarks.md
 if [ -n "$VERSUS" ]; then
   B_NAME=${BENCH_VERSUS_NAME:-the other octunnel}; OUT=docs/benchmarks-versus.md
-  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_RECLAIM BENCH_DEB13; do export "$skip=0"; done
+  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_RECLAIM BENCH_DEB13 BENCH_IDLE; do export "$skip=0"; done
 fi
 
 . scripts/lib/packages.sh
@@ -580,6 +582,26 @@ if [ "${BENCH_PACKAGE:-1}" != 0 ]; then
   else
     echo "package.sh --check failed; its log: $work/package.log" >&2
     tail -5 "$work/package.log" >&2
+  fi
+fi
+
+# Asleep when nothing happens (issue 48): the wake-ups of an idle tunnel, ssh -N -L beside tunnel up
+# without and with notifications (scripts/idle-wakeups.sh, IDLE_SECONDS each, default 60), a
+# section of docs/benchmarks.md; BENCH_IDLE=0 skips it.
+if [ "${BENCH_IDLE:-1}" != 0 ]; then
+  if idle=$(OCT="$OCT" bash scripts/idle-wakeups.sh 2> "$work/idle.log"); then
+    {
+      echo
+      echo "## Asleep when nothing happens (\`scripts/idle-wakeups.sh\`, issue 48)"
+      echo
+      echo "Context switches of every thread of each tunnel, idle for ${IDLE_SECONDS:-60} s once ready, through the same sshd to"
+      echo "the OpenCode stand-in (1.x, a heartbeat every 10 s, the only thing that happens); goal: tunnel up with"
+      echo "notifications at most 0.5 a second beyond the heartbeats."
+      echo
+      echo "$idle"
+    } >> docs/benchmarks.md
+  else
+    echo "idle wake-ups: failed; $(tail -3 "$work/idle.log")" >&2
   fi
 fi
 

@@ -69,7 +69,7 @@ as the cookie only when the request has no Origin or its Origin's host:port equa
 at / fetches /api/info once loaded and shows "API <status> <body>" in #root, as the real one reads
 the API with the cookie.
 Session events, for tests (not an OpenCode route): POST /standin/emit with {"type", "fields",
-"directory"?} sends that event to every open event stream in its flavour's shape: 2.x
+"directory"?} (or a JSON array of them, in order) sends that event to every open event stream in its flavour's shape: 2.x
 {"id","type","data":fields}; 1.x /event {"id","type","properties":fields}; 1.x /global/event
 {"directory","payload":{"id","type","properties"}} (the event names and fields are OpenCode's:
 session.status, session.idle, session.error, session.updated, permission.asked, … see
@@ -203,9 +203,12 @@ def main():
             body = self.rfile.read(length) if length else b""
             if path == "/standin/emit":
                 event = json.loads(body)
+                # A JSON array is several events in their order (scripts/notify-bounds.sh's floods).
+                events = event if isinstance(event, list) else [event]
                 with subscribers_lock:
                     for q in subscribers:
-                        q.put(event)
+                        for one in events:
+                            q.put(one)
                     count = len(subscribers)
                     peers = [q.peer for q in subscribers]
                 return self.send_body(200, compact({"streams": count, "peers": peers}))

@@ -50,6 +50,20 @@ struct StatusSnapshotTests {
         #expect(older.forwards.isEmpty && older.humanLines(now: Self.now).filter { $0.hasPrefix("  forwarding") }.count == 1)
     }
 
+    @Test("permissions waiting (issue 48): round-trip through the JSON, a 'waiting' row when some wait, null and no row when nothing is followed")
+    func permissionsWaiting() throws {
+        var snapshot = try Self.connected()
+        #expect(snapshot.jsonText.contains("\"permissionsWaiting\":null"))
+        #expect(!snapshot.humanLines(now: Self.now).contains { $0.hasPrefix("  waiting") })
+        snapshot.permissionsWaiting = 3
+        let decoded = try #require(StatusSnapshot(jsonText: snapshot.jsonText))
+        #expect(decoded.permissionsWaiting == 3)
+        #expect(decoded.humanLines(now: Self.now).contains("  waiting     3 for an answer (permission requests and questions)"),
+                "\(decoded.humanLines(now: Self.now))")
+        snapshot.permissionsWaiting = 0
+        #expect(!snapshot.humanLines(now: Self.now).contains { $0.hasPrefix("  waiting") })
+    }
+
     @Test("the JSON round-trips, with the event stream's names and null for what is unknown")
     func jsonRoundTrip() throws {
         let snapshot = try Self.connected()

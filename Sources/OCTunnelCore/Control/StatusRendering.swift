@@ -32,6 +32,9 @@ extension StatusSnapshot {
             if let lastError { text += " · last error: \(lastError)" }
             row("reconnects", text)
         }
+        if let permissionsWaiting, permissionsWaiting > 0 {
+            row("waiting", "\(permissionsWaiting) for an answer (permission requests and questions)")
+        }
         for notified in notifications {
             row("notified", "\(notified.text) (\(Self.duration(now.timeIntervalSince(notified.at))) ago)")
         }

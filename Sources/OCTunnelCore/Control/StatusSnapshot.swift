@@ -109,6 +109,9 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var health: Health?
     /// The last three notifications (`tunnel up`, issue 40), the newest last.
     public var notifications: [Notified] = []
+    /// How many permission requests and questions wait for an answer, as OpenCode's event stream
+    /// told `tunnel up` (issue 48); nil when it follows none.
+    public var permissionsWaiting: Int?
 
     /// One notification as `status` shows it.
     public struct Notified: Sendable, Equatable {
@@ -178,6 +181,7 @@ extension StatusSnapshot {
             object["health"] = NSNull()
         }
         object["notifications"] = notifications.map { ["kind": $0.kind, "text": $0.text, "at": Self.formatDate($0.at)] }
+        object["permissionsWaiting"] = permissionsWaiting.map { $0 as Any } ?? NSNull()
         return object
     }
 
@@ -236,6 +240,7 @@ extension StatusSnapshot {
                   let at = (item["at"] as? String).flatMap(Self.parseDate) else { return nil }
             return Notified(kind: kind, text: text, at: at)
         }
+        permissionsWaiting = (object["permissionsWaiting"] as? Int).map { max(0, $0) }
     }
 
     /// ISO 8601 in UTC with milliseconds (`2026-11-22T15:25:23.120Z`), without ICU (`UTCTimestamp`).

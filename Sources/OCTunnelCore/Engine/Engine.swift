@@ -89,6 +89,10 @@ public final class Engine: @unchecked Sendable {
         driver.notifications.update { $0 = Array(($0 + [notified]).suffix(3)) }
     }
 
+    /// Keeps how many permission requests and questions wait for an answer, for `status`; safe
+    /// from any thread.
+    func recordPermissionsWaiting(_ count: Int) { driver.permissionsWaiting.value = count }
+
     /// Keeps the last health test for `status`; safe from any thread.
     public func recordHealth(_ health: StatusSnapshot.Health) { driver.health.value = health }
 

@@ -38,6 +38,8 @@ final class SessionDriver: PollOwner {
     /// The last health test, set from any thread; `status` reports it.
     let health = Locked<StatusSnapshot.Health?>(nil)
     let notifications = Locked<[StatusSnapshot.Notified]>([])
+    /// How many requests wait for an answer, once the event follower has said (nil before).
+    let permissionsWaiting = Locked<Int?>(nil)
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel

@@ -27,6 +27,7 @@ extension SessionDriver: StatusSource {
         for forward in forwards { forward.describe(into: &snapshot) }
         snapshot.health = health.value
         snapshot.notifications = notifications.value
+        snapshot.permissionsWaiting = permissionsWaiting.value
         if let event = record.lastNetworkEvent {
             snapshot.lastNetworkEvent = event.text
             snapshot.lastNetworkEventAt = event.at

@@ -13,9 +13,18 @@ struct HTTPProbe {
     /// What the request carries that must never be shown (the password and its token): taken
     /// out of every piece of the answer a failure quotes, before it is cut.
     var secrets: [String] = []
-    /// Called every 0.1 s while nothing arrives (a stream followed for as long as `tunnel up`
-    /// runs): false ends the wait as if the deadline had passed.
-    var tick: (() -> Bool)?
+    /// A long wait's other business (a stream followed for as long as `tunnel up` runs).
+    var idle: IdleWork?
+
+    /// What a wait for bytes also waits for, with no tick (issue 48: a follower that woke every
+    /// 0.1 s to see whether to stop cost a laptop 10 wake-ups a second): `stop` ends the wait at
+    /// once, as if the deadline had passed; `turn` runs when `nextTurn` (a `MonotonicClock`
+    /// time; nil: none) comes. Between them the thread sleeps until bytes come.
+    struct IdleWork {
+        let stop: StopSignal
+        let nextTurn: () -> Double?
+        let turn: () -> Void
+    }
 
     /// The head of a response.
     struct Head {
@@ -72,9 +81,16 @@ struct HTTPProbe {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw .timedOut }
-            let wait = tick == nil ? remaining : min(remaining, 0.1)
-            if (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1)) == true { break }
-            guard let tick, tick() else { throw .timedOut }
+            guard let idle else {
+                if (try? connection.socket.waitReadable(milliseconds: Int32(min(remaining, 86_400) * 1000) + 1)) == true { break }
+                throw .timedOut
+            }
+            var wait = remaining
+            if let next = idle.nextTurn() { wait = min(wait, max(0, next - MonotonicClock.now())) }
+            let waited = (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1, unless: idle.stop)) ?? .timedOut
+            if waited == .readable { break }
+            if waited == .stopped { throw .timedOut }
+            idle.turn()
         }
         var chunk = [UInt8](repeating: 0, count: 16384)
         let count = connection.socket.receive(&chunk, chunk.count).count

@@ -52,9 +52,11 @@ public struct TunnelHealth: Sendable {
                 let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
                 follower.get {
                     EventFollower(host: HealthCheck.address(forBind: bind), port: localPort, credentials: credentials,
-                                  notifier: Notifier(options: notify, record: { engine.recordNotification($0) }, emit: engine.emit),
+                                  notifier: Notifier(options: notify, secrets: credentials.secrets, record: { engine.recordNotification($0) },
+                                                     emit: engine.emit),
+                                  waiting: { engine.recordPermissionsWaiting($0) },
                                   emit: engine.emit)
-                }.follow(path: path)
+                }?.follow(path: path)
             }
             if case .tunnelPassed(let report, _, _) = event, let engine, let plan = PairPort.plan(for: report, localPort: localPort, choice: pairPort),
                pairSaid.first() {
@@ -72,18 +74,31 @@ public struct TunnelHealth: Sendable {
         }
         thread.start()
     }
+
+    /// Stops following OpenCode's events and ends the notification programs that run (their
+    /// whole groups), waiting for them: `tunnel up` leaves none behind.
+    func stop() { follower.stop() }
 }
 
-/// The run's one event follower, made on the first pass.
+/// The run's one event follower, made on the first pass; none after `stop()`.
 private final class FollowerBox: @unchecked Sendable {
     private let lock = NSLock()
     private var follower: EventFollower?
-    func get(_ make: () -> EventFollower) -> EventFollower {
+    private var stopped = false
+    func get(_ make: () -> EventFollower) -> EventFollower? {
         lock.lock(); defer { lock.unlock() }
+        guard !stopped else { return nil }
         if let follower { return follower }
         let made = make()
         follower = made
         return made
+    }
+    func stop() {
+        lock.lock()
+        stopped = true
+        let follower = self.follower
+        lock.unlock()
+        follower?.stop()
     }
 }
 

@@ -16,6 +16,19 @@ public struct AgentMoment: Sendable, Equatable {
     /// What is asked (permission), the error's name and message (failed); nil for finished.
     public let detail: String?
     public let at: Date
+    /// The permission request's id (OpenCode's, to answer it with), for a permission that named one.
+    public var permissionID: String?
+    /// Set on the one notice that stands for moments not told one by one (`NotifyBudget`).
+    public var merged: Merged?
+
+    /// How many moments one notice stands for: "+12 more permissions asked in Fix the login bug
+    /// and 2 other sessions".
+    public struct Merged: Sendable, Equatable {
+        /// The moments merged.
+        public let count: Int
+        /// The sessions they came from beside the one named.
+        public let otherSessions: Int
+    }
 
     public init(kind: Kind, sessionID: String, title: String?, directory: String?, detail: String?, at: Date = Date()) {
         self.kind = kind
@@ -26,11 +39,26 @@ public struct AgentMoment: Sendable, Equatable {
         self.at = at
     }
 
-    /// The session as a person recognises it: its title, else its id; the directory's last part beside it.
+    /// This moment with `secrets` taken out of every text it carries (the title, the directory,
+    /// what is asked, the ids): each surface is made from these.
+    func redacted(_ secrets: [String]) -> AgentMoment {
+        func clean(_ text: String) -> String { OutsideText.redacting(text, secrets: secrets) }
+        var moment = AgentMoment(kind: kind, sessionID: clean(sessionID), title: title.map(clean), directory: directory.map(clean),
+                                 detail: detail.map(clean), at: at)
+        moment.permissionID = permissionID.map(clean)
+        moment.merged = merged
+        return moment
+    }
+
+    /// The session as a person recognises it: its title, else its id; the directory's last part
+    /// beside it; and how many other sessions a merged notice speaks for.
     public var sessionName: String {
-        let name = OutsideText.shown(title?.isEmpty == false ? title! : sessionID, limit: 80)
-        guard let directory, !directory.isEmpty else { return name }
-        return "\(name) (\(OutsideText.shown((directory as NSString).lastPathComponent, limit: 60)))"
+        var name = OutsideText.shown(title?.isEmpty == false ? title! : sessionID, limit: 80)
+        if let directory, !directory.isEmpty {
+            name += " (\(OutsideText.shown((directory as NSString).lastPathComponent, limit: 60)))"
+        }
+        guard let others = merged?.otherSessions, others > 0 else { return name }
+        return name + " and \(others) other session\(others == 1 ? "" : "s")"
     }
 
     /// The notification's headline.
@@ -44,6 +72,14 @@ public struct AgentMoment: Sendable, Equatable {
 
     /// The notification's body (one line, clean for a terminal).
     public var message: String {
+        if let merged {
+            let what = switch kind {
+            case .finished: "finished"
+            case .permission: "permissions asked"
+            case .failed: "failures"
+            }
+            return "+\(merged.count) more \(what) in \(sessionName)"
+        }
         switch kind {
         case .finished: return "the agent is done and waits for you"
         case .permission: return detail.map { OutsideText.shown($0, limit: 200) } ?? "it waits for an answer"
@@ -60,6 +96,8 @@ public struct AgentMoment: Sendable, Equatable {
                       "OCTUNNEL_SESSION_TITLE": OutsideText.shown(title ?? "", limit: 200), "OCTUNNEL_MESSAGE": message,
                       "OCTUNNEL_TITLE": headline]
         values["OCTUNNEL_DIRECTORY"] = OutsideText.shown(directory ?? "", limit: 500)
+        if let permissionID, kind == .permission, merged == nil { values["OCTUNNEL_PERMISSION_ID"] = OutsideText.shown(permissionID, limit: 200) }
+        if let merged { values["OCTUNNEL_MERGED"] = String(merged.count) }
         return values
     }
 }

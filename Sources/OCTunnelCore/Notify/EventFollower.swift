@@ -6,19 +6,30 @@ import Foundation
 /// it ends (a reconnect of the tunnel, OpenCode restarted), with nothing from before counted
 /// twice. An answer that is not a stream (OpenCode 2 without a password here: 401) is said once,
 /// with the fix, and asked again less and less often (up to every 30 s).
+///
+/// Asleep when nothing happens (issue 48): its thread waits for the stream's bytes, for the
+/// next "finished" to settle, or for `stop()` (a `StopSignal` it polls beside the socket),
+/// never on a tick; OpenCode's heartbeats are its only wake-ups.
 final class EventFollower: @unchecked Sendable {
     private let host: String
     private let port: Int
     private let credentials: OpenCodeCredentials
     private let notifier: Notifier
     private let emit: @Sendable (EngineEvent) -> Void
+    /// Told how many requests wait for an answer each time that changes (`tunnel status`).
+    private let waiting: @Sendable (Int) -> Void
     private let condition = NSCondition()
     private var path: String?
     private var running = false
     private var stopped = false
     private var said = Set<String>()
+    /// What `stop()` signals to the thread asleep on the stream (nil if no pipe could be made:
+    /// then the stop is seen at the stream's next bytes).
+    private let stopSignal = try? StopSignal()
 
-    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, emit: @escaping @Sendable (EngineEvent) -> Void) {
+    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, waiting: @escaping @Sendable (Int) -> Void = { _ in },
+         emit: @escaping @Sendable (EngineEvent) -> Void) {
+        self.waiting = waiting
         self.host = host
         self.port = port
         self.credentials = credentials
@@ -38,12 +49,15 @@ final class EventFollower: @unchecked Sendable {
         thread.start()
     }
 
-    /// Ends the thread at its next tick (0.1 s at most).
+    /// Ends the thread (at once, where it sleeps) and the notifier's programs (their whole
+    /// groups, waited for).
     func stop() {
         condition.lock()
         stopped = true
         condition.signal()
         condition.unlock()
+        stopSignal?.signal()
+        notifier.stop()
     }
 
     private var isStopped: Bool {
@@ -52,19 +66,23 @@ final class EventFollower: @unchecked Sendable {
     }
 
     private func run() {
-        var watch = SessionWatch()
+        var watch = SessionWatch(secrets: credentials.secrets)
+        var waitingSaid = 0
         var pause = 1.0
         while !isStopped {
             condition.lock()
             let path = self.path ?? "/api/event"
             condition.unlock()
             var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
-            let deliver: (inout SessionWatch) -> Void = { [notifier] watch in
+            let deliver: (inout SessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
+                if watch.waitingCount != waitingSaid {
+                    waitingSaid = watch.waitingCount
+                    waiting(waitingSaid)
+                }
             }
-            probe.tick = { [self] in
-                deliver(&watch)
-                return !isStopped
+            if let stopSignal {
+                probe.idle = HTTPProbe.IdleWork(stop: stopSignal, nextTurn: { watch.nextDue }, turn: { deliver(&watch) })
             }
             do {
                 var connected = false

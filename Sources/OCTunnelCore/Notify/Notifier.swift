@@ -20,52 +20,188 @@ public struct NotifyOptions: Sendable {
     }
 }
 
-/// Where each moment goes: one line on stderr, always (an engine event); the user's program;
-/// the desktop (the freedesktop Notifications service through `notify-send` on Linux when a
-/// session bus is there, `osascript` on macOS). A program or a desktop that fails or hangs is
-/// reported and never fatal, and never holds up the next moment.
+/// Where each moment goes: one line on stderr, always (an engine event), and `status`; the
+/// user's program; the desktop (the freedesktop Notifications service through `notify-send` on
+/// Linux when a session bus is there, `osascript` on macOS). A program or a desktop that fails or
+/// hangs is reported and never fatal, and never holds up the next moment.
+///
+/// Bounded whatever the home sends (issue 48): each moment is first redacted (the OpenCode
+/// password and its Basic token, on every surface), then admitted by a `NotifyBudget` (per kind,
+/// a few at once and then one every few seconds) or held and merged into one "+N more" notice;
+/// the programs run on at most `Limits.lanes` threads, made as needed and kept, from one queue of
+/// at most `Limits.queued` jobs: never more than `Limits.lanes` children at once, never a thread
+/// per moment. Each program leads its own process group, killed whole at its time limit, and
+/// gets no `OPENCODE_*` variable; `stop()` kills what runs and waits for it.
 final class Notifier: @unchecked Sendable {
+    /// The notifier's bounds.
+    enum Limits {
+        /// Programs (commands and desktop notifications) running at once.
+        static let lanes = 4
+        /// Programs waiting for a lane.
+        static let queued = 8
+        /// Moments of a kind told at once, and the seconds after which one more may be.
+        static let burst = 8
+        static let refill = 4.0
+        /// Seconds `stop()` waits for the programs it killed.
+        static let stopWait = 3.0
+    }
+
     private let options: NotifyOptions
     private let emit: @Sendable (EngineEvent) -> Void
+    /// This process's environment without `OPENCODE_*` (the password is there): the programs'.
     private let environment: [String: String]
     private let record: @Sendable (AgentMoment) -> Void
+    private let secrets: [String]
+    private let desktop: Bool
+    private let groups = ChildGroups()
+    private let condition = NSCondition()
+    private var budget = NotifyBudget(burst: Limits.burst, refill: Limits.refill)
+    private var jobs: [Job] = []
+    private var lanes = 0
+    private var idleLanes = 0
+    private var stopped = false
 
-    init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment,
+    /// One program to run for a moment.
+    private enum Job {
+        case command(environment: [String: String])
+        case desktop(path: String, arguments: [String])
+    }
+
+    init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment, secrets: [String] = [],
          record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.options = options
-        self.environment = environment
+        self.environment = environment.filter { !$0.key.hasPrefix("OPENCODE_") }
+        self.secrets = secrets
         self.record = record
         self.emit = emit
+        desktop = options.desktop && Self.desktopCommand(AgentMoment(kind: .finished, sessionID: "", title: nil, directory: nil, detail: nil),
+                                                         environment: environment) != nil
     }
 
+    /// Programs per moment told.
+    private var jobsPerMoment: Int { (options.command == nil ? 0 : 1) + (desktop ? 1 : 0) }
+
+    /// How many of `jobsPerMoment`-sized moments the queue can take now.
+    private var room: Int {
+        jobsPerMoment == 0 ? Int.max : max(0, Limits.queued - jobs.count) / jobsPerMoment
+    }
+
+    /// Tells `moment` (redacted first) now, or holds it for a merged notice; never waits.
     func notify(_ moment: AgentMoment) {
+        let moment = moment.redacted(secrets)
+        condition.lock()
+        guard !stopped else { return condition.unlock() }
+        let told = budget.admit(moment, now: MonotonicClock.now(), room: room > 0)
+        if let told { jobs += jobs(for: told) }
+        wakeLane()
+        condition.unlock()
+        if let told { tell(told) }
+    }
+
+    /// Ends every program that runs (its whole group) and waits for them, up to
+    /// `Limits.stopWait` s; nothing is told after.
+    func stop() {
+        condition.lock()
+        stopped = true
+        jobs.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        groups.endAll()
+        condition.lock()
+        let until = Date().addingTimeInterval(Limits.stopWait)
+        while lanes > 0, condition.wait(until: until) {}
+        condition.unlock()
+    }
+
+    /// How many programs run now (tests).
+    var running: Int { groups.count }
+
+    /// The line on stderr and the record for `status`, at once.
+    private func tell(_ moment: AgentMoment) {
         emit(.notification(moment))
         record(moment)
-        if let command = options.command {
-            let environment = self.environment.merging(moment.environment) { $1 }
-            let timeout = options.commandTimeout
-            let emit = self.emit
-            Thread.detachNewThread {
-                Self.runCommand(command, environment: environment, timeout: timeout, emit: emit)
-            }
+    }
+
+    private func jobs(for moment: AgentMoment) -> [Job] {
+        var jobs: [Job] = []
+        if options.command != nil { jobs.append(.command(environment: environment.merging(moment.environment) { $1 })) }
+        if desktop, let command = Self.desktopCommand(moment, environment: environment) {
+            jobs.append(.desktop(path: command.path, arguments: command.arguments))
         }
-        if options.desktop, let desktop = Self.desktopCommand(moment, environment: environment) {
-            let environment = self.environment
-            Thread.detachNewThread {
-                _ = try? ChildProcess.run(desktop.path, desktop.arguments, environment: environment, timeout: 5)
-            }
+        return jobs
+    }
+
+    /// With the lock: lanes for what waits: the idle ones woken, and new ones made for the jobs
+    /// they cannot take while there are fewer than `Limits.lanes` (one, for a held notice's time).
+    private func wakeLane() {
+        guard !jobs.isEmpty || budget.heldCount > 0 else { return }
+        if idleLanes > 0 { condition.broadcast() }
+        var wanted = max(jobs.count - idleLanes, lanes == 0 ? 1 : 0)
+        while wanted > 0, lanes < Limits.lanes {
+            lanes += 1
+            wanted -= 1
+            let thread = Thread { [self] in lane() }
+            thread.name = "octunnel-notify"
+            thread.start()
         }
     }
 
-    /// `--notify-command`: run, waited for up to `timeout` s; a failure is a warning.
-    static func runCommand(_ command: String, environment: [String: String], timeout: Double, emit: @Sendable (EngineEvent) -> Void) {
+    /// One lane: tells the held notices whose time came, runs the jobs, and sleeps until a job
+    /// comes or a held notice may go (no tick when nothing waits).
+    private func lane() {
+        condition.lock()
+        while !stopped {
+            let released = budget.release(now: MonotonicClock.now(), room: room)
+            if !released.isEmpty {
+                for notice in released { jobs += jobs(for: notice) }
+                wakeLane()
+                condition.unlock()
+                released.forEach(tell)
+                condition.lock()
+                continue
+            }
+            if !jobs.isEmpty {
+                let job = jobs.removeFirst()
+                condition.unlock()
+                run(job)
+                condition.lock()
+                continue
+            }
+            idleLanes += 1
+            if let next = budget.nextRelease(now: MonotonicClock.now()) {
+                _ = condition.wait(until: Date().addingTimeInterval(max(0.01, next - MonotonicClock.now())))
+            } else {
+                condition.wait()
+            }
+            idleLanes -= 1
+        }
+        lanes -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run(_ job: Job) {
+        switch job {
+        case .command(let environment):
+            guard let command = options.command else { return }
+            Self.runCommand(command, environment: environment, timeout: options.commandTimeout, groups: groups, secrets: secrets, emit: emit)
+        case .desktop(let path, let arguments):
+            _ = try? ChildProcess.run(path, arguments, environment: environment, timeout: 5, groups: groups)
+        }
+    }
+
+    /// `--notify-command`: run, waited for up to `timeout` s (its whole process group killed then,
+    /// with `groups`); a failure is a warning.
+    static func runCommand(_ command: String, environment: [String: String], timeout: Double, groups: ChildGroups? = nil, secrets: [String] = [],
+                           emit: @Sendable (EngineEvent) -> Void) {
         let shown = OutsideText.shown(command, limit: 120)
         do {
-            let result = try ChildProcess.run(command, [], environment: environment, timeout: timeout, searchPath: !command.contains("/"))
+            let result = try ChildProcess.run(command, [], environment: environment, timeout: timeout, searchPath: !command.contains("/"),
+                                              groups: groups)
             if result.timedOut {
                 emit(.warning("--notify-command \(shown) ran longer than \(Int(timeout)) s and was stopped"))
             } else if result.status != 0 {
-                let said = result.stderr.split(separator: "\n").last.map { ": " + OutsideText.shown(String($0), limit: 200) } ?? ""
+                let said = result.stderr.split(separator: "\n").last.map { ": " + OutsideText.shown(String($0), secrets: secrets, limit: 200) } ?? ""
                 emit(.warning("--notify-command \(shown) exited \(result.status)\(said)"))
             }
         } catch {

@@ -24,11 +24,38 @@ import Foundation
 /// that goes idle after it has finished, and is told so: the user waits for exactly that. Its
 /// tools are forgotten at the reconnect (their ends may have been missed, and a tool never seen
 /// to end would hold "finished" back for good).
+///
+/// Bounded whatever the stream sends (issue 48): at most `Limits.sessions` sessions are kept (the
+/// least recently heard of go first, idle ones before busy ones), each text is kept redacted and
+/// cut where it is stored (`KeptText`), the requests and errors already told are remembered up
+/// to a bound, and an event costs the same whether 10 or 20,000 sessions were seen: only the
+/// sessions waiting out their settle time are looked at, and only when the first is due.
 public struct SessionWatch: Sendable {
     /// Seconds an idle must hold before it counts as finished.
     public var settle = 0.5
+    /// What is redacted from every text kept (the OpenCode password and its Basic token).
+    let secrets: [String]
 
-    public init(settle: Double = 0.5) { self.settle = settle }
+    /// The bounds on what the watch keeps.
+    enum Limits {
+        /// Sessions kept; past it, a quarter goes at once.
+        static let sessions = 2000
+        /// Bytes of a title, a directory, a request's words, an error's message as kept.
+        static let title = 256, directory = 512, detail = 512
+        /// Bytes of an id (a session's, a request's, a tool call's).
+        static let id = 200
+        /// Tool calls tracked per session.
+        static let tools = 64
+        /// Requests and errors remembered as told.
+        static let told = 4096
+        /// Requests counted as waiting.
+        static let waiting = 1000
+    }
+
+    public init(settle: Double = 0.5, secrets: [String] = []) {
+        self.settle = settle
+        self.secrets = secrets
+    }
 
     /// `feed` with one event's `data:` as it came on the stream (any version's shape); nothing
     /// for data that is not one of OpenCode's events.
@@ -45,76 +72,116 @@ public struct SessionWatch: Sendable {
         var runningTools = Set<String>()
         /// When an idle was seen that may become "finished".
         var idleSince: Double?
+        /// When the stream last spoke of it (the order of `sessions`' eviction).
+        var heard = 0
     }
 
     private var sessions: [String: Session] = [:]
-    private var toldPermissions = Set<String>()
-    private var toldErrors = Set<String>()
+    /// The sessions whose `idleSince` is set, and the earliest of those times.
+    private var settling = Set<String>()
+    private var earliestIdle: Double?
+    /// Counts the events, for `Session.heard`.
+    private var heard = 0
+    private var toldPermissions = BoundedSet<String>(capacity: Limits.told)
+    private var toldErrors = BoundedSet<String>(capacity: Limits.told)
+    /// Counts the requests that came without an id.
+    private var unnamed = 0
+    /// The requests that wait for an answer, and their sessions.
+    private var waiting: [String: String] = [:]
+
+    /// How many sessions are kept (at most `Limits.sessions`).
+    var sessionCount: Int { sessions.count }
 
     /// The stream (re)connected: which tools still run is unknown now; busy sessions stay busy.
     public mutating func reconnected() {
         for id in sessions.keys { sessions[id]?.runningTools = [] }
     }
 
+    /// Peer text as kept: redacted, cut to `bytes`.
+    private func kept(_ text: String, _ bytes: Int) -> String { KeptText.kept(text, bytes: bytes, secrets: secrets) }
+
     /// The moments `event` makes now.
     mutating func feed(_ event: OpenCodeEvent, now: Double, at date: Date = Date()) -> [AgentMoment] {
-        guard let id = event.sessionID else { return [] }
+        if Self.answers.contains(event.type) {
+            // Answered (here, in OpenCode's UI, anywhere): no longer waits. 1.x names the request
+            // requestID (older: permissionID), 2.x id.
+            if let request = event.string("requestID") ?? event.string("permissionID") ?? event.string("id") {
+                waiting[kept(request, Limits.id)] = nil
+            }
+            return []
+        }
+        guard let whole = event.sessionID else { return [] }
+        let id = kept(whole, Limits.id)
+        heard += 1
         var session = sessions[id] ?? Session()
-        defer { sessions[id] = session }
-        if let directory = event.directory ?? event.string("directory") { session.directory = directory }
+        session.heard = heard
+        defer { store(session, as: id) }
+        if let directory = event.directory ?? event.string("directory") { session.directory = kept(directory, Limits.directory) }
         switch event.type {
         case "session.created", "session.updated":
-            if let title = (event.fields["info"] as? [String: Any])?["title"] as? String ?? event.fields["title"] as? String { session.title = title }
-            if let parent = (event.fields["info"] as? [String: Any])?["parentID"] as? String ?? event.fields["parentID"] as? String { session.parent = parent }
+            if let title = (event.fields["info"] as? [String: Any])?["title"] as? String ?? event.fields["title"] as? String {
+                session.title = kept(title, Limits.title)
+            }
+            if let parent = (event.fields["info"] as? [String: Any])?["parentID"] as? String ?? event.fields["parentID"] as? String {
+                session.parent = kept(parent, Limits.id)
+            }
         case "session.status":
             let status = (event.fields["status"] as? [String: Any])?["type"] as? String ?? event.fields["status"] as? String
             if status == "idle" { noteIdle(&session, now: now) } else if status != nil { working(&session) }
         case "session.idle":
             noteIdle(&session, now: now)
         case "session.execution.succeeded":
+            answered(in: id)
             guard session.busy || session.idleSince != nil else { return [] }
             session.busy = false
             session.idleSince = nil
             guard session.parent == nil else { return [] }
             return [moment(.finished, id, session, detail: nil, at: date)]
         case "session.execution.failed":
+            answered(in: id)
             session.busy = false
             session.idleSince = nil
             let message = event.fields["message"] as? String ?? (event.fields["error"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|execution|\(message ?? "")|\(event.string("id") ?? "")"
-            guard toldErrors.insert(key).inserted else { return [] }
+            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
+            guard toldErrors.insert(key) else { return [] }
             return [moment(.failed, id, session, detail: message ?? "the turn failed", at: date)]
         case let type where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
-            let call = event.string("callID") ?? event.string("id") ?? ""
+            let call = kept(event.string("callID") ?? event.string("id") ?? "", Limits.id)
             if type.hasSuffix(".started") || type.hasSuffix(".called") || type.hasSuffix(".progress") {
-                if type.hasPrefix("session.tool.") { session.runningTools.insert(call) }
+                if type.hasPrefix("session.tool.") { toolRuns(call, in: &session) }
             } else if type.hasSuffix(".success") || type.hasSuffix(".failed") {
                 session.runningTools.remove(call)
             }
             working(&session)
         case "message.part.updated", "message.part.delta", "message.updated":
             if let part = event.fields["part"] as? [String: Any], part["type"] as? String == "tool" {
-                let call = part["callID"] as? String ?? part["id"] as? String ?? ""
+                let call = kept(part["callID"] as? String ?? part["id"] as? String ?? "", Limits.id)
                 let status = (part["state"] as? [String: Any])?["status"] as? String
-                if status == "running" || status == "pending" { session.runningTools.insert(call) } else { session.runningTools.remove(call) }
+                if status == "running" || status == "pending" { toolRuns(call, in: &session) } else { session.runningTools.remove(call) }
             }
             if session.busy || session.idleSince != nil { working(&session) }
         case "permission.asked", "permission.updated", "permission.v2.asked":
-            let request = event.string("id") ?? "\(id)#\(toldPermissions.count)"
-            guard toldPermissions.insert(request).inserted else { return [] }
-            return [moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)]
+            let named = event.string("id").map { kept($0, Limits.id) }
+            let request = named ?? unnamedRequest(id)
+            waits(request, in: id)
+            guard toldPermissions.insert(request) else { return [] }
+            var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
+            asked.permissionID = named
+            return [asked]
         case "question.asked":
-            let request = event.string("id") ?? "\(id)?\(toldPermissions.count)"
-            guard toldPermissions.insert(request).inserted else { return [] }
+            let request = event.string("id").map { kept($0, Limits.id) } ?? unnamedRequest(id)
+            waits(request, in: id)
+            guard toldPermissions.insert(request) else { return [] }
             let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
             return [moment(.permission, id, session, detail: question, at: date)]
         case "session.error":
             let error = event.fields["error"] as? [String: Any]
             let name = error?["name"] as? String ?? "error"
+            answered(in: id)
             guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
             let message = (error?["data"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|\(name)|\(message ?? "")|\(event.string("id") ?? "")"
-            guard toldErrors.insert(key).inserted else { return [] }
+            let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
+            guard toldErrors.insert(key) else { return [] }
             session.busy = false
             session.idleSince = nil
             return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
@@ -124,26 +191,96 @@ public struct SessionWatch: Sendable {
         return []
     }
 
-    /// The "finished" moments whose idle has held for `settle` seconds by `now`.
+    /// The "finished" moments whose idle has held for `settle` seconds by `now`, in the order
+    /// of their sessions' ids. Looks at nothing before the first is due.
     public mutating func due(now: Double, at date: Date = Date()) -> [AgentMoment] {
+        guard let earliestIdle, now - earliestIdle >= settle else { return [] }
         var moments: [AgentMoment] = []
-        for (id, session) in sessions.sorted(by: { $0.key < $1.key }) {
-            guard let since = session.idleSince, now - since >= settle else { continue }
+        var earliest: Double?
+        for id in settling.sorted() {
+            guard let session = sessions[id], let since = session.idleSince else { settling.remove(id); continue }
+            guard now - since >= settle else {
+                earliest = min(earliest ?? since, since)
+                continue
+            }
             sessions[id]?.idleSince = nil
             sessions[id]?.busy = false
+            settling.remove(id)
+            answered(in: id)
             guard session.parent == nil else { continue }
             moments.append(moment(.finished, id, session, detail: nil, at: date))
         }
+        self.earliestIdle = earliest
         return moments
     }
 
-    /// A moment of session `id`, named by what the stream said of it.
+    /// A moment of session `id`, named by what the stream said of it; `detail` kept as texts are.
     private func moment(_ kind: AgentMoment.Kind, _ id: String, _ session: Session, detail: String?, at date: Date) -> AgentMoment {
-        AgentMoment(kind: kind, sessionID: id, title: session.title, directory: session.directory, detail: detail, at: date)
+        AgentMoment(kind: kind, sessionID: id, title: session.title, directory: session.directory,
+                    detail: detail.map { kept($0, Limits.detail) }, at: date)
     }
 
     /// When the next idle becomes due, if one waits.
-    var nextDue: Double? { sessions.values.compactMap(\.idleSince).min().map { $0 + settle } }
+    var nextDue: Double? { earliestIdle.map { $0 + settle } }
+
+    /// Keeps `session` as `id`, noting whether it settles; past `Limits.sessions`, drops a
+    /// quarter of them (never `id`): those not waiting for anything (not busy) first, the
+    /// least recently heard of first. A sort per quarter of the cap, not per event.
+    private mutating func store(_ session: Session, as id: String) {
+        sessions[id] = session
+        if let since = session.idleSince {
+            settling.insert(id)
+            earliestIdle = min(earliestIdle ?? since, since)
+        } else {
+            settling.remove(id)
+        }
+        guard sessions.count > Limits.sessions else { return }
+        let keep = Limits.sessions * 3 / 4
+        // Ranked by plain numbers (waiting or not, when heard of): sorting the sessions themselves
+        // copied each one's strings and sets, and was most of the cost of 20,000 sessions.
+        var ranked: [(waits: Int, heard: Int, id: String)] = []
+        ranked.reserveCapacity(sessions.count)
+        for (other, kept) in sessions where other != id {
+            ranked.append((kept.busy || kept.idleSince != nil ? 1 : 0, kept.heard, other))
+        }
+        ranked.sort { ($0.waits, $0.heard) < ($1.waits, $1.heard) }
+        for dropped in ranked.prefix(sessions.count - keep) {
+            sessions[dropped.id] = nil
+            settling.remove(dropped.id)
+        }
+    }
+
+    /// The events that say a request was answered (or rejected).
+    static let answers: Set<String> = ["permission.replied", "permission.v2.replied", "question.replied", "question.rejected",
+                                       "question.v2.replied", "question.v2.rejected"]
+
+    /// How many permission requests and questions wait for an answer, as far as this stream told
+    /// (at most `Limits.waiting`): asked, and neither answered nor ended with their session.
+    public var waitingCount: Int { waiting.count }
+
+    /// Notes `request` of `session` as waiting, up to `Limits.waiting`.
+    private mutating func waits(_ request: String, in session: String) {
+        guard waiting[request] != nil || waiting.count < Limits.waiting else { return }
+        waiting[request] = session
+    }
+
+    /// The session ended its turn (finished, failed, aborted): nothing of it waits any more.
+    private mutating func answered(in session: String) {
+        guard waiting.values.contains(session) else { return }
+        waiting = waiting.filter { $0.value != session }
+    }
+
+    /// Notes a running tool call, up to `Limits.tools` per session.
+    private func toolRuns(_ call: String, in session: inout Session) {
+        guard session.runningTools.count < Limits.tools else { return }
+        session.runningTools.insert(call)
+    }
+
+    /// A key for a request that came without an id: each such request is told.
+    private mutating func unnamedRequest(_ session: String) -> String {
+        unnamed += 1
+        return "\(session)#\(unnamed)"
+    }
 
     private func noteIdle(_ session: inout Session, now: Double) {
         guard session.busy, session.runningTools.isEmpty, session.idleSince == nil else { return }

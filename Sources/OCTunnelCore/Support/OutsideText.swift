@@ -30,12 +30,35 @@ public enum OutsideText {
     /// cleans peer text calls this first, on the whole text: a secret cut in two at a length
     /// limit, or with its non-ASCII letters blanked, no longer matches and would show in part.
     public static func redacting(_ text: String, secrets: [String]) -> String {
+        // Most texts hold no secret: a byte search says so without Foundation's string search,
+        // which was a tenth of the cost of following 20,000 sessions.
+        guard secrets.contains(where: { contains(text, $0) }) else { return text }
         var clean = text
         // Longest first, so a secret that contains another is redacted whole.
         for secret in secrets.filter({ !$0.isEmpty }).sorted(by: { $0.utf8.count > $1.utf8.count }) {
             clean = clean.replacingScalars(secret, with: redacted)
         }
         return clean
+    }
+
+    /// Whether `needle`'s UTF-8 bytes occur in `text`'s.
+    static func contains(_ text: String, _ needle: String) -> Bool {
+        let wanted = Array(needle.utf8)
+        guard let first = wanted.first else { return false }
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.count >= wanted.count else { return false }
+            var index = 0
+            while index <= bytes.count - wanted.count {
+                if bytes[index] == first {
+                    var matched = 1
+                    while matched < wanted.count && bytes[index + matched] == wanted[matched] { matched += 1 }
+                    if matched == wanted.count { return true }
+                }
+                index += 1
+            }
+            return false
+        }
     }
 
     /// One scalar as it may reach a terminal.

@@ -24,12 +24,14 @@ enum ChildProcess {
 
     /// Runs `path arguments` with stdin on /dev/null and `environment` (nil: this process's);
     /// waits for it to exit, or with `timeout`, at most that many seconds before it is killed
-    /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp).
+    /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp). With `groups`, the
+    /// child leads a process group of its own, noted there while it runs: the time limit kills
+    /// the whole group (what the child started too), and `groups.endAll()` ends it at once.
     static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
-                    searchPath: Bool = false) throws(SystemError) -> Result {
+                    searchPath: Bool = false, groups: ChildGroups? = nil) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
-                                                  captureStderr: true) { pipe, bytes in
+                                                  captureStderr: true, groups: groups) { pipe, bytes in
             if pipe == 0 { if stdout.count < 65536 { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
         }
         return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
@@ -50,7 +52,7 @@ enum ChildProcess {
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
     /// status (128 + the signal for a killed child) and whether the time limit killed it.
     private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
-                                     searchPath: Bool, captureStderr: Bool,
+                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil,
                                      collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
         let out = try Syscall.pipe()
         let err = captureStderr ? try Syscall.pipe() : nil
@@ -61,24 +63,30 @@ enum ChildProcess {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
-        let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath)
+        let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath, ownGroup: groups != nil)
         out.write.close()
         err?.write.close()
         guard rc == 0 else { throw SystemError("posix_spawn", code: rc, detail: path) }
+        // Killed: the whole group when it leads one.
+        let end = { if groups != nil { ChildGroups.killGroup(pid) } else { kill(pid, SIGKILL) } }
+        if let groups {
+            if !groups.add(pid) { end() }
+        }
+        defer { groups?.remove(pid) }
         let deadline = timeout.map { MonotonicClock.now() + $0 }
         let inTime = drain([out.read.number] + (err.map { [$0.read.number] } ?? []), deadline: deadline, collect: collect)
         out.read.close()
         err?.read.close()
         var timedOut = !inTime
         if timedOut {
-            kill(pid, SIGKILL)
+            end()
         } else if let deadline {
             // The pipes ended (closed, or handed on), the process may still run: wait out the rest.
             while true {
                 let waited = wait(pid, blocking: false)
                 if case .exited(let status) = waited { return (status, false) }
                 guard case .running = waited else { return (128 + SIGKILL, false) }
-                guard MonotonicClock.now() < deadline else { kill(pid, SIGKILL); timedOut = true; break }
+                guard MonotonicClock.now() < deadline else { end(); timedOut = true; break }
                 usleep(10_000)
             }
         }

@@ -44,15 +44,29 @@ final class SpawnActions {
 
     /// `posix_spawn` (`path` as given) or `posix_spawnp` (`searchPath`: looked up in PATH), with
     /// `environment` (nil: this process's own). Returns the call's result (0 or an errno) and the pid.
+    /// `ownGroup`: the child leads a process group of its own (`posix_spawnattr_setpgroup` 0),
+    /// so it and whatever it starts can be killed together (`kill(-pid)`).
     func spawn(_ path: String, arguments argv: [UnsafeMutablePointer<CChar>?],
-               environment envp: [UnsafeMutablePointer<CChar>?]?, searchPath: Bool) -> (rc: Int32, pid: pid_t) {
+               environment envp: [UnsafeMutablePointer<CChar>?]?, searchPath: Bool, ownGroup: Bool = false) -> (rc: Int32, pid: pid_t) {
         var pid: pid_t = 0
+#if canImport(Glibc)
+        var attributes = posix_spawnattr_t()
+#elseif canImport(Darwin)
+        var attributes: posix_spawnattr_t?
+#endif
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
         let rc: Int32
         if let envp {
-            rc = searchPath ? posix_spawnp(&pid, path, &actions, nil, argv, envp) : posix_spawn(&pid, path, &actions, nil, argv, envp)
+            rc = searchPath ? posix_spawnp(&pid, path, &actions, &attributes, argv, envp)
+                : posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         } else {
-            rc = searchPath ? posix_spawnp(&pid, path, &actions, nil, argv, Self.inheritedEnvironment)
-                : posix_spawn(&pid, path, &actions, nil, argv, Self.inheritedEnvironment)
+            rc = searchPath ? posix_spawnp(&pid, path, &actions, &attributes, argv, Self.inheritedEnvironment)
+                : posix_spawn(&pid, path, &actions, &attributes, argv, Self.inheritedEnvironment)
         }
         return (rc, pid)
     }

@@ -9,6 +9,8 @@ public struct UpRunner: Sendable {
     private let emit: @Sendable (UpEvent) -> Void
     /// `home up`'s home port (OpenCode's), for its health test.
     private let home: HostPort?
+    /// `tunnel up`'s health test (and its event follower), stopped when the engine ends.
+    private let health: TunnelHealth?
 
     /// The warning for a `--bind` that is not loopback, or nil.
     public static func exposureWarning(bind: String) -> EngineEvent? {
@@ -22,6 +24,7 @@ public struct UpRunner: Sendable {
         emit = onEvent
         role = .tunnel
         home = nil
+        self.health = health
         let box = OpenCodeForwardBox()
         let healthEvent: @Sendable (HealthEvent) -> Void = { onEvent(.health($0)) }
         engine = try Engine(tunnel: options) { event in
@@ -42,6 +45,7 @@ public struct UpRunner: Sendable {
         emit = onEvent
         role = .home
         home = options.home
+        health = nil
         engine = try Engine(home: options) { onEvent(.engine($0)) }
     }
 
@@ -64,9 +68,11 @@ public struct UpRunner: Sendable {
     }
 
     /// Handles SIGINT and SIGTERM, then runs until they come (returns) or a failure retrying
-    /// cannot fix (emitted as `.failed`, then thrown).
+    /// cannot fix (emitted as `.failed`, then thrown). The notifications' programs still running
+    /// then are ended and reaped before it returns.
     public func run() throws(OCTunnelError) {
         engine.handleSignals()
+        defer { health?.stop() }
         do throws(OCTunnelError) {
             try engine.run()
         } catch {
