@@ -23,13 +23,7 @@ standin_port() {
 backend=$(standin_port)
 [ -n "$backend" ] || { echo "idle-wakeups: the stand-in did not start" >&2; exit 1; }
 
-ssh_port=$(free_port)
-"$OCT" keygen --home "$work/home" >/dev/null 2>&1
-ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
-"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
-wait_port "$ssh_port"
+start_octunnel_vps "$work"
 user=$(id -un)
 
 # switches PID: voluntary + involuntary context switches of every thread of PID so far.

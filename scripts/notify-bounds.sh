@@ -22,13 +22,7 @@ password="pw-$RANDOM$RANDOM"
 python3 scripts/opencode-standin.py --port 0 --flavor opencode2 --password "$password" --quiet > "$work/standin.out" 2>&1 & pids+=($!)
 for _ in $(seq 200); do grep -q '^LISTENING' "$work/standin.out" 2>/dev/null && break; sleep 0.05; done
 backend=$(awk '/^LISTENING/ {print $2}' "$work/standin.out")
-ssh_port=$(free_port)
-"$OCT" keygen --home "$work/home" >/dev/null 2>&1
-ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
-"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
-wait_port "$ssh_port"
+start_octunnel_vps "$work"
 
 printf '#!/bin/sh\nsleep 5\n' > "$work/slow.sh"; chmod +x "$work/slow.sh"
 port=$(free_port)
