@@ -1,0 +1,111 @@
+import Foundation
+
+/// Lists the permissions OpenCode waits on and answers one, through the tunnel's local port,
+/// as each OpenCode generation serves them (`PendingPermissionList`, `PermissionReplyRoute`).
+///
+/// A reply is sent once: only to a request the list has just shown, and a route is tried again
+/// only when OpenCode says it does not have that route. A request that is gone is said plainly.
+public struct PermissionClient: Sendable {
+    public let host: String
+    public let port: Int
+    public let credentials: OpenCodeCredentials
+    /// Seconds each request may take.
+    public var timeout: Double
+
+    public init(host: String, port: Int, credentials: OpenCodeCredentials, timeout: Double = 10) {
+        (self.host, self.port, self.credentials, self.timeout) = (host, port, credentials, timeout)
+    }
+
+    /// The pending permissions of each of `directories` (none: the server's own project), and
+    /// which OpenCode answered.
+    public func list(directories: [String] = []) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+        let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
+        var generation: OpenCodeGeneration?
+        var all = PendingPermissionList()
+        for place in places {
+            let (found, list) = try list(in: place, generation: generation)
+            generation = found
+            all.append(list)
+        }
+        return (generation ?? .one, all)
+    }
+
+    /// Sends `reply` to the pending permission `id` (looked for in `directories`); returns it.
+    /// Throws `permissionNotPending` when OpenCode no longer has it.
+    public func answer(id: String, reply: PermissionReply, directories: [String] = []) throws(OCTunnelError) -> PendingPermission {
+        let (generation, list) = try self.list(directories: directories)
+        guard let request = list.items.first(where: { $0.id == id }) else { throw .permissionNotPending(id: OutsideText.shown(id, limit: 128)) }
+        for route in PermissionReplyRoute.routes(for: generation) {
+            let answer: (HTTPProbe.Head, [UInt8])
+            do {
+                answer = try probe().post(route.path(for: request), body: route.body(reply), headers: headers(request.directory))
+            } catch {
+                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+            }
+            switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
+            case .answered: return request
+            case .gone: throw .permissionNotPending(id: request.id)
+            case .routeMissing: continue
+            case .refused(let generation): throw passwordError(generation)
+            case .failed(let status, let body):
+                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            }
+        }
+        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows (\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
+    }
+
+    /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
+    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
+        let tries: [(OpenCodeGeneration, String)] = [(.two, "/api/permission/request"), (.one, "/permission")]
+            .filter { generation == nil || $0.0 == generation }
+        var refused: OpenCodeGeneration?
+        var misses: [String] = []
+        for (candidate, path) in tries {
+            let head: HTTPProbe.Head, body: [UInt8]
+            do {
+                (head, body) = try probe().get(path, headers: headers(directory), limit: 1 << 20)
+            } catch {
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+            }
+            if head.status == 200, let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets) {
+                return (candidate, list)
+            }
+            if head.status == 401 {
+                let named = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["_tag"] as? String == "UnauthorizedError"
+                refused = named ? .two : (refused ?? candidate)
+                if named { break }
+                continue
+            }
+            misses.append("HTTP \(head.status) from \(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+        }
+        if let refused { throw passwordError(refused) }
+        throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
+    }
+
+    private func probe() -> HTTPProbe {
+        HTTPProbe(host: host, port: port, deadline: Date(timeIntervalSinceNow: timeout), authorization: credentials.authorization,
+                  secrets: credentials.secrets)
+    }
+
+    /// `x-opencode-directory`, as OpenCode's clients send it (percent-encoded; both generations decode it).
+    private func headers(_ directory: String?) -> [(String, String)] {
+        guard let directory else { return [] }
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+        return [("x-opencode-directory", directory.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")]
+    }
+
+    private func passwordError(_ generation: OpenCodeGeneration) -> OCTunnelError {
+        credentials.password == nil
+            ? .healthNeedsPassword(generation: generation)
+            : .healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
+    }
+
+    private func describe(_ failure: HTTPProbe.Failure) -> String {
+        switch failure {
+        case .cannotConnect(let reason): reason
+        case .closedWithoutAnswer: "it closed without an answer"
+        case .timedOut, .silent: "no answer within \(Int(timeout)) s"
+        case .malformed(let reason): reason
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// Issue 48, "answer from a terminal": `octunnel permission list` and `permission allow|always|
+/// reject ID` through a running `tunnel up` and a real sshd, the stand-in playing OpenCode 1.x
+/// and 2.x's pending lists and reply routes and recording every reply it gets.
+@Suite("permission list and answer through the running tunnel", .ownThreads, .timeLimit(.minutes(3)))
+struct PermissionCommandTests {
+    /// A tunnel up to `backend` with its password in the environment, healthy.
+    static func tunnel(_ fixture: TunnelFixture, _ backend: OpenCodeStandIn, environment: [String: String]) async throws -> RunningProcess {
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--no-notify"], environment: environment)
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
+        return tunnel
+    }
+
+    static func run(_ fixture: TunnelFixture, _ arguments: [String], _ environment: [String: String]) async throws -> ProcessResult {
+        try await offPool { try runProcess(octunnelBinary, ["permission"] + arguments + ["--home", fixture.home.path], environment: environment) }
+    }
+
+    @Test("1.x and 2.x: list shows a pending permission; allow sends the version's route and body once; one answered elsewhere first is said plainly, exit 4, nothing sent",
+          arguments: ["opencode1", "opencode2"])
+    func listAllowAndGone(flavor: String) async throws {
+        let route = { (id: String) in flavor == "opencode1" ? "/permission/\(id)/reply" : "/api/session/ses_a/permission/\(id)/reply" }
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let environment = inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }
+        let tunnel = try await Self.tunnel(fixture, backend, environment: environment)
+        defer { tunnel.stopGracefullyOrKill() }
+
+        let id = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"]))
+        let listed = try await Self.run(fixture, ["list", "--json"], environment)
+        #expect(listed.status == 0, "\(listed)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any], "\(listed)")
+        let permissions = try #require(object["permissions"] as? [[String: Any]])
+        #expect(permissions.compactMap { $0["id"] as? String } == [id], "\(listed.stdout)")
+        #expect(permissions.first?["permission"] as? String == "bash" && permissions.first?["patterns"] as? [String] == ["git push"], "\(listed.stdout)")
+        #expect((permissions.first?["secondsAgo"] as? Int).map { $0 >= 0 && $0 < 600 } == true, "\(listed.stdout)")
+        let human = try await Self.run(fixture, ["list"], environment)
+        #expect(human.stdout.contains(id) && human.stdout.contains("bash: git push") && human.stdout.contains("session ses_a"), "\(human)")
+        #expect(!(human.stdout + human.stderr + listed.stdout).contains(password))
+
+        let allowed = try await Self.run(fixture, ["allow", id], environment)
+        #expect(allowed.status == 0, "\(allowed)")
+        #expect(allowed.stderr.contains("allowed once: bash: git push (\(id))"), "\(allowed)")
+        let replies = backend.replies
+        #expect(replies.count == 1, "\(replies)")
+        #expect(replies.first?["path"] as? String == route(id), "\(replies)")
+        #expect(replies.first?["body"] as? String == #"{"reply":"once"}"#, "\(replies)")
+
+        // Answered in OpenCode's own UI first: octunnel says so, and sends nothing.
+        let second = try #require(backend.askPermission(session: "ses_a", patterns: ["rm -rf build"]))
+        let elsewhere = route(second)
+        #expect(backend.post(elsewhere, ["reply": "reject"], authorization: backend.basicAuthorization).status < 300)
+        let gone = try await Self.run(fixture, ["reject", second], environment)
+        #expect(gone.status == 4, "\(gone)")
+        #expect(gone.stderr.contains("permission \(second) is no longer pending: it was already answered elsewhere, or OpenCode restarted"), "\(gone)")
+        #expect(backend.replies.count == 2, "\(backend.replies)")
+        #expect(tunnel.isRunning)
+    }
+
+    @Test("an older 1.x without POST /permission/:id/reply: the reply goes to /session/:id/permissions/:id with {\"response\"}")
+    func olderOneFallsBack() async throws {
+        let backend = try OpenCodeStandIn(flavor: "opencode1", extraArguments: ["--old-permission-reply"])
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let environment = inheritedEnvironment.filter { !$0.key.hasPrefix("OPENCODE_") }
+        let tunnel = try await Self.tunnel(fixture, backend, environment: environment)
+        defer { tunnel.stopGracefullyOrKill() }
+        let id = try #require(backend.askPermission(session: "ses_old", permission: "edit", patterns: ["a.swift"]))
+        let always = try await Self.run(fixture, ["always", id], environment)
+        #expect(always.status == 0, "\(always)")
+        let replies = backend.replies
+        #expect(replies.compactMap { $0["path"] as? String } == ["/session/ses_old/permissions/\(id)"], "\(replies)")
+        #expect(replies.first?["body"] as? String == #"{"response":"always"}"#, "\(replies)")
+    }
+
+    @Test("no tunnel running: exit 3 and one line, as `tunnel status`")
+    func noTunnel() async throws {
+        let home = try TempDirectory("octunnel-home")
+        let result = try await offPool { try runProcess(octunnelBinary, ["permission", "list", "--home", home.path]) }
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stderr.contains("no tunnel running"), "\(result)")
+        let answer = try await offPool { try runProcess(octunnelBinary, ["permission", "allow", "per_x", "--home", home.path]) }
+        #expect(answer.status == 3, "\(answer)")
+    }
+}
