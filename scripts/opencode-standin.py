@@ -97,8 +97,10 @@ packages/server/src/location.ts requestRef). The stand-in's own directory is /ho
         "requestID","message":"Permission request not found: <id>"} (protocol/src/errors.ts).
   Ids are OpenCode's ascending ones: "per_" + 12 hex digits of (ms * 0x1000 + counter) mod 2^48 +
   14 base62 characters (Identifier.ascending), so a client can tell how long ago it was asked.
+Sessions: 1.x GET /session/<id> -> {"id","title","directory"} (404 NotFoundError), 2.x GET
+/api/session/<id> -> {"data":{…}} (404 SessionNotFoundError), for the sessions a test named.
 For tests (not OpenCode routes): POST /standin/permission {"sessionID","permission"?,"patterns"?,
-"metadata"?,"always"?,"directory"?,"id"?,"emit"?: true} adds a pending request (the flavour's
+"metadata"?,"always"?,"directory"?,"id"?,"title"?,"emit"?: true} adds a pending request (the flavour's
 shape) and, unless emit is false, sends its permission.asked event to every stream as
 /standin/emit does; it answers {"id","streams"}. POST /standin/question likewise with
 {"sessionID","questions"}. POST /standin/forget empties the tables (OpenCode restarted).
@@ -173,6 +175,7 @@ def main():
     subscribers, subscribers_lock = [], threading.Lock()
     # Pending permissions and questions: directory -> id -> request (the flavour's shape).
     pending = {"permission": {}, "question": {}}
+    session_titles = {}
     replies, table_lock = [], threading.Lock()
     home_directory = "/home/me/project"
     counter = {"ms": 0, "n": 0}
@@ -323,6 +326,13 @@ def main():
                 return self.stream_events(global_shape=False)
             if path in ("/permission", "/question"):
                 return self.send_body(200, compact(self.listed(path[1:], "directory")))
+            if path.startswith("/session/") and path.count("/") == 2:
+                # packages/opencode/src/server/routes/session.ts: GET /session/:sessionID -> Session.Info.
+                with table_lock:
+                    info = session_titles.get(path.rsplit("/", 1)[1])
+                if info is None:
+                    return self.send_body(404, compact({"name": "NotFoundError", "data": {"message": "session not found"}}))
+                return self.send_body(200, compact(info))
             if path.startswith("/bytes/"):
                 return self.send_bytes(int(path.split("/")[2]))
             return self.send_body(200, WEB_APP, "text/html")
@@ -333,6 +343,17 @@ def main():
             routes = {"/api/event", "/bytes", "/api/permission/request", "/api/question/request"}
             routes.add("/api/health" if args.flavor == "opencode2.0.3" else "/api/info")
             route = "/bytes" if path.startswith("/bytes/") else path
+            if path.startswith("/api/session/") and path.count("/") == 3:
+                # packages/protocol/src/groups/session.ts: GET /api/session/:sessionID -> {"data": Session.Info}.
+                if not self.authorized():
+                    return
+                ident = path.rsplit("/", 1)[1]
+                with table_lock:
+                    info = session_titles.get(ident)
+                if info is None:
+                    return self.send_body(404, compact({"_tag": "SessionNotFoundError", "sessionID": ident,
+                                                        "message": f"Session not found: {ident}"}))
+                return self.send_body(200, compact({"data": info}))
             if route not in routes:
                 # packages/cli/src/services/web-ui.ts: a route the API lacks is the web app,
                 # outside the API's password check; /api/... ones an empty 404.
@@ -371,6 +392,9 @@ def main():
 
         def add_pending(self, kind, spec):
             directory = spec.get("directory", home_directory)
+            if "title" in spec:
+                with table_lock:
+                    session_titles[spec["sessionID"]] = {"id": spec["sessionID"], "title": spec["title"], "directory": directory}
             ident = spec.get("id") or ascending("per" if kind == "permission" else "que")
             if kind == "question":
                 request = {"id": ident, "sessionID": spec["sessionID"], "questions": spec.get("questions", [])}

@@ -50,7 +50,7 @@ extension PermissionCommand {
 
         @OptionGroup var options: PermissionOptions
 
-        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, permission, patterns, directory, askedAt, secondsAgo; more).")
+        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, sessionTitle, permission, patterns, directory, askedAt, secondsAgo; more).")
         var json = false
 
         func run() throws {

@@ -54,8 +54,11 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     }
 
     /// Adds a pending permission through the test route (`POST /standin/permission`); its id.
-    public func askPermission(session: String, permission: String = "bash", patterns: [String]) -> String? {
-        let answer = post("/standin/permission", ["sessionID": session, "permission": permission, "patterns": patterns])
+    /// `title` names the session (OpenCode's session route answers it).
+    public func askPermission(session: String, permission: String = "bash", patterns: [String], title: String? = nil) -> String? {
+        var spec: [String: Any] = ["sessionID": session, "permission": permission, "patterns": patterns]
+        if let title { spec["title"] = title }
+        let answer = post("/standin/permission", spec)
         return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
     }
 

@@ -31,7 +31,7 @@ struct PermissionCommandTests {
         let tunnel = try await Self.tunnel(fixture, backend, environment: environment)
         defer { tunnel.stopGracefullyOrKill() }
 
-        let id = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"]))
+        let id = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"], title: "Fix \u{1b}[31mlogin \(password)"))
         let listed = try await Self.run(fixture, ["list", "--json"], environment)
         #expect(listed.status == 0, "\(listed)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any], "\(listed)")
@@ -40,8 +40,12 @@ struct PermissionCommandTests {
         #expect(permissions.first?["permission"] as? String == "bash" && permissions.first?["patterns"] as? [String] == ["git push"], "\(listed.stdout)")
         #expect((permissions.first?["secondsAgo"] as? Int).map { $0 >= 0 && $0 < 600 } == true, "\(listed.stdout)")
         let human = try await Self.run(fixture, ["list"], environment)
-        #expect(human.stdout.contains(id) && human.stdout.contains("bash: git push") && human.stdout.contains("session ses_a"), "\(human)")
+        #expect(human.stdout.contains(id) && human.stdout.contains("bash: git push  (Fix \\x1b[31mlogin ***, session ses_a)"), "\(human)")
+        #expect(permissions.first?["sessionTitle"] as? String == "Fix \\x1b[31mlogin ***", "\(listed.stdout)")
         #expect(!(human.stdout + human.stderr + listed.stdout).contains(password))
+        let wrong = try await Self.run(fixture, ["list"], environment.merging(["OPENCODE_PASSWORD": "wrong-\(password)"]) { $1 })
+        #expect(wrong.status == 79, "\(wrong)")
+        #expect(wrong.stderr.contains("OpenCode refused the password (from OPENCODE_PASSWORD)") && !wrong.stderr.contains(password), "\(wrong)")
 
         let allowed = try await Self.run(fixture, ["allow", id], environment)
         #expect(allowed.status == 0, "\(allowed)")

@@ -17,6 +17,8 @@ public struct PendingPermission: Sendable, Equatable {
     public let directory: String?
     /// When it was asked, from its ascending id (`PendingPermission.askedAt`); nil when the id carries no time.
     public let askedAt: Date?
+    /// Its session's title, when OpenCode told it (`PermissionClient` asks), shown safe.
+    public var sessionTitle: String?
 
     public init(id: String, sessionID: String, kind: String, patterns: [String], directory: String?, askedAt: Date?) {
         (self.id, self.sessionID, self.kind, self.patterns, self.directory, self.askedAt) = (id, sessionID, kind, patterns, directory, askedAt)

@@ -8,15 +8,17 @@ extension PendingPermissionList {
     public func humanLines(now: Date = Date()) -> [String] {
         items.map { item in
             let ago = item.askedAt.map { PendingPermission.ago(now.timeIntervalSince($0)) } ?? "-"
-            return "\(item.id)  \(ago)  \(item.asked)  (session \(item.sessionID)\(item.directory.map { ", \(OutsideText.shown($0))" } ?? ""))"
+            let session = item.sessionTitle.map { "\($0), session \(item.sessionID)" } ?? "session \(item.sessionID)"
+            return "\(item.id)  \(ago)  \(item.asked)  (\(session)\(item.directory.map { ", \(OutsideText.shown($0))" } ?? ""))"
         } + (more > 0 ? ["+\(more) more"] : [])
     }
 
-    /// `{"openCode":"API 1","permissions":[{id, sessionID, permission, patterns, directory, askedAt, secondsAgo}],"more"}`.
+    /// `{"openCode":"API 1","permissions":[{id, sessionID, sessionTitle?, permission, patterns, directory, askedAt, secondsAgo}],"more"}`.
     public func jsonText(generation: OpenCodeGeneration, now: Date = Date()) -> String {
         let permissions: [[String: Any]] = items.map { item in
             var object: [String: Any] = ["id": item.id, "sessionID": item.sessionID, "permission": item.kind, "patterns": item.patterns,
                                          "directory": item.directory.map { $0 as Any } ?? NSNull()]
+            if let title = item.sessionTitle { object["sessionTitle"] = title }
             if let asked = item.askedAt {
                 object["askedAt"] = UTCTimestamp.string(from: asked)
                 object["secondsAgo"] = max(0, Int(now.timeIntervalSince(asked)))

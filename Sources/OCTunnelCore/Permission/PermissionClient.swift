@@ -27,7 +27,33 @@ public struct PermissionClient: Sendable {
             generation = found
             all.append(list)
         }
+        all.items = named(all.items, generation: generation ?? .one)
         return (generation ?? .one, all)
+    }
+
+    /// At most this many sessions are asked for their title in one list; the rest show their id.
+    static let titledSessions = 10
+
+    /// `items` with their sessions' titles, where OpenCode tells them (1.x `GET /session/:id` →
+    /// `{title,…}`, 2.x `GET /api/session/:id` → `{"data":{title,…}}`); a title it does not
+    /// give is left out, quietly: the list is what matters.
+    private func named(_ items: [PendingPermission], generation: OpenCodeGeneration) -> [PendingPermission] {
+        var titles: [String: String] = [:]
+        for item in items where titles[item.sessionID] == nil && titles.count < Self.titledSessions {
+            let path = generation == .two ? "/api/session/\(item.sessionID)" : "/session/\(item.sessionID)"
+            guard let (head, body) = try? probe().get(path, headers: headers(item.directory), limit: 1 << 20), head.status == 200,
+                  let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                  let title = ((generation == .two ? object["data"] as? [String: Any] : object)?["title"] as? String), !title.isEmpty else {
+                titles[item.sessionID] = ""
+                continue
+            }
+            titles[item.sessionID] = OutsideText.shown(title, secrets: credentials.secrets, limit: 80)
+        }
+        return items.map { item in
+            var named = item
+            named.sessionTitle = titles[item.sessionID].flatMap { $0.isEmpty ? nil : $0 }
+            return named
+        }
     }
 
     /// Sends `reply` to the pending permission `id` (looked for in `directories`); returns it.
@@ -58,7 +84,8 @@ public struct PermissionClient: Sendable {
     private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
         let tries: [(OpenCodeGeneration, String)] = [(.two, "/api/permission/request"), (.one, "/permission")]
             .filter { generation == nil || $0.0 == generation }
-        var refused: OpenCodeGeneration?
+        var refused = false
+        var refusing: OpenCodeGeneration?
         var misses: [String] = []
         for (candidate, path) in tries {
             let head: HTTPProbe.Head, body: [UInt8]
@@ -71,14 +98,17 @@ public struct PermissionClient: Sendable {
                 return (candidate, list)
             }
             if head.status == 401 {
+                // Only 2.x's API names itself ({"_tag":"UnauthorizedError"}); 1.x guards every path,
+                // /api/… too, so an unnamed refusal says 1.x only on 1.x's own route.
+                refused = true
                 let named = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["_tag"] as? String == "UnauthorizedError"
-                refused = named ? .two : (refused ?? candidate)
-                if named { break }
+                if named { refusing = .two; break }
+                if candidate == .one { refusing = refusing ?? .one }
                 continue
             }
             misses.append("HTTP \(head.status) from \(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
-        if let refused { throw passwordError(refused) }
+        if refused { throw passwordError(refusing) }
         throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
     }
 
@@ -94,7 +124,7 @@ public struct PermissionClient: Sendable {
         return [("x-opencode-directory", directory.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")]
     }
 
-    private func passwordError(_ generation: OpenCodeGeneration) -> OCTunnelError {
+    private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
         credentials.password == nil
             ? .healthNeedsPassword(generation: generation)
             : .healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
