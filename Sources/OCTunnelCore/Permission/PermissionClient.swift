@@ -19,6 +19,13 @@ public struct PermissionClient: Sendable {
     /// The pending permissions of each of `directories` (none: the server's own project), and
     /// which OpenCode answered.
     public func list(directories: [String] = []) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+        var (generation, list) = try pending(directories: directories)
+        list.items = named(list.items, generation: generation)
+        return (generation, list)
+    }
+
+    /// `list` without the sessions' titles (a reply needs none).
+    private func pending(directories: [String]) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
         var generation: OpenCodeGeneration?
         var all = PendingPermissionList()
@@ -27,7 +34,6 @@ public struct PermissionClient: Sendable {
             generation = found
             all.append(list)
         }
-        all.items = named(all.items, generation: generation ?? .one)
         return (generation ?? .one, all)
     }
 
@@ -59,7 +65,7 @@ public struct PermissionClient: Sendable {
     /// Sends `reply` to the pending permission `id` (looked for in `directories`); returns it.
     /// Throws `permissionNotPending` when OpenCode no longer has it.
     public func answer(id: String, reply: PermissionReply, directories: [String] = []) throws(OCTunnelError) -> PendingPermission {
-        let (generation, list) = try self.list(directories: directories)
+        let (generation, list) = try pending(directories: directories)
         guard let request = list.items.first(where: { $0.id == id }) else { throw .permissionNotPending(id: OutsideText.shown(id, limit: 128)) }
         for route in PermissionReplyRoute.routes(for: generation) {
             let answer: (HTTPProbe.Head, [UInt8])
