@@ -66,7 +66,7 @@ struct PermissionCommandTests {
         #expect(tunnel.isRunning)
     }
 
-    @Test("an older 1.x without POST /permission/:id/reply: the reply goes to /session/:id/permissions/:id with {\"response\"}")
+    @Test("an older 1.x without POST /permission/:id/reply: the reply goes to /session/:id/permissions/:id with {\"response\"}; a request waits across the tunnel's cut; after OpenCode restarted one is gone, exit 4")
     func olderOneFallsBack() async throws {
         let backend = try OpenCodeStandIn(flavor: "opencode1", extraArguments: ["--old-permission-reply"])
         defer { backend.stop() }
@@ -75,11 +75,22 @@ struct PermissionCommandTests {
         let tunnel = try await Self.tunnel(fixture, backend, environment: environment)
         defer { tunnel.stopGracefullyOrKill() }
         let id = try #require(backend.askPermission(session: "ses_old", permission: "edit", patterns: ["a.swift"]))
+        // The request lives in OpenCode, not in a connection: a new session of the tunnel still lists it.
+        let reconnect = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
+        #expect(reconnect.status == 0, "\(reconnect)")
+        let listed = try await Self.run(fixture, ["list"], environment)
+        #expect(listed.status == 0 && listed.stdout.contains(id), "\(listed)")
         let always = try await Self.run(fixture, ["always", id], environment)
         #expect(always.status == 0, "\(always)")
         let replies = backend.replies
         #expect(replies.compactMap { $0["path"] as? String } == ["/session/ses_old/permissions/\(id)"], "\(replies)")
         #expect(replies.first?["body"] as? String == #"{"response":"always"}"#, "\(replies)")
+
+        let lost = try #require(backend.askPermission(session: "ses_old", patterns: ["make"]))
+        #expect(backend.post("/standin/forget", [:]).status == 200)  // OpenCode restarted: it keeps none
+        let gone = try await Self.run(fixture, ["allow", lost], environment)
+        #expect(gone.status == 4 && gone.stderr.contains("no longer pending"), "\(gone)")
+        #expect(backend.replies.count == 1, "\(backend.replies)")
     }
 
     @Test("no tunnel running: exit 3 and one line, as `tunnel status`")
