@@ -46,11 +46,11 @@ struct PermissionOptions: ParsableArguments {
 
 extension PermissionCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show what OpenCode waits for an answer to: id, how long ago, what is asked, session, directory.")
+        static let configuration = CommandConfiguration(abstract: "Show what OpenCode waits for an answer to: id, how long ago, what is asked, session, directory; then its questions.")
 
         @OptionGroup var options: PermissionOptions
 
-        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, sessionTitle, permission, patterns, directory, askedAt, secondsAgo; more).")
+        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, sessionTitle, permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions).")
         var json = false
 
         func run() throws {

@@ -92,6 +92,23 @@ struct PendingPermissionTests {
         #expect(PermissionReplyRoute.two.judge(status: 500, contentType: nil, body: []) == .failed(status: 500, body: []))
     }
 
+    @Test("questions of 1.x and 2.x: the first question with its header and choices, +N more, bounded and shown safe")
+    func questions() throws {
+        let one = try #require(PendingQuestion.parse(Self.bytes("""
+        [{"id":"que_1","sessionID":"ses_1","questions":[{"question":"Which database?","header":"DB","options":[{"label":"Postgres","description":""},{"label":"SQLite\\u001b[2J","description":""}]},{"question":"Next?","header":"","options":[]}]},{"id":"../x","sessionID":"s","questions":[]}]
+        """), generation: .one, directory: nil))
+        #expect(one.items.count == 1)
+        #expect(one.items.first?.text == "DB: Which database? (+1 more)")
+        #expect(one.items.first?.options == ["Postgres", "SQLite\\x1b[2J"])
+        let two = try #require(PendingQuestion.parse(Self.bytes(#"{"data":[{"id":"que_2","sessionID":"ses_2","questions":[{"question":"ok?","header":"","options":[]}]}]}"#),
+                                                     generation: .two, directory: "/p"))
+        #expect(two.items.map(\.text) == ["ok?"])
+        #expect(PendingQuestion.parse(Self.bytes("[]"), generation: .two, directory: nil) == nil)
+        var list = PendingPermissionList()
+        list.questions = one.items
+        #expect(list.humanLines().first?.contains("question: DB: Which database? (+1 more) [Postgres, SQLite\\x1b[2J]  (session ses_1)") == true, "\(list.humanLines())")
+    }
+
     @Test("the gone message is plain and has its own exit code")
     func goneMessage() {
         let error = OCTunnelError.permissionNotPending(id: "per_1")

@@ -32,6 +32,9 @@ struct PermissionCommandTests {
         defer { tunnel.stopGracefullyOrKill() }
 
         let id = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"], title: "Fix \u{1b}[31mlogin \(password)"))
+        let question = backend.post("/standin/question", ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB",
+                                                                                                "options": [["label": "Postgres", "description": ""]]]]])
+        #expect(question.status == 200, "\(question)")
         let listed = try await Self.run(fixture, ["list", "--json"], environment)
         #expect(listed.status == 0, "\(listed)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any], "\(listed)")
@@ -42,6 +45,9 @@ struct PermissionCommandTests {
         let human = try await Self.run(fixture, ["list"], environment)
         #expect(human.stdout.contains(id) && human.stdout.contains("bash: git push  (Fix \\x1b[31mlogin ***, session ses_a)"), "\(human)")
         #expect(permissions.first?["sessionTitle"] as? String == "Fix \\x1b[31mlogin ***", "\(listed.stdout)")
+        let questions = try #require(object["questions"] as? [[String: Any]], "\(listed.stdout)")
+        #expect(questions.first?["question"] as? String == "DB: Which database?" && questions.first?["options"] as? [String] == ["Postgres"], "\(listed.stdout)")
+        #expect(human.stdout.contains("question: DB: Which database? [Postgres]  (Fix "), "\(human)")
         #expect(!(human.stdout + human.stderr + listed.stdout).contains(password))
         let wrong = try await Self.run(fixture, ["list"], environment.merging(["OPENCODE_PASSWORD": "wrong-\(password)"]) { $1 })
         #expect(wrong.status == 79, "\(wrong)")

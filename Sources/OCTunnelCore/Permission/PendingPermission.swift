@@ -66,6 +66,9 @@ public struct PendingPermissionList: Sendable, Equatable {
     public var more = 0
     /// Entries that are not a request octunnel can answer (no id, an id unsafe in a route).
     public var skipped = 0
+    /// The questions that wait too (`PendingQuestion`: listed, answered in OpenCode), and how many beyond the cap.
+    public var questions: [PendingQuestion] = []
+    public var moreQuestions = 0
 
     public init(items: [PendingPermission] = [], more: Int = 0, skipped: Int = 0) {
         (self.items, self.more, self.skipped) = (items, more, skipped)
@@ -119,5 +122,9 @@ public struct PendingPermissionList: Sendable, Equatable {
         }
         more += other.more
         skipped += other.skipped
+        for question in other.questions where !questions.contains(where: { $0.id == question.id }) {
+            if questions.count < Self.limit { questions.append(question) } else { moreQuestions += 1 }
+        }
+        moreQuestions += other.moreQuestions
     }
 }

@@ -6,14 +6,22 @@ extension PendingPermissionList {
     /// One line per request: id, how long ago, what is asked, session and directory; then
     /// "+N more" when the list was cut. Empty when nothing waits.
     public func humanLines(now: Date = Date()) -> [String] {
-        items.map { item in
-            let ago = item.askedAt.map { PendingPermission.ago(now.timeIntervalSince($0)) } ?? "-"
-            let session = item.sessionTitle.map { "\($0), session \(item.sessionID)" } ?? "session \(item.sessionID)"
-            return "\(item.id)  \(ago)  \(item.asked)  (\(session)\(item.directory.map { ", \(OutsideText.shown($0))" } ?? ""))"
-        } + (more > 0 ? ["+\(more) more"] : [])
+        func line(_ id: String, _ askedAt: Date?, _ what: String, _ sessionID: String, _ title: String?, _ directory: String?) -> String {
+            let ago = askedAt.map { PendingPermission.ago(now.timeIntervalSince($0)) } ?? "-"
+            let session = title.map { "\($0), session \(sessionID)" } ?? "session \(sessionID)"
+            return "\(id)  \(ago)  \(what)  (\(session)\(directory.map { ", \(OutsideText.shown($0))" } ?? ""))"
+        }
+        return items.map { line($0.id, $0.askedAt, $0.asked, $0.sessionID, $0.sessionTitle, $0.directory) }
+            + (more > 0 ? ["+\(more) more"] : [])
+            + questions.map { question in
+                let options = question.options.isEmpty ? "" : " [\(question.options.joined(separator: ", "))]"
+                return line(question.id, question.askedAt, "question: \(question.text)\(options)", question.sessionID, question.sessionTitle, question.directory)
+            }
+            + (moreQuestions > 0 ? ["+\(moreQuestions) more questions"] : [])
     }
 
-    /// `{"openCode":"API 1","permissions":[{id, sessionID, sessionTitle?, permission, patterns, directory, askedAt, secondsAgo}],"more"}`.
+    /// `{"openCode":"API 1","permissions":[{id, sessionID, sessionTitle?, permission, patterns, directory, askedAt, secondsAgo}],"more",
+    /// "questions":[{id, sessionID, sessionTitle?, question, options, directory, askedAt, secondsAgo}],"moreQuestions"}`.
     public func jsonText(generation: OpenCodeGeneration, now: Date = Date()) -> String {
         let permissions: [[String: Any]] = items.map { item in
             var object: [String: Any] = ["id": item.id, "sessionID": item.sessionID, "permission": item.kind, "patterns": item.patterns,
@@ -25,7 +33,17 @@ extension PendingPermissionList {
             }
             return object
         }
-        return jsonLine(["openCode": generation.label, "permissions": permissions, "more": more])
+        let questions: [[String: Any]] = self.questions.map { question in
+            var object: [String: Any] = ["id": question.id, "sessionID": question.sessionID, "question": question.text, "options": question.options,
+                                         "directory": question.directory.map { $0 as Any } ?? NSNull()]
+            if let title = question.sessionTitle { object["sessionTitle"] = title }
+            if let asked = question.askedAt {
+                object["askedAt"] = UTCTimestamp.string(from: asked)
+                object["secondsAgo"] = max(0, Int(now.timeIntervalSince(asked)))
+            }
+            return object
+        }
+        return jsonLine(["openCode": generation.label, "permissions": permissions, "more": more, "questions": questions, "moreQuestions": moreQuestions])
     }
 }
 

@@ -19,19 +19,23 @@ public struct PermissionClient: Sendable {
     /// The pending permissions of each of `directories` (none: the server's own project), and
     /// which OpenCode answered.
     public func list(directories: [String] = []) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
-        var (generation, list) = try pending(directories: directories)
-        list.items = named(list.items, generation: generation)
+        var (generation, list) = try pending(directories: directories, questions: true)
+        let sessions = list.items.map { ($0.sessionID, $0.directory) } + list.questions.map { ($0.sessionID, $0.directory) }
+        let titles = self.titles(of: sessions, generation: generation)
+        for index in list.items.indices { list.items[index].sessionTitle = titles[list.items[index].sessionID] }
+        for index in list.questions.indices { list.questions[index].sessionTitle = titles[list.questions[index].sessionID] }
         return (generation, list)
     }
 
-    /// `list` without the sessions' titles (a reply needs none).
-    private func pending(directories: [String]) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+    /// `list` without the sessions' titles, and with the questions only when asked (a reply needs neither).
+    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
         var generation: OpenCodeGeneration?
         var all = PendingPermissionList()
         for place in places {
-            let (found, list) = try list(in: place, generation: generation)
+            var (found, list) = try list(in: place, generation: generation)
             generation = found
+            if questions, let asked = self.questions(in: place, generation: found) { (list.questions, list.moreQuestions) = asked }
             all.append(list)
         }
         return (generation ?? .one, all)
@@ -43,23 +47,26 @@ public struct PermissionClient: Sendable {
     /// `items` with their sessions' titles, where OpenCode tells them (1.x `GET /session/:id` →
     /// `{title,…}`, 2.x `GET /api/session/:id` → `{"data":{title,…}}`); a title it does not
     /// give is left out, quietly: the list is what matters.
-    private func named(_ items: [PendingPermission], generation: OpenCodeGeneration) -> [PendingPermission] {
+    private func titles(of sessions: [(id: String, directory: String?)], generation: OpenCodeGeneration) -> [String: String] {
         var titles: [String: String] = [:]
-        for item in items where titles[item.sessionID] == nil && titles.count < Self.titledSessions {
-            let path = generation == .two ? "/api/session/\(item.sessionID)" : "/session/\(item.sessionID)"
-            guard let (head, body) = try? probe().get(path, headers: headers(item.directory), limit: 1 << 20), head.status == 200,
+        var asked = Set<String>()
+        for (session, directory) in sessions where !asked.contains(session) && asked.count < Self.titledSessions {
+            asked.insert(session)
+            let path = generation == .two ? "/api/session/\(session)" : "/session/\(session)"
+            guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200,
                   let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                  let title = ((generation == .two ? object["data"] as? [String: Any] : object)?["title"] as? String), !title.isEmpty else {
-                titles[item.sessionID] = ""
-                continue
-            }
-            titles[item.sessionID] = OutsideText.shown(title, secrets: credentials.secrets, limit: 80)
+                  let title = ((generation == .two ? object["data"] as? [String: Any] : object)?["title"] as? String), !title.isEmpty else { continue }
+            titles[session] = OutsideText.shown(title, secrets: credentials.secrets, limit: 80)
         }
-        return items.map { item in
-            var named = item
-            named.sessionTitle = titles[item.sessionID].flatMap { $0.isEmpty ? nil : $0 }
-            return named
-        }
+        return titles
+    }
+
+    /// The questions waiting in `directory` (1.x `GET /question`, 2.x `GET /api/question/request`);
+    /// nil when this OpenCode has no such list or cannot be asked: the permissions are what matters.
+    private func questions(in directory: String?, generation: OpenCodeGeneration) -> (items: [PendingQuestion], more: Int)? {
+        let path = generation == .two ? "/api/question/request" : "/question"
+        guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200 else { return nil }
+        return PendingQuestion.parse(body, generation: generation, directory: directory, secrets: credentials.secrets)
     }
 
     /// Sends `reply` to the pending permission `id` (looked for in `directories`); returns it.

@@ -2,7 +2,8 @@ import Foundation
 import FuzzSupport
 import OCTunnelCore
 
-/// Parses each input as a pending-permission list (`PendingPermissionList.parse`) and judges it
+/// Parses each input as a pending-permission list (`PendingPermissionList.parse`) and a question
+/// list (`PendingQuestion.parse`), and judges it
 /// as a reply answer (`PermissionReplyRoute.judge`): the first byte picks the generation, the
 /// reply route and the status, the rest is the body. Promises: the list holds at most `limit`
 /// requests, each id and session id route-safe and without the planted password, every text
@@ -31,6 +32,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         let json = list.jsonText(generation: generation)
         precondition(!json.contains(secret) && (try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, context())
+    }
+    if let (questions, _) = PendingQuestion.parse(body, generation: generation, directory: nil, secrets: [secret]) {
+        precondition(questions.count <= PendingPermissionList.limit, context())
+        var list = PendingPermissionList()
+        list.questions = questions
+        for item in questions {
+            precondition(PendingPermission.isRouteSafe(item.id) && !item.id.contains(secret) && item.options.count <= PendingPermissionList.patternLimit, context())
+        }
+        for line in list.humanLines() + [list.jsonText(generation: generation)] {
+            precondition(isShownClean(line) && !line.contains(secret), context())
+        }
     }
     let route = PermissionReplyRoute.allCases[Int(first >> 1) % PermissionReplyRoute.allCases.count]
     let status = statuses[Int(first >> 3) % statuses.count]
