@@ -27,12 +27,8 @@ struct PermissionOptions: ParsableArguments {
         for project in projects { try refuseControlCharacters(project, option: "--project") }
     }
 
-    func client() throws(OCTunnelError) -> PermissionClient {
-        try TunnelOpenCode.permissionClient(home: directory.resolved, profile: try profileName(), passwordFile: passwordFile.map(UserPath.absolute))
-    }
-
-    private func profileName() throws(OCTunnelError) -> ProfileName {
-        do { return try profile.resolved } catch { return .default } // validate() has refused a bad one already
+    func client() throws -> PermissionClient {
+        try TunnelOpenCode.permissionClient(home: directory.resolved, profile: try profile.resolved, passwordFile: passwordFile.map(UserPath.absolute))
     }
 
     /// `permission allow|always|reject ID`: sends `reply` and says what it did.
