@@ -55,9 +55,12 @@ public final class OpenCodeStandIn: @unchecked Sendable {
 
     /// Adds a pending permission through the test route (`POST /standin/permission`); its id.
     /// `title` names the session (OpenCode's session route answers it).
-    public func askPermission(session: String, permission: String = "bash", patterns: [String], title: String? = nil) -> String? {
+    /// `directory`: the project it is asked in (default: the stand-in's own, /home/me/project).
+    public func askPermission(session: String, permission: String = "bash", patterns: [String], title: String? = nil,
+                              directory: String? = nil) -> String? {
         var spec: [String: Any] = ["sessionID": session, "permission": permission, "patterns": patterns]
         if let title { spec["title"] = title }
+        if let directory { spec["directory"] = directory }
         let answer = post("/standin/permission", spec)
         return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
     }

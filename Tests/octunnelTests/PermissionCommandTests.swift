@@ -69,6 +69,19 @@ struct PermissionCommandTests {
         #expect(gone.status == 4, "\(gone)")
         #expect(gone.stderr.contains("permission \(second) is no longer pending: it was already answered elsewhere, or OpenCode restarted"), "\(gone)")
         #expect(backend.replies.count == 2, "\(backend.replies)")
+
+        // Another project's requests are listed and answered with --project (OpenCode keeps them per directory).
+        let project = "/srv/other project/ü"
+        let other = try #require(backend.askPermission(session: "ses_b", patterns: ["ls"], directory: project))
+        let unscoped = try await Self.run(fixture, ["list"], environment)
+        #expect(unscoped.status == 0 && !unscoped.stdout.contains(other), "\(unscoped)")
+        let scoped = try await Self.run(fixture, ["list", "--json", "--project", project], environment)
+        let scopedObject = try #require(try JSONSerialization.jsonObject(with: Data(scoped.stdout.utf8)) as? [String: Any], "\(scoped)")
+        let scopedIDs = ((scopedObject["permissions"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+        #expect(scopedIDs == [other], "\(scoped)")
+        let answered = try await Self.run(fixture, ["always", other, "--project", project], environment)
+        #expect(answered.status == 0, "\(answered)")
+        #expect(backend.replies.count == 3 && backend.replies.last?["body"] as? String == #"{"reply":"always"}"#, "\(backend.replies)")
         #expect(tunnel.isRunning)
     }
 
