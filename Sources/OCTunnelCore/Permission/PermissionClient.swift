@@ -73,7 +73,13 @@ public struct PermissionClient: Sendable {
     /// Throws `permissionNotPending` when OpenCode no longer has it.
     public func answer(id: String, reply: PermissionReply, directories: [String] = []) throws(OCTunnelError) -> PendingPermission {
         let (generation, list) = try pending(directories: directories)
-        guard let request = list.items.first(where: { $0.id == id }) else { throw .permissionNotPending(id: OutsideText.shown(id, limit: 128)) }
+        guard let request = list.items.first(where: { $0.id == id }) else {
+            // Past the list's cap it may still wait: say so rather than "gone".
+            if list.more > 0 {
+                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first \(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
+            }
+            throw .permissionNotPending(id: OutsideText.shown(id, limit: 128))
+        }
         for route in PermissionReplyRoute.routes(for: generation) {
             let answer: (HTTPProbe.Head, [UInt8])
             do {
