@@ -75,6 +75,36 @@ Session events, for tests (not an OpenCode route): POST /standin/emit with {"typ
 session.status, session.idle, session.error, session.updated, permission.asked, … see
 Sources/OCTunnelCore/Notify/SessionWatch.swift). It answers {"streams": N, "peers": [...]}, how many got it and from where each
 stream connected (a new stream of the same client shows as a new peer).
+Pending permissions and questions (issue 48; they live in the server, not in a connection, so a
+client's cut keeps them), per flavour as upstream serves them, each list per project directory
+(1.x: the `directory` query or the x-opencode-directory header, else the server's own directory,
+packages/opencode/src/server/server.ts; 2.x: `location[directory]` or the same header,
+packages/server/src/location.ts requestRef). The stand-in's own directory is /home/me/project.
+  1.x   GET /permission -> [Request] with Request {id, sessionID, permission, patterns, metadata,
+        always, tool?} (packages/opencode/src/server/instance/permission.ts, permission/index.ts);
+        GET /question -> [{id, sessionID, questions, tool?}]; POST /permission/<id>/reply
+        {"reply":"once|always|reject","message"?} -> 200 true, also for an id that is not pending
+        (Permission.reply returns quietly when it has no such request: 1.x never says "gone");
+        the older POST /session/<sid>/permissions/<id> {"response":…} -> 200 true (session.ts,
+        deprecated). --old-permission-reply: a 1.x without the new reply route (404).
+        A reply value other than once/always/reject: 400 (zod's validator).
+  2.x   GET /api/permission/request -> {"location":{"directory","project":{"id","worktree"}},
+        "data":[Request]} with Request {id "per_…", sessionID, action, resources, save?, metadata?,
+        reason?, source?} (packages/protocol/src/groups/permission.ts, packages/schema/src/
+        permission.ts, packages/server/src/handlers/permission.ts); GET /api/question/request the
+        same around questions; POST /api/session/<sid>/permission/<id>/reply {"reply","message"?}
+        -> 204; an id not pending (or of another session) -> 404 {"_tag":"PermissionNotFoundError",
+        "requestID","message":"Permission request not found: <id>"} (protocol/src/errors.ts).
+  Ids are OpenCode's ascending ones: "per_" + 12 hex digits of (ms * 0x1000 + counter) mod 2^48 +
+  14 base62 characters (Identifier.ascending), so a client can tell how long ago it was asked.
+Sessions: 1.x GET /session/<id> -> {"id","title","directory"} (404 NotFoundError), 2.x GET
+/api/session/<id> -> {"data":{…}} (404 SessionNotFoundError), for the sessions a test named.
+For tests (not OpenCode routes): POST /standin/permission {"sessionID","permission"?,"patterns"?,
+"metadata"?,"always"?,"directory"?,"id"?,"title"?,"emit"?: true} adds a pending request (the flavour's
+shape) and, unless emit is false, sends its permission.asked event to every stream as
+/standin/emit does; it answers {"id","streams"}. POST /standin/question likewise with
+{"sessionID","questions"}. POST /standin/forget empties the tables (OpenCode restarted).
+GET /standin/replies -> {"replies":[{"method","path","body","status"}]}: every reply received.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
 the tunnel's own tests.
@@ -127,6 +157,8 @@ def main():
     parser.add_argument("--service", nargs="?", const="latest", default=None, metavar="CHANNEL",
                         help="2.x: register as the background service of CHANNEL (default latest)")
     parser.add_argument("--no-settings", action="store_true", help="--service: write no settings file")
+    parser.add_argument("--old-permission-reply", action="store_true",
+                        help="1.x: no POST /permission/<id>/reply (404), only the older session route")
     args = parser.parse_args()
     if args.service and not args.password and not args.no_password:
         args.password = secrets.token_urlsafe(32)
@@ -141,6 +173,27 @@ def main():
     state = {"port": args.port}
     codes, sessions = {}, {}
     subscribers, subscribers_lock = [], threading.Lock()
+    # Pending permissions and questions: directory -> id -> request (the flavour's shape).
+    pending = {"permission": {}, "question": {}}
+    session_titles = {}
+    replies, table_lock = [], threading.Lock()
+    home_directory = "/home/me/project"
+    counter = {"ms": 0, "n": 0}
+
+    def ascending(prefix):
+        """Identifier.ascending: 12 hex digits of (ms * 0x1000 + counter) mod 2^48, 14 base62."""
+        ms = int(time.time() * 1000)
+        counter["n"] = counter["n"] + 1 if counter["ms"] == ms else 1
+        counter["ms"] = ms
+        value = (ms * 0x1000 + counter["n"]) & ((1 << 48) - 1)
+        alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+        return f"{prefix}_{value:012x}" + "".join(secrets.choice(alphabet) for _ in range(14))
+
+    def broadcast(event):
+        with subscribers_lock:
+            for q in subscribers:
+                q.put(event)
+            return len(subscribers)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -212,6 +265,17 @@ def main():
                     count = len(subscribers)
                     peers = [q.peer for q in subscribers]
                 return self.send_body(200, compact({"streams": count, "peers": peers}))
+            if path in ("/standin/permission", "/standin/question"):
+                return self.add_pending(path.rsplit("/", 1)[1], json.loads(body))
+            if path == "/standin/forget":
+                with table_lock:
+                    for table in pending.values():
+                        table.clear()
+                return self.send_body(200, compact({}))
+            if args.flavor != "other" and self.is_reply_route(path):
+                if not self.authorized():
+                    return
+                return self.reply(path, body)
             if not two or path != "/api/pair":
                 return self.send_body(404, b"")
             if not self.authorized():
@@ -248,6 +312,9 @@ def main():
 
         def do_GET(self):
             path = self.path.split("?")[0]
+            if path == "/standin/replies":
+                with table_lock:
+                    return self.send_body(200, compact({"replies": list(replies)}))
             if args.flavor == "other":
                 return self.send_body(200, "<html><body>Welcome to nginx!</body></html>", "text/html")
             if two:
@@ -260,6 +327,15 @@ def main():
                 return self.stream_events(global_shape=True)
             if path == "/event":
                 return self.stream_events(global_shape=False)
+            if path in ("/permission", "/question"):
+                return self.send_body(200, compact(self.listed(path[1:], "directory")))
+            if path.startswith("/session/") and path.count("/") == 2:
+                # packages/opencode/src/server/routes/session.ts: GET /session/:sessionID -> Session.Info.
+                with table_lock:
+                    info = session_titles.get(path.rsplit("/", 1)[1])
+                if info is None:
+                    return self.send_body(404, compact({"name": "NotFoundError", "data": {"message": "session not found"}}))
+                return self.send_body(200, compact(info))
             if path.startswith("/bytes/"):
                 return self.send_bytes(int(path.split("/")[2]))
             return self.send_body(200, WEB_APP, "text/html")
@@ -267,9 +343,20 @@ def main():
         def opencode2(self, path):
             if path.startswith("/auth/connect/") and path.count("/") == 3:
                 return self.connect(path.rsplit("/", 1)[1])
-            routes = {"/api/event", "/bytes"}
+            routes = {"/api/event", "/bytes", "/api/permission/request", "/api/question/request"}
             routes.add("/api/health" if args.flavor == "opencode2.0.3" else "/api/info")
             route = "/bytes" if path.startswith("/bytes/") else path
+            if path.startswith("/api/session/") and path.count("/") == 3:
+                # packages/protocol/src/groups/session.ts: GET /api/session/:sessionID -> {"data": Session.Info}.
+                if not self.authorized():
+                    return
+                ident = path.rsplit("/", 1)[1]
+                with table_lock:
+                    info = session_titles.get(ident)
+                if info is None:
+                    return self.send_body(404, compact({"_tag": "SessionNotFoundError", "sessionID": ident,
+                                                        "message": f"Session not found: {ident}"}))
+                return self.send_body(200, compact({"data": info}))
             if route not in routes:
                 # packages/cli/src/services/web-ui.ts: a route the API lacks is the web app,
                 # outside the API's password check; /api/... ones an empty 404.
@@ -288,7 +375,93 @@ def main():
                     "paths": {"tmp": tempfile.gettempdir(), "home": os.path.expanduser("~")}}))
             if route == "/api/event":
                 return self.stream_events(global_shape=False)
+            if route in ("/api/permission/request", "/api/question/request"):
+                directory = self.directory("location[directory]")
+                return self.send_body(200, compact({
+                    "location": {"directory": directory, "project": {"id": "prj_standin", "worktree": directory}},
+                    "data": self.listed(route.split("/")[2], "location[directory]")}))
             return self.send_bytes(int(path.split("/")[2]))
+
+        def directory(self, query_name):
+            """The project directory a request names: the query, else x-opencode-directory, else the server's."""
+            from urllib.parse import parse_qs, unquote, urlsplit
+            query = parse_qs(urlsplit(self.path).query)
+            raw = (query.get(query_name) or [None])[0] or self.headers.get("x-opencode-directory")
+            return unquote(raw) if raw else home_directory
+
+        def listed(self, kind, query_name):
+            with table_lock:
+                return list(pending[kind].get(self.directory(query_name), {}).values())
+
+        def add_pending(self, kind, spec):
+            directory = spec.get("directory", home_directory)
+            if "title" in spec:
+                with table_lock:
+                    session_titles[spec["sessionID"]] = {"id": spec["sessionID"], "title": spec["title"], "directory": directory}
+            ident = spec.get("id") or ascending("per" if kind == "permission" else "que")
+            if kind == "question":
+                request = {"id": ident, "sessionID": spec["sessionID"], "questions": spec.get("questions", [])}
+            elif two:
+                request = {"id": ident, "sessionID": spec["sessionID"], "action": spec.get("permission", "bash"),
+                           "resources": spec.get("patterns", []), "save": spec.get("always", []),
+                           "metadata": spec.get("metadata", {})}
+            else:
+                request = {"id": ident, "sessionID": spec["sessionID"], "permission": spec.get("permission", "bash"),
+                           "patterns": spec.get("patterns", []), "metadata": spec.get("metadata", {}),
+                           "always": spec.get("always", [])}
+            with table_lock:
+                pending[kind].setdefault(directory, {})[ident] = request
+            streams = 0
+            if spec.get("emit", True):
+                streams = broadcast({"type": f"{kind}.asked", "fields": dict(request), "directory": directory})
+            return self.send_body(200, compact({"id": ident, "streams": streams}))
+
+        def is_reply_route(self, path):
+            parts = path.strip("/").split("/")
+            if two:
+                return len(parts) == 6 and parts[:2] == ["api", "session"] and parts[3] == "permission" and parts[5] == "reply"
+            new = len(parts) == 3 and parts[0] == "permission" and parts[2] == "reply" and not args.old_permission_reply
+            old = len(parts) == 4 and parts[0] == "session" and parts[2] == "permissions"
+            return new or old
+
+        def reply(self, path, body):
+            """A reply to a pending permission, judged as the flavour's source does; every one recorded."""
+            parts = path.strip("/").split("/")
+            try:
+                answer = json.loads(body or b"{}")
+            except ValueError:
+                answer = None
+            field = "response" if parts[0] == "session" else "reply"
+            ident = parts[4] if two else (parts[3] if parts[0] == "session" else parts[1])
+            session = parts[2] if two else (parts[1] if parts[0] == "session" else None)
+            record = {"method": "POST", "path": path, "body": body.decode("utf-8", "replace")}
+            if not isinstance(answer, dict) or answer.get(field) not in ("once", "always", "reject"):
+                status, out = 400, compact({"_tag": "InvalidRequestError", "message": "bad reply"}) if two else "bad reply"
+            else:
+                with table_lock:
+                    found = None
+                    for table in pending["permission"].values():
+                        request = table.get(ident)
+                        if request is not None and (session is None or request["sessionID"] == session):
+                            found = table.pop(ident)
+                            break
+                if found is not None or not two:
+                    # 1.x answers true whether or not the request was still pending.
+                    status, out = (204, b"") if two else (200, "true")
+                else:
+                    status, out = 404, compact({"_tag": "PermissionNotFoundError", "requestID": ident,
+                                                "message": f"Permission request not found: {ident}"})
+                if found is not None:
+                    broadcast({"type": "permission.replied", "fields": {"sessionID": found["sessionID"], "requestID": ident,
+                                                                        "reply": answer[field]}})
+            record["status"] = status
+            with table_lock:
+                replies.append(record)
+            if status == 204:
+                self.send_response(204)
+                self.end_headers()
+                return
+            return self.send_body(status, out)
 
         def send_bytes(self, count):
             chunk = bytes(range(256)) * 256

@@ -27,6 +27,7 @@ let package = Package(
         .executableTarget(name: "FuzzSessionWatch", dependencies: uses),
         .executableTarget(name: "FuzzServiceFiles", dependencies: uses),
         .executableTarget(name: "FuzzForwardSpec", dependencies: uses),
+        .executableTarget(name: "FuzzPermissionList", dependencies: uses),
         .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )

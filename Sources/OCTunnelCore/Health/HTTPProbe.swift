@@ -1,7 +1,7 @@
 import Foundation
 
-/// A deliberately small HTTP/1.1 client for exactly two requests through the local forward:
-/// a GET with a bounded body, and a GET whose event stream goes through `ServerSentEventReader`.
+/// A deliberately small HTTP/1.1 client for the few requests made through the local forward:
+/// a GET or a POST with a bounded body, and a GET whose event stream goes through `ServerSentEventReader`.
 /// It reads Content-Length, chunked and read-until-close bodies, tells "closed without any
 /// answer" apart from every other failure, and never waits past its one hard deadline
 /// (docs/architecture.md says why it is not URLSession).
@@ -49,7 +49,8 @@ struct HTTPProbe {
         init(socket: OwnedDescriptor) { self.socket = socket }
     }
 
-    private func open(path: String, accept: String) throws(Failure) -> Connection {
+    private func open(path: String, accept: String, method: String = "GET", body: [UInt8] = [],
+                      headers: [(String, String)] = []) throws(Failure) -> Connection {
         let socket: OwnedDescriptor
         do {
             socket = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
@@ -62,10 +63,12 @@ struct HTTPProbe {
             }
         }
         let connection = Connection(socket: socket)
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if method != "GET" { request += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         request += "\r\n"
-        let bytes = Array(request.utf8)
+        let bytes = Array(request.utf8) + body
         guard socket.transmit(bytes, bytes.count) == .moved(bytes.count) else { throw .closedWithoutAnswer }
         return connection
     }
@@ -149,6 +152,8 @@ struct HTTPProbe {
     @discardableResult
     private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure) -> Bool {
         var total = 0
+        // RFC 9110 §6.4.1: 204 and 304 have no body, whatever the headers say.
+        if head.status == 204 || head.status == 304 { return false }
         /// Hands over the first `count` buffered bytes; true to read on.
         func deliver(_ count: Int) throws(Failure) -> Bool {
             let piece = Array(connection.buffer[..<count])
@@ -202,6 +207,27 @@ struct HTTPProbe {
             return true
         }
         return (head, Array(body.prefix(limit)))
+    }
+
+    /// POST `body` (JSON) to `path` with `headers`; the answer's body is cut at `limit` bytes.
+    func post(_ path: String, body: [UInt8], headers: [(String, String)] = [], limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
+        try exchange(method: "POST", path, body: body, headers: headers, limit: limit)
+    }
+
+    /// GET `path` with `headers` (e.g. `x-opencode-directory`); the body is cut at `limit` bytes.
+    func get(_ path: String, headers: [(String, String)], limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
+        try exchange(method: "GET", path, body: [], headers: headers, limit: limit)
+    }
+
+    private func exchange(method: String, _ path: String, body: [UInt8], headers: [(String, String)], limit: Int) throws(Failure) -> (Head, [UInt8]) {
+        let connection = try open(path: path, accept: "application/json", method: method, body: body, headers: headers)
+        let head = try readHead(connection)
+        var answer: [UInt8] = []
+        try streamBody(connection, head: head, limit: limit) { piece throws(Failure) in
+            answer += piece
+            return true
+        }
+        return (head, Array(answer.prefix(limit)))
     }
 
     /// The outcome of `events`: the head, the body when the answer was not an event stream, and

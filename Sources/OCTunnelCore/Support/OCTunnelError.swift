@@ -69,12 +69,17 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case staleForward(remoteHost: String, remotePort: Int, seconds: Int)
     /// A path with a line break or escape code where it would be written into a file (a service unit).
     case controlCharactersInPath(what: String, path: String)
+    /// `permission allow|always|reject ID`: OpenCode no longer waits on that request.
+    case permissionNotPending(id: String)
+    /// `permission`: OpenCode could not be reached through the tunnel, or answered something else.
+    case permissionFailed(detail: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
         case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
         case .notRunning: return .notRunning
+        case .permissionNotPending: return .notPending
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
@@ -87,7 +92,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .cannotResolve, .connectionRefused, .connectTimeout, .unreachable, .notSSH, .closedBeforeGreeting,
              .noCommonAlgorithms, .sshFailure, .localPortInUse, .cannotListen,
              .nothingListeningBehindVPS, .healthFailed, .notOpenCode, .serviceManagerFailed, .statusNotAnswered,
-             .openCodeNotRunningAtHome, .nothingListeningAtHome, .staleForward:
+             .openCodeNotRunningAtHome, .nothingListeningAtHome, .staleForward, .permissionFailed:
             return .unavailable
         }
     }
@@ -112,6 +117,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .nothingListeningBehindVPS, .forwardRefused, .listenForbidden, .staleForward: return "forward"
         case .openCodeNotRunningAtHome, .nothingListeningAtHome: return "home"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
+        case .permissionNotPending, .permissionFailed: return "permission"
         }
     }
 
@@ -242,6 +248,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             let what = role == .tunnel ? "no tunnel running" : "no home side running"
             let named = profile.isDefault ? "" : " for profile \(profile)"
             return what + named + (detail.map { ": \($0)" } ?? "")
+        case .permissionNotPending(let id):
+            return "permission \(id) is no longer pending: it was already answered elsewhere, or OpenCode restarted. Nothing was sent again; `octunnel permission list` shows what still waits."
+        case .permissionFailed(let detail):
+            return "\(detail)."
         case .statusNotAnswered(let path, let reason):
             return "the octunnel process at \(path) did not answer (\(reason)); it may be stopped (kill -CONT) or busy."
         case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):

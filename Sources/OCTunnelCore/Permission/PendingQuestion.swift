@@ -1,0 +1,53 @@
+import Foundation
+
+/// One question OpenCode's agent waits on, as its list route tells it: 1.x `GET /question`
+/// (a bare array), 2.x `GET /api/question/request` (`{location, data: […]}`), each request
+/// `{id "que_…", sessionID, questions: [{question, header, options: [{label, description}],
+/// multiple?}], tool?}` (packages/schema/src/question.ts, packages/opencode/src/question).
+/// Listed so that nothing waiting is missed; it is answered in OpenCode.
+public struct PendingQuestion: Sendable, Equatable {
+    public let id: String
+    public let sessionID: String
+    /// "Database: Which one?" (the first question; "+N more" when it asks several), shown safe.
+    public let text: String
+    /// The first question's choices (their labels), at most `PendingPermissionList.patternLimit`.
+    public let options: [String]
+    public let directory: String?
+    public let askedAt: Date?
+    public var sessionTitle: String?
+
+    /// The questions in `body`, OpenCode `generation`'s shape; nil when the body is not that
+    /// shape. Bounded as `PendingPermissionList.parse`: requests, texts and options capped,
+    /// ids route-safe and without a secret, texts through `OutsideText.shown`.
+    public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
+                             secrets: [String] = [], now: Date = Date()) -> (items: [PendingQuestion], more: Int)? {
+        guard let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
+        let entries: [Any]
+        switch generation {
+        case .one:
+            guard let array = json as? [Any] else { return nil }
+            entries = array
+        case .two:
+            guard let object = json as? [String: Any], let array = object["data"] as? [Any] else { return nil }
+            entries = array
+        }
+        var items: [PendingQuestion] = []
+        var more = 0
+        let limit = PendingPermissionList.textLimit
+        for entry in entries {
+            guard let object = entry as? [String: Any], let id = object["id"] as? String, let session = object["sessionID"] as? String,
+                  [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 }) else { continue }
+            guard items.count < PendingPermissionList.limit else { more += 1; continue }
+            let asked = (object["questions"] as? [Any]) ?? []
+            let first = asked.first as? [String: Any]
+            let header = (first?["header"] as? String).map { $0.isEmpty ? "" : "\($0): " } ?? ""
+            let question = header + ((first?["question"] as? String) ?? "?")
+            let options = ((first?["options"] as? [Any]) ?? []).prefix(PendingPermissionList.patternLimit)
+                .map { OutsideText.shown((($0 as? [String: Any])?["label"] as? String) ?? "?", secrets: secrets, limit: 80) }
+            let text = OutsideText.shown(question, secrets: secrets, limit: limit) + (asked.count > 1 ? " (+\(asked.count - 1) more)" : "")
+            items.append(PendingQuestion(id: id, sessionID: session, text: text, options: options, directory: directory,
+                                         askedAt: PendingPermission.askedAt(id: id, now: now)))
+        }
+        return (items, more)
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import OCTunnelCore
+
+/// `permission list` and `permission allow|always|reject ID`: what OpenCode waits on, answered
+/// through the running `tunnel up` of this profile (exit 3 if none runs).
+struct PermissionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "permission",
+        abstract: "List the permissions OpenCode waits on and answer one, through the running tunnel.",
+        subcommands: [List.self, Allow.self, Always.self, Reject.self]
+    )
+}
+
+/// What every `permission` subcommand needs to reach OpenCode through the running tunnel.
+struct PermissionOptions: ParsableArguments {
+    @OptionGroup var directory: DirectoryOptions
+    @OptionGroup var profile: ProfileOptions
+
+    @Option(help: ArgumentHelp("A file holding OpenCode's password. Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD.", valueName: "PATH"))
+    var passwordFile: String?
+
+    @Option(name: .customLong("project"), help: ArgumentHelp("A project directory on the home machine to ask about (repeatable; default: the one OpenCode was started in).", valueName: "DIR"))
+    var projects: [String] = []
+
+    func validate() throws {
+        try refuseControlCharacters(passwordFile, option: "--password-file")
+        for project in projects { try refuseControlCharacters(project, option: "--project") }
+    }
+
+    func client() throws -> PermissionClient {
+        try TunnelOpenCode.permissionClient(home: directory.resolved, profile: try profile.resolved, passwordFile: passwordFile.map(UserPath.absolute))
+    }
+
+    /// `permission allow|always|reject ID`: sends `reply` and says what it did.
+    func answer(_ id: String, _ reply: PermissionReply) throws {
+        try runReportingErrors {
+            let request = try client().answer(id: id, reply: reply, directories: projects)
+            Console.say("\(reply.done): \(request.asked) (\(request.id))")
+        }
+    }
+}
+
+extension PermissionCommand {
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show what OpenCode waits for an answer to: id, how long ago, what is asked, session, directory; then its questions.")
+
+        @OptionGroup var options: PermissionOptions
+
+        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, sessionTitle, permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions).")
+        var json = false
+
+        func run() throws {
+            try runReportingErrors {
+                let (generation, list) = try options.client().list(directories: options.projects)
+                if json { return Console.data(list.jsonText(generation: generation)) }
+                if list.items.isEmpty { Console.say("nothing waits for an answer") }
+                list.humanLines().forEach(Console.data)
+            }
+        }
+    }
+
+    struct Allow: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Allow a pending permission once (exit 4 if it no longer waits).")
+        @OptionGroup var options: PermissionOptions
+        @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
+        func run() throws { try options.answer(id, .once) }
+    }
+
+    struct Always: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Allow a pending permission and the same ones after it in this session (exit 4 if it no longer waits).")
+        @OptionGroup var options: PermissionOptions
+        @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
+        func run() throws { try options.answer(id, .always) }
+    }
+
+    struct Reject: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Reject a pending permission (exit 4 if it no longer waits).")
+        @OptionGroup var options: PermissionOptions
+        @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
+        func run() throws { try options.answer(id, .reject) }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import FuzzSupport
+import OCTunnelCore
+
+/// Parses each input as a pending-permission list (`PendingPermissionList.parse`) and a question
+/// list (`PendingQuestion.parse`), and judges it
+/// as a reply answer (`PermissionReplyRoute.judge`): the first byte picks the generation, the
+/// reply route and the status, the rest is the body. Promises: the list holds at most `limit`
+/// requests, each id and session id route-safe and without the planted password, every text
+/// clean for a terminal, cut, and redacted; the rendering and the JSON are clean too; the
+/// judgement is deterministic and "answered" only for a 200 `true` or a 204.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = input(data, size)
+    guard let first = bytes.first else { return 0 }
+    let body = Array(bytes.dropFirst())
+    let generation: OpenCodeGeneration = first & 1 == 0 ? .one : .two
+    let context = { "\(generation) \(hex(body))" }
+    if let list = PendingPermissionList.parse(body, generation: generation, directory: "/p", secrets: [secret]) {
+        precondition(list.items.count <= PendingPermissionList.limit, context())
+        for item in list.items {
+            precondition(PendingPermission.isRouteSafe(item.id) && PendingPermission.isRouteSafe(item.sessionID), context())
+            precondition(!item.id.contains(secret) && !item.sessionID.contains(secret), context())
+            precondition(item.patterns.count <= PendingPermissionList.patternLimit + 1, context())
+            for text in [item.kind] + item.patterns {
+                // The cut counts the peer's scalars; each may show as an escape of up to 8 ("\u{200b}").
+                precondition(isShownClean(text) && !text.contains(secret) && text.unicodeScalars.count <= PendingPermissionList.textLimit * 8 + 1, context())
+            }
+        }
+        for line in list.humanLines(now: Date(timeIntervalSince1970: 1_795_000_000)) {
+            precondition(isShownClean(line) && !line.contains(secret), context())
+        }
+        let json = list.jsonText(generation: generation)
+        precondition(!json.contains(secret) && (try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, context())
+    }
+    if let (questions, _) = PendingQuestion.parse(body, generation: generation, directory: nil, secrets: [secret]) {
+        precondition(questions.count <= PendingPermissionList.limit, context())
+        var list = PendingPermissionList()
+        list.questions = questions
+        for item in questions {
+            precondition(PendingPermission.isRouteSafe(item.id) && !item.id.contains(secret) && item.options.count <= PendingPermissionList.patternLimit, context())
+        }
+        for line in list.humanLines() + [list.jsonText(generation: generation)] {
+            precondition(isShownClean(line) && !line.contains(secret), context())
+        }
+    }
+    let route = PermissionReplyRoute.allCases[Int(first >> 1) % PermissionReplyRoute.allCases.count]
+    let status = statuses[Int(first >> 3) % statuses.count]
+    let outcome = route.judge(status: status, contentType: nil, body: body)
+    precondition(outcome == route.judge(status: status, contentType: nil, body: body), "not deterministic: \(context())")
+    if outcome == .answered { precondition(status == 200 || status == 204, context()) }
+    if outcome == .gone { precondition(status == 404, context()) }
+    return 0
+}
+
+private let secret = "pw-planted-7"
+private let statuses = [200, 204, 404, 401, 500, 400, 302, 403]
