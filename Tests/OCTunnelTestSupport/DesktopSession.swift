@@ -45,7 +45,7 @@ public final class DesktopSession: @unchecked Sendable {
         // dunst's context menu (`dunstctl context`) asks its `dmenu` program to pick one of the
         // actions shown ("#Label (summary) [id,name]" a line): this one picks the line naming the
         // action written to `pick` (`choose(action:)`), and none before.
-        let pick = "#!/bin/sh\nexec /usr/bin/grep -F \",$(/usr/bin/cat '\(directory.file("pick"))' 2>/dev/null)]\"\n"
+        let pick = "#!/bin/sh\nexec /usr/bin/grep -m 1 -F \",$(/usr/bin/cat '\(directory.file("pick"))' 2>/dev/null)]\"\n"
         try pick.write(toFile: directory.file("pick.sh"), atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.file("pick.sh"))
         try "[global]\n    dmenu = \(directory.file("pick.sh"))\n".write(toFile: directory.file("dunstrc"), atomically: true, encoding: .utf8)
