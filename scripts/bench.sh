@@ -383,6 +383,8 @@ if wan_setup; then
   fi
   . scripts/lib/notify-latency.sh
   notify_latency
+  . scripts/lib/permission-latency.sh
+  permission_latency
   if [ -n "$relay_pid" ]; then
     R[relay_cpu]=$(awk -v d=$(( $(cpu_ticks "$relay_pid") - relay_t0 )) -v hz="$(getconf CLK_TCK)" -v ms=$(( $(ms_now) - relay_ms0 )) \
       'BEGIN {printf "%.1f", 100 * d / hz / (ms / 1000)}')
@@ -449,6 +451,8 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       row "$wan: OpenCode sends 'permission asked' → --notify-command runs (other: the event reaches a client), ms" "${R[wan_oct_notify_perm]}" "${R[wan_ssh_notify_perm]}"
       row "$wan: OpenCode sends the idle → 'finished' runs the command (incl. the 0.5 s settle; other: the event arrives), ms" "${R[wan_oct_notify_finished]}" "${R[wan_ssh_notify_finished]}"
     fi
+    [ -n "${R[wan_oct_permission]:-}" ] &&
+      row "$wan: \`octunnel permission allow ID\` until OpenCode has the reply (other: the reply's POST alone), ms" "${R[wan_oct_permission]}" "${R[wan_ssh_permission]}"
   fi
   echo
   if [ -z "$wan_skip" ]; then
@@ -485,6 +489,14 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     elif [ -n "${R[wan_notify_skip]:-}" ]; then
       echo "The notification rows: not measured (${R[wan_notify_skip]})."
     fi
+    if [ -n "${R[wan_oct_permission]:-}" ]; then
+      echo "The permission row (\`scripts/lib/permission-latency.sh\`, issue 48): a pending permission on the stand-in (1.x); the whole"
+      echo "\`octunnel permission allow\` process (start, the status socket, the pending list and the reply, each over the WAN) until it"
+      echo "exits with OpenCode's answer, against the reply's one POST through the other tunnel; medians of ${R[wan_permission_samples]} samples;"
+      echo "all, ms: ${R[wan_permission_all]}."
+    elif [ -n "${R[wan_permission_skip]:-}" ]; then
+      echo "The permission row: not measured (${R[wan_permission_skip]})."
+    fi
     if [ -n "${R[relay_cpu]:-}" ]; then
       echo "The relay's own cost: a new connection + GET through a second relay instance holding nothing (0 ms) took"
       echo "${R[relay_zero]} ms against ${R[relay_direct]} ms straight to nginx (medians, inside the VPS namespace), and the relay"
@@ -512,6 +524,10 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       within() { awk -v v="$1" 'BEGIN { print (v <= 1000) ? "met" : "not met" }'; }
       printf '| %s | %s ms | %s ms | | %s |\n' "issue 40: permission asked → notified ≤ 1 s" "${R[wan_oct_notify_perm]}" "${R[wan_ssh_notify_perm]}" "$(within "${R[wan_oct_notify_perm]}")"
       printf '| %s | %s ms | %s ms | | %s |\n' "issue 40: idle → 'finished' notified ≤ 1 s (0.5 s of it the settle)" "${R[wan_oct_notify_finished]}" "${R[wan_ssh_notify_finished]}" "$(within "${R[wan_oct_notify_finished]}")"
+    fi
+    if [ -n "${R[wan_oct_permission]:-}" ]; then
+      printf '| %s | %s ms | %s ms | | %s |\n' "issue 48: a permission answered from a terminal reaches OpenCode ≤ 1 s" "${R[wan_oct_permission]}" "${R[wan_ssh_permission]}" \
+        "$(awk -v v="${R[wan_oct_permission]}" 'BEGIN { print (v <= 1000) ? "met" : "not met" }')"
     fi
   fi
   echo
