@@ -69,6 +69,8 @@ final class EventFollower: @unchecked Sendable {
         var watch = SessionWatch(secrets: credentials.secrets)
         var waitingSaid = 0
         var pause = 1.0
+        /// Whether a stream was had before: each one after it is a stream back after a cut.
+        var streamed = false
         while !isStopped {
             condition.lock()
             let path = self.path ?? "/api/event"
@@ -89,6 +91,8 @@ final class EventFollower: @unchecked Sendable {
                 let result = try probe.events(path, limit: .max) { event in
                     if !connected {
                         connected = true
+                        if streamed { catchUp(&watch) }
+                        streamed = true
                         sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent finishes, asks for permission or fails", warning: false)
                     }
                     if let decoded = OpenCodeEvent(data: event.data) {
@@ -109,6 +113,22 @@ final class EventFollower: @unchecked Sendable {
             condition.lock()
             if !stopped { _ = condition.wait(until: Date().addingTimeInterval(pause)) }
             condition.unlock()
+        }
+    }
+
+    /// What the cut hid (issue 48): the permissions and questions OpenCode still waits on, in
+    /// its own directory and each the stream named, asked of it as the stream is back, before
+    /// the stream's own events; those told before are not told again (`SessionWatch.caughtUp`).
+    /// A list that cannot be had is said once and skipped: the stream goes on.
+    private func catchUp(_ watch: inout SessionWatch) {
+        let client = PermissionClient(host: host, port: port, credentials: credentials, timeout: 5)
+        do {
+            var pending = try client.list().list
+            let directories = watch.directories()
+            if !directories.isEmpty { pending.append(try client.list(directories: directories).list) }
+            for moment in watch.caughtUp(pending) { notifier.notify(moment) }
+        } catch {
+            sayOnce("catch-up", "notifications: could not ask OpenCode what it asked while the stream was cut (\(error.localizedDescription)); only what comes on the stream is told")
         }
     }
 

@@ -1,0 +1,76 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// Issue 48, "nothing missed across a cut", through a real sshd: permissions and a question
+/// asked while nobody listened on OpenCode's event stream (their events gone, as OpenCode's
+/// streams keep nothing) are told once when `tunnel up`'s stream is back after the tunnel's
+/// session was cut (`tunnel reconnect`), from OpenCode's pending lists; one told before the cut
+/// is not told again, after this cut or the next.
+@Suite("notifications: what was asked during a cut is told once when the stream is back", .ownThreads, .timeLimit(.minutes(4)))
+struct NotifyCatchUpTests {
+    /// A program that appends "event|permission id|message", one a line, to `file`.
+    static func recorder(in directory: TempDirectory, file: String) throws -> String {
+        try directory.write("record.sh", """
+        #!/bin/sh
+        printf '%s|%s|%s\\n' "$OCTUNNEL_EVENT" "$OCTUNNEL_PERMISSION_ID" "$OCTUNNEL_MESSAGE" >> '\(file)'
+        """, mode: 0o755)
+        return directory.file("record.sh")
+    }
+
+    static func records(_ file: String) -> [String] {
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// Adds a pending permission without its event (asked while no stream listened); its id.
+    static func askUnheard(_ backend: OpenCodeStandIn, _ pattern: String) -> String? {
+        let answer = backend.post("/standin/permission", ["sessionID": "ses_a", "permission": "bash", "patterns": [pattern], "emit": false])
+        return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
+    }
+
+    @Test("1.x and 2.x: one permission told live; two permissions and a question asked unheard are told once after a reconnect, with their ids; a second reconnect tells only the one asked since",
+          arguments: ["opencode1", "opencode2"])
+    func toldOnceAcrossCuts(flavor: String) async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let scratch = try TempDirectory()
+        let record = scratch.file("record")
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--notify-command", try Self.recorder(in: scratch, file: record)],
+                                    environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        defer { tunnel.stopGracefullyOrKill() }
+        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+
+        let live = try #require(backend.askPermission(session: "ses_a", patterns: ["make live"], title: "Fix the login bug"))
+        try #require(try await offPool { waitUntil(timeout: 20) { Self.records(record).count == 1 } }, "\(tunnel.stderrText)")
+
+        // Asked while nobody listened: only the lists know.
+        let first = try #require(Self.askUnheard(backend, "make first"))
+        let second = try #require(Self.askUnheard(backend, "make second"))
+        let question = backend.post("/standin/question", ["sessionID": "ses_a", "emit": false,
+                                                          "questions": [["question": "Which database?", "header": "DB", "options": []]]])
+        #expect(question.status == 200, "\(question)")
+        let cut = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
+        #expect(cut.status == 0, "\(cut)")
+        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= 4 } }, "\(Self.records(record)) \(tunnel.stderrText)")
+
+        let third = try #require(Self.askUnheard(backend, "make third"))
+        let again = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
+        #expect(again.status == 0, "\(again)")
+        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= 5 } }, "\(Self.records(record)) \(tunnel.stderrText)")
+        // A doubled one would have come with the catch-up that told `third`.
+        let records = Self.records(record)
+        #expect(records.count == 5, "\(records)")
+        #expect(records.first == "permission|\(live)|bash: make live", "\(records)")
+        #expect(records.contains { $0.hasPrefix("permission|\(first)|bash: make first (asked while you were away") }, "\(records)")
+        #expect(records.contains { $0.hasPrefix("permission|\(second)|bash: make second (asked while you were away") }, "\(records)")
+        #expect(records.contains { $0.hasPrefix("permission||DB: Which database? (asked while you were away") }, "\(records)")
+        #expect(records.last?.hasPrefix("permission|\(third)|bash: make third (asked while you were away") == true, "\(records)")
+        let lines = tunnel.stderr.filter { $0.contains("notify: ") }
+        #expect(lines.count == 5 && lines.filter { $0.contains("asked while you were away") }.count == 4, "\(lines)")
+        #expect(!(tunnel.stderrText + records.joined()).contains(password))
+        #expect(tunnel.isRunning)
+    }
+}
