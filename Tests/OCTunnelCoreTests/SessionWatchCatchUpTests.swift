@@ -68,4 +68,30 @@ struct SessionWatchCatchUpTests {
         #expect(watch.directories() == ["/p/0", "/p/1", "/p/2", "/p/3", "/p/4", "/p/5", "/p/6", "/p/7"])
         #expect(watch.directories(limit: 100).count == 10)
     }
+
+    @Test("1.x: a session seen busy that /session/status no longer lists finished while away, told once; one still listed, one never busy, one of a directory not asked and a subagent are not")
+    func finishedWhileAway() throws {
+        var watch = SessionWatch()
+        func feed(_ json: String) { _ = watch.feed(OpenCodeEvent(data: json)!, now: 0) }
+        feed(#"{"type":"session.updated","properties":{"sessionID":"done","info":{"id":"done","title":"Fix the login bug"}}}"#)
+        for id in ["done", "still", "elsewhere", "sub"] {
+            feed(#"{"type":"session.status","properties":{"sessionID":""# + id + #"","status":{"type":"busy"}}}"#)
+        }
+        feed(#"{"type":"session.updated","properties":{"sessionID":"sub","info":{"id":"sub","parentID":"done"}}}"#)
+        feed(#"{"type":"session.status","properties":{"sessionID":"idle","status":{"type":"idle"}}}"#)
+        feed(#"{"directory":"/other","payload":{"type":"session.status","properties":{"sessionID":"elsewhere","status":{"type":"busy"}}}}"#)
+        watch.reconnected()
+
+        let working = try #require(watch.working(in: Array(#"{"still":{"type":"busy"},"x":{"type":"retry","attempt":1,"message":"m","next":2}}"#.utf8)))
+        #expect(working == ["still", "x"])
+        #expect(watch.working(in: Array("[1]".utf8)) == nil && watch.working(in: Array("{}".utf8)) == [])
+        let moments = watch.caughtUp(working: [nil: working], at: Self.now)
+        #expect(moments.map(\.sessionID) == ["done"], "\(moments)")
+        #expect(moments.first?.line == "notify: OpenCode finished: Fix the login bug: the agent is done and waits for you (finished while you were away)")
+        #expect(watch.caughtUp(working: [nil: []], at: Self.now).map(\.sessionID) == ["still"], "no longer listed now")
+        #expect(watch.caughtUp(working: [nil: [], "/other": []], at: Self.now).map(\.sessionID) == ["elsewhere"], "its directory asked at last")
+        #expect(watch.caughtUp(working: [nil: [], "/other": []], at: Self.now).isEmpty, "nothing twice")
+        _ = watch.feed(OpenCodeEvent(data: #"{"type":"session.idle","properties":{"sessionID":"done"}}"#)!, now: 1)
+        #expect(watch.due(now: 9).isEmpty, "an idle after it is not a second finish")
+    }
 }

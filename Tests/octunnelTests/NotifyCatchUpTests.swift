@@ -6,8 +6,9 @@ import Testing
 /// Issue 48, "nothing missed across a cut", through a real sshd: permissions and a question
 /// asked while nobody listened on OpenCode's event stream (their events gone, as OpenCode's
 /// streams keep nothing) are told once when `tunnel up`'s stream is back after the tunnel's
-/// session was cut (`tunnel reconnect`), from OpenCode's pending lists; one told before the cut
-/// is not told again, after this cut or the next.
+/// session was cut (`tunnel reconnect`), from OpenCode's pending lists (1.x: and a session seen
+/// busy that went idle meanwhile, from `GET /session/status`); one told before the cut is not
+/// told again, after this cut or the next.
 @Suite("notifications: what was asked during a cut is told once when the stream is back", .ownThreads, .timeLimit(.minutes(4)))
 struct NotifyCatchUpTests {
     /// A program that appends "event|permission id|message", one a line, to `file`.
@@ -29,7 +30,7 @@ struct NotifyCatchUpTests {
         return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
     }
 
-    @Test("1.x and 2.x: one permission told live; two permissions and a question asked unheard are told once after a reconnect, with their ids; a second reconnect tells only the one asked since",
+    @Test("1.x and 2.x: one permission told live; two permissions and a question asked unheard (1.x: and a session that went idle unheard) are told once after a reconnect, with their ids; a second reconnect tells only the one asked since",
           arguments: ["opencode1", "opencode2"])
     func toldOnceAcrossCuts(flavor: String) async throws {
         let password = "pw-\(UUID().uuidString.prefix(8))"
@@ -45,6 +46,13 @@ struct NotifyCatchUpTests {
 
         let live = try #require(backend.askPermission(session: "ses_a", patterns: ["make live"], title: "Fix the login bug"))
         try #require(try await offPool { waitUntil(timeout: 20) { Self.records(record).count == 1 } }, "\(tunnel.stderrText)")
+        // 1.x: a session seen busy on the stream, idle while nobody listened (its events gone).
+        let finishes = flavor == "opencode1"
+        if finishes {
+            #expect(NotifyTests.emit(backend, NotifyTests.session("ses_b", "session.status", ["status": ["type": "busy"]])) == 1)
+            #expect(NotifyTests.emit(backend, NotifyTests.session("ses_c", "session.status", ["status": ["type": "busy"]])) == 1)
+            #expect(backend.post("/standin/status", ["sessionID": "ses_b", "type": "idle"]).status == 200)
+        }
 
         // Asked while nobody listened: only the lists know.
         let first = try #require(Self.askUnheard(backend, "make first"))
@@ -54,22 +62,27 @@ struct NotifyCatchUpTests {
         #expect(question.status == 200, "\(question)")
         let cut = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
         #expect(cut.status == 0, "\(cut)")
-        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= 4 } }, "\(Self.records(record)) \(tunnel.stderrText)")
+        let afterCut = finishes ? 5 : 4
+        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= afterCut } }, "\(Self.records(record)) \(tunnel.stderrText)")
 
         let third = try #require(Self.askUnheard(backend, "make third"))
         let again = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
         #expect(again.status == 0, "\(again)")
-        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= 5 } }, "\(Self.records(record)) \(tunnel.stderrText)")
+        try #require(try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= afterCut + 1 } }, "\(Self.records(record)) \(tunnel.stderrText)")
         // A doubled one would have come with the catch-up that told `third`.
         let records = Self.records(record)
-        #expect(records.count == 5, "\(records)")
+        #expect(records.count == afterCut + 1, "\(records)")
+        if finishes {
+            #expect(records.filter { $0.hasPrefix("finished|") } == ["finished||the agent is done and waits for you (finished while you were away)"], "ses_b only: ses_c still works \(records)")
+        }
         #expect(records.first == "permission|\(live)|bash: make live", "\(records)")
         #expect(records.contains { $0.hasPrefix("permission|\(first)|bash: make first (asked while you were away") }, "\(records)")
         #expect(records.contains { $0.hasPrefix("permission|\(second)|bash: make second (asked while you were away") }, "\(records)")
         #expect(records.contains { $0.hasPrefix("permission||DB: Which database? (asked while you were away") }, "\(records)")
         #expect(records.last?.hasPrefix("permission|\(third)|bash: make third (asked while you were away") == true, "\(records)")
         let lines = tunnel.stderr.filter { $0.contains("notify: ") }
-        #expect(lines.count == 5 && lines.filter { $0.contains("asked while you were away") }.count == 4, "\(lines)")
+        #expect(lines.count == afterCut + 1 && lines.filter { $0.contains("asked while you were away") }.count == 4, "\(lines)")
+        #expect(lines.filter { $0.contains("OpenCode finished: ses_b") && $0.hasSuffix("the agent is done and waits for you (finished while you were away)") }.count == (finishes ? 1 : 0), "\(lines)")
         #expect(!(tunnel.stderrText + records.joined()).contains(password))
         #expect(tunnel.isRunning)
     }

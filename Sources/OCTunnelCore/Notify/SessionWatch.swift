@@ -215,6 +215,40 @@ public struct SessionWatch: Sendable {
         return moments
     }
 
+    /// The sessions OpenCode 1.x says work, from `GET /session/status`'s answer
+    /// (`{sessionID: {"type": "busy"|"retry"|…}}`, the idle ones left out:
+    /// packages/opencode/src/session/status.ts), ids kept as the watch keeps them; nil for a body
+    /// of another shape, or one naming more than `Limits.sessions` (a list cut short cannot say
+    /// that a session is absent).
+    func working(in body: [UInt8]) -> Set<String>? {
+        guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              object.count <= Limits.sessions else { return nil }
+        var working = Set<String>()
+        for (id, status) in object {
+            let type = (status as? [String: Any])?["type"] as? String ?? status as? String
+            if type != "idle" { working.insert(kept(id, Limits.id)) }
+        }
+        return working
+    }
+
+    /// The sessions that finished while the stream was cut (issue 48): each seen working before
+    /// it (busy, or idle not yet settled) whose directory was asked (`working`'s keys: a
+    /// directory, or nil for the server's own) and that OpenCode no longer lists as working
+    /// there. Told as finished "while you were away", once; a subagent's session never.
+    public mutating func caughtUp(working: [String?: Set<String>], at date: Date = Date()) -> [AgentMoment] {
+        var moments: [AgentMoment] = []
+        for (id, session) in sessions.sorted(by: { $0.key < $1.key }) where session.busy || session.idleSince != nil {
+            guard let listed = working[session.directory], !listed.contains(id) else { continue }
+            sessions[id]?.busy = false
+            sessions[id]?.idleSince = nil
+            settling.remove(id)
+            answered(in: id)
+            guard session.parent == nil else { continue }
+            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were away)", at: date))
+        }
+        return moments
+    }
+
     /// The project directories sessions were seen in (1.x keeps pending requests per directory),
     /// at most `limit` of them, in order.
     func directories(limit: Int = 8) -> [String] {
