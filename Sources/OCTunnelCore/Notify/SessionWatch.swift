@@ -220,7 +220,7 @@ public struct SessionWatch: Sendable {
     /// packages/opencode/src/session/status.ts), ids kept as the watch keeps them; nil for a body
     /// of another shape, or one naming more than `Limits.sessions` (a list cut short cannot say
     /// that a session is absent).
-    func working(in body: [UInt8]) -> Set<String>? {
+    public func working(in body: [UInt8]) -> Set<String>? {
         guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               object.count <= Limits.sessions else { return nil }
         var working = Set<String>()

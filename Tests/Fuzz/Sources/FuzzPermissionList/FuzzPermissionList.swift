@@ -9,7 +9,8 @@ import OCTunnelCore
 /// requests, each id and session id route-safe and without the planted password, every text
 /// clean for a terminal, cut, and redacted; the rendering and the JSON are clean too; the
 /// judgement is deterministic and "answered" only for a 200 `true` or a 204; the catch-up
-/// after a cut (`SessionWatch.caughtUp`) tells each listed request once, clean and redacted.
+/// after a cut (`SessionWatch.caughtUp`) tells each listed request once, clean and redacted, and
+/// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
@@ -55,6 +56,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for line in list.humanLines() + [list.jsonText(generation: generation)] {
             precondition(isShownClean(line) && !line.contains(secret), context())
         }
+    }
+    // 1.x's GET /session/status as the catch-up reads it: at most 2000 sessions, each id kept
+    // (cut, redacted); a watch that saw no session working judges none finished.
+    var fresh = SessionWatch(secrets: [secret])
+    if let working = fresh.working(in: body) {
+        precondition(working.count <= 2000 && working.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
+        precondition(fresh.caughtUp(working: [nil: working, "/p": working]).isEmpty, context())
     }
     let route = PermissionReplyRoute.allCases[Int(first >> 1) % PermissionReplyRoute.allCases.count]
     let status = statuses[Int(first >> 3) % statuses.count]
