@@ -42,7 +42,19 @@ public final class DesktopSession: @unchecked Sendable {
             throw give(up: "the session bus or Xvfb did not start: \(bus.stderrText) \(display.stderrText)")
         }
         let session = base.merging(["DBUS_SESSION_BUS_ADDRESS": bus.stdout[0], "DISPLAY": ":\(display.stdout[0])"]) { $1 }
-        try "".write(toFile: directory.file("dunstrc"), atomically: true, encoding: .utf8)
+        // dunst's context menu (`dunstctl context`) asks its `dmenu` program to pick one of the
+        // actions shown ("#Label (summary) [id,name]" a line): this one picks the line naming the
+        // action written to `pick` (`choose(action:)`), and none before; what it picked goes to `picked`.
+        let pick = """
+            #!/bin/sh
+            line=$(/usr/bin/grep -m 1 -F ",$(/usr/bin/cat '\(directory.file("pick"))' 2>/dev/null)]")
+            [ -n "$line" ] && echo "$line" >> '\(directory.file("picked"))'
+            echo "$line"
+
+            """
+        try pick.write(toFile: directory.file("pick.sh"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.file("pick.sh"))
+        try "[global]\n    dmenu = \(directory.file("pick.sh"))\n".write(toFile: directory.file("dunstrc"), atomically: true, encoding: .utf8)
         let server = try RunningProcess("/usr/bin/dunst", ["-conf", directory.file("dunstrc"), "-print"], environment: session)
         processes.append(server)
         // Ready once it owns the Notifications name on the bus.
@@ -77,6 +89,23 @@ public final class DesktopSession: @unchecked Sendable {
             if let text = value(line, "urgency") { current?.urgency = text }
         }
         return all
+    }
+
+    /// Invokes the action named `action` of the notification shown, as a user's click does: the
+    /// server's context menu (`dunstctl context`) with `action` picked.
+    /// A notification just printed may not be on screen yet (dunst's menu lists only those that
+    /// are), so the menu is opened again until the action was picked, up to `timeout` s.
+    public func choose(action: String, timeout: Double = 20) throws {
+        try? FileManager.default.removeItem(atPath: directory.file("picked"))
+        try action.write(toFile: directory.file("pick"), atomically: true, encoding: .utf8)
+        let picked = { FileManager.default.fileExists(atPath: self.directory.file("picked")) }
+        let until = Date().addingTimeInterval(timeout)
+        while !picked(), Date() < until {
+            let result = try run("/usr/bin/dunstctl", ["context"], environment: environment)
+            guard result.status == 0 else { throw HarnessError("dunstctl context: \(result.stderr)") }
+            _ = waitUntil(timeout: 1, picked)
+        }
+        guard picked() else { throw HarnessError("dunst's menu never offered the action \(action)") }
     }
 
     /// Stops the server, the X server and the bus.

@@ -50,9 +50,14 @@ public struct TunnelHealth: Sendable {
             emit(event)
             if case .tunnelPassed(let report, _, _) = event, let engine, notify.enabled {
                 let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
+                let host = HealthCheck.address(forBind: bind)
+                let client = PermissionClient(host: host, port: localPort, credentials: credentials)
                 follower.get {
-                    EventFollower(host: HealthCheck.address(forBind: bind), port: localPort, credentials: credentials,
+                    EventFollower(host: host, port: localPort, credentials: credentials,
                                   notifier: Notifier(options: notify, secrets: credentials.secrets, record: { engine.recordNotification($0) },
+                                                     answer: { id, directory, reply throws(OCTunnelError) in
+                                                         _ = try client.answer(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
+                                                     },
                                                      emit: engine.emit),
                                   waiting: { engine.recordPermissionsWaiting($0) },
                                   emit: engine.emit)

@@ -32,6 +32,11 @@ public struct NotifyOptions: Sendable {
 /// at most `Limits.queued` jobs: never more than `Limits.lanes` children at once, never a thread
 /// per moment. Each program leads its own process group, killed whole at its time limit, and
 /// gets no `OPENCODE_*` variable; `stop()` kills what runs and waits for it.
+///
+/// A permission's desktop notification carries actions and waits for a choice
+/// (`NotificationAnswer`), holding its lane while it waits: at most `Limits.answering` wait at
+/// once, each at most `NotificationAnswer.wait` s; past that bound a permission is shown as
+/// before, without actions, so a flood cannot pin the lanes.
 final class Notifier: @unchecked Sendable {
     /// The notifier's bounds.
     enum Limits {
@@ -44,6 +49,8 @@ final class Notifier: @unchecked Sendable {
         static let refill = 4.0
         /// Seconds `stop()` waits for the programs it killed.
         static let stopWait = 3.0
+        /// Notifications with actions waiting for a choice at once (each holds a lane).
+        static let answering = 2
     }
 
     private let options: NotifyOptions
@@ -60,16 +67,22 @@ final class Notifier: @unchecked Sendable {
     private var lanes = 0
     private var idleLanes = 0
     private var stopped = false
+    private let answer: PermissionAnswerer?
+    private var answering = 0
 
     /// One program to run for a moment.
     private enum Job {
         case command(environment: [String: String])
         case desktop(path: String, arguments: [String])
+        /// A permission's notification, with actions while fewer than `Limits.answering` wait.
+        case answerable(AgentMoment)
     }
 
     init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment, secrets: [String] = [],
-         record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, emit: @escaping @Sendable (EngineEvent) -> Void) {
+         record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, answer: PermissionAnswerer? = nil,
+         emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.options = options
+        self.answer = answer
         self.environment = environment.filter { !$0.key.hasPrefix("OPENCODE_") }
         self.secrets = secrets
         self.record = record
@@ -125,7 +138,9 @@ final class Notifier: @unchecked Sendable {
     private func jobs(for moment: AgentMoment) -> [Job] {
         var jobs: [Job] = []
         if options.command != nil { jobs.append(.command(environment: environment.merging(moment.environment) { $1 })) }
-        if desktop, let command = Self.desktopCommand(moment, environment: environment) {
+        if desktop, answer != nil, NotificationAnswer.answerable(moment) {
+            jobs.append(.answerable(moment))
+        } else if desktop, let command = Self.desktopCommand(moment, environment: environment) {
             jobs.append(.desktop(path: command.path, arguments: command.arguments))
         }
         return jobs
@@ -187,6 +202,41 @@ final class Notifier: @unchecked Sendable {
             Self.runCommand(command, environment: environment, timeout: options.commandTimeout, groups: groups, secrets: secrets, emit: emit)
         case .desktop(let path, let arguments):
             _ = try? ChildProcess.run(path, arguments, environment: environment, timeout: 5, groups: groups)
+        case .answerable(let moment):
+            condition.lock()
+            let waits = !stopped && answering < Limits.answering
+            if waits { answering += 1 }
+            condition.unlock()
+            guard let command = Self.desktopCommand(moment, environment: environment, actions: waits) else { return }
+            guard waits else {
+                _ = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: 5, groups: groups)
+                return
+            }
+            let result = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: NotificationAnswer.wait + 5,
+                                               groups: groups)
+            condition.lock()
+            answering -= 1
+            let goOn = !stopped
+            condition.unlock()
+            guard goOn, let result, let reply = NotificationAnswer.chosen(result.stdout) else { return }
+            send(reply, for: moment)
+        }
+    }
+
+    /// Sends the reply chosen on `moment`'s notification and says the outcome: a line on stderr;
+    /// a follow-up notification only when it failed (answered elsewhere, no tunnel, refused).
+    private func send(_ reply: PermissionReply, for moment: AgentMoment) {
+        guard let answer, let id = moment.permissionID else { return }
+        do throws(OCTunnelError) {
+            try answer(id, moment.directory, reply)
+            emit(.notice(NotificationAnswer.sentLine(reply, moment)))
+        } catch {
+            let said = OutsideText.redacting(error.errorDescription ?? "the reply failed", secrets: secrets)
+            emit(.warning("the \(reply.rawValue) chosen on the notification was not sent: \(said)"))
+            if let path = Self.notifySend {
+                _ = try? ChildProcess.run(path, ["--app-name=octunnel", "--urgency=normal", "--", NotificationAnswer.failedHeadline(moment),
+                                                 Self.desktopBody(said)], environment: environment, timeout: 5, groups: groups)
+            }
         }
     }
 
@@ -211,16 +261,23 @@ final class Notifier: @unchecked Sendable {
 
     /// The desktop's own notifier, when a desktop session is there: `notify-send` with a session
     /// bus (`DBUS_SESSION_BUS_ADDRESS`), `osascript` on macOS; nil otherwise (a server, ssh).
-    static func desktopCommand(_ moment: AgentMoment, environment: [String: String]) -> (path: String, arguments: [String])? {
+    /// With `actions` (a permission that may be answered from it, Linux only), it carries
+    /// `NotificationAnswer`'s actions and waits for a choice.
+    static func desktopCommand(_ moment: AgentMoment, environment: [String: String], actions: Bool = false) -> (path: String, arguments: [String])? {
 #if os(macOS)
         func quoted(_ text: String) -> String { "\"" + text.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"") + "\"" }
         return ("/usr/bin/osascript", ["-e", "display notification \(quoted(moment.message)) with title \(quoted(moment.headline))"])
 #else
         guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }
-        guard let path = ["/usr/bin/notify-send", "/bin/notify-send"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-        return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")", "--", moment.headline,
-                       desktopBody(moment.message)])
+        guard let path = notifySend else { return nil }
+        return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")"]
+                    + (actions ? NotificationAnswer.arguments : []) + ["--", moment.headline, desktopBody(moment.message)])
 #endif
+    }
+
+    /// Where `notify-send` is, if it is.
+    private static var notifySend: String? {
+        ["/usr/bin/notify-send", "/bin/notify-send"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// The body as notify-send must be given it to show `text` as it is: notify-send reads C
