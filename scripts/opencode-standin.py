@@ -104,6 +104,10 @@ For tests (not OpenCode routes): POST /standin/permission {"sessionID","permissi
 shape) and, unless emit is false, sends its permission.asked event to every stream as
 /standin/emit does; it answers {"id","streams"}. POST /standin/question likewise with
 {"sessionID","questions"}. POST /standin/forget empties the tables (OpenCode restarted).
+1.x GET /session/status -> {sessionID: {"type":"busy"|"retry"|…}} for the directory's sessions
+that are not idle (packages/opencode/src/session/status.ts: the map drops a session set idle),
+kept from the session.status events sent; POST /standin/status {"sessionID","type","directory"?}
+changes it without an event (a session that finished while no stream listened).
 GET /standin/replies -> {"replies":[{"method","path","body","status"}]}: every reply received.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
@@ -176,6 +180,9 @@ def main():
     # Pending permissions and questions: directory -> id -> request (the flavour's shape).
     pending = {"permission": {}, "question": {}}
     session_titles = {}
+    # 1.x's session statuses per directory: directory -> sessionID -> {"type": …}; idle ones are
+    # dropped (packages/opencode/src/session/status.ts: set deletes an idle session from the map).
+    statuses = {}
     replies, table_lock = [], threading.Lock()
     home_directory = "/home/me/project"
     counter = {"ms": 0, "n": 0}
@@ -188,6 +195,19 @@ def main():
         value = (ms * 0x1000 + counter["n"]) & ((1 << 48) - 1)
         alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
         return f"{prefix}_{value:012x}" + "".join(secrets.choice(alphabet) for _ in range(14))
+
+    def note_status(event):
+        """Keeps 1.x's status map as OpenCode does: what a session.status event says, idle dropped."""
+        fields = event.get("fields") or {}
+        if event.get("type") != "session.status" or not isinstance(fields.get("sessionID"), str):
+            return
+        kind = (fields.get("status") or {}).get("type") if isinstance(fields.get("status"), dict) else fields.get("status")
+        with table_lock:
+            table = statuses.setdefault(event.get("directory") or home_directory, {})
+            if kind == "idle" or not kind:
+                table.pop(fields["sessionID"], None)
+            else:
+                table[fields["sessionID"]] = {"type": kind}
 
     def broadcast(event):
         with subscribers_lock:
@@ -258,6 +278,8 @@ def main():
                 event = json.loads(body)
                 # A JSON array is several events in their order (scripts/notify-bounds.sh's floods).
                 events = event if isinstance(event, list) else [event]
+                for one in events:
+                    note_status(one)
                 with subscribers_lock:
                     for q in subscribers:
                         for one in events:
@@ -267,6 +289,12 @@ def main():
                 return self.send_body(200, compact({"streams": count, "peers": peers}))
             if path in ("/standin/permission", "/standin/question"):
                 return self.add_pending(path.rsplit("/", 1)[1], json.loads(body))
+            if path == "/standin/status":
+                # A session's status changed while no stream listened: the map only, no event.
+                spec = json.loads(body)
+                note_status({"type": "session.status", "directory": spec.get("directory"),
+                             "fields": {"sessionID": spec["sessionID"], "status": {"type": spec["type"]}}})
+                return self.send_body(200, compact({}))
             if path == "/standin/forget":
                 with table_lock:
                     for table in pending.values():
@@ -329,6 +357,10 @@ def main():
                 return self.stream_events(global_shape=False)
             if path in ("/permission", "/question"):
                 return self.send_body(200, compact(self.listed(path[1:], "directory")))
+            if path == "/session/status":
+                # 1.x: {sessionID: SessionStatus.Info} of the directory's sessions that are not idle.
+                with table_lock:
+                    return self.send_body(200, compact(dict(statuses.get(self.directory("directory"), {}))))
             if path.startswith("/session/") and path.count("/") == 2:
                 # packages/opencode/src/server/routes/session.ts: GET /session/:sessionID -> Session.Info.
                 with table_lock:

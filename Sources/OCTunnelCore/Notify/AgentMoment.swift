@@ -13,7 +13,8 @@ public struct AgentMoment: Sendable, Equatable {
     public let title: String?
     /// The project directory, if known.
     public let directory: String?
-    /// What is asked (permission), the error's name and message (failed); nil for finished.
+    /// What is asked (permission), the error's name and message (failed); for finished nil, or
+    /// words of our own (told after a cut: "finished while you were away").
     public let detail: String?
     public let at: Date
     /// The permission request's id (OpenCode's, to answer it with), for a permission that named one.
@@ -81,7 +82,7 @@ public struct AgentMoment: Sendable, Equatable {
             return "+\(merged.count) more \(what) in \(sessionName)"
         }
         switch kind {
-        case .finished: return "the agent is done and waits for you"
+        case .finished: return detail.map { OutsideText.shown($0, limit: 200) } ?? "the agent is done and waits for you"
         case .permission: return detail.map { OutsideText.shown($0, limit: 200) } ?? "it waits for an answer"
         case .failed: return detail.map { OutsideText.shown($0, limit: 200) } ?? "the session stopped with an error"
         }

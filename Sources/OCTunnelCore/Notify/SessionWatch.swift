@@ -191,6 +191,70 @@ public struct SessionWatch: Sendable {
         return []
     }
 
+    /// The permission moments a cut hid (issue 48, "nothing missed across a cut"): each request
+    /// and question of `pending` (OpenCode's lists, asked as the stream came back) not told
+    /// before, told now, with its id, and noted as waiting; one told before the cut, on the
+    /// stream or by an earlier catch-up, is not told again. Its words say it was asked while
+    /// nobody listened, and how long before `date` where its id tells.
+    public mutating func caughtUp(_ pending: PendingPermissionList, at date: Date = Date()) -> [AgentMoment] {
+        var moments: [AgentMoment] = []
+        let asked = pending.items.map { ($0.id, $0.sessionID, $0.directory, $0.sessionTitle, $0.asked, $0.askedAt, true) }
+            + pending.questions.map { ($0.id, $0.sessionID, $0.directory, $0.sessionTitle, $0.text, $0.askedAt, false) }
+        for (whole, wholeSession, directory, title, what, askedAt, isPermission) in asked {
+            let request = kept(whole, Limits.id), session = kept(wholeSession, Limits.id)
+            waits(request, in: session)
+            guard toldPermissions.insert(request) else { continue }
+            var known = sessions[session] ?? Session()
+            if known.title == nil, let title { known.title = kept(title, Limits.title) }
+            if known.directory == nil, let directory { known.directory = kept(directory, Limits.directory) }
+            let when = askedAt.map { ", \(PendingPermission.ago(max(0, date.timeIntervalSince($0))))" } ?? ""
+            var moment = moment(.permission, session, known, detail: "\(what) (asked while you were away\(when))", at: date)
+            if isPermission { moment.permissionID = request }
+            moments.append(moment)
+        }
+        return moments
+    }
+
+    /// The sessions OpenCode 1.x says work, from `GET /session/status`'s answer
+    /// (`{sessionID: {"type": "busy"|"retry"|…}}`, the idle ones left out:
+    /// packages/opencode/src/session/status.ts), ids kept as the watch keeps them; nil for a body
+    /// of another shape, or one naming more than `Limits.sessions` (a list cut short cannot say
+    /// that a session is absent).
+    public func working(in body: [UInt8]) -> Set<String>? {
+        guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              object.count <= Limits.sessions else { return nil }
+        var working = Set<String>()
+        for (id, status) in object {
+            let type = (status as? [String: Any])?["type"] as? String ?? status as? String
+            if type != "idle" { working.insert(kept(id, Limits.id)) }
+        }
+        return working
+    }
+
+    /// The sessions that finished while the stream was cut (issue 48): each seen working before
+    /// it (busy, or idle not yet settled) whose directory was asked (`working`'s keys: a
+    /// directory, or nil for the server's own) and that OpenCode no longer lists as working
+    /// there. Told as finished "while you were away", once; a subagent's session never.
+    public mutating func caughtUp(working: [String?: Set<String>], at date: Date = Date()) -> [AgentMoment] {
+        var moments: [AgentMoment] = []
+        for (id, session) in sessions.sorted(by: { $0.key < $1.key }) where session.busy || session.idleSince != nil {
+            guard let listed = working[session.directory], !listed.contains(id) else { continue }
+            sessions[id]?.busy = false
+            sessions[id]?.idleSince = nil
+            settling.remove(id)
+            answered(in: id)
+            guard session.parent == nil else { continue }
+            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were away)", at: date))
+        }
+        return moments
+    }
+
+    /// The project directories sessions were seen in (1.x keeps pending requests per directory),
+    /// at most `limit` of them, in order.
+    func directories(limit: Int = 8) -> [String] {
+        Array(Set(sessions.values.compactMap(\.directory)).sorted().prefix(limit))
+    }
+
     /// The "finished" moments whose idle has held for `settle` seconds by `now`, in the order
     /// of their sessions' ids. Looks at nothing before the first is due.
     public mutating func due(now: Double, at date: Date = Date()) -> [AgentMoment] {

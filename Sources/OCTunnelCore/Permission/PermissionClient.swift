@@ -137,7 +137,10 @@ public struct PermissionClient: Sendable {
     }
 
     /// `x-opencode-directory`, as OpenCode's clients send it (percent-encoded; both generations decode it).
-    private func headers(_ directory: String?) -> [(String, String)] {
+    private func headers(_ directory: String?) -> [(String, String)] { Self.directoryHeaders(directory) }
+
+    /// `x-opencode-directory` for `directory` (none for the server's own).
+    static func directoryHeaders(_ directory: String?) -> [(String, String)] {
         guard let directory else { return [] }
         let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
         return [("x-opencode-directory", directory.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")]

@@ -8,7 +8,9 @@ import OCTunnelCore
 /// reply route and the status, the rest is the body. Promises: the list holds at most `limit`
 /// requests, each id and session id route-safe and without the planted password, every text
 /// clean for a terminal, cut, and redacted; the rendering and the JSON are clean too; the
-/// judgement is deterministic and "answered" only for a 200 `true` or a 204.
+/// judgement is deterministic and "answered" only for a 200 `true` or a 204; the catch-up
+/// after a cut (`SessionWatch.caughtUp`) tells each listed request once, clean and redacted, and
+/// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
@@ -35,14 +37,32 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     if let (questions, _) = PendingQuestion.parse(body, generation: generation, directory: nil, secrets: [secret]) {
         precondition(questions.count <= PendingPermissionList.limit, context())
-        var list = PendingPermissionList()
+        var list = PendingPermissionList.parse(body, generation: generation, directory: "/p", secrets: [secret]) ?? PendingPermissionList()
         list.questions = questions
+        // The catch-up after a cut (SessionWatch.caughtUp): one moment per request at most, each
+        // clean and without the password on every surface, and nothing told a second time.
+        var watch = SessionWatch(secrets: [secret])
+        let moments = watch.caughtUp(list, at: Date(timeIntervalSince1970: 1_795_000_000))
+        precondition(moments.count <= list.items.count + list.questions.count, context())
+        for moment in moments {
+            for text in [moment.line] + moment.environment.values {
+                precondition(isShownClean(text) && !text.contains(secret), context())
+            }
+        }
+        precondition(watch.caughtUp(list).isEmpty && watch.waitingCount <= list.items.count + list.questions.count, context())
         for item in questions {
             precondition(PendingPermission.isRouteSafe(item.id) && !item.id.contains(secret) && item.options.count <= PendingPermissionList.patternLimit, context())
         }
         for line in list.humanLines() + [list.jsonText(generation: generation)] {
             precondition(isShownClean(line) && !line.contains(secret), context())
         }
+    }
+    // 1.x's GET /session/status as the catch-up reads it: at most 2000 sessions, each id kept
+    // (cut, redacted); a watch that saw no session working judges none finished.
+    var fresh = SessionWatch(secrets: [secret])
+    if let working = fresh.working(in: body) {
+        precondition(working.count <= 2000 && working.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
+        precondition(fresh.caughtUp(working: [nil: working, "/p": working]).isEmpty, context())
     }
     let route = PermissionReplyRoute.allCases[Int(first >> 1) % PermissionReplyRoute.allCases.count]
     let status = statuses[Int(first >> 3) % statuses.count]
