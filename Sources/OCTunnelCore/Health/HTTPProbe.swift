@@ -199,14 +199,7 @@ struct HTTPProbe {
 
     /// GET `path`; the body is cut at `limit` bytes.
     func get(_ path: String, accept: String = "application/json", limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
-        let connection = try open(path: path, accept: accept)
-        let head = try readHead(connection)
-        var body: [UInt8] = []
-        try streamBody(connection, head: head, limit: limit) { piece throws(Failure) in
-            body += piece
-            return true
-        }
-        return (head, Array(body.prefix(limit)))
+        try exchange(method: "GET", path, body: [], headers: [], accept: accept, limit: limit)
     }
 
     /// POST `body` (JSON) to `path` with `headers`; the answer's body is cut at `limit` bytes.
@@ -219,8 +212,10 @@ struct HTTPProbe {
         try exchange(method: "GET", path, body: [], headers: headers, limit: limit)
     }
 
-    private func exchange(method: String, _ path: String, body: [UInt8], headers: [(String, String)], limit: Int) throws(Failure) -> (Head, [UInt8]) {
-        let connection = try open(path: path, accept: "application/json", method: method, body: body, headers: headers)
+    /// One request and its whole answer: the head and the body cut at `limit` bytes.
+    private func exchange(method: String, _ path: String, body: [UInt8], headers: [(String, String)], accept: String = "application/json",
+                          limit: Int) throws(Failure) -> (Head, [UInt8]) {
+        let connection = try open(path: path, accept: accept, method: method, body: body, headers: headers)
         let head = try readHead(connection)
         var answer: [UInt8] = []
         try streamBody(connection, head: head, limit: limit) { piece throws(Failure) in

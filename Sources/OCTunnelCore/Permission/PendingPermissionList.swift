@@ -21,20 +21,21 @@ public struct PendingPermissionList: Sendable, Equatable {
         (self.items, self.more, self.skipped) = (items, more, skipped)
     }
 
+    /// The entries of a pending list in `body`, OpenCode `generation`'s shape (1.x a bare array,
+    /// 2.x `{"data":[…]}`): the permissions' and the questions' lists alike; nil for another shape.
+    static func entries(of body: [UInt8], generation: OpenCodeGeneration) -> [Any]? {
+        guard let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
+        switch generation {
+        case .one: return json as? [Any]
+        case .two: return (json as? [String: Any])?["data"] as? [Any]
+        }
+    }
+
     /// The list in `body`, OpenCode `generation`'s shape (1.x a bare array, 2.x `{"data":[…]}`);
     /// nil when the body is not that shape. Texts pass `OutsideText.shown` with `secrets`.
     public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
                              secrets: [String] = [], now: Date = Date()) -> PendingPermissionList? {
-        guard let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
-        let entries: [Any]
-        switch generation {
-        case .one:
-            guard let array = json as? [Any] else { return nil }
-            entries = array
-        case .two:
-            guard let object = json as? [String: Any], let array = object["data"] as? [Any] else { return nil }
-            entries = array
-        }
+        guard let entries = entries(of: body, generation: generation) else { return nil }
         var list = PendingPermissionList()
         for entry in entries {
             guard let object = entry as? [String: Any], let id = object["id"] as? String, isSafe(id, secrets),

@@ -20,6 +20,12 @@ extension PendingPermissionList {
             + (moreQuestions > 0 ? ["+\(moreQuestions) more questions"] : [])
     }
 
+    /// `askedAt` and `secondsAgo` of a request asked at `asked` (nothing when its time is not known).
+    private static func when(_ asked: Date?, now: Date) -> [String: Any] {
+        guard let asked else { return [:] }
+        return ["askedAt": UTCTimestamp.string(from: asked), "secondsAgo": max(0, Int(now.timeIntervalSince(asked)))]
+    }
+
     /// `{"openCode":"API 1","permissions":[{id, sessionID, sessionTitle?, permission, patterns, directory, askedAt, secondsAgo}],"more",
     /// "questions":[{id, sessionID, sessionTitle?, question, options, directory, askedAt, secondsAgo}],"moreQuestions"}`.
     public func jsonText(generation: OpenCodeGeneration, now: Date = Date()) -> String {
@@ -27,21 +33,13 @@ extension PendingPermissionList {
             var object: [String: Any] = ["id": item.id, "sessionID": item.sessionID, "permission": item.kind, "patterns": item.patterns,
                                          "directory": item.directory.map { $0 as Any } ?? NSNull()]
             if let title = item.sessionTitle { object["sessionTitle"] = title }
-            if let asked = item.askedAt {
-                object["askedAt"] = UTCTimestamp.string(from: asked)
-                object["secondsAgo"] = max(0, Int(now.timeIntervalSince(asked)))
-            }
-            return object
+            return object.merging(Self.when(item.askedAt, now: now)) { $1 }
         }
         let questions: [[String: Any]] = self.questions.map { question in
             var object: [String: Any] = ["id": question.id, "sessionID": question.sessionID, "question": question.text, "options": question.options,
                                          "directory": question.directory.map { $0 as Any } ?? NSNull()]
             if let title = question.sessionTitle { object["sessionTitle"] = title }
-            if let asked = question.askedAt {
-                object["askedAt"] = UTCTimestamp.string(from: asked)
-                object["secondsAgo"] = max(0, Int(now.timeIntervalSince(asked)))
-            }
-            return object
+            return object.merging(Self.when(question.askedAt, now: now)) { $1 }
         }
         return jsonLine(["openCode": generation.label, "permissions": permissions, "more": more, "questions": questions, "moreQuestions": moreQuestions])
     }

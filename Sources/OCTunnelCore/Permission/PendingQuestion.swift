@@ -21,16 +21,7 @@ public struct PendingQuestion: Sendable, Equatable {
     /// ids route-safe and without a secret, texts through `OutsideText.shown`.
     public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
                              secrets: [String] = [], now: Date = Date()) -> (items: [PendingQuestion], more: Int)? {
-        guard let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
-        let entries: [Any]
-        switch generation {
-        case .one:
-            guard let array = json as? [Any] else { return nil }
-            entries = array
-        case .two:
-            guard let object = json as? [String: Any], let array = object["data"] as? [Any] else { return nil }
-            entries = array
-        }
+        guard let entries = PendingPermissionList.entries(of: body, generation: generation) else { return nil }
         var items: [PendingQuestion] = []
         var more = 0
         let limit = PendingPermissionList.textLimit
