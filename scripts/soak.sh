@@ -12,12 +12,21 @@
 # end of the run's first fifth to its end). Exits 1 if any byte was out of place, any
 # connection hung, the client itself failed, or any stall was named.
 #   bash scripts/soak.sh                  # the long soak (10 minutes)
-#   SOAK_SECONDS=60 bash scripts/soak.sh  # the short one (the test suite runs this)
+#   SOAK_SECONDS=30 bash scripts/soak.sh  # the short one (the test suite runs this; 60 s by --long-tests)
 # OCT names the octunnel binary (default: a release build). SOAK_DEB13=1: both octunnel processes
 # are the one built in Debian 13's root against its libssh2 1.11.1 (scripts/lib/debian-leg.sh's
 # build), run in that root.
+#   bash scripts/soak.sh --long-tests     # the suites that wait on real time, at the field's
+#                                         # lengths (OCTUNNEL_LONG_TESTS=1: a 60 s outage at each
+#                                         # end, a 3-minute event stream, this soak for 60 s);
+#                                         # CI runs them shorter (Tests/…/TestLengths.swift)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --long-tests ]; then
+  swift build --build-tests
+  OCTUNNEL_LONG_TESTS=1 exec swift test --skip-build --parallel --num-workers 2 \
+    --filter 'StreamSoakTests|SoakTests|NetworkCutTests|HomeNetworkTests|NotifyCutTests'
+fi
 SECONDS_=${SOAK_SECONDS:-600}
 WORKERS=${SOAK_WORKERS:-64}
 BUSY=${SOAK_BUSY:-2}
