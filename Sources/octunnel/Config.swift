@@ -23,42 +23,17 @@ struct Config: ParsableCommand {
                     guard let saved = try SavedSettings.load(from: home, profile: name) else {
                         throw OCTunnelError.noSettings(path: home.configPath, profile: name)
                     }
-                    var object = Self.json(saved)
+                    var object = saved.shown
                     object["profile"] = name.rawValue
                     Console.data(jsonLine(object))
                 } else {
                     let all = try SavedSettings.all(in: home)
                     guard !all.isEmpty else { throw OCTunnelError.noSettings(path: home.configPath) }
                     var profiles: [String: Any] = [:]
-                    for (name, saved) in all { profiles[name.rawValue] = Self.json(saved) }
+                    for (name, saved) in all { profiles[name.rawValue] = saved.shown }
                     Console.data(jsonLine(["profiles": profiles]))
                 }
             }
-        }
-
-        /// A profile's sections; an unsaved `remoteHost` shows as the default (127.0.0.1); `agent`, `homeHost`,
-        /// `forwards` and `passwordFile` only when saved (the password file's path, never the password).
-        static func json(_ saved: SavedSettings) -> [String: Any] {
-            var object: [String: Any] = [:]
-            if let tunnel = saved.tunnel {
-                var section: [String: Any] = ["host": tunnel.host, "port": tunnel.port, "username": tunnel.username,
-                                              "remotePort": tunnel.remotePort, "localPort": tunnel.localPort, "homePort": tunnel.homePort,
-                                              "remoteHost": tunnel.remoteHost ?? Defaults.remoteHost]
-                if tunnel.agent == true { section["agent"] = true }
-                if let file = tunnel.passwordFile { section["passwordFile"] = file }
-                if let forwards = tunnel.forwards { section["forwards"] = forwards }
-                object["tunnel"] = section
-            }
-            if let home = saved.home {
-                var section: [String: Any] = ["host": home.host, "port": home.port, "username": home.username,
-                                              "remotePort": home.remotePort, "homePort": home.homePort,
-                                              "remoteHost": home.remoteHost ?? Defaults.remoteHost]
-                if let host = home.homeHost { section["homeHost"] = host }
-                if home.agent == true { section["agent"] = true }
-                if let file = home.passwordFile { section["passwordFile"] = file }
-                object["home"] = section
-            }
-            return object
         }
     }
 }

@@ -4,13 +4,6 @@ import OCTunnelCore
 
 extension Tunnel {
     struct ReverseCommandCommand: ParsableCommand {
-        /// This binary's absolute path, for units that run `octunnel home up` (the home machine
-        /// may keep it elsewhere: the unit says which binary it ran here).
-        static var octunnelPath: String {
-            let path = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
-            return path.hasPrefix("/") ? path : "/usr/local/bin/octunnel"
-        }
-
         static let configuration = CommandConfiguration(
             commandName: "reverse-command",
             abstract: "Print what the home machine runs to keep its reverse tunnel to the VPS (stdout)."
@@ -33,7 +26,9 @@ extension Tunnel {
             try runReportingErrors {
                 let settings = try targetOptions.resolve(.tunnel, directory: directory.resolved, profile: try profile.resolved)
                 var reverse = settings.reverse
-                reverse.octunnelPath = ReverseCommandCommand.octunnelPath
+                // This binary's path as `service install` writes it (the home machine may keep it
+                // elsewhere: the unit says which binary it ran here).
+                reverse.octunnelPath = ExecutablePath.resolve()
                 let text = reverse.render(ReverseCommand.Format(rawValue: format)!)
                 Console.data(text.hasSuffix("\n") ? String(text.dropLast()) : text)
             }

@@ -1,23 +1,25 @@
-/// A launchd LaunchAgent that starts a role at login and keeps it running, its output in
-/// `~/Library/Logs/octunnel/`. launchd cannot exempt exit codes from `KeepAlive`, so a failure
-/// retrying cannot fix is retried every `ThrottleInterval` seconds (and logged each time).
+/// A launchd LaunchAgent that starts a `LoginService` at login and keeps it running. launchd
+/// cannot exempt exit codes from `KeepAlive`, so a failure retrying cannot fix is retried every
+/// `ThrottleInterval` seconds (and logged each time, where `logPath` says).
 struct LaunchAgent {
-    let definition: ServiceDefinition
+    let service: LoginService
 
-    func render() -> String {
+    /// The plist's lines, its comments first after the XML declaration and doctype.
+    var lines: [String] {
         var lines = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">"#,
-            "<!-- \(Self.escape(definition.commentSafeHeader, comment: true)) -->",
-            "<!-- octunnel never overwrites or removes this file once it is changed, unless forced. -->",
+        ]
+        lines += service.comments.map { "<!-- \(Self.escape($0, comment: true)) -->" }
+        lines += [
             #"<plist version="1.0">"#,
             "<dict>",
             "    <key>Label</key>",
-            "    <string>\(Self.escape(definition.name))</string>",
+            "    <string>\(Self.escape(service.label))</string>",
             "    <key>ProgramArguments</key>",
             "    <array>",
         ]
-        lines += definition.arguments.map { "        <string>\(Self.escape($0))</string>" }
+        lines += service.arguments.map { "        <string>\(Self.escape($0))</string>" }
         lines += [
             "    </array>",
             "    <key>RunAtLoad</key>",
@@ -26,15 +28,16 @@ struct LaunchAgent {
             "    <true/>",
             "    <key>ThrottleInterval</key>",
             "    <integer>5</integer>",
-            "    <key>StandardOutPath</key>",
-            "    <string>\(Self.escape(definition.logPath))</string>",
-            "    <key>StandardErrorPath</key>",
-            "    <string>\(Self.escape(definition.logPath))</string>",
-            "</dict>",
-            "</plist>",
-            "",
         ]
-        return ServiceFileMark.seal(lines, at: 4, prefix: "<!-- ", suffix: " -->")
+        if let logPath = service.logPath {
+            lines += [
+                "    <key>StandardOutPath</key>",
+                "    <string>\(Self.escape(logPath))</string>",
+                "    <key>StandardErrorPath</key>",
+                "    <string>\(Self.escape(logPath))</string>",
+            ]
+        }
+        return lines + ["</dict>", "</plist>", ""]
     }
 
     /// XML text escaping; inside a comment `--` is not allowed either. Tab, LF and CR become

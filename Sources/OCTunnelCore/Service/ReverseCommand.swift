@@ -63,51 +63,30 @@ public struct ReverseCommand: Sendable {
         case .home:
             return (["octunnel"] + homeUpArguments).map(shellQuote).joined(separator: " ")
         case .systemd, .homeSystemd:
-            let program = format == .systemd ? ["/usr/bin/ssh"] + sshArguments : [octunnelPath] + homeUpArguments
-            let exec = program.map(systemdQuote).joined(separator: " ")
-            return """
-            # ~/.config/systemd/user/octunnel-home.service
-            # Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service
-            # (and `loginctl enable-linger $USER` to keep it running after logout)
-            [Unit]
-            Description=octunnel reverse tunnel: VPS \(remoteHost):\(remotePort) -> OpenCode 127.0.0.1:\(homePort)
-            Wants=network-online.target
-            After=network-online.target
-
-            [Service]
-            ExecStart=\(exec)
-            Restart=always
-            RestartSec=5
-
-            [Install]
-            WantedBy=default.target
-
-            """
+            return SystemdUnit(service: loginService(format)).lines.joined(separator: "\n")
         case .launchd, .homeLaunchd:
-            let program = format == .launchd ? ["/usr/bin/ssh"] + sshArguments : [octunnelPath] + homeUpArguments
-            let items = program.map { "        <string>\(xmlEscape($0))</string>" }.joined(separator: "\n")
-            return """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <!-- ~/Library/LaunchAgents/dev.octunnel.home.plist; load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist -->
-            <plist version="1.0">
-            <dict>
-                <key>Label</key>
-                <string>dev.octunnel.home</string>
-                <key>ProgramArguments</key>
-                <array>
-            \(items)
-                </array>
-                <key>RunAtLoad</key>
-                <true/>
-                <key>KeepAlive</key>
-                <true/>
-                <key>ThrottleInterval</key>
-                <integer>5</integer>
-            </dict>
-            </plist>
+            return LaunchAgent(service: loginService(format)).lines.joined(separator: "\n")
+        }
+    }
 
-            """
+    /// What the home machine runs at login in `format` (ssh's `-R`, or `octunnel home up`),
+    /// for the same renderers `service install` uses, with the comments that say where the file
+    /// goes and how to start it.
+    func loginService(_ format: Format) -> LoginService {
+        let octunnel = format == .homeSystemd || format == .homeLaunchd
+        let program = octunnel ? [octunnelPath] + homeUpArguments : ["/usr/bin/ssh"] + sshArguments
+        let summary = "octunnel reverse tunnel: VPS \(remoteHost):\(remotePort) -> OpenCode 127.0.0.1:\(homePort)"
+        switch format {
+        case .launchd, .homeLaunchd:
+            return LoginService(label: "dev.octunnel.home", summary: summary, arguments: program, comments: [
+                "~/Library/LaunchAgents/dev.octunnel.home.plist; load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist",
+            ])
+        default:
+            return LoginService(label: "octunnel-home.service", summary: summary, arguments: program, comments: [
+                "~/.config/systemd/user/octunnel-home.service",
+                "Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service",
+                "(and `loginctl enable-linger $USER` to keep it running after logout)",
+            ], notRetried: octunnel ? ExitStatus.notRetriedByServices : [])
         }
     }
 }
@@ -117,18 +96,4 @@ public func shellQuote(_ word: String) -> String {
     let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_+=:,./-[]".unicodeScalars)
     if !word.isEmpty && word.unicodeScalars.allSatisfy({ safe.contains($0) }) { return word }
     return "'" + word.replacingScalars("'", with: "'\\''") + "'"
-}
-
-private func systemdQuote(_ word: String) -> String {
-    // Scalar by scalar: a quote with a combining mark after it is one Character, still a quote.
-    let plain = word.unicodeScalars.allSatisfy { !$0.properties.isWhitespace && !"\"'\\%$".unicodeScalars.contains($0) }
-    if plain && !word.isEmpty { return word }
-    let escaped = word.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"")
-        .replacingScalars("%", with: "%%").replacingScalars("$", with: "$$")
-    return "\"\(escaped)\""
-}
-
-private func xmlEscape(_ text: String) -> String {
-    text.replacingScalars("&", with: "&amp;").replacingScalars("<", with: "&lt;")
-        .replacingScalars(">", with: "&gt;").replacingScalars("\"", with: "&quot;")
 }

@@ -89,11 +89,27 @@ public struct ServiceDefinition: Sendable {
         [executable] + role.upCommand + ["--home", octunnelHome, "--profile", profile.rawValue]
     }
 
-    /// The file's text, marked as written by octunnel.
+    /// The file's text, marked as written by octunnel (the mark after its comments).
     public func render() -> String {
         switch format {
-        case .systemd: return SystemdUnit(definition: self).render()
-        case .launchd: return LaunchAgent(definition: self).render()
+        case .systemd: return ServiceFileMark.seal(SystemdUnit(service: loginService).lines, at: 3, prefix: "# ", suffix: "")
+        case .launchd: return ServiceFileMark.seal(LaunchAgent(service: loginService).lines, at: 4, prefix: "<!-- ", suffix: " -->")
+        }
+    }
+
+    /// What runs at login, for either renderer.
+    var loginService: LoginService {
+        switch format {
+        case .systemd:
+            return LoginService(label: name, summary: summary, arguments: arguments, comments: [
+                header,
+                "octunnel never overwrites or removes this file once it is changed (unless given --force);",
+                "add settings such as Environment= with `systemctl --user edit \(name)` instead.",
+            ], notRetried: ExitStatus.notRetriedByServices)
+        case .launchd:
+            return LoginService(label: name, summary: summary, arguments: arguments, comments: [
+                commentSafeHeader, "octunnel never overwrites or removes this file once it is changed, unless forced.",
+            ], logPath: logPath)
         }
     }
 

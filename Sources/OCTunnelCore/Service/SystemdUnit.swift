@@ -1,30 +1,27 @@
-/// A systemd user unit that starts a role at login and restarts it, except on the exit codes
-/// retrying cannot fix (`RestartPreventExitStatus=`, from `ExitStatus.notRetriedByServices`).
+/// A systemd user unit that starts a `LoginService` at login and restarts it, except on the
+/// exit codes retrying cannot fix (`RestartPreventExitStatus=`).
 struct SystemdUnit {
-    let definition: ServiceDefinition
+    let service: LoginService
 
-    func render() -> String {
-        let lines = [
-            "# \(definition.header)",
-            "# octunnel never overwrites or removes this file once it is changed (unless given --force);",
-            "# add settings such as Environment= with `systemctl --user edit \(definition.name)` instead.",
+    /// The unit's lines, its comments first.
+    var lines: [String] {
+        service.comments.map { "# \($0)" } + [
             "[Unit]",
-            "Description=\(definition.summary)",
+            "Description=\(service.summary)",
             "Wants=network-online.target",
             "After=network-online.target",
             "",
             "[Service]",
             "Type=simple",
-            "ExecStart=\(definition.arguments.map(Self.quote).joined(separator: " "))",
+            "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))",
             "Restart=always",
             "RestartSec=5",
-            "RestartPreventExitStatus=\(ExitStatus.notRetriedByServices.map(String.init).joined(separator: " "))",
+        ] + (service.notRetried.isEmpty ? [] : ["RestartPreventExitStatus=\(service.notRetried.map(String.init).joined(separator: " "))"]) + [
             "",
             "[Install]",
             "WantedBy=default.target",
             "",
         ]
-        return ServiceFileMark.seal(lines, at: 3, prefix: "# ", suffix: "")
     }
 
     /// Quotes a word of `ExecStart=` when it needs it; `%` and `$` are escaped (specifiers,

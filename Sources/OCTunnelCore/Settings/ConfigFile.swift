@@ -31,7 +31,7 @@ public struct ConfigFile: Sendable {
         try home.prepare()
         let encoded: Any
         do {
-            encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(section))
+            encoded = try Self.object(section)
         } catch {
             throw .cannotWrite(path: path, reason: "\(error)")
         }
@@ -54,6 +54,12 @@ public struct ConfigFile: Sendable {
         } catch {
             throw .cannotWrite(path: path, reason: "\(error)")
         }
+    }
+
+    /// `section` as `config.json` holds it: the one encoder of saved settings (`save` writes
+    /// what it makes, `config show` shows it).
+    static func object<Section: Encodable>(_ section: Section) throws -> Any {
+        try JSONSerialization.jsonObject(with: JSONEncoder().encode(section))
     }
 
     /// A parsed `config.json`: its profiles, each section decoded only when asked for.

@@ -26,6 +26,20 @@ public struct SavedSettings: Equatable, Sendable {
         try ConfigFile(home: home).read()?.settings(of: profile)
     }
 
+    /// What `config show` prints of this profile: each section as `config.json` holds it (the
+    /// same encoder, so every saved field shows), an unsaved `remoteHost` as its default
+    /// (127.0.0.1). The password file's path shows, never a password (none is saved).
+    public var shown: [String: Any] {
+        var object: [String: Any] = [:]
+        let sections: [(Role, (any Encodable)?)] = [(.tunnel, tunnel), (.home, home)]
+        for (role, section) in sections {
+            guard let section, var shown = (try? ConfigFile.object(section)) as? [String: Any] else { continue }
+            shown["remoteHost"] = shown["remoteHost"] ?? Defaults.remoteHost
+            object[role.rawValue] = shown
+        }
+        return object
+    }
+
     /// Every saved profile, the default first, then by name; empty when nothing is saved.
     public static func all(in home: OctunnelHome) throws(OCTunnelError) -> [(profile: ProfileName, settings: SavedSettings)] {
         guard let contents = try ConfigFile(home: home).read() else { return [] }

@@ -152,4 +152,20 @@ struct ServiceFileTests {
             #expect(try installer.uninstall(force: false) == false)
         }
     }
+
+    @Test("the reverse command's units come from the same renderers: a binary path with a line break, `;` and `%` stays one ExecStart word (systemd's \\x0a), one <string> (&#10;), and the unit names its role's codes not to retry")
+    func reverseCommandUnitsShareTheRenderers() throws {
+        var reverse = ReverseCommand(target: SSHTarget(user: "me", host: "vps.example.com", port: 22), remotePort: 18081, homePort: 4097)
+        reverse.octunnelPath = "/opt/oct;x %h\nExecStartPre=/bin/touch /tmp/x"
+        let unit = reverse.render(.homeSystemd).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(!unit.contains { $0.hasPrefix("ExecStartPre") }, "\(unit)")
+        #expect(unit.contains(#"ExecStart="/opt/oct;x %%h\x0aExecStartPre=/bin/touch /tmp/x" home up me@vps.example.com:22 --remote-port 18081 --home-port 4097"#), "\(unit)")
+        #expect(unit.contains("RestartPreventExitStatus=\(ExitStatus.notRetriedByServices.map(String.init).joined(separator: " "))"))
+        let ssh = reverse.render(.systemd)
+        #expect(ssh.contains("\nExecStart=/usr/bin/ssh -N -o ExitOnForwardFailure=yes "), "\(ssh)")
+        #expect(!ssh.contains("RestartPreventExitStatus"), "ssh's own exit codes are not octunnel's: \(ssh)")
+        let plist = reverse.render(.homeLaunchd)
+        #expect(plist.contains("<string>/opt/oct;x %h&#10;ExecStartPre=/bin/touch /tmp/x</string>"), "\(plist)")
+        #expect(plist.contains("<key>Label</key>\n    <string>dev.octunnel.home</string>"), "\(plist)")
+    }
 }
