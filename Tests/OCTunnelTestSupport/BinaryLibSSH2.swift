@@ -4,7 +4,7 @@ import Foundation
 /// 1.11.1)"), e.g. [1, 11, 1]; empty when it cannot be read. Not the host's pkg-config: the
 /// Debian 13 leg runs a binary built in that root (`OCTUNNEL_BINARY`).
 public let octunnelLibSSH2Version: [Int] = {
-    guard let printed = try? runProcess(octunnelBinary, ["--version"]).stdout,
+    guard let printed = try? run(octunnelBinary, ["--version"]).stdout,
           let range = printed.range(of: #"libssh2 [0-9]+(\.[0-9]+)*"#, options: .regularExpression) else { return [] }
     return printed[range].dropFirst("libssh2 ".count).split(separator: ".").compactMap { Int($0) }
 }()

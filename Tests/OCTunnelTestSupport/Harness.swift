@@ -20,45 +20,6 @@ public func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T 
     return try body(path)
 }
 
-/// What a finished process left behind: its exit status and, separately, stdout and stderr.
-public struct ToolResult: CustomStringConvertible {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
-
-    public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
-}
-
-/// Runs a program to completion with stdin empty, capturing stdout and stderr through files
-/// (so neither can fill a pipe and stall it). For tools that keep inherited descriptors; ssh
-/// and sshd go through `runProcess`/`spawn` instead.
-@discardableResult
-public func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil, in directory: String? = nil) throws -> ToolResult {
-    try withTemporaryDirectory { dir in
-        let outPath = dir + "/stdout", errPath = dir + "/stderr"
-        try writeBytes([], to: outPath)
-        try writeBytes([], to: errPath)
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        defer { try? out.close(); try? err.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        if let environment { process.environment = addingSanitizerSettings(to: environment) }
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        return ToolResult(
-            status: process.terminationStatus,
-            stdout: String(decoding: try readBytes(outPath), as: UTF8.self),
-            stderr: String(decoding: try readBytes(errPath), as: UTF8.self)
-        )
-    }
-}
-
 public func readBytes(_ path: String) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
 }

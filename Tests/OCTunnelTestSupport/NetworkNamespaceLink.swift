@@ -32,7 +32,7 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
         let far = pair.namespace(side)
         let reach = side == .client ? pair.clientAddress : pair.serverAddress
 
-        let made = try runProcess(ip, ["netns", "add", namespace])
+        let made = try run(ip, ["netns", "add", namespace])
         guard made.status == 0 else {
             throw NetworkNamespacesUnavailable(reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
@@ -56,7 +56,7 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
         defer { lock.unlock() }
         guard !removed else { return }
         removed = true
-        _ = try? runProcess(ip, ["netns", "delete", namespace])
+        _ = try? run(ip, ["netns", "delete", namespace])
     }
 
     deinit { remove() }

@@ -37,7 +37,7 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
     public func settle(timeout: Double = 10) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let result = try runProcess(ip, ["-n", pair.namespace(.client), "-6", "addr", "show", "tentative"])
+            let result = try OCTunnelTestSupport.run(ip, ["-n", pair.namespace(.client), "-6", "addr", "show", "tentative"])
             guard result.status == 0 else { throw HarnessError("ip -6 addr show tentative: \(result.stderr)") }
             if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
             guard Date() < deadline else { throw HarnessError("IPv6 addresses still tentative after \(timeout) s: \(result.stdout)") }
@@ -80,7 +80,7 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
     /// first-link address (`ss` in the client's namespace).
     public func establishedClientPorts(toServerPort port: Int) throws -> [Int] {
         let ss: String = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss"].first(where: { (path: String) in access(path, X_OK) == 0 }) ?? "ss"
-        let result = try runProcess(ip, ["netns", "exec", pair.namespace(.client), ss, "-tnH", "state", "established",
+        let result = try OCTunnelTestSupport.run(ip, ["netns", "exec", pair.namespace(.client), ss, "-tnH", "state", "established",
                                          "dst", "\(pair.serverAddress):\(port)"])
         guard result.status == 0 else { throw HarnessError("ss: \(result.stderr)") }
         return result.stdout.split(separator: "\n").compactMap { line in

@@ -52,7 +52,7 @@ public final class NetworkNamespacePair: @unchecked Sendable {
         clientAddress = "10.\(a).\(b).\(4 * k + 1)"
         serverAddress = "10.\(a).\(b).\(4 * k + 2)"
 
-        let made = try runProcess(ip, ["netns", "add", clientNamespace])
+        let made = try run(ip, ["netns", "add", clientNamespace])
         guard made.status == 0 else {
             throw NetworkNamespacesUnavailable(reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
@@ -98,7 +98,7 @@ public final class NetworkNamespacePair: @unchecked Sendable {
     /// round trip grows by twice that. Throws when the kernel has no netem.
     public func addDelay(_ side: Side, milliseconds: Int) throws {
         let tc = (ip as NSString).deletingLastPathComponent + "/tc"
-        let result = try runProcess(ip, ["netns", "exec", namespace(side), tc, "qdisc", "add", "dev", device(side), "root", "netem", "delay", "\(milliseconds)ms"])
+        let result = try run(ip, ["netns", "exec", namespace(side), tc, "qdisc", "add", "dev", device(side), "root", "netem", "delay", "\(milliseconds)ms"])
         guard result.status == 0 else { throw HarnessError("tc netem on \(namespace(side)): \(result.stderr)") }
     }
 
@@ -109,7 +109,7 @@ public final class NetworkNamespacePair: @unchecked Sendable {
         defer { lock.unlock() }
         guard !removed else { return }
         removed = true
-        for name in [clientNamespace, serverNamespace] { _ = try? runProcess(ip, ["netns", "delete", name]) }
+        for name in [clientNamespace, serverNamespace] { _ = try? run(ip, ["netns", "delete", name]) }
     }
 
     deinit { remove() }
@@ -119,12 +119,12 @@ public final class NetworkNamespacePair: @unchecked Sendable {
     /// Deletes namespaces left by test processes that died before their cleanup ran
     /// (`oct-<pid>-…` whose pid no longer exists).
     static func removeStale(ip: String) {
-        guard let listed = try? runProcess(ip, ["netns", "list"]), listed.status == 0 else { return }
+        guard let listed = try? run(ip, ["netns", "list"]), listed.status == 0 else { return }
         for line in listed.stdout.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")
             guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? ""),
                   pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            _ = try? runProcess(ip, ["netns", "delete", name])
+            _ = try? run(ip, ["netns", "delete", name])
         }
     }
 }

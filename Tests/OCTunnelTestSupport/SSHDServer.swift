@@ -19,7 +19,7 @@ public final class SSHDServer: @unchecked Sendable {
     public static let openSSHVersion: (major: Int, minor: Int)? = {
         let chroot = root.map { ["/usr/sbin/chroot", $0] } ?? []
         let command = chroot + ["/usr/sbin/sshd", "-V"]
-        guard let result = try? runProcess(command[0], Array(command.dropFirst())),
+        guard let result = try? run(command[0], Array(command.dropFirst())),
               let range = (result.stderr + result.stdout).range(of: #"OpenSSH_[0-9]+\.[0-9]+"#, options: .regularExpression) else { return nil }
         let numbers = (result.stderr + result.stdout)[range].dropFirst("OpenSSH_".count).split(separator: ".").compactMap { Int($0) }
         return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
@@ -256,24 +256,10 @@ func descendants(of root: Int32) -> [Int32] {
 /// Runs a tool to completion and returns its stdout; throws on a non-zero exit.
 @discardableResult
 public func runTool(_ path: String, _ arguments: [String], stdin: String? = nil) throws -> String {
-    let result = try runProcess(path, arguments, stdin: stdin)
+    let result = try run(path, arguments, stdin: stdin)
     guard result.status == 0 else {
         throw NSError(domain: "runTool", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "\(path) \(arguments) failed: \(result.stderr)"])
     }
     return result.stdout
 }
 
-/// The outcome of a finished process.
-public struct ProcessResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
-}
-
-/// Runs a program with arguments and optional stdin, capturing stdout and stderr separately.
-public func runProcess(_ path: String, _ arguments: [String], stdin: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
-    let child = try RunningProcess(path, arguments, environment: environment, stdin: stdin)
-    let status = child.waitForExit(timeout: 600) ?? -1
-    return ProcessResult(status: status, stdout: child.stdout.joined(separator: "\n") + (child.stdout.isEmpty ? "" : "\n"),
-                         stderr: child.stderrText)
-}

@@ -26,7 +26,7 @@ public final class SSLHRelay: @unchecked Sendable {
         let listening = waitUntil(timeout: 10) {
             guard process.isRunning else { return true }
             let probe = launcher + [ss, "-ltnH", "sport", "=", ":\(port)"]
-            let result = try? runProcess(probe[0], Array(probe.dropFirst()))
+            let result = try? run(probe[0], Array(probe.dropFirst()))
             if result?.stdout.contains(":\(port)") == true { return true }
             usleep(50_000)
             return false

@@ -40,7 +40,7 @@ enum Veth {
 
     /// Runs `ip ARGUMENTS`; throws `HarnessError` with its stderr when it fails.
     static func run(_ ip: String, _ arguments: [String]) throws {
-        let result = try runProcess(ip, arguments)
+        let result = try OCTunnelTestSupport.run(ip, arguments)
         guard result.status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")): \(result.stderr)") }
     }
 }

@@ -29,7 +29,7 @@ struct HarnessTests {
         let ours = [server.listenerNumber, accepted.get(), client, pipe[0], pipe[1], unix]
 
         // The child lists what it holds; RunningProcess's own pipes are its 0, 1 and 2.
-        let child = try runProcess("/bin/sh", ["-c", "ls -l /proc/$$/fd"])
+        let child = try run("/bin/sh", ["-c", "ls -l /proc/$$/fd"])
         try #require(child.status == 0, "\(child.stderr)")
         let held = Set(child.stdout.split(separator: "\n").compactMap { line -> String? in
             guard let target = line.split(separator: " ").last, target.hasPrefix("socket:[") || target.hasPrefix("pipe:[") else { return nil }
@@ -133,7 +133,7 @@ struct HarnessTests {
         #expect(addingSanitizerSettings(to: ["TSAN_OPTIONS": "mine"], from: parent)["TSAN_OPTIONS"] == "mine")
         // Both ways the harness starts a child, with the minimal environment tests give octunnel.
         let ours = ProcessInfo.processInfo.environment.filter { sanitizerVariables.contains($0.key) }
-        let spawned = try runProcess("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
+        let spawned = try run("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
         let ran = try run("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
         for (name, value) in ours {
             #expect(spawned.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]), "posix_spawn child lacks \(name): \(spawned.stdout)")

@@ -37,7 +37,7 @@ struct SSHConfigResolverTests {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
             try writeText(Self.config, to: dir + "/.ssh/config")
-            try sshKeygenOK(["-q", "-t", "ed25519", "-N", "", "-f", dir + "/.ssh/vps_deploy_vps.example.net"])
+            try sshKeygen(["-q", "-t", "ed25519", "-N", "", "-f", dir + "/.ssh/vps_deploy_vps.example.net"])
             let resolved = try resolver.resolve("vps")
             #expect(resolved.target == SSHTarget(user: "deploy", host: "vps.example.net", port: 2200))
             #expect(resolved.identityFile == dir + "/.ssh/vps_deploy_vps.example.net")
@@ -93,9 +93,9 @@ struct SSHConfigResolverTests {
     func identitySkipsUnusableKeys(ssh: Bool) throws {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
-            try sshKeygenOK(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", dir + "/.ssh/id_rsa"])
-            try sshKeygenOK(["-q", "-t", "ecdsa", "-N", "", "-m", "PEM", "-f", dir + "/.ssh/pem"])
-            try sshKeygenOK(["-q", "-t", "ed25519", "-N", "secret", "-f", dir + "/.ssh/ed"])
+            try sshKeygen(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", dir + "/.ssh/id_rsa"])
+            try sshKeygen(["-q", "-t", "ecdsa", "-N", "", "-m", "PEM", "-f", dir + "/.ssh/pem"])
+            try sshKeygen(["-q", "-t", "ed25519", "-N", "secret", "-f", dir + "/.ssh/ed"])
             try writeText("""
                 Host both
                   IdentityFile ~/.ssh/missing
@@ -166,7 +166,7 @@ struct OpenSSHKnownHostsTests {
             let key = try newHostKey()
             let path = dir + "/known_hosts"
             try writeText(knownHostsLine("[127.0.0.1]:2200", key) + "\n" + knownHostsLine("myalias", key) + "\n", to: path)
-            try sshKeygenOK(["-H", "-f", path])
+            try sshKeygen(["-H", "-f", path])
             #expect(try readText(path).hasPrefix("|1|"))
             var notes: [String] = []
             let hosts = OpenSSHKnownHosts(files: [path], home: "/nowhere")

@@ -27,7 +27,7 @@ struct ScalarReplacingTests {
     @Test("shell, systemd and XML quoting hold with a combining mark after the quote; a shell reads the word back as written")
     func quoting() throws {
         let word = "it'\u{301}s \"\u{301}x $HOME"
-        let shell = try runProcess("/bin/sh", ["-c", "printf '%s|' " + shellQuote(word)])
+        let shell = try run("/bin/sh", ["-c", "printf '%s|' " + shellQuote(word)])
         let printed = shell.stdout.unicodeScalars.prefix { $0 != "|" }  // runProcess may end the text with a line break
         #expect(printed.elementsEqual(word.unicodeScalars) && shell.stdout.unicodeScalars.contains("|"), "\(shellQuote(word))")
         let unit = SystemdUnit.quote("\"\u{301}x")

@@ -369,7 +369,7 @@ struct PortReclaimProgramTests {
         #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=\"127.0.0.1:\(port)\" "),
                 "\(command.prefix(60))")
         for shell in Self.shells where shell != RecordedProc.busybox {
-            let result = try runProcess(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
+            let result = try run(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])
             #expect(result.stdout == "octunnel-reclaim v=1 result=free port=127.0.0.1:\(port)\n", "\(shell): \(result.stderr)")
         }
     }
@@ -510,7 +510,7 @@ final class RecordedProc {
 
     func result(shell: String, verb: String?, listen: HostPort, heartbeatSilence: Int = PortReclaimProgram.heartbeatSilence) throws -> ProcessResult {
         let (path, arguments, environment) = try command(shell: shell, verb: verb, listen: listen, heartbeatSilence: heartbeatSilence)
-        return try runProcess(path, arguments, environment: environment)
+        return try OCTunnelTestSupport.run(path, arguments, environment: environment)
     }
 
     /// The program started, not awaited.
@@ -545,7 +545,7 @@ final class RecordedProc {
     func run(shell: String, verb: String, listens: [HostPort]) throws -> ProcessResult {
         let (path, arguments, environment) = try command(shell: shell, verb: verb, listen: listens[0],
                                                          heartbeatSilence: PortReclaimProgram.heartbeatSilence, also: Array(listens.dropFirst()))
-        return try runProcess(path, arguments, environment: environment)
+        return try OCTunnelTestSupport.run(path, arguments, environment: environment)
     }
 }
 

@@ -11,7 +11,7 @@ struct ReconnectCommandTests {
     func nothingRunning() throws {
         let home = try TempDirectory("octunnel-reconnect-none")
         for role in ["tunnel", "home"] {
-            let result = try runProcess(octunnelBinary, [role, "reconnect", "--home", home.path])
+            let result = try run(octunnelBinary, [role, "reconnect", "--home", home.path])
             #expect(result.status == 3, "\(role): \(result)")
             #expect(result.stderr.contains(role == "tunnel" ? "no tunnel running" : "no home side running"), "\(result.stderr)")
         }

@@ -163,7 +163,7 @@ struct FaultTests {
     func closedBeforeGreeting() throws {
         let closer = try TCPTestServer { fd in shutdown(fd, Int32(SHUT_RDWR)) }
         let fixture = try TunnelFixture()
-        let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
+        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
                                                      "--connect-timeout", "10"])
         #expect(result.status == 69, "\(result.stderr)")
         #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
@@ -176,7 +176,7 @@ struct FaultTests {
     func droppedByOpenSSH() throws {
         let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
-        let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
+        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
                                                      "--connect-timeout", "10"])
         #expect(result.status == 69, "\(result.stderr)")
         #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
@@ -205,7 +205,7 @@ struct FaultTests {
         }
         let fixture = try TunnelFixture()
         let started = Date()
-        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(garbage.port)",
+        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(garbage.port)",
                                                      "--local-port", "0", "--connect-timeout", "10"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("is not an SSH server"))
@@ -221,7 +221,7 @@ struct FaultTests {
         let errors = ResultBox(count: 100)
         DispatchQueue.concurrentPerform(iterations: 100) { index in
             if index % 2 == 0 {
-                let result = try? runProcess(octunnelBinary, ["trust", "reset", "old\(index).example:2222", "--home", home.path])
+                let result = try? run(octunnelBinary, ["trust", "reset", "old\(index).example:2222", "--home", home.path])
                 errors.set(index, result?.status == 0)
             } else {
                 errors.set(index, (try? store.record(host: "new\(index).example", port: 2222, key: key)) != nil)

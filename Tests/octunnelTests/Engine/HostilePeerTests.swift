@@ -138,8 +138,8 @@ struct HostilePeerTests {
             let tunnel = try RunningProcess(command[0], Array(command.dropFirst()), environment: environment)
             defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 10) }
             guard tunnel.waitForLine(containing: "health ", timeout: 30) != nil else { throw HarnessError("no health line: \(tunnel.stderrText)") }
-            let human = try runProcess(octunnelBinary, ["tunnel", "status", "--home", fixture.home.path])
-            let json = try runProcess(octunnelBinary, ["tunnel", "status", "--json", "--home", fixture.home.path])
+            let human = try run(octunnelBinary, ["tunnel", "status", "--home", fixture.home.path])
+            let json = try run(octunnelBinary, ["tunnel", "status", "--json", "--home", fixture.home.path])
             let said = tunnel.stderrText
             #expect(!said.unicodeScalars.contains("\u{1b}") && !said.contains(Self.password), "tunnel up printed: \(said)")
             return (human, json)

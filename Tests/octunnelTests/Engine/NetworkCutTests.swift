@@ -143,7 +143,7 @@ func bytesThroughProblem(launcher: [String], port: Int, scratch: TempDirectory, 
     open(out, "wb").write(get(port, path, timeout))
     """
     let command = launcher + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output, String(timeout)]
-    let result = try runProcess(command[0], Array(command.dropFirst()))
+    let result = try run(command[0], Array(command.dropFirst()))
     guard result.status == 0 else { return "the request failed: \(result.stderr.split(separator: "\n").last ?? "")" }
     let response = try readBytes(output)
     let separator = Array("\r\n\r\n".utf8)

@@ -14,7 +14,7 @@ struct SoakTests {
     @Test("a short soak through tunnel up → sshd → home up → echo (60 s by hand, 30 s in CI): no byte out of place, nothing hung, no stall named")
     func shortSoak() async throws {
         let result = try await offPool {
-            try runProcess("/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"], environment: [
+            try run("/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"], environment: [
                 "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                 "OCT": octunnelBinary, "SOAK_SECONDS": String(Int(Self.length)), "SOAK_WORKERS": "16", "SOAK_BUSY": "0",
                 "SOAK_RECONNECT": String(Int(Self.length / 4)),

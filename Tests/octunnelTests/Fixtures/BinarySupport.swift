@@ -43,19 +43,12 @@ enum Octunnel {
 
     /// Runs `octunnel ARGUMENTS` with `environment` (by default: HOME=`dir`, nothing else set).
     static func run(_ arguments: [String], in dir: String, environment: [String: String]? = nil,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws -> ToolResult {
+                    sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let binary = try #require(path, "the octunnel binary was not found; run `swift build` first", sourceLocation: sourceLocation)
         return try OCTunnelTestSupport.run(binary, arguments, environment: environment ?? Self.environment(home: dir), in: dir)
     }
 }
 
-/// Runs the real ssh-keygen and requires it to succeed.
-@discardableResult
-func sshKeygen(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> ToolResult {
-    let result = try run("/usr/bin/ssh-keygen", arguments, environment: ["PATH": "/usr/bin:/bin"])
-    try #require(result.status == 0, "ssh-keygen \(arguments): \(result.stderr)", sourceLocation: sourceLocation)
-    return result
-}
 
 /// The SHA256 fingerprint ssh-keygen -l reports for a key file.
 func sshKeygenFingerprint(_ path: String) throws -> String {

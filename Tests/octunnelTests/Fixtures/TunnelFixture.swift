@@ -38,7 +38,7 @@ final class TunnelFixture: @unchecked Sendable {
 
     /// Runs octunnel to completion.
     func run(_ arguments: [String]) throws -> ProcessResult {
-        try runProcess(octunnelBinary, arguments + ["--home", home.path])
+        try OCTunnelTestSupport.run(octunnelBinary, arguments + ["--home", home.path])
     }
 }
 

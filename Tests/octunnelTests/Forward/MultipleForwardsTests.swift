@@ -203,7 +203,7 @@ struct MultipleForwardsTests {
         let fixture = try TunnelFixture()
         let port = String(freePort())
         let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port) }
-        let result = try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--no-health",
+        let result = try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--no-health",
                                                      "--connect-timeout", "10"] + given)
         #expect(result.status == 64, "\(given): \(result)")
         let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
@@ -221,7 +221,7 @@ struct MultipleForwardsTests {
         let fixture = try TunnelFixture()
         let port = String(freePort())
         let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port).replacingOccurrences(of: "LOCAL", with: "x") }
-        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--no-health",
+        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--no-health",
                                                      "--connect-timeout", "10"] + given)
         #expect(result.status == 64, "\(given): \(result)")
         let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }

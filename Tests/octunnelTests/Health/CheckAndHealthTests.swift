@@ -9,7 +9,7 @@ struct CheckAndHealthTests {
         var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
         if let environment { env.merge(environment) { $1 } }
-        return try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
+        return try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
                                                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3"] + extra,
                               environment: env)
     }
@@ -61,7 +61,7 @@ struct CheckAndHealthTests {
     func nothingOnSSHPort() throws {
         let fixture = try TunnelFixture()
         let port = freePort()
-        let result = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(port)"])
+        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(port)"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("✗ tcp"))
         #expect(result.stderr.contains("refused the connection"))
@@ -229,7 +229,7 @@ struct CheckAndHealthTests {
         #expect(shown.stdout.contains("\"homePort\":4100"))
         let reverse = try fixture.run(["tunnel", "reverse-command"])
         #expect(reverse.stdout.contains("-R 127.0.0.1:\(backend.port):127.0.0.1:4100 -p \(fixture.sshd.port) root@127.0.0.1"))
-        let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path])
+        let checked = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path])
         #expect(checked.status == 0, "\(checked.stderr)")
 
         // The saved ports belong to the saved VPS; another target starts from the defaults.

@@ -30,7 +30,7 @@ struct OpenCodeGenerationTests {
         var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = password
         env["OPENCODE_SERVER_USERNAME"] = nil
-        return try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
+        return try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
                                                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3"] + extra,
                               environment: env)
     }
@@ -104,14 +104,14 @@ struct OpenCodeGenerationTests {
 
         var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
-        let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
+        let checked = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
         #expect(checked.status == 0, "\(checked.stderr)")
         #expect(checked.stderr.contains("OpenCode 2.0.17 (API 2) healthy"), "\(checked.stderr)")
         #expect(!leaks(checked.stdout + checked.stderr, password: password))
 
         // The file is gone: the check says where the password was to come from.
         try FileManager.default.removeItem(atPath: files.file("pw"))
-        let missing = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
+        let missing = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--health-timeout", "3"], environment: env)
         #expect(missing.status != 0)
         #expect(missing.stderr.contains(saved), "\(missing.stderr)")
     }
@@ -173,7 +173,7 @@ struct OpenCodeGenerationTests {
 
     @Test("--home-port's help names serve's 4096 and the 2.x service's 49374")
     func homePortHelp() throws {
-        let help = try runProcess(octunnelBinary, ["tunnel", "reverse-command", "--help"])
+        let help = try run(octunnelBinary, ["tunnel", "reverse-command", "--help"])
         let text = (help.stdout + help.stderr).replacingOccurrences(of: "\n", with: " ")
         #expect(text.contains("4096"))
         #expect(text.contains("49374"))

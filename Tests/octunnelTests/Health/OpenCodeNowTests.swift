@@ -9,7 +9,7 @@ import Testing
 struct OpenCodeNowTests {
     /// `tunnel check` with exactly the OpenCode variables given (none inherited from the runner).
     private func check(_ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], extra: [String] = []) throws -> ProcessResult {
-        try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
+        try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
                                         "--connect-timeout", "10", "--health-timeout", "5"] + extra,
                        environment: inheritedEnvironment.merging(variables) { $1 })
     }
@@ -169,9 +169,9 @@ struct OpenCodeNowTests {
         let net = try namespacesOrSkip("OpenCodeNowTests.noIPv6Loopback") { try NetworkNamespacePair() }
         defer { net.remove() }
         let inside = net.exec(.client)
-        let off = try runProcess(inside[0], Array(inside.dropFirst()) + ["sysctl", "-w", "net.ipv6.conf.lo.disable_ipv6=1"])
+        let off = try run(inside[0], Array(inside.dropFirst()) + ["sysctl", "-w", "net.ipv6.conf.lo.disable_ipv6=1"])
         try #require(off.status == 0, "\(off.stderr)")
-        let addresses = try runProcess(inside[0], Array(inside.dropFirst()) + ["ip", "-6", "addr", "show", "dev", "lo"])
+        let addresses = try run(inside[0], Array(inside.dropFirst()) + ["ip", "-6", "addr", "show", "dev", "lo"])
         try #require(!addresses.stdout.contains("::1"), "::1 is still there: \(addresses.stdout)")
 
         let backend = try OpenCodeStandIn(launcher: inside)

@@ -101,7 +101,7 @@ struct OpenCodePairTests {
     static func getInLaptop(_ laptop: NetworkNamespaceLink, port: Int) throws -> String {
         let script = "import http.client,sys\nc=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=10)\nc.request('GET','/api/info')\nr=c.getresponse()\nprint(r.status,r.read().decode())"
         let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(port)]
-        return try runProcess(command[0], Array(command.dropFirst())).stdout
+        return try run(command[0], Array(command.dropFirst())).stdout
     }
 
     /// Debian's chromium, headless, on the laptop: opens `link` and returns the page's DOM once
@@ -112,7 +112,7 @@ struct OpenCodePairTests {
         }
         let command = laptop.exec + ["/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                      "--user-data-dir=" + profile, "--virtual-time-budget=5000", "--dump-dom", link]
-        return try runProcess(command[0], Array(command.dropFirst())).stdout
+        return try run(command[0], Array(command.dropFirst())).stdout
     }
 
     /// What `opencode pair` prints at home: a new one-time code from the service (POST /api/pair
@@ -127,7 +127,7 @@ struct OpenCodePairTests {
         print(info["url"] + "/auth/connect/" + json.loads(c.getresponse().read())["code"])
         """
         let command = net.exec(.client) + ["/usr/bin/env", "python3", "-c", script, scratch.file("state") + "/opencode/service.json"]
-        let result = try runProcess(command[0], Array(command.dropFirst()))
+        let result = try run(command[0], Array(command.dropFirst()))
         guard result.status == 0, result.stdout.hasPrefix("http://127.0.0.1:49374/auth/connect/") else {
             throw HarnessError("no pair link from the service: \(result)")
         }
@@ -137,6 +137,6 @@ struct OpenCodePairTests {
     /// Opens `link` on the laptop as a browser would (`browser`); its lines.
     static func open(_ link: String, in laptop: NetworkNamespaceLink) throws -> [String] {
         let command = laptop.exec + ["/usr/bin/env", "python3", "-c", browser, link]
-        return try runProcess(command[0], Array(command.dropFirst())).stdout.split(separator: "\n").map(String.init)
+        return try run(command[0], Array(command.dropFirst())).stdout.split(separator: "\n").map(String.init)
     }
 }

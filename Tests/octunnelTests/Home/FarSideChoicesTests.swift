@@ -70,7 +70,7 @@ struct FarSideChoicesTests {
             sys.stdout.write(data.decode("utf-8", "replace"))
             """
         let command = launcher + ["python3", "-c", script, String(port), path]
-        return try runProcess(command[0], Array(command.dropFirst())).stdout
+        return try run(command[0], Array(command.dropFirst())).stdout
     }
 
     @Test("a registration naming a host on the home's LAN (a namespace of the test's own): named, not used, nothing forwarded there, no password sent, also when rewritten while home up runs")
@@ -208,12 +208,12 @@ struct FarSideChoicesTests {
     @Test("hosts in key lines: pubkey refuses exactly what home up and tunnel up refuse, over a generated table of forward specs (~, format and bidi characters, names, a port twice, LAN listens with and without --allow-lan); ~ and U+202E named with exit 64")
     func pubkeyAgreesWithUp() throws {
         let home = try TempDirectory("octunnel-agree")
-        let made = try runProcess(octunnelBinary, ["keygen", "--home", home.path])
+        let made = try run(octunnelBinary, ["keygen", "--home", home.path])
         try #require(made.status == 0, "\(made.stderr)")
         let nowhere = "root@127.0.0.1:\(freePort())"  // nothing listens: a spec that passes validation fails to connect, not with 64
         let environment = inheritedEnvironment.merging(["XDG_STATE_HOME": home.file("state"), "XDG_CONFIG_HOME": home.file("config")]) { $1 }
         @Sendable func exit(_ arguments: [String]) throws -> ProcessResult {
-            try runProcess(octunnelBinary, arguments + ["--home", home.path], environment: environment)
+            try run(octunnelBinary, arguments + ["--home", home.path], environment: environment)
         }
         let port = freePort(), other = freePort()
         let listens = ["", "127.0.0.1:", "[::1]:", "localhost:", "LocalHost:", "0.0.0.0:", "~u:", "\u{202E}x:", "a\u{200B}b:", "127.example.com:", "example.invalid:"]

@@ -11,7 +11,7 @@ struct AgentAndPassphraseTests {
     static let closedRemotePort = "9"
 
     private func check(_ fixture: TunnelFixture, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ProcessResult {
-        try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
+        try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
                                         "--remote-port", Self.closedRemotePort, "--connect-timeout", "10", "--health-timeout", "3"] + extra,
                        environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) { $1 })
     }
@@ -125,7 +125,7 @@ struct AgentAndPassphraseTests {
         let ask = try askpass(in: scratch, answer: "long enough passphrase")
         let environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"]
 
-        let made = try runProcess(octunnelBinary, ["keygen", "--passphrase", "--home", home], environment: environment)
+        let made = try run(octunnelBinary, ["keygen", "--passphrase", "--home", home], environment: environment)
         #expect(made.status == 0, "\(made.stderr)")
         #expect(try readText(ask.log).split(separator: "\n").count == 2, "asked twice")
         let derived = try sshKeygen(["-y", "-P", "long enough passphrase", "-f", home + "/id_ed25519"]).stdout
@@ -133,11 +133,11 @@ struct AgentAndPassphraseTests {
         let without = try run("/usr/bin/ssh-keygen", ["-y", "-P", "", "-f", home + "/id_ed25519"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(without.status != 0)
 
-        let printed = try runProcess(octunnelBinary, ["pubkey", "--home", home], environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path])
+        let printed = try run(octunnelBinary, ["pubkey", "--home", home], environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path])
         #expect(printed.status == 0, "\(printed.stderr)")
         #expect(printed.stdout == made.stdout)
 
-        let rotated = try runProcess(octunnelBinary, ["keygen", "--rotate", "--passphrase", "--home", home], environment: environment)
+        let rotated = try run(octunnelBinary, ["keygen", "--rotate", "--passphrase", "--home", home], environment: environment)
         #expect(rotated.status == 0, "\(rotated.stderr)")
         #expect(try readText(home + "/id_ed25519.prev.pub") == made.stdout)
         _ = try sshKeygen(["-y", "-P", "long enough passphrase", "-f", home + "/id_ed25519"])
@@ -145,7 +145,7 @@ struct AgentAndPassphraseTests {
 
         let mismatch = scratch.file("mismatch.sh")
         try scratch.write("mismatch.sh", "#!/bin/sh\ncase \"$1\" in *again*) echo two;; *) echo one;; esac\n", mode: 0o700)
-        let differ = try runProcess(octunnelBinary, ["keygen", "--passphrase", "--home", scratch.file("other")],
+        let differ = try run(octunnelBinary, ["keygen", "--passphrase", "--home", scratch.file("other")],
                                     environment: environment.merging(["SSH_ASKPASS": mismatch]) { $1 })
         #expect(differ.status == 64, "\(differ.stderr)")
         #expect(!fileExists(scratch.file("other") + "/id_ed25519"))
@@ -216,7 +216,7 @@ struct AgentAndPassphraseTests {
         #expect(tunnel.waitForExit(timeout: 10) == 0)
 
         // The saved default signs in with the agent again, with no --agent.
-        let checked = try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--remote-port", Self.closedRemotePort,
+        let checked = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--remote-port", Self.closedRemotePort,
                                                       "--health-timeout", "3"],
                                      environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path].merging(agent.environment) { $1 })
         #expect(checked.stderr.contains("root with ssh-agent key \(key.fingerprint)"), "\(checked.stderr)")

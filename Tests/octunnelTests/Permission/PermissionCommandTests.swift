@@ -16,7 +16,7 @@ struct PermissionCommandTests {
     }
 
     static func run(_ fixture: TunnelFixture, _ arguments: [String], _ environment: [String: String]) async throws -> ProcessResult {
-        try await offPool { try runProcess(octunnelBinary, ["permission"] + arguments + ["--home", fixture.home.path], environment: environment) }
+        try await offPool { try OCTunnelTestSupport.run(octunnelBinary, ["permission"] + arguments + ["--home", fixture.home.path], environment: environment) }
     }
 
     @Test("1.x and 2.x: list shows a pending permission; allow sends the version's route and body once; one answered elsewhere first is said plainly, exit 4, nothing sent",
@@ -115,10 +115,10 @@ struct PermissionCommandTests {
     @Test("no tunnel running: exit 3 and one line, as `tunnel status`")
     func noTunnel() async throws {
         let home = try TempDirectory("octunnel-home")
-        let result = try await offPool { try runProcess(octunnelBinary, ["permission", "list", "--home", home.path]) }
+        let result = try await offPool { try OCTunnelTestSupport.run(octunnelBinary, ["permission", "list", "--home", home.path]) }
         #expect(result.status == 3, "\(result)")
         #expect(result.stderr.contains("no tunnel running"), "\(result)")
-        let answer = try await offPool { try runProcess(octunnelBinary, ["permission", "allow", "per_x", "--home", home.path]) }
+        let answer = try await offPool { try OCTunnelTestSupport.run(octunnelBinary, ["permission", "allow", "per_x", "--home", home.path]) }
         #expect(answer.status == 3, "\(answer)")
     }
 }

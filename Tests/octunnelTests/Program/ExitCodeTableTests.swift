@@ -51,5 +51,5 @@ struct ExitCodeTableTests {
 
 /// The libssh2 version this machine's library reports, read by its own pkg-config file.
 private func libssh2Version() -> String {
-    (try? runProcess("/usr/bin/pkg-config", ["--modversion", "libssh2"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
+    (try? run("/usr/bin/pkg-config", ["--modversion", "libssh2"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "?"
 }

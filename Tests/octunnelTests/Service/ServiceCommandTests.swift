@@ -38,7 +38,7 @@ struct ServiceCommandTests {
             Octunnel.environment(home: dir, ["XDG_CONFIG_HOME": dir + "/xdg", "PATH": path ?? stubs + ":/usr/bin:/bin"])
         }
 
-        func run(_ arguments: [String], path: String? = nil) throws -> ToolResult {
+        func run(_ arguments: [String], path: String? = nil) throws -> ProcessResult {
             try Octunnel.run(["service"] + arguments + ["--home", octunnelHome], in: dir, environment: environment(path: path))
         }
 

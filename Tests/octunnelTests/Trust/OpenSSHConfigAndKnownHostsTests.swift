@@ -111,7 +111,7 @@ struct OpenSSHConfigAndKnownHostsTests {
                 try sshKeygen(["-H", "-f", knownHosts])
                 #expect(try readText(knownHosts).hasPrefix("|1|"))
             default:
-                let ssh = try runProcess("/usr/bin/ssh", ["-F", "/dev/null", "-o", "HashKnownHosts=yes", "-o", "StrictHostKeyChecking=accept-new",
+                let ssh = try run("/usr/bin/ssh", ["-F", "/dev/null", "-o", "HashKnownHosts=yes", "-o", "StrictHostKeyChecking=accept-new",
                                                          "-o", "UserKnownHostsFile=\(knownHosts)", "-o", "BatchMode=yes",
                                                          "-i", fixture.home.file("id_ed25519"), "-p", String(fixture.sshd.port), "root@127.0.0.1", "true"],
                                          environment: try user.environment())
@@ -129,7 +129,7 @@ struct OpenSSHConfigAndKnownHostsTests {
             #expect(connected?.contains("\"hostKeyVerifiedBy\":\"~/.ssh/known_hosts:\(line)\"") == true, "\(connected ?? "")")
             #expect(tunnel.stdout.contains { $0.contains("verified by ~/.ssh/known_hosts (line \(line))") })
             // Recorded in octunnel's own store; OpenSSH's file is untouched.
-            let found = try runProcess("/usr/bin/ssh-keygen", ["-F", name, "-f", fixture.knownHosts])
+            let found = try run("/usr/bin/ssh-keygen", ["-F", name, "-f", fixture.knownHosts])
             #expect(found.status == 0)
             #expect(try readBytes(knownHosts) == before)
         }

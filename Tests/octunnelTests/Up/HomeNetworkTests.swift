@@ -153,7 +153,7 @@ struct HomeNetworkTests {
             let check = try await offPool {
                 let command = laptop.exec + [octunnelBinary, "tunnel", "check", fixture.target, "--home", fixture.home.path,
                                              "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3"]
-                return try runProcess(command[0], Array(command.dropFirst()))
+                return try run(command[0], Array(command.dropFirst()))
             }
             #expect(check.status == 69, "\(check.stderr)")
             #expect(check.stderr.contains("accepts connections but nothing answered within 3 s"), "\(check.stderr)")

@@ -201,7 +201,7 @@ struct HomeUpTests {
         try writeText("restrict,permitopen=\"127.0.0.1:\(remotePort)\",command=\"/bin/false\" \(fixture.key.line)\n",
                       to: fixture.sshd.authorizedKeysPath)
         let result = try await offPool {
-            try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
+            try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
                                             "--no-health", "--connect-timeout", "10"])
         }
         #expect(result.status == 77, "\(result.stderr)")
@@ -226,18 +226,18 @@ struct HomeUpTests {
         #expect(try await offPool { roundTrip(port: remotePort, seed: 11) })
         // Another port is refused by permitlisten: exit 77 too.
         let other = try await offPool {
-            try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
+            try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
                                             "--no-health", "--connect-timeout", "10"])
         }
         #expect(other.status == 77, "\(other.stderr)")
-        let shell = try runProcess("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
+        let shell = try run("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
                                                    "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         // The forced command knows two verbs and nothing else: the command is refused, not run.
         #expect(shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"), "exit \(shell.status): \(shell.stdout) \(shell.stderr)\n\(fixture.sshd.log.suffix(1500))")
         // Nor can it open a forward of its own (permitopen on a port nothing uses): the laptop side is refused, 77.
         let open = try await offPool {
-            try runProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),
+            try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),
                                             "--connect-timeout", "10"])
         }
         #expect(open.status == 77, "\(open.stderr)")
@@ -272,7 +272,7 @@ struct HomeUpSettingsTests {
     func reverseCommandHomeFormats() throws {
         let home = try TempDirectory("octunnel-home")
         func render(_ format: String) throws -> ProcessResult {
-            try runProcess(octunnelBinary, ["tunnel", "reverse-command", "me@vps.example.com:2222", "--remote-port", "18081",
+            try run(octunnelBinary, ["tunnel", "reverse-command", "me@vps.example.com:2222", "--remote-port", "18081",
                                             "--home-port", "4097", "--format", format, "--home", home.path])
         }
         let shell = try render("home")
@@ -305,7 +305,7 @@ struct HomeUpSettingsTests {
         #expect(listening == "VPS 127.0.0.1:\(remotePort) → home 127.0.0.1:\(echo.port)", "\(saved.stderrText)")
         #expect(try await offPool { roundTrip(port: remotePort, seed: 5) })
         // The laptop role of the same profile is untouched, and a profile with no home settings says how to save one.
-        let none = try runProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "other"])
+        let none = try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "other"])
         #expect(none.status == 64)
         #expect(none.stderr.contains("octunnel home up TARGET --save --profile other"), "\(none.stderr)")
     }

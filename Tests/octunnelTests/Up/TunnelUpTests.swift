@@ -17,10 +17,10 @@ struct TunnelUpTests {
         let knownHosts = try String(contentsOfFile: fixture.knownHosts, encoding: .utf8)
         #expect(knownHosts.hasPrefix("[127.0.0.1]:\(fixture.sshd.port) ssh-ed25519 AAAA"))
         #expect(tunnel.stderrText.contains("trusted on first use"))
-        let found = try runProcess("/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
+        let found = try run("/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
         #expect(found.status == 0)
         // The restricted key can forward, but it cannot run a command on the VPS.
-        let shell = try runProcess("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
+        let shell = try run("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
                                                    "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         // Nor can it take a VPS port (a stolen laptop key posing as the home side): home up is refused, 77.
@@ -244,7 +244,7 @@ struct TunnelUpTests {
     func refused() throws {
         let fixture = try TunnelFixture()
         let port = freePort()
-        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(port)", "--local-port", "0"])
+        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(port)", "--local-port", "0"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("127.0.0.1:\(port) refused the connection"))
     }
@@ -253,7 +253,7 @@ struct TunnelUpTests {
     func localPortInUse() throws {
         let fixture = try TunnelFixture()
         let busy = try TCPTestServer.echo()
-        let result = try runProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", String(busy.port)])
+        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", String(busy.port)])
         #expect(result.status == 69)
         #expect(result.stderr.contains("127.0.0.1:\(busy.port) is already in use"))
     }

@@ -197,7 +197,7 @@ struct HomeKey {
     /// Adds the home key's line for `remotePort` (and the `also` ports, as `-R` forwards), as
     /// printed by `octunnel pubkey --restrict --listen`.
     func authorize(remotePort: Int, also: [Int] = []) throws {
-        let printed = try runProcess(octunnelBinary, ["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort), "--home", home.path]
+        let printed = try run(octunnelBinary, ["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort), "--home", home.path]
                                      + also.flatMap { ["-R", "\($0):127.0.0.1:1"] })
         guard printed.status == 0 else { throw HarnessError("pubkey: \(printed.stderr)") }
         let existing = (try? readText(fixture.sshd.authorizedKeysPath)) ?? ""
