@@ -28,9 +28,9 @@ extension Tunnel {
                 let forwards = forward.isEmpty ? nil : try parseForwards(forward, direction: .local, defaultBind: Defaults.bind)
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
                                                          localPort: 0, forwards: forwards)
-                let connection = try connect.signIn(settings, directory: directory)
+                let connection = try settings.signIn(directory: directory, say: Console.say)
                 let json = connect.json
-                let credentials = try connect.credentials(saved: settings.savedPasswordFile)
+                let credentials = try settings.credentials(passwordFile: connect.passwordFile)
                 let check = TunnelCheck(options: settings.checkOptions(connection), healthTimeout: Double(connect.healthTimeout),
                                         credentials: credentials)
                 let result = check.run { stage in

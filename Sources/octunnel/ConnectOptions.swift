@@ -30,16 +30,11 @@ struct ConnectOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, like a key; one trailing newline is dropped). Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD (set but empty: no password).", valueName: "PATH"))
     var passwordFile: String?
 
-    /// The OpenCode user and password for the health test (read here, before any network work).
-    /// `--password-file` if given, else the saved one, else `OPENCODE_PASSWORD`, else
-    /// `OPENCODE_SERVER_PASSWORD` (see `OpenCodeCredentials.load`).
-    func credentials(saved: String?) throws -> OpenCodeCredentials {
-        try OpenCodeCredentials.load(passwordFile: passwordFile.map(UserPath.absolute), savedPasswordFile: saved)
-    }
-
-    /// The password file this run uses, as an absolute path (what `--save` remembers).
-    func passwordFilePath(saved: String?) -> String? {
-        passwordFile.map(UserPath.absolute) ?? saved
+    /// The choices of an `up` run these options carry, with the command's own.
+    func choices(keepalive: Int, allowLAN: Bool, health: Bool, save: Bool) -> UpFlow.Choices {
+        var choices = UpFlow.Choices(keepalive: Double(keepalive), healthTimeout: Double(healthTimeout))
+        (choices.allowLAN, choices.health, choices.save, choices.passwordFile) = (allowLAN, health, save, passwordFile)
+        return choices
     }
 
     /// The sign-in flags, for the settings' resolution.
@@ -50,13 +45,6 @@ struct ConnectOptions: ParsableArguments {
         flags.expectFingerprint = expectFingerprint
         flags.trustNew = !noTrustNew
         flags.openSSHKnownHosts = !noOpensshKnownHosts
-    }
-
-    /// The connection to the VPS, its key loaded now (an encrypted key's passphrase asked
-    /// once), after the note on an ssh config key octunnel cannot use.
-    func signIn(_ settings: ResolvedSettings, directory: OctunnelHome) throws -> ConnectionSettings {
-        if let note = settings.keyNote(directory: directory) { Console.say(note) }
-        return try settings.connection(directory: directory).preparedForSignIn(prompt: PassphrasePrompt())
     }
 
     func validate() throws {

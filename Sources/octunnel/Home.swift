@@ -60,29 +60,12 @@ extension HomeCommand {
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
-                let profile = try self.profile.resolved
-                let settings = try targetOptions.resolve(.home, directory: directory, profile: profile, connect: connect, homeHost: homeHost,
+                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect, homeHost: homeHost,
                                                          forwards: forward.isEmpty ? nil : try additionalForwards())
-                let connection = try connect.signIn(settings, directory: directory)
+                var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
+                choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)
-                var options = settings.homeForwardOptions(connection, directory: directory, keepalive: Double(keepalive),
-                                                          httpErrors: !noHttpErrors)
-                let openCode = HomeOpenCode.choose(configured: options.home, portGiven: settings.homePortChosen)
-                options.home = openCode.home
-                options.followService = openCode.service != nil && homeHost == nil
-                try options.checkForwards(allowLAN: allowLan)
-                let homeSide = try UpRunner(home: options, onEvent: { events.show($0) })
-                for line in openCode.lines { events.show(.engine(.openCodeHome(home: openCode.home, detail: line))) }
-                if save {
-                    try saveSettings(settings, signedInWith: connection, passwordFile: connect.passwordFilePath(saved: settings.savedPasswordFile),
-                                     directory: directory)
-                }
-                if !noHealth {
-                    homeSide.checkHealth(timeout: Double(connect.healthTimeout),
-                                         credentials: openCode.credentials(given: try connect.credentials(saved: settings.savedPasswordFile)))
-                }
-                homeSide.serveStatus(at: StatusEndpoint(home: directory, role: .home, profile: profile))
-                try homeSide.run()
+                try UpFlow(settings: settings, directory: directory, choices: choices, say: Console.say, show: events.show).run()
             }
         }
     }

@@ -9,34 +9,6 @@ struct Service: ParsableCommand {
     )
 }
 
-/// The role, profile, home and format every `service` command takes.
-struct ServiceOptions: ParsableArguments {
-    @Argument(help: ArgumentHelp("What the service runs: `tunnel` (this laptop's tunnel up) or `home` (home up).", valueName: "tunnel|home"))
-    var role: String
-
-    @OptionGroup var directory: DirectoryOptions
-    @OptionGroup var profile: ProfileOptions
-
-    @Option(help: ArgumentHelp("systemd (a user unit) or launchd (a LaunchAgent). Default: this system's.", valueName: "systemd|launchd"))
-    var format: String?
-
-    func validate() throws {
-        guard Role(rawValue: role) != nil else { throw ValidationError("the role must be `tunnel` or `home`, not \"\(role)\"") }
-        if let format, ServiceFormat(rawValue: format) == nil {
-            throw ValidationError("--format must be one of: \(ServiceFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-    }
-
-    func definition() throws -> (ServiceDefinition, OctunnelHome, ProfileName, Role) {
-        let home = directory.resolved
-        let profile = try self.profile.resolved
-        let role = Role(rawValue: role)!
-        let definition = ServiceDefinition(role: role, profile: profile, format: format.flatMap(ServiceFormat.init) ?? .native,
-                                           executable: ExecutablePath.resolve(), octunnelHome: home.path)
-        return (definition, home, profile, role)
-    }
-}
-
 extension Service {
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -70,19 +42,7 @@ extension Service {
                     return
                 }
                 let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now)
-                switch installed.outcome {
-                case .created: Console.say("wrote \(definition.path)")
-                case .replaced: Console.say("replaced \(definition.path)")
-                case .unchanged: Console.say("\(definition.path) is up to date")
-                }
-                if installed.started {
-                    Console.say("started \(definition.name): \(ServiceManager.shown(installed.commands))")
-                } else {
-                    Console.say("start it now and at every login:\n  \(ServiceManager.shown(installed.commands))")
-                }
-                if definition.format == .systemd {
-                    Console.say("to run it without a login session too (at boot): loginctl enable-linger $USER")
-                }
+                flow.lines(installed).forEach(Console.say)
             }
         }
     }

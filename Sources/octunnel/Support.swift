@@ -2,26 +2,6 @@ import ArgumentParser
 import Foundation
 import OCTunnelCore
 
-/// `--home`, shared by every command: octunnel's directory (not the home machine, which is
-/// `home up`'s; docs/architecture.md says which "home" is which).
-struct DirectoryOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("octunnel's directory (keys, known_hosts, config.json).", valueName: "DIR"))
-    var home: String?
-
-    var resolved: OctunnelHome { OctunnelHome.resolve(explicit: home) }
-
-    /// The directory, created (0700) or checked first.
-    func prepared() throws(OCTunnelError) -> OctunnelHome {
-        let directory = resolved
-        try directory.prepare()
-        return directory
-    }
-
-    func validate() throws {
-        try refuseControlCharacters(home, option: "--home")
-    }
-}
-
 /// A path option with a line break or an escape code is refused (exit 64): no real path has
 /// one, and it would be written into saved settings and service files.
 func refuseControlCharacters(_ path: String?, option: String) throws {
@@ -96,27 +76,4 @@ func checkPort(_ value: Int, _ name: String, allowZero: Bool = false) throws {
     guard (allowZero ? 0 : 1)...65535 ~= value else {
         throw ValidationError("\(name) \(value) is out of range (\(allowZero ? 0 : 1)-65535)")
     }
-}
-
-/// `--profile`, on every command that reads or writes saved settings.
-struct ProfileOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The saved settings to use (default: $OCTUNNEL_PROFILE, else `default`).", valueName: "NAME"))
-    var profile: String?
-
-    func validate() throws { _ = try resolved }
-
-    /// The profile named by `--profile` or `$OCTUNNEL_PROFILE`, else the default one.
-    var resolved: ProfileName {
-        get throws {
-            do {
-                return try ProfileName.resolve(explicit: profile)
-            } catch {
-                let source = (profile ?? "").isEmpty ? "OCTUNNEL_PROFILE: " : "--profile: "
-                throw ValidationError(source + error.description)
-            }
-        }
-    }
-
-    /// Whether a profile was named (flag or environment).
-    var isNamed: Bool { ProfileName.isNamed(explicit: profile) }
 }

@@ -41,12 +41,3 @@ struct TunnelTargetOptions: ParsableArguments {
         }
     }
 }
-
-/// `--save`: the resolved settings become the profile's section of their role, said on stderr.
-func saveSettings(_ settings: ResolvedSettings, signedInWith connection: ConnectionSettings, passwordFile: String?,
-          directory: OctunnelHome) throws {
-    try settings.save(to: directory, agent: connection.authentication == .agent, passwordFile: passwordFile)
-    let profile = settings.flags.profile
-    let what = profile.isDefault ? "the default" : "profile \(profile)"
-    Console.say("saved \(settings.target) as \(what)\(settings.role == .home ? " home settings" : "") in \(directory.configPath)")
-}

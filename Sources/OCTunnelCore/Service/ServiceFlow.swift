@@ -17,6 +17,26 @@ public struct ServiceFlow: Sendable {
     /// Checks the definition and that `role`'s settings of `profile` are saved in `home`, then
     /// writes the file (never over one it did not write, unless `force`) and, with `startNow`,
     /// enables and starts it.
+    /// What `service install` says of `installed` (stderr): the file's outcome, how it was or
+    /// is started, and, for systemd, lingering.
+    public func lines(_ installed: Installed) -> [String] {
+        var lines: [String]
+        switch installed.outcome {
+        case .created: lines = ["wrote \(definition.path)"]
+        case .replaced: lines = ["replaced \(definition.path)"]
+        case .unchanged: lines = ["\(definition.path) is up to date"]
+        }
+        if installed.started {
+            lines.append("started \(definition.name): \(ServiceManager.shown(installed.commands))")
+        } else {
+            lines.append("start it now and at every login:\n  \(ServiceManager.shown(installed.commands))")
+        }
+        if definition.format == .systemd {
+            lines.append("to run it without a login session too (at boot): loginctl enable-linger $USER")
+        }
+        return lines
+    }
+
     public func install(home: OctunnelHome, profile: ProfileName, role: Role, force: Bool, startNow: Bool) throws(OCTunnelError) -> Installed {
         try checkInstallable(home: home, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)

@@ -14,6 +14,19 @@ extension ResolvedSettings {
         return "note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(keyPath(directory: directory))"
     }
 
+    /// The connection to the VPS, its key loaded now (an encrypted key's passphrase asked
+    /// once), after the note on an ssh config key octunnel cannot use (said through `say`).
+    public func signIn(directory: OctunnelHome, say: (String) -> Void) throws(OCTunnelError) -> ConnectionSettings {
+        if let note = keyNote(directory: directory) { say(note) }
+        return try connection(directory: directory).preparedForSignIn(prompt: PassphrasePrompt())
+    }
+
+    /// OpenCode's user and password for the health test: `passwordFile` (`--password-file` as
+    /// given), else the saved file, else the environment (`OpenCodeCredentials.load`).
+    public func credentials(passwordFile: String?) throws(OCTunnelError) -> OpenCodeCredentials {
+        try OpenCodeCredentials.load(passwordFile: passwordFile.map(UserPath.absolute), savedPasswordFile: savedPasswordFile)
+    }
+
     /// How to reach and sign in to the VPS (the key not loaded yet: `preparedForSignIn`).
     /// `sshHome` is where `~/.ssh` is, for OpenSSH's known_hosts.
     public func connection(directory: OctunnelHome, sshHome: String = SSHConfigResolver().home) -> ConnectionSettings {
