@@ -70,12 +70,13 @@ struct NotifyCutTests {
         if left > 0 { try await Task.sleep(nanoseconds: UInt64(left * 1e9)) }
         let linesBefore = tunnel.stderr.count
         try await offPool { try fixture.sshd.start() }
+        let cutFor = Date().timeIntervalSince(cutAt)
         // The tunnel comes back by itself; measured from its "connected to" line.
         let back = try await offPool { tunnel.waitForLine(containing: "connected to ", after: linesBefore, timeout: 90).map { _ in Date() } }
         let backAt = try #require(back, "\(tunnel.stderrText)")
         let told = try await offPool { waitUntil(timeout: 30) { NotifyCatchUpTests.records(record).count >= 4 } ? Date() : nil }
         let toldAt = try #require(told, "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
-        print("NotifyCutTests \(flavor): cut \(String(format: "%.1f", Date().timeIntervalSince(cutAt))) s; the three told \(String(format: "%.2f", toldAt.timeIntervalSince(backAt))) s after the tunnel was back")
+        print("NotifyCutTests \(flavor): VPS down \(String(format: "%.1f", cutFor)) s, tunnel back \(String(format: "%.1f", backAt.timeIntervalSince(cutAt))) s after the cut; the three told \(String(format: "%.2f", toldAt.timeIntervalSince(backAt))) s after the tunnel was back")
 
         var peers = Set(NotifyCatchUpTests.peers(backend))
         for round in 0..<10 {
