@@ -278,13 +278,13 @@ public struct SessionWatch: Sendable {
     /// seq is `session.execution.succeeded` finished "while you were away"; `failed` failed with
     /// its message; `interrupted` ended quietly. Each is told once: the session is no longer
     /// working after it, and its log's seq is remembered, so an entry told live or in an earlier
-    /// catch-up is never read as new. A session `active` lists is working (its end, live or in the
-    /// next catch-up, is told); a subagent's end is never told; a session whose log was not read
+    /// catch-up is never read as new. A session heard of before that `active` lists is working
+    /// (its end, live or in the next catch-up, is told); one never heard of stays unknown (whether
+    /// it is a subagent's is not known); a subagent's end is never told; a session whose log was not read
     /// (or was read to no execution step) is judged next time.
     public mutating func caughtUp(active: Set<String>, logs: [String: SessionLogRead], at date: Date = Date()) -> [AgentMoment] {
         for id in active.sorted() {
-            var session = sessions[id] ?? Session()
-            guard !session.busy || session.idleSince != nil else { continue }
+            guard var session = sessions[id], !session.busy || session.idleSince != nil else { continue }
             working(&session)
             heard += 1
             session.heard = heard
