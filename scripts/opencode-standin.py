@@ -108,6 +108,18 @@ shape) and, unless emit is false, sends its permission.asked event to every stre
 that are not idle (packages/opencode/src/session/status.ts: the map drops a session set idle),
 kept from the session.status events sent; POST /standin/status {"sessionID","type","directory"?}
 changes it without an event (a session that finished while no stream listened).
+2.x's session activity and durable logs (issue 48: what finished while no stream listened): every
+durable session event sent with /standin/emit (packages/schema/src/session-event.ts, e.g.
+session.execution.started|succeeded|failed|interrupted) is also committed to its session's log with
+seq 1, 2, … (a session's log lives in the server: a client's cut keeps it), and the live event carries
+the same envelope {"id","created" (ms),"durable":{"aggregateID","seq","version"}} beside "type" and
+"data" (packages/schema/src/event.ts). GET /api/session/active -> {"data":{sessionID:{"type":
+"running"}},"watermarks":{sessionID: seq}}: the sessions whose execution started and has not ended;
+GET /api/session/<id>/log?after=SEQ -> SSE `data: <entry>` for each entry with seq > SEQ, then
+`data: {"type":"log.synced","aggregateID","seq"?}`, and the body ends (no follow=true) (packages/
+protocol/src/groups/session.ts session.active and session.log, packages/server/src/handlers/
+session.ts, packages/schema/src/event-log.ts); a session never heard of 404 SessionNotFoundError.
+Both behind the password.
 GET /standin/replies -> {"replies":[{"method","path","body","status"}]}: every reply received.
 User: --username (default "opencode"). --port 0 picks a free port; the last line on stdout at
 start is "LISTENING <port>". /bytes/N (every flavour, behind the password) answers N bytes, for
@@ -128,6 +140,18 @@ import tempfile
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# packages/schema/src/session-event.ts: the session events that are Event.durable (the deltas are
+# ephemeral, live only).
+DURABLE_SESSION_EVENTS = {
+    "session.agent.selected", "session.model.selected", "session.moved", "session.renamed", "session.forked",
+    "session.prompt.promoted", "session.prompt.admitted", "session.execution.started", "session.execution.succeeded",
+    "session.execution.failed", "session.execution.interrupted", "session.instructions.updated", "session.synthetic",
+    "session.skill.activated", "session.shell.started", "session.shell.ended", "session.step.started",
+    "session.step.ended", "session.step.failed", "session.text.started", "session.text.ended",
+    "session.reasoning.started", "session.reasoning.ended", "session.tool.input.started", "session.tool.input.ended",
+    "session.tool.called", "session.tool.progress", "session.tool.success", "session.tool.failed",
+    "session.retry.scheduled", "session.compaction.started", "session.compaction.ended", "session.revert.staged",
+    "session.revert.cleared", "session.revert.committed"}
 FLAVOURS = ["opencode1", "opencode2.0.3", "opencode2", "other", "nosse"]
 WEB_APP = ("<!doctype html><html><head><title>OpenCode</title></head><body><div id=\"root\"></div>"
            "<script>fetch('/api/info').then(r => r.text().then(t => { document.getElementById('root').textContent = "
@@ -184,6 +208,9 @@ def main():
     # dropped (packages/opencode/src/session/status.ts: set deletes an idle session from the map).
     statuses = {}
     replies, table_lock = [], threading.Lock()
+    # 2.x's durable session logs: sessionID -> [entry] with seq 1, 2, … per session (kept across a
+    # client's cut: they live in the server), and the sessions whose execution runs.
+    logs, active = {}, set()
     home_directory = "/home/me/project"
     counter = {"ms": 0, "n": 0}
 
@@ -208,6 +235,26 @@ def main():
                 table.pop(fields["sessionID"], None)
             else:
                 table[fields["sessionID"]] = {"type": kind}
+
+    def note_log(event):
+        """2.x: a durable session event is committed to its session's log whether or not a stream
+        listens (packages/schema/src/session-event.ts: Event.durable, aggregate sessionID); the
+        envelope it gets is the one the live stream sends too. Execution started/ended moves the
+        session in or out of the active set (packages/server/src/handlers/session.ts session.active)."""
+        fields = event.get("fields") or {}
+        sid = fields.get("sessionID")
+        if not two or event.get("type") not in DURABLE_SESSION_EVENTS or not isinstance(sid, str):
+            return
+        with table_lock:
+            entries = logs.setdefault(sid, [])
+            seq = len(entries) + 1
+            event["envelope"] = {"id": "evt_" + secrets.token_hex(12), "created": int(time.time() * 1000),
+                                 "durable": {"aggregateID": sid, "seq": seq, "version": 1}}
+            entries.append(dict(event["envelope"], type=event["type"], data=fields))
+            if event["type"] == "session.execution.started":
+                active.add(sid)
+            elif event["type"].startswith("session.execution."):
+                active.discard(sid)
 
     def broadcast(event):
         with subscribers_lock:
@@ -280,6 +327,7 @@ def main():
                 events = event if isinstance(event, list) else [event]
                 for one in events:
                     note_status(one)
+                    note_log(one)
                 with subscribers_lock:
                     for q in subscribers:
                         for one in events:
@@ -378,6 +426,10 @@ def main():
             routes = {"/api/event", "/bytes", "/api/permission/request", "/api/question/request"}
             routes.add("/api/health" if args.flavor == "opencode2.0.3" else "/api/info")
             route = "/bytes" if path.startswith("/bytes/") else path
+            if path == "/api/session/active" or (path.startswith("/api/session/") and path.endswith("/log") and path.count("/") == 4):
+                if not self.authorized():
+                    return
+                return self.session_log(path.split("/")[3]) if path.endswith("/log") else self.active_sessions()
             if path.startswith("/api/session/") and path.count("/") == 3:
                 # packages/protocol/src/groups/session.ts: GET /api/session/:sessionID -> {"data": Session.Info}.
                 if not self.authorized():
@@ -413,6 +465,37 @@ def main():
                     "location": {"directory": directory, "project": {"id": "prj_standin", "worktree": directory}},
                     "data": self.listed(route.split("/")[2], "location[directory]")}))
             return self.send_bytes(int(path.split("/")[2]))
+
+        def active_sessions(self):
+            """packages/protocol/src/groups/session.ts session.active: {"data": {sessionID: {"type":
+            "running"}}, "watermarks": {sessionID: seq}} (handlers/session.ts: the log position read
+            alongside)."""
+            with table_lock:
+                running = sorted(active)
+                return self.send_body(200, compact({"data": {sid: {"type": "running"} for sid in running},
+                                                    "watermarks": {sid: len(logs[sid]) for sid in running if logs.get(sid)}}))
+
+        def session_log(self, sid):
+            """packages/protocol/src/groups/session.ts session.log: SSE of the durable entries with seq >
+            after, then {"type":"log.synced","aggregateID","seq"?}, and the read completes (no follow)."""
+            from urllib.parse import parse_qs, urlsplit
+            after = (parse_qs(urlsplit(self.path).query).get("after") or ["-1"])[0]
+            with table_lock:
+                entries = logs.get(sid)
+                if entries is None and sid not in session_titles:
+                    return self.send_body(404, compact({"_tag": "SessionNotFoundError", "sessionID": sid,
+                                                        "message": f"Session not found: {sid}"}))
+                entries = list(entries or [])
+            try:
+                after = int(after)
+            except ValueError:
+                return self.send_body(400, compact({"_tag": "InvalidRequestError", "message": "after: expected an integer"}))
+            synced = {"type": "log.synced", "aggregateID": sid}
+            if entries:
+                synced["seq"] = entries[-1]["durable"]["seq"]
+            body = "".join("data: " + compact(e) + "\n\n" for e in entries if e["durable"]["seq"] > after)
+            body += "data: " + compact(synced) + "\n\n"
+            return self.send_body(200, body, "text/event-stream", extra={"Cache-Control": "no-cache"})
 
         def directory(self, query_name):
             """The project directory a request names: the query, else x-opencode-directory, else the server's."""
@@ -552,7 +635,8 @@ def main():
                         continue
                     ident = "evt_" + secrets.token_hex(12)
                     if two:
-                        self.event({"id": ident, "type": sent["type"], "data": sent.get("fields", {})})
+                        # A durable event carries its log envelope (id, created, durable {aggregateID, seq, version}).
+                        self.event(dict({"id": ident}, **sent.get("envelope", {}), type=sent["type"], data=sent.get("fields", {})))
                     elif global_shape:
                         self.event({"directory": sent.get("directory", "/home/me/project"),
                                     "payload": {"id": ident, "type": sent["type"], "properties": sent.get("fields", {})}})

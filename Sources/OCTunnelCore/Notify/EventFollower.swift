@@ -69,8 +69,6 @@ final class EventFollower: @unchecked Sendable {
         var watch = SessionWatch(secrets: credentials.secrets)
         var waitingSaid = 0
         var pause = 1.0
-        /// Whether a stream was had before: each one after it is a stream back after a cut.
-        var streamed = false
         while !isStopped {
             condition.lock()
             let path = self.path ?? "/api/event"
@@ -91,8 +89,7 @@ final class EventFollower: @unchecked Sendable {
                 let result = try probe.events(path, limit: .max) { event in
                     if !connected {
                         connected = true
-                        if streamed { catchUp(&watch) }
-                        streamed = true
+                        catchUp(&watch)
                         sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent finishes, asks for permission or fails", warning: false)
                     }
                     if let decoded = OpenCodeEvent(data: event.data) {
@@ -116,35 +113,15 @@ final class EventFollower: @unchecked Sendable {
         }
     }
 
-    /// What the cut hid (issue 48): the permissions and questions OpenCode still waits on, in
-    /// its own directory and each the stream named, asked of it as the stream is back, before
-    /// the stream's own events; those told before are not told again (`SessionWatch.caughtUp`).
-    /// With 1.x, also the sessions seen working that finished meanwhile. A list that cannot be
-    /// had is said once (permissions) or quietly skipped (statuses): the stream goes on.
+    /// What the cut hid (issue 48), or what waited before `tunnel up` started: asked of OpenCode's
+    /// lists as the stream connects, before the stream's own events, within one deadline
+    /// (`CatchUp`); those told before are not told again (`SessionWatch.caughtUp`). Pending
+    /// lists that cannot be had are said once: the stream goes on.
     private func catchUp(_ watch: inout SessionWatch) {
-        let client = PermissionClient(host: host, port: port, credentials: credentials, timeout: 5)
-        let directories = watch.directories()
-        var generation = OpenCodeGeneration.one
-        do {
-            var (found, pending) = try client.list()
-            generation = found
-            if !directories.isEmpty { pending.append(try client.list(directories: directories).list) }
-            for moment in watch.caughtUp(pending) { notifier.notify(moment) }
-        } catch {
-            sayOnce("catch-up", "notifications: could not ask OpenCode what it asked while the stream was cut (\(error.localizedDescription)); only what comes on the stream is told")
+        let moments = CatchUp(host: host, port: port, credentials: credentials).moments(&watch) { reason in
+            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the stream is told")
         }
-        guard generation == .one else { return }
-        // 1.x: the sessions seen working that no longer work finished meanwhile (GET /session/status
-        // per directory; a directory that does not answer judges none of its sessions).
-        var working: [String?: Set<String>] = [:]
-        for directory in [nil] + directories.map(Optional.some) {
-            let probe = HTTPProbe(host: host, port: port, deadline: Date(timeIntervalSinceNow: 5), authorization: credentials.authorization,
-                                  secrets: credentials.secrets)
-            guard let (head, body) = try? probe.get("/session/status", headers: PermissionClient.directoryHeaders(directory), limit: 1 << 20),
-                  head.status == 200, let listed = watch.working(in: body) else { continue }
-            working[directory] = listed
-        }
-        for moment in watch.caughtUp(working: working) { notifier.notify(moment) }
+        for moment in moments { notifier.notify(moment) }
     }
 
     private func sayOnce(_ key: String, _ text: String, warning: Bool = true) {

@@ -9,6 +9,8 @@ struct OpenCodeEvent {
     let fields: [String: Any]
     /// `/global/event`'s project directory.
     let directory: String?
+    /// 2.x: a durable event's position in its session's log (`durable.seq`, packages/schema/src/event.ts).
+    var seq: Int?
 
     init?(data: String) {
         guard data.utf8.count <= 1 << 20,
@@ -18,6 +20,7 @@ struct OpenCodeEvent {
         self.type = type
         fields = inner["data"] as? [String: Any] ?? inner["properties"] as? [String: Any] ?? [:]
         directory = object["directory"] as? String
+        seq = SessionLogRead.seq((inner["durable"] as? [String: Any])?["seq"])
     }
 
     init(type: String, fields: [String: Any], directory: String? = nil) {

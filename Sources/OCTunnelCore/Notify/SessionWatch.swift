@@ -52,6 +52,9 @@ public struct SessionWatch: Sendable {
         static let waiting = 1000
     }
 
+    /// Sessions kept at most (`Limits.sessions`), for the lists read beside the stream.
+    public static var sessionLimit: Int { Limits.sessions }
+
     public init(settle: Double = 0.5, secrets: [String] = []) {
         self.settle = settle
         self.secrets = secrets
@@ -74,6 +77,8 @@ public struct SessionWatch: Sendable {
         var idleSince: Double?
         /// When the stream last spoke of it (the order of `sessions`' eviction).
         var heard = 0
+        /// 2.x: the last seq of its durable log seen (on the stream or in a catch-up's read).
+        var logSeq: Int?
     }
 
     private var sessions: [String: Session] = [:]
@@ -117,7 +122,15 @@ public struct SessionWatch: Sendable {
         session.heard = heard
         defer { store(session, as: id) }
         if let directory = event.directory ?? event.string("directory") { session.directory = kept(directory, Limits.directory) }
+        if let seq = event.seq { session.logSeq = max(session.logSeq ?? seq, seq) }
         switch event.type {
+        case "session.execution.started":
+            working(&session)
+        case "session.execution.interrupted":
+            // A user's stop (or OpenCode shutting down): the turn is over, nothing to tell.
+            answered(in: id)
+            session.busy = false
+            session.idleSince = nil
         case "session.created", "session.updated":
             if let title = (event.fields["info"] as? [String: Any])?["title"] as? String ?? event.fields["title"] as? String {
                 session.title = kept(title, Limits.title)
@@ -245,6 +258,68 @@ public struct SessionWatch: Sendable {
             answered(in: id)
             guard session.parent == nil else { continue }
             moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were away)", at: date))
+        }
+        return moments
+    }
+
+    /// 2.x: the sessions whose durable logs a catch-up reads (issue 48), with the seq to read
+    /// after: each seen working before the cut that `active` (`GET /api/session/active`) no
+    /// longer lists, its id route-safe, the most recently heard of first, at most `limit`.
+    public func logsToRead(active: Set<String>, limit: Int = 8) -> [(session: String, after: Int?)] {
+        sessions.filter { (id, session) in (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id) }
+            .sorted { ($0.value.heard, $0.key) > ($1.value.heard, $1.key) }
+            .prefix(limit)
+            .map { ($0.key, $0.value.logSeq) }
+    }
+
+    /// 2.x: the turns that ended while the stream was cut (issue 48), from `active` (the sessions
+    /// OpenCode runs now) and `logs` (each session's log read after the seq last seen). A session
+    /// seen working that `active` no longer lists and whose log's last execution step past that
+    /// seq is `session.execution.succeeded` finished "while you were away"; `failed` failed with
+    /// its message; `interrupted` ended quietly. Each is told once: the session is no longer
+    /// working after it, and its log's seq is remembered, so an entry told live or in an earlier
+    /// catch-up is never read as new. A session heard of before that `active` lists is working
+    /// (its end, live or in the next catch-up, is told); one never heard of stays unknown (whether
+    /// it is a subagent's is not known); a subagent's end is never told; a session whose log was not read
+    /// (or was read to no execution step) is judged next time.
+    public mutating func caughtUp(active: Set<String>, logs: [String: SessionLogRead], at date: Date = Date()) -> [AgentMoment] {
+        for id in active.sorted() {
+            guard var session = sessions[id], !session.busy || session.idleSince != nil else { continue }
+            working(&session)
+            heard += 1
+            session.heard = heard
+            store(session, as: id)
+        }
+        var moments: [AgentMoment] = []
+        for (id, read) in logs.sorted(by: { $0.key < $1.key }) {
+            guard var session = sessions[id], session.busy || session.idleSince != nil, !active.contains(id) else { continue }
+            let seen = session.logSeq
+            if let seq = read.seq { session.logSeq = max(seen ?? seq, seq) }
+            guard let last = read.last, seen.map({ last.seq > $0 }) ?? true else {
+                sessions[id] = session
+                continue
+            }
+            let when = last.created.map { ", \(PendingPermission.ago(max(0, date.timeIntervalSince($0))))" } ?? ""
+            let detail: String
+            let kind: AgentMoment.Kind
+            switch last.step {
+            case .started:
+                sessions[id] = session
+                continue
+            case .interrupted:
+                (kind, detail) = (.finished, "")
+            case .succeeded:
+                (kind, detail) = (.finished, "the agent is done and waits for you (finished while you were away\(when))")
+            case .failed(let message):
+                let key = "\(id)|execution|\(kept(message, Limits.detail))|seq \(last.seq)"
+                (kind, detail) = (.failed, toldErrors.insert(key) ? "\(message) (failed while you were away\(when))" : "")
+            }
+            session.busy = false
+            session.idleSince = nil
+            store(session, as: id)
+            answered(in: id)
+            guard session.parent == nil, !detail.isEmpty else { continue }
+            moments.append(moment(kind, id, session, detail: detail, at: date))
         }
         return moments
     }

@@ -11,6 +11,8 @@ public struct PermissionClient: Sendable {
     public let credentials: OpenCodeCredentials
     /// Seconds each request may take.
     public var timeout: Double
+    /// When every request must be over, whatever `timeout` says (a catch-up's one deadline).
+    public var deadline: Date?
 
     public init(host: String, port: Int, credentials: OpenCodeCredentials, timeout: Double = 10) {
         (self.host, self.port, self.credentials, self.timeout) = (host, port, credentials, timeout)
@@ -132,7 +134,7 @@ public struct PermissionClient: Sendable {
     }
 
     private func probe() -> HTTPProbe {
-        HTTPProbe(host: host, port: port, deadline: Date(timeIntervalSinceNow: timeout), authorization: credentials.authorization,
+        HTTPProbe(host: host, port: port, deadline: min(Date(timeIntervalSinceNow: timeout), deadline ?? .distantFuture), authorization: credentials.authorization,
                   secrets: credentials.secrets)
     }
 

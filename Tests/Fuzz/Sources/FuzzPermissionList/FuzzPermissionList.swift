@@ -10,7 +10,10 @@ import OCTunnelCore
 /// clean for a terminal, cut, and redacted; the rendering and the JSON are clean too; the
 /// judgement is deterministic and "answered" only for a 200 `true` or a 204; the catch-up
 /// after a cut (`SessionWatch.caughtUp`) tells each listed request once, clean and redacted, and
-/// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded.
+/// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded; 2.x's active list
+/// (`ActiveSessions.parse`) and a session's durable log (`SessionLogRead.parse`) are read
+/// bounded and clean, and the turns they end (`SessionWatch.caughtUp(active:logs:)`) are told
+/// once at most, clean and redacted.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
@@ -63,6 +66,33 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let working = fresh.working(in: body) {
         precondition(working.count <= 2000 && working.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
         precondition(fresh.caughtUp(working: [nil: working, "/p": working]).isEmpty, context())
+    }
+    // 2.x's GET /api/session/active and GET /api/session/:id/log as the catch-up reads them (issue
+    // 48): the active list bounded and its ids kept; the log's seq a JSON integer from 0, its last
+    // step past the seq asked, its message clean and redacted; the turns that ended told at most
+    // once per session read, clean, without the password, and a second catch-up tells nothing.
+    if let active = ActiveSessions.parse(body, secrets: [secret]) {
+        precondition(active.count <= 2000 && active.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
+    }
+    if let read = SessionLogRead.parse(body, session: "ses_b", secrets: [secret]) {
+        precondition((read.seq ?? 0) >= 0 && read.last.map { $0.seq <= read.seq ?? -1 } ?? true, context())
+        if case .failed(let message) = read.last?.step {
+            precondition(isShownClean(message) && !message.contains(secret), context())
+        }
+        var watch = SessionWatch(secrets: [secret])
+        for session in ["ses_a", "ses_b"] {
+            _ = watch.feed(data: #"{"type":"session.execution.started","durable":{"aggregateID":"\#(session)","seq":0,"version":1},"data":{"sessionID":"\#(session)"}}"#, now: 0)
+        }
+        let asked = watch.logsToRead(active: ["ses_a"])
+        precondition(asked.map(\.session) == ["ses_b"] && asked.allSatisfy { PendingPermission.isRouteSafe($0.session) }, context())
+        let moments = watch.caughtUp(active: ["ses_a"], logs: ["ses_b": read, "ses_a": read], at: Date(timeIntervalSince1970: 1_795_000_000))
+        precondition(moments.count <= 1 && moments.allSatisfy { $0.sessionID == "ses_b" }, context())
+        for moment in moments {
+            for text in [moment.line] + moment.environment.values {
+                precondition(isShownClean(text) && !text.contains(secret), context())
+            }
+        }
+        precondition(watch.caughtUp(active: ["ses_a"], logs: ["ses_b": read]).isEmpty, "told twice: \(context())")
     }
     let route = PermissionReplyRoute.allCases[Int(first >> 1) % PermissionReplyRoute.allCases.count]
     let status = statuses[Int(first >> 3) % statuses.count]
