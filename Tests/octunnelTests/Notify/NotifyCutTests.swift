@@ -5,17 +5,15 @@ import Testing
 
 /// Issue 48's goal, "answer the agent where you are told, and miss nothing while you were away",
 /// through a real sshd and the OpenCode stand-in, for OpenCode 1.x and 2.x: the VPS goes down
-/// (sshd and its sessions killed) for `OCTUNNEL_CUT_SECONDS` (default 3 s; the issue's 60 s is run
-/// by hand) while the agent asks for permission twice and a session seen working finishes; all
+/// (sshd and its sessions killed) for 3 s in CI, the issue's 60 s by hand
+/// (`scripts/soak.sh --long-tests`, `TestLengths`) while the agent asks for permission twice and a session seen working finishes; all
 /// three are told once as the tunnel is back (the delay from the tunnel's "connected to" line is
 /// printed), then ten cuts more with nothing new tell nothing twice. And what already waited
 /// when `tunnel up` started is told once.
 @Suite("notifications: a cut hides nothing, and nothing is told twice", .ownThreads, .timeLimit(.minutes(6)))
 struct NotifyCutTests {
-    /// The cut's length: `OCTUNNEL_CUT_SECONDS`, else 3 s.
-    static var cutSeconds: Double {
-        ProcessInfo.processInfo.environment["OCTUNNEL_CUT_SECONDS"].flatMap(Double.init).map { max(0, $0) } ?? 3
-    }
+    /// The cut's length: the issue's 60 s by hand, 3 s in CI.
+    static var cutSeconds: Double { TestLengths.seconds(field: 60, short: 3) }
 
     /// A session's start and end of a turn, in the flavour's events: 1.x session.status busy /
     /// idle, 2.x session.execution.started / succeeded.
