@@ -62,7 +62,7 @@ extension PermissionCommand {
             try runReportingErrors {
                 let (generation, list) = try options.client().list(directories: options.projects)
                 if json { return Console.data(list.jsonText(generation: generation)) }
-                if list.items.isEmpty { Console.say("nothing waits for an answer") }
+                if list.items.isEmpty && list.questions.isEmpty { Console.say("nothing waits for an answer") }
                 list.humanLines().forEach(Console.data)
             }
         }
