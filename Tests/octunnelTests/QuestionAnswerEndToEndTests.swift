@@ -43,6 +43,19 @@ struct QuestionAnswerEndToEndTests {
         #expect(try await offPool { tunnel.waitForLine(containing: "question \(id) answered \"SQLite\" from the notification") } != nil,
                 "\(tunnel.stderrText)")
 
+        // Hostile labels reach the real notify-send inside their own --action argument: one that
+        // reads as an option stays a label, and the label sent is the one OpenCode sent, whole.
+        let hostile = ["--expire-time=1", "-u low \u{1b}[2J"]
+        let third = try #require(Self.ask(backend, "Which flag?", hostile))
+        try #require(try await offPool { waitUntil(timeout: 20) { desktop.shown.contains { $0.body.contains("Which flag?") } } },
+                     "\(desktop.shown) \(tunnel.stderrText)")
+        try desktop.choose(action: "q1")
+        #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 2 } }, "\(tunnel.stderrText)")
+        let sent = try #require(backend.replies.last?["body"] as? String)
+        #expect((try JSONSerialization.jsonObject(with: Data(sent.utf8)) as? [String: [[String]]]) == ["answers": [[hostile[1]]]], "\(sent)")
+        #expect(backend.replies.last?["path"] as? String == (flavor == "opencode1" ? "/question/\(third)/reply" : "/api/session/ses_a/question/\(third)/reply"))
+        #expect(!tunnel.stderrText.contains("\u{1b}"), "\(tunnel.stderrText)")
+
         // Answered elsewhere first (OpenCode restarted and forgot it): said plainly, never sent.
         let second = try #require(Self.ask(backend, "Which cache?", ["Redis", "None"]))
         try #require(try await offPool { waitUntil(timeout: 20) { desktop.shown.contains { $0.body.contains("Which cache?") } } },
@@ -52,7 +65,7 @@ struct QuestionAnswerEndToEndTests {
         #expect(try await offPool { tunnel.waitForLine(containing: "question \(second) is no longer pending") } != nil, "\(tunnel.stderrText)")
         #expect(try await offPool { waitUntil(timeout: 20) { desktop.shown.contains { $0.summary.hasPrefix("OpenCode's question was not answered") } } },
                 "\(desktop.shown)")
-        #expect(backend.replies.count == 1, "\(backend.replies)")
+        #expect(backend.replies.count == 2, "\(backend.replies)")
         #expect(!(tunnel.stderrText + desktop.shown.map { $0.summary + $0.body }.joined()).contains(password))
     }
 }
