@@ -34,9 +34,10 @@ public struct NotifyOptions: Sendable {
 /// gets no `OPENCODE_*` variable; `stop()` kills what runs and waits for it.
 ///
 /// A permission's desktop notification carries actions and waits for a choice
-/// (`NotificationAnswer`), and so does a question's with a few options (`QuestionNotificationAnswer`), holding its lane while it waits: at most `Limits.answering` wait at
-/// once, each at most `NotificationAnswer.wait` s; past that bound a permission is shown as
-/// before, without actions, so a flood cannot pin the lanes.
+/// (`NotificationAnswer`), and so does a question's with a few options
+/// (`QuestionNotificationAnswer`), holding its lane while it waits: at most `Limits.answering`
+/// wait at once, each at most `NotificationAnswer.wait` s; past that bound a permission or a
+/// question is shown as before, without actions, so a flood cannot pin the lanes.
 final class Notifier: @unchecked Sendable {
     /// The notifier's bounds.
     enum Limits {
@@ -140,7 +141,9 @@ final class Notifier: @unchecked Sendable {
     private func jobs(for moment: AgentMoment) -> [Job] {
         var jobs: [Job] = []
         if options.command != nil { jobs.append(.command(environment: environment.merging(moment.environment) { $1 })) }
-        if desktop, (answer != nil && NotificationAnswer.answerable(moment)) || (answerQuestion != nil && QuestionNotificationAnswer.answerable(moment)) {
+        let answerable = (answer != nil && NotificationAnswer.answerable(moment))
+            || (answerQuestion != nil && QuestionNotificationAnswer.answerable(moment))
+        if desktop, answerable {
             jobs.append(.answerable(moment))
         } else if desktop, let command = Self.desktopCommand(moment, environment: environment) {
             jobs.append(.desktop(path: command.path, arguments: command.arguments))
