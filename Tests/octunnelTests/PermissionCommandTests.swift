@@ -103,6 +103,10 @@ struct PermissionCommandTests {
         }
 
         let id = try ask(["Postgres", "SQLite"])
+        // Only a question waits: listed, and not called nothing.
+        let listed = try await Self.run(fixture, ["list"], environment)
+        #expect(listed.status == 0 && listed.stdout.contains("\(id)") && listed.stdout.contains("[Postgres, SQLite]"), "\(listed)")
+        #expect(!listed.stderr.contains("nothing waits"), "\(listed)")
         let unlisted = try await Self.run(fixture, ["answer", id, "MySQL"], environment)
         #expect(unlisted.status == 69, "\(unlisted)")
         #expect(unlisted.stderr.contains("\"MySQL\" is not an option OpenCode lists for question \(id) (\"Postgres\", \"SQLite\"); nothing was sent"), "\(unlisted)")
