@@ -13,6 +13,9 @@
 # warm-up sample), and headless Chromium (Debian's chromium) loading a page of 30 images
 # (BENCH_BROWSER_RUNS alternating runs, default 6; a fresh profile each run).
 # BENCH_LOOPBACK=0 skips the loopback rows (for working on the WAN rows only).
+# BENCH_WAN_ANSWERS_ONLY=1 keeps of the WAN part only the answers' rows (a permission answered from
+# a terminal and from its notification, issue 48), and BENCH_OUT=FILE writes the table there
+# instead of docs/benchmarks.md (for such a partial run).
 # Last, the package's goals: scripts/package.sh --check from a clean clone (BENCH_PACKAGE=0 skips it,
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 # Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
@@ -47,6 +50,8 @@ fi
 . scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}" nginx-light wrk curl iproute2 strace linux-perf chromium
 LOOPBACK=${BENCH_LOOPBACK:-1}
+OUT=${BENCH_OUT:-$OUT}
+ANSWERS_ONLY=${BENCH_WAN_ANSWERS_ONLY:-0}
 swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
 
@@ -331,6 +336,7 @@ if wan_setup; then
   }
   relay_pid=""; [ -n "$wan_relay" ] && relay_pid=$(pgrep -f "delay-relay.py $wan_server 22 " | head -1)
   [ -n "$relay_pid" ] && relay_t0=$(cpu_ticks "$relay_pid") && relay_ms0=$(ms_now)
+  if [ "$ANSWERS_ONLY" != 1 ]; then
   probe_pair new 1 "$wan_oct" "$wan_ssh"
   probe_pair burst6 6 "$wan_oct" "$wan_ssh"
   probe_pair burst20 20 "$wan_oct" "$wan_ssh"
@@ -383,8 +389,11 @@ if wan_setup; then
   fi
   . scripts/lib/notify-latency.sh
   notify_latency
+  fi   # ANSWERS_ONLY
   . scripts/lib/permission-latency.sh
   permission_latency
+  . scripts/lib/notification-answer-latency.sh
+  notification_answer_latency
   if [ -n "$relay_pid" ]; then
     R[relay_cpu]=$(awk -v d=$(( $(cpu_ticks "$relay_pid") - relay_t0 )) -v hz="$(getconf CLK_TCK)" -v ms=$(( $(ms_now) - relay_ms0 )) \
       'BEGIN {printf "%.1f", 100 * d / hz / (ms / 1000)}')
@@ -441,11 +450,13 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       row "$wan: p99 latency, $c connections" "${R[wan_oct_c${c}_p99]}" "${R[wan_ssh_c${c}_p99]}"
     done
     row "$wan: launch → first health answer, ms" "${R[wan_oct_ready]}" "${R[wan_ssh_ready]}"
+    [ "$ANSWERS_ONLY" != 1 ] && {
     row "$wan: a NEW connection: connect + GET until the answer, ms" "${R[wan_oct_new]}" "${R[wan_ssh_new]}"
     row "$wan: 6 new connections at once, until the last answer, ms" "${R[wan_oct_burst6]}" "${R[wan_ssh_burst6]}"
     row "$wan: 20 new connections at once, until the last answer, ms" "${R[wan_oct_burst20]}" "${R[wan_ssh_burst20]}"
     row "$wan: 20 at once, octunnel --warm 20, ms" "${R[wan_oct_burst20warm]}" "${R[wan_ssh_burst20warm]}"
     row "$wan: the first 6 at once after launch (a fresh tunnel, nothing learned), ms" "${R[wan_oct_cold6]}" "${R[wan_ssh_cold6]}"
+    }
     [ -n "${R[wan_oct_browser]:-}" ] && row "$wan: headless Chromium, page of 30 images, navigation → load, ms" "${R[wan_oct_browser]}" "${R[wan_ssh_browser]}"
     if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
       row "$wan: OpenCode sends 'permission asked' → --notify-command runs (other: the event reaches a client), ms" "${R[wan_oct_notify_perm]}" "${R[wan_ssh_notify_perm]}"
@@ -453,6 +464,8 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     fi
     [ -n "${R[wan_oct_permission]:-}" ] &&
       row "$wan: \`octunnel permission allow ID\` until OpenCode has the reply (other: the reply's POST alone), ms" "${R[wan_oct_permission]}" "${R[wan_ssh_permission]}"
+    [ -n "${R[wan_oct_click]:-}" ] &&
+      row "$wan: a permission's notification, \"Allow once\" clicked (dunst) until OpenCode has the reply (other: the reply's POST alone), ms" "${R[wan_oct_click]}" "${R[wan_ssh_permission]:-}"
   fi
   echo
   if [ -z "$wan_skip" ]; then
@@ -466,6 +479,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       echo "no delay added (BENCH_WAN_DELAY_MS=0), same key, cipher and MAC."
     fi
     echo
+    [ "$ANSWERS_ONLY" != 1 ] && {
     echo "The NEW-connection rows time what a user feels (\`scripts/lib/wan-probe.py\`): connect, send GET /global/health,"
     echo "stop at the answer's last byte; N connections at once end at the last answer. Each row is the median of"
     echo "$REPEATS alternating runs × $WAN_SAMPLES samples, each run after one warm-up sample, 1.5 s between samples (a user's"
@@ -476,6 +490,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo "one channel open in flight per session)."
     echo "The after-launch row starts a fresh tunnel for each of $((REPEATS * 2)) alternating runs and opens 6 connections at once 1 s"
     echo "after its first answer; all runs, ms: octunnel ${R[wan_oct_cold6_all]}; $B_NAME ${R[wan_ssh_cold6_all]}."
+    }
     if [ -n "${R[wan_oct_browser]:-}" ]; then
       echo "The browser row: Debian's chromium, headless, a fresh profile each run, loading page.html and its 30 PNGs"
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"
@@ -497,6 +512,15 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     elif [ -n "${R[wan_permission_skip]:-}" ]; then
       echo "The permission row: not measured (${R[wan_permission_skip]})."
     fi
+    if [ -n "${R[wan_oct_click]:-}" ]; then
+      echo "The click row (\`scripts/lib/notification-answer-latency.sh\`, issue 48): a desktop of the bench's own (dbus-daemon, Xvfb,"
+      echo "dunst); each sample asks a permission on the stand-in (1.x), its notification comes down the event stream with its actions, and"
+      echo "\"Allow once\" is clicked through dunst's menu (\`dunstctl context\`, the action picked, as a user's click) when it is on screen;"
+      echo "timed from the click until the stand-in recorded the reply (octunnel lists the pending requests, then replies, each over the WAN),"
+      echo "against the reply's one POST through the other tunnel; median of ${R[wan_click_samples]} samples; all, ms: ${R[wan_click_all]}."
+    elif [ -n "${R[wan_click_skip]:-}" ]; then
+      echo "The click row: not measured (${R[wan_click_skip]})."
+    fi
     if [ -n "${R[relay_cpu]:-}" ]; then
       echo "The relay's own cost: a new connection + GET through a second relay instance holding nothing (0 ms) took"
       echo "${R[relay_zero]} ms against ${R[relay_direct]} ms straight to nginx (medians, inside the VPS namespace), and the relay"
@@ -505,7 +529,7 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
   else
     echo "Emulated WAN (network namespaces + netem): skipped: $wan_skip."
   fi
-  if [ -z "$wan_skip" ] && [ -n "${R[wan_oct_new]:-}" ] && [ -z "$VERSUS" ]; then
+  if [ -z "$wan_skip" ] && { [ -n "${R[wan_oct_new]:-}" ] || [ "$ANSWERS_ONLY" = 1 ]; } && [ -z "$VERSUS" ]; then
     goal() { # text octunnel ssh bound → a row: ratio and whether it is at most the bound
       local r; r=$(ratio "$2" "$3")
       printf '| %s | %s ms | %s ms | %s | %s |\n' "$1" "$2" "$3" "$r" "$(awk -v r="$r" -v b="$4" 'BEGIN { print (r != "n/a" && r <= b) ? "met" : "not met" }')"
@@ -515,10 +539,12 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     echo
     echo "| goal | octunnel | ssh -L | ratio | |"
     echo "|---|---|---|---|---|"
+    [ "$ANSWERS_ONLY" != 1 ] && {
     goal "a new connection's first answer ≤ 0.75× ssh -L" "${R[wan_oct_new]}" "${R[wan_ssh_new]}" 0.75
     goal "6 new connections at once ≤ 1.0×" "${R[wan_oct_burst6]}" "${R[wan_ssh_burst6]}" 1.0
     goal "20 new connections at once ≤ 1.0× (pool following demand, after one burst of 20)" "${R[wan_oct_burst20]}" "${R[wan_ssh_burst20]}" 1.0
     goal "20 new connections at once ≤ 1.0× with --warm 20" "${R[wan_oct_burst20warm]}" "${R[wan_ssh_burst20warm]}" 1.0
+    }
     [ -n "${R[wan_oct_browser]:-}" ] && goal "a real browser's page load ≤ 0.95×" "${R[wan_oct_browser]}" "${R[wan_ssh_browser]}" 0.95
     if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
       within() { awk -v v="$1" 'BEGIN { print (v <= 1000) ? "met" : "not met" }'; }
@@ -528,6 +554,10 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
     if [ -n "${R[wan_oct_permission]:-}" ]; then
       printf '| %s | %s ms | %s ms | | %s |\n' "issue 48: a permission answered from a terminal reaches OpenCode ≤ 1 s" "${R[wan_oct_permission]}" "${R[wan_ssh_permission]}" \
         "$(awk -v v="${R[wan_oct_permission]}" 'BEGIN { print (v <= 1000) ? "met" : "not met" }')"
+    fi
+    if [ -n "${R[wan_oct_click]:-}" ]; then
+      printf '| %s | %s ms | %s ms | | %s |\n' "issue 48: a permission answered from its notification reaches OpenCode ≤ 1 s of the click" "${R[wan_oct_click]}" \
+        "${R[wan_ssh_permission]:-}" "$(awk -v v="${R[wan_oct_click]}" 'BEGIN { print (v <= 1000) ? "met" : "not met" }')"
     fi
   fi
   echo

@@ -95,6 +95,16 @@ packages/server/src/location.ts requestRef). The stand-in's own directory is /ho
         same around questions; POST /api/session/<sid>/permission/<id>/reply {"reply","message"?}
         -> 204; an id not pending (or of another session) -> 404 {"_tag":"PermissionNotFoundError",
         "requestID","message":"Permission request not found: <id>"} (protocol/src/errors.ts).
+  Question replies (a client's cut keeps the pending questions too; each reply recorded as the
+  permissions' are): 1.x POST /question/<id>/reply {"answers":[[label,...],...]} (one array of
+  chosen labels per question) and POST /question/<id>/reject (no body) -> 200 true, also for an
+  id not pending (Question.reply/reject return quietly: packages/opencode/src/question/index.ts,
+  the QuestionRoute of packages/opencode/src/server); 2.x POST /api/session/<sid>/question/<id>/
+  reply (the same body) and .../reject -> 204, an id not pending or of another session -> 404
+  {"_tag":"QuestionNotFoundError","requestID","message":"Question request not found: <id>"}
+  (packages/protocol/src/groups/question.ts, packages/server/src/handlers/question.ts). A reply
+  whose body is not {"answers": [[string]]}: 400. A reply taken sends question.replied
+  {sessionID, requestID, answers}, a reject question.rejected {sessionID, requestID}.
   Ids are OpenCode's ascending ones: "per_" + 12 hex digits of (ms * 0x1000 + counter) mod 2^48 +
   14 base62 characters (Identifier.ascending), so a client can tell how long ago it was asked.
 Sessions: 1.x GET /session/<id> -> {"id","title","directory"} (404 NotFoundError), 2.x GET
@@ -534,14 +544,50 @@ def main():
         def is_reply_route(self, path):
             parts = path.strip("/").split("/")
             if two:
-                return len(parts) == 6 and parts[:2] == ["api", "session"] and parts[3] == "permission" and parts[5] == "reply"
+                return len(parts) == 6 and parts[:2] == ["api", "session"] and (
+                    (parts[3] == "permission" and parts[5] == "reply") or (parts[3] == "question" and parts[5] in ("reply", "reject")))
+            question = len(parts) == 3 and parts[0] == "question" and parts[2] in ("reply", "reject")
             new = len(parts) == 3 and parts[0] == "permission" and parts[2] == "reply" and not args.old_permission_reply
             old = len(parts) == 4 and parts[0] == "session" and parts[2] == "permissions"
-            return new or old
+            return question or new or old
+
+        def question_reply(self, parts, body):
+            """A question's reply or reject, judged as the flavour's source does: 1.x answers true
+            whether or not it was pending; 2.x 204, or 404 QuestionNotFoundError for a question not
+            pending or of another session. A reply's body must be {"answers": [[label, ...], ...]}."""
+            verb = parts[-1]
+            ident = parts[4] if two else parts[1]
+            session = parts[2] if two else None
+            try:
+                answer = json.loads(body) if body else {}
+            except ValueError:
+                answer = None
+            answers = answer.get("answers") if isinstance(answer, dict) else None
+            valid = isinstance(answers, list) and all(isinstance(one, list) and all(isinstance(label, str) for label in one) for one in answers)
+            if verb == "reply" and not valid:
+                return 400, (compact({"_tag": "InvalidRequestError", "message": "bad answers"}) if two else "bad answers")
+            with table_lock:
+                found = None
+                for table in pending["question"].values():
+                    request = table.get(ident)
+                    if request is not None and (session is None or request["sessionID"] == session):
+                        found = table.pop(ident)
+                        break
+            if found is not None:
+                fields = {"sessionID": found["sessionID"], "requestID": ident}
+                if verb == "reply":
+                    fields["answers"] = answers
+                broadcast({"type": "question.replied" if verb == "reply" else "question.rejected", "fields": fields})
+            if found is not None or not two:
+                return (204, b"") if two else (200, "true")
+            return 404, compact({"_tag": "QuestionNotFoundError", "requestID": ident, "message": f"Question request not found: {ident}"})
 
         def reply(self, path, body):
-            """A reply to a pending permission, judged as the flavour's source does; every one recorded."""
+            """A reply to a pending permission or question, judged as the flavour's source does; every one recorded."""
             parts = path.strip("/").split("/")
+            if parts[0] == "question" or (two and parts[3] == "question"):
+                status, out = self.question_reply(parts, body)
+                return self.recorded(path, body, status, out)
             try:
                 answer = json.loads(body or b"{}")
             except ValueError:
@@ -549,7 +595,6 @@ def main():
             field = "response" if parts[0] == "session" else "reply"
             ident = parts[4] if two else (parts[3] if parts[0] == "session" else parts[1])
             session = parts[2] if two else (parts[1] if parts[0] == "session" else None)
-            record = {"method": "POST", "path": path, "body": body.decode("utf-8", "replace")}
             if not isinstance(answer, dict) or answer.get(field) not in ("once", "always", "reject"):
                 status, out = 400, compact({"_tag": "InvalidRequestError", "message": "bad reply"}) if two else "bad reply"
             else:
@@ -569,9 +614,12 @@ def main():
                 if found is not None:
                     broadcast({"type": "permission.replied", "fields": {"sessionID": found["sessionID"], "requestID": ident,
                                                                         "reply": answer[field]}})
-            record["status"] = status
+            return self.recorded(path, body, status, out)
+
+        def recorded(self, path, body, status, out):
+            """Keeps a reply received (GET /standin/replies) and answers it."""
             with table_lock:
-                replies.append(record)
+                replies.append({"method": "POST", "path": path, "body": body.decode("utf-8", "replace"), "status": status})
             if status == 204:
                 self.send_response(204)
                 self.end_headers()

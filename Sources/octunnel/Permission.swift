@@ -1,13 +1,14 @@
 import ArgumentParser
 import OCTunnelCore
 
-/// `permission list` and `permission allow|always|reject ID`: what OpenCode waits on, answered
-/// through the running `tunnel up` of this profile (exit 3 if none runs).
+/// `permission list`, `permission allow|always|reject ID` and, for a question,
+/// `permission answer ID LABEL|dismiss ID`: what OpenCode waits on, answered through the running
+/// `tunnel up` of this profile (exit 3 if none runs).
 struct PermissionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "permission",
         abstract: "List the permissions OpenCode waits on and answer one, through the running tunnel.",
-        subcommands: [List.self, Allow.self, Always.self, Reject.self]
+        subcommands: [List.self, Allow.self, Always.self, Reject.self, Answer.self, Dismiss.self]
     )
 }
 
@@ -38,6 +39,14 @@ struct PermissionOptions: ParsableArguments {
             Console.say("\(reply.done): \(request.asked) (\(request.id))")
         }
     }
+
+    /// `permission answer|dismiss ID`: sends `reply` to a question and says what it did.
+    func answer(question id: String, _ reply: QuestionReply) throws {
+        try runReportingErrors {
+            let request = try client().answerQuestion(id: id, reply: reply, directories: projects)
+            Console.say("\(reply.done): question \(request.id)")
+        }
+    }
 }
 
 extension PermissionCommand {
@@ -53,7 +62,7 @@ extension PermissionCommand {
             try runReportingErrors {
                 let (generation, list) = try options.client().list(directories: options.projects)
                 if json { return Console.data(list.jsonText(generation: generation)) }
-                if list.items.isEmpty { Console.say("nothing waits for an answer") }
+                if list.items.isEmpty && list.questions.isEmpty { Console.say("nothing waits for an answer") }
                 list.humanLines().forEach(Console.data)
             }
         }
@@ -78,5 +87,20 @@ extension PermissionCommand {
         @OptionGroup var options: PermissionOptions
         @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
         func run() throws { try options.answer(id, .reject) }
+    }
+
+    struct Answer: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Answer a pending question with one of its options (exit 4 if it no longer waits).")
+        @OptionGroup var options: PermissionOptions
+        @Argument(help: "The question's id, as `permission list` shows it.") var id: String
+        @Argument(help: "The option's label, exactly as `permission list` shows it between [ ].") var label: String
+        func run() throws { try options.answer(question: id, .answer(label)) }
+    }
+
+    struct Dismiss: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Dismiss a pending question: the agent is told you declined to answer (exit 4 if it no longer waits).")
+        @OptionGroup var options: PermissionOptions
+        @Argument(help: "The question's id, as `permission list` shows it.") var id: String
+        func run() throws { try options.answer(question: id, .dismiss) }
     }
 }

@@ -58,6 +58,9 @@ public struct TunnelHealth: Sendable {
                                                      answer: { id, directory, reply throws(OCTunnelError) in
                                                          _ = try client.answer(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
                                                      },
+                                                     answerQuestion: { id, directory, reply throws(OCTunnelError) in
+                                                         _ = try client.answerQuestion(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
+                                                     },
                                                      emit: engine.emit),
                                   waiting: { engine.recordPermissionsWaiting($0) },
                                   emit: engine.emit)

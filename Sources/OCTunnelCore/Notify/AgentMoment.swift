@@ -19,6 +19,9 @@ public struct AgentMoment: Sendable, Equatable {
     public let at: Date
     /// The permission request's id (OpenCode's, to answer it with), for a permission that named one.
     public var permissionID: String?
+    /// The question request told (`question.asked`), as OpenCode sent it: its options' labels are
+    /// what an action of its notification may send (`QuestionNotificationAnswer`).
+    public var question: AskedQuestion?
     /// Set on the one notice that stands for moments not told one by one (`NotifyBudget`).
     public var merged: Merged?
 
@@ -47,6 +50,9 @@ public struct AgentMoment: Sendable, Equatable {
         var moment = AgentMoment(kind: kind, sessionID: clean(sessionID), title: title.map(clean), directory: directory.map(clean),
                                  detail: detail.map(clean), at: at)
         moment.permissionID = permissionID.map(clean)
+        // A question whose id or labels hold a secret gets no actions: a label is sent back as it
+        // came or not at all.
+        moment.question = question.flatMap { asked in ([asked.id] + asked.labels).allSatisfy { clean($0) == $0 } ? asked : nil }
         moment.merged = merged
         return moment
     }

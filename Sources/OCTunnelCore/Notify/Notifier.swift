@@ -34,9 +34,10 @@ public struct NotifyOptions: Sendable {
 /// gets no `OPENCODE_*` variable; `stop()` kills what runs and waits for it.
 ///
 /// A permission's desktop notification carries actions and waits for a choice
-/// (`NotificationAnswer`), holding its lane while it waits: at most `Limits.answering` wait at
-/// once, each at most `NotificationAnswer.wait` s; past that bound a permission is shown as
-/// before, without actions, so a flood cannot pin the lanes.
+/// (`NotificationAnswer`), and so does a question's with a few options
+/// (`QuestionNotificationAnswer`), holding its lane while it waits: at most `Limits.answering`
+/// wait at once, each at most `NotificationAnswer.wait` s; past that bound a permission or a
+/// question is shown as before, without actions, so a flood cannot pin the lanes.
 final class Notifier: @unchecked Sendable {
     /// The notifier's bounds.
     enum Limits {
@@ -68,21 +69,23 @@ final class Notifier: @unchecked Sendable {
     private var idleLanes = 0
     private var stopped = false
     private let answer: PermissionAnswerer?
+    private let answerQuestion: QuestionAnswerer?
     private var answering = 0
 
     /// One program to run for a moment.
     private enum Job {
         case command(environment: [String: String])
         case desktop(path: String, arguments: [String])
-        /// A permission's notification, with actions while fewer than `Limits.answering` wait.
+        /// A permission's or a question's notification, with actions while fewer than `Limits.answering` wait.
         case answerable(AgentMoment)
     }
 
     init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment, secrets: [String] = [],
          record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, answer: PermissionAnswerer? = nil,
-         emit: @escaping @Sendable (EngineEvent) -> Void) {
+         answerQuestion: QuestionAnswerer? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.options = options
         self.answer = answer
+        self.answerQuestion = answerQuestion
         self.environment = environment.filter { !$0.key.hasPrefix("OPENCODE_") }
         self.secrets = secrets
         self.record = record
@@ -138,7 +141,9 @@ final class Notifier: @unchecked Sendable {
     private func jobs(for moment: AgentMoment) -> [Job] {
         var jobs: [Job] = []
         if options.command != nil { jobs.append(.command(environment: environment.merging(moment.environment) { $1 })) }
-        if desktop, answer != nil, NotificationAnswer.answerable(moment) {
+        let answerable = (answer != nil && NotificationAnswer.answerable(moment))
+            || (answerQuestion != nil && QuestionNotificationAnswer.answerable(moment))
+        if desktop, answerable {
             jobs.append(.answerable(moment))
         } else if desktop, let command = Self.desktopCommand(moment, environment: environment) {
             jobs.append(.desktop(path: command.path, arguments: command.arguments))
@@ -207,7 +212,7 @@ final class Notifier: @unchecked Sendable {
             let waits = !stopped && answering < Limits.answering
             if waits { answering += 1 }
             condition.unlock()
-            guard let command = Self.desktopCommand(moment, environment: environment, actions: waits) else { return }
+            guard let command = Self.desktopCommand(moment, environment: environment, actions: waits, secrets: secrets) else { return }
             guard waits else {
                 _ = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: 5, groups: groups)
                 return
@@ -218,8 +223,25 @@ final class Notifier: @unchecked Sendable {
             answering -= 1
             let goOn = !stopped
             condition.unlock()
-            guard goOn, let result, let reply = NotificationAnswer.chosen(result.stdout) else { return }
-            send(reply, for: moment)
+            guard goOn, let result else { return }
+            if let question = moment.question, QuestionNotificationAnswer.answerable(moment) {
+                guard let reply = QuestionNotificationAnswer.chosen(result.stdout, question) else { return }
+                send(reply, to: question, for: moment)
+            } else if let reply = NotificationAnswer.chosen(result.stdout) {
+                send(reply, for: moment)
+            }
+        }
+    }
+
+    /// Sends the answer chosen on a question's notification (the label octunnel stored for that
+    /// option, or a dismissal) and says the outcome as `send(_:for:)` does.
+    private func send(_ reply: QuestionReply, to question: AskedQuestion, for moment: AgentMoment) {
+        guard let answerQuestion else { return }
+        do throws(OCTunnelError) {
+            try answerQuestion(question.id, moment.directory, reply)
+            emit(.notice(QuestionNotificationAnswer.sentLine(reply, moment)))
+        } catch {
+            failed("the answer chosen on the notification was not sent", error, headline: QuestionNotificationAnswer.failedHeadline(moment))
         }
     }
 
@@ -231,12 +253,17 @@ final class Notifier: @unchecked Sendable {
             try answer(id, moment.directory, reply)
             emit(.notice(NotificationAnswer.sentLine(reply, moment)))
         } catch {
-            let said = OutsideText.redacting(error.errorDescription ?? "the reply failed", secrets: secrets)
-            emit(.warning("the \(reply.rawValue) chosen on the notification was not sent: \(said)"))
-            if let path = Self.notifySend {
-                _ = try? ChildProcess.run(path, ["--app-name=octunnel", "--urgency=normal", "--", NotificationAnswer.failedHeadline(moment),
-                                                 Self.desktopBody(said)], environment: environment, timeout: 5, groups: groups)
-            }
+            failed("the \(reply.rawValue) chosen on the notification was not sent", error, headline: NotificationAnswer.failedHeadline(moment))
+        }
+    }
+
+    /// A reply chosen on a notification that was not sent: a warning, and a follow-up notification.
+    private func failed(_ what: String, _ error: OCTunnelError, headline: String) {
+        let said = OutsideText.redacting(error.errorDescription ?? "the reply failed", secrets: secrets)
+        emit(.warning("\(what): \(said)"))
+        if let path = Self.notifySend {
+            _ = try? ChildProcess.run(path, ["--app-name=octunnel", "--urgency=normal", "--", headline, Self.desktopBody(said)],
+                                      environment: environment, timeout: 5, groups: groups)
         }
     }
 
@@ -261,9 +288,10 @@ final class Notifier: @unchecked Sendable {
 
     /// The desktop's own notifier, when a desktop session is there: `notify-send` with a session
     /// bus (`DBUS_SESSION_BUS_ADDRESS`), `osascript` on macOS; nil otherwise (a server, ssh).
-    /// With `actions` (a permission that may be answered from it, Linux only), it carries
-    /// `NotificationAnswer`'s actions and waits for a choice.
-    static func desktopCommand(_ moment: AgentMoment, environment: [String: String], actions: Bool = false) -> (path: String, arguments: [String])? {
+    /// With `actions` (a permission or a question that may be answered from it, Linux only), it
+    /// carries `NotificationAnswer`'s or `QuestionNotificationAnswer`'s actions and waits for a choice.
+    static func desktopCommand(_ moment: AgentMoment, environment: [String: String], actions: Bool = false,
+                               secrets: [String] = []) -> (path: String, arguments: [String])? {
 #if os(macOS)
         func quoted(_ text: String) -> String { "\"" + text.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"") + "\"" }
         return ("/usr/bin/osascript", ["-e", "display notification \(quoted(moment.message)) with title \(quoted(moment.headline))"])
@@ -271,8 +299,14 @@ final class Notifier: @unchecked Sendable {
         guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }
         guard let path = notifySend else { return nil }
         return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")"]
-                    + (actions ? NotificationAnswer.arguments : []) + ["--", moment.headline, desktopBody(moment.message)])
+                    + (actions ? actionArguments(moment, secrets: secrets) : []) + ["--", moment.headline, desktopBody(moment.message)])
 #endif
+    }
+
+    /// The actions of `moment`'s notification: a question's options where it offers them, else a permission's replies.
+    static func actionArguments(_ moment: AgentMoment, secrets: [String]) -> [String] {
+        guard let question = moment.question, QuestionNotificationAnswer.answerable(moment) else { return NotificationAnswer.arguments }
+        return QuestionNotificationAnswer.arguments(question, secrets: secrets)
     }
 
     /// Where `notify-send` is, if it is.

@@ -10,7 +10,7 @@ import Foundation
 ///   2.x's `session.execution.succeeded` is the end of the turn at once. Subagent sessions (with
 ///   a `parentID`) never finish alone (OpenCode's desktop app and push relay skip them too).
 /// - **permission**: `permission.asked` (newer 1.x and 2.x), `permission.v2.asked` (2.x),
-///   `permission.updated` (older 1.x), `question.asked`: once per request id.
+///   `permission.updated` (older 1.x), `question.asked` (`question.v2.asked` in 2.x): once per request id.
 /// - **failed**: `session.error` with its error's name and `data.message`, except a user's abort
 ///   (`MessageAbortedError`) and `ContextOverflowError` (OpenCode compacts and goes on), as
 ///   OpenCode's own push relay does; 2.x's `session.execution.failed` with its message.
@@ -181,12 +181,14 @@ public struct SessionWatch: Sendable {
             var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
             asked.permissionID = named
             return [asked]
-        case "question.asked":
+        case "question.asked", "question.v2.asked":
             let request = event.string("id").map { kept($0, Limits.id) } ?? unnamedRequest(id)
             waits(request, in: id)
             guard toldPermissions.insert(request) else { return [] }
             let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
-            return [moment(.permission, id, session, detail: question, at: date)]
+            var asked = moment(.permission, id, session, detail: question, at: date)
+            asked.question = AskedQuestion(fields: event.fields)
+            return [asked]
         case "session.error":
             let error = event.fields["error"] as? [String: Any]
             let name = error?["name"] as? String ?? "error"

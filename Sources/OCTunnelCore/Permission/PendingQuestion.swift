@@ -4,7 +4,8 @@ import Foundation
 /// (a bare array), 2.x `GET /api/question/request` (`{location, data: […]}`), each request
 /// `{id "que_…", sessionID, questions: [{question, header, options: [{label, description}],
 /// multiple?}], tool?}` (packages/schema/src/question.ts, packages/opencode/src/question).
-/// Listed so that nothing waiting is missed; it is answered in OpenCode.
+/// Listed so that nothing waiting is missed; one asking a single question is answered with
+/// `PermissionClient.answerQuestion` (its labels as OpenCode has them: `AskedQuestion`).
 public struct PendingQuestion: Sendable, Equatable {
     public let id: String
     public let sessionID: String

@@ -101,6 +101,57 @@ public struct PermissionClient: Sendable {
         throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows (\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
     }
 
+    /// Sends `reply` to the pending question `id` (looked for in `directories`); returns it. Sent
+    /// only to a question OpenCode lists now, and an answer only when it is one of the labels
+    /// OpenCode lists for that question, which asks one question: whatever the caller stored or
+    /// typed, nothing else reaches OpenCode. Sent once, never retried. Throws
+    /// `questionNotPending` when OpenCode no longer has it.
+    public func answerQuestion(id: String, reply: QuestionReply, directories: [String] = []) throws(OCTunnelError) -> AskedQuestion {
+        let shownID = OutsideText.shown(id, secrets: credentials.secrets, limit: 128)
+        guard PendingPermission.isRouteSafe(id) else { throw .questionNotPending(id: shownID) }
+        let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
+        var generation: OpenCodeGeneration?
+        var found: (request: AskedQuestion, directory: String?)?
+        for place in places where found == nil {
+            let known = try list(in: place, generation: generation).0
+            generation = known
+            let path = known == .two ? "/api/question/request" : "/question"
+            let head: HTTPProbe.Head, body: [UInt8]
+            do {
+                (head, body) = try probe().get(path, headers: headers(place), limit: 1 << 20)
+            } catch {
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+            }
+            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP \(head.status) from \(path); nothing was sent") }
+            if let request = AskedQuestion.listed(id, in: body, generation: known) { found = (request, place) }
+        }
+        guard let generation, let (request, directory) = found else { throw .questionNotPending(id: shownID) }
+        if case .answer(let label) = reply {
+            guard request.count == 1 else {
+                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: answer it in OpenCode")
+            }
+            guard request.labels.contains(label) else {
+                let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(separator: ", ")
+                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); nothing was sent")
+            }
+        }
+        let route = QuestionReplyRoute(generation)
+        let answer: (HTTPProbe.Head, [UInt8])
+        do {
+            answer = try probe().post(route.path(for: request, reply), body: route.body(reply), headers: headers(directory))
+        } catch {
+            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+        }
+        switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
+        case .answered: return request
+        case .gone: throw .questionNotPending(id: request.id)
+        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question (\(route.path(for: request, reply))); answer it in OpenCode")
+        case .refused(let generation): throw passwordError(generation)
+        case .failed(let status, let body):
+            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+        }
+    }
+
     /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
     private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
         let tries: [(OpenCodeGeneration, String)] = [(.two, "/api/permission/request"), (.one, "/permission")]

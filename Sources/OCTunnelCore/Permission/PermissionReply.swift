@@ -62,7 +62,7 @@ public enum PermissionReplyRoute: Sendable, Equatable, CaseIterable {
             return .answered
         case 401:
             return .refused(generation: tag == "UnauthorizedError" || self == .two ? .two : .one)
-        case 404 where tag == "PermissionNotFoundError" || tag == "SessionNotFoundError":
+        case 404 where tag.map(["PermissionNotFoundError", "QuestionNotFoundError", "SessionNotFoundError"].contains) == true:
             return .gone
         case 404 where self == .two:
             // 2.x's router answers an unknown route with an empty 404; its reply route exists in every 2.x.

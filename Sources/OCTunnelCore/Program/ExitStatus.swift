@@ -7,7 +7,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case ok = 0
     /// `status`: no tunnel (or home side) of that profile is running (as LSB's `status` uses 3).
     case notRunning = 3
-    /// `permission allow|always|reject`: the request is no longer pending (answered elsewhere, OpenCode restarted).
+    /// `permission allow|always|reject|answer|dismiss`: the request is no longer pending (answered elsewhere, OpenCode restarted).
     case notPending = 4
     case usage = 64
     case dataError = 65
@@ -32,7 +32,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         switch self {
         case .ok: ("ok", "ok")
         case .notRunning: ("not running", "not running (status)")
-        case .notPending: ("not pending", "permission no longer pending")
+        case .notPending: ("not pending", "permission or question no longer pending")
         case .usage: ("usage", "usage")
         case .dataError: ("data error", "bad data in a file")
         case .noInput: ("no input", "no key or settings yet")

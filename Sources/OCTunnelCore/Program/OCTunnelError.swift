@@ -71,6 +71,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case controlCharactersInPath(what: String, path: String)
     /// `permission allow|always|reject ID`: OpenCode no longer waits on that request.
     case permissionNotPending(id: String)
+    /// `permission answer|dismiss ID`, or a question's notification: OpenCode no longer waits on that question.
+    case questionNotPending(id: String)
     /// `permission`: OpenCode could not be reached through the tunnel, or answered something else.
     case permissionFailed(detail: String)
 
@@ -79,7 +81,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         switch self {
         case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
         case .notRunning: return .notRunning
-        case .permissionNotPending: return .notPending
+        case .permissionNotPending, .questionNotPending: return .notPending
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
         case .healthNeedsPassword, .healthPasswordRefused: return .openCodePassword
         case .unsafePasswordFile, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .unsafeHome, .keyNotAuthorized, .passwordOnly, .forwardRefused, .agentKeysNotAuthorized, .listenForbidden: return .permission
@@ -117,7 +119,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .nothingListeningBehindVPS, .forwardRefused, .listenForbidden, .staleForward: return "forward"
         case .openCodeNotRunningAtHome, .nothingListeningAtHome: return "home"
         case .healthFailed, .healthNeedsPassword, .healthPasswordRefused, .notOpenCode: return "health"
-        case .permissionNotPending, .permissionFailed: return "permission"
+        case .permissionNotPending, .questionNotPending, .permissionFailed: return "permission"
         }
     }
 
@@ -250,6 +252,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return what + named + (detail.map { ": \($0)" } ?? "")
         case .permissionNotPending(let id):
             return "permission \(id) is no longer pending: it was already answered elsewhere, or OpenCode restarted. Nothing was sent again; `octunnel permission list` shows what still waits."
+        case .questionNotPending(let id):
+            return "question \(id) is no longer pending: it was already answered elsewhere, or OpenCode restarted. Nothing was sent; `octunnel permission list` shows what still waits."
         case .permissionFailed(let detail):
             return "\(detail)."
         case .statusNotAnswered(let path, let reason):

@@ -3,8 +3,8 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-/// Issue 48, "answer from a terminal": `octunnel permission list` and `permission allow|always|
-/// reject ID` through a running `tunnel up` and a real sshd, the stand-in playing OpenCode 1.x
+/// Issue 48, "answer from a terminal": `octunnel permission list`, `permission allow|always|
+/// reject ID` and a question's `permission answer ID LABEL|dismiss ID` through a running `tunnel up` and a real sshd, the stand-in playing OpenCode 1.x
 /// and 2.x's pending lists and reply routes and recording every reply it gets.
 @Suite("permission list and answer through the running tunnel", .ownThreads, .timeLimit(.minutes(3)))
 struct PermissionCommandTests {
@@ -82,6 +82,53 @@ struct PermissionCommandTests {
         let answered = try await Self.run(fixture, ["always", other, "--project", project], environment)
         #expect(answered.status == 0, "\(answered)")
         #expect(backend.replies.count == 3 && backend.replies.last?["body"] as? String == #"{"reply":"always"}"#, "\(backend.replies)")
+        #expect(tunnel.isRunning)
+    }
+
+    @Test("1.x and 2.x: answer sends the option's label once to the version's route; a label OpenCode does not list sends nothing (exit 69); dismiss rejects; a question answered elsewhere first is said plainly, exit 4, nothing sent",
+          arguments: ["opencode1", "opencode2"])
+    func answerQuestion(flavor: String) async throws {
+        let route = { (id: String, verb: String) in flavor == "opencode1" ? "/question/\(id)/\(verb)" : "/api/session/ses_a/question/\(id)/\(verb)" }
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        let environment = inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }
+        let tunnel = try await Self.tunnel(fixture, backend, environment: environment)
+        defer { tunnel.stopGracefullyOrKill() }
+        func ask(_ labels: [String]) throws -> String {
+            let options = labels.map { ["label": $0, "description": ""] }
+            let answer = backend.post("/standin/question", ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB", "options": options]]])
+            return try #require((try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String, "\(answer)")
+        }
+
+        let id = try ask(["Postgres", "SQLite"])
+        // Only a question waits: listed, and not called nothing.
+        let listed = try await Self.run(fixture, ["list"], environment)
+        #expect(listed.status == 0 && listed.stdout.contains("\(id)") && listed.stdout.contains("[Postgres, SQLite]"), "\(listed)")
+        #expect(!listed.stderr.contains("nothing waits"), "\(listed)")
+        let unlisted = try await Self.run(fixture, ["answer", id, "MySQL"], environment)
+        #expect(unlisted.status == 69, "\(unlisted)")
+        #expect(unlisted.stderr.contains("\"MySQL\" is not an option OpenCode lists for question \(id) (\"Postgres\", \"SQLite\"); nothing was sent"), "\(unlisted)")
+        #expect(backend.replies.isEmpty, "\(backend.replies)")
+        let answered = try await Self.run(fixture, ["answer", id, "SQLite"], environment)
+        #expect(answered.status == 0, "\(answered)")
+        #expect(answered.stderr.contains("answered \"SQLite\": question \(id)"), "\(answered)")
+        #expect(backend.replies.count == 1, "\(backend.replies)")
+        #expect(backend.replies.first?["path"] as? String == route(id, "reply"), "\(backend.replies)")
+        #expect(backend.replies.first?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
+
+        // Answered already (above): gone, said plainly, nothing sent again.
+        let again = try await Self.run(fixture, ["answer", id, "SQLite"], environment)
+        #expect(again.status == 4, "\(again)")
+        #expect(again.stderr.contains("question \(id) is no longer pending"), "\(again)")
+        #expect(backend.replies.count == 1, "\(backend.replies)")
+
+        let other = try ask(["Yes", "No"])
+        let dismissed = try await Self.run(fixture, ["dismiss", other], environment)
+        #expect(dismissed.status == 0, "\(dismissed)")
+        #expect(backend.replies.count == 2 && backend.replies.last?["path"] as? String == route(other, "reject"), "\(backend.replies)")
+        #expect(!(answered.stderr + again.stderr + dismissed.stderr).contains(password))
         #expect(tunnel.isRunning)
     }
 
