@@ -13,7 +13,9 @@ import OCTunnelCore
 /// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded; 2.x's active list
 /// (`ActiveSessions.parse`) and a session's durable log (`SessionLogRead.parse`) are read
 /// bounded and clean, and the turns they end (`SessionWatch.caughtUp(active:logs:)`) are told
-/// once at most, clean and redacted.
+/// once at most, clean and redacted; a question request (`AskedQuestion`) keeps route-safe ids,
+/// offers actions only as one single choice of a few labels, and its reply route
+/// (`QuestionReplyRoute`) makes a path of the ids alone and a body holding exactly the label.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
@@ -100,6 +102,23 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(outcome == route.judge(status: status, contentType: nil, body: body), "not deterministic: \(context())")
     if outcome == .answered { precondition(status == 200 || status == 204, context()) }
     if outcome == .gone { precondition(status == 404, context()) }
+    // A question as the far side sends it (issue 48, answered from its notification): kept only
+    // with route-safe ids, offered only as one single choice of 1 to 3 distinct labels; the
+    // reply's path is made of its ids alone, its body is JSON holding exactly the label sent.
+    if let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], let asked = AskedQuestion(fields: object) {
+        precondition(PendingPermission.isRouteSafe(asked.id) && PendingPermission.isRouteSafe(asked.sessionID), context())
+        if asked.offersActions { precondition((1...AskedQuestion.actionLimit).contains(asked.labels.count) && asked.count == 1, context()) }
+        let questionRoute = QuestionReplyRoute(generation)
+        for label in asked.labels.prefix(AskedQuestion.actionLimit) {
+            let path = questionRoute.path(for: asked, .answer(label))
+            precondition(!path.contains("?") && !path.contains("#") && !path.contains(" ") && !path.contains(".."), context())
+            let sent = (try? JSONSerialization.jsonObject(with: Data(questionRoute.body(.answer(label))))) as? [String: [[String]]]
+            precondition(sent?["answers"] == [[label]], context())
+        }
+        precondition(questionRoute.body(.dismiss).isEmpty, context())
+        let permissionRoute: PermissionReplyRoute = generation == .one ? .one : .two
+        precondition(questionRoute.judge(status: status, contentType: nil, body: body) == permissionRoute.judge(status: status, contentType: nil, body: body), context())
+    }
     return 0
 }
 
