@@ -73,7 +73,7 @@ Session events, for tests (not an OpenCode route): POST /standin/emit with {"typ
 {"id","type","data":fields}; 1.x /event {"id","type","properties":fields}; 1.x /global/event
 {"directory","payload":{"id","type","properties"}} (the event names and fields are OpenCode's:
 session.status, session.idle, session.error, session.updated, permission.asked, … see
-Sources/OCTunnelCore/Notify/SessionWatch.swift). It answers {"streams": N, "peers": [...]}, how many got it and from where each
+Sources/OCTunnelCore/Notify/AgentSessionWatch.swift). It answers {"streams": N, "peers": [...]}, how many got it and from where each
 stream connected (a new stream of the same client shows as a new peer).
 Pending permissions and questions (issue 48; they live in the server, not in a connection, so a
 client's cut keeps them), per flavour as upstream serves them, each list per project directory

@@ -7,10 +7,10 @@ struct DirectoryOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("octunnel's directory (keys, known_hosts, config.json).", valueName: "DIR"))
     var home: String?
 
-    var resolved: OctunnelHome { OctunnelHome.resolve(explicit: home) }
+    var resolved: OctunnelDirectory { OctunnelDirectory.resolve(explicit: home) }
 
     /// The directory, created (0700) or checked first.
-    func prepared() throws(OCTunnelError) -> OctunnelHome {
+    func prepared() throws(OCTunnelError) -> OctunnelDirectory {
         let directory = resolved
         try directory.prepare()
         return directory

@@ -19,7 +19,7 @@ struct ServiceOptions: ParsableArguments {
         }
     }
 
-    func definition() throws -> (ServiceDefinition, OctunnelHome, ProfileName, Role) {
+    func definition() throws -> (ServiceDefinition, OctunnelDirectory, ProfileName, Role) {
         let home = directory.resolved
         let profile = try self.profile.resolved
         let role = Role(rawValue: role)!

@@ -24,7 +24,7 @@ struct TunnelTargetOptions: ParsableArguments {
 
     /// The settings of this run of `role` (flag, saved, ssh config, default; `ResolvedSettings`),
     /// its notes said on stderr; no target at all is a usage error (64).
-    func resolve(_ role: Role, directory: OctunnelHome, profile: ProfileName, connect: ConnectOptions? = nil,
+    func resolve(_ role: Role, directory: OctunnelDirectory, profile: ProfileName, connect: ConnectOptions? = nil,
                  localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil, forwards: [Forward]? = nil,
                  more: (inout SettingsFlags) -> Void = { _ in }) throws -> ResolvedSettings {
         var flags = SettingsFlags(profile: profile, target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,

@@ -7,7 +7,7 @@
 # what a tunnel that does not notify gives at best. Each sample POSTs the events on the VPS side
 # and times from just before the POST to the program's run (octunnel) and to the event's arrival
 # at the reader (the other). A permission is told as it comes; "finished" waits 0.5 s after the
-# idle for signs of work (SessionWatch's settle), so its row includes that wait.
+# idle for signs of work (AgentSessionWatch's settle), so its row includes that wait.
 # Sets R[wan_oct_notify_perm], R[wan_ssh_notify_perm], R[wan_oct_notify_finished],
 # R[wan_ssh_notify_finished] (medians, ms) and R[wan_notify_all] (every sample), or
 # R[wan_notify_skip] with why.

@@ -3,11 +3,11 @@ import Foundation
 /// Where one role and profile's status socket lives: `run/tunnel.sock` (profile `work`:
 /// `run/tunnel-work.sock`) in octunnel's home, in a directory only its owner can enter.
 public struct StatusEndpoint: Sendable {
-    public let home: OctunnelHome
+    public let home: OctunnelDirectory
     public let role: Role
     public let profile: ProfileName
 
-    public init(home: OctunnelHome, role: Role, profile: ProfileName) {
+    public init(home: OctunnelDirectory, role: Role, profile: ProfileName) {
         self.home = home
         self.role = role
         self.profile = profile

@@ -27,7 +27,7 @@ public enum EngineEvent: Sendable {
     case portTakenBack(remote: HostPort, report: PortReclaimReport)
     /// Something worth one line that is neither a warning nor a failure.
     case notice(String)
-    /// `tunnel up`: the agent finished, asks for permission, or failed (`SessionWatch`).
+    /// `tunnel up`: the agent finished, asks for permission, or failed (`AgentSessionWatch`).
     case notification(AgentMoment)
     /// `tunnel up`: where OpenCode 2's pair links from home open on this machine (`PairPort`).
     case pairLinks(port: Int, text: String)

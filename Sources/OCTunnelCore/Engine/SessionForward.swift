@@ -2,7 +2,7 @@
 /// opens `direct-tcpip` channels for local clients; a remote forward (home side) listens on
 /// the VPS and accepts the `forwarded-tcpip` channels it opens. The driver owns the session
 /// (connect, keepalive, dead-session detection, reconnect, the send buffer); the forward owns
-/// its channels, its sockets and the `Stream`s that join them.
+/// its channels, its sockets and the `ForwardedStream`s that join them.
 ///
 /// All calls come from the loop thread. Inside `drive` the forward may call libssh2 freely on
 /// `live.session`: sends never fail with EAGAIN (see `BatchedSocketIO`), so no call has to be

@@ -6,14 +6,14 @@ import Foundation
 /// watch. A forward keeps only what differs: how a stream gets its channel.
 ///
 /// The stall watch: once a second, while some stream holds bytes, it asks each stream whether
-/// bytes wait on one side with room on the other (`Stream.stallCandidate`). A stream that
+/// bytes wait on one side with room on the other (`ForwardedStream.stallCandidate`). A stream that
 /// answers yes twice in a row without moving a byte in between has stalled: the watch says so
 /// (`EngineEvent.streamStalled`, with the channel's counters), counts it for `status`, and
-/// moves it again (`Stream.recover`). It must never fire; it exists so that a stall can never
+/// moves it again (`ForwardedStream.recover`). It must never fire; it exists so that a stall can never
 /// again pass silently (issue 17).
 final class StreamTable {
     private let emit: @Sendable (EngineEvent) -> Void
-    private(set) var streams: [Int: Stream] = [:]
+    private(set) var streams: [Int: ForwardedStream] = [:]
     /// Bytes of finished streams and the forward's last failure.
     private var counters = ForwardCounters()
     /// Connections numbered so far; the next gets `issued + 1` (numbers are never reused).
@@ -39,11 +39,11 @@ final class StreamTable {
         self.emit = emit
     }
 
-    subscript(id: Int) -> Stream? { streams[id] }
+    subscript(id: Int) -> ForwardedStream? { streams[id] }
     var count: Int { streams.count }
-    var values: Dictionary<Int, Stream>.Values { streams.values }
+    var values: Dictionary<Int, ForwardedStream>.Values { streams.values }
 
-    func add(_ stream: Stream) { streams[stream.id] = stream }
+    func add(_ stream: ForwardedStream) { streams[stream.id] = stream }
 
     /// The number of a new connection (the first is 1).
     func newID() -> Int {
@@ -117,7 +117,7 @@ final class StreamTable {
     }
 
     /// Closes a stream, hands its channel to be freed, counts its bytes, says how it ended.
-    func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+    func finish(_ stream: ForwardedStream, live: LiveSession?, reason: String?) {
         counters.finished(stream)
         streams[stream.id] = nil
         suspects[stream.id] = nil

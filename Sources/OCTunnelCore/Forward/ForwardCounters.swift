@@ -8,7 +8,7 @@ struct ForwardCounters {
     private(set) var finishedReceived = 0
     private(set) var lastError: (text: String, at: Date)?
 
-    mutating func finished(_ stream: Stream) {
+    mutating func finished(_ stream: ForwardedStream) {
         finishedSent += stream.sent
         finishedReceived += stream.received
     }
@@ -16,7 +16,7 @@ struct ForwardCounters {
     mutating func failed(_ text: String) { lastError = (text, Date()) }
 
     /// Fills one forward's `bytesOut`/`bytesIn` (finished streams plus `open`) and its last failure.
-    func describe(into forward: inout StatusSnapshot.ForwardStatus, open: some Collection<Stream>) {
+    func describe(into forward: inout StatusSnapshot.ForwardStatus, open: some Collection<ForwardedStream>) {
         forward.bytesOut = open.reduce(finishedSent) { $0 + $1.sent }
         forward.bytesIn = open.reduce(finishedReceived) { $0 + $1.received }
         forward.lastError = lastError?.text

@@ -4,7 +4,7 @@ import Foundation
 // asked or ahead of need (`ChannelPool`; its size and pacing are PoolDemand and OpenBackoff).
 
 /// The laptop side (`ssh -L`): a local listener whose every client gets a `direct-tcpip`
-/// channel to the remote port as the VPS sees it, joined to the client by a `Stream`.
+/// channel to the remote port as the VPS sees it, joined to the client by a `ForwardedStream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
 /// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so channels are opened ahead of need (`ChannelPool`): a new client takes a
@@ -220,7 +220,7 @@ final class LocalForward: SessionForward, PollOwner {
         while streams.hasRoom() {
             guard let client = listener.accept() else { return }
             let now = MonotonicClock.now()
-            let stream = Stream(id: streams.newID(), socket: client, now: now)
+            let stream = ForwardedStream(id: streams.newID(), socket: client, now: now)
             streams.add(stream)
             waiting.append(stream.id)
             arrivals += 1
@@ -239,7 +239,7 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     /// Closes the client socket, hands its channel to be freed, forgets it.
-    private func finish(_ stream: Stream, live: LiveSession?, reason: String?) {
+    private func finish(_ stream: ForwardedStream, live: LiveSession?, reason: String?) {
         streams.finish(stream, live: live, reason: reason)
     }
 

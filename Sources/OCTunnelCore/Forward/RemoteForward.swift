@@ -2,7 +2,7 @@ import Foundation
 
 /// The home side (`ssh -R`): asks the VPS to listen on `remoteHost:remotePort`, accepts each
 /// `forwarded-tcpip` channel it opens, connects it to `homeHost:homePort` (non-blocking, with a
-/// timeout) and joins the two with a `Stream`, the same pump as the laptop side. A channel
+/// timeout) and joins the two with a `ForwardedStream`, the same pump as the laptop side. A channel
 /// the home port cannot take is answered with a `HomeGatewayAnswer` (HTTP 502), since libssh2
 /// has already confirmed it.
 ///
@@ -251,7 +251,7 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     private func join(id: Int, socket: OwnedDescriptor, channel: SSHChannel, now: Double) {
-        let stream = Stream(id: id, socket: socket, now: now)
+        let stream = ForwardedStream(id: id, socket: socket, now: now)
         stream.attach(channel)
         streams.add(stream)
     }

@@ -2,9 +2,9 @@ import Foundation
 
 /// The user's Ed25519 identity in octunnel's home: generation, rotation and safe loading.
 public struct KeyStore: Sendable {
-    public let home: OctunnelHome
+    public let home: OctunnelDirectory
 
-    public init(home: OctunnelHome) { self.home = home }
+    public init(home: OctunnelDirectory) { self.home = home }
 
     public var privateKeyPath: String { home.privateKeyPath }
     public var publicKeyPath: String { home.publicKeyPath }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `tunnel up`'s hold on OpenCode's event stream, through the tunnel, for as long as it runs
-/// (issue 40): each event goes through `SessionWatch`, each moment to the `Notifier`. The health
+/// (issue 40): each event goes through `AgentSessionWatch`, each moment to the `Notifier`. The health
 /// test starts it after a pass, with the stream that answered; the stream is asked again when
 /// it ends (a reconnect of the tunnel, OpenCode restarted), with nothing from before counted
 /// twice. An answer that is not a stream (OpenCode 2 without a password here: 401) is said once,
@@ -66,7 +66,7 @@ final class EventFollower: @unchecked Sendable {
     }
 
     private func run() {
-        var watch = SessionWatch(secrets: credentials.secrets)
+        var watch = AgentSessionWatch(secrets: credentials.secrets)
         var waitingSaid = 0
         var pause = 1.0
         while !isStopped {
@@ -74,7 +74,7 @@ final class EventFollower: @unchecked Sendable {
             let path = self.path ?? "/api/event"
             condition.unlock()
             var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
-            let deliver: (inout SessionWatch) -> Void = { [notifier, waiting] watch in
+            let deliver: (inout AgentSessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
                 if watch.waitingCount != waitingSaid {
                     waitingSaid = watch.waitingCount
@@ -115,9 +115,9 @@ final class EventFollower: @unchecked Sendable {
 
     /// What the cut hid (issue 48), or what waited before `tunnel up` started: asked of OpenCode's
     /// lists as the stream connects, before the stream's own events, within one deadline
-    /// (`CatchUp`); those told before are not told again (`SessionWatch.caughtUp`). Pending
+    /// (`CatchUp`); those told before are not told again (`AgentSessionWatch.caughtUp`). Pending
     /// lists that cannot be had are said once: the stream goes on.
-    private func catchUp(_ watch: inout SessionWatch) {
+    private func catchUp(_ watch: inout AgentSessionWatch) {
         let moments = CatchUp(host: host, port: port, credentials: credentials).moments(&watch) { reason in
             sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the stream is told")
         }

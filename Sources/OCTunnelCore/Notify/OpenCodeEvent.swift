@@ -20,7 +20,7 @@ struct OpenCodeEvent {
         self.type = type
         fields = inner["data"] as? [String: Any] ?? inner["properties"] as? [String: Any] ?? [:]
         directory = object["directory"] as? String
-        seq = SessionLogRead.seq((inner["durable"] as? [String: Any])?["seq"])
+        seq = AgentSessionLog.seq((inner["durable"] as? [String: Any])?["seq"])
     }
 
     init(type: String, fields: [String: Any], directory: String? = nil) {

@@ -6,7 +6,7 @@ import Foundation
 public enum TunnelOpenCode {
     /// A `PermissionClient` through the running tunnel. Throws `notRunning` (exit 3) when no
     /// `tunnel up` of `profile` runs.
-    public static func permissionClient(home: OctunnelHome, profile: ProfileName, passwordFile: String?,
+    public static func permissionClient(home: OctunnelDirectory, profile: ProfileName, passwordFile: String?,
                                         environment: [String: String] = ProcessInfo.processInfo.environment,
                                         timeout: Double = 10) throws(OCTunnelError) -> PermissionClient {
         let endpoint = StatusEndpoint(home: home, role: .tunnel, profile: profile)

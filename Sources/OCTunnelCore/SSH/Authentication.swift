@@ -81,7 +81,7 @@ extension ConnectionSettings {
                 throw .agentHasNoUsableKeys(socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
             }
         case .keyFile(let path):
-            let store = KeyStore(home: OctunnelHome(path: "/"))
+            let store = KeyStore(home: OctunnelDirectory(path: "/"))
             let loaded = try store.unlockPrivateKey(at: path) { (text: String) throws(PassphraseFailure) -> SecretBuffer in
                 try prompt.ask(text)
             }

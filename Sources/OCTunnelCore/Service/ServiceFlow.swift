@@ -37,7 +37,7 @@ public struct ServiceFlow: Sendable {
         return lines
     }
 
-    public func install(home: OctunnelHome, profile: ProfileName, role: Role, force: Bool, startNow: Bool) throws(OCTunnelError) -> Installed {
+    public func install(home: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool) throws(OCTunnelError) -> Installed {
         try checkInstallable(home: home, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)
         let manager = ServiceManager(definition: definition)
@@ -51,7 +51,7 @@ public struct ServiceFlow: Sendable {
     }
 
     /// What `install --print` (and `install`) need first: a valid definition and saved settings.
-    public func checkInstallable(home: OctunnelHome, profile: ProfileName, role: Role) throws(OCTunnelError) {
+    public func checkInstallable(home: OctunnelDirectory, profile: ProfileName, role: Role) throws(OCTunnelError) {
         try definition.validate()
         guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
             throw .noSettings(path: home.configPath, profile: profile, role: role)

@@ -12,9 +12,9 @@ public struct ConfigFile: Sendable {
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
     static let sizeLimit = 1 << 20
 
-    public let home: OctunnelHome
+    public let home: OctunnelDirectory
 
-    public init(home: OctunnelHome) { self.home = home }
+    public init(home: OctunnelDirectory) { self.home = home }
 
     public var path: String { home.configPath }
 

@@ -2,13 +2,13 @@ import Foundation
 
 extension ResolvedSettings {
     /// The key file to sign in with: `--identity`, else the ssh config's, else octunnel's own.
-    public func keyPath(directory: OctunnelHome) -> String {
+    public func keyPath(directory: OctunnelDirectory) -> String {
         identityFile ?? directory.privateKeyPath
     }
 
     /// The note for an ssh config whose IdentityFiles octunnel cannot sign with (it then uses
     /// its own key), or nil.
-    public func keyNote(directory: OctunnelHome) -> String? {
+    public func keyNote(directory: OctunnelDirectory) -> String? {
         guard !useAgent, flags.identity == nil, let config = sshConfig, config.identityFile == nil,
               !config.skippedIdentities.isEmpty else { return nil }
         return "note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(keyPath(directory: directory))"
@@ -16,7 +16,7 @@ extension ResolvedSettings {
 
     /// The connection to the VPS, its key loaded now (an encrypted key's passphrase asked
     /// once), after the note on an ssh config key octunnel cannot use (said through `say`).
-    public func signIn(directory: OctunnelHome, say: (String) -> Void) throws(OCTunnelError) -> ConnectionSettings {
+    public func signIn(directory: OctunnelDirectory, say: (String) -> Void) throws(OCTunnelError) -> ConnectionSettings {
         if let note = keyNote(directory: directory) { say(note) }
         return try connection(directory: directory).preparedForSignIn(prompt: PassphrasePrompt())
     }
@@ -29,7 +29,7 @@ extension ResolvedSettings {
 
     /// How to reach and sign in to the VPS (the key not loaded yet: `preparedForSignIn`).
     /// `sshHome` is where `~/.ssh` is, for OpenSSH's known_hosts.
-    public func connection(directory: OctunnelHome, sshHome: String = SSHConfigResolver().home) -> ConnectionSettings {
+    public func connection(directory: OctunnelDirectory, sshHome: String = SSHConfigResolver().home) -> ConnectionSettings {
         var settings = ConnectionSettings(target: target, authentication: useAgent ? .agent : .keyFile(keyPath(directory: directory)),
                                           knownHostsPath: directory.knownHostsPath, connectTimeout: Double(flags.connectTimeout),
                                           expectFingerprint: flags.expectFingerprint, trustNew: flags.trustNew,
@@ -67,7 +67,7 @@ extension ResolvedSettings {
 
     /// `home up`'s engine options: OpenCode at `homeHost:homePort`, and the authorized_keys
     /// line the VPS-forbids-listening message gives.
-    public func homeForwardOptions(_ connection: ConnectionSettings, directory: OctunnelHome, keepalive: Double,
+    public func homeForwardOptions(_ connection: ConnectionSettings, directory: OctunnelDirectory, keepalive: Double,
                                    httpErrors: Bool) -> HomeForwardOptions {
         var options = HomeForwardOptions(connection: connection, home: HostPort(host: homeHost, port: homePort), keepalive: keepalive,
                                          httpErrors: httpErrors)
@@ -78,7 +78,7 @@ extension ResolvedSettings {
 
     /// `--save`: these settings become the profile's section of this role, every other
     /// section kept; values equal to the defaults that older files lack are left out.
-    public func save(to directory: OctunnelHome, agent: Bool, passwordFile: String?) throws(OCTunnelError) {
+    public func save(to directory: OctunnelDirectory, agent: Bool, passwordFile: String?) throws(OCTunnelError) {
         let remoteHost = self.remoteHost == Defaults.remoteHost ? nil : self.remoteHost
         switch role {
         case .tunnel:
@@ -101,7 +101,7 @@ extension ResolvedSettings {
 
     /// The authorized_keys line that lets this key listen (for the VPS-forbids-listening
     /// message): with the key's public half when it can be read, else a placeholder.
-    private func listenLine(_ connection: ConnectionSettings, directory: OctunnelHome, listens: [HostPort]) -> String {
+    private func listenLine(_ connection: ConnectionSettings, directory: OctunnelDirectory, listens: [HostPort]) -> String {
         var key: SSHPublicKey?
         if case .keyFile(let path) = connection.authentication {
             if path == directory.privateKeyPath {

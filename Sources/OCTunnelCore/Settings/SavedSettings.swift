@@ -22,7 +22,7 @@ public struct SavedSettings: Equatable, Sendable {
 
     /// The settings of `profile`, nil when that profile has none; a file that is not valid is
     /// an error (exit 65), never replaced.
-    public static func load(from home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) -> SavedSettings? {
+    public static func load(from home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) -> SavedSettings? {
         try ConfigFile(home: home).read()?.settings(of: profile)
     }
 
@@ -41,7 +41,7 @@ public struct SavedSettings: Equatable, Sendable {
     }
 
     /// Every saved profile, the default first, then by name; empty when nothing is saved.
-    public static func all(in home: OctunnelHome) throws(OCTunnelError) -> [(profile: ProfileName, settings: SavedSettings)] {
+    public static func all(in home: OctunnelDirectory) throws(OCTunnelError) -> [(profile: ProfileName, settings: SavedSettings)] {
         guard let contents = try ConfigFile(home: home).read() else { return [] }
         var result: [(profile: ProfileName, settings: SavedSettings)] = []
         for profile in contents.profiles.sorted() {
@@ -96,7 +96,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
-    public func save(to home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) {
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
         try ConfigFile(home: home).save(self, role: .tunnel, profile: profile)
     }
 }
@@ -132,7 +132,7 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     /// Saves this as `profile`'s home section, keeping every other profile and section.
-    public func save(to home: OctunnelHome, profile: ProfileName = .default) throws(OCTunnelError) {
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
         try ConfigFile(home: home).save(self, role: .home, profile: profile)
     }
 }

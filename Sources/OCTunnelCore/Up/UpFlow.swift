@@ -34,12 +34,12 @@ public struct UpFlow: Sendable {
     }
 
     public let settings: ResolvedSettings
-    public let directory: OctunnelHome
+    public let directory: OctunnelDirectory
     public let choices: Choices
     private let say: @Sendable (String) -> Void
     private let show: @Sendable (UpEvent) -> Void
 
-    public init(settings: ResolvedSettings, directory: OctunnelHome, choices: Choices,
+    public init(settings: ResolvedSettings, directory: OctunnelDirectory, choices: Choices,
                 say: @escaping @Sendable (String) -> Void, show: @escaping @Sendable (UpEvent) -> Void) {
         self.settings = settings
         self.directory = directory

@@ -21,7 +21,7 @@ struct OwnershipTests {
     func streamClosesOnce() throws {
         let (mine, peer) = try socketPair()
         defer { close(peer) }
-        let stream = Stream(id: 1, socket: OwnedDescriptor(mine), now: 0)
+        let stream = ForwardedStream(id: 1, socket: OwnedDescriptor(mine), now: 0)
         stream.close(releasingTo: nil)
         #expect(!stream.socket.isOpen)
         #expect(!isOpen(mine))

@@ -76,7 +76,7 @@ struct FuzzFindingsTests {
     @Test(arguments: ["-oProxyCommand=sh", "de?loy", "a b", "", "me;reboot"])
     func aSavedUsernameIsChecked(username: String) throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             _ = try home.prepare()
             let section = "{\"host\":\"vps\",\"port\":22,\"username\":\(String(data: try JSONEncoder().encode(username), encoding: .utf8)!),\"remotePort\":4096,\"localPort\":4096,\"homePort\":4096}"
             try writeText("{\"version\":2,\"profiles\":{\"default\":{\"tunnel\":\(section)}}}", to: home.configPath)
@@ -128,7 +128,7 @@ struct FuzzFindingsTests {
     /// FuzzSettings: a profile name in config.json was quoted raw in the refusal (U+0085 here).
     @Test func aBadProfileNameInConfigJSONIsQuotedEscaped() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             _ = try home.prepare()
             try writeText(#"{"version":2,"profiles":{"\u0085work\u001b[2J":{}}}"#, to: home.configPath)
             #expect {

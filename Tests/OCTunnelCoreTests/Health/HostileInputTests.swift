@@ -94,7 +94,7 @@ struct HostileInputTests {
             try writeBytes([UInt8](repeating: 0x20, count: 2 << 20), to: dir + "/big")
             #expect { try FileBytes.read(dir + "/big", limit: 1 << 20) } throws: { ($0 as? SystemError)?.code == EFBIG }
 
-            let home = OctunnelHome(path: dir + "/oct")
+            let home = OctunnelDirectory(path: dir + "/oct")
             try home.prepare()
             try writeBytes([UInt8](repeating: 0x20, count: 2 << 20), to: home.configPath)
             #expect { try ConfigFile(home: home).read() } throws: { error in

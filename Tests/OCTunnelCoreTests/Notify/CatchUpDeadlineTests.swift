@@ -19,7 +19,7 @@ struct CatchUpDeadlineTests {
         defer { silent.signal(SIGKILL); _ = silent.waitForExit(timeout: 5) }
         let line = try #require(silent.waitForLine(containing: "LISTENING", stdout: true, timeout: 15))
         let port = try #require(Int(line.split(separator: " ").last ?? ""))
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         for index in 0..<9 {
             _ = watch.feed(data: #"{"directory":"/home/me/p\#(index)","payload":{"type":"session.status","properties":{"sessionID":"ses_\#(index)","status":{"type":"busy"}}}}"#, now: 0)
         }

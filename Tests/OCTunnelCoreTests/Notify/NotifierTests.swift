@@ -119,7 +119,7 @@ struct NotifierTests {
         let token = String(credentials.authorization!.dropFirst(6))
         let scratch = try TempDirectory()
         try scratch.write("env.sh", "#!/bin/sh\nenv > '\(scratch.file("env"))'-$$\n", mode: 0o755)
-        var watch = SessionWatch(secrets: credentials.secrets)
+        var watch = AgentSessionWatch(secrets: credentials.secrets)
         func feed(_ type: String, _ fields: [String: Any]) -> [AgentMoment] {
             watch.feed(OpenCodeEvent(type: type, fields: fields.merging(["sessionID": "ses_\(password)"]) { $1 }), now: 0)
         }

@@ -123,7 +123,7 @@ struct QuestionNotificationAnswerTests {
     @Test("question.asked (1.x) and question.v2.asked (2.x) are told with the request as OpenCode sent it")
     func toldWithTheRequest() throws {
         for type in ["question.asked", "question.v2.asked"] {
-            var watch = SessionWatch()
+            var watch = AgentSessionWatch()
             let moments = watch.feed(OpenCodeEvent(type: type, fields: Self.fields(["Postgres", "SQLite"])), now: 0)
             let moment = try #require(moments.first, "\(type)")
             #expect(moment.question == AskedQuestion(id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"]))

@@ -20,7 +20,7 @@ struct ConfigShowTests {
                    "forwards": ["127.0.0.1:18082:127.0.0.1:3000"]}}}}
         """
         try directory.write("config.json", file)
-        let home = OctunnelHome(path: directory.path)
+        let home = OctunnelDirectory(path: directory.path)
         let saved = try #require(try SavedSettings.load(from: home))
         let sections = try #require(((try JSONSerialization.jsonObject(with: Data(file.utf8)) as? [String: Any])?["profiles"] as? [String: Any])?["default"] as? [String: Any])
         var expected = sections
@@ -31,7 +31,7 @@ struct ConfigShowTests {
 
         let other = try TempDirectory()
         try other.write("config.json", #"{"version":2,"profiles":{"default":{"tunnel":{"host":"v","port":22,"username":"u","remotePort":18080,"localPort":4096,"homePort":4096,"pairPort":false}}}}"#)
-        let off = try #require(try SavedSettings.load(from: OctunnelHome(path: other.path)))
+        let off = try #require(try SavedSettings.load(from: OctunnelDirectory(path: other.path)))
         #expect((off.shown["tunnel"] as? [String: Any])?["pairPort"] as? Bool == false, "\(off.shown)")
     }
 }

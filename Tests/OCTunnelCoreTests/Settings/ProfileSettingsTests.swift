@@ -29,7 +29,7 @@ struct ProfileSettingsTests {
     }
 
     @Test func runtimePathsAndInstanceNamesArePerRoleAndProfile() throws {
-        let home = OctunnelHome(path: "/h")
+        let home = OctunnelDirectory(path: "/h")
         let work = try ProfileName("work")
         #expect(home.runtimePath(role: .tunnel, profile: .default, suffix: ".sock") == "/h/run/tunnel.sock")
         #expect(home.runtimePath(role: .tunnel, profile: work, suffix: ".sock") == "/h/run/tunnel-work.sock")
@@ -38,7 +38,7 @@ struct ProfileSettingsTests {
 
     @Test func twoProfilesAndBothRolesAreSavedApart() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             let work = try ProfileName("work")
 
             try tunnel.save(to: home)
@@ -62,7 +62,7 @@ struct ProfileSettingsTests {
 
     @Test func savesOfDifferentProfilesAtTheSameTimeAreAllKept() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             try home.prepare()
             let names = try (0..<8).map { try ProfileName("p\($0)") }
             let failures = Failures()
@@ -80,7 +80,7 @@ struct ProfileSettingsTests {
 
     @Test func aFileFromBeforeProfilesLoadsAsTheDefaultTunnelAndKeepsEveryKeyWhenConverted() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             try home.prepare()
             // Exactly what the previous version wrote (prettyPrinted, sortedKeys), plus a key it did not know.
             let old = """
@@ -118,7 +118,7 @@ struct ProfileSettingsTests {
 
     @Test func keysThisVersionDoesNotKnowSurviveASave() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             try home.prepare()
             try writeText(#"{"future":{"x":1},"profiles":{"default":{"status":{"y":2}}},"version":3}"#, to: home.configPath)
 
@@ -145,7 +145,7 @@ struct ProfileSettingsTests {
     ])
     func aFileThatIsNotValidIsExit65AndNeverReplaced(text: String, named: String, saveRefused: Bool) throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             try home.prepare()
             try writeText(text, to: home.configPath)
 

@@ -8,7 +8,7 @@ import Testing
 struct SavedAgentSettingTests {
     @Test func anOlderFileWithoutTheFieldLoadsAsKeyFile() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir)
+            let home = OctunnelDirectory(path: dir)
             try writeText("""
             {"host": "vps.example.com", "port": 22, "username": "me", "remotePort": 18080, "localPort": 4096, "homePort": 4096}
             """, to: home.configPath)
@@ -19,7 +19,7 @@ struct SavedAgentSettingTests {
 
     @Test func theAgentChoiceRoundTripsAndIsOmittedWhenUnset() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir)
+            let home = OctunnelDirectory(path: dir)
             var settings = TunnelSettings(host: "vps", port: 22, username: "me", remotePort: 18080, localPort: 4096, homePort: 4096)
             try settings.save(to: home)
             #expect(!(try readText(home.configPath)).contains("agent"))

@@ -34,7 +34,7 @@ struct SettingsResolutionTests {
         #expect(settings.homeHost == Defaults.homeHost)
         #expect(!settings.useAgent)
         #expect(settings.identityFile == nil && settings.savedPasswordFile == nil && settings.sshConfig == nil)
-        #expect(settings.keyPath(directory: OctunnelHome(path: "/h")) == "/h/id_ed25519")
+        #expect(settings.keyPath(directory: OctunnelDirectory(path: "/h")) == "/h/id_ed25519")
     }
 
     @Test func theDefaultsAreTheDocumentedOnes() {
@@ -108,13 +108,13 @@ struct SettingsResolutionTests {
         #expect(settings.localPort == 0 && settings.bind == "::1" && settings.homeHost == "10.1.1.1")
         // --identity wins over the saved agent choice.
         #expect(!settings.useAgent)
-        #expect(settings.keyPath(directory: OctunnelHome(path: "/h")) == "/keys/id")
+        #expect(settings.keyPath(directory: OctunnelDirectory(path: "/h")) == "/keys/id")
     }
 
     @Test func theAgentFlagWinsWithNothingSaved() throws {
         let settings = try ResolvedSettings.resolve(flags: SettingsFlags(target: "vps", agent: true), saved: nil, sshConfig: nil, role: .tunnel)
         #expect(settings.useAgent)
-        #expect(settings.connection(directory: OctunnelHome(path: "/h"), sshHome: "/u").authentication == .agent)
+        #expect(settings.connection(directory: OctunnelDirectory(path: "/h"), sshHome: "/u").authentication == .agent)
     }
 
     // MARK: ssh config
@@ -127,7 +127,7 @@ struct SettingsResolutionTests {
         #expect(settings.target == real)
         // The alias leads to the saved VPS, so its saved values stay.
         #expect(settings.remotePort == (role == .tunnel ? 18081 : 18082))
-        #expect(settings.keyPath(directory: OctunnelHome(path: "/h")) == "/u/.ssh/vps")
+        #expect(settings.keyPath(directory: OctunnelDirectory(path: "/h")) == "/u/.ssh/vps")
         #expect(settings.sshConfig?.target == real)
     }
 
@@ -136,13 +136,13 @@ struct SettingsResolutionTests {
         let settings = try ResolvedSettings.resolve(flags: flags, saved: nil,
                                                     sshConfig: sshConfig(SSHTarget(user: "u", host: "h", port: 22), identityFile: "/u/.ssh/vps"),
                                                     role: .tunnel)
-        #expect(settings.keyPath(directory: OctunnelHome(path: "/h")) == "/keys/mine")
+        #expect(settings.keyPath(directory: OctunnelDirectory(path: "/h")) == "/keys/mine")
     }
 
     @Test func anSSHConfigKeyOctunnelCannotUseIsNotedAndItsOwnIsUsed() throws {
         let config = sshConfig(SSHTarget(user: "u", host: "h", port: 22), skipped: ["~/.ssh/id_rsa (RSA)"])
         let settings = try ResolvedSettings.resolve(flags: SettingsFlags(target: "vps"), saved: nil, sshConfig: config, role: .tunnel)
-        let directory = OctunnelHome(path: "/h")
+        let directory = OctunnelDirectory(path: "/h")
         #expect(settings.keyPath(directory: directory) == "/h/id_ed25519")
         #expect(settings.keyNote(directory: directory)
             == "note: the ssh config's IdentityFile ~/.ssh/id_rsa (RSA) is not a key octunnel can sign with; using /h/id_ed25519")
@@ -183,17 +183,17 @@ struct SettingsResolutionTests {
         let flags = SettingsFlags(target: "u@vps:22", connectTimeout: 7, expectFingerprint: "SHA256:x", trustNew: false,
                                   openSSHKnownHosts: false)
         let settings = try ResolvedSettings.resolve(flags: flags, saved: nil, sshConfig: nil, role: .tunnel)
-        let connection = settings.connection(directory: OctunnelHome(path: "/h"), sshHome: "/u")
+        let connection = settings.connection(directory: OctunnelDirectory(path: "/h"), sshHome: "/u")
         #expect(connection.connectTimeout == 7 && connection.expectFingerprint == "SHA256:x" && !connection.trustNew)
         #expect(connection.openSSHKnownHosts == nil)
         #expect(connection.knownHostsPath == "/h/known_hosts")
         #expect(connection.remoteHost == Defaults.remoteHost && connection.remotePort == Defaults.remotePort)
-        #expect(settings.connection(directory: OctunnelHome(path: "/h"), sshHome: "/u").authentication == .keyFile("/h/id_ed25519"))
+        #expect(settings.connection(directory: OctunnelDirectory(path: "/h"), sshHome: "/u").authentication == .keyFile("/h/id_ed25519"))
     }
 
     @Test func onlyWithoutBindDoesTheTunnelListenOnIPv6LoopbackToo() throws {
         let plain = try ResolvedSettings.resolve(flags: SettingsFlags(target: "vps"), saved: nil, sshConfig: nil, role: .tunnel)
-        let connection = plain.connection(directory: OctunnelHome(path: "/h"), sshHome: "/u")
+        let connection = plain.connection(directory: OctunnelDirectory(path: "/h"), sshHome: "/u")
         #expect(plain.tunnelOptions(connection, keepalive: 15, warm: nil).alsoIPv6Loopback)
         let bound = try ResolvedSettings.resolve(flags: SettingsFlags(target: "vps", bind: "127.0.0.2"), saved: nil, sshConfig: nil,
                                                  role: .tunnel)
@@ -205,7 +205,7 @@ struct SettingsResolutionTests {
     @Test(arguments: Role.allCases)
     func savedSettingsResolveToThemselves(role: Role) throws {
         try withTemporaryDirectory { dir in
-            let directory = OctunnelHome(path: dir + "/octunnel")
+            let directory = OctunnelDirectory(path: dir + "/octunnel")
             let flags = SettingsFlags(target: "me@vps.example.com:2222", remoteHost: "::1", remotePort: 18090, homePort: 4300,
                                       localPort: 5001, homeHost: "10.2.2.2")
             let settings = try ResolvedSettings.resolve(flags: flags, saved: nil, sshConfig: nil, role: role)
@@ -224,7 +224,7 @@ struct SettingsResolutionTests {
     /// Saves `flags`' choices, then resolves a later run's `later` flags against them.
     func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags()) throws -> ResolvedSettings {
         try withTemporaryDirectory { dir in
-            let directory = OctunnelHome(path: dir + "/octunnel")
+            let directory = OctunnelDirectory(path: dir + "/octunnel")
             var typed = flags
             typed.target = "me@vps.example.com"
             try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: .tunnel).save(to: directory, agent: false, passwordFile: nil)
@@ -271,7 +271,7 @@ struct SettingsResolutionTests {
     @Test func aHandEditedTimeoutOutOfRangeOrAnEmptyCommandIsRefusedNotUsed() throws {
         for (key, value) in [("notifyTimeout", "0"), ("notifyTimeout", "601"), ("notifyCommand", "\"\""), ("pairPort", "80"), ("pairPort", "\"5432\"")] {
             try withTemporaryDirectory { dir in
-                let directory = OctunnelHome(path: dir + "/octunnel")
+                let directory = OctunnelDirectory(path: dir + "/octunnel")
                 _ = try directory.prepare()
                 let text = #"{"tunnel":{"host":"vps","port":22,"username":"me","remotePort":18080,"localPort":4096,"homePort":4096,""# + key + "\":" + value + "}}"
                 try text.write(toFile: directory.configPath, atomically: true, encoding: .utf8)

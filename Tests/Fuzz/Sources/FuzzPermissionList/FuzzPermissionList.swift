@@ -9,10 +9,10 @@ import OCTunnelCore
 /// requests, each id and session id route-safe and without the planted password, every text
 /// clean for a terminal, cut, and redacted; the rendering and the JSON are clean too; the
 /// judgement is deterministic and "answered" only for a 200 `true` or a 204; the catch-up
-/// after a cut (`SessionWatch.caughtUp`) tells each listed request once, clean and redacted, and
-/// reads 1.x's session status map (`SessionWatch.working(in:)`) bounded; 2.x's active list
-/// (`ActiveSessions.parse`) and a session's durable log (`SessionLogRead.parse`) are read
-/// bounded and clean, and the turns they end (`SessionWatch.caughtUp(active:logs:)`) are told
+/// after a cut (`AgentSessionWatch.caughtUp`) tells each listed request once, clean and redacted, and
+/// reads 1.x's session status map (`AgentSessionWatch.working(in:)`) bounded; 2.x's active list
+/// (`ActiveAgentSessions.parse`) and a session's durable log (`AgentSessionLog.parse`) are read
+/// bounded and clean, and the turns they end (`AgentSessionWatch.caughtUp(active:logs:)`) are told
 /// once at most, clean and redacted; a question request (`AskedQuestion`) keeps route-safe ids,
 /// offers actions only as one single choice of a few labels, and its reply route
 /// (`QuestionReplyRoute`) makes a path of the ids alone and a body holding exactly the label.
@@ -44,9 +44,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(questions.count <= PendingPermissionList.limit, context())
         var list = PendingPermissionList.parse(body, generation: generation, directory: "/p", secrets: [secret]) ?? PendingPermissionList()
         list.questions = questions
-        // The catch-up after a cut (SessionWatch.caughtUp): one moment per request at most, each
+        // The catch-up after a cut (AgentSessionWatch.caughtUp): one moment per request at most, each
         // clean and without the password on every surface, and nothing told a second time.
-        var watch = SessionWatch(secrets: [secret])
+        var watch = AgentSessionWatch(secrets: [secret])
         let moments = watch.caughtUp(list, at: Date(timeIntervalSince1970: 1_795_000_000))
         precondition(moments.count <= list.items.count + list.questions.count, context())
         for moment in moments {
@@ -64,7 +64,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     // 1.x's GET /session/status as the catch-up reads it: at most 2000 sessions, each id kept
     // (cut, redacted); a watch that saw no session working judges none finished.
-    var fresh = SessionWatch(secrets: [secret])
+    var fresh = AgentSessionWatch(secrets: [secret])
     if let working = fresh.working(in: body) {
         precondition(working.count <= 2000 && working.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
         precondition(fresh.caughtUp(working: [nil: working, "/p": working]).isEmpty, context())
@@ -73,15 +73,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // 48): the active list bounded and its ids kept; the log's seq a JSON integer from 0, its last
     // step past the seq asked, its message clean and redacted; the turns that ended told at most
     // once per session read, clean, without the password, and a second catch-up tells nothing.
-    if let active = ActiveSessions.parse(body, secrets: [secret]) {
+    if let active = ActiveAgentSessions.parse(body, secrets: [secret]) {
         precondition(active.count <= 2000 && active.allSatisfy { !$0.contains(secret) && $0.utf8.count <= 256 }, context())
     }
-    if let read = SessionLogRead.parse(body, session: "ses_b", secrets: [secret]) {
+    if let read = AgentSessionLog.parse(body, session: "ses_b", secrets: [secret]) {
         precondition((read.seq ?? 0) >= 0 && read.last.map { $0.seq <= read.seq ?? -1 } ?? true, context())
         if case .failed(let message) = read.last?.step {
             precondition(isShownClean(message) && !message.contains(secret), context())
         }
-        var watch = SessionWatch(secrets: [secret])
+        var watch = AgentSessionWatch(secrets: [secret])
         for session in ["ses_a", "ses_b"] {
             _ = watch.feed(data: #"{"type":"session.execution.started","durable":{"aggregateID":"\#(session)","seq":0,"version":1},"data":{"sessionID":"\#(session)"}}"#, now: 0)
         }

@@ -18,7 +18,7 @@ let token = "b3BlbmNvZGU6aHVudGVyMi1zZWtyZXQ="
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let lines = input(data, size).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).prefix(200)
         .map { String(decoding: $0, as: UTF8.self) }
-    var watch = SessionWatch(secrets: [secret, token])
+    var watch = AgentSessionWatch(secrets: [secret, token])
     var moments: [AgentMoment] = []
     var now = 0.0
     for round in 0..<2 {

@@ -43,15 +43,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-private let home: OctunnelHome = {
-    let home = OctunnelHome(path: scratchDirectory + "/octunnel")
+private let home: OctunnelDirectory = {
+    let home = OctunnelDirectory(path: scratchDirectory + "/octunnel")
     _ = try? home.prepare()
     return home
 }()
 
 /// Where a loaded section is saved back, over a copy of the input.
-private let copy: OctunnelHome = {
-    let copy = OctunnelHome(path: scratchDirectory + "/octunnel-copy")
+private let copy: OctunnelDirectory = {
+    let copy = OctunnelDirectory(path: scratchDirectory + "/octunnel-copy")
     _ = try? copy.prepare()
     return copy
 }()

@@ -13,7 +13,7 @@ import Foundation
 /// Hostile input is bounded input: a body past 1 MiB or without its synced marker is nil, at most
 /// `entryLimit` entries are read, an entry of another session or with a negative or
 /// non-integer seq is skipped, the message is cut and redacted (`OutsideText.shown`).
-public struct SessionLogRead: Sendable, Equatable {
+public struct AgentSessionLog: Sendable, Equatable {
     /// How a turn's execution stood at an entry.
     public enum Step: Sendable, Equatable {
         case started, succeeded, interrupted
@@ -42,9 +42,9 @@ public struct SessionLogRead: Sendable, Equatable {
     }
 
     /// The read of `session`'s log in `body`; nil for a body that is not one.
-    public static func parse(_ body: [UInt8], session: String, secrets: [String] = []) -> SessionLogRead? {
+    public static func parse(_ body: [UInt8], session: String, secrets: [String] = []) -> AgentSessionLog? {
         guard body.count <= 1 << 20 else { return nil }
-        var read = SessionLogRead()
+        var read = AgentSessionLog()
         var entries = 0
         var synced = false
         for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) where entries < entryLimit {

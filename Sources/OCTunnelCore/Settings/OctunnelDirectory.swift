@@ -1,18 +1,18 @@
 import Foundation
 
 /// octunnel's home directory (keys, known_hosts, config.json), private to its owner.
-public struct OctunnelHome: Sendable {
+public struct OctunnelDirectory: Sendable {
     public let path: String
 
     public init(path: String) { self.path = path }
 
     /// `--home`, else `$OCTUNNEL_HOME`, else `$XDG_CONFIG_HOME/octunnel`, else `~/.config/octunnel`.
-    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> OctunnelHome {
-        if let explicit, !explicit.isEmpty { return OctunnelHome(path: UserPath.absolute(explicit)) }
-        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelHome(path: UserPath.absolute(home)) }
-        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelHome(path: UserPath.absolute(xdg) + "/octunnel") }
+    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> OctunnelDirectory {
+        if let explicit, !explicit.isEmpty { return OctunnelDirectory(path: UserPath.absolute(explicit)) }
+        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelDirectory(path: UserPath.absolute(home)) }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelDirectory(path: UserPath.absolute(xdg) + "/octunnel") }
         let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return OctunnelHome(path: UserPath.absolute(userHome) + "/.config/octunnel")
+        return OctunnelDirectory(path: UserPath.absolute(userHome) + "/.config/octunnel")
     }
 
     public var privateKeyPath: String { path + "/id_ed25519" }

@@ -3,30 +3,30 @@ import OCTunnelTestSupport
 import OCTunnelCore
 import Testing
 
-@Suite("OctunnelHome: where octunnel keeps its files", .ownThreads)
-struct OctunnelHomeTests {
+@Suite("OctunnelDirectory: where octunnel keeps its files", .ownThreads)
+struct OctunnelDirectoryTests {
     @Test func resolutionOrderIsFlagThenOctunnelHomeThenXDGThenHome() {
         let everything = ["OCTUNNEL_HOME": "/env/oct", "XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]
 
-        #expect(OctunnelHome.resolve(explicit: "/flag", environment: everything).path == "/flag")
-        #expect(OctunnelHome.resolve(explicit: nil, environment: everything).path == "/env/oct")
-        #expect(OctunnelHome.resolve(explicit: nil, environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]).path == "/xdg/octunnel")
-        #expect(OctunnelHome.resolve(explicit: nil, environment: ["HOME": "/users/me"]).path == "/users/me/.config/octunnel")
+        #expect(OctunnelDirectory.resolve(explicit: "/flag", environment: everything).path == "/flag")
+        #expect(OctunnelDirectory.resolve(explicit: nil, environment: everything).path == "/env/oct")
+        #expect(OctunnelDirectory.resolve(explicit: nil, environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]).path == "/xdg/octunnel")
+        #expect(OctunnelDirectory.resolve(explicit: nil, environment: ["HOME": "/users/me"]).path == "/users/me/.config/octunnel")
     }
 
     @Test func emptyValuesFallThroughToTheNextSource() {
         let environment = ["OCTUNNEL_HOME": "", "XDG_CONFIG_HOME": "", "HOME": "/users/me"]
-        #expect(OctunnelHome.resolve(explicit: "", environment: environment).path == "/users/me/.config/octunnel")
+        #expect(OctunnelDirectory.resolve(explicit: "", environment: environment).path == "/users/me/.config/octunnel")
     }
 
     @Test func aRelativeHomeIsMadeAbsoluteAgainstTheWorkingDirectory() {
         let cwd = FileManager.default.currentDirectoryPath
-        #expect(OctunnelHome.resolve(explicit: "rel/dir", environment: [:]).path == cwd + "/rel/dir")
-        #expect(OctunnelHome.resolve(explicit: nil, environment: ["OCTUNNEL_HOME": "rel"]).path == cwd + "/rel")
+        #expect(OctunnelDirectory.resolve(explicit: "rel/dir", environment: [:]).path == cwd + "/rel/dir")
+        #expect(OctunnelDirectory.resolve(explicit: nil, environment: ["OCTUNNEL_HOME": "rel"]).path == cwd + "/rel")
     }
 
     @Test func filesLiveDirectlyInTheHome() {
-        let home = OctunnelHome(path: "/h")
+        let home = OctunnelDirectory(path: "/h")
         #expect(home.privateKeyPath == "/h/id_ed25519")
         #expect(home.publicKeyPath == "/h/id_ed25519.pub")
         #expect(home.knownHostsPath == "/h/known_hosts")
@@ -35,7 +35,7 @@ struct OctunnelHomeTests {
 
     @Test func prepareCreatesAMissingHomeAsPrivate() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/a/b/octunnel")
+            let home = OctunnelDirectory(path: dir + "/a/b/octunnel")
 
             let note = try home.prepare()
 
@@ -46,7 +46,7 @@ struct OctunnelHomeTests {
 
     @Test func prepareTightensAnOpenHomeWeOwnAndSaysSo() throws {
         try withTemporaryDirectory { dir in
-            let home = OctunnelHome(path: dir + "/octunnel")
+            let home = OctunnelDirectory(path: dir + "/octunnel")
             try FileManager.default.createDirectory(atPath: home.path, withIntermediateDirectories: false)
             try setMode(0o755, of: home.path)
 
@@ -65,7 +65,7 @@ struct OctunnelHomeTests {
             let path = dir + "/octunnel"
             try writeText("x", to: path)
 
-            let error = #expect(throws: OCTunnelError.self) { try OctunnelHome(path: path).prepare() }
+            let error = #expect(throws: OCTunnelError.self) { try OctunnelDirectory(path: path).prepare() }
 
             #expect(error?.exitStatus.rawValue == 77)
             #expect(try readText(path) == "x")
@@ -74,7 +74,7 @@ struct OctunnelHomeTests {
 
     @Test func checkPermissionsDoesNotCreateAMissingHome() throws {
         try withTemporaryDirectory { dir throws in
-            let home = OctunnelHome(path: dir + "/absent")
+            let home = OctunnelDirectory(path: dir + "/absent")
             #expect(try home.checkPermissions() == nil)
             #expect(!fileExists(home.path))
         }

@@ -6,7 +6,7 @@ import Testing
 /// Issue 48, "nothing missed across a cut": what OpenCode's pending lists say when the stream is
 /// back, turned into moments, each told once whether it came on the stream or in a list.
 @Suite("the catch-up after a cut: pending permissions and questions told once", .ownThreads)
-struct SessionWatchCatchUpTests {
+struct AgentSessionWatchCatchUpTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func permission(_ id: String, _ session: String, _ patterns: [String], askedAt: Date? = nil) -> PendingPermission {
@@ -21,7 +21,7 @@ struct SessionWatchCatchUpTests {
 
     @Test("a request told on the stream before the cut is not told again; one asked during the cut is told with its id, what it asks, how long ago; a second catch-up tells nothing; the stream's event after it tells nothing")
     func toldOnce() throws {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(OpenCodeEvent(data: #"{"type":"session.updated","properties":{"sessionID":"s1","info":{"id":"s1","title":"Fix the login bug"}}}"#)!, now: 0)
         let live = watch.feed(OpenCodeEvent(data: #"{"type":"permission.asked","properties":{"id":"per_1","sessionID":"s1","permission":"bash","patterns":["ls"]}}"#)!, now: 1)
         #expect(live.map(\.permissionID) == ["per_1"])
@@ -50,7 +50,7 @@ struct SessionWatchCatchUpTests {
     @Test("bounded and redacted: a hostile list of 100 requests with the password in what they ask tells at most 100, none with the password; the waiting count stays within its bound")
     func bounded() throws {
         let secret = "hunter2-secret"
-        var watch = SessionWatch(secrets: [secret])
+        var watch = AgentSessionWatch(secrets: [secret])
         let items = (0..<PendingPermissionList.limit).map { Self.permission("per_\($0)", "s\($0 % 7)", ["curl -u opencode:\(secret) x"]) }
         let moments = watch.caughtUp(Self.list(items), at: Self.now)
         #expect(moments.count == PendingPermissionList.limit)
@@ -61,7 +61,7 @@ struct SessionWatchCatchUpTests {
 
     @Test("the directories the stream named, for 1.x's lists per project: sorted, each once, at most the limit")
     func directories() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         for index in 0..<12 {
             _ = watch.feed(OpenCodeEvent(data: #"{"directory":"/p/"# + String(index % 10) + #"","payload":{"type":"session.status","properties":{"sessionID":"s"# + String(index) + #"","status":{"type":"busy"}}}}"#)!, now: 0)
         }
@@ -71,7 +71,7 @@ struct SessionWatchCatchUpTests {
 
     @Test("1.x: a session seen busy that /session/status no longer lists finished while away, told once; one still listed, one never busy, one of a directory not asked and a subagent are not")
     func finishedWhileAway() throws {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         func feed(_ json: String) { _ = watch.feed(OpenCodeEvent(data: json)!, now: 0) }
         feed(#"{"type":"session.updated","properties":{"sessionID":"done","info":{"id":"done","title":"Fix the login bug"}}}"#)
         for id in ["done", "still", "elsewhere", "sub"] {

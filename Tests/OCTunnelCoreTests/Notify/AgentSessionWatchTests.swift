@@ -5,13 +5,13 @@ import Testing
 
 /// OpenCode's events turned into the three moments (issue 40), for 1.x's and 2.x's shapes.
 @Suite("the agent's moments from OpenCode's events: finished, permission, failed", .ownThreads)
-struct SessionWatchTests {
+struct AgentSessionWatchTests {
     static func one(_ json: String) -> OpenCodeEvent { OpenCodeEvent(data: json)! }
     static func two(_ type: String, _ data: String) -> OpenCodeEvent { one(#"{"id":"evt_1","type":""# + type + #"","data":"# + data + "}") }
 
     @Test("finished: idle after busy, once (status idle and the deprecated session.idle after it), named by title and directory; an idle never preceded by busy on this stream is nothing")
     func finished() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         #expect(watch.feed(Self.one(#"{"type":"session.updated","properties":{"sessionID":"s1","info":{"id":"s1","title":"Fix the login bug","directory":"/home/me/app"}}}"#), now: 0).isEmpty)
         #expect(watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s1","status":{"type":"idle"}}}"#), now: 0.1).isEmpty)
         #expect(watch.due(now: 5).isEmpty, "idle without busy first: before this stream, or an abort of nothing")
@@ -28,7 +28,7 @@ struct SessionWatchTests {
 
     @Test("still running: an idle that flashes by while a tool runs, or followed by deltas within the settle time, is not finished; the real end is")
     func stillRunning() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"message.part.updated","properties":{"part":{"type":"tool","callID":"c1","sessionID":"s","state":{"status":"running"}}}}"#), now: 0.1)
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 0.2)
@@ -43,7 +43,7 @@ struct SessionWatchTests {
 
     @Test("subagent sessions (a parentID) never finish alone; their permission requests do count")
     func subagents() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.one(#"{"type":"session.updated","properties":{"sessionID":"child","info":{"id":"child","parentID":"root","title":"explore"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"child","status":{"type":"busy"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"child","status":{"type":"idle"}}}"#), now: 1)
@@ -54,7 +54,7 @@ struct SessionWatchTests {
 
     @Test("permission: each request once, whatever its shape (1.x updated with a title, asked, 2.x v2 with a reason, a question), even sent again after a reconnect")
     func permission() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         let old = watch.feed(Self.one(#"{"type":"permission.updated","properties":{"id":"p1","type":"edit","pattern":"src/a.swift","sessionID":"s","messageID":"m","title":"Edit src/a.swift","metadata":{},"time":{"created":1}}}"#), now: 0)
         #expect(old.first?.message == "Edit src/a.swift")
         #expect(watch.feed(Self.one(#"{"type":"permission.updated","properties":{"id":"p1","type":"edit","sessionID":"s","title":"Edit src/a.swift"}}"#), now: 1).isEmpty)
@@ -68,7 +68,7 @@ struct SessionWatchTests {
 
     @Test("failed: session.error with the error's name and message, once; a user's abort and a context overflow are not failures; 2.x's execution.failed")
     func failed() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         let error = watch.feed(Self.one(#"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"APIError","data":{"message":"rate limited","isRetryable":false}}}}"#), now: 0)
         #expect(error.first?.kind == .failed && error.first?.message == "APIError: rate limited")
         #expect(watch.feed(Self.one(#"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"APIError","data":{"message":"rate limited"}}}}"#), now: 1).isEmpty)
@@ -80,11 +80,11 @@ struct SessionWatchTests {
 
     @Test("2.x: the turn's end (session.execution.succeeded) after work is finished at once; 2.x's envelope read; /global/event's directory kept")
     func twoAndGlobal() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.two("session.status", #"{"sessionID":"s","status":{"type":"busy"}}"#), now: 0)
         #expect(watch.feed(Self.two("session.execution.succeeded", #"{"sessionID":"s"}"#), now: 1).map(\.kind) == [.finished])
         #expect(watch.due(now: 5).isEmpty)
-        var global = SessionWatch()
+        var global = AgentSessionWatch()
         _ = global.feed(Self.one(#"{"directory":"/home/me/site","payload":{"type":"session.status","properties":{"sessionID":"g","status":{"type":"busy"}}}}"#), now: 0)
         _ = global.feed(Self.one(#"{"directory":"/home/me/site","payload":{"type":"session.status","properties":{"sessionID":"g","status":{"type":"idle"}}}}"#), now: 1)
         #expect(global.due(now: 2).first?.directory == "/home/me/site")
@@ -92,14 +92,14 @@ struct SessionWatchTests {
 
     @Test("an event that names an empty session is no moment (FuzzSessionWatch, in its first two minutes)")
     func emptySession() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         #expect(watch.feed(data: #"{"type":"permission.updated","properties":{"id":"p1","type":"edit","sessionID":"","title":"Edit a.swift"}}"#, now: 0).isEmpty)
         #expect(watch.feed(data: #"{"type":"session.error","properties":{"sessionID":"","error":{"name":"APIError"}}}"#, now: 0).isEmpty)
     }
 
     @Test("a title full of escape codes and bidirectional controls is shown escaped everywhere: the line, the headline, the command's environment")
     func hostileTitle() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.one(#"{"type":"session.updated","properties":{"sessionID":"s","info":{"id":"s","title":"\u001b]0;pwned\u0007\u001b[2Jok\u202e"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 1)
@@ -111,7 +111,7 @@ struct SessionWatchTests {
 
     @Test("a reconnect between busy and idle (the VPS restarted, the laptop moved): finished once after it, a tool whose end was missed holds nothing back; what was told before is not told again, nor an idle whose busy came before a finish")
     func acrossAReconnect() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
         _ = watch.feed(Self.one(#"{"type":"message.part.updated","properties":{"part":{"sessionID":"s","type":"tool","callID":"c1","state":{"status":"running"}}}}"#), now: 0.1)
         _ = watch.feed(Self.one(#"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#), now: 0.2)

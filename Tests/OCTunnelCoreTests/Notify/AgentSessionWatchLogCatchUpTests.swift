@@ -4,9 +4,9 @@ import OCTunnelTestSupport
 import Testing
 
 /// Issue 48 for OpenCode 2: the turns that ended while the stream was cut, from
-/// `GET /api/session/active` and each session's durable log (`SessionLogRead`), told once.
+/// `GET /api/session/active` and each session's durable log (`AgentSessionLog`), told once.
 @Suite("the catch-up after a cut (2.x): turns that ended, from the active list and the session logs", .ownThreads)
-struct SessionWatchLogCatchUpTests {
+struct AgentSessionWatchLogCatchUpTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// One 2.x event as the live stream sends it, with its log envelope.
@@ -34,24 +34,24 @@ struct SessionWatchLogCatchUpTests {
     func logRead() throws {
         let body = Self.log("ses_b", [("session.execution.started", 3, [:]), ("session.text.ended", 4, ["text": "hi"]),
                                       ("session.execution.failed", 5, ["error": ["type": "provider", "message": "rate limited \u{1b}[31m pw-1"]])])
-        let read = try #require(SessionLogRead.parse(body, session: "ses_b", secrets: ["pw-1"]))
+        let read = try #require(AgentSessionLog.parse(body, session: "ses_b", secrets: ["pw-1"]))
         #expect(read.seq == 5)
         #expect(read.last?.seq == 5 && read.last?.created == Date(timeIntervalSince1970: 1_799_999_880))
         guard case .failed(let message) = read.last?.step else { Issue.record("\(read)"); return }
         #expect(!message.contains("pw-1") && !message.contains("\u{1b}") && message.hasPrefix("rate limited"), "\(message)")
-        #expect(SessionLogRead.parse(Array(body.dropLast(60)), session: "ses_b") == nil, "cut before its synced marker")
-        #expect(SessionLogRead.parse(body, session: "ses_other")?.last == nil, "another session's entries are not this one's")
-        #expect(SessionLogRead.parse(Array(repeating: UInt8(ascii: " "), count: (1 << 20) + 1), session: "ses_b") == nil)
-        #expect(SessionLogRead.parse(Self.log("ses_b", [], synced: 9), session: "ses_b") == SessionLogRead(seq: 9))
+        #expect(AgentSessionLog.parse(Array(body.dropLast(60)), session: "ses_b") == nil, "cut before its synced marker")
+        #expect(AgentSessionLog.parse(body, session: "ses_other")?.last == nil, "another session's entries are not this one's")
+        #expect(AgentSessionLog.parse(Array(repeating: UInt8(ascii: " "), count: (1 << 20) + 1), session: "ses_b") == nil)
+        #expect(AgentSessionLog.parse(Self.log("ses_b", [], synced: 9), session: "ses_b") == AgentSessionLog(seq: 9))
         let hostile = Array("data: {\"type\":\"session.execution.succeeded\",\"durable\":{\"seq\":-1}}\n\ndata: {\"type\":\"session.execution.succeeded\",\"durable\":{\"seq\":1e300}}\n\ndata: {\"type\":\"log.synced\"}\n\n".utf8)
-        #expect(SessionLogRead.parse(hostile, session: "ses_b") == SessionLogRead(), "negative and huge seqs are skipped")
-        #expect(ActiveSessions.parse(Array(#"{"data":{"ses_a":{"type":"running"}},"watermarks":{"ses_a":3}}"#.utf8)) == ["ses_a"])
-        #expect(ActiveSessions.parse(Array(#"{"data":[]}"#.utf8)) == nil && ActiveSessions.parse(Array("<html>".utf8)) == nil)
+        #expect(AgentSessionLog.parse(hostile, session: "ses_b") == AgentSessionLog(), "negative and huge seqs are skipped")
+        #expect(ActiveAgentSessions.parse(Array(#"{"data":{"ses_a":{"type":"running"}},"watermarks":{"ses_a":3}}"#.utf8)) == ["ses_a"])
+        #expect(ActiveAgentSessions.parse(Array(#"{"data":[]}"#.utf8)) == nil && ActiveAgentSessions.parse(Array("<html>".utf8)) == nil)
     }
 
     @Test("a session seen running that no longer runs: succeeded is told finished while away with how long ago, failed with its message, interrupted quietly; each once; one still active, one never seen working, a subagent and an entry told live are not told")
     func endedWhileAway() throws {
-        var watch = SessionWatch(secrets: ["pw-1"])
+        var watch = AgentSessionWatch(secrets: ["pw-1"])
         func feed(_ json: String) -> [AgentMoment] { watch.feed(OpenCodeEvent(data: json)!, now: 0) }
         _ = feed(#"{"type":"session.updated","data":{"sessionID":"ses_sub","info":{"id":"ses_sub","parentID":"ses_a"}}}"#)
         for session in ["ses_a", "ses_b", "ses_c", "ses_d", "ses_e", "ses_sub"] {
@@ -65,13 +65,13 @@ struct SessionWatchLogCatchUpTests {
         let asked = watch.logsToRead(active: active)
         #expect(Set(asked.map(\.session)) == ["ses_a", "ses_b", "ses_c", "ses_sub"], "\(asked)")
         #expect(asked.allSatisfy { $0.after == 1 }, "each after the seq seen on the stream")
-        let logs: [String: SessionLogRead] = [
-            "ses_a": SessionLogRead.parse(Self.log("ses_a", [("session.execution.succeeded", 2, [:])]), session: "ses_a")!,
-            "ses_b": SessionLogRead.parse(Self.log("ses_b", [("session.execution.failed", 2, ["error": ["type": "x", "message": "disk full pw-1"]])]), session: "ses_b")!,
-            "ses_c": SessionLogRead.parse(Self.log("ses_c", [("session.execution.interrupted", 2, ["reason": "user"])]), session: "ses_c")!,
-            "ses_sub": SessionLogRead.parse(Self.log("ses_sub", [("session.execution.succeeded", 2, [:])]), session: "ses_sub")!,
+        let logs: [String: AgentSessionLog] = [
+            "ses_a": AgentSessionLog.parse(Self.log("ses_a", [("session.execution.succeeded", 2, [:])]), session: "ses_a")!,
+            "ses_b": AgentSessionLog.parse(Self.log("ses_b", [("session.execution.failed", 2, ["error": ["type": "x", "message": "disk full pw-1"]])]), session: "ses_b")!,
+            "ses_c": AgentSessionLog.parse(Self.log("ses_c", [("session.execution.interrupted", 2, ["reason": "user"])]), session: "ses_c")!,
+            "ses_sub": AgentSessionLog.parse(Self.log("ses_sub", [("session.execution.succeeded", 2, [:])]), session: "ses_sub")!,
             // A stale read of ses_e: its end was told live (seq 2 seen).
-            "ses_e": SessionLogRead.parse(Self.log("ses_e", [("session.execution.succeeded", 2, [:])]), session: "ses_e")!,
+            "ses_e": AgentSessionLog.parse(Self.log("ses_e", [("session.execution.succeeded", 2, [:])]), session: "ses_e")!,
         ]
         let moments = watch.caughtUp(active: active, logs: logs, at: Self.now)
         #expect(moments.map { "\($0.kind) \($0.sessionID)" } == ["finished ses_a", "failed ses_b"], "\(moments)")
@@ -85,7 +85,7 @@ struct SessionWatchLogCatchUpTests {
 
     @Test("bounded: at most the limit of logs read, route-safe ids only, the most recently heard of first")
     func bounded() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         for index in 0..<20 { _ = watch.feed(OpenCodeEvent(data: Self.event("session.execution.started", "ses_\(index)", seq: 1))!, now: 0) }
         _ = watch.feed(OpenCodeEvent(data: Self.event("session.execution.started", "../etc", seq: 1))!, now: 0)
         let asked = watch.logsToRead(active: [], limit: 8)

@@ -1,6 +1,6 @@
 import Foundation
 
-// What happens to a byte: the stream that moves it (`Stream`, its pump), what the loop asks a
+// What happens to a byte: the stream that moves it (`ForwardedStream`, its pump), what the loop asks a
 // stream between pumps (may it sleep, is it stalled), and the bytes it holds (`PendingBytes`,
 // the shared `ScratchBuffer`).
 
@@ -12,7 +12,7 @@ import Foundation
 /// the other cannot keep up with is not read (socket: its TCP window closes; channel: no window
 /// adjust is sent, so the server stops at the channel window); socket bytes are not read while
 /// the session's send buffer is above its high-water mark.
-final class Stream {
+final class ForwardedStream {
     let id: Int
     /// The client's socket, owned here alone: `close` ends it, and nothing reaches its number after.
     let socket: OwnedDescriptor
@@ -265,7 +265,7 @@ final class Stream {
 /// What the loop and the stall watch ask a stream between pumps, without moving a byte:
 /// whether it holds bytes, whether they could move though no socket event would say so, and
 /// whether bytes wait on one side with room on the other (a stall), or it is right to wait.
-extension Stream {
+extension ForwardedStream {
     /// Whether libssh2 holds data (or EOF) for this stream that nothing has delivered yet:
     /// the loop must not sleep while it does.
     func hasUndeliveredChannelData(_ live: LiveSession) -> Bool {

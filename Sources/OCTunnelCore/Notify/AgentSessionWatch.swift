@@ -30,7 +30,7 @@ import Foundation
 /// cut where it is stored (`KeptText`), the requests and errors already told are remembered up
 /// to a bound, and an event costs the same whether 10 or 20,000 sessions were seen: only the
 /// sessions waiting out their settle time are looked at, and only when the first is due.
-public struct SessionWatch: Sendable {
+public struct AgentSessionWatch: Sendable {
     /// Seconds an idle must hold before it counts as finished.
     public var settle = 0.5
     /// What is redacted from every text kept (the OpenCode password and its Basic token).
@@ -284,7 +284,7 @@ public struct SessionWatch: Sendable {
     /// (its end, live or in the next catch-up, is told); one never heard of stays unknown (whether
     /// it is a subagent's is not known); a subagent's end is never told; a session whose log was not read
     /// (or was read to no execution step) is judged next time.
-    public mutating func caughtUp(active: Set<String>, logs: [String: SessionLogRead], at date: Date = Date()) -> [AgentMoment] {
+    public mutating func caughtUp(active: Set<String>, logs: [String: AgentSessionLog], at date: Date = Date()) -> [AgentMoment] {
         for id in active.sorted() {
             guard var session = sessions[id], !session.busy || session.idleSince != nil else { continue }
             working(&session)

@@ -4,16 +4,16 @@ import Foundation
 /// `{"data": {sessionID: {"type": "running"}}, "watermarks": {sessionID: seq}}`
 /// (packages/protocol/src/groups/session.ts `session.active`, packages/server/src/handlers/
 /// session.ts: the foreground drains this process owns; a session absent is inactive).
-public enum ActiveSessions {
-    /// The ids listed as running, kept as `SessionWatch` keeps ids (redacted, cut); nil for a body
+public enum ActiveAgentSessions {
+    /// The ids listed as running, kept as `AgentSessionWatch` keeps ids (redacted, cut); nil for a body
     /// past 1 MiB, of another shape, or naming more than `limit` sessions (a list cut short
     /// cannot say that a session is absent).
-    public static func parse(_ body: [UInt8], limit: Int = SessionWatch.sessionLimit, secrets: [String] = []) -> Set<String>? {
+    public static func parse(_ body: [UInt8], limit: Int = AgentSessionWatch.sessionLimit, secrets: [String] = []) -> Set<String>? {
         guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let data = object["data"] as? [String: Any], data.count <= limit else { return nil }
         var running = Set<String>()
         for (id, state) in data where (state as? [String: Any])?["type"] as? String != "idle" {
-            running.insert(KeptText.kept(id, bytes: SessionWatch.Limits.id, secrets: secrets))
+            running.insert(KeptText.kept(id, bytes: AgentSessionWatch.Limits.id, secrets: secrets))
         }
         return running
     }

@@ -3,10 +3,10 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-/// What a hostile or broken stream can make `SessionWatch` keep (issue 48): sessions capped with
+/// What a hostile or broken stream can make `AgentSessionWatch` keep (issue 48): sessions capped with
 /// idle ones dropped first, texts cut where they are stored, every text redacted before the cut.
-@Suite("SessionWatch stays bounded whatever the stream sends", .ownThreads)
-struct SessionWatchBoundsTests {
+@Suite("AgentSessionWatch stays bounded whatever the stream sends", .ownThreads)
+struct AgentSessionWatchBoundsTests {
     static func event(_ type: String, _ properties: [String: Any]) -> OpenCodeEvent {
         OpenCodeEvent(type: type, fields: properties)
     }
@@ -14,20 +14,20 @@ struct SessionWatchBoundsTests {
 
     @Test("20,000 sessions: at most the cap kept; the idle ones go first, a busy one heard of long ago stays and is told finished")
     func manySessions() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.status("early-busy", "busy"), now: 0)
         for index in 0..<20_000 {
             _ = watch.feed(Self.event("session.updated", ["sessionID": "s\(index)", "info": ["id": "s\(index)", "title": "t\(index)"]]), now: 0)
             #expect(watch.due(now: 0).isEmpty)
         }
-        #expect(watch.sessionCount <= SessionWatch.Limits.sessions)
+        #expect(watch.sessionCount <= AgentSessionWatch.Limits.sessions)
         _ = watch.feed(Self.status("early-busy", "idle"), now: 1)
         #expect(watch.due(now: 2).map(\.sessionID) == ["early-busy"])
     }
 
     @Test("requests waiting: each asked counts once until it is answered (1.x requestID, older 1.x permissionID, 2.x id, a question rejected) or its session ends its turn; at most the bound")
     func waiting() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         _ = watch.feed(Self.status("s", "busy"), now: 0)
         for request in ["p1", "p2", "p3", "p4", "p1"] {
             _ = watch.feed(Self.event("permission.asked", ["sessionID": "s", "id": request, "permission": "bash"]), now: 0)
@@ -41,23 +41,23 @@ struct SessionWatchBoundsTests {
         #expect(watch.waitingCount == 1)
         _ = watch.feed(Self.status("s", "idle"), now: 1)
         #expect(watch.due(now: 2).count == 1 && watch.waitingCount == 0, "the session finished: p4 waits no more")
-        for request in 0..<(SessionWatch.Limits.waiting + 50) {
+        for request in 0..<(AgentSessionWatch.Limits.waiting + 50) {
             _ = watch.feed(Self.event("permission.asked", ["sessionID": "u", "id": "r\(request)", "permission": "bash"]), now: 3)
         }
-        #expect(watch.waitingCount == SessionWatch.Limits.waiting)
+        #expect(watch.waitingCount == AgentSessionWatch.Limits.waiting)
     }
 
     @Test("a 900 KB title, directory, request and error message are kept as a few hundred bytes, cut marked")
     func bigTexts() {
-        var watch = SessionWatch()
+        var watch = AgentSessionWatch()
         let big = String(repeating: "é", count: 450_000)
         _ = watch.feed(Self.event("session.updated", ["sessionID": "s", "info": ["id": "s", "title": big, "directory": "/" + big]]), now: 0)
         let asked = watch.feed(Self.event("permission.asked", ["sessionID": "s", "id": "p1", "permission": "bash", "patterns": [big]]), now: 0)
         let failed = watch.feed(Self.event("session.error", ["sessionID": "s", "error": ["name": "APIError", "data": ["message": big]]]), now: 0)
         for moment in asked + failed {
-            #expect((moment.title?.utf8.count ?? 0) <= SessionWatch.Limits.title + 3 && moment.title?.hasSuffix("…") == true)
-            #expect((moment.directory?.utf8.count ?? 0) <= SessionWatch.Limits.directory + 3)
-            #expect((moment.detail?.utf8.count ?? 0) <= SessionWatch.Limits.detail + 3)
+            #expect((moment.title?.utf8.count ?? 0) <= AgentSessionWatch.Limits.title + 3 && moment.title?.hasSuffix("…") == true)
+            #expect((moment.directory?.utf8.count ?? 0) <= AgentSessionWatch.Limits.directory + 3)
+            #expect((moment.detail?.utf8.count ?? 0) <= AgentSessionWatch.Limits.detail + 3)
         }
         #expect(asked.count == 1 && failed.count == 1)
     }
@@ -66,8 +66,8 @@ struct SessionWatchBoundsTests {
     func redactedBeforeTheCut() {
         let credentials = OpenCodeCredentials(password: "hunter2-long-secret")
         let token = String(credentials.authorization!.dropFirst(6))
-        for cut in [SessionWatch.Limits.title - 5, SessionWatch.Limits.title - 1] {
-            let kept = KeptText.kept(String(repeating: "a", count: cut) + "hunter2-long-secret and " + token, bytes: SessionWatch.Limits.title,
+        for cut in [AgentSessionWatch.Limits.title - 5, AgentSessionWatch.Limits.title - 1] {
+            let kept = KeptText.kept(String(repeating: "a", count: cut) + "hunter2-long-secret and " + token, bytes: AgentSessionWatch.Limits.title,
                                      secrets: credentials.secrets)
             #expect(kept == String(repeating: "a", count: cut) + "…", "the split start of the secret is dropped: \(kept.suffix(20))")
         }
