@@ -15,7 +15,7 @@ public struct ReconnectRequest: Sendable {
         let pid = peer ?? pid_t(snapshot.pid)
         do {
             guard pid > 0 else { throw Errno.noSuchProcess }
-            try Syscall.signal(pid, SIGUSR1)
+            try Syscall.kill(pid, .reconnect)
         } catch {
             throw .statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
         }

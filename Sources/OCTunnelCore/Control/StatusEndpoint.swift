@@ -30,15 +30,15 @@ public struct StatusEndpoint: Sendable {
 
     /// Looks at the path without following a symlink, then tries to connect.
     func probe() -> Probe {
-        let found: stat?
-        do { found = try Syscall.status(path, followingLinks: false) } catch { return .untrusted(error.errno.description) }
+        let found: FileStatus?
+        do { found = try Syscall.fileStatus(path, followingLinks: false) } catch { return .untrusted(error.errno.description) }
         guard let info = found else { return .absent }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { return .untrusted("it is not a socket") }
-        guard info.st_uid == Syscall.effectiveUserID else { return .untrusted("it is owned by uid \(info.st_uid), not you") }
+        guard info.kind == .socket else { return .untrusted("it is not a socket") }
+        guard info.isOwnedByMe else { return .untrusted("it is owned by uid \(info.owner), not you") }
         switch UnixSocket.connect(path) {
         case .success(let fd): return .answering(fd)
-        case .failure(let error) where error.code == ECONNREFUSED: return .stale
-        case .failure(let error) where error.code == ENOENT: return .absent
+        case .failure(let error) where error.errno == .connectionRefused: return .stale
+        case .failure(let error) where error.errno == .noSuchFile: return .absent
         case .failure(let error): return .untrusted(error.description)
         }
     }

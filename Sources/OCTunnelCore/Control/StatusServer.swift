@@ -70,12 +70,12 @@ final class StatusServer: PollOwner {
     /// this user's, tightened to 0700 if it was open to others.
     private static func prepareDirectory(_ directory: String, _ failure: (String) -> StatusServerError) throws(StatusServerError) {
         do { try Syscall.makeDirectory(directory, mode: 0o700, existing: true) } catch { throw failure("cannot create \(directory): \(error.errno)") }
-        let found: stat?
-        do { found = try Syscall.status(directory, followingLinks: false) } catch { throw failure("\(directory): \(error.errno)") }
+        let found: FileStatus?
+        do { found = try Syscall.fileStatus(directory, followingLinks: false) } catch { throw failure("\(directory): \(error.errno)") }
         guard let info = found else { throw failure("\(directory): \(Errno.noSuchFile)") }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw failure("\(directory) is not a directory") }
-        guard info.st_uid == Syscall.effectiveUserID else { throw failure("\(directory) is owned by uid \(info.st_uid), not you") }
-        if info.st_mode & 0o077 != 0 {
+        guard info.kind == .directory else { throw failure("\(directory) is not a directory") }
+        guard info.isOwnedByMe else { throw failure("\(directory) is owned by uid \(info.owner), not you") }
+        if info.isOpenToOthers {
             do { try Syscall.changeMode(directory, 0o700) } catch { throw failure("\(directory) is open to others and chmod 700 failed: \(error.errno)") }
         }
     }
@@ -83,10 +83,10 @@ final class StatusServer: PollOwner {
     /// Adds the listener to the coming poll (no timer: an idle process still sleeps).
     func register(in set: PollSet) {
         guard !closed else { return }
-        set.watch(listener, events: Int32(POLLIN), owner: self, tag: 0)
+        set.watch(listener, events: .readable, owner: self, tag: 0)
     }
 
-    func ready(tag: Int, events: Int16) { answerWaiting() }
+    func ready(tag: Int, events: PollEvents) { answerWaiting() }
 
     /// Accepts the clients waiting (at most `answersPerRound`) and answers each with the
     /// snapshot, built once for all of them.
@@ -103,7 +103,7 @@ final class StatusServer: PollOwner {
                 reply = Array((snapshot.jsonText + "\n").utf8)
             }
             // One non-blocking write; what does not fit is dropped with the client.
-            _ = reply!.withUnsafeBytes { client.transmit($0.baseAddress, $0.count, flags: Int32(MSG_DONTWAIT)) }
+            _ = reply!.withUnsafeBytes { client.transmit($0.baseAddress, $0.count, options: .dontWait) }
         }
     }
 

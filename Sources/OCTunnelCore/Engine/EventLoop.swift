@@ -64,7 +64,7 @@ final class EventLoop {
 /// Whoever registered a descriptor in a `PollSet`, told when it polled ready.
 protocol PollOwner: AnyObject {
     /// `tag` is what the owner registered the descriptor with; `events` are poll's `revents`.
-    func ready(tag: Int, events: Int16)
+    func ready(tag: Int, events: PollEvents)
 }
 
 /// What one poll round watches and the latest time it must wake: built afresh each round by
@@ -88,8 +88,8 @@ final class PollSet {
         deadline = .infinity
     }
 
-    /// Polls `descriptor` for `events` (POLLIN / POLLOUT); `owner.ready(tag:events:)` hears the result.
-    func watch(_ descriptor: OwnedDescriptor, events: Int32, owner: PollOwner, tag: Int) {
+    /// Polls `descriptor` for `events`; `owner.ready(tag:events:)` hears the result.
+    func watch(_ descriptor: OwnedDescriptor, events: PollEvents, owner: PollOwner, tag: Int) {
         fds.append(pollfd(descriptor, events: events))
         owners.append((Unowned(value: owner), tag))
     }
@@ -103,7 +103,7 @@ final class PollSet {
     /// poll(2) over the set plus `wake`, with the set's deadline; calls the owners of ready
     /// descriptors. Whether `wake` is readable (false after EINTR); poll's failure is thrown.
     func poll(now: Double, wake: OwnedDescriptor) throws(SystemError) -> Bool {
-        fds[0] = pollfd(wake, events: Int32(POLLIN))
+        fds[0] = pollfd(wake, events: .readable)
         let timeout: Int32
         if deadline == .infinity {
             timeout = -1
@@ -120,7 +120,7 @@ final class PollSet {
         guard ready > 0 else { return false }
         for index in 1..<fds.count where fds[index].revents != 0 {
             let entry = owners[index - 1]
-            entry.owner.value.ready(tag: entry.tag, events: fds[index].revents)
+            entry.owner.value.ready(tag: entry.tag, events: fds[index].found)
         }
         return fds[0].revents != 0
     }

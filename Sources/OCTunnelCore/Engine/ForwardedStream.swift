@@ -76,12 +76,12 @@ final class ForwardedStream {
     /// Both directions are finished, or something broke.
     var isDone: Bool { failed != nil || (eofSent && socketShut) }
 
-    /// What to poll the socket for this round; 0 for nothing.
-    func pollEvents(sendRoom: Bool) -> Int32 {
-        guard channel != nil, failed == nil else { return 0 }
-        var events: Int32 = 0
-        if sendRoom && !socketEOF && upstream.isEmpty { events |= POLLIN }
-        if !downstream.isEmpty { events |= POLLOUT }
+    /// What to poll the socket for this round; empty for nothing.
+    func pollEvents(sendRoom: Bool) -> PollEvents {
+        guard channel != nil, failed == nil else { return [] }
+        var events: PollEvents = []
+        if sendRoom && !socketEOF && upstream.isEmpty { events.insert(.readable) }
+        if !downstream.isEmpty { events.insert(.writable) }
         return events
     }
 

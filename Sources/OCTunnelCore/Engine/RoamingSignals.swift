@@ -22,11 +22,11 @@ final class NetworkWatcher: PollOwner {
 
     func register(in set: PollSet) {
         guard let socket else { return }
-        set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
+        set.watch(socket, events: .readable, owner: self, tag: 0)
         if let settle = settlesAt { set.wake(at: settle) }
     }
 
-    func ready(tag: Int, events: Int16) { readable = true }
+    func ready(tag: Int, events: PollEvents) { readable = true }
 
     private var settlesAt: Double? {
         guard let firstAt, let lastAt else { return nil }

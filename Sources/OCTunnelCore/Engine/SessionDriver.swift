@@ -134,9 +134,9 @@ final class SessionDriver: PollOwner {
     private func register(in set: PollSet, now: Double) {
         if let retryAt = reconnect.retryAt { set.wake(at: retryAt) }
         if let live {
-            // Bytes waiting for the socket need POLLOUT as well as the usual POLLIN.
-            let events = live.session.outgoingBacklog > 0 ? POLLIN | POLLOUT : POLLIN
-            set.watch(live.session.socket, events: Int32(events), owner: self, tag: 0)
+            // Bytes waiting for the socket need it writable as well as the usual readable.
+            let events: PollEvents = live.session.outgoingBacklog > 0 ? [.readable, .writable] : .readable
+            set.watch(live.session.socket, events: events, owner: self, tag: 0)
             set.wake(at: live.keepalive.nextDeadline)
             if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
             // A turn just ended with forwards waiting for it: they ask in the next round, now.
@@ -148,7 +148,7 @@ final class SessionDriver: PollOwner {
         if reconnect.pending != nil { set.wakeNow() }
     }
 
-    func ready(tag: Int, events: Int16) { socketReady = true }
+    func ready(tag: Int, events: PollEvents) { socketReady = true }
 
     /// One round after poll: the session's work and the forward's, or the forward alone
     /// while no session is up.

@@ -16,17 +16,17 @@ public enum SignalHandling {
             if signalCount > 1 { Syscall.exitNow(ExitStatus.interrupted.rawValue) }
             Syscall.wakeFromSignalHandler(LoopWake.stop.rawValue)
         }
-        Syscall.setSignalHandler(SIGINT, flags: 0, stop)
-        Syscall.setSignalHandler(SIGTERM, flags: 0, stop)
-        Syscall.setSignalHandler(SIGUSR1, flags: SA_RESTART) { _ in
+        Syscall.setSignalHandler(.interrupt, stop)
+        Syscall.setSignalHandler(.terminate, stop)
+        Syscall.setSignalHandler(.reconnect, restarting: true) { _ in
             Syscall.wakeFromSignalHandler(LoopWake.reconnect.rawValue)
         }
-        Syscall.unblockSignals([SIGINT, SIGTERM, SIGUSR1])
+        Syscall.unblockSignals([.interrupt, .terminate, .reconnect])
         ignoreSIGPIPE()
     }
 
     /// `signal(SIGPIPE, SIG_IGN)`.
     public static func ignoreSIGPIPE() {
-        Syscall.ignoreSignal(SIGPIPE)
+        Syscall.ignoreSignal(.brokenPipe)
     }
 }

@@ -70,7 +70,7 @@ final class StreamTable {
         var holding = hasUndeliveredData
         for (id, stream) in streams {
             let events = stream.pollEvents(sendRoom: room)
-            if events != 0 { set.watch(stream.socket, events: events, owner: owner, tag: id) }
+            if !events.isEmpty { set.watch(stream.socket, events: events, owner: owner, tag: id) }
             if stream.holdsBytesForChannel {
                 holding = true
                 if stream.mayMoveUpstream(live) { set.wakeNow() }

@@ -135,7 +135,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     func register(in set: PollSet, live: LiveSession?, now: Double) {
         if !listenerClosed && streams.hasRoom() {
-            for listener in listeners { set.watch(listener, events: Int32(POLLIN), owner: self, tag: -1) }
+            for listener in listeners { set.watch(listener, events: .readable, owner: self, tag: -1) }
         }
         guard let live else {
             if let first = waiting.first, let stream = streams[first] {
@@ -154,7 +154,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams.register(in: set, live: live, owner: self)
     }
 
-    func ready(tag: Int, events: Int16) {
+    func ready(tag: Int, events: PollEvents) {
         if tag == -1 { acceptClients() } else { streams.socketReady(tag) }
     }
 
@@ -329,7 +329,7 @@ final class LocalForward: SessionForward, PollOwner {
             scanned += 1
             if now - stream.createdAt >= quietPatience { return waiting.remove(at: index) }
             var byte: UInt8 = 0
-            let peeked = stream.socket.receive(&byte, 1, flags: Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            let peeked = stream.socket.receive(&byte, 1, options: [.peek, .dontWait])
             if case .moved = peeked { return waiting.remove(at: index) }
             if case .failed(let error) = peeked {
                 waiting.remove(at: index)

@@ -98,7 +98,7 @@ final class RemoteForward: SessionForward, PollOwner {
         guard let live else { return }
         listen.register(in: set, now: now)
         for (id, connection) in connecting {
-            set.watch(connection.socket, events: Int32(POLLOUT), owner: self, tag: id)
+            set.watch(connection.socket, events: .writable, owner: self, tag: id)
             set.wake(at: connection.deadline)
         }
         for waiting in awaitingService.values { set.wake(at: waiting.deadline) }
@@ -106,7 +106,7 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.register(in: set, live: live, owner: self)
     }
 
-    func ready(tag: Int, events: Int16) {
+    func ready(tag: Int, events: PollEvents) {
         if connecting[tag] != nil { connected.insert(tag) } else { streams.socketReady(tag) }
     }
 

@@ -77,9 +77,9 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         }
         guard let file = opened else { throw .noPasswordFile(path: path) }
         guard file.isRegular else { throw .badPasswordFile(path: path, reason: "not a regular file") }
-        let mode = UInt16(file.info.st_mode & 0o777)
+        let mode = file.permissions & 0o777
         guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
-        guard file.info.st_size <= limit else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+        guard file.info.size <= limit else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
         afterCheck()
         let bytes: [UInt8]
         do {

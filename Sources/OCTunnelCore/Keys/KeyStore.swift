@@ -87,7 +87,7 @@ public struct KeyStore: Sendable {
         } else {
             do {
                 try AtomicFile.create(privateText, at: privateKeyPath, mode: 0o600)
-            } catch let error where error.code == EEXIST {
+            } catch let error where error.errno == .fileExists {
                 throw .keyExists(path: privateKeyPath)
             } catch {
                 throw .cannotWrite(path: privateKeyPath, reason: error.description)
@@ -213,7 +213,7 @@ public struct KeyStore: Sendable {
         guard file.isRegular else {
             throw .badKeyFile(path: path, reason: "it is \(file.kind), not a regular file")
         }
-        let mode = UInt16(file.info.st_mode & 0o777)
+        let mode = file.permissions & 0o777
         if mode & 0o077 != 0 {
             if let target = FileBytes.symlinkTarget(path) {
                 throw .unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)

@@ -22,7 +22,7 @@ public struct PassphrasePrompt: Sendable {
         if let hasTerminal {
             self.hasTerminal = hasTerminal
         } else {
-            self.hasTerminal = Syscall.canOpen("/dev/tty", O_RDWR)
+            self.hasTerminal = Syscall.canOpenForReadingAndWriting("/dev/tty")
         }
     }
 

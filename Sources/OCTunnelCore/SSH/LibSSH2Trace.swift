@@ -10,7 +10,7 @@ enum LibSSH2Trace {
     /// thread-safe) and never closed; nil when off.
     nonisolated(unsafe) private static let file: OwnedDescriptor? = {
         guard let path = ProcessInfo.processInfo.environment["OCTUNNEL_LIBSSH2_TRACE"], !path.isEmpty else { return nil }
-        return OwnedDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        return OwnedDescriptor.openForAppending(path, mode: 0o600)
     }()
 
     /// Connection, key exchange and error messages; `OCTUNNEL_LIBSSH2_TRACE_MASK` overrides

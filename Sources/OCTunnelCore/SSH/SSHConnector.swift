@@ -90,7 +90,7 @@ public struct SSHConnector: Sendable {
     private func peekBanner(_ socket: OwnedDescriptor) throws(OCTunnelError) -> String? {
         guard (try? socket.waitReadable(milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000))) == true else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
-        let count = socket.receive(&buffer, buffer.count, flags: Int32(MSG_PEEK)).count
+        let count = socket.receive(&buffer, buffer.count, options: .peek).count
         guard count > 0 else {
             socket.close()
             throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)

@@ -152,7 +152,7 @@ public enum ToolLocator {
         let path = environment["PATH"] ?? "/usr/bin:/bin"
         for directory in path.split(separator: ":") where directory.hasPrefix("/") {
             let candidate = directory + "/" + name
-            if let info = try? Syscall.status(candidate), info.st_mode & S_IFMT == S_IFREG, Syscall.isExecutable(candidate) { return candidate }
+            if let info = try? Syscall.fileStatus(candidate), info.kind == .regular, Syscall.isExecutable(candidate) { return candidate }
         }
         return nil
     }

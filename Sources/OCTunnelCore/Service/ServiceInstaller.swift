@@ -21,10 +21,10 @@ public struct ServiceInstaller: Sendable {
     public enum InstallOutcome: Sendable { case created, replaced, unchanged }
 
     public func state() throws(OCTunnelError) -> FileState {
-        let read: (info: stat, bytes: [UInt8])?
+        let read: (info: FileStatus, bytes: [UInt8])?
         do { read = try FileBytes.readWithStatus(definition.path) } catch { throw .cannotRead(path: definition.path, reason: error.description) }
         guard let read else { return .absent }
-        guard read.info.st_mode & S_IFMT == S_IFREG else { return .foreign }
+        guard read.info.kind == .regular else { return .foreign }
         switch ServiceFileMark.verdict(of: String(decoding: read.bytes, as: UTF8.self)) {
         case .ours: return .ours
         case .edited: return .edited
@@ -56,7 +56,7 @@ public struct ServiceInstaller: Sendable {
                 try AtomicFile.write(Array(text.utf8), to: definition.path, mode: 0o644)
             }
         } catch {
-            if error.code == EEXIST { throw .serviceFileNotOurs(path: definition.path, edited: false, removing: false) }
+            if error.errno == .fileExists { throw .serviceFileNotOurs(path: definition.path, edited: false, removing: false) }
             throw .cannotWrite(path: definition.path, reason: error.description)
         }
         return state == .absent ? .created : .replaced

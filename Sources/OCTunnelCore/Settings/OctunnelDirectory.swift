@@ -56,11 +56,11 @@ public struct OctunnelDirectory: Sendable {
     /// Verifies an existing home without creating it (for read-only commands).
     @discardableResult
     public func checkPermissions() throws(OCTunnelError) -> String? {
-        guard let info = try? Syscall.status(path) else { return nil }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw .unsafeHome(path: path, reason: "it is not a directory") }
-        let mode = UInt16(info.st_mode & 0o777)
-        guard info.st_uid == Syscall.effectiveUserID else {
-            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.st_uid), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
+        guard let info = try? Syscall.fileStatus(path) else { return nil }
+        guard info.kind == .directory else { throw .unsafeHome(path: path, reason: "it is not a directory") }
+        let mode = info.permissions & 0o777
+        guard info.isOwnedByMe else {
+            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
         }
         guard mode & 0o077 != 0 else { return nil }
         do {

@@ -91,21 +91,15 @@ public enum FileBytes {
     /// What was opened (`fstat`, so a symlink counts as its target, checked on the very file
     /// read) and its bytes; nil when it does not exist. Only regular files are read (another
     /// kind gives no bytes); one larger than `limit` is refused.
-    public static func readWithStatus(_ path: String, limit: Int = defaultLimit) throws(SystemError) -> (info: stat, bytes: [UInt8])? {
+    public static func readWithStatus(_ path: String, limit: Int = defaultLimit) throws(SystemError) -> (info: FileStatus, bytes: [UInt8])? {
         guard let file = try OpenedFile.open(path) else { return nil }
         guard file.isRegular else { return (file.info, []) }
         return (file.info, try file.readAll(limit: limit))
     }
 
     /// `lstat` of a path, or nil when it does not exist.
-    public static func status(_ path: String) throws(SystemError) -> stat? {
-        var info = stat()
-        if lstat(path, &info) != 0 {
-            let error = SystemError.last("stat", detail: path)
-            if error.errno == .noSuchFile { return nil }
-            throw error
-        }
-        return info
+    public static func status(_ path: String) throws(SystemError) -> FileStatus? {
+        try Syscall.fileStatus(path, followingLinks: false)
     }
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -113,7 +107,7 @@ public enum FileBytes {
     /// Where `path` finally leads when it is a symbolic link ("a missing file" for a dangling
     /// one); nil when it is not a link.
     public static func symlinkTarget(_ path: String) -> String? {
-        guard let info = try? status(path), info.st_mode & S_IFMT == S_IFLNK else { return nil }
+        guard let info = try? status(path), info.kind == .symbolicLink else { return nil }
         guard let resolved = realpath(path, nil) else { return "a missing file" }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -124,14 +118,14 @@ public enum FileBytes {
 /// very file before a byte of it is read. Closed on deinit.
 public final class OpenedFile {
     public let path: String
-    public let info: stat
+    public let info: FileStatus
     private let file: OwnedDescriptor
 
     /// Takes `file`, opened from `path`, and reads what it is (`fstat`).
     private init(_ file: OwnedDescriptor, path: String) throws(SystemError) {
         var info = stat()
         guard fstat(file.number, &info) == 0 else { throw .last("fstat", detail: path) }
-        self.info = info
+        self.info = FileStatus(info)
         self.path = path
         self.file = file
     }
@@ -148,32 +142,22 @@ public final class OpenedFile {
         return try OpenedFile(file, path: path)
     }
 
-    public var isRegular: Bool { info.st_mode & S_IFMT == S_IFREG }
+    public var isRegular: Bool { info.kind == .regular }
 
     /// Whether the user running octunnel owns it (`st_uid` is the effective user's).
-    public var isOwnedByMe: Bool { info.st_uid == Syscall.effectiveUserID }
+    public var isOwnedByMe: Bool { info.isOwnedByMe }
 
     /// Its owner's user id.
-    public var ownerID: UInt32 { UInt32(info.st_uid) }
+    public var ownerID: UInt32 { info.owner }
 
     /// Its permission bits (`0o600`).
-    public var permissions: UInt16 { UInt16(info.st_mode & 0o7777) }
+    public var permissions: UInt16 { info.permissions }
 
     /// Whether its group or others may write it (mode & 022).
-    public var isWritableByOthers: Bool { permissions & 0o022 != 0 }
+    public var isWritableByOthers: Bool { info.isWritableByOthers }
 
     /// "a FIFO", "a character device", …: what the file is when it is not a regular file.
-    public var kind: String {
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return "a regular file"
-        case S_IFDIR: return "a directory"
-        case S_IFIFO: return "a FIFO"
-        case S_IFCHR: return "a character device"
-        case S_IFBLK: return "a block device"
-        case S_IFSOCK: return "a socket"
-        default: return "not a regular file"
-        }
-    }
+    public var kind: String { info.kind == .symbolicLink ? "not a regular file" : info.kind.described }
 
     /// Throws unless this is a regular file.
     public func requireRegular() throws(SystemError) {
@@ -184,7 +168,7 @@ public final class OpenedFile {
     /// again while reading, for a file that grows).
     public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
         let tooLarge = SystemError("read", .fileTooLarge, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
-        guard info.st_size <= limit else { throw tooLarge }
+        guard info.size <= limit else { throw tooLarge }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -14,6 +14,11 @@ extension OwnedDescriptor {
         return fd >= 0 ? OwnedDescriptor(fd) : nil
     }
 
+    /// `open(2)` of `path` for appending, created with `mode` if missing (close-on-exec).
+    static func openForAppending(_ path: String, mode: mode_t) -> OwnedDescriptor? {
+        open(path, O_WRONLY | O_CREAT | O_APPEND, mode: mode)
+    }
+
     /// `read(2)`, retrying EINTR; the byte count, 0 at the end, or -1.
     func read(_ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { Syscall.read(number, buffer, count) }
 
@@ -24,6 +29,16 @@ extension OwnedDescriptor {
     /// `recv(2)` as a `Transfer`, EINTR retried.
     func receive(_ buffer: UnsafeMutableRawPointer?, _ length: Int, flags: Int32 = 0) -> Syscall.Transfer {
         Syscall.receive(number, buffer, length, flags: flags)
+    }
+
+    /// `recv(2)` with `options` (`MSG_PEEK`, `MSG_DONTWAIT`), as a `Transfer`, EINTR retried.
+    func receive(_ buffer: UnsafeMutableRawPointer?, _ length: Int, options: MessageOptions) -> Syscall.Transfer {
+        Syscall.receive(number, buffer, length, flags: options.rawValue)
+    }
+
+    /// A send with `options` (`MSG_DONTWAIT`) that never raises SIGPIPE, as a `Transfer`, EINTR retried.
+    func transmit(_ buffer: UnsafeRawPointer?, _ length: Int, options: MessageOptions) -> Syscall.Transfer {
+        Syscall.transmit(number, buffer, length, flags: options.rawValue)
     }
 
     /// A send that never raises SIGPIPE, as a `Transfer`, EINTR retried.
@@ -88,9 +103,13 @@ extension OwnedDescriptor {
     var peerUID: uid_t? { Syscall.peerCredentials(number)?.uid }
 }
 
-extension pollfd {
-    /// An entry that polls `descriptor` for `events` (POLLIN / POLLOUT).
-    init(_ descriptor: OwnedDescriptor, events: Int32) {
-        self.init(fd: descriptor.number, events: Int16(events), revents: 0)
-    }
+
+/// What a `recv(2)` or `send(2)` is asked to do beyond moving bytes (no `MSG_…` constant above System/).
+struct MessageOptions: OptionSet {
+    let rawValue: Int32
+
+    /// `MSG_PEEK`: look at the bytes, leave them queued.
+    static let peek = MessageOptions(rawValue: Int32(MSG_PEEK))
+    /// `MSG_DONTWAIT`: never block, whatever the socket's mode.
+    static let dontWait = MessageOptions(rawValue: Int32(MSG_DONTWAIT))
 }

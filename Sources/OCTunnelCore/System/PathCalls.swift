@@ -21,14 +21,14 @@ extension Syscall {
     }
 
     /// `stat(2)` (`lstat(2)` with `followingLinks: false`); nil when nothing is there (ENOENT).
-    static func status(_ path: String, followingLinks: Bool = true) throws(SystemError) -> stat? {
+    static func fileStatus(_ path: String, followingLinks: Bool = true) throws(SystemError) -> FileStatus? {
         var info = stat()
         guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else {
             let error = SystemError.last(followingLinks ? "stat" : "lstat", detail: path)
             if error.errno == .noSuchFile { return nil }
             throw error
         }
-        return info
+        return FileStatus(info)
     }
 
     /// `unlink(2)`; nothing there (ENOENT) is no failure.
@@ -59,6 +59,9 @@ extension Syscall {
 extension Syscall {
     /// `access(X_OK)`: whether this process may run `path`.
     static func isExecutable(_ path: String) -> Bool { access(path, X_OK) == 0 }
+
+    /// Whether `path` opens for reading and writing (a terminal: `/dev/tty`), closed again at once.
+    static func canOpenForReadingAndWriting(_ path: String) -> Bool { canOpen(path, O_RDWR) }
 
     /// Whether `path` opens with `flags` (close-on-exec; closed again at once).
     static func canOpen(_ path: String, _ flags: Int32) -> Bool {

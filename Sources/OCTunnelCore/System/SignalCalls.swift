@@ -14,8 +14,14 @@ extension Syscall {
     /// A C signal handler: async-signal-safe calls only (`write`, `_exit`, `tcsetattr`, `raise`).
     typealias SignalHandler = @convention(c) (Int32) -> Void
 
-    /// `sigaction(2)`: runs `handler` for `signal`, with an empty mask and `flags` (`SA_RESTART`,
-    /// or 0 so a blocked call returns EINTR); returns the action it replaced.
+    /// `sigaction(2)`: runs `handler` for `signal`, with an empty mask; `restarting` (`SA_RESTART`)
+    /// resumes a blocked call after it, else that call returns EINTR. Returns the action it replaced.
+    @discardableResult
+    static func setSignalHandler(_ signal: Signal, restarting: Bool = false, _ handler: SignalHandler) -> sigaction {
+        setSignalHandler(signal.rawValue, flags: restarting ? SA_RESTART : 0, handler)
+    }
+
+    /// `sigaction(2)` by number, for System/'s own (TerminalReader's handlers re-raise the number they get).
     @discardableResult
     static func setSignalHandler(_ signal: Int32, flags: Int32 = 0, _ handler: SignalHandler) -> sigaction {
         var action = sigaction()
@@ -44,12 +50,12 @@ extension Syscall {
 
     /// `kill(pid, 0)`: whether process `pid` exists (EPERM: it does, as another user's).
     static func processExists(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || Errno.current == .notPermitted
+        system_kill(pid, 0) == 0 || Errno.current == .notPermitted
     }
 
     /// `kill(2)`: sends `signal` to `pid`.
-    static func signal(_ pid: Int32, _ signal: Int32) throws(Errno) {
-        guard kill(pid, signal) == 0 else { throw .current }
+    static func kill(_ pid: Int32, _ signal: Signal) throws(Errno) {
+        guard system_kill(pid, signal.rawValue) == 0 else { throw .current }
     }
 
     /// `sigaction(2)`: puts back an action `setSignalHandler` returned.
@@ -64,16 +70,16 @@ extension Syscall {
     }
 
     /// `signal(SIG_IGN)`.
-    static func ignoreSignal(_ signal: Int32) {
-        Platform.signal(signal, SIG_IGN)
+    static func ignoreSignal(_ signal: Signal) {
+        Platform.signal(signal.rawValue, SIG_IGN)
     }
 
     /// `pthread_sigmask(SIG_UNBLOCK)`: a launcher may have left `signals` blocked (threads of a
     /// parent's dispatch pool do).
-    static func unblockSignals(_ signals: [Int32]) {
+    static func unblockSignals(_ signals: [Signal]) {
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        for signal in signals { sigaddset(&unblock, signal) }
+        for signal in signals { sigaddset(&unblock, signal.rawValue) }
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
     }
 }
@@ -82,3 +88,6 @@ extension Syscall {
 private func system_sigaction(_ signal: Int32, _ action: UnsafePointer<sigaction>, _ old: UnsafeMutablePointer<sigaction>?) {
     _ = sigaction(signal, action, old)
 }
+
+/// `kill(2)` by its C name, beside `Syscall.kill`.
+private func system_kill(_ pid: Int32, _ signal: Int32) -> Int32 { kill(pid, signal) }

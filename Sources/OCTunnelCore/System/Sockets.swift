@@ -57,7 +57,7 @@ public enum Sockets {
                 socket = connected
             case .inProgress(let connecting):
                 socket = connecting
-                var pfd = pollfd(socket, events: Int32(POLLOUT))
+                var pfd = pollfd(socket, events: .writable)
                 let ready = pollRetrying(&pfd, milliseconds: Int32(min(remaining * 1000, Double(Int32.max))))
                 failure = ready == 0 ? Errno(rawValue: ETIMEDOUT) : socket.pendingError
             }

@@ -118,6 +118,59 @@ struct SyscallSeamTests {
         ])
     }
 
+    /// The C library's constants System/ gives names to (issue 49, a seam for types too): poll
+    /// events (`PollEvents`), file types and modes (`FileStatus`), send and receive flags
+    /// (`MessageOptions`), open flags, signals (`Signal`) and their actions, and error numbers
+    /// (`Errno`): none is named above System/.
+    static let constantPattern = #"\b(POLL(IN|OUT|HUP|ERR|NVAL|PRI)|S_IF[A-Z]+|S_IS[A-Z]+|MSG_[A-Z]+|O_(RDONLY|WRONLY|RDWR|CREAT|APPEND|TRUNC|EXCL|NONBLOCK|NOFOLLOW|CLOEXEC|NOCTTY)|SIG(INT|TERM|USR1|USR2|PIPE|KILL|HUP|CHLD|ALRM|QUIT)|SA_[A-Z]+|E(INTR|AGAIN|WOULDBLOCK|NOENT|EXIST|CONNREFUSED|CONNRESET|CONNABORTED|PIPE|PERM|ACCES|INVAL|ADDRINUSE|INPROGRESS|NAMETOOLONG|SRCH|LOOP|FBIG|BADF|NOTCONN|TIMEDOUT|HOSTUNREACH|NETUNREACH))\b"#
+
+    /// Every C constant of `constantPattern` in a .swift file under `root`/Sources outside
+    /// System/: "path:line: name". Comments and string literals are skipped.
+    static func constants(under root: String) throws -> [String] {
+        let sources = root + "/Sources"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let pattern = try Regex(constantPattern)
+        let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
+        var found: [String] = []
+        for file in files {
+            let path = "Sources/" + file
+            if path.hasPrefix(systemFolder) { continue }
+            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
+                for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[0].substring ?? "")") }
+            }
+        }
+        return found
+    }
+
+    @Test("above System/: no C constant (poll events, file types, message and open flags, signals, error numbers) but through System/'s types (issue 49)")
+    func noConstantsAboveTheLayer() throws {
+        let found = try Self.constants(under: Self.root)
+        #expect(found.isEmpty, "C constants outside \(Self.systemFolder) (give System/ a typed name for it):\n\(found.joined(separator: "\n"))")
+    }
+
+    @Test("that check fails on planted constants, naming file and line; comments, strings and System/ pass")
+    func constantCheckCanFail() throws {
+        let tree = try Self.plantedTree("seam-constants")
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let events = POLLIN | POLLOUT\n")
+        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n")
+        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
+            set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
+            if info.st_mode & S_IFMT == S_IFDIR { try Syscall.signal(pid, SIGUSR1) }
+            if error.code == ECONNREFUSED { _ = socket.receive(&b, 1, flags: Int32(MSG_PEEK)) }
+            """)
+        let found = try Self.constants(under: tree.path)
+        #expect(found == [
+            "Sources/OCTunnelCore/Engine/Loop.swift:1: POLLIN",
+            "Sources/OCTunnelCore/Engine/Loop.swift:2: S_IFMT",
+            "Sources/OCTunnelCore/Engine/Loop.swift:2: S_IFDIR",
+            "Sources/OCTunnelCore/Engine/Loop.swift:2: SIGUSR1",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: ECONNREFUSED",
+            "Sources/OCTunnelCore/Engine/Loop.swift:3: MSG_PEEK",
+        ])
+    }
+
     /// The libssh2 boundary: libssh2 takes the session's socket by number and calls back with
     /// numbers of its own (the agent's socket), so these files may hold one.
     static let libssh2Boundary: Set<String> = ["Sources/OCTunnelCore/SSH/LibSSH2.swift", "Sources/OCTunnelCore/SSH/SSHSession.swift", "Sources/OCTunnelCore/SSH/BatchedSocketIO.swift"]

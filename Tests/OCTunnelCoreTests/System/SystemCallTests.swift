@@ -95,7 +95,7 @@ struct SystemCallTests {
     @Test("a signal handler runs, and the action it replaced comes back")
     func signalHandler() throws {
         caughtSignal = 0
-        Syscall.unblockSignals([SIGUSR2])
+        Syscall.unblockSignals([Signal(rawValue: SIGUSR2)])
         let previous = Syscall.setSignalHandler(SIGUSR2) { caughtSignal = $0 }
         raise(SIGUSR2)
         Syscall.restoreSignalAction(SIGUSR2, previous)
