@@ -22,9 +22,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The C library of each platform, imported in one file each (Linux.swift, Darwin.swift),
+        // with what differs between them: octunnel's System/ layer is written once above it.
+        .target(name: "OCTunnelLibc"),
         .target(
             name: "OCTunnelCore",
-            dependencies: ["CLibSSH2", "COpenSSL"]
+            dependencies: ["OCTunnelLibc", "CLibSSH2", "COpenSSL"]
         ),
         .executableTarget(
             name: "octunnel",

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 import Foundation
 
 /// The process groups of the children a caller runs (`ChildProcess.run(…, groups:)`), so that

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 import Foundation
 
 /// The one spawner: every program octunnel starts (`ssh -G`, the askpass program, the user's

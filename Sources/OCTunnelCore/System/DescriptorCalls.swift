@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// open, read, write and close: EINTR retried where retrying is right, and named so a caller
 /// with a method of the same name (`OpenedFile.open`, `SSHSession.close`) reaches the system's.
@@ -39,15 +35,8 @@ extension Syscall {
     /// has no `pipe2` and sets the flags right after), non-blocking when asked.
     static func pipe(nonBlocking: Bool = false) throws(SystemError) -> (read: OwnedDescriptor, write: OwnedDescriptor) {
         var ends: [Int32] = [-1, -1]
-#if canImport(Glibc)
-        guard gnuPipe2(&ends, O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0)) == 0 else { throw .last("pipe2") }
-#elseif canImport(Darwin)
-        guard Darwin.pipe(&ends) == 0 else { throw .last("pipe") }
-        for end in ends {
-            setCloseOnExec(end)
-            if nonBlocking { setNonBlocking(end, true) }
-        }
-#endif
+        let made = Platform.pipe(&ends, nonBlocking: nonBlocking)
+        guard made.result == 0 else { throw .last(made.call) }
         return (OwnedDescriptor(ends[0]), OwnedDescriptor(ends[1]))
     }
 
@@ -62,12 +51,3 @@ extension Syscall {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     }
 }
-
-#if canImport(Glibc)
-/// glibc's `pipe2`, which Swift's Glibc module leaves out (glibc declares it for _GNU_SOURCE
-/// only): looked up once by name, as the test harness does.
-private let gnuPipe2: @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32 = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") else { fatalError("glibc has no pipe2") }
-    return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
-}()
-#endif

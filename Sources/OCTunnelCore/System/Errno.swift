@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// A system call's error number as a value (swift-system's `Errno` is the model): System/ reads
 /// `errno` once, right after the call that failed, and hands this up; nothing above the layer

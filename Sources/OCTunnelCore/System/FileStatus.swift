@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// What `stat(2)` says of a file, typed (swift-system's `FileDescriptor` model): its kind, owner,
 /// permission bits and size, so no `st_mode` or `S_IF…` is read above System/

@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 // Files as octunnel reads and writes them, on the system calls directly (System/: errno is read
 // here, right after each call, and leaves as a SystemError).

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// The addresses this machine has now, and the one a connected socket uses.
 enum InterfaceAddresses {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// Seconds on `CLOCK_MONOTONIC`: the loop's one notion of time (never jumps with the wall clock).
 enum MonotonicClock {
@@ -15,19 +11,5 @@ enum MonotonicClock {
     /// Seconds the machine has spent suspended since boot: the clock that counts suspend
     /// (`CLOCK_BOOTTIME`; `mach_continuous_time` on macOS) minus the one that does not
     /// (`CLOCK_MONOTONIC`; `mach_absolute_time`). It grows only across a sleep.
-    static func suspended() -> Double {
-#if os(Linux)
-        var boot = timespec(), mono = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &boot)
-        clock_gettime(CLOCK_MONOTONIC, &mono)
-        return Double(boot.tv_sec - mono.tv_sec) + Double(boot.tv_nsec - mono.tv_nsec) / 1e9
-#elseif canImport(Darwin)
-        var base = mach_timebase_info_data_t()
-        mach_timebase_info(&base)
-        let ticks = Double(mach_continuous_time() &- mach_absolute_time())
-        return ticks * Double(base.numer) / Double(base.denom) / 1e9
-#else
-        return 0
-#endif
-    }
+    static func suspended() -> Double { Platform.suspendedSeconds() }
 }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// What the layers above System/ do with a descriptor they own: each method is the `Syscall`
 /// of the same name on this descriptor's number, so no number leaves this folder (swift-system's

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// Calls on paths, each failure a `SystemError` with the call's name, the path and its errno.
 extension Syscall {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// What `poll(2)` watches a descriptor for, and what it found (swift-system's model: a typed
 /// option set, so no `POLL…` constant is named above System/; SyscallSeamTests checks it).

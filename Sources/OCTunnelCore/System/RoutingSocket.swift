@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// The operating system's feed of address and route changes, as a non-blocking descriptor the
 /// loop polls: an rtnetlink socket on Linux (the IPv4 and IPv6 address and route groups), a
@@ -32,7 +28,7 @@ enum RoutingSocket {
         withUnsafeBytes(of: groups) { for (index, byte) in $0.enumerated() { address[8 + index] = byte } }
         let bound = address.withUnsafeBytes { bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
         return bound == 0 ? socket : nil
-#elseif canImport(Darwin)
+#elseif os(macOS)
         // route(4): a raw PF_ROUTE socket hears every routing message of the system (protocol
         // AF_UNSPEC: all address families); nothing needs binding.
         let fd = Syscall.socket(PF_ROUTE, .raw, [.nonBlocking, .closeOnExec], protocol: AF_UNSPEC)
@@ -65,7 +61,7 @@ enum RoutingSocket {
     static func parse(_ bytes: ArraySlice<UInt8>) -> [Change] {
 #if os(Linux)
         return parseNetlink(Array(bytes))
-#elseif canImport(Darwin)
+#elseif os(macOS)
         return parseRouteMessages(Array(bytes))
 #else
         return []

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// A signal, named (swift-system's model: no `SIG…` constant above System/; SyscallSeamTests
 /// checks it).

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// The number `wakeFromSignalHandler` writes to: a plain global, as a signal handler may touch
 /// nothing that counts references or takes a lock.
@@ -25,11 +21,7 @@ extension Syscall {
     @discardableResult
     static func setSignalHandler(_ signal: Int32, flags: Int32 = 0, _ handler: SignalHandler) -> sigaction {
         var action = sigaction()
-#if canImport(Glibc)
-        action.__sigaction_handler.sa_handler = handler
-#elseif canImport(Darwin)
-        action.__sigaction_u.__sa_handler = handler
-#endif
+        Platform.setHandler(&action, handler)
         sigemptyset(&action.sa_mask)
         action.sa_flags = flags
         var old = sigaction()

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// The socket calls whose constants or shape differ between Linux and macOS: creation with
 /// flags, send without SIGPIPE, quick-ACK, the send queue, the peer's credentials.
@@ -13,19 +9,7 @@ extension Syscall {
         case raw
 
         /// The value `socket(2)` and `addrinfo.ai_socktype` take.
-        var value: Int32 {
-#if canImport(Glibc)
-            switch self {
-            case .stream: return Int32(SOCK_STREAM.rawValue)
-            case .raw: return Int32(SOCK_RAW.rawValue)
-            }
-#elseif canImport(Darwin)
-            switch self {
-            case .stream: return SOCK_STREAM
-            case .raw: return SOCK_RAW
-            }
-#endif
-        }
+        var value: Int32 { self == .stream ? Platform.streamSocket : Platform.rawSocket }
     }
 
     /// How a new socket starts out.
@@ -41,19 +25,7 @@ extension Syscall {
     /// macOS has neither, so it sets them with `fcntl` right after, and turns SIGPIPE off for
     /// the socket (`SO_NOSIGPIPE`, its stand-in for `MSG_NOSIGNAL`). The descriptor or -1.
     static func socket(_ family: Int32, _ type: SocketType, _ flags: SocketFlags, protocol number: Int32 = 0) -> Int32 {
-#if canImport(Glibc)
-        var kind = type.value
-        if flags.contains(.nonBlocking) { kind |= Int32(SOCK_NONBLOCK.rawValue) }
-        if flags.contains(.closeOnExec) { kind |= Int32(SOCK_CLOEXEC.rawValue) }
-        return Glibc.socket(family, kind, number)
-#elseif canImport(Darwin)
-        let fd = Darwin.socket(family, type.value, number)
-        guard fd >= 0 else { return fd }
-        if flags.contains(.closeOnExec) { setCloseOnExec(fd) }
-        if flags.contains(.nonBlocking) { setNonBlocking(fd, true) }
-        if type == .stream { noSignalPipe(fd) }
-        return fd
-#endif
+        Platform.socket(family, type.value, number, nonBlocking: flags.contains(.nonBlocking), closeOnExec: flags.contains(.closeOnExec))
     }
 
     /// A connection waiting on `listener`, close-on-exec and non-blocking from the call that
@@ -62,16 +34,7 @@ extension Syscall {
     /// gone before it was taken) are retried; nil when none waits (EAGAIN) or on another failure.
     static func accept(_ listener: Int32) -> Int32? {
         while true {
-#if canImport(Glibc)
-            let fd = gnuAccept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
-#elseif canImport(Darwin)
-            let fd = Darwin.accept(listener, nil, nil)
-            if fd >= 0 {
-                setCloseOnExec(fd)
-                setNonBlocking(fd, true)
-                noSignalPipe(fd)
-            }
-#endif
+            let fd = Platform.accept(listener)
             if fd >= 0 { return fd }
             let error = Errno.current
             if error == .interrupted || error == .connectionAborted { continue }
@@ -79,13 +42,6 @@ extension Syscall {
         }
     }
 
-#if canImport(Darwin)
-    /// `setsockopt(SO_NOSIGPIPE)`: a send to a closed peer fails with EPIPE instead of signalling.
-    private static func noSignalPipe(_ fd: Int32) {
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-    }
-#endif
 
     /// `connect(2)`; not retried (after EINTR the connect goes on, as after EINPROGRESS).
     static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
@@ -175,53 +131,13 @@ extension Syscall {
 
     /// `setsockopt(TCP_QUICKACK)`: sends the pending ACK now (Linux; not permanent, so it is set
     /// again after every round that read). macOS has no such option: a no-op there.
-    static func acknowledgeNow(_ fd: Int32) {
-#if os(Linux)
-        var one: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
-#endif
-    }
+    static func acknowledgeNow(_ fd: Int32) { Platform.acknowledgeNow(fd) }
 
     /// Bytes in the kernel's send queue the peer has not acknowledged: `ioctl(SIOCOUTQ)` on
     /// Linux, `getsockopt(SO_NWRITE)` on macOS; nil when it cannot be read.
-    static func unsentBytes(_ fd: Int32) -> Int? {
-        var queued: Int32 = 0
-#if os(Linux)
-        return ioctl(fd, UInt(TIOCOUTQ), &queued) == 0 ? Int(queued) : nil
-#elseif canImport(Darwin)
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        return getsockopt(fd, SOL_SOCKET, SO_NWRITE, &queued, &length) == 0 ? Int(queued) : nil
-#else
-        return nil
-#endif
-    }
+    static func unsentBytes(_ fd: Int32) -> Int? { Platform.unsentBytes(fd) }
 
     /// The process id and user id at the other end of a Unix socket: `SO_PEERCRED` on Linux;
     /// `LOCAL_PEERPID` and `getpeereid` on macOS. nil if they cannot be read.
-    static func peerCredentials(_ fd: Int32) -> (pid: pid_t, uid: uid_t)? {
-#if os(Linux)
-        // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc hides the type without _GNU_SOURCE).
-        var credentials = [UInt32](repeating: 0, count: 3)
-        var length = socklen_t(MemoryLayout<UInt32>.size * 3)
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0, length >= 12 else { return nil }
-        return (pid_t(bitPattern: credentials[0]), credentials[1])
-#elseif canImport(Darwin)
-        var pid: pid_t = 0
-        var length = socklen_t(MemoryLayout<pid_t>.size)
-        var uid: uid_t = 0, gid: gid_t = 0
-        guard getsockopt(fd, SOL_LOCAL, LOCAL_PEERPID, &pid, &length) == 0, getpeereid(fd, &uid, &gid) == 0 else { return nil }
-        return (pid, uid)
-#else
-        return nil
-#endif
-    }
+    static func peerCredentials(_ fd: Int32) -> (pid: pid_t, uid: uid_t)? { Platform.peerCredentials(fd) }
 }
-
-#if canImport(Glibc)
-/// glibc's `accept4`, which Swift's Glibc module leaves out (declared for _GNU_SOURCE only):
-/// looked up once by name.
-private let gnuAccept4: @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32 = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4") else { fatalError("glibc has no accept4") }
-    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32).self)
-}()
-#endif

@@ -1,27 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// posix_spawn's file actions (a struct on Linux, an opaque pointer on macOS), destroyed with
 /// this object, and the spawn calls that take them.
 final class SpawnActions {
-#if canImport(Glibc)
-    private typealias Actions = posix_spawn_file_actions_t
-#elseif canImport(Darwin)
-    /// Darwin's `posix_spawn_file_actions_t` is a `void *`, taken as an optional by the calls.
-    private typealias Actions = posix_spawn_file_actions_t?
-#endif
-    private var actions: Actions
+    private var actions: Platform.SpawnFileActions
 
     /// `posix_spawn_file_actions_init`.
     init() {
-#if canImport(Glibc)
-        actions = posix_spawn_file_actions_t()
-#elseif canImport(Darwin)
-        actions = nil
-#endif
+        actions = Platform.emptySpawnFileActions()
         posix_spawn_file_actions_init(&actions)
     }
 
@@ -49,11 +35,7 @@ final class SpawnActions {
     func spawn(_ path: String, arguments argv: [UnsafeMutablePointer<CChar>?],
                environment envp: [UnsafeMutablePointer<CChar>?]?, searchPath: Bool, ownGroup: Bool = false) -> (rc: Int32, pid: pid_t) {
         var pid: pid_t = 0
-#if canImport(Glibc)
-        var attributes = posix_spawnattr_t()
-#elseif canImport(Darwin)
-        var attributes: posix_spawnattr_t?
-#endif
+        var attributes = Platform.emptySpawnAttributes()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         if ownGroup {
@@ -72,11 +54,5 @@ final class SpawnActions {
     }
 
     /// This process's environment block (`environ`; `_NSGetEnviron()` on macOS).
-    private static var inheritedEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
-#if canImport(Glibc)
-        return environ
-#elseif canImport(Darwin)
-        return _NSGetEnviron().pointee
-#endif
-    }
+    private static var inheritedEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? { Platform.environment }
 }

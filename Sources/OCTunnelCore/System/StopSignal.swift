@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 import Foundation
 
 /// A stop a thread asleep in `poll` sees at once, with no tick: a pipe whose write end `signal()`

@@ -1,13 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// The one door to the system calls that differ between Linux and macOS, as swift-system's
 /// `Syscalls.swift` and SwiftNIO's `System.swift` are: each wrapper is named after the C call it
 /// makes, returns what it returned and leaves `errno` set, unless it says it retries EINTR.
-/// `#if canImport(Glibc)` / `Darwin` appears in this folder only (a test checks it).
+/// Each platform's C library comes from OCTunnelLibc (one file per platform, with what differs);
+/// the layers above name neither platform nor its constants (SyscallSeamTests checks it).
 enum Syscall {
     /// `poll(2)` over `fds`: the count of ready descriptors; EINTR is thrown, not retried (the
     /// loop treats it as a wake-up).

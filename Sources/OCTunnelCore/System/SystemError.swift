@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// An errno from a named system call, kept with the path or detail it concerned.
 public struct SystemError: Error, CustomStringConvertible, Sendable {

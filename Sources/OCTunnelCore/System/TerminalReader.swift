@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OCTunnelLibc
 
 /// Reads a line from `/dev/tty` with echo off, restoring the terminal even on Ctrl-C.
 enum TerminalReader {

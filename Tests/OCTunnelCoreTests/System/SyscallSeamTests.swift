@@ -8,8 +8,13 @@ import Testing
 /// keeps a macOS build one step away.
 @Suite("the syscall seam: only System/ names Glibc or Darwin, reads errno or calls the C library", .ownThreads)
 struct SyscallSeamTests {
-    /// The one folder that may name either platform.
+    /// The one folder of the core that may name either platform.
     static let systemFolder = "Sources/OCTunnelCore/System/"
+    /// The module that imports each platform's C library, a file per platform (issue 49).
+    static let libcFolder = "Sources/OCTunnelLibc/"
+
+    /// Whether `path` is of the system layer: System/ or the libc module beneath it.
+    static func isSystemLayer(_ path: String) -> Bool { path.hasPrefix(systemFolder) || path.hasPrefix(libcFolder) }
 
     /// Files allowed to name a platform outside System/ for now: none.
     static let notYetConverted: Set<String> = []
@@ -35,7 +40,7 @@ struct SyscallSeamTests {
         var found: [String] = []
         for file in files {
             let path = "Sources/" + file
-            if path.hasPrefix(systemFolder) || allowed.contains(path) { continue }
+            if isSystemLayer(path) || allowed.contains(path) { continue }
             let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             where line.contains("import Glibc") || line.contains("Glibc.") || line.contains("Darwin") {
@@ -69,7 +74,7 @@ struct SyscallSeamTests {
         var found: [String] = []
         for file in files {
             let path = "Sources/" + file
-            if path.hasPrefix(systemFolder) || allowed.contains(path) { continue }
+            if isSystemLayer(path) || allowed.contains(path) { continue }
             let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
             let own = Set(text.matches(of: definition).compactMap { $0.output[1].substring.map(String.init) })
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -134,7 +139,7 @@ struct SyscallSeamTests {
         var found: [String] = []
         for file in files {
             let path = "Sources/" + file
-            if path.hasPrefix(systemFolder) { continue }
+            if isSystemLayer(path) { continue }
             let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
@@ -196,7 +201,7 @@ struct SyscallSeamTests {
         var found: [String] = []
         for file in files {
             let path = "Sources/" + file
-            if path.hasPrefix(systemFolder) || allowed.contains(path) { continue }
+            if isSystemLayer(path) || allowed.contains(path) { continue }
             let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -262,5 +267,29 @@ struct SyscallSeamTests {
             "Sources/OCTunnelCore/Engine/Loop.swift:3: let ready = Glibc.poll(&fds, 1, 0)",
             "Sources/octunnel/Main.swift:2: import Glibc",
         ])
+    }
+
+    /// Every line of a .swift file under `root`/Sources that imports a platform's C library:
+    /// "path:line".
+    static func libcImports(under root: String) throws -> [String] {
+        let sources = root + "/Sources"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        var found: [String] = []
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.range(of: #"^\s*(@_exported\s+)?import\s+(Glibc|Darwin)\b"#, options: .regularExpression) != nil {
+                found.append("Sources/\(file):\(index + 1)")
+            }
+        }
+        return found
+    }
+
+    @Test("each platform's C library is imported in one file, of the libc module: Glibc in Linux.swift, Darwin in Darwin.swift (issue 49)")
+    func oneImportPerPlatform() throws {
+        #expect(try Self.libcImports(under: Self.root) == ["Sources/OCTunnelLibc/Darwin.swift:7", "Sources/OCTunnelLibc/Linux.swift:7"])
+        let tree = try Self.plantedTree("seam-imports")
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "#if canImport(Glibc)\nimport Glibc\n#endif\n// import Darwin in a comment\n")
+        #expect(try Self.libcImports(under: tree.path) == ["Sources/OCTunnelCore/System/Calls.swift:2"])
     }
 }
