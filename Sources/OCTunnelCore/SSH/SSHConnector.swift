@@ -148,3 +148,182 @@ public struct SSHConnector: Sendable {
         }
     }
 }
+
+/// The host key step of `SSHConnector.connect`.
+extension SSHConnector {
+    /// The host key types octunnel's store and OpenSSH's files hold for the target, to ask for first.
+    func knownHostKeyTypes() -> [String] {
+        let target = settings.target
+        var types = KnownHostsStore(path: settings.knownHostsPath).knownKeyTypes(host: target.host, port: target.port)
+        for type in settings.openSSHKnownHosts?.knownKeyTypes(host: target.host, port: target.port) ?? [] where !types.contains(type) {
+            types.append(type)
+        }
+        return types
+    }
+
+    /// Checks the host key against the store, then (for a host it does not know) OpenSSH's
+    /// known_hosts files; says why the key is accepted, or throws before authentication.
+    func verifyHostKey(_ key: SSHPublicKey, notes: inout [String]) throws(OCTunnelError) -> HostKeyTrust {
+        let target = settings.target
+        let store = KnownHostsStore(path: settings.knownHostsPath)
+        if let expected = settings.expectFingerprint, expected != key.fingerprint {
+            throw .hostKeyNotExpected(host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
+        }
+        switch try store.verdict(host: target.host, port: target.port, key: key) {
+        case .trusted:
+            return .known
+        case .changed(let known):
+            throw .hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
+        case .revoked:
+            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
+        case .unknown:
+            break
+        }
+        switch settings.openSSHKnownHosts?.verdict(host: target.host, port: target.port, key: key, notes: &notes) ?? .notFound {
+        case .verified(let place):
+            try store.record(host: target.host, port: target.port, key: key)
+            return .openSSH(place)
+        case .differs(let place, let known):
+            let name = settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port) ?? target.hostPort.knownHostsName
+            throw .hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
+                                             file: place.file, line: place.line, name: name)
+        case .revoked(let place):
+            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
+        case .otherTypes(let known):
+            guard settings.strictHostKeyChecking.acceptsNewKeyType || settings.expectFingerprint != nil else {
+                try refuseUnknownHost(key)
+                throw .hostKeyTypeUnknownToOpenSSH(host: target.host, port: target.port, presentedType: key.type,
+                                                   presented: key.fingerprint, known: known.map(\.description))
+            }
+            try refuseUnknownHost(key)
+            try store.record(host: target.host, port: target.port, key: key)
+            return .firstUse
+        case .notFound:
+            try refuseUnknownHost(key)
+            try store.record(host: target.host, port: target.port, key: key)
+            return .firstUse
+        }
+    }
+
+    /// Throws unless a host no file knows may be trusted now: `--expect-fingerprint` (already
+    /// compared) always may; `--no-trust-new` and StrictHostKeyChecking `yes` refuse it.
+    private func refuseUnknownHost(_ key: SSHPublicKey) throws(OCTunnelError) {
+        let target = settings.target
+        guard settings.expectFingerprint == nil else { return }
+        guard settings.trustNew else {
+            throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
+        }
+        guard settings.strictHostKeyChecking.acceptsUnknownHost else {
+            throw .unknownHostRefusedByStrictChecking(host: target.host, port: target.port, presented: key.fingerprint)
+        }
+    }
+}
+
+/// The authentication step of `SSHConnector.connect`: a key file, a key in memory, or the agent.
+extension SSHConnector {
+    /// What signs for us, found before any network traffic (a bad key file stops here).
+    enum ClientIdentity {
+        case file(path: String, key: SSHPublicKey)
+        case memory(UnlockedKey)
+        case agent
+
+        var isAgent: Bool { if case .agent = self { return true } else { return false } }
+    }
+
+    func clientIdentity() throws(OCTunnelError) -> ClientIdentity {
+        switch settings.authentication {
+        case .agent:
+            _ = try AgentCheck.socket()
+            return .agent
+        case .keyFile(let path):
+            if let unlocked = settings.unlockedKey, unlocked.path == path { return .memory(unlocked) }
+            let store = KeyStore(home: OctunnelDirectory(path: "/"))
+            let loaded = try store.unlockPrivateKey(at: path) { (_: String) throws(PassphraseFailure) -> SecretBuffer in
+                throw PassphraseFailure(reason: "it was not decrypted when octunnel started")
+            }
+            return .file(path: path, key: loaded.decoded.publicKey)
+        }
+    }
+
+    /// Signs in; returns the public key the server accepted.
+    func authenticate(_ session: SSHSession, identity: ClientIdentity) throws(OCTunnelError) -> SSHPublicKey {
+        let target = settings.target
+        if let methods = session.authenticationMethods(user: target.user) {
+            guard methods.split(separator: ",").contains("publickey") else {
+                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
+            }
+        }
+        switch identity {
+        case .agent:
+            return try authenticateWithAgent(session)
+        case .file(let path, let key):
+            try signIn(as: key, path: path, session) { () throws(LibSSH2Error) in try session.authenticate(user: target.user, privateKeyPath: path) }
+            return key
+        case .memory(let unlocked):
+            try signIn(as: unlocked.publicKey, path: unlocked.path, session) { () throws(LibSSH2Error) in
+                try session.authenticate(user: target.user, privateKey: unlocked.privateText)
+            }
+            return unlocked.publicKey
+        }
+    }
+
+    /// Runs one key's sign-in (unless the server needed none) and names what went wrong.
+    func signIn(as key: SSHPublicKey, path: String, _ session: SSHSession,
+                        _ attempt: () throws(LibSSH2Error) -> Void) throws(OCTunnelError) {
+        let target = settings.target
+        guard libssh2_userauth_authenticated(session.raw) == 0 else { return }
+        do {
+            try attempt()
+        } catch {
+            switch error.code {
+            case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
+                throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
+                                        publicLine: key.line,
+                                        restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+            case LIBSSH2_ERROR_FILE:
+                throw .badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
+            default:
+                throw .sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
+            }
+        }
+    }
+
+    /// Tries the agent's Ed25519 and ECDSA keys in its order; RSA and DSA keys are skipped
+    /// (libssh2 1.10.0 signs RSA only with ssh-rsa, which OpenSSH 8.8 and later refuse).
+    func authenticateWithAgent(_ session: SSHSession) throws(OCTunnelError) -> SSHPublicKey {
+        let target = settings.target
+        let socket = try AgentCheck.socket()
+        let agent: SSHAgent
+        let identities: [SSHAgent.Identity]
+        do {
+            agent = try SSHAgent(session: session)
+            try agent.connect()
+            identities = try agent.identities()
+        } catch {
+            throw AgentCheck.unreachable(socket, error)
+        }
+        let usable = identities.filter { AgentCheck.isUsable($0.key) }
+        let skipped = identities.filter { !AgentCheck.isUsable($0.key) }.map { AgentCheck.describe($0.key) }
+        guard let first = usable.first else { throw .agentHasNoUsableKeys(socket: socket, skipped: skipped) }
+        var tried: [String] = []
+        for identity in usable {
+            tried.append(identity.key.fingerprint)
+            do {
+                try agent.authenticate(user: target.user, with: identity)
+                return identity.key
+            } catch {
+                switch error.code {
+                case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
+                    continue
+                case LIBSSH2_ERROR_AGENT_PROTOCOL:
+                    throw .agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint) (\(error.message)); is it still running, or locked?")
+                default:
+                    throw .sshFailure(host: target.host, port: target.port, detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
+                }
+            }
+        }
+        throw .agentKeysNotAuthorized(user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
+                                      publicLine: first.key.line,
+                                      restrictedLine: restrictedAuthorizedKeysLine(first.key, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+    }
+}
