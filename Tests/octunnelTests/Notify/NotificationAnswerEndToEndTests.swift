@@ -9,6 +9,14 @@ import Testing
 /// the stand-in records the reply.
 @Suite("answer a permission from its desktop notification", .ownThreads, .timeLimit(.minutes(3)))
 struct NotificationAnswerEndToEndTests {
+    /// `tunnel up` through a real sshd to `backend` (its password in the environment), its
+    /// notifications on `desktop`.
+    static func desktopTunnel(to backend: OpenCodeStandIn, password: String, on desktop: DesktopSession) throws -> (fixture: TunnelFixture, tunnel: RunningProcess) {
+        let fixture = try TunnelFixture()
+        let environment = inheritedEnvironment.merging(desktop.environment) { $1 }.merging(["OPENCODE_PASSWORD": password]) { $1 }
+        return (fixture, try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"], environment: environment))
+    }
+
     @Test("1.x and 2.x: \"Allow always\" chosen on the notification reaches OpenCode once, said on stderr; chosen on one answered elsewhere first, it is said on stderr and in a follow-up notification, nothing sent",
           arguments: ["opencode1", "opencode2"])
     func answerFromDesktop(flavor: String) async throws {
@@ -17,10 +25,8 @@ struct NotificationAnswerEndToEndTests {
         let password = "pw-\(UUID().uuidString.prefix(8))"
         let backend = try OpenCodeStandIn(flavor: flavor, password: password)
         defer { backend.stop() }
-        let fixture = try TunnelFixture()
-        let environment = inheritedEnvironment.merging(desktop.environment) { $1 }.merging(["OPENCODE_PASSWORD": password]) { $1 }
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"], environment: environment)
-        defer { tunnel.stopGracefullyOrKill() }
+        let (fixture, tunnel) = try NotificationAnswerEndToEndTests.desktopTunnel(to: backend, password: password, on: desktop)
+        defer { tunnel.stopGracefullyOrKill(); withExtendedLifetime(fixture) {} }
         try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
 

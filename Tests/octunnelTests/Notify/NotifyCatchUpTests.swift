@@ -21,6 +21,17 @@ struct NotifyCatchUpTests {
         return directory.file("record.sh")
     }
 
+    /// `tunnel up` through a real sshd to `backend` (its password in the environment), every
+    /// notification recorded by `recorder` in a file of `scratch`.
+    static func recordingTunnel(to backend: OpenCodeStandIn, password: String, in scratch: TempDirectory) throws
+        -> (fixture: TunnelFixture, tunnel: RunningProcess, record: String) {
+        let fixture = try TunnelFixture()
+        let record = scratch.file("record")
+        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--notify-command", try recorder(in: scratch, file: record)],
+                                    environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        return (fixture, tunnel, record)
+    }
+
     static func records(_ file: String) -> [String] {
         ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
@@ -50,11 +61,8 @@ struct NotifyCatchUpTests {
         let password = "pw-\(UUID().uuidString.prefix(8))"
         let backend = try OpenCodeStandIn(flavor: flavor, password: password)
         defer { backend.stop() }
-        let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
-        let record = scratch.file("record")
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--notify-command", try Self.recorder(in: scratch, file: record)],
-                                    environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        let (fixture, tunnel, record) = try NotifyCatchUpTests.recordingTunnel(to: backend, password: password, in: scratch)
         defer { tunnel.stopGracefullyOrKill() }
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
 

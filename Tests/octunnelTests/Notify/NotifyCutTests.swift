@@ -42,11 +42,8 @@ struct NotifyCutTests {
         let password = "pw-\(UUID().uuidString.prefix(8))"
         let backend = try OpenCodeStandIn(flavor: flavor, password: password)
         defer { backend.stop() }
-        let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
-        let record = scratch.file("record")
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--notify-command", try NotifyCatchUpTests.recorder(in: scratch, file: record)],
-                                    environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        let (fixture, tunnel, record) = try NotifyCatchUpTests.recordingTunnel(to: backend, password: password, in: scratch)
         defer { tunnel.stopGracefullyOrKill() }
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
 
@@ -111,18 +108,14 @@ struct NotifyCutTests {
         let waiting = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"]))
         let question = backend.post("/standin/question", ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB", "options": []]]])
         #expect(question.status == 200 && question.body.contains(#""streams":0"#), "\(question)")
-        let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
-        let record = scratch.file("record")
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port", "--notify-command", try NotifyCatchUpTests.recorder(in: scratch, file: record)],
-                                    environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        let (fixture, tunnel, record) = try NotifyCatchUpTests.recordingTunnel(to: backend, password: password, in: scratch)
         defer { tunnel.stopGracefullyOrKill() }
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
         try #require(try await offPool { waitUntil(timeout: 20) { NotifyCatchUpTests.records(record).count >= 2 } }, "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
         let peers = Set(NotifyCatchUpTests.peers(backend))
         let seen = try #require(try await offPool { try Self.reconnect(fixture, backend, after: peers) }, "\(tunnel.stderrText)")
         let last = try #require(NotifyCatchUpTests.askUnheard(backend, "make last"))
-        let before = peers
         _ = try #require(try await offPool { try Self.reconnect(fixture, backend, after: seen) }, "\(tunnel.stderrText)")
         try #require(try await offPool { waitUntil(timeout: 30) { NotifyCatchUpTests.records(record).count >= 3 } }, "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
         let records = NotifyCatchUpTests.records(record)

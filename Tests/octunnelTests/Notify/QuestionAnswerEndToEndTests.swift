@@ -23,10 +23,8 @@ struct QuestionAnswerEndToEndTests {
         let password = "pw-\(UUID().uuidString.prefix(8))"
         let backend = try OpenCodeStandIn(flavor: flavor, password: password)
         defer { backend.stop() }
-        let fixture = try TunnelFixture()
-        let environment = inheritedEnvironment.merging(desktop.environment) { $1 }.merging(["OPENCODE_PASSWORD": password]) { $1 }
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"], environment: environment)
-        defer { tunnel.stopGracefullyOrKill() }
+        let (fixture, tunnel) = try NotificationAnswerEndToEndTests.desktopTunnel(to: backend, password: password, on: desktop)
+        defer { tunnel.stopGracefullyOrKill(); withExtendedLifetime(fixture) {} }
         try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
 
