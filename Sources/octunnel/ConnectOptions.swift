@@ -51,8 +51,9 @@ struct ConnectOptions: ParsableArguments {
         if agent && identity != nil { throw ValidationError("--agent and --identity cannot be combined: pick one way to sign in") }
         try refuseControlCharacters(identity, option: "--identity")
         try refuseControlCharacters(passwordFile, option: "--password-file")
-        guard (1...3600).contains(connectTimeout) else { throw ValidationError("--connect-timeout must be 1-3600 seconds") }
-        guard (1...600).contains(healthTimeout) else { throw ValidationError("--health-timeout must be 1-600 seconds") }
+        if let problem = OptionRange.connectTimeout.problem(connectTimeout) ?? OptionRange.healthTimeout.problem(healthTimeout) {
+            throw ValidationError(problem)
+        }
         if let expectFingerprint, !Fingerprint.isValid(expectFingerprint) {
             throw ValidationError("--expect-fingerprint must look like SHA256:<43 base64 characters>, as `ssh-keygen -lf` prints")
         }

@@ -47,7 +47,7 @@ extension HomeCommand {
         var allowLan = false
 
         func validate() throws {
-            guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
+            if let problem = OptionRange.keepalive.problem(keepalive) { throw ValidationError(problem) }
             if let homeHost { _ = try parseHostPort(homeHost.contains(":") ? "[\(homeHost)]" : homeHost) }
             _ = try additionalForwards()
         }

@@ -53,8 +53,8 @@ extension Tunnel {
 
         func validate() throws {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
-            guard (1...3600).contains(keepalive) else { throw ValidationError("--keepalive must be 1-3600 seconds") }
-            if let warm, !(0...64).contains(warm) { throw ValidationError("--warm must be 0-64 channels") }
+            if let problem = OptionRange.keepalive.problem(keepalive) { throw ValidationError(problem) }
+            if let warm, let problem = OptionRange.warm.problem(warm) { throw ValidationError(problem) }
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
