@@ -31,7 +31,7 @@ extension Tunnel {
         @Option(name: [.customShort("L"), .customLong("forward")],
                 help: ArgumentHelp("Another forward over the same session, as `ssh -L` writes it: this machine's PORT (on BIND) to HOST:HOSTPORT as the VPS sees it, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
                                    valueName: "[BIND:]PORT:HOST:HOSTPORT"))
-        var forward: [String] = []
+        var forward: [ForwardArgument<ListensHere>] = []
 
         @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
         var keepalive: Int = Defaults.keepaliveSeconds
@@ -61,10 +61,8 @@ extension Tunnel {
             _ = try additionalForwards()
         }
 
-        /// The -L forwards, parsed (a malformed one exits 64 with the parser's sentence).
-        private func additionalForwards() throws -> [Forward] {
-            try parseForwards(forward, direction: .local, defaultBind: bind ?? Defaults.bind)
-        }
+        /// The -L forwards, listening on --bind where they name no address.
+        private func additionalForwards() throws -> [Forward] { try forward.forwards(defaultBind: bind ?? Defaults.bind) }
 
         func run() throws {
             try runReportingErrors {
