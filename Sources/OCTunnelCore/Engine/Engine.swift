@@ -23,7 +23,7 @@ public final class Engine: @unchecked Sendable {
         do {
             loop = try EventLoop()
         } catch {
-            throw .cannotListen(bind: options.bind, port: options.localPort, reason: error.description)
+            throw .cannotListen(bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
         }
         self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,
                   waitsOutPenalty: options.waitsOutPenalty, locals: locals, remotes: [], onEvent: onEvent)
@@ -41,8 +41,8 @@ public final class Engine: @unchecked Sendable {
         }
         let all = RemoteForwardList()
         let waker = UncheckedLoop(loop: loop)
-        let remotes = try options.forwards.indices.map { (index) throws(OCTunnelError) -> RemoteForward in
-            try RemoteForward(options: options.one(index), emit: onEvent, forbidden: { error in
+        let remotes = try options.forwards.enumerated().map { (index, forward) throws(OCTunnelError) -> RemoteForward in
+            try RemoteForward(forward, index: index, options: options, emit: onEvent, forbidden: { error in
                 // The others serve on; the run ends once the VPS forbids every forward.
                 if all.forwards.allSatisfy({ $0.fatal != nil }) { loop.requestStop() } else { onEvent(.warning(error.localizedDescription)) }
             }, wake: { waker.loop.wakeUp() })

@@ -8,6 +8,10 @@
 /// program, an old key line) it is retried with backoff, naming the holder. While listening,
 /// the command's heartbeat (`octunnel-beat`) marks the session as the listener's.
 final class VPSListen {
+    /// The forward whose listen this is, and its place in the session's list (the key's
+    /// program names every one but the first by its listen).
+    private let forward: Forward
+    private let index: Int
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
     private let forbidden: (OCTunnelError) -> Void
@@ -35,19 +39,21 @@ final class VPSListen {
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     private(set) var fatal: OCTunnelError?
 
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, forbidden: @escaping (OCTunnelError) -> Void,
-         noteFailure: @escaping (String) -> Void) {
+    init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
+         forbidden: @escaping (OCTunnelError) -> Void, noteFailure: @escaping (String) -> Void) {
+        self.forward = forward
+        self.index = index
         self.options = options
         self.emit = emit
         self.forbidden = forbidden
         self.noteFailure = noteFailure
     }
 
-    private var remote: HostPort { options.remote }
+    private var remote: HostPort { forward.listen }
 
     /// `verb` for this forward's listen, as the key's program reads it.
     private func verb(_ verb: String) -> String {
-        PortReclaimProgram.command(verb, listen: remote, index: options.forwardIndex)
+        PortReclaimProgram.command(verb, listen: remote, index: index)
     }
 
     /// Where the VPS listens, as `status` says it: the bound port once listening.
@@ -142,7 +148,7 @@ final class VPSListen {
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
-            emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
+            emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: forward.target))
         case .refused(let policy?):
             let error = OCTunnelError.listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
             fatal = error

@@ -44,7 +44,7 @@ public struct UpRunner: Sendable {
     public init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
         emit = onEvent
         role = .home
-        home = options.home
+        home = options.openCode.target
         health = nil
         engine = try Engine(home: options) { onEvent(.engine($0)) }
     }
