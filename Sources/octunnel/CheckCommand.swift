@@ -27,7 +27,7 @@ extension Tunnel {
                 let directory = try self.directory.prepared()
                 let forwards = forward.isEmpty ? nil : try forward.forwards(defaultBind: Defaults.bind)
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         localPort: 0, forwards: forwards)
+                                                         localPort: 0) { $0.forwards = forwards }
                 let connection = try settings.signIn(directory: directory, say: Console.say)
                 let json = connect.json
                 let credentials = try settings.credentials(passwordFile: connect.passwordFile)

@@ -60,8 +60,9 @@ extension HomeCommand {
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
-                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect, homeHost: homeHost,
-                                                         forwards: forward.isEmpty ? nil : try additionalForwards())
+                let forwards = forward.isEmpty ? nil : try additionalForwards()
+                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect,
+                                                         homeHost: homeHost) { $0.forwards = forwards }
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)

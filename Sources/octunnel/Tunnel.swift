@@ -67,9 +67,10 @@ extension Tunnel {
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
+                let forwards = forward.isEmpty ? nil : try additionalForwards()
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         localPort: localPort, bind: bind,
-                                                         forwards: forward.isEmpty ? nil : try additionalForwards()) { flags in
+                                                         localPort: localPort, bind: bind) { flags in
+                    flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                     flags.pairPort = try? pairPortFlags.choice()
                 }
