@@ -62,8 +62,8 @@ public final class Engine: @unchecked Sendable {
                                loop: loop, forwards: locals + remotes, emit: onEvent)
     }
 
-    /// The ports this machine listens on, one per local forward in their order (useful with port 0).
-    public var localPorts: [Int] { locals.map(\.localPort) }
+    /// The ports this machine listens on, one per forward it listens for in their order (useful with port 0).
+    public var listenPorts: [Int] { locals.map(\.listenPort) }
 
     /// Why the VPS last refused the `index`th local forward (e.g. "administratively prohibited"),
     /// if it has; safe from any thread, so a health test can name the refusal instead of

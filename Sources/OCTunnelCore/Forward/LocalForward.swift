@@ -26,8 +26,8 @@ final class LocalForward: SessionForward, PollOwner {
     private var addedPorts = Set<Int>()
     private let addedLock = NSLock()
     /// The port actually listened on (useful with --local-port 0).
-    let localPort: Int
-    /// The addresses listened on beside the forward's own (::1), all on `localPort`.
+    let listenPort: Int
+    /// The addresses listened on beside the forward's own (::1), all on `listenPort`.
     let alsoLocal: [HostPort]
     private var listenerClosed = false
 
@@ -53,7 +53,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
         let (first, port) = try Sockets.listen(bind: forward.listen.host, port: forward.listen.port)
-        localPort = port
+        listenPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
         // IPv4 first, then ::1 on the port it got (--local-port 0 included), as `ssh -L` does.
@@ -93,7 +93,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// sockets up at its next round (the caller wakes it).
     func alsoListen(port: Int) -> AlsoListen {
         addedLock.lock(); defer { addedLock.unlock() }
-        guard port != localPort, !addedPorts.contains(port) else { return .already }
+        guard port != listenPort, !addedPorts.contains(port) else { return .already }
         guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
         var added: [OwnedDescriptor] = []
         var addresses: [HostPort] = []
@@ -127,7 +127,7 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: forward.listen.host, port: localPort), remote: forward.target, alsoLocal: alsoLocal,
+            emit(.forwarding(local: HostPort(host: forward.listen.host, port: listenPort), remote: forward.target, alsoLocal: alsoLocal,
                              openCode: forward.isOpenCode))
             announced = true
         }
@@ -197,9 +197,11 @@ final class LocalForward: SessionForward, PollOwner {
         return arrivals
     }
 
+    /// For `status`: the forward on the port it got, and the addresses beside it.
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: HostPort(host: forward.listen.host, port: localPort), alsoLocal: alsoLocal,
-                         remote: forward.target)
+        var running = forward
+        running.listen = HostPort(host: forward.listen.host, port: listenPort)
+        streams.describe(into: &snapshot, forward: running, alsoListening: alsoLocal)
     }
 
     private func closeListener() {
@@ -260,7 +262,7 @@ final class LocalForward: SessionForward, PollOwner {
                 if let first = waiting.first, let stream = streams[first] {
                     openOrigin = stream.peer
                 } else {
-                    openOrigin = (forward.listen.host, localPort)
+                    openOrigin = (forward.listen.host, listenPort)
                     pool.opening(now: now)
                 }
             }

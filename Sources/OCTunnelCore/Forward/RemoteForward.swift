@@ -86,8 +86,6 @@ final class RemoteForward: SessionForward, PollOwner {
         return true
     }
 
-    private var remote: HostPort { forward.listen }
-
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     var fatal: OCTunnelError? { listen.fatal }
 
@@ -155,9 +153,12 @@ final class RemoteForward: SessionForward, PollOwner {
         awaitingService.removeAll()
     }
 
-    /// For `home status`: the home port as `local`, the VPS listen as `remote`.
+    /// For `home status`: the forward as the VPS listens for it now, to where it goes now.
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: home, remote: listen.listening, alsoOpen: settingUp)
+        var running = forward
+        running.listen = listen.listening
+        running.target = home
+        streams.describe(into: &snapshot, forward: running, alsoOpen: settingUp)
     }
 
     // MARK: - Forwarded connections
@@ -174,7 +175,7 @@ final class RemoteForward: SessionForward, PollOwner {
             case .failed(let code): return live.fail(code)
             case .accepted(let channel):
                 let id = streams.newID()
-                emit(.clientOpened(id: id, peer: "VPS \(remote)"))
+                emit(.clientOpened(id: id, peer: "VPS \(forward.listen)"))
                 followService(now: now)
                 startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
             }

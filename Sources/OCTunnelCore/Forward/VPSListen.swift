@@ -49,15 +49,13 @@ final class VPSListen {
         self.noteFailure = noteFailure
     }
 
-    private var remote: HostPort { forward.listen }
-
     /// `verb` for this forward's listen, as the key's program reads it.
     private func verb(_ verb: String) -> String {
-        PortReclaimProgram.command(verb, listen: remote, index: index)
+        PortReclaimProgram.command(verb, listen: forward.listen, index: index)
     }
 
     /// Where the VPS listens, as `status` says it: the bound port once listening.
-    var listening: HostPort { listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote }
+    var listening: HostPort { listener.map { HostPort(host: forward.listen.host, port: $0.boundPort) } ?? forward.listen }
 
     /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
     /// one request on a live session; a dead session's port is taken back at once when the
@@ -131,7 +129,7 @@ final class VPSListen {
         retryAt = nil
         // The listen's state lives in the session: another forward's listen or open goes first.
         guard live.takeTurn(self) else { return }
-        let result = live.session.listen(host: remote.host, port: remote.port)
+        let result = live.session.listen(host: forward.listen.host, port: forward.listen.port)
         if case .wouldBlock = result { return }
         live.endTurn(self)
         switch result {
@@ -148,11 +146,11 @@ final class VPSListen {
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
-            emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: forward.target))
+            emit(.listening(remote: HostPort(host: forward.listen.host, port: listener.boundPort), home: forward.target))
         case .refused(let policy?):
-            let error = OCTunnelError.listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
+            let error = OCTunnelError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
             fatal = error
-            noteFailure("the VPS forbids listening on \(remote)")
+            noteFailure("the VPS forbids listening on \(forward.listen)")
             forbidden(error)
         case .refused(nil):
             // Ask the key's program what holds the port (and to end it if it is a dead session of ours).
@@ -208,13 +206,13 @@ final class VPSListen {
         guard live.isAlive else { return }
         if case .found(let report) = holder, report.portIsFree, immediateListens == 0 {
             immediateListens += 1
-            if report.result == .freed { emit(.portTakenBack(remote: remote, report: report)) }
+            if report.result == .freed { emit(.portTakenBack(remote: forward.listen, report: report)) }
             return listen(live, now: now)
         }
         immediateListens = 0
         let delay = policy.nextDelay(afterUptime: nil)
         retryAt = now + delay
-        noteFailure("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
-        emit(.listenRefused(remote: remote, retryIn: delay, holder: holder))
+        noteFailure("the VPS refused to listen on \(forward.listen) (the port is busy, or held for a dead session)")
+        emit(.listenRefused(remote: forward.listen, retryIn: delay, holder: holder))
     }
 }

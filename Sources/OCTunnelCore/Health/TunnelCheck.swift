@@ -84,7 +84,7 @@ public struct TunnelCheck: Sendable {
 
     /// OpenCode's forward: the forward, the health routes, the event stream.
     private func checkOpenCode(_ engine: Engine, _ collector: StageCollector) -> CheckResult {
-        var check = HealthCheck(localPort: engine.localPorts[0], remote: options.openCode.target, reverseCommand: options.reverseCommand(for: options.openCode),
+        var check = HealthCheck(localPort: engine.listenPorts[0], remote: options.openCode.target, reverseCommand: options.reverseCommand(for: options.openCode),
                                 timeout: healthTimeout, credentials: credentials)
         check.forwardRefusal = { engine.lastForwardRefusal(0) }
         let started = Date()
@@ -121,7 +121,7 @@ public struct TunnelCheck: Sendable {
         for (index, forward) in options.forwards.enumerated() where !forward.isOpenCode {
             let name = "forward \(forward.target)"
             let started = Date()
-            let reach = ForwardReach.probe(localPort: engine.localPorts[index], timeout: healthTimeout) {
+            let reach = ForwardReach.probe(localPort: engine.listenPorts[index], timeout: healthTimeout) {
                 engine.lastForwardRefusal(index)
             }
             let ms = Int(Date().timeIntervalSince(started) * 1000)
