@@ -4,7 +4,7 @@ import Foundation
 // asked or ahead of need (`ChannelPool`; its size and pacing are PoolDemand and OpenBackoff).
 
 /// The laptop side (`ssh -L`): a local listener whose every client gets a `direct-tcpip`
-/// channel to the remote port as the VPS sees it, joined to the client by a `ForwardedStream`.
+/// channel to the forward's target as the VPS sees it, joined to the client by a `ForwardedStream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
 /// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so channels are opened ahead of need (`ChannelPool`): a new client takes a
@@ -127,7 +127,7 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: forward.listen.host, port: listenPort), remote: forward.target, alsoLocal: alsoLocal,
+            emit(.forwarding(listen: HostPort(host: forward.listen.host, port: listenPort), target: forward.target, alsoListening: alsoLocal,
                              openCode: forward.isOpenCode))
             announced = true
         }
@@ -266,8 +266,8 @@ final class LocalForward: SessionForward, PollOwner {
                     pool.opening(now: now)
                 }
             }
-            let remote = forward.target
-            switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
+            let target = forward.target
+            switch live.session.openDirectTCPIP(host: target.host, port: target.port,
                                                 originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
@@ -287,11 +287,11 @@ final class LocalForward: SessionForward, PollOwner {
                 let client = takeNextWaiting(live, now: now).flatMap { streams[$0] }
                 if error.message.contains("connect failed") {
                     reportNothingListening(now: now)
-                    if let client { finish(client, live: live, reason: "nothing listens on VPS \(remote)") }
+                    if let client { finish(client, live: live, reason: "nothing listens on VPS \(target)") }
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
                     streams.noteFailure("the VPS refused the forward: \(error.message)")
-                    emit(.forwardRefused(remote: remote, reason: error.message))
+                    emit(.forwardRefused(target: target, reason: error.message))
                     if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
                 }
             }
@@ -313,7 +313,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteFailure("nothing listens on VPS \(forward.target)")
         guard now - lastNothingListening >= 5 else { return }
         lastNothingListening = now
-        emit(.nothingListening(remote: forward.target, reverseCommand: options.reverseCommand(for: forward)))
+        emit(.nothingListening(target: forward.target, reverseCommand: options.reverseCommand(for: forward)))
     }
 
     /// How long a client that has sent nothing may be passed over by ones that have.

@@ -269,7 +269,7 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.noteFailure("home \(home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
-            emit(.homeUnreachable(home: home, reason: reason, openCode: forward.isOpenCode))
+            emit(.homeUnreachable(target: home, reason: reason, openCode: forward.isOpenCode))
         }
         emit(.clientDropped(id: id, reason: "home \(home): \(reason)"))
         if options.httpErrors {

@@ -146,7 +146,7 @@ final class VPSListen {
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
-            emit(.listening(remote: HostPort(host: forward.listen.host, port: listener.boundPort), home: forward.target))
+            emit(.listening(listen: HostPort(host: forward.listen.host, port: listener.boundPort), target: forward.target))
         case .refused(let policy?):
             let error = OCTunnelError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
             fatal = error
@@ -206,13 +206,13 @@ final class VPSListen {
         guard live.isAlive else { return }
         if case .found(let report) = holder, report.portIsFree, immediateListens == 0 {
             immediateListens += 1
-            if report.result == .freed { emit(.portTakenBack(remote: forward.listen, report: report)) }
+            if report.result == .freed { emit(.portTakenBack(listen: forward.listen, report: report)) }
             return listen(live, now: now)
         }
         immediateListens = 0
         let delay = policy.nextDelay(afterUptime: nil)
         retryAt = now + delay
         noteFailure("the VPS refused to listen on \(forward.listen) (the port is busy, or held for a dead session)")
-        emit(.listenRefused(remote: forward.listen, retryIn: delay, holder: holder))
+        emit(.listenRefused(listen: forward.listen, retryIn: delay, holder: holder))
     }
 }
