@@ -43,9 +43,7 @@ extension ResolvedSettings {
 
     /// What the home machine runs for this VPS and these ports.
     public var reverse: ReverseCommand {
-        var reverse = ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
-        reverse.additionalForwards = otherForwards.map(\.homeSide)
-        return reverse
+        ReverseCommand(target: target, laptopForwards: forwards, homePort: homePort)
     }
 
     /// `tunnel up`'s engine options: without `--bind`, ::1 is listened on beside 127.0.0.1.

@@ -48,8 +48,6 @@ public struct TunnelOptions: Sendable {
     /// OpenCode's goes to `homePort`; another one's home port is taken to be its local one (3000
     /// here, 3000 at home), as a dev server's usually is.
     public func reverseCommand(for forward: Forward) -> String {
-        let home = forward.homeSide
-        return ReverseCommand(target: connection.target, remoteHost: home.listen.host, remotePort: home.listen.port,
-                              homePort: forward.isOpenCode ? homePort : home.target.port).render(.ssh)
+        ReverseCommand(target: connection.target, laptopForwards: [forward], homePort: homePort).render(.ssh)
     }
 }
