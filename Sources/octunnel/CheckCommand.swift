@@ -16,18 +16,18 @@ extension Tunnel {
         @Option(name: [.customShort("L"), .customLong("forward")],
                 help: ArgumentHelp("Also check this forward of `tunnel up -L`, as written there (repeatable; default: the saved ones).",
                                    valueName: "[BIND:]PORT:HOST:HOSTPORT"))
-        var forward: [String] = []
+        var forward: [ForwardArgument<ListensHere>] = []
 
         func validate() throws {
-            _ = try parseForwards(forward, direction: .local, defaultBind: Defaults.bind)
+            _ = try forward.forwards(defaultBind: Defaults.bind)
         }
 
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
-                let forwards = forward.isEmpty ? nil : try parseForwards(forward, direction: .local, defaultBind: Defaults.bind)
+                let forwards = forward.isEmpty ? nil : try forward.forwards(defaultBind: Defaults.bind)
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         localPort: 0, forwards: forwards)
+                                                         localPort: 0) { $0.forwards = forwards }
                 let connection = try settings.signIn(directory: directory, say: Console.say)
                 let json = connect.json
                 let credentials = try settings.credentials(passwordFile: connect.passwordFile)

@@ -41,7 +41,7 @@ extension HomeCommand {
         @Option(name: [.customShort("R"), .customLong("forward")],
                 help: ArgumentHelp("Another forward over the same session, as `ssh -R` writes it: the VPS listens on VPS_BIND:VPS_PORT and each connection goes to HOST:HOME_PORT here, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
                                    valueName: "[VPS_BIND:]VPS_PORT:HOST:HOME_PORT"))
-        var forward: [String] = []
+        var forward: [ForwardArgument<ListensOnVPS>] = []
 
         @Flag(help: "Allow a -R listen on a VPS address other than loopback (anyone who reaches the VPS could use it).")
         var allowLan = false
@@ -52,16 +52,17 @@ extension HomeCommand {
             _ = try additionalForwards()
         }
 
-        /// The -R forwards, parsed (a malformed one exits 64 with the parser's sentence).
+        /// The -R forwards, listening on the VPS's --remote-host where they name no address.
         private func additionalForwards() throws -> [Forward] {
-            try parseForwards(forward, direction: .remote, defaultBind: targetOptions.remoteHost ?? Defaults.remoteHost)
+            try forward.forwards(defaultBind: targetOptions.remoteHost ?? Defaults.remoteHost)
         }
 
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
-                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect, homeHost: homeHost,
-                                                         forwards: forward.isEmpty ? nil : try additionalForwards())
+                let forwards = forward.isEmpty ? nil : try additionalForwards()
+                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect,
+                                                         homeHost: homeHost) { $0.forwards = forwards }
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)

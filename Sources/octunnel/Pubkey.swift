@@ -25,11 +25,11 @@ struct Pubkey: ParsableCommand {
 
     @Option(name: [.customShort("L"), .customLong("tunnel-forward")],
             help: ArgumentHelp("With --restrict: also allow this forward of `tunnel up -L`, as written there (repeatable).", valueName: "[BIND:]PORT:HOST:HOSTPORT"))
-    var tunnelForward: [String] = []
+    var tunnelForward: [ForwardArgument<ListensHere>] = []
 
     @Option(name: [.customShort("R"), .customLong("home-forward")],
             help: ArgumentHelp("With --restrict --listen: also allow this forward of `home up -R`, as written there (repeatable).", valueName: "[VPS_BIND:]VPS_PORT:HOST:HOME_PORT"))
-    var homeForward: [String] = []
+    var homeForward: [ForwardArgument<ListensOnVPS>] = []
 
     @Flag(help: "With --restrict: allow a -L or -R listen off loopback, as `tunnel up --allow-lan` / `home up --allow-lan` do.")
     var allowLan = false
@@ -50,8 +50,7 @@ struct Pubkey: ParsableCommand {
         let remote = HostPort(host: remoteHost, port: remotePort)
         let openCode = listen ? Forward(direction: .remote, listen: remote, target: HostPort(host: Defaults.homeHost, port: Defaults.homePort), isOpenCode: true)
             : Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: Defaults.localPort), target: remote, isOpenCode: true)
-        let others = listen ? try parseForwards(homeForward, direction: .remote, defaultBind: remoteHost)
-            : try parseForwards(tunnelForward, direction: .local, defaultBind: Defaults.bind)
+        let others = listen ? try homeForward.forwards(defaultBind: remoteHost) : try tunnelForward.forwards(defaultBind: Defaults.bind)
         return try checkForwards([openCode] + others, allowLAN: allowLan)
     }
 

@@ -39,19 +39,6 @@ func parseTarget(_ text: String) throws -> SSHTarget {
     }
 }
 
-/// Parses `-L` / `-R` forwards in validate(), so mistakes exit 64 with the parser's own sentence.
-func parseForwards(_ texts: [String], direction: Forward.Direction, defaultBind: String) throws -> [Forward] {
-    var forwards: [Forward] = []
-    for text in texts {
-        do {
-            forwards.append(try Forward.parse(text, direction: direction, defaultBind: defaultBind))
-        } catch {
-            throw ValidationError(error.message)
-        }
-    }
-    return forwards
-}
-
 /// Checks a session's forwards together in validate() (`Forward.check`: a port twice, a listen
 /// off loopback without --allow-lan), so `pubkey` refuses what `tunnel up` and `home up` refuse.
 @discardableResult

@@ -31,7 +31,7 @@ extension Tunnel {
         @Option(name: [.customShort("L"), .customLong("forward")],
                 help: ArgumentHelp("Another forward over the same session, as `ssh -L` writes it: this machine's PORT (on BIND) to HOST:HOSTPORT as the VPS sees it, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
                                    valueName: "[BIND:]PORT:HOST:HOSTPORT"))
-        var forward: [String] = []
+        var forward: [ForwardArgument<ListensHere>] = []
 
         @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
         var keepalive: Int = Defaults.keepaliveSeconds
@@ -61,17 +61,16 @@ extension Tunnel {
             _ = try additionalForwards()
         }
 
-        /// The -L forwards, parsed (a malformed one exits 64 with the parser's sentence).
-        private func additionalForwards() throws -> [Forward] {
-            try parseForwards(forward, direction: .local, defaultBind: bind ?? Defaults.bind)
-        }
+        /// The -L forwards, listening on --bind where they name no address.
+        private func additionalForwards() throws -> [Forward] { try forward.forwards(defaultBind: bind ?? Defaults.bind) }
 
         func run() throws {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
+                let forwards = forward.isEmpty ? nil : try additionalForwards()
                 let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         localPort: localPort, bind: bind,
-                                                         forwards: forward.isEmpty ? nil : try additionalForwards()) { flags in
+                                                         localPort: localPort, bind: bind) { flags in
+                    flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                     flags.pairPort = try? pairPortFlags.choice()
                 }

@@ -25,11 +25,10 @@ struct TunnelTargetOptions: ParsableArguments {
     /// The settings of this run of `role` (flag, saved, ssh config, default; `ResolvedSettings`),
     /// its notes said on stderr; no target at all is a usage error (64).
     func resolve(_ role: Role, directory: OctunnelDirectory, profile: ProfileName, connect: ConnectOptions? = nil,
-                 localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil, forwards: [Forward]? = nil,
+                 localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil,
                  more: (inout SettingsFlags) -> Void = { _ in }) throws -> ResolvedSettings {
         var flags = SettingsFlags(profile: profile, target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,
                                   localPort: localPort, bind: bind, homeHost: homeHost)
-        flags.forwards = forwards
         connect?.signInFlags(into: &flags)
         more(&flags)
         do {

@@ -13,7 +13,7 @@ extension StatusSnapshot {
         }
         // The forwards beside OpenCode's, each with its own counts.
         for forward in forwards.dropFirst() {
-            let path = role == .home ? "VPS \(forward.remote) → \(forward.local)" : "\(forward.local) → VPS \(forward.remote)"
+            let path = role == .home ? "VPS \(forward.forward.listen) → \(forward.forward.target)" : "\(forward.forward.listen) → VPS \(forward.forward.target)"
             var text = "\(path) · \(Self.count(forward.totalConnections, "connection")) · \(Self.bytes(forward.bytesIn)) in"
             if let error = forward.lastError { text += " · last error: \(error)" }
             row("forwarding", text)

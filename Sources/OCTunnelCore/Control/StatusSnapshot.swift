@@ -47,9 +47,9 @@ public struct StatusSnapshot: Sendable, Equatable {
 
     /// One forward of the session, as it counts for itself (`status` shows each one).
     public struct ForwardStatus: Sendable, Equatable {
-        /// Where its clients connect (laptop) or where the VPS listens (home), and where its bytes go.
-        public var local: HostPort
-        public var remote: HostPort
+        /// The forward as it runs: `listen` with the port actually bound, `target` where its
+        /// connections go now (at home: where OpenCode 2's service moved, if it did).
+        public var forward: Forward
         public var openConnections: Int
         public var totalConnections: Int
         public var bytesIn: Int
@@ -57,16 +57,23 @@ public struct StatusSnapshot: Sendable, Equatable {
         /// Its own last failure (a refused forward, nothing listening behind the VPS).
         public var lastError: String?
 
-        public init(local: HostPort, remote: HostPort, openConnections: Int = 0, totalConnections: Int = 0,
+        public init(_ forward: Forward, openConnections: Int = 0, totalConnections: Int = 0,
                     bytesIn: Int = 0, bytesOut: Int = 0, lastError: String? = nil) {
-            self.local = local
-            self.remote = remote
+            self.forward = forward
             self.openConnections = openConnections
             self.totalConnections = totalConnections
             self.bytesIn = bytesIn
             self.bytesOut = bytesOut
             self.lastError = lastError
         }
+
+        /// This machine's end, `status --json`'s `local`: where clients connect (`-L`: its
+        /// listen) or where connections go at home (`-R`: its target).
+        public var thisMachineEnd: HostPort { forward.direction == .local ? forward.listen : forward.target }
+
+        /// The VPS's end, `status --json`'s `remote`: where a `-L` goes (its target) or where a
+        /// `-R` listens (its listen).
+        public var vpsEnd: HostPort { forward.vpsEnd }
     }
 
     public var role: Role
@@ -84,11 +91,15 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var connectedSince: Date?
     /// Seconds until the next connection attempt (state `disconnected` only).
     public var retryIn: Double?
-    /// Where clients connect (laptop: the local listener) and where their bytes go: the first
-    /// forward's (OpenCode's); the counts below are the sums over every forward.
+    /// OpenCode's forward's end on this machine, `status --json`'s `local` (kept for scripts; an
+    /// alias of `forwards[0].thisMachineEnd`): where clients connect (`tunnel`: its listen) or
+    /// OpenCode at home (`home`: its target). The counts below are the sums over every forward.
     public var local: HostPort?
-    /// More addresses clients connect to, on `local`'s port (::1 beside 127.0.0.1).
+    /// More addresses clients connect to, on `local`'s port (::1 beside 127.0.0.1; `tunnel` only).
     public var alsoLocal: [HostPort] = []
+    /// OpenCode's forward's end on the VPS, `status --json`'s `remote` (an alias of
+    /// `forwards[0].vpsEnd`): where it goes (`tunnel`: its target) or where the VPS listens
+    /// (`home`: its listen).
     public var remote: HostPort?
     /// Connections open now (waiting for a channel included) and accepted since start.
     public var openConnections: Int
@@ -170,7 +181,8 @@ extension StatusSnapshot {
             "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
         object["forwards"] = forwards.map { forward -> [String: Any] in
-            ["local": forward.local.description, "remote": forward.remote.description,
+            ["listen": forward.forward.listen.description, "target": forward.forward.target.description, "openCode": forward.forward.isOpenCode,
+             "local": forward.thisMachineEnd.description, "remote": forward.vpsEnd.description,
              "openConnections": forward.openConnections, "totalConnections": forward.totalConnections,
              "bytesIn": forward.bytesIn, "bytesOut": forward.bytesOut, "lastError": orNull(forward.lastError)]
         }
@@ -222,11 +234,10 @@ extension StatusSnapshot {
         lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
         lastNetworkEvent = string("lastNetworkEvent")
         lastNetworkEventAt = string("lastNetworkEventAt").flatMap(Self.parseDate)
-        forwards = (object["forwards"] as? [[String: Any]] ?? []).compactMap { item in
-            guard let local = (item["local"] as? String).flatMap({ try? HostPort.parse($0) }),
-                  let remote = (item["remote"] as? String).flatMap({ try? HostPort.parse($0) }) else { return nil }
+        forwards = (object["forwards"] as? [[String: Any]] ?? []).enumerated().compactMap { index, item in
+            guard let forward = Self.forward(item, role: role, index: index) else { return nil }
             func count(_ key: String) -> Int { (item[key] as? NSNumber)?.intValue ?? 0 }
-            return ForwardStatus(local: local, remote: remote, openConnections: count("openConnections"),
+            return ForwardStatus(forward, openConnections: count("openConnections"),
                                  totalConnections: count("totalConnections"), bytesIn: count("bytesIn"), bytesOut: count("bytesOut"),
                                  lastError: item["lastError"] as? String)
         }
@@ -241,6 +252,21 @@ extension StatusSnapshot {
             return Notified(kind: kind, text: text, at: at)
         }
         permissionsWaiting = (object["permissionsWaiting"] as? Int).map { max(0, $0) }
+    }
+
+    /// One item of `forwards` as a `Forward`: its `listen` and `target`, else (a status from
+    /// before them) its `local` and `remote`, which end is which said by the role; OpenCode's is
+    /// the first unless `openCode` says.
+    private static func forward(_ item: [String: Any], role: Role, index: Int) -> Forward? {
+        func address(_ key: String) -> HostPort? { (item[key] as? String).flatMap { try? HostPort.parse($0) } }
+        let direction: Forward.Direction = role == .tunnel ? .local : .remote
+        let isOpenCode = item["openCode"] as? Bool ?? (index == 0)
+        if let listen = address("listen"), let target = address("target") {
+            return Forward(direction: direction, listen: listen, target: target, isOpenCode: isOpenCode)
+        }
+        guard let local = address("local"), let remote = address("remote") else { return nil }
+        return direction == .local ? Forward(direction: direction, listen: local, target: remote, isOpenCode: isOpenCode)
+            : Forward(direction: direction, listen: remote, target: local, isOpenCode: isOpenCode)
     }
 
     /// ISO 8601 in UTC with milliseconds (`2026-11-22T15:25:23.120Z`), without ICU (`UTCTimestamp`).

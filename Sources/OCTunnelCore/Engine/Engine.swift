@@ -23,7 +23,7 @@ public final class Engine: @unchecked Sendable {
         do {
             loop = try EventLoop()
         } catch {
-            throw .cannotListen(bind: options.bind, port: options.localPort, reason: error.description)
+            throw .cannotListen(bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
         }
         self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,
                   waitsOutPenalty: options.waitsOutPenalty, locals: locals, remotes: [], onEvent: onEvent)
@@ -41,8 +41,8 @@ public final class Engine: @unchecked Sendable {
         }
         let all = RemoteForwardList()
         let waker = UncheckedLoop(loop: loop)
-        let remotes = try options.forwards.indices.map { (index) throws(OCTunnelError) -> RemoteForward in
-            try RemoteForward(options: options.one(index), emit: onEvent, forbidden: { error in
+        let remotes = try options.forwards.enumerated().map { (index, forward) throws(OCTunnelError) -> RemoteForward in
+            try RemoteForward(forward, index: index, options: options, emit: onEvent, forbidden: { error in
                 // The others serve on; the run ends once the VPS forbids every forward.
                 if all.forwards.allSatisfy({ $0.fatal != nil }) { loop.requestStop() } else { onEvent(.warning(error.localizedDescription)) }
             }, wake: { waker.loop.wakeUp() })
@@ -62,8 +62,8 @@ public final class Engine: @unchecked Sendable {
                                loop: loop, forwards: locals + remotes, emit: onEvent)
     }
 
-    /// The ports this machine listens on, one per local forward in their order (useful with port 0).
-    public var localPorts: [Int] { locals.map(\.localPort) }
+    /// The ports this machine listens on, one per forward it listens for in their order (useful with port 0).
+    public var listenPorts: [Int] { locals.map(\.listenPort) }
 
     /// Why the VPS last refused the `index`th local forward (e.g. "administratively prohibited"),
     /// if it has; safe from any thread, so a health test can name the refusal instead of

@@ -22,14 +22,14 @@ extension EngineEvent {
             }
         case .connected(let target, let info):
             return "connected to \(target.hostPort) (\(info.cipher), \(info.mac))"
-        case .forwarding(let local, let remote, let alsoLocal, _):
-            return "forwarding \(([local] + alsoLocal).map(\.description).joined(separator: " and ")) → VPS \(remote)"
+        case .forwarding(let listen, let target, let alsoListening, _):
+            return "forwarding \(([listen] + alsoListening).map(\.description).joined(separator: " and ")) → VPS \(target)"
         case .disconnected(let reason, let retryIn):
             return "disconnected: \(reason.text); retrying in \(String(format: "%.1f", retryIn)) s"
-        case .nothingListening(let remote, let command):
-            return "nothing listens on VPS \(remote): the home machine's reverse tunnel is probably down. On the home machine run:\n  \(command)"
-        case .forwardRefused(let remote, let reason):
-            return "the VPS refused to forward to \(remote) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
+        case .nothingListening(let target, let command):
+            return "nothing listens on VPS \(target): the home machine's reverse tunnel is probably down. On the home machine run:\n  \(command)"
+        case .forwardRefused(let target, let reason):
+            return "the VPS refused to forward to \(target) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
         case .clientOpened(let id, let peer):
             return "connection \(id) from \(peer)"
         case .clientClosed(let id, let sent, let received):
@@ -48,12 +48,12 @@ extension EngineEvent {
             return moment.line
         case .notice(let text):
             return text
-        case .listening(let remote, let home):
-            return "VPS \(remote) → home \(home)"
-        case .listenRefused(let remote, let retryIn, let holder):
-            return "the VPS refused to listen on \(remote): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
-        case .portTakenBack(let remote, let report):
-            return "VPS \(remote) taken back: \(report.summary); listening again"
+        case .listening(let listen, let target):
+            return "VPS \(listen) → home \(target)"
+        case .listenRefused(let listen, let retryIn, let holder):
+            return "the VPS refused to listen on \(listen): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
+        case .portTakenBack(let listen, let report):
+            return "VPS \(listen) taken back: \(report.summary); listening again"
         case .homeUnreachable(let home, let reason, let openCode):
             let answer = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode)
             guard openCode else { return "the app forwarded to \(home) is not running on this machine: \(answer.error) (\(reason)); \(answer.fix)" }
@@ -77,17 +77,17 @@ extension EngineEvent {
             return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
                     "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
                     "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange].merging(info.hostKeyTrustJSON) { $1 }
-        case .forwarding(let local, let remote, let alsoLocal, let openCode):
-            return ["event": "forwarding", "status": "connected", "localHost": local.host, "localPort": local.port,
-                    "localHosts": ([local] + alsoLocal).map(\.host),
-                    "remoteHost": remote.host, "remotePort": remote.port, "openCode": openCode]
+        case .forwarding(let listen, let target, let alsoListening, let openCode):
+            return ["event": "forwarding", "status": "connected", "localHost": listen.host, "localPort": listen.port,
+                    "localHosts": ([listen] + alsoListening).map(\.host),
+                    "remoteHost": target.host, "remotePort": target.port, "openCode": openCode]
         case .disconnected(let reason, let retryIn):
             return ["event": "disconnected", "status": "disconnected", "reason": reason.text, "retryIn": (retryIn * 10).rounded() / 10]
-        case .nothingListening(let remote, let command):
-            return ["event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(remote)",
-                    "remoteHost": remote.host, "remotePort": remote.port, "reverseCommand": command]
-        case .forwardRefused(let remote, let reason):
-            return ["event": "forwardRefused", "status": "error", "message": reason, "remoteHost": remote.host, "remotePort": remote.port]
+        case .nothingListening(let target, let command):
+            return ["event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(target)",
+                    "remoteHost": target.host, "remotePort": target.port, "reverseCommand": command]
+        case .forwardRefused(let target, let reason):
+            return ["event": "forwardRefused", "status": "error", "message": reason, "remoteHost": target.host, "remotePort": target.port]
         case .clientOpened(let id, let peer):
             return ["event": "clientOpened", "id": id, "peer": peer]
         case .clientClosed(let id, let sent, let received):
@@ -110,16 +110,16 @@ extension EngineEvent {
             if let title = moment.title { object["title"] = OutsideText.shown(title, limit: 200) }
             if let directory = moment.directory { object["directory"] = OutsideText.shown(directory, limit: 500) }
             return object
-        case .listening(let remote, let home):
-            return ["event": "listening", "status": "connected", "remoteHost": remote.host, "remotePort": remote.port,
-                    "homeHost": home.host, "homePort": home.port]
-        case .listenRefused(let remote, let retryIn, let holder):
-            return ["event": "listenRefused", "status": "error", "message": "the VPS refused to listen on \(remote) (port busy)",
-                    "remoteHost": remote.host, "remotePort": remote.port, "retryIn": (retryIn * 10).rounded() / 10]
+        case .listening(let listen, let target):
+            return ["event": "listening", "status": "connected", "remoteHost": listen.host, "remotePort": listen.port,
+                    "homeHost": target.host, "homePort": target.port]
+        case .listenRefused(let listen, let retryIn, let holder):
+            return ["event": "listenRefused", "status": "error", "message": "the VPS refused to listen on \(listen) (port busy)",
+                    "remoteHost": listen.host, "remotePort": listen.port, "retryIn": (retryIn * 10).rounded() / 10]
                 .merging(holder.jsonObject) { $1 }
-        case .portTakenBack(let remote, let report):
-            return ["event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": remote.host,
-                    "remotePort": remote.port, "client": report.client ?? "", "pid": report.pid ?? 0]
+        case .portTakenBack(let listen, let report):
+            return ["event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": listen.host,
+                    "remotePort": listen.port, "client": report.client ?? "", "pid": report.pid ?? 0]
         case .homeUnreachable(let home, let reason, let openCode):
             return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode).error,
                     "reason": reason, "homeHost": home.host, "homePort": home.port]

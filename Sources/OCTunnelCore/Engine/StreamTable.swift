@@ -153,19 +153,19 @@ final class StreamTable {
         hasUndeliveredData = false
     }
 
-    /// A forward's part of a `status` snapshot: its `local` and `remote` ends, connections
-    /// open (`alsoOpen`: those outside the table) and since start, bytes both ways (finished
-    /// and open streams), its last failure, the stalls.
-    func describe(into snapshot: inout StatusSnapshot, local: HostPort, alsoLocal: [HostPort] = [], remote: HostPort,
-                  alsoOpen: Int = 0) {
-        // The first forward (OpenCode's) names the session's local and remote; counts add up.
+    /// A forward's part of a `status` snapshot: `forward` as it runs (its bound listen, its
+    /// target now), the addresses it also listens on, connections open (`alsoOpen`: those
+    /// outside the table) and since start, bytes both ways (finished and open streams), its
+    /// last failure, the stalls.
+    func describe(into snapshot: inout StatusSnapshot, forward running: Forward, alsoListening: [HostPort] = [], alsoOpen: Int = 0) {
+        var forward = StatusSnapshot.ForwardStatus(running, openConnections: streams.count + alsoOpen, totalConnections: issued)
+        // The first forward (OpenCode's) gives the session's `local` and `remote`, kept for
+        // scripts; counts add up.
         if snapshot.forwards.isEmpty {
-            snapshot.local = local
-            snapshot.alsoLocal = alsoLocal
-            snapshot.remote = remote
+            snapshot.local = forward.thisMachineEnd
+            snapshot.alsoLocal = alsoListening
+            snapshot.remote = forward.vpsEnd
         }
-        var forward = StatusSnapshot.ForwardStatus(local: local, remote: remote, openConnections: streams.count + alsoOpen,
-                                                   totalConnections: issued)
         counters.describe(into: &forward, open: streams.values)
         if let lastError = counters.lastError { snapshot.noteError(lastError.text, at: lastError.at) }
         snapshot.openConnections += forward.openConnections

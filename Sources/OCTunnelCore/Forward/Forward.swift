@@ -46,34 +46,10 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         host.unicodeScalars.contains(":") ? "[\(host)]" : host
     }
 
-    /// Parses `[BIND:]PORT:HOST:HOSTPORT`, an IPv6 address in brackets (`[::1]:3000:[::1]:3000`);
-    /// without BIND the listening end binds `defaultBind`. PORT may be 0 only for `-L` (a free
-    /// port is picked); HOSTPORT is never 0.
+    /// Parses `[BIND:]PORT:HOST:HOSTPORT` (`ForwardSpec`) and binds `defaultBind` when BIND is
+    /// not written: for a value read from a file, where nothing else can give the bind.
     public static func parse(_ text: String, direction: Direction, defaultBind: String) throws(TargetParseError) -> Forward {
-        let fields = try split(text)
-        let usage = "\(direction.flag) \"\(OutsideText.shown(text, limit: 100))\" is not [BIND:]PORT:HOST:HOSTPORT"
-        guard fields.count == 3 || fields.count == 4 else { throw .init(usage) }
-        let bind = fields.count == 4 ? fields[0] : defaultBind
-        let rest = fields.suffix(3)
-        let listenPort = try HostPort.parsePort(rest[rest.startIndex], allowZero: direction == .local)
-        let host = rest[rest.startIndex + 1]
-        let targetPort = try HostPort.parsePort(rest[rest.startIndex + 2])
-        guard !bind.isEmpty, !host.isEmpty else { throw .init(usage) }
-        try HostPort.validateHost(bind)
-        try HostPort.validateHost(host)
-        let listen = direction == .local ? try localListenAddress(bind, text: text) : bind
-        return Forward(direction: direction, listen: HostPort(host: listen, port: listenPort), target: HostPort(host: host, port: targetPort))
-    }
-
-    /// Where this machine listens for a `-L`: an IP address, as the listener binds it;
-    /// `localhost` is its IPv4 loopback (127.0.0.1). A name is refused here, at validation, not
-    /// when the listen fails after connecting.
-    private static func localListenAddress(_ bind: String, text: String) throws(TargetParseError) -> String {
-        if bind.lowercased() == "localhost" { return Defaults.bind }
-        guard Syscall.addressBytes(bind) != nil else {
-            throw .init("-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
-        }
-        return bind
+        try ForwardSpec.parse(text, direction: direction).forward(defaultBind: defaultBind)
     }
 
     /// The VPS's end of this forward, the one a key line names: what a `-L` opens there (its
@@ -85,26 +61,6 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         var ends: [HostPort] = []
         for forward in forwards where !ends.contains(forward.vpsEnd) { ends.append(forward.vpsEnd) }
         return ends
-    }
-
-    /// Splits on `:` outside brackets, the brackets taken off.
-    private static func split(_ text: String) throws(TargetParseError) -> [String] {
-        var fields: [String] = []
-        var field = String.UnicodeScalarView()
-        var bracketed = false
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "[" where field.isEmpty && !bracketed: bracketed = true
-            case "]" where bracketed: bracketed = false
-            case ":" where !bracketed:
-                fields.append(String(field))
-                field = String.UnicodeScalarView()
-            default: field.append(scalar)
-            }
-        }
-        guard !bracketed else { throw .init("missing ] in \"\(OutsideText.shown(text, limit: 100))\"") }
-        fields.append(String(field))
-        return fields
     }
 
     /// `validate` for a command: a problem is `badForward` (exit 64). `allowLAN` counts as given

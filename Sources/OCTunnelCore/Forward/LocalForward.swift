@@ -4,7 +4,7 @@ import Foundation
 // asked or ahead of need (`ChannelPool`; its size and pacing are PoolDemand and OpenBackoff).
 
 /// The laptop side (`ssh -L`): a local listener whose every client gets a `direct-tcpip`
-/// channel to the remote port as the VPS sees it, joined to the client by a `ForwardedStream`.
+/// channel to the forward's target as the VPS sees it, joined to the client by a `ForwardedStream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
 /// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so channels are opened ahead of need (`ChannelPool`): a new client takes a
@@ -26,8 +26,8 @@ final class LocalForward: SessionForward, PollOwner {
     private var addedPorts = Set<Int>()
     private let addedLock = NSLock()
     /// The port actually listened on (useful with --local-port 0).
-    let localPort: Int
-    /// The addresses listened on beside the forward's own (::1), all on `localPort`.
+    let listenPort: Int
+    /// The addresses listened on beside the forward's own (::1), all on `listenPort`.
     let alsoLocal: [HostPort]
     private var listenerClosed = false
 
@@ -53,7 +53,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
         let (first, port) = try Sockets.listen(bind: forward.listen.host, port: forward.listen.port)
-        localPort = port
+        listenPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
         // IPv4 first, then ::1 on the port it got (--local-port 0 included), as `ssh -L` does.
@@ -93,7 +93,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// sockets up at its next round (the caller wakes it).
     func alsoListen(port: Int) -> AlsoListen {
         addedLock.lock(); defer { addedLock.unlock() }
-        guard port != localPort, !addedPorts.contains(port) else { return .already }
+        guard port != listenPort, !addedPorts.contains(port) else { return .already }
         guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
         var added: [OwnedDescriptor] = []
         var addresses: [HostPort] = []
@@ -127,7 +127,7 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(local: HostPort(host: forward.listen.host, port: localPort), remote: forward.target, alsoLocal: alsoLocal,
+            emit(.forwarding(listen: HostPort(host: forward.listen.host, port: listenPort), target: forward.target, alsoListening: alsoLocal,
                              openCode: forward.isOpenCode))
             announced = true
         }
@@ -197,9 +197,11 @@ final class LocalForward: SessionForward, PollOwner {
         return arrivals
     }
 
+    /// For `status`: the forward on the port it got, and the addresses beside it.
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: HostPort(host: forward.listen.host, port: localPort), alsoLocal: alsoLocal,
-                         remote: forward.target)
+        var running = forward
+        running.listen = HostPort(host: forward.listen.host, port: listenPort)
+        streams.describe(into: &snapshot, forward: running, alsoListening: alsoLocal)
     }
 
     private func closeListener() {
@@ -260,12 +262,12 @@ final class LocalForward: SessionForward, PollOwner {
                 if let first = waiting.first, let stream = streams[first] {
                     openOrigin = stream.peer
                 } else {
-                    openOrigin = (forward.listen.host, localPort)
+                    openOrigin = (forward.listen.host, listenPort)
                     pool.opening(now: now)
                 }
             }
-            let remote = forward.target
-            switch live.session.openDirectTCPIP(host: remote.host, port: remote.port,
+            let target = forward.target
+            switch live.session.openDirectTCPIP(host: target.host, port: target.port,
                                                 originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
@@ -285,11 +287,11 @@ final class LocalForward: SessionForward, PollOwner {
                 let client = takeNextWaiting(live, now: now).flatMap { streams[$0] }
                 if error.message.contains("connect failed") {
                     reportNothingListening(now: now)
-                    if let client { finish(client, live: live, reason: "nothing listens on VPS \(remote)") }
+                    if let client { finish(client, live: live, reason: "nothing listens on VPS \(target)") }
                 } else {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
                     streams.noteFailure("the VPS refused the forward: \(error.message)")
-                    emit(.forwardRefused(remote: remote, reason: error.message))
+                    emit(.forwardRefused(target: target, reason: error.message))
                     if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
                 }
             }
@@ -311,7 +313,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteFailure("nothing listens on VPS \(forward.target)")
         guard now - lastNothingListening >= 5 else { return }
         lastNothingListening = now
-        emit(.nothingListening(remote: forward.target, reverseCommand: options.reverseCommand(for: forward)))
+        emit(.nothingListening(target: forward.target, reverseCommand: options.reverseCommand(for: forward)))
     }
 
     /// How long a client that has sent nothing may be passed over by ones that have.

@@ -8,9 +8,11 @@ import Foundation
 ///
 /// The listen is asked again on every new session, and a refusal dealt with, by `VPSListen`.
 final class RemoteForward: SessionForward, PollOwner {
+    /// This forward: where the VPS listens, and where at home its connections go.
+    let forward: Forward
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
-    /// OpenCode's address here (`options.home`, or where its service moved since) and its addresses.
+    /// Where its connections go here (`forward.target`, or where OpenCode's service moved since) and its addresses.
     private var home: HostPort
     private var homeAddresses: [(family: Int32, address: Data)]
     private let follower: ServiceFollower?
@@ -52,18 +54,22 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     /// Resolves the home address now, so a bad --home-host fails before any network work.
-    /// `forbidden` is called (on the loop) when the VPS forbids this forward's listen.
-    /// `wake` wakes the loop from another thread (the service follower's reads).
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
+    /// `forward` is the `index`th of `options.forwards` (the rest of `options` is shared); only
+    /// OpenCode's follows its service (`options.followService`). `forbidden` is called (on the
+    /// loop) when the VPS forbids this forward's listen. `wake` wakes the loop from another
+    /// thread (the service follower's reads).
+    init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
          forbidden: @escaping (OCTunnelError) -> Void, wake: @escaping @Sendable () -> Void) throws(OCTunnelError) {
+        self.forward = forward
         self.options = options
         self.emit = emit
         let streams = StreamTable(emit: emit)
         self.streams = streams
-        listen = VPSListen(options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
-        home = options.home
-        homeAddresses = try Sockets.resolve(host: options.home.host, port: options.home.port)
-        follower = options.followService ? ServiceFollower(current: options.home, allowedHost: options.home.host, wake: wake) : nil
+        listen = VPSListen(forward, index: index, options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
+        home = forward.target
+        homeAddresses = try Sockets.resolve(host: forward.target.host, port: forward.target.port)
+        follower = options.followService && forward.isOpenCode
+            ? ServiceFollower(current: forward.target, allowedHost: forward.target.host, wake: wake) : nil
     }
 
     /// OpenCode 2's service moved (a read of its files, off the loop, found another address):
@@ -79,8 +85,6 @@ final class RemoteForward: SessionForward, PollOwner {
         emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) to \(home) (\(service.registration ?? "its settings")): forwarding there")))
         return true
     }
-
-    private var remote: HostPort { options.remote }
 
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     var fatal: OCTunnelError? { listen.fatal }
@@ -149,9 +153,12 @@ final class RemoteForward: SessionForward, PollOwner {
         awaitingService.removeAll()
     }
 
-    /// For `home status`: the home port as `local`, the VPS listen as `remote`.
+    /// For `home status`: the forward as the VPS listens for it now, to where it goes now.
     func describe(into snapshot: inout StatusSnapshot) {
-        streams.describe(into: &snapshot, local: home, remote: listen.listening, alsoOpen: settingUp)
+        var running = forward
+        running.listen = listen.listening
+        running.target = home
+        streams.describe(into: &snapshot, forward: running, alsoOpen: settingUp)
     }
 
     // MARK: - Forwarded connections
@@ -168,7 +175,7 @@ final class RemoteForward: SessionForward, PollOwner {
             case .failed(let code): return live.fail(code)
             case .accepted(let channel):
                 let id = streams.newID()
-                emit(.clientOpened(id: id, peer: "VPS \(remote)"))
+                emit(.clientOpened(id: id, peer: "VPS \(forward.listen)"))
                 followService(now: now)
                 startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
             }
@@ -262,11 +269,11 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.noteFailure("home \(home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now
-            emit(.homeUnreachable(home: home, reason: reason, openCode: options.forwardIndex == 0))
+            emit(.homeUnreachable(target: home, reason: reason, openCode: forward.isOpenCode))
         }
         emit(.clientDropped(id: id, reason: "home \(home): \(reason)"))
         if options.httpErrors {
-            let response = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: options.forwardIndex == 0).response
+            let response = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: forward.isOpenCode).response
             let result = response.withUnsafeBytes { channel.write($0.baseAddress!, count: $0.count) }
             if case .failed(let code) = result, LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
         }

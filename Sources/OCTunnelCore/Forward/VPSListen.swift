@@ -8,6 +8,10 @@
 /// program, an old key line) it is retried with backoff, naming the holder. While listening,
 /// the command's heartbeat (`octunnel-beat`) marks the session as the listener's.
 final class VPSListen {
+    /// The forward whose listen this is, and its place in the session's list (the key's
+    /// program names every one but the first by its listen).
+    private let forward: Forward
+    private let index: Int
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
     private let forbidden: (OCTunnelError) -> Void
@@ -35,23 +39,23 @@ final class VPSListen {
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     private(set) var fatal: OCTunnelError?
 
-    init(options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void, forbidden: @escaping (OCTunnelError) -> Void,
-         noteFailure: @escaping (String) -> Void) {
+    init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
+         forbidden: @escaping (OCTunnelError) -> Void, noteFailure: @escaping (String) -> Void) {
+        self.forward = forward
+        self.index = index
         self.options = options
         self.emit = emit
         self.forbidden = forbidden
         self.noteFailure = noteFailure
     }
 
-    private var remote: HostPort { options.remote }
-
     /// `verb` for this forward's listen, as the key's program reads it.
     private func verb(_ verb: String) -> String {
-        PortReclaimProgram.command(verb, listen: remote, index: options.forwardIndex)
+        PortReclaimProgram.command(verb, listen: forward.listen, index: index)
     }
 
     /// Where the VPS listens, as `status` says it: the bound port once listening.
-    var listening: HostPort { listener.map { HostPort(host: remote.host, port: $0.boundPort) } ?? remote }
+    var listening: HostPort { listener.map { HostPort(host: forward.listen.host, port: $0.boundPort) } ?? forward.listen }
 
     /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
     /// one request on a live session; a dead session's port is taken back at once when the
@@ -125,7 +129,7 @@ final class VPSListen {
         retryAt = nil
         // The listen's state lives in the session: another forward's listen or open goes first.
         guard live.takeTurn(self) else { return }
-        let result = live.session.listen(host: remote.host, port: remote.port)
+        let result = live.session.listen(host: forward.listen.host, port: forward.listen.port)
         if case .wouldBlock = result { return }
         live.endTurn(self)
         switch result {
@@ -142,11 +146,11 @@ final class VPSListen {
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
-            emit(.listening(remote: HostPort(host: remote.host, port: listener.boundPort), home: options.home))
+            emit(.listening(listen: HostPort(host: forward.listen.host, port: listener.boundPort), target: forward.target))
         case .refused(let policy?):
-            let error = OCTunnelError.listenForbidden(remoteHost: remote.host, remotePort: remote.port, reason: policy, listenLine: options.listenLine)
+            let error = OCTunnelError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
             fatal = error
-            noteFailure("the VPS forbids listening on \(remote)")
+            noteFailure("the VPS forbids listening on \(forward.listen)")
             forbidden(error)
         case .refused(nil):
             // Ask the key's program what holds the port (and to end it if it is a dead session of ours).
@@ -202,13 +206,13 @@ final class VPSListen {
         guard live.isAlive else { return }
         if case .found(let report) = holder, report.portIsFree, immediateListens == 0 {
             immediateListens += 1
-            if report.result == .freed { emit(.portTakenBack(remote: remote, report: report)) }
+            if report.result == .freed { emit(.portTakenBack(listen: forward.listen, report: report)) }
             return listen(live, now: now)
         }
         immediateListens = 0
         let delay = policy.nextDelay(afterUptime: nil)
         retryAt = now + delay
-        noteFailure("the VPS refused to listen on \(remote) (the port is busy, or held for a dead session)")
-        emit(.listenRefused(remote: remote, retryIn: delay, holder: holder))
+        noteFailure("the VPS refused to listen on \(forward.listen) (the port is busy, or held for a dead session)")
+        emit(.listenRefused(listen: forward.listen, retryIn: delay, holder: holder))
     }
 }

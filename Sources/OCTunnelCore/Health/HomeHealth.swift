@@ -17,7 +17,7 @@ public struct HomeHealth: Sendable {
         } catch {
             let reason: String
             if case .connectionRefused = error { reason = "connection refused" } else { reason = error.localizedDescription }
-            emit(.engine(.homeUnreachable(home: home, reason: reason)))
+            emit(.engine(.homeUnreachable(target: home, reason: reason)))
             return .init(ok: false, version: nil, checkedAt: Date(), detail: "nothing listens on \(home): \(reason)")
         }
         var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)

@@ -29,13 +29,11 @@ public struct TunnelCheck: Sendable {
 
     public init(options: TunnelOptions, healthTimeout: Double = Double(Defaults.healthTimeoutSeconds), credentials: OpenCodeCredentials = OpenCodeCredentials()) {
         var options = options
-        options.localPort = 0
-        options.bind = Defaults.bind
         options.exitOnFirstFailure = true
         options.waitsOutPenalty = false
-        // The other forwards on private ports too (0: a free one each).
-        options.additionalForwards = options.additionalForwards.map {
-            Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: 0), target: $0.target)
+        // Every forward on a private port (0: a free one each).
+        options.forwards = options.forwards.map {
+            Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: 0), target: $0.target, isOpenCode: $0.isOpenCode)
         }
         self.options = options
         self.healthTimeout = healthTimeout
@@ -86,7 +84,7 @@ public struct TunnelCheck: Sendable {
 
     /// OpenCode's forward: the forward, the health routes, the event stream.
     private func checkOpenCode(_ engine: Engine, _ collector: StageCollector) -> CheckResult {
-        var check = HealthCheck(localPort: engine.localPorts[0], remote: options.remote, reverseCommand: options.reverseCommand,
+        var check = HealthCheck(localPort: engine.listenPorts[0], remote: options.openCode.target, reverseCommand: options.reverseCommand(for: options.openCode),
                                 timeout: healthTimeout, credentials: credentials)
         check.forwardRefusal = { engine.lastForwardRefusal(0) }
         let started = Date()
@@ -95,11 +93,11 @@ public struct TunnelCheck: Sendable {
             health = try check.health()
         } catch {
             if error.layer == "forward" { return collector.fail("forward", error) }
-            collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
+            collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"))
             return collector.fail(error.layer == "home" ? "home" : "health", error)
         }
         let total = Int(Date().timeIntervalSince(started) * 1000)
-        collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.remote) accepts connections"))
+        collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"))
         if health.passwordAsked {
             collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
                                      detail: "OpenCode 2 reached through \(options.connection.target.host) (\(health.path)): \(HealthReport.passwordAskedText)"))
@@ -120,11 +118,11 @@ public struct TunnelCheck: Sendable {
     /// Each forward beside OpenCode's, a stage each (`forward :18081`); the first failure.
     private func checkOthers(_ engine: Engine, _ collector: StageCollector) -> OCTunnelError? {
         var first: OCTunnelError?
-        for (index, forward) in options.additionalForwards.enumerated() {
+        for (index, forward) in options.forwards.enumerated() where !forward.isOpenCode {
             let name = "forward \(forward.target)"
             let started = Date()
-            let reach = ForwardReach.probe(localPort: engine.localPorts[index + 1], timeout: healthTimeout) {
-                engine.lastForwardRefusal(index + 1)
+            let reach = ForwardReach.probe(localPort: engine.listenPorts[index], timeout: healthTimeout) {
+                engine.lastForwardRefusal(index)
             }
             let ms = Int(Date().timeIntervalSince(started) * 1000)
             let error: OCTunnelError
@@ -134,7 +132,7 @@ public struct TunnelCheck: Sendable {
                 continue
             case .nothingBehindVPS:
                 error = .nothingListeningBehindVPS(remoteHost: forward.target.host, remotePort: forward.target.port,
-                                                   reverseCommand: options.reverseCommand(for: options.forwards[index + 1]))
+                                                   reverseCommand: options.reverseCommand(for: forward))
             case .refused(let reason):
                 error = .forwardRefused(remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
             case .localForwardFailed(let reason):

@@ -25,10 +25,10 @@ public struct TunnelHealth: Sendable {
     public init(options: TunnelOptions, timeout: Double, credentials: OpenCodeCredentials) {
         self.timeout = timeout
         self.credentials = credentials
-        remote = options.remote
-        reverseCommand = options.reverseCommand
+        remote = options.openCode.target
+        reverseCommand = options.reverseCommand(for: options.openCode)
         host = options.connection.target.host
-        bind = options.bind
+        bind = options.openCode.listen.host
         pairPort = options.pairPort
     }
 

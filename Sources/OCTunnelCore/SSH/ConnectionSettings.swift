@@ -11,8 +11,9 @@ public struct ConnectionSettings: Sendable {
     public var connectTimeout: Double
     public var expectFingerprint: String?
     public var trustNew: Bool
-    public var remoteHost: String
-    public var remotePort: Int
+    /// The VPS end the least-privilege key line allows (OpenCode's), named only in the
+    /// "key not authorized" message's suggested line: not a forward of the session.
+    public var keyLineVPSEnd = HostPort(host: Defaults.remoteHost, port: Defaults.remotePort)
     /// OpenSSH's known_hosts files to consult for a host octunnel's store does not know;
     /// nil skips them (`--no-openssh-known-hosts`).
     public var openSSHKnownHosts: OpenSSHKnownHosts?
@@ -20,15 +21,12 @@ public struct ConnectionSettings: Sendable {
     public var strictHostKeyChecking: StrictHostKeyChecking = .ask
 
     public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String,
-                connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true,
-                remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort) {
+                connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true) {
         self.target = target
         self.authentication = authentication
         self.knownHostsPath = knownHostsPath
         self.connectTimeout = connectTimeout
         self.expectFingerprint = expectFingerprint
         self.trustNew = trustNew
-        self.remoteHost = remoteHost
-        self.remotePort = remotePort
     }
 }

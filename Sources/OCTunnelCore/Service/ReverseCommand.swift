@@ -12,30 +12,52 @@ public struct ReverseCommand: Sendable {
     /// The octunnel binary the `home-systemd` and `home-launchd` renderings run (an absolute path).
     public var octunnelPath = "octunnel"
 
-    /// `home up`'s arguments after the binary: the same VPS, ports and listen address, and a
-    /// `-R` for each forward beside OpenCode's.
+    /// `home up`'s arguments after the binary: the same VPS, OpenCode's ports and listen
+    /// address, and a `-R` for each other forward.
     public var homeUpArguments: [String] {
         var args = ["home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort)]
         if remoteHost != Defaults.remoteHost { args += ["--remote-host", remoteHost] }
-        for forward in additionalForwards { args += ["-R", forward.specification] }
+        for forward in others { args += ["-R", forward.specification] }
         return args
     }
 
-    /// The forwards beside OpenCode's, as the home machine carries them (`-R`: VPS listen → home).
-    public var additionalForwards: [Forward] = []
-
     public let target: SSHTarget
-    public let remoteHost: String
-    public let remotePort: Int
-    public let homePort: Int
+    /// The home machine's forwards (`-R`: VPS listen → home), OpenCode's first (`isOpenCode`).
+    public let forwards: [Forward]
 
+    public init(target: SSHTarget, forwards: [Forward]) {
+        self.target = target
+        self.forwards = forwards
+    }
+
+    /// OpenCode's forward alone: the VPS's `remoteHost:remotePort` to `homePort` here.
     public init(target: SSHTarget, remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort,
                 homePort: Int = Defaults.homePort) {
-        self.target = target
-        self.remoteHost = remoteHost
-        self.remotePort = remotePort
-        self.homePort = homePort
+        self.init(target: target, forwards: [Forward(direction: .remote, listen: HostPort(host: remoteHost, port: remotePort),
+                                                     target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)])
     }
+
+    /// What the home machine runs for the laptop's `forwards` (`tunnel up`'s, OpenCode's first):
+    /// OpenCode's to `homePort` there, each other one to its own local port (`Forward.homeSide`).
+    public init(target: SSHTarget, laptopForwards forwards: [Forward], homePort: Int) {
+        self.init(target: target, forwards: forwards.map { forward in
+            forward.isOpenCode && forward.direction == .local
+                ? Forward(direction: .remote, listen: forward.target, target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)
+                : forward.homeSide
+        })
+    }
+
+    /// The forward the `--remote-host`, `--remote-port` and `--home-port` flags write: OpenCode's
+    /// (the first, when none is marked).
+    private var openCode: Forward { forwards.first(where: \.isOpenCode) ?? forwards[0] }
+
+    /// The forwards each written as a `-R` of their own.
+    private var others: [Forward] { forwards.filter { $0 != openCode } }
+
+    /// Where the VPS listens for OpenCode, and OpenCode's port at home.
+    public var remoteHost: String { openCode.listen.host }
+    public var remotePort: Int { openCode.listen.port }
+    public var homePort: Int { openCode.target.port }
 
     /// The `-R` argument: VPS `remoteHost:remotePort` → home `127.0.0.1:homePort`.
     public var forwardSpec: String {
@@ -46,7 +68,7 @@ public struct ReverseCommand: Sendable {
     /// The ssh arguments after the program name, in order.
     public var sshArguments: [String] {
         var args = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=3",
-                    "-R", forwardSpec] + additionalForwards.flatMap { ["-R", $0.specification] }
+                    "-R", forwardSpec] + others.flatMap { ["-R", $0.specification] }
         if target.port != 22 { args += ["-p", String(target.port)] }
         args.append("\(target.user)@\(target.host)")
         return args

@@ -32,8 +32,8 @@ extension ResolvedSettings {
     public func connection(directory: OctunnelDirectory, sshHome: String = SSHConfigResolver().home) -> ConnectionSettings {
         var settings = ConnectionSettings(target: target, authentication: useAgent ? .agent : .keyFile(keyPath(directory: directory)),
                                           knownHostsPath: directory.knownHostsPath, connectTimeout: Double(flags.connectTimeout),
-                                          expectFingerprint: flags.expectFingerprint, trustNew: flags.trustNew,
-                                          remoteHost: remoteHost, remotePort: remotePort)
+                                          expectFingerprint: flags.expectFingerprint, trustNew: flags.trustNew)
+        settings.keyLineVPSEnd = HostPort(host: remoteHost, port: remotePort)
         if flags.openSSHKnownHosts {
             settings.openSSHKnownHosts = .standard(home: sshHome, resolution: sshConfig)
         }
@@ -43,35 +43,26 @@ extension ResolvedSettings {
 
     /// What the home machine runs for this VPS and these ports.
     public var reverse: ReverseCommand {
-        var reverse = ReverseCommand(target: target, remoteHost: remoteHost, remotePort: remotePort, homePort: homePort)
-        reverse.additionalForwards = additionalForwards.map(\.homeSide)
-        return reverse
+        ReverseCommand(target: target, laptopForwards: forwards, homePort: homePort)
     }
 
     /// `tunnel up`'s engine options: without `--bind`, ::1 is listened on beside 127.0.0.1.
     public func tunnelOptions(_ connection: ConnectionSettings, keepalive: Double, warm: Int?) -> TunnelOptions {
-        var options = TunnelOptions(connection: connection, bind: bind, localPort: localPort, keepalive: keepalive,
-                                    homePort: homePort, warm: warm)
+        var options = TunnelOptions(connection: connection, forwards: forwards, keepalive: keepalive, homePort: homePort, warm: warm)
         options.alsoIPv6Loopback = flags.bind == nil
-        options.additionalForwards = additionalForwards
         return options
     }
 
-    /// `tunnel check`'s engine options (`TunnelCheck` picks its own port and address).
+    /// `tunnel check`'s engine options (`TunnelCheck` picks its own ports and address).
     public func checkOptions(_ connection: ConnectionSettings) -> TunnelOptions {
-        var options = TunnelOptions(connection: connection, bind: Defaults.bind, localPort: 0, keepalive: Double(Defaults.keepaliveSeconds),
-                                    homePort: homePort)
-        options.additionalForwards = additionalForwards
-        return options
+        TunnelOptions(connection: connection, forwards: forwards, homePort: homePort)
     }
 
     /// `home up`'s engine options: OpenCode at `homeHost:homePort`, and the authorized_keys
     /// line the VPS-forbids-listening message gives.
     public func homeForwardOptions(_ connection: ConnectionSettings, directory: OctunnelDirectory, keepalive: Double,
                                    httpErrors: Bool) -> HomeForwardOptions {
-        var options = HomeForwardOptions(connection: connection, home: HostPort(host: homeHost, port: homePort), keepalive: keepalive,
-                                         httpErrors: httpErrors)
-        options.additionalForwards = additionalForwards
+        var options = HomeForwardOptions(connection: connection, forwards: forwards, keepalive: keepalive, httpErrors: httpErrors)
         options.listenLine = listenLine(connection, directory: directory, listens: options.forwards.map(\.listen))
         return options
     }
@@ -86,18 +77,23 @@ extension ResolvedSettings {
             try TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                                localPort: localPort, homePort: homePort, remoteHost: remoteHost,
                                agent: agent ? true : nil, passwordFile: passwordFile,
-                               forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification),
-                               notify: notify.enabled ? nil : false, notifyCommand: notify.command,
+                               forwards: savedForwards, notify: notify.enabled ? nil : false, notifyCommand: notify.command,
                                notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout, pairPort: pairPort == .automatic ? nil : pairPort)
                 .save(to: directory, profile: flags.profile)
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
                              homePort: homePort, remoteHost: remoteHost, homeHost: homeHost == Defaults.homeHost ? nil : homeHost,
                              agent: agent ? true : nil, passwordFile: passwordFile,
-                             forwards: additionalForwards.isEmpty ? nil : additionalForwards.map(\.specification))
+                             forwards: savedForwards)
                 .save(to: directory, profile: flags.profile)
         }
     }
+
+    /// The forwards beside OpenCode's, the ones the settings file lists (`-L` / `-R`).
+    private var otherForwards: [Forward] { forwards.filter { !$0.isOpenCode } }
+
+    /// What the settings file keeps of the other forwards: their specifications, nil for none.
+    private var savedForwards: [String]? { otherForwards.isEmpty ? nil : otherForwards.map(\.specification) }
 
     /// The authorized_keys line that lets this key listen (for the VPS-forbids-listening
     /// message): with the key's public half when it can be read, else a placeholder.

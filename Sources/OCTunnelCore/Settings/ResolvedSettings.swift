@@ -18,8 +18,9 @@ public struct ResolvedSettings: Sendable {
     public let bind: String
     /// Where OpenCode listens on the home machine (`home` role).
     public let homeHost: String
-    /// The forwards beside OpenCode's (`-L` for `tunnel`, `-R` for `home`): the flags', else the saved ones.
-    public let additionalForwards: [Forward]
+    /// Every forward of this run, OpenCode's first (`isOpenCode`, from the ports and addresses above), then the `-L` (`tunnel`)
+    /// or `-R` (`home`) ones: the flags', else the saved ones.
+    public let forwards: [Forward]
     /// What ~/.ssh/config said about the typed target (nil for a saved target).
     public let sshConfig: SSHConfigResolution?
     /// Sign in with the ssh-agent: `--agent`, or saved with `--save` and no `--identity` now.
@@ -58,17 +59,23 @@ public struct ResolvedSettings: Sendable {
             throw .missingTarget(role: role, profile: flags.profile)
         }
         let typed = flags.target != nil
+        let remoteHost = flags.remoteHost ?? kept?.connection.remoteHost ?? Defaults.remoteHost
+        let remotePort = flags.remotePort ?? kept?.connection.remotePort ?? Defaults.remotePort
+        let homePort = flags.homePort ?? kept?.connection.homePort ?? Defaults.homePort
+        let localPort = flags.localPort ?? kept?.localPort ?? Defaults.localPort
+        let bind = flags.bind ?? Defaults.bind
+        // As `home up` has always done: the saved home address only for the saved target.
+        let homeHost = flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost
+        let vps = HostPort(host: remoteHost, port: remotePort)
+        let openCode = role == .tunnel
+            ? Forward(direction: .local, listen: HostPort(host: bind, port: localPort), target: vps, isOpenCode: true)
+            : Forward(direction: .remote, listen: vps, target: HostPort(host: homeHost, port: homePort), isOpenCode: true)
         return ResolvedSettings(
             role: role, flags: flags, target: target,
-            remoteHost: flags.remoteHost ?? kept?.connection.remoteHost ?? Defaults.remoteHost,
-            remotePort: flags.remotePort ?? kept?.connection.remotePort ?? Defaults.remotePort,
-            homePort: flags.homePort ?? kept?.connection.homePort ?? Defaults.homePort,
+            remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,
             homePortChosen: flags.homePort != nil || (kept?.connection.homePort).map { $0 != Defaults.homePort } == true,
-            localPort: flags.localPort ?? kept?.localPort ?? Defaults.localPort,
-            bind: flags.bind ?? Defaults.bind,
-            // As `home up` has always done: the saved home address only for the saved target.
-            homeHost: flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost,
-            additionalForwards: flags.forwards ?? kept?.forwards ?? [],
+            localPort: localPort, bind: bind, homeHost: homeHost,
+            forwards: [openCode] + (flags.forwards ?? kept?.forwards ?? []),
             sshConfig: typed ? sshConfig : nil,
             useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),

@@ -58,7 +58,7 @@ public struct UpFlow: Sendable {
             var options = settings.tunnelOptions(connection, keepalive: choices.keepalive, warm: choices.warm)
             options.pairPort = settings.pairPort
             try options.checkForwards(allowLAN: choices.allowLAN)
-            if let warning = UpRunner.exposureWarning(bind: options.bind) { show(.engine(warning)) }
+            if let warning = UpRunner.exposureWarning(bind: options.openCode.listen.host) { show(.engine(warning)) }
             var health: TunnelHealth?
             if choices.health {
                 health = TunnelHealth(options: options, timeout: choices.healthTimeout, credentials: try credentials())
@@ -68,8 +68,8 @@ public struct UpFlow: Sendable {
             healthCheck = nil
         case .home:
             var options = settings.homeForwardOptions(connection, directory: directory, keepalive: choices.keepalive, httpErrors: choices.httpErrors)
-            let openCode = HomeOpenCode.choose(configured: options.home, portGiven: settings.homePortChosen)
-            options.home = openCode.home
+            let openCode = HomeOpenCode.choose(configured: options.openCode.target, portGiven: settings.homePortChosen)
+            options.openCode.target = openCode.home
             options.followService = openCode.service != nil && settings.flags.homeHost == nil
             try options.checkForwards(allowLAN: choices.allowLAN)
             let credentials = choices.health ? openCode.credentials(given: try credentials()) : nil

@@ -32,9 +32,9 @@ public struct UpRunner: Sendable {
             guard let health else { return }
             if case .connected = event, let port = box.port { health.start(localPort: port, engine: box.engine, emit: healthEvent) }
             // OpenCode's forward only: the others are not OpenCode (`tunnel check` proves them).
-            if case .forwarding(let local, _, _, true) = event {
-                box.port = local.port
-                health.start(localPort: local.port, engine: box.engine, emit: healthEvent)
+            if case .forwarding(let listen, _, _, true) = event {
+                box.port = listen.port
+                health.start(localPort: listen.port, engine: box.engine, emit: healthEvent)
             }
         }
         box.engine = engine
@@ -44,7 +44,7 @@ public struct UpRunner: Sendable {
     public init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
         emit = onEvent
         role = .home
-        home = options.home
+        home = options.openCode.target
         health = nil
         engine = try Engine(home: options) { onEvent(.engine($0)) }
     }

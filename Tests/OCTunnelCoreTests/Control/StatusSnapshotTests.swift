@@ -32,9 +32,10 @@ struct StatusSnapshotTests {
     func forwardsList() throws {
         var snapshot = try Self.connected()
         snapshot.forwards = [
-            .init(local: HostPort(host: "127.0.0.1", port: 4096), remote: HostPort(host: "127.0.0.1", port: 18080),
+            .init(Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 4096), target: HostPort(host: "127.0.0.1", port: 18080),
+                          isOpenCode: true),
                   openConnections: 4, totalConnections: 30, bytesIn: 1_300_000, bytesOut: 2000),
-            .init(local: HostPort(host: "127.0.0.1", port: 3000), remote: HostPort(host: "::1", port: 18081),
+            .init(Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 3000), target: HostPort(host: "::1", port: 18081)),
                   openConnections: 0, totalConnections: 1, bytesIn: 2048, bytesOut: 48, lastError: "nothing listens on VPS [::1]:18081"),
         ]
         let decoded = try #require(StatusSnapshot(jsonText: snapshot.jsonText))
@@ -48,6 +49,24 @@ struct StatusSnapshotTests {
         object["forwards"] = nil
         let older = try #require(StatusSnapshot(jsonText: jsonLine(object)))
         #expect(older.forwards.isEmpty && older.humanLines(now: Self.now).filter { $0.hasPrefix("  forwarding") }.count == 1)
+    }
+
+    @Test("each forward says its listen, its target and whether it is OpenCode's; its local and remote stay this machine's end and the VPS's; a status from before listen and target reads by its role")
+    func forwardEnds() throws {
+        var snapshot = StatusSnapshot(role: .home, profile: .default, pid: 1, state: .connected, target: try SSHTarget.parse("you@vps"))
+        let vps = HostPort(host: "127.0.0.1", port: 18080)
+        let home = HostPort(host: "127.0.0.1", port: 4096)
+        snapshot.forwards = [.init(Forward(direction: .remote, listen: vps, target: home, isOpenCode: true)),
+                             .init(Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: 18081), target: HostPort(host: "127.0.0.1", port: 3000)))]
+        let items = try #require(snapshot.jsonObject["forwards"] as? [[String: Any]])
+        #expect(items[0]["listen"] as? String == "127.0.0.1:18080" && items[0]["target"] as? String == "127.0.0.1:4096")
+        #expect(items[0]["remote"] as? String == "127.0.0.1:18080" && items[0]["local"] as? String == "127.0.0.1:4096")
+        #expect(items.map { $0["openCode"] as? Bool } == [true, false])
+        #expect(StatusSnapshot(jsonText: snapshot.jsonText)?.forwards == snapshot.forwards)
+        let older = items.map { $0.filter { !["listen", "target", "openCode"].contains($0.key) } }
+        var object = snapshot.jsonObject
+        object["forwards"] = older
+        #expect(StatusSnapshot(jsonText: jsonLine(object))?.forwards == snapshot.forwards)
     }
 
     @Test("permissions waiting (issue 48): round-trip through the JSON, a 'waiting' row when some wait, null and no row when nothing is followed")

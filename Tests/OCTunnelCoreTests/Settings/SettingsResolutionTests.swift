@@ -187,7 +187,7 @@ struct SettingsResolutionTests {
         #expect(connection.connectTimeout == 7 && connection.expectFingerprint == "SHA256:x" && !connection.trustNew)
         #expect(connection.openSSHKnownHosts == nil)
         #expect(connection.knownHostsPath == "/h/known_hosts")
-        #expect(connection.remoteHost == Defaults.remoteHost && connection.remotePort == Defaults.remotePort)
+        #expect(connection.keyLineVPSEnd == HostPort(host: Defaults.remoteHost, port: Defaults.remotePort))
         #expect(settings.connection(directory: OctunnelDirectory(path: "/h"), sshHome: "/u").authentication == .keyFile("/h/id_ed25519"))
     }
 
@@ -198,7 +198,7 @@ struct SettingsResolutionTests {
         let bound = try ResolvedSettings.resolve(flags: SettingsFlags(target: "vps", bind: "127.0.0.2"), saved: nil, sshConfig: nil,
                                                  role: .tunnel)
         let options = bound.tunnelOptions(connection, keepalive: 15, warm: 3)
-        #expect(!options.alsoIPv6Loopback && options.bind == "127.0.0.2" && options.warm == 3)
+        #expect(!options.alsoIPv6Loopback && options.openCode.listen.host == "127.0.0.2" && options.warm == 3)
         #expect(!plain.checkOptions(connection).alsoIPv6Loopback)
     }
 
