@@ -279,7 +279,7 @@ extension SSHConnector {
             case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
                 throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
                                         publicLine: key.line,
-                                        restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+                                        restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
             case LIBSSH2_ERROR_FILE:
                 throw .badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
             default:
@@ -324,6 +324,6 @@ extension SSHConnector {
         }
         throw .agentKeysNotAuthorized(user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
                                       publicLine: first.key.line,
-                                      restrictedLine: restrictedAuthorizedKeysLine(first.key, remoteHost: settings.remoteHost, remotePort: settings.remotePort))
+                                      restrictedLine: restrictedAuthorizedKeysLine(first.key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
     }
 }
