@@ -52,7 +52,7 @@ final class LocalForward: SessionForward, PollOwner {
         self.emit = emit
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
-        let (first, port) = try Sockets.listen(bind: forward.listen.host, port: forward.listen.port)
+        let (first, port) = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.listen(bind: forward.listen.host, port: forward.listen.port) }
         listenPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
@@ -61,7 +61,7 @@ final class LocalForward: SessionForward, PollOwner {
             do {
                 listeners.append(try Sockets.listen(bind: "::1", port: port).socket)
                 alsoLocal.append(HostPort(host: "::1", port: port))
-            } catch .localPortInUse {
+            } catch .portInUse {
                 emit(.warning("[::1]:\(port) is in use by another program; clients that reach this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
             } catch {
                 // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
@@ -97,13 +97,13 @@ final class LocalForward: SessionForward, PollOwner {
         guard !listenerClosed else { return .unavailable("the tunnel is stopping") }
         var added: [OwnedDescriptor] = []
         var addresses: [HostPort] = []
-        do throws(OCTunnelError) {
+        do throws(SocketFailure) {
             added.append(try Sockets.listen(bind: forward.listen.host, port: port).socket)
             addresses.append(HostPort(host: forward.listen.host, port: port))
-        } catch .localPortInUse {
+        } catch .portInUse {
             return .unavailable("in use by another program here")
         } catch {
-            return .unavailable(error.localizedDescription)
+            return .unavailable(OCTunnelError(error).localizedDescription)
         }
         for also in alsoLocal {
             if let socket = try? Sockets.listen(bind: also.host, port: port).socket {

@@ -67,7 +67,7 @@ final class RemoteForward: SessionForward, PollOwner {
         self.streams = streams
         listen = VPSListen(forward, index: index, options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
         home = forward.target
-        homeAddresses = try Sockets.resolve(host: forward.target.host, port: forward.target.port)
+        homeAddresses = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.resolve(host: forward.target.host, port: forward.target.port) }
         follower = options.followService && forward.isOpenCode
             ? ServiceFollower(current: forward.target, allowedHost: forward.target.host, wake: wake) : nil
     }

@@ -56,10 +56,10 @@ struct HTTPProbe {
             socket = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
         } catch {
             switch error {
-            case .connectionRefused: throw .cannotConnect("connection refused")
-            case .connectTimeout: throw .cannotConnect("no answer")
+            case .refused: throw .cannotConnect("connection refused")
+            case .timedOut: throw .cannotConnect("no answer")
             case .unreachable(_, _, let reason), .cannotResolve(_, let reason): throw .cannotConnect(reason)
-            default: throw .cannotConnect(error.localizedDescription)
+            default: throw .cannotConnect(OCTunnelError(error).localizedDescription)
             }
         }
         let connection = Connection(socket: socket)

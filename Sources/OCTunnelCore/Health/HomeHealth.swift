@@ -12,11 +12,11 @@ public struct HomeHealth: Sendable {
     /// Runs the test, emits how it went, and returns the result for `home status`.
     @discardableResult
     public func run(emit: (UpEvent) -> Void) -> StatusSnapshot.Health {
-        do throws(OCTunnelError) {
+        do throws(SocketFailure) {
             try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5)).close()
         } catch {
             let reason: String
-            if case .connectionRefused = error { reason = "connection refused" } else { reason = error.localizedDescription }
+            if case .refused = error { reason = "connection refused" } else { reason = OCTunnelError(error).localizedDescription }
             emit(.engine(.homeUnreachable(target: home, reason: reason)))
             return .init(ok: false, version: nil, checkedAt: Date(), detail: "nothing listens on \(home): \(reason)")
         }

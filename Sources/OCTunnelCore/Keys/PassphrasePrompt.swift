@@ -60,7 +60,13 @@ public struct PassphrasePrompt: Sendable {
     /// Asks once with `prompt`; the answer's line ending is cut, as OpenSSH does.
     public func ask(_ prompt: String) throws(PassphraseFailure) -> SecretBuffer {
         switch channel {
-        case .terminal: return try TerminalReader.read(prompt: prompt)
+        case .terminal:
+            let buffer = SecretBuffer(count: 1024)
+            do {
+                return buffer.slice(0..<(try TerminalReader.read(prompt: prompt, into: buffer)))
+            } catch {
+                throw PassphraseFailure(reason: error.reason)
+            }
         case .askpass(let program): return try Askpass.run(program, prompt: prompt)
         case .none(let reason): throw PassphraseFailure(reason: reason)
         }

@@ -54,3 +54,6 @@ public final class SecretBuffer: @unchecked Sendable {
         pointer.deallocate()
     }
 }
+
+/// What System/ fills a secret into (`TerminalReader`, `ChildProcess.runForSecret`).
+extension SecretBuffer: SecretStorage {}

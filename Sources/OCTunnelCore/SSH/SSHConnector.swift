@@ -18,9 +18,11 @@ public struct SSHConnector: Sendable {
             defer { clock = now }
             return Int((now.timeIntervalSince(clock) * 1000).rounded())
         }
-        let addresses = try Sockets.resolve(host: target.host, port: target.port)
+        let addresses = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.resolve(host: target.host, port: target.port) }
         onStage(StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
-        let socket = try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
+        let socket = try OCTunnelError.fromSocket { () throws(SocketFailure) in
+            try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
+        }
         onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
 
         var banner = try peekBanner(socket)

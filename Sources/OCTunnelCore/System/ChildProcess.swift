@@ -37,7 +37,7 @@ enum ChildProcess {
     /// Runs a program whose standard output is a secret (an askpass program's answer): it goes
     /// straight into `into` (at most its size), never into a String; stderr stays the
     /// terminal's. The exit status and how many bytes came.
-    static func runForSecret(_ path: String, _ arguments: [String], into secret: SecretBuffer,
+    static func runForSecret(_ path: String, _ arguments: [String], into secret: some SecretStorage,
                              searchPath: Bool) throws(SystemError) -> (status: Int32, length: Int) {
         let filled = SecretFill(secret)
         let (status, _) = try spawnAndWait(path, arguments, environment: nil, timeout: nil, searchPath: searchPath,
@@ -143,21 +143,17 @@ enum ChildProcess {
     }
 }
 
-/// Fills a `SecretBuffer` from its start, dropping what does not fit.
-private final class SecretFill {
-    let secret: SecretBuffer
+/// Fills a secret's storage from its start, dropping what does not fit.
+private final class SecretFill<Storage: SecretStorage> {
+    let secret: Storage
     private(set) var length = 0
 
-    init(_ secret: SecretBuffer) { self.secret = secret }
+    init(_ secret: Storage) { self.secret = secret }
 
     func append(_ bytes: ArraySlice<UInt8>) {
-        let start = length
-        let count = secret.withUnsafeMutableBytes { buffer -> Int in
-            let count = min(bytes.count, buffer.count - start)
-            guard count > 0 else { return 0 }
-            bytes.withUnsafeBytes { buffer.baseAddress!.advanced(by: start).copyMemory(from: $0.baseAddress!, byteCount: count) }
-            return count
+        for byte in bytes where length < secret.count {
+            secret[length] = byte
+            length += 1
         }
-        length += count
     }
 }

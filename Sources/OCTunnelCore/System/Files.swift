@@ -33,7 +33,8 @@ public enum AtomicFile {
         var temp = ""
         var fd: Int32 = -1
         for _ in 0..<16 {
-            let suffix = (try? Crypto.randomBytes(6).map { String(format: "%02x", $0) }.joined()) ?? String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            // Swift's system generator (getrandom on Linux, arc4random on macOS): 48 bits, 12 hex digits.
+            let suffix = String(String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst())
             temp = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(suffix)"
             fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
             if fd >= 0 || Errno.current != .fileExists { break }
@@ -208,15 +209,4 @@ public final class FileLock {
     public func release() { file.close() }
 }
 
-extension FileLock {
-    /// The lock guarding a change to one of octunnel's files; failing to take it is
-    /// `cannotWrite` on the lock file.
-    static func forChange(_ path: String) throws(OCTunnelError) -> FileLock {
-        do {
-            return try FileLock(path: path)
-        } catch {
-            throw .cannotWrite(path: path, reason: error.description)
-        }
-    }
-}
 

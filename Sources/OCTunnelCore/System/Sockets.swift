@@ -4,7 +4,7 @@ import Foundation
 /// by the loop), listening, and the addresses a socket has. Built on `Syscall`.
 public enum Sockets {
     /// Every address of `host` (IPv6 and IPv4) for TCP `port` (`getaddrinfo`).
-    static func resolve(host: String, port: Int) throws(OCTunnelError) -> [(family: Int32, address: Data)] {
+    static func resolve(host: String, port: Int) throws(SocketFailure) -> [(family: Int32, address: Data)] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Syscall.SocketType.stream.value
@@ -29,18 +29,18 @@ public enum Sockets {
 
     /// Connects to the first address of `host` that answers, within `timeout` seconds overall,
     /// with TCP_NODELAY set. Errors name the layer: resolve, refused, no answer.
-    static func connect(host: String, port: Int, timeout: Double) throws(OCTunnelError) -> OwnedDescriptor {
+    static func connect(host: String, port: Int, timeout: Double) throws(SocketFailure) -> OwnedDescriptor {
         try connect(host: host, port: port, addresses: resolve(host: host, port: port), timeout: timeout)
     }
 
     /// Connects to the first of already-resolved `addresses` that answers within `timeout`.
-    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(OCTunnelError) -> OwnedDescriptor {
+    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(SocketFailure) -> OwnedDescriptor {
         let deadline = Date().addingTimeInterval(timeout)
-        var lastError: OCTunnelError = .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
-        func error(_ failure: Errno) -> OCTunnelError {
+        var lastError: SocketFailure = .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
+        func error(_ failure: Errno) -> SocketFailure {
             switch failure.rawValue {
-            case ECONNREFUSED: return .connectionRefused(host: host, port: port)
-            case ETIMEDOUT: return .connectTimeout(host: host, port: port, seconds: Int(timeout.rounded()))
+            case ECONNREFUSED: return .refused(host: host, port: port)
+            case ETIMEDOUT: return .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
             default: return .unreachable(host: host, port: port, reason: failure.description)
             }
         }
@@ -109,7 +109,7 @@ public enum Sockets {
     }
 
     /// A listening, non-blocking TCP socket on `bind:port` (port 0 picks a free one).
-    static func listen(bind: String, port: Int) throws(OCTunnelError) -> (socket: OwnedDescriptor, port: Int) {
+    static func listen(bind: String, port: Int) throws(SocketFailure) -> (socket: OwnedDescriptor, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Syscall.SocketType.stream.value
@@ -129,7 +129,7 @@ public enum Sockets {
         if info.ai_family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
         if Syscall.bind(fd, address, info.ai_addrlen) != 0 {
             let code = Errno.current
-            if code == .addressInUse { throw .localPortInUse(bind: bind, port: port) }
+            if code == .addressInUse { throw .portInUse(bind: bind, port: port) }
             throw .cannotListen(bind: bind, port: port, reason: code.description)
         }
         guard Syscall.listen(fd, backlog: 1024) == 0 else {

@@ -5,12 +5,14 @@ enum TerminalReader {
     nonisolated(unsafe) private static var saved = termios()
     nonisolated(unsafe) private static var savedFD: Int32 = -1
 
-    static func read(prompt: String) throws(PassphraseFailure) -> SecretBuffer {
+    /// The line typed after `prompt`, into `buffer` (its line ending dropped, at most
+    /// `buffer.count - 1` bytes); how many bytes it is.
+    static func read(prompt: String, into buffer: some SecretStorage) throws(TerminalFailure) -> Int {
         let fd = Syscall.open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw PassphraseFailure(reason: "cannot open /dev/tty: \(Errno.current)") }
+        guard fd >= 0 else { throw TerminalFailure(reason: "cannot open /dev/tty: \(Errno.current)") }
         defer { close(fd) }
         var original = termios()
-        guard tcgetattr(fd, &original) == 0 else { throw PassphraseFailure(reason: "/dev/tty is not a terminal") }
+        guard tcgetattr(fd, &original) == 0 else { throw TerminalFailure(reason: "/dev/tty is not a terminal") }
         var quiet = original
         quiet.c_lflag &= ~tcflag_t(ECHO | ECHOE | ECHOK | ECHONL)
         saved = original
@@ -32,7 +34,6 @@ enum TerminalReader {
         let text = Array(("\r" + prompt).utf8)
         _ = write(fd, text, text.count)
         tcsetattr(fd, TCSAFLUSH, &quiet)
-        let buffer = SecretBuffer(count: 1024)
         var length = 0
         var byte: UInt8 = 0
         while length < buffer.count - 1 {
@@ -43,6 +44,6 @@ enum TerminalReader {
         }
         byte = 0
         _ = write(fd, "\n", 1)
-        return buffer.slice(0..<length)
+        return length
     }
 }

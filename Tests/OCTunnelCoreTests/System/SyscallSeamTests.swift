@@ -292,4 +292,44 @@ struct SyscallSeamTests {
         try tree.write("Sources/OCTunnelCore/System/Calls.swift", "#if canImport(Glibc)\nimport Glibc\n#endif\n// import Darwin in a comment\n")
         #expect(try Self.libcImports(under: tree.path) == ["Sources/OCTunnelCore/System/Calls.swift:2"])
     }
+
+    /// Every type the core declares above System/, named in a file of System/ (comments and
+    /// strings skipped): "path:line: name". System/ is the bottom layer: it knows nothing above it.
+    static func namesFromAbove(under root: String) throws -> [String] {
+        let core = root + "/Sources/OCTunnelCore"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: core).filter { $0.hasSuffix(".swift") }.sorted()
+        let declaration = try Regex(#"(?:struct|class|enum|protocol|typealias|actor)\s+([A-Z][A-Za-z0-9_]*)"#)
+        let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
+        var above = Set<String>(), own = Set<String>()
+        for file in files {
+            let text = try String(contentsOfFile: core + "/" + file, encoding: .utf8)
+            for match in text.matches(of: declaration) {
+                guard let name = match.output[1].substring else { continue }
+                if file.hasPrefix("System/") { own.insert(String(name)) } else { above.insert(String(name)) }
+            }
+        }
+        // A nested name System/ declares too (its own `Result`, `Kind`) is its own.
+        above.subtract(own)
+        var found: [String] = []
+        for file in files where file.hasPrefix("System/") {
+            let text = try String(contentsOfFile: core + "/" + file, encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
+                for word in code.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }) where above.contains(String(word)) {
+                    found.append("Sources/OCTunnelCore/\(file):\(index + 1): \(word)")
+                }
+            }
+        }
+        return found
+    }
+
+    @Test("System/ knows nothing above it: no type the core declares elsewhere is named there (its own errors, SocketFailure and TerminalFailure; a secret's storage by protocol) (issue 49)")
+    func systemKnowsNothingAbove() throws {
+        let found = try Self.namesFromAbove(under: Self.root)
+        #expect(found.isEmpty, "types from above System/ named in it:\n\(found.joined(separator: "\n"))")
+        let tree = try Self.plantedTree("seam-above")
+        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", "enum LoopWake { case stop }\nstruct Engine {}\n")
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "// an Engine in a comment\nlet text = \"LoopWake in a string\"\nfunc wake() -> LoopWake { .stop }\n")
+        #expect(try Self.namesFromAbove(under: tree.path) == ["Sources/OCTunnelCore/System/Calls.swift:3: LoopWake"])
+    }
 }

@@ -1,0 +1,17 @@
+/// Why resolving, connecting or listening failed: System/'s own error (issue 49: the bottom layer
+/// knows nothing above it); `OCTunnelError(SocketFailure)` names it for the user, word for word
+/// as before.
+public enum SocketFailure: Error, Sendable, Equatable {
+    /// `getaddrinfo` failed (`gai_strerror`'s reason).
+    case cannotResolve(host: String, reason: String)
+    /// Every address refused the connection.
+    case refused(host: String, port: Int)
+    /// No address answered within the time given.
+    case timedOut(host: String, port: Int, seconds: Int)
+    /// Another failure (the last address's errno).
+    case unreachable(host: String, port: Int, reason: String)
+    /// The port is taken on `bind`.
+    case portInUse(bind: String, port: Int)
+    /// A listen failed otherwise.
+    case cannotListen(bind: String, port: Int, reason: String)
+}
