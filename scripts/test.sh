@@ -4,9 +4,9 @@
 # installed and run in a clean Debian 12 root; `scripts/package.sh --debian 13 --check`: the same
 # for Debian 13's, built in a Debian 13 root against libssh2 1.11.1), and ends with the Debian 13
 # leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again, against Debian 13's
-# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Beside the host suite, a short
-# fuzz pass (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few
-# seconds each on its kept corpus; a crash fails the run. Both Debian 13 steps share
+# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Before those, a short fuzz pass
+# (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few seconds
+# each on its kept corpus; a crash fails the run. Both Debian 13 steps share
 # one root, made once by debootstrap (~/.cache/octunnel); a whole run makes the missing roots
 # in the background while the host suite builds (its log: .build-roots/log).
 # Arguments go to `swift test` (e.g. --filter), and a run with arguments skips the package checks
@@ -81,21 +81,18 @@ fi
 # a toolchain that does not runs every test at once, still correct, only more crowded.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 if ! $only_debian; then
-  mkdir -p .build-roots
-  start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
-  # The fuzz pass (a sanitizer debug build of its own, ~2 min with two busy loops, then 15 targets
-  # x 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it) starts beside the host suite, whose tests mostly wait
-  # on sockets and timers: after it, it held a third of the last step's CPU (issue 49).
-  if [ $# -eq 0 ] && [ "${OCTUNNEL_FUZZ_SECONDS:-2}" != 0 ]; then
-    start_job fuzz fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-2}"
-  fi
   swift test --skip-build --parallel --num-workers 2 "$@"
   step_done tests
   [ $# -eq 0 ] || exit 0
-  # What is left is CPU-bound and independent: the two package checks (each a release build, one
-  # on this machine, one in the Debian 13 root) and the rest of the fuzz pass. They run side by
-  # side, each into its own log, printed when it fails: one after another they were 380 of CI's
-  # 834 s with two busy loops beside it.
+  # What is left is CPU-bound and independent: the fuzz pass (a debug build ~50 s, 12 targets x
+  # 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it) and the two package checks (each a release build, one on
+  # this machine, one in the Debian 13 root). They run side by side, each into its own log, printed
+  # when it fails: one after another they were 380 of CI's 834 s with two busy loops beside it.
+  mkdir -p .build-roots
+  start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
+  if [ "${OCTUNNEL_FUZZ_SECONDS:-2}" != 0 ]; then
+    start_job fuzz fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-2}"
+  fi
   wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
   roots=""
   start_job deb12-package bash scripts/package.sh --check
