@@ -77,7 +77,7 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         }
         guard let file = opened else { throw .noPasswordFile(path: path) }
         guard file.isRegular else { throw .badPasswordFile(path: path, reason: "not a regular file") }
-        let mode = file.permissions & 0o777
+        let mode = file.info.permissions & 0o777
         guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
         guard file.info.size <= limit else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
         afterCheck()

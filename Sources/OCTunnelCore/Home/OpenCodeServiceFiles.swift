@@ -183,12 +183,12 @@ public struct OpenCodeServiceFiles: Sendable {
             problems.append(Problem(path: shown(path), reason: "is \(file.kind), not a regular file: not used"))
             return nil
         }
-        guard file.isOwnedByMe else {
-            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.ownerID), not you: not used (anyone else could write what it says)"))
+        guard file.info.isOwnedByMe else {
+            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else could write what it says)"))
             return nil
         }
-        guard !file.isWritableByOthers else {
-            problems.append(Problem(path: shown(path), reason: "may be written by others (mode \(String(file.permissions, radix: 8))): not used; `chmod go-w` it"))
+        guard !file.info.isWritableByOthers else {
+            problems.append(Problem(path: shown(path), reason: "may be written by others (mode \(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
             return nil
         }
         let bytes: [UInt8]

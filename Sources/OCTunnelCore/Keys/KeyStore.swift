@@ -213,7 +213,7 @@ public struct KeyStore: Sendable {
         guard file.isRegular else {
             throw .badKeyFile(path: path, reason: "it is \(file.kind), not a regular file")
         }
-        let mode = file.permissions & 0o777
+        let mode = file.info.permissions & 0o777
         if mode & 0o077 != 0 {
             if let target = FileBytes.symlinkTarget(path) {
                 throw .unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)

@@ -141,18 +141,6 @@ public final class OpenedFile {
 
     public var isRegular: Bool { info.kind == .regular }
 
-    /// Whether the user running octunnel owns it (`st_uid` is the effective user's).
-    public var isOwnedByMe: Bool { info.isOwnedByMe }
-
-    /// Its owner's user id.
-    public var ownerID: UInt32 { info.owner }
-
-    /// Its permission bits (`0o600`).
-    public var permissions: UInt16 { info.permissions }
-
-    /// Whether its group or others may write it (mode & 022).
-    public var isWritableByOthers: Bool { info.isWritableByOthers }
-
     /// "a FIFO", "a character device", …: what the file is when it is not a regular file.
     public var kind: String { info.kind == .symbolicLink ? "not a regular file" : info.kind.described }
 

@@ -50,7 +50,7 @@ public struct UpFlow: Sendable {
 
     /// Runs the settings' role until it is stopped (returns) or fails in a way retrying cannot fix (throws).
     public func run() throws(OCTunnelError) {
-        let connection = try signIn()
+        let connection = try settings.signIn(directory: directory, say: say)
         let runner: UpRunner
         let healthCheck: (() -> Void)?
         switch settings.role {
@@ -61,7 +61,7 @@ public struct UpFlow: Sendable {
             if let warning = UpRunner.exposureWarning(bind: options.openCode.listen.host) { show(.engine(warning)) }
             var health: TunnelHealth?
             if choices.health {
-                health = TunnelHealth(options: options, timeout: choices.healthTimeout, credentials: try credentials())
+                health = TunnelHealth(options: options, timeout: choices.healthTimeout, credentials: try settings.credentials(passwordFile: choices.passwordFile))
                 health?.notify = settings.notify
             }
             runner = try UpRunner(tunnel: options, health: health, onEvent: show)
@@ -72,7 +72,7 @@ public struct UpFlow: Sendable {
             options.openCode.target = openCode.home
             options.followService = openCode.service != nil && settings.flags.homeHost == nil
             try options.checkForwards(allowLAN: choices.allowLAN)
-            let credentials = choices.health ? openCode.credentials(given: try credentials()) : nil
+            let credentials = choices.health ? openCode.credentials(given: try settings.credentials(passwordFile: choices.passwordFile)) : nil
             runner = try UpRunner(home: options, onEvent: show)
             for line in openCode.lines { show(.engine(.openCodeHome(home: openCode.home, detail: line))) }
             healthCheck = credentials.map { credentials in { runner.checkHealth(timeout: choices.healthTimeout, credentials: credentials) } }
@@ -83,10 +83,6 @@ public struct UpFlow: Sendable {
         if settings.role == .tunnel && choices.homeHint { say(Self.homeMachineHint(settings.reverse)) }
         try runner.run()
     }
-
-    private func signIn() throws(OCTunnelError) -> ConnectionSettings { try settings.signIn(directory: directory, say: say) }
-
-    private func credentials() throws(OCTunnelError) -> OpenCodeCredentials { try settings.credentials(passwordFile: choices.passwordFile) }
 
     /// `--save`: the settings become the profile's section of their role, said on stderr.
     private func save(signedInWith connection: ConnectionSettings) throws(OCTunnelError) {
