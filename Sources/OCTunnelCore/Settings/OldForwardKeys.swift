@@ -55,7 +55,6 @@ struct OldForwardKeys: Encodable, Equatable {
     /// as its default), or nil when the copy is right.
     func mismatch(with forwards: [Forward]) -> ForwardListMismatch? {
         let copy = Self(copyOf: forwards)
-        let listed = ForwardListMismatch.texts(forwards)
         let pairs: [(key: String, saved: String?, copy: String?)] = [
             ("remotePort", String(remotePort), String(copy.remotePort)),
             ("localPort", localPort.map(String.init), copy.localPort.map(String.init)),
@@ -64,10 +63,10 @@ struct OldForwardKeys: Encodable, Equatable {
             ("homeHost", direction == .remote ? homeHost ?? Defaults.homeHost : nil, direction == .remote ? copy.homeHost ?? Defaults.homeHost : nil),
         ]
         for pair in pairs where pair.saved != pair.copy {
-            return ForwardListMismatch(key: pair.key, saved: pair.saved ?? "absent", listed: listed)
+            return ForwardListMismatch(key: pair.key, saved: pair.saved ?? "absent", listed: "opencode " + forwards[0].specification)
         }
         if others != copy.others {
-            return ForwardListMismatch(key: "forwards", saved: ForwardListMismatch.texts(others), listed: listed)
+            return ForwardListMismatch(key: "forwards", saved: ForwardListMismatch.texts(others), listed: ForwardListMismatch.texts(copy.others))
         }
         return nil
     }
@@ -88,25 +87,5 @@ struct OldForwardKeys: Encodable, Equatable {
 
     private static func unlessDefault(_ host: String, _ defaultHost: String) -> String? {
         host == defaultHost ? nil : host
-    }
-}
-
-/// A section whose old keys (`OldForwardKeys`, the copy older versions read) say something else
-/// than its `forwardList` (the truth): a hand edit of the copy, refused rather than ignored.
-struct ForwardListMismatch: Error, Equatable {
-    let key: String
-    /// The key's value in the file.
-    let saved: String
-    /// `forwardList`'s forwards, as the file writes them.
-    let listed: String
-
-    /// The reason `badConfig` gives, its keys named at `prefix` (`profiles.work.tunnel.`).
-    func reason(at prefix: String) -> String {
-        "\"\(prefix)\(key)\" is \(saved) but \"\(prefix)forwardList\" says \(listed): forwardList is what octunnel reads, \(key) only its copy for older versions; edit forwardList, or remove it to read \(key)"
-    }
-
-    /// `forwards` as a message writes them, OpenCode's named.
-    static func texts(_ forwards: [Forward]) -> String {
-        forwards.isEmpty ? "none" : forwards.map { ($0.isOpenCode ? "opencode " : "") + $0.specification }.joined(separator: ", ")
     }
 }

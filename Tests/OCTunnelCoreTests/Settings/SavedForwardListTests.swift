@@ -185,6 +185,7 @@ struct SavedForwardListTests {
             guard let error = error as? OCTunnelError, case .badConfig = error, let message = error.errorDescription else { return false }
             return error.exitStatus.rawValue == 65 && !message.contains("\n")
                 && message.contains("\"profiles.default.\(role).\(key)\" is ") && message.contains("\"profiles.default.\(role).forwardList\" says")
+                && (key != "remotePort" || message.contains(#"("profiles.default.tunnel.remotePort" is 18092 but "profiles.default.tunnel.forwardList" says opencode 127.0.0.1:5096:[::1]:18091: forwardList is what octunnel reads, remotePort only its copy for older versions; edit forwardList, or remove it to read remotePort)"#))
         }
         #expect(try readText(home.configPath) == text)
     }
