@@ -30,16 +30,19 @@ public struct ConfigFile: Sendable {
 
     /// The file's profiles, as `read`; when it holds a section in the shape of an older
     /// version (no `forwardList`), the file is written back in this version's shape first, if
-    /// it can be: a file that cannot be written (a read-only directory) is only read, and
-    /// written back next time.
+    /// it can be: a file that cannot be written (a read-only directory, a home open to others
+    /// or not the user's) is only read, and written back next time.
     public func load() throws(OCTunnelError) -> Contents? {
         guard let contents = try read() else { return nil }
         if contents.inCurrentShape() != nil { try? writeBack() }
         return contents
     }
 
-    /// Writes the file, as it is when the lock is held, back in this version's shape.
+    /// Writes the file, as it is when the lock is held, back in this version's shape; only in
+    /// a home that is the user's alone (reading never tightens a home, nor writes in another's).
     private func writeBack() throws {
+        guard let info = try? Syscall.fileStatus(home.path), info.kind == .directory, info.isOwnedByMe,
+              info.permissions & 0o077 == 0 else { return }
         try FileLock.withLock(home.configPath + ".lock") {
             guard let raw = try read()?.inCurrentShape() else { return }
             try write(raw)

@@ -222,6 +222,19 @@ struct SavedForwardListTests {
         #expect(try readText(home.configPath) == Self.oldFile)
     }
 
+    @Test("an old file in a home open to others is only read: reading neither tightens the home nor writes in it")
+    func anOpenHomeIsNotWrittenIn() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        try directory.write("config.json", Self.oldFile, mode: 0o600)
+        try #require(chmod(directory.path, 0o755) == 0)
+
+        #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(try readText(home.configPath) == Self.oldFile)
+        #expect(try mode(of: directory.path) & 0o777 == 0o755)
+        #expect(!FileManager.default.fileExists(atPath: home.configPath + ".lock"))
+    }
+
     @Test("an old file with a section that is not valid is not written back: reading it is refused, the file untouched")
     func anInvalidFileIsNotWrittenBack() throws {
         let directory = try TempDirectory()
