@@ -5,8 +5,10 @@ import Foundation
 ///     {"version": 2, "profiles": {"default": {"tunnel": {…}, "home": {…}}, "work": {…}}}
 ///
 /// A file from before profiles (one flat tunnel object) reads as the default profile's tunnel
-/// section, and is converted, every key kept, the first time anything is saved.
-/// Keys this version does not know are kept on every write.
+/// section, and is converted, every key kept, the first time anything is saved (until then the
+/// version that wrote it still reads it). A section saved before `forwardList` is written back
+/// in this version's shape the first time it is read (`load`), its old keys kept as the copy
+/// older versions read. Keys this version does not know are kept on every write.
 public struct ConfigFile: Sendable {
     public static let version = 2
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
@@ -24,6 +26,33 @@ public struct ConfigFile: Sendable {
         do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch { throw .cannotRead(path: path, reason: error.description) }
         guard let bytes else { return nil }
         return try Contents(bytes: bytes, path: path)
+    }
+
+    /// The file's profiles, as `read`; when it holds a section in the shape of an older
+    /// version (no `forwardList`), the file is written back in this version's shape first, if
+    /// it can be: a file that cannot be written (a read-only directory, a home open to others
+    /// or not the user's) is only read, and written back next time.
+    public func load() throws(OCTunnelError) -> Contents? {
+        guard let contents = try read() else { return nil }
+        if contents.inCurrentShape() != nil { try? writeBack() }
+        return contents
+    }
+
+    /// Writes the file, as it is when the lock is held, back in this version's shape; only in
+    /// a home that is the user's alone (reading never tightens a home, nor writes in another's).
+    private func writeBack() throws {
+        guard let info = try? Syscall.fileStatus(home.path), info.kind == .directory, info.isOwnedByMe,
+              info.permissions & 0o077 == 0 else { return }
+        try FileLock.withLock(home.configPath + ".lock") {
+            guard let raw = try read()?.inCurrentShape() else { return }
+            try write(raw)
+        }
+    }
+
+    /// `raw` as the file's text, atomically replacing it (0600); the caller holds the lock.
+    private func write(_ raw: [String: Any]) throws {
+        guard let text = JSONText.pretty(raw) else { throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold") }
+        try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
     }
 
     /// Replaces `role`'s section of `profile` with `section`, keeping everything else.
@@ -44,8 +73,7 @@ public struct ConfigFile: Sendable {
                 profiles[profile.rawValue] = sections
                 raw["profiles"] = profiles
                 raw["version"] = Self.version
-                guard let text = JSONText.pretty(raw) else { throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold") }
-                try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
+                try write(raw)
             }
         } catch let error as OCTunnelError {
             throw error
@@ -115,6 +143,50 @@ public struct ConfigFile: Sendable {
             return settings.tunnel == nil && settings.home == nil ? nil : settings
         }
 
+        /// The file in this version's shape, every section saved before `forwardList` written
+        /// anew over its old keys (which stay, as the copy older versions read; every other key
+        /// kept); nil when there is nothing to write back: every section has its list, the file
+        /// is from before profiles (converted by the next save, as the version that wrote it
+        /// reads only that shape), or a section is not valid (a file that is refused is never
+        /// rewritten).
+        func inCurrentShape() -> [String: Any]? {
+            guard !isLegacy, var profiles = raw["profiles"] as? [String: Any] else { return nil }
+            var changed = false
+            for profile in self.profiles {
+                guard var sections = profiles[profile.rawValue] as? [String: Any],
+                      let settings = try? settings(of: profile) else { return nil }
+                do {
+                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: sections[Role.tunnel.rawValue])),
+                                            (Role.home, try Self.written(settings.home, over: sections[Role.home.rawValue]))] {
+                        guard let written else { continue }
+                        sections[role.rawValue] = written
+                        changed = true
+                    }
+                } catch {
+                    return nil
+                }
+                profiles[profile.rawValue] = sections
+            }
+            guard changed else { return nil }
+            var raw = self.raw
+            raw["profiles"] = profiles
+            raw["version"] = ConfigFile.version
+            return raw
+        }
+
+        /// `section` as this version writes it, laid over `old` (whose other keys stay); nil
+        /// when there is no section or `old` has its `forwardList` already. Throws when the
+        /// result would not read back as `section`.
+        private static func written<Section: Codable & Equatable>(_ section: Section?, over old: Any?) throws -> [String: Any]? {
+            guard let section, let old = old as? [String: Any], old["forwardList"] == nil else { return nil }
+            guard let encoded = try ConfigFile.object(section) as? [String: Any] else { throw CocoaError(.coderInvalidValue) }
+            let written = old.merging(encoded) { $1 }
+            guard try JSONDecoder().decode(Section.self, from: JSONSerialization.data(withJSONObject: written)) == section else {
+                throw CocoaError(.coderInvalidValue)
+            }
+            return written
+        }
+
         private func decode<T: Decodable>(_ type: T.Type, from section: Any, at prefix: String) throws(OCTunnelError) -> T {
             guard section is [String: Any], let data = try? JSONSerialization.data(withJSONObject: section) else {
                 throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not an object")
@@ -125,6 +197,10 @@ public struct ConfigFile: Sendable {
                 throw .badConfig(path: path, reason: "\"\(prefix)\(key.stringValue)\" is missing")
             } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
                 throw .badConfig(path: path, reason: "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+            } catch let error as TargetParseError {
+                throw .badConfig(path: path, reason: error.message)
+            } catch let mismatch as ForwardListMismatch {
+                throw .badConfig(path: path, reason: mismatch.reason(at: prefix))
             } catch {
                 throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not valid")
             }

@@ -68,32 +68,25 @@ extension ResolvedSettings {
     }
 
     /// `--save`: these settings become the profile's section of this role, every other
-    /// section kept; values equal to the defaults that older files lack are left out.
+    /// section kept; values equal to the defaults that older files lack are left out. The
+    /// tunnel's forwards are saved listening on 127.0.0.1 for OpenCode's: `--bind` is never saved.
     public func save(to directory: OctunnelDirectory, agent: Bool, passwordFile: String?) throws(OCTunnelError) {
-        let remoteHost = self.remoteHost == Defaults.remoteHost ? nil : self.remoteHost
         switch role {
         case .tunnel:
+            var saved = forwards
+            saved[0].listen = HostPort(host: Defaults.bind, port: localPort)
             let timeout = Int(notify.commandTimeout)
-            try TunnelSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
-                               localPort: localPort, homePort: homePort, remoteHost: remoteHost,
-                               agent: agent ? true : nil, passwordFile: passwordFile,
-                               forwards: savedForwards, notify: notify.enabled ? nil : false, notifyCommand: notify.command,
-                               notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout, pairPort: pairPort == .automatic ? nil : pairPort)
+            try TunnelSettings(host: target.host, port: target.port, username: target.user, forwards: saved, homePort: homePort,
+                               agent: agent ? true : nil, passwordFile: passwordFile, notify: notify.enabled ? nil : false,
+                               notifyCommand: notify.command, notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout,
+                               pairPort: pairPort == .automatic ? nil : pairPort)
                 .save(to: directory, profile: flags.profile)
         case .home:
-            try HomeSettings(host: target.host, port: target.port, username: target.user, remotePort: remotePort,
-                             homePort: homePort, remoteHost: remoteHost, homeHost: homeHost == Defaults.homeHost ? nil : homeHost,
-                             agent: agent ? true : nil, passwordFile: passwordFile,
-                             forwards: savedForwards)
+            try HomeSettings(host: target.host, port: target.port, username: target.user, forwards: forwards,
+                             agent: agent ? true : nil, passwordFile: passwordFile)
                 .save(to: directory, profile: flags.profile)
         }
     }
-
-    /// The forwards beside OpenCode's, the ones the settings file lists (`-L` / `-R`).
-    private var otherForwards: [Forward] { forwards.filter { !$0.isOpenCode } }
-
-    /// What the settings file keeps of the other forwards: their specifications, nil for none.
-    private var savedForwards: [String]? { otherForwards.isEmpty ? nil : otherForwards.map(\.specification) }
 
     /// The authorized_keys line that lets this key listen (for the VPS-forbids-listening
     /// message): with the key's public half when it can be read, else a placeholder.

@@ -59,9 +59,9 @@ public struct ResolvedSettings: Sendable {
             throw .missingTarget(role: role, profile: flags.profile)
         }
         let typed = flags.target != nil
-        let remoteHost = flags.remoteHost ?? kept?.connection.remoteHost ?? Defaults.remoteHost
-        let remotePort = flags.remotePort ?? kept?.connection.remotePort ?? Defaults.remotePort
-        let homePort = flags.homePort ?? kept?.connection.homePort ?? Defaults.homePort
+        let remoteHost = flags.remoteHost ?? kept?.openCode.vpsEnd.host ?? Defaults.remoteHost
+        let remotePort = flags.remotePort ?? kept?.openCode.vpsEnd.port ?? Defaults.remotePort
+        let homePort = flags.homePort ?? kept?.homePort ?? Defaults.homePort
         let localPort = flags.localPort ?? kept?.localPort ?? Defaults.localPort
         let bind = flags.bind ?? Defaults.bind
         // As `home up` has always done: the saved home address only for the saved target.
@@ -73,9 +73,9 @@ public struct ResolvedSettings: Sendable {
         return ResolvedSettings(
             role: role, flags: flags, target: target,
             remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,
-            homePortChosen: flags.homePort != nil || (kept?.connection.homePort).map { $0 != Defaults.homePort } == true,
+            homePortChosen: flags.homePort != nil || (kept?.homePort).map { $0 != Defaults.homePort } == true,
             localPort: localPort, bind: bind, homeHost: homeHost,
-            forwards: [openCode] + (flags.forwards ?? kept?.forwards ?? []),
+            forwards: [openCode] + (flags.forwards ?? kept?.others ?? []),
             sshConfig: typed ? sshConfig : nil,
             useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
@@ -96,14 +96,13 @@ public struct ResolvedSettings: Sendable {
     }
 }
 
-/// A role's saved section: what both roles save, and the one field each has of its own (the
-/// tunnel's local port, the home's OpenCode address).
+/// A role's saved section: what both roles save, its forwards (OpenCode's first) and the
+/// home's OpenCode port (the home's forward's target; the tunnel's own key).
 struct SavedSection {
     let connection: any SavedConnection
-    let localPort: Int?
-    let homeHost: String?
-    /// The saved `-L` forwards (`tunnel` role).
-    var forwards: [Forward]? = nil
+    /// The saved forwards, OpenCode's first: `-L` (`tunnel` role) or `-R` (`home` role).
+    let forwards: [Forward]
+    let homePort: Int
     /// The whole saved section of the `tunnel` role (its notify and pair-port choices).
     var tunnel: TunnelSettings? = nil
 
@@ -111,13 +110,19 @@ struct SavedSection {
         switch role {
         case .tunnel:
             guard let tunnel = saved?.tunnel else { return nil }
-            (connection, localPort, homeHost) = (tunnel, tunnel.localPort, nil)
-            forwards = tunnel.savedForwards
+            (connection, forwards, homePort) = (tunnel, tunnel.forwards, tunnel.homePort)
             self.tunnel = tunnel
         case .home:
             guard let home = saved?.home else { return nil }
-            (connection, localPort, homeHost) = (home, nil, home.homeHost)
-            forwards = home.savedForwards
+            (connection, forwards, homePort) = (home, home.forwards, home.homePort)
         }
     }
+
+    var openCode: Forward { forwards[0] }
+    /// The forwards beside OpenCode's.
+    var others: [Forward] { Array(forwards.dropFirst()) }
+    /// The laptop's port (`tunnel` role: where OpenCode's `-L` listens).
+    var localPort: Int? { openCode.direction == .local ? openCode.listen.port : nil }
+    /// Where OpenCode listens at home (`home` role: where OpenCode's `-R` goes).
+    var homeHost: String? { openCode.direction == .remote ? openCode.target.host : nil }
 }

@@ -23,11 +23,21 @@ struct ConfigShowTests {
         let home = OctunnelDirectory(path: directory.path)
         let saved = try #require(try SavedSettings.load(from: home))
         let sections = try #require(((try JSONSerialization.jsonObject(with: Data(file.utf8)) as? [String: Any])?["profiles"] as? [String: Any])?["default"] as? [String: Any])
+        // Every field of the file, and the one list of forwards this version writes beside them.
         var expected = sections
         var tunnel = try #require(expected["tunnel"] as? [String: Any])
         tunnel["remoteHost"] = "127.0.0.1"
+        tunnel["forwardList"] = [["opencode": true, "forward": "127.0.0.1:4097:127.0.0.1:18081"], ["forward": "127.0.0.1:3000:127.0.0.1:18082"]]
         expected["tunnel"] = tunnel
+        var homeSection = try #require(expected["home"] as? [String: Any])
+        homeSection["forwardList"] = [["opencode": true, "forward": "127.0.0.2:18081:[::1]:4100"], ["forward": "127.0.0.1:18082:127.0.0.1:3000"]]
+        expected["home"] = homeSection
         #expect(NSDictionary(dictionary: saved.shown) == NSDictionary(dictionary: expected), "\(saved.shown)")
+        // Read once, the file holds that shape: what config show shows is config.json's section.
+        let written = try #require(((try JSONSerialization.jsonObject(with: Data(readText(directory.file("config.json")).utf8)) as? [String: Any])?["profiles"] as? [String: Any])?["default"] as? [String: Any])
+        var writtenTunnel = try #require(written["tunnel"] as? [String: Any])
+        writtenTunnel["remoteHost"] = writtenTunnel["remoteHost"] ?? "127.0.0.1"
+        #expect(NSDictionary(dictionary: expected) == NSDictionary(dictionary: written.merging(["tunnel": writtenTunnel]) { $1 }), "\(written)")
 
         let other = try TempDirectory()
         try other.write("config.json", #"{"version":2,"profiles":{"default":{"tunnel":{"host":"v","port":22,"username":"u","remotePort":18080,"localPort":4096,"homePort":4096,"pairPort":false}}}}"#)

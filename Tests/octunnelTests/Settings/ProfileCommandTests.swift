@@ -82,7 +82,7 @@ struct ProfileCommandTests {
 
             let shown = try Octunnel.run(["config", "show", "--home", home, "--profile", "default"], in: dir)
             #expect(shown.status == 0, "\(shown)")
-            #expect(shown.stdout == #"{"profile":"default","tunnel":{"homePort":4100,"host":"vps.example.com","localPort":4096,"port":2222,"remoteHost":"127.0.0.1","remotePort":18080,"username":"me"}}"# + "\n")
+            #expect(shown.stdout == #"{"profile":"default","tunnel":{"forwardList":[{"forward":"127.0.0.1:4096:127.0.0.1:18080","opencode":true}],"homePort":4100,"host":"vps.example.com","localPort":4096,"port":2222,"remoteHost":"127.0.0.1","remotePort":18080,"username":"me"}}"# + "\n")
             let reverse = try Octunnel.run(["tunnel", "reverse-command", "--home", home], in: dir)
             #expect(reverse.stdout.contains("-R 127.0.0.1:18080:127.0.0.1:4100 -p 2222 me@vps.example.com"), "\(reverse)")
             #expect(try readText(home + "/config.json") == old)

@@ -1,0 +1,118 @@
+/// The home role's saved reverse tunnel (`home up --save`): the VPS to sign in to and every
+/// forward as one list (OpenCode's `-R`, from where the VPS listens to OpenCode on this
+/// machine, then the others).
+///
+/// `config.json` holds the list as `forwardList` (`SavedForwardList`) and, beside it, the keys
+/// older versions read (`remotePort`, `homePort`, `remoteHost`, `homeHost`, `forwards`:
+/// `OldForwardKeys`), a read-only copy so that an older octunnel still reads the file. A section
+/// without `forwardList` is read from those keys.
+public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    /// Every forward, OpenCode's first (`isOpenCode`: `-R REMOTEHOST:REMOTE:HOMEHOST:HOME`),
+    /// then the other `-R`s.
+    public private(set) var forwards: [Forward]
+    /// Sign in with the ssh-agent's keys (`--agent`); absent means false.
+    public var agent: Bool?
+    /// The file OpenCode's password is read from (`--password-file`, an absolute path); absent: none.
+    public var passwordFile: String?
+
+    /// `forwards` must hold OpenCode's `-R` first, and only there.
+    public init(host: String, port: Int, username: String, forwards: [Forward], agent: Bool? = nil, passwordFile: String? = nil) {
+        precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .remote },
+                     "a home's forwards are -R, OpenCode's first")
+        (self.host, self.port, self.username, self.forwards) = (host, port, username, forwards)
+        (self.agent, self.passwordFile) = (agent, passwordFile)
+    }
+
+    /// The settings as older versions' keys name them (`others`: the `-R`s beside OpenCode's).
+    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
+                homeHost: String? = nil, agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = []) {
+        let keys = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
+                                  homeHost: homeHost, others: others)
+        self.init(host: host, port: port, username: username, forwards: keys.forwards, agent: agent, passwordFile: passwordFile)
+    }
+
+    /// OpenCode's forward, `-R remoteHost:remotePort:homeHost:homePort`.
+    public var openCode: Forward { forwards[0] }
+
+    /// The VPS port OpenCode's forward listens on.
+    public var remotePort: Int {
+        get { forwards[0].listen.port }
+        set { forwards[0].listen = HostPort(host: forwards[0].listen.host, port: newValue) }
+    }
+
+    /// The VPS address OpenCode's forward listens on; setting nil sets `Defaults.remoteHost`.
+    public var remoteHost: String? {
+        get { forwards[0].listen.host }
+        set { forwards[0].listen = HostPort(host: newValue ?? Defaults.remoteHost, port: forwards[0].listen.port) }
+    }
+
+    /// OpenCode's port on this machine.
+    public var homePort: Int {
+        get { forwards[0].target.port }
+        set { forwards[0].target = HostPort(host: forwards[0].target.host, port: newValue) }
+    }
+
+    /// The address OpenCode listens on at home (`--home-host`); setting nil sets `Defaults.homeHost`.
+    public var homeHost: String? {
+        get { forwards[0].target.host }
+        set { forwards[0].target = HostPort(host: newValue ?? Defaults.homeHost, port: forwards[0].target.port) }
+    }
+
+    /// The `-R`s beside OpenCode's.
+    public var others: [Forward] { Array(forwards.dropFirst()) }
+
+    func validate() throws(TargetParseError) {
+        try validateConnection(otherHosts: [homeHost])
+    }
+
+    /// Saves this as `profile`'s home section, keeping every other profile and section.
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+        try ConfigFile(home: home).save(self, role: .home, profile: profile)
+    }
+
+    private enum Key: String, CodingKey {
+        case host, port, username, remotePort, homePort, remoteHost, homeHost, agent, passwordFile, forwards, forwardList
+    }
+
+    /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
+    /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
+    public init(from decoder: Decoder) throws {
+        let keys = try decoder.container(keyedBy: Key.self)
+        host = try keys.decode(String.self, forKey: .host)
+        port = try keys.decode(Int.self, forKey: .port)
+        username = try keys.decode(String.self, forKey: .username)
+        let remotePort = try keys.decode(Int.self, forKey: .remotePort)
+        let homePort = try keys.decode(Int.self, forKey: .homePort)
+        let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
+        let homeHost = try keys.decodeIfPresent(String.self, forKey: .homeHost)
+        agent = try keys.decodeIfPresent(Bool.self, forKey: .agent)
+        passwordFile = try keys.decodeIfPresent(String.self, forKey: .passwordFile)
+        let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
+        let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
+
+        let others = try (texts ?? []).map { try Forward.parse($0, direction: .remote, defaultBind: Defaults.remoteHost) }
+        let old = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
+                                 homeHost: homeHost, others: others)
+        guard let list else {
+            forwards = old.forwards
+            return
+        }
+        forwards = try list.forwards(.remote, defaultBind: Defaults.remoteHost)
+        if let mismatch = old.mismatch(with: forwards) { throw mismatch }
+    }
+
+    /// Writes `forwardList`, then its copy in the keys older versions read.
+    public func encode(to encoder: Encoder) throws {
+        var keys = encoder.container(keyedBy: Key.self)
+        try keys.encode(host, forKey: .host)
+        try keys.encode(port, forKey: .port)
+        try keys.encode(username, forKey: .username)
+        try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
+        try keys.encodeIfPresent(agent, forKey: .agent)
+        try keys.encodeIfPresent(passwordFile, forKey: .passwordFile)
+        try OldForwardKeys(copyOf: forwards).encode(to: encoder)
+    }
+}

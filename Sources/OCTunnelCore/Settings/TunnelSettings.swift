@@ -1,0 +1,147 @@
+/// The laptop role's saved tunnel (`tunnel up --save`): the VPS to sign in to (the RFC's
+/// SSHTunnelConfig: host, port, username), every forward as one list (OpenCode's `-L`, then the
+/// others), the home's OpenCode port and the run's choices. Before profiles this was the whole
+/// of `config.json`.
+///
+/// `config.json` holds the list as `forwardList` (`SavedForwardList`) and, beside it, the keys
+/// older versions read (`remotePort`, `localPort`, `remoteHost`, `forwards`: `OldForwardKeys`),
+/// a read-only copy so that an older octunnel still reads the file. A section without
+/// `forwardList` is read from those keys.
+public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    /// Every forward, OpenCode's first (`isOpenCode`: `-L 127.0.0.1:LOCAL:REMOTEHOST:REMOTE`;
+    /// it listens on 127.0.0.1, as `--bind` is never saved), then the other `-L`s.
+    public private(set) var forwards: [Forward]
+    /// OpenCode's port on the home machine (`--home-port`): no end of the laptop's `-L`, which
+    /// ends at the VPS, but where the printed reverse command sends it; a key of its own.
+    public var homePort: Int
+    /// Sign in with the ssh-agent's keys (`--agent`); absent (false) in older files.
+    public var agent: Bool?
+    /// The file OpenCode's password is read from (`--password-file`, an absolute path; the
+    /// password itself is never saved); absent in older files.
+    public var passwordFile: String?
+    /// `--no-notify` saved: false; absent: notifications on.
+    public var notify: Bool?
+    /// `--notify-command`, as typed; absent: none.
+    public var notifyCommand: String?
+    /// `--notify-timeout` in seconds when not the default; absent: the default.
+    public var notifyTimeout: Int?
+    /// `--no-pair-port` saved: false; `--pair-port N`: the port; absent: OpenCode's own ports.
+    public var pairPort: PairPortChoice?
+
+    /// `forwards` must hold OpenCode's `-L` first, and only there.
+    public init(host: String, port: Int, username: String, forwards: [Forward], homePort: Int, agent: Bool? = nil,
+                passwordFile: String? = nil, notify: Bool? = nil, notifyCommand: String? = nil, notifyTimeout: Int? = nil,
+                pairPort: PairPortChoice? = nil) {
+        precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .local },
+                     "a tunnel's forwards are -L, OpenCode's first")
+        (self.host, self.port, self.username, self.forwards, self.homePort) = (host, port, username, forwards, homePort)
+        (self.agent, self.passwordFile, self.notify, self.notifyCommand) = (agent, passwordFile, notify, notifyCommand)
+        (self.notifyTimeout, self.pairPort) = (notifyTimeout, pairPort)
+    }
+
+    /// The settings as older versions' keys name them (`others`: the `-L`s beside OpenCode's).
+    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
+                agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = [], notify: Bool? = nil,
+                notifyCommand: String? = nil, notifyTimeout: Int? = nil, pairPort: PairPortChoice? = nil) {
+        let keys = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
+        self.init(host: host, port: port, username: username, forwards: keys.forwards, homePort: homePort, agent: agent,
+                  passwordFile: passwordFile, notify: notify, notifyCommand: notifyCommand, notifyTimeout: notifyTimeout, pairPort: pairPort)
+    }
+
+    /// OpenCode's forward, `-L 127.0.0.1:localPort:remoteHost:remotePort`.
+    public var openCode: Forward { forwards[0] }
+
+    /// The VPS port OpenCode's forward goes to (OpenCode's `-L` target).
+    public var remotePort: Int {
+        get { forwards[0].target.port }
+        set { forwards[0].target = HostPort(host: forwards[0].target.host, port: newValue) }
+    }
+
+    /// The VPS address OpenCode's forward goes to; setting nil sets `Defaults.remoteHost`.
+    public var remoteHost: String? {
+        get { forwards[0].target.host }
+        set { forwards[0].target = HostPort(host: newValue ?? Defaults.remoteHost, port: forwards[0].target.port) }
+    }
+
+    /// The laptop's port of OpenCode's forward.
+    public var localPort: Int {
+        get { forwards[0].listen.port }
+        set { forwards[0].listen = HostPort(host: forwards[0].listen.host, port: newValue) }
+    }
+
+    /// The `-L`s beside OpenCode's.
+    public var others: [Forward] { Array(forwards.dropFirst()) }
+
+    /// Checks the hosts and ports a hand-edited file may have broken.
+    func validate() throws(TargetParseError) {
+        try validateConnection()
+        _ = try HostPort.parsePort(String(localPort), allowZero: true)
+        if let notifyTimeout, !NotifyOptions.timeoutRange.contains(notifyTimeout) {
+            throw TargetParseError("notifyTimeout \(notifyTimeout) is not \(NotifyOptions.timeoutRange.lowerBound)-\(NotifyOptions.timeoutRange.upperBound) seconds")
+        }
+        if notifyCommand?.isEmpty == true { throw TargetParseError("notifyCommand is empty") }
+    }
+
+    /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+        try ConfigFile(home: home).save(self, role: .tunnel, profile: profile)
+    }
+
+    private enum Key: String, CodingKey {
+        case host, port, username, remotePort, localPort, homePort, remoteHost, agent, passwordFile, forwards
+        case notify, notifyCommand, notifyTimeout, pairPort, forwardList
+    }
+
+    /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
+    /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
+    public init(from decoder: Decoder) throws {
+        let keys = try decoder.container(keyedBy: Key.self)
+        host = try keys.decode(String.self, forKey: .host)
+        port = try keys.decode(Int.self, forKey: .port)
+        username = try keys.decode(String.self, forKey: .username)
+        let remotePort = try keys.decode(Int.self, forKey: .remotePort)
+        let localPort = try keys.decode(Int.self, forKey: .localPort)
+        homePort = try keys.decode(Int.self, forKey: .homePort)
+        let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
+        agent = try keys.decodeIfPresent(Bool.self, forKey: .agent)
+        passwordFile = try keys.decodeIfPresent(String.self, forKey: .passwordFile)
+        let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
+        notify = try keys.decodeIfPresent(Bool.self, forKey: .notify)
+        notifyCommand = try keys.decodeIfPresent(String.self, forKey: .notifyCommand)
+        notifyTimeout = try keys.decodeIfPresent(Int.self, forKey: .notifyTimeout)
+        pairPort = try keys.decodeIfPresent(PairPortChoice.self, forKey: .pairPort)
+        let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
+
+        let others = try (texts ?? []).map { try Forward.parse($0, direction: .local, defaultBind: Defaults.bind) }
+        let old = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
+        guard let list else {
+            forwards = old.forwards
+            return
+        }
+        forwards = try list.forwards(.local, defaultBind: Defaults.bind)
+        if forwards[0].listen.host != Defaults.bind {
+            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: write \(Defaults.bind) there and give --bind on the command line")
+        }
+        if let mismatch = old.mismatch(with: forwards) { throw mismatch }
+    }
+
+    /// Writes `forwardList`, then its copy in the keys older versions read.
+    public func encode(to encoder: Encoder) throws {
+        var keys = encoder.container(keyedBy: Key.self)
+        try keys.encode(host, forKey: .host)
+        try keys.encode(port, forKey: .port)
+        try keys.encode(username, forKey: .username)
+        try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
+        try keys.encode(homePort, forKey: .homePort)
+        try keys.encodeIfPresent(agent, forKey: .agent)
+        try keys.encodeIfPresent(passwordFile, forKey: .passwordFile)
+        try keys.encodeIfPresent(notify, forKey: .notify)
+        try keys.encodeIfPresent(notifyCommand, forKey: .notifyCommand)
+        try keys.encodeIfPresent(notifyTimeout, forKey: .notifyTimeout)
+        try keys.encodeIfPresent(pairPort, forKey: .pairPort)
+        try OldForwardKeys(copyOf: forwards).encode(to: encoder)
+    }
+}

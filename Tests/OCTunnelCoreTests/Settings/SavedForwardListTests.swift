@@ -1,0 +1,281 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// config.json keeps one list of forwards per section (`forwardList`, issue 49), with the keys
+/// older versions read beside it as its copy: a file an older version saved reads as before and
+/// is written back in the new shape once; a file this version saves reads with the old
+/// decoding; a copy edited by hand is refused, never ignored.
+@Suite("config.json's forwardList: one list, its copy for older versions, old files written back", .ownThreads)
+struct SavedForwardListTests {
+    /// What the version before `forwardList` wrote (`tunnel up --save` and `home up --save` of two
+    /// profiles, -L/-R forwards and ports off their defaults), byte for byte, plus keys it did not know.
+    static let oldFile = """
+    {
+      "note" : "kept",
+      "profiles" : {
+        "default" : {
+          "home" : {
+            "agent" : true,
+            "forwards" : [
+              "127.0.0.1:18082:127.0.0.1:3000"
+            ],
+            "homeHost" : "192.168.1.5",
+            "homePort" : 4200,
+            "host" : "vps.example.com",
+            "port" : 2222,
+            "remoteHost" : "127.0.0.2",
+            "remotePort" : 18091,
+            "username" : "home"
+          },
+          "tunnel" : {
+            "forwards" : [
+              "127.0.0.1:3000:127.0.0.1:18082",
+              "[::1]:5173:127.0.0.1:18083"
+            ],
+            "homePort" : 4100,
+            "host" : "vps.example.com",
+            "localPort" : 5096,
+            "notifyTimeout" : 20,
+            "pairPort" : false,
+            "passwordFile" : "/home/me/.pw",
+            "port" : 2222,
+            "remoteHost" : "::1",
+            "remotePort" : 18091,
+            "username" : "me"
+          }
+        },
+        "work" : {
+          "tunnel" : {
+            "homePort" : 4096,
+            "host" : "work.example.com",
+            "localPort" : 4097,
+            "port" : 22,
+            "remotePort" : 18080,
+            "unknown" : 1,
+            "username" : "w"
+          }
+        }
+      },
+      "version" : 2
+    }
+
+    """
+
+    static let work = try! ProfileName("work")
+
+    /// The settings the old file held, as this version names them.
+    static let oldTunnel = TunnelSettings(
+        host: "vps.example.com", port: 2222, username: "me", remotePort: 18091, localPort: 5096, homePort: 4100, remoteHost: "::1",
+        passwordFile: "/home/me/.pw",
+        others: [Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 3000), target: HostPort(host: "127.0.0.1", port: 18082)),
+                 Forward(direction: .local, listen: HostPort(host: "::1", port: 5173), target: HostPort(host: "127.0.0.1", port: 18083))],
+        notifyTimeout: 20, pairPort: .off)
+    static let oldHome = HomeSettings(
+        host: "vps.example.com", port: 2222, username: "home", remotePort: 18091, homePort: 4200, remoteHost: "127.0.0.2",
+        homeHost: "192.168.1.5", agent: true,
+        others: [Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: 18082), target: HostPort(host: "127.0.0.1", port: 3000))])
+    static let oldWork = TunnelSettings(host: "work.example.com", port: 22, username: "w", remotePort: 18080, localPort: 4097, homePort: 4096)
+
+    /// `profiles.PROFILE.ROLE` of a config.json's text.
+    func section(_ text: String, _ profile: String, _ role: String) throws -> [String: Any] {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        return try #require(((object["profiles"] as? [String: Any])?[profile] as? [String: Any])?[role] as? [String: Any])
+    }
+
+    func canonical(_ value: Any) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+    }
+
+    @Test("an old file reads the same settings, and after one read is in the new shape: every old key as it was, forwardList beside them")
+    func anOldFileIsReadAsBeforeAndWrittenBackOnce() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        // The file is exactly what config.json's writer lays out.
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(Self.oldFile.utf8)) as? [String: Any])
+        try #require(JSONText.pretty(parsed).map { $0 + "\n" } == Self.oldFile)
+        try directory.write("config.json", Self.oldFile, mode: 0o600)
+
+        let saved = try #require(try SavedSettings.load(from: home))
+        #expect(saved == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        let resolved = try ResolvedSettings.resolve(flags: SettingsFlags(), saved: saved, sshConfig: nil, role: .tunnel)
+        #expect(resolved.forwards.map(\.description)
+                == ["-L 127.0.0.1:5096:[::1]:18091", "-L 127.0.0.1:3000:127.0.0.1:18082", "-L [::1]:5173:127.0.0.1:18083"])
+        #expect((resolved.remoteHost, resolved.remotePort, resolved.localPort, resolved.homePort) == ("::1", 18091, 5096, 4100))
+        let homeRun = try ResolvedSettings.resolve(flags: SettingsFlags(), saved: saved, sshConfig: nil, role: .home)
+        #expect(homeRun.forwards.map(\.description) == ["-R 127.0.0.2:18091:192.168.1.5:4200", "-R 127.0.0.1:18082:127.0.0.1:3000"])
+
+        let written = try readText(home.configPath)
+        #expect(written != Self.oldFile, "read once, the file is written back")
+        #expect(try mode(of: home.configPath) == 0o600)
+        let lists: [(String, String, [[String: Any]])] = [
+            ("default", "tunnel", [["opencode": true, "forward": "127.0.0.1:5096:[::1]:18091"],
+                                   ["forward": "127.0.0.1:3000:127.0.0.1:18082"], ["forward": "[::1]:5173:127.0.0.1:18083"]]),
+            ("default", "home", [["opencode": true, "forward": "127.0.0.2:18091:192.168.1.5:4200"],
+                                 ["forward": "127.0.0.1:18082:127.0.0.1:3000"]]),
+            ("work", "tunnel", [["opencode": true, "forward": "127.0.0.1:4097:127.0.0.1:18080"]]),
+        ]
+        for (profile, role, list) in lists {
+            var expected = try section(Self.oldFile, profile, role)
+            expected["forwardList"] = list
+            #expect(try canonical(section(written, profile, role)) == canonical(expected), "\(profile).\(role)")
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(written.utf8)) as? [String: Any])
+        #expect(object["note"] as? String == "kept")
+        #expect(object["version"] as? Int == 2)
+
+        // The new shape reads the same; a second read leaves it as it is.
+        #expect(try SavedSettings.load(from: home) == saved)
+        #expect(try SavedSettings.load(from: home, profile: Self.work) == SavedSettings(tunnel: Self.oldWork))
+        #expect(try readText(home.configPath) == written)
+    }
+
+    @Test("a file this version saves reads with the decoding of the version before: its copy of the list is right")
+    func aNewFileReadsWithTheOldDecoding() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        try Self.oldTunnel.save(to: home)
+        try Self.oldHome.save(to: home)
+        let text = try readText(home.configPath)
+
+        let tunnel = try JSONDecoder().decode(OldTunnelSection.self, from: JSONSerialization.data(withJSONObject: section(text, "default", "tunnel")))
+        #expect(tunnel == OldTunnelSection(host: "vps.example.com", port: 2222, username: "me", remotePort: 18091, localPort: 5096,
+                                           homePort: 4100, remoteHost: "::1", agent: nil, passwordFile: "/home/me/.pw",
+                                           forwards: ["127.0.0.1:3000:127.0.0.1:18082", "[::1]:5173:127.0.0.1:18083"],
+                                           notify: nil, notifyCommand: nil, notifyTimeout: 20, pairPort: false))
+        let homeSection = try JSONDecoder().decode(OldHomeSection.self, from: JSONSerialization.data(withJSONObject: section(text, "default", "home")))
+        #expect(homeSection == OldHomeSection(host: "vps.example.com", port: 2222, username: "home", remotePort: 18091, homePort: 4200,
+                                              remoteHost: "127.0.0.2", homeHost: "192.168.1.5", agent: true, passwordFile: nil,
+                                              forwards: ["127.0.0.1:18082:127.0.0.1:3000"]))
+
+        // Defaults are left out of the copy as the older version left them out.
+        try TunnelSettings(host: "v", port: 22, username: "u", remotePort: 18080, localPort: 4096, homePort: 4096).save(to: home, profile: Self.work)
+        let plain = try section(readText(home.configPath), "work", "tunnel")
+        #expect(plain["remoteHost"] == nil && plain["forwards"] == nil, "\(plain)")
+        #expect(try canonical(plain["forwardList"] as Any) == canonical([["opencode": true, "forward": "127.0.0.1:4096:127.0.0.1:18080"]]))
+    }
+
+    @Test("a copy key edited by hand against the list: refused (65), one line naming the key and forwardList, the file untouched",
+          arguments: [
+              ("tunnel", "remotePort", "18092"),
+              ("tunnel", "localPort", "4000"),
+              ("tunnel", "remoteHost", "\"127.0.0.1\""),
+              ("tunnel", "forwards", "[\"127.0.0.1:3001:127.0.0.1:18082\"]"),
+              ("home", "homePort", "4201"),
+              ("home", "homeHost", "\"127.0.0.1\""),
+          ])
+    func aCopyThatDisagreesIsRefused(role: String, key: String, value: String) throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        try Self.oldTunnel.save(to: home)
+        try Self.oldHome.save(to: home)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(readText(home.configPath).utf8)) as? [String: Any])
+        var sections = try #require((object["profiles"] as? [String: Any])?["default"] as? [String: Any])
+        var edited = try #require(sections[role] as? [String: Any])
+        edited[key] = try JSONSerialization.jsonObject(with: Data("\(value)".utf8), options: .fragmentsAllowed)
+        sections[role] = edited
+        object["profiles"] = ["default": sections]
+        let text = try #require(JSONText.pretty(object))
+        try directory.write("config.json", text, mode: 0o600)
+
+        #expect {
+            try SavedSettings.load(from: home)
+        } throws: { error in
+            guard let error = error as? OCTunnelError, case .badConfig = error, let message = error.errorDescription else { return false }
+            return error.exitStatus.rawValue == 65 && !message.contains("\n")
+                && message.contains("\"profiles.default.\(role).\(key)\" is ") && message.contains("\"profiles.default.\(role).forwardList\" says")
+                && (key != "remotePort" || message.contains(#"("profiles.default.tunnel.remotePort" is 18092 but "profiles.default.tunnel.forwardList" says opencode 127.0.0.1:5096:[::1]:18091: forwardList is what octunnel reads, remotePort only its copy for older versions; edit forwardList, or remove it to read remotePort)"#))
+        }
+        #expect(try readText(home.configPath) == text)
+    }
+
+    @Test("forwardList without exactly one OpenCode forward, or a saved --bind, is refused (65)")
+    func aListWithoutOneOpenCodeForwardIsRefused() throws {
+        let base = #""host":"v","port":22,"username":"u","remotePort":18080,"localPort":4096,"homePort":4096"#
+        let lists = [
+            #"[{"forward":"127.0.0.1:4096:127.0.0.1:18080"}]"#,
+            #"[{"opencode":true,"forward":"127.0.0.1:4096:127.0.0.1:18080"},{"opencode":true,"forward":"127.0.0.1:4097:127.0.0.1:18080"}]"#,
+            #"[{"opencode":true,"forward":"0.0.0.0:4096:127.0.0.1:18080"}]"#,
+            #"[{"opencode":true,"forward":"4096:127.0.0.1"}]"#,
+        ]
+        for list in lists {
+            let directory = try TempDirectory()
+            try directory.write("config.json", #"{"version":2,"profiles":{"default":{"tunnel":{"# + base + #","forwardList":"# + list + "}}}}")
+            #expect(performing: { try SavedSettings.load(from: OctunnelDirectory(path: directory.path)) }, throws: { error in
+                guard let error = error as? OCTunnelError, case .badConfig = error else { return false }
+                return error.exitStatus.rawValue == 65
+            })
+        }
+    }
+
+    @Test("an old file that cannot be written back (its lock cannot be taken) still reads, and stays as it was")
+    func aFailedWriteBackDoesNotFailTheRead() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        try directory.write("config.json", Self.oldFile, mode: 0o600)
+        // A directory where the lock file goes: the write-back cannot lock, even as root.
+        try FileManager.default.createDirectory(atPath: home.configPath + ".lock", withIntermediateDirectories: false)
+
+        #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(try SavedSettings.all(in: home).map(\.profile) == [.default, Self.work])
+        #expect(try readText(home.configPath) == Self.oldFile)
+    }
+
+    @Test("an old file in a home open to others is only read: reading neither tightens the home nor writes in it")
+    func anOpenHomeIsNotWrittenIn() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        try directory.write("config.json", Self.oldFile, mode: 0o600)
+        try #require(chmod(directory.path, 0o755) == 0)
+
+        #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(try readText(home.configPath) == Self.oldFile)
+        #expect(try mode(of: directory.path) & 0o777 == 0o755)
+        #expect(!FileManager.default.fileExists(atPath: home.configPath + ".lock"))
+    }
+
+    @Test("an old file with a section that is not valid is not written back: reading it is refused, the file untouched")
+    func anInvalidFileIsNotWrittenBack() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        let text = Self.oldFile.replacingOccurrences(of: #""username" : "w""#, with: #""username" : "a b""#)
+        try directory.write("config.json", text, mode: 0o600)
+
+        #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(throws: OCTunnelError.self) { try SavedSettings.load(from: home, profile: Self.work) }
+        #expect(try readText(home.configPath) == text)
+    }
+}
+
+/// The tunnel section as the version before `forwardList` decoded it (its synthesized `Codable`).
+private struct OldTunnelSection: Decodable, Equatable {
+    let host: String
+    let port: Int
+    let username: String
+    let remotePort: Int
+    let localPort: Int
+    let homePort: Int
+    let remoteHost: String?
+    let agent: Bool?
+    let passwordFile: String?
+    let forwards: [String]?
+    let notify: Bool?
+    let notifyCommand: String?
+    let notifyTimeout: Int?
+    let pairPort: Bool?
+}
+
+/// The home section as the version before `forwardList` decoded it.
+private struct OldHomeSection: Decodable, Equatable {
+    let host: String
+    let port: Int
+    let username: String
+    let remotePort: Int
+    let homePort: Int
+    let remoteHost: String?
+    let homeHost: String?
+    let agent: Bool?
+    let passwordFile: String?
+    let forwards: [String]?
+}
