@@ -24,8 +24,7 @@ struct NotificationAnswerEndToEndTests {
         let environment = inheritedEnvironment.merging(desktop.environment) { $1 }.merging(["OPENCODE_PASSWORD": password]) { $1 }
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"], environment: environment)
         defer { tunnel.stopGracefullyOrKill(); withExtendedLifetime(fixture) {} }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await NotifyTests.requireFollowing(backend, tunnel)
         try await body(desktop, backend, tunnel, password)
     }
 

@@ -38,8 +38,7 @@ struct NotifyBoundsTests {
         let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("slow.sh")])
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await NotifyTests.requireFollowing(backend, tunnel)
         #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]])) == 1)
 
         let served = try await offPool { () -> [Bool] in
@@ -103,8 +102,7 @@ struct NotifyBoundsTests {
         let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("env.sh")],
                                  environment: desktop.environment)
         defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await NotifyTests.requireFollowing(backend, tunnel)
         for event in [NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Rotate \(password) today", "directory": "/home/me/shop"]]),
                       NotifyTests.session("s1", "session.status", ["status": ["type": "busy"]]),
                       NotifyTests.session("s1", "permission.asked", ["id": "per_1", "permission": "bash",
@@ -148,8 +146,7 @@ struct NotifyBoundsTests {
         let fixture = try TunnelFixture()
         let tunnel = try Self.up(fixture, backend, password: password, extra: [])
         defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await NotifyTests.requireFollowing(backend, tunnel)
         let before = Self.residentKilobytes(tunnel.pid)
         let big = String(repeating: "t", count: 900_000)
         try await offPool {
@@ -178,8 +175,7 @@ struct NotifyBoundsTests {
             let tunnel = try Self.up(fixture, backend, password: password,
                                      extra: ["--notify-command", scratch.file("hang-\(pidFile).sh"), "--notify-timeout", timeout])
             defer { tunnel.stopGracefullyOrKill() }
-            try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-            try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+            try await NotifyTests.requireFollowing(backend, tunnel)
             #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
             let pid = try #require(try await offPool { () -> Int? in
                 _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }

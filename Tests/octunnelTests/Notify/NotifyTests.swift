@@ -30,6 +30,14 @@ struct NotifyTests {
             && waitUntil(timeout: 20) { emit(backend, ["type": "server.ping", "fields": [:]]) == 1 }
     }
 
+    /// Waits until `tunnel` passed its health test and its follower listens at `backend`: where a
+    /// test of the moments starts sending events.
+    static func requireFollowing(_ backend: OpenCodeStandIn, _ tunnel: RunningProcess,
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+        try #require(try await offPool { followerListens(backend, tunnel) }, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+    }
+
     static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
         ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
     }
@@ -64,9 +72,8 @@ struct NotifyTests {
                                         environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
         // --verbose: should a moment be missing, the connection lines say whether the follower's stream was cut and opened again.
         defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
         // The follower's stream is open once the stand-in counts two (the health test's has closed).
-        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await Self.requireFollowing(backend, tunnel)
 
         for event in [Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
                       Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop"]]),
@@ -109,8 +116,7 @@ struct NotifyTests {
             let tunnel = try fixture.up(remotePort: backend.port, extra: ["--notify-command", try Self.recorder(in: scratch, file: scratch.file("r"), exit: code, sleep: sleep),
                                                                           "--notify-timeout", "1"])
             defer { tunnel.stopGracefullyOrKill() }
-            try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-            try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+            try await Self.requireFollowing(backend, tunnel)
             _ = Self.emit(backend, Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
             let line = try await offPool { tunnel.waitForLine(containing: "--notify-command") }
             #expect(line?.contains(said) == true, "\(tunnel.stderrText)")
@@ -136,8 +142,7 @@ struct NotifyTests {
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, environment: inheritedEnvironment.merging(desktop.environment) { $1 })
         defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await Self.requireFollowing(backend, tunnel)
 
         let title = "Shop <b>cart</b> & \u{1b}[31mred"
         for event in [Self.session("d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
