@@ -29,11 +29,9 @@ struct RekeyTests {
 
     @Test("tunnel up, RekeyLimit 1M: 8 concurrent streams echo 16 MiB each way, every byte intact, 3 rounds, no stall")
     func tunnelUpEcho() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--no-health"])
         defer { tunnel.stopGracefullyOrKill() }
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         for round in 0..<3 {
             let failures = echoConcurrently(port: port, streams: 8, bytes: 16 << 20, seedBase: UInt64(100 * round))
             try #require(failures.isEmpty, "round \(round): \(failures)\n\(tunnel.stderrText)")
@@ -100,11 +98,9 @@ struct RekeyTests {
 
     @Test("RekeyLimit 1M: a client that stops reading for 3 s while another stream drives re-keys gets every byte once it reads again")
     func rekeyWhileClientNotReading() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--no-health"])
         defer { tunnel.stopGracefullyOrKill() }
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
 
         let size = 32 << 20
         let connection = try #require(ClientConnection(port: port, timeout: 30))
@@ -125,11 +121,9 @@ struct RekeyTests {
 
     @Test("RekeyLimit 1M: bursts of 6 new connections are served while the pool refills and a bulk stream drives re-keys")
     func rekeyWhilePoolRefills() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture(sshdConfig: SSHDServer.rekeyLimit("1M"))
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--no-health"])
         defer { tunnel.stopGracefullyOrKill() }
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         let bulk = FailureBox()
         let bulkDone = DispatchSemaphore(value: 0)
         Thread {

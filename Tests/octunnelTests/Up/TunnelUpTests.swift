@@ -34,10 +34,8 @@ struct TunnelUpTests {
 
     @Test("50 concurrent connections each move 1 MiB both ways, every byte checked")
     func concurrentEcho() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port)
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho()
         let results = ResultBox(count: 50)
         DispatchQueue.concurrentPerform(iterations: 50) { index in
             let payload = patternBytes(1 << 20, seed: UInt64(index + 1))
@@ -192,10 +190,8 @@ struct TunnelUpTests {
 
     @Test("sshd killed and started again: the tunnel reconnects and forwards without a restart")
     func reconnects() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
         #expect(roundTrip(port: port, seed: 1))
         fixture.sshd.stop(hard: true)
         #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
@@ -208,10 +204,8 @@ struct TunnelUpTests {
 
     @Test("SIGINT exits 0 (its goodbye budget is 1.2 s), and an idle tunnel uses almost no CPU")
     func sigintAndIdleCPU() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
         #expect(roundTrip(port: port, seed: 7))
         let before = tunnel.cpuSeconds
         let idleStart = Date()
