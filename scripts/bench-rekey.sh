@@ -25,14 +25,7 @@ coproc ECHO { exec python3 scripts/lib/echo-rounds.py server; }
 pids+=($ECHO_PID)
 read -r _ echo_port <&"${ECHO[0]}"
 
-ssh_port=$(free_port)
-"$OCT" keygen --home "$work/home" >/dev/null 2>&1
-ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
-"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
-  "RekeyLimit 1M" "MaxStartups 200" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
-wait_port "$ssh_port"
+start_octunnel_vps "$work" "RekeyLimit 1M" "MaxStartups 200" "LogLevel DEBUG1"
 user=$(id -un)
 DELAY=${REKEY_DELAY_MS:-0}
 vps_port=$ssh_port

@@ -47,14 +47,7 @@ coproc ECHO { exec python3 scripts/lib/soak.py server; }
 pids+=($ECHO_PID)
 read -r _ echo_port <&"${ECHO[0]}"
 
-ssh_port=$(free_port)
-"$OCT" keygen --home "$work/home" >/dev/null 2>&1
-ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
-"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" \
-  "RekeyLimit 512K" "MaxStartups 200" "MaxSessions 100" "LogLevel DEBUG1" "PidFile $work/sshd.pid"
-/usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
-wait_port "$ssh_port"
+start_octunnel_vps "$work" "RekeyLimit 512K" "MaxStartups 200" "MaxSessions 100" "LogLevel DEBUG1"
 user=$(id -un)
 remote_port=$(free_port); local_port=$(free_port)
 "$OCT" home up --home "$work/home" "$user@127.0.0.1:$ssh_port" --remote-port "$remote_port" --home-port "$echo_port" \

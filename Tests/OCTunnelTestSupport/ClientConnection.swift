@@ -15,8 +15,8 @@ public final class ClientConnection: @unchecked Sendable {
     /// The descriptor, valid until `finish()`.
     public let fd: Int32
     private let lock = NSLock()
-    private var writer: DispatchSemaphore?
-    private var reader: DispatchSemaphore?
+    private var writer = ThreadSlot()
+    private var reader = ThreadSlot()
     private var finished = false
     private var sentSoFar = 0
 
@@ -31,18 +31,8 @@ public final class ClientConnection: @unchecked Sendable {
     /// Sends `bytes` from a thread of its own, in chunks of at most `chunk`, then half-closes
     /// (unless `halfClose` is false). Once per connection.
     public func startWriting(_ bytes: [UInt8], chunk: Int = 65536, halfClose: Bool = true) {
-        let done = DispatchSemaphore(value: 0)
-        lock.lock()
-        precondition(writer == nil && !finished, "one writer per connection, before finish()")
-        writer = done
-        writerRunning = true
-        lock.unlock()
         let fd = self.fd
-        let thread = Thread { [self] in
-            defer {
-                lock.lock(); writerRunning = false; lock.unlock()
-                done.signal()
-            }
+        startThread(\.writer, "one writer per connection, before finish()") { [self] in
             var offset = 0
             while offset < bytes.count {
                 let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(chunk, bytes.count - offset), Int32(MSG_NOSIGNAL)) }
@@ -53,25 +43,13 @@ public final class ClientConnection: @unchecked Sendable {
             }
             if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         }
-        thread.stackSize = 256 * 1024
-        thread.start()
     }
 
     /// Reads from a thread of its own, handing each chunk to `body` until EOF, an error, or
     /// `body` returns false. Once per connection; `finish()` waits for it.
     public func startReading(_ body: @escaping @Sendable ([UInt8]) -> Bool) {
-        let done = DispatchSemaphore(value: 0)
-        lock.lock()
-        precondition(reader == nil && !finished, "one reader thread per connection, before finish()")
-        reader = done
-        readerRunning = true
-        lock.unlock()
         let fd = self.fd
-        let thread = Thread { [self] in
-            defer {
-                lock.lock(); readerRunning = false; lock.unlock()
-                done.signal()
-            }
+        startThread(\.reader, "one reader thread per connection, before finish()") {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(fd, &buffer, buffer.count)
@@ -79,17 +57,39 @@ public final class ClientConnection: @unchecked Sendable {
                 if count <= 0 || !body(Array(buffer[..<count])) { return }
             }
         }
+    }
+
+    /// One of the connection's two threads: what it signals when it returns, and whether it runs.
+    private struct ThreadSlot {
+        var done: DispatchSemaphore?
+        var running = false
+    }
+
+    /// Runs `work` on a thread of its own in `slot`, which must be free and the connection not
+    /// finished (`rule` says so otherwise); `finish()` waits for it.
+    private func startThread(_ slot: ReferenceWritableKeyPath<ClientConnection, ThreadSlot> & Sendable, _ rule: String,
+                             _ work: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        lock.lock()
+        precondition(self[keyPath: slot].done == nil && !finished, "\(rule)")
+        self[keyPath: slot] = ThreadSlot(done: done, running: true)
+        lock.unlock()
+        let thread = Thread { [self] in
+            defer {
+                lock.lock(); self[keyPath: slot].running = false; lock.unlock()
+                done.signal()
+            }
+            work()
+        }
         thread.stackSize = 256 * 1024
         thread.start()
     }
 
     /// Whether the reader thread has returned (or none was started).
-    public var readerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !readerRunning }
-    private var readerRunning = false
+    public var readerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !reader.running }
 
     /// Whether the writer thread has returned (or none was started).
-    public var writerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !writerRunning }
-    private var writerRunning = false
+    public var writerHasReturned: Bool { lock.lock(); defer { lock.unlock() }; return !writer.running }
 
     /// Bytes the writer has handed to the socket so far.
     public var sent: Int { lock.lock(); defer { lock.unlock() }; return sentSoFar }
@@ -103,7 +103,7 @@ public final class ClientConnection: @unchecked Sendable {
         lock.lock()
         if finished { lock.unlock(); return }
         finished = true
-        let threads = [writer, reader].compactMap { $0 }
+        let threads = [writer.done, reader.done].compactMap { $0 }
         lock.unlock()
         if !threads.isEmpty {
             shutdown(fd, Int32(SHUT_RDWR))

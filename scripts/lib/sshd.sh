@@ -37,16 +37,18 @@ descendants_of() {
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 200); do (echo >/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
-# start_octunnel_vps WORK: octunnel's key in WORK/home (made with "$OCT"), a host key, an sshd on a
-# free port of 127.0.0.1 that authorizes that key, started and listening; sets ssh_port and
-# adds sshd's PID to the caller's pids array (stop_started "${pids[@]}" stops it).
+# start_octunnel_vps WORK [LINE...]: octunnel's key in WORK/home (made with "$OCT"), a host key, an
+# sshd on a free port of 127.0.0.1 that authorizes that key, each LINE added to its config, started
+# and listening; sets ssh_port and adds sshd's PID to the caller's pids array
+# (stop_started "${pids[@]}" stops it).
 start_octunnel_vps() {
   local work=$1
+  shift
   ssh_port=$(free_port)
   "$OCT" keygen --home "$work/home" >/dev/null 2>&1
   ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
   "$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-  write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
+  write_sshd_config "$work/sshd_config" "$ssh_port" 127.0.0.1 "$work/hostkey" "$work/authorized_keys" "$@" "PidFile $work/sshd.pid"
   /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
   wait_port "$ssh_port"
 }

@@ -5,6 +5,15 @@ import Testing
 struct OpenTurnTests {
     final class Forward {}
 
+    /// A turn whose round began with `a` taking it and `b`, asking next, refused.
+    static func turn(heldBy a: Forward, refusing b: Forward) -> OpenTurn {
+        var turn = OpenTurn()
+        turn.beginRound()
+        let aTook = turn.take(a), bRefused = !turn.take(b)
+        #expect(aTook && bRefused)
+        return turn
+    }
+
     @Test("alone, a forward always gets the turn when it is free, and keeps it until it ends it")
     func alone() {
         var turn = OpenTurn()
@@ -20,11 +29,9 @@ struct OpenTurnTests {
 
     @Test("one held, another refused: the refused one goes next, before the holder asks again")
     func refusedGoesNext() {
-        var turn = OpenTurn()
         let (a, b) = (Forward(), Forward())
-        turn.beginRound()
-        let aTook = turn.take(a), bRefused = !turn.take(b)
-        #expect(aTook && bRefused && !turn.isFree(for: b))
+        var turn = Self.turn(heldBy: a, refusing: b)
+        #expect(!turn.isFree(for: b))
         turn.end(a)
         #expect(turn.hasPriorityPending)
         let aAgain = turn.take(a), bTook = turn.take(b)
@@ -38,11 +45,8 @@ struct OpenTurnTests {
 
     @Test("a forward that stopped asking holds nobody up: its priority lapses after a full round")
     func priorityLapses() {
-        var turn = OpenTurn()
         let (a, b) = (Forward(), Forward())
-        turn.beginRound()
-        let aTook = turn.take(a), bRefused = !turn.take(b)
-        #expect(aTook && bRefused)
+        var turn = Self.turn(heldBy: a, refusing: b)
         turn.end(a)
         // b never asks again (its client left).
         let aRefused = !turn.take(a)

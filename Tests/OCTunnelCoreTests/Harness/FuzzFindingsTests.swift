@@ -6,6 +6,17 @@ import Testing
 /// Whether OutsideText finds nothing left to escape in `text`.
 private func isClean(_ text: String) -> Bool { OutsideText.shown(text, limit: Int.max) == text }
 
+/// `text` as the ssh config of a home `dir` (~/.ssh/config).
+private func writeSSHConfig(_ text: String, home dir: String) throws {
+    try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
+    try writeText(text, to: dir + "/.ssh/config")
+}
+
+/// `vps` resolved for the user `me` through the ssh config of a home `dir`.
+private func resolveVPS(home dir: String) throws -> SSHConfigResolution {
+    try SSHConfigResolver(home: dir, sshPath: nil, localUser: "me").resolve("vps")
+}
+
 /// What the libFuzzer targets in Tests/Fuzz found, one test per finding (docs/fuzzing.md); each
 /// failed on the code before its fix. The fuzzers' own inputs are kept in Tests/Fuzz/Corpus.
 @Suite("What the fuzz targets found", .ownThreads)
@@ -14,10 +25,8 @@ struct FuzzFindingsTests {
     /// ("ignored for vps: …") as they were written, escape codes and all.
     @Test func sshConfigKeywordsInTheIgnoredNoteAreShownEscaped() throws {
         try withTemporaryDirectory { dir in
-            try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
-            try writeText("Host vps\n  Pro\u{1b}]0;title\u{07}\0xy yes\n  IdentityFile ~/.ssh/id_\u{1b}[2J\n  Match\u{9b}2J all\n",
-                          to: dir + "/.ssh/config")
-            let resolution = try SSHConfigResolver(home: dir, sshPath: nil, localUser: "me").resolve("vps")
+            try writeSSHConfig("Host vps\n  Pro\u{1b}]0;title\u{07}\0xy yes\n  IdentityFile ~/.ssh/id_\u{1b}[2J\n  Match\u{9b}2J all\n", home: dir)
+            let resolution = try resolveVPS(home: dir)
             #expect(resolution.ignored == ["pro\\x1b]0;title\\x07\\x00xy", "match\\x9b2j"])
             #expect(resolution.skippedIdentities == ["~/.ssh/id_\\x1b[2J (missing)"])
             #expect((resolution.ignored + resolution.skippedIdentities).allSatisfy(isClean))
@@ -27,10 +36,9 @@ struct FuzzFindingsTests {
     /// FuzzSSHConfig: a User the config sets was quoted raw in the refusal's message.
     @Test func aBadUserInTheSSHConfigIsRefusedInCleanWords() throws {
         try withTemporaryDirectory { dir in
-            try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
-            try writeText("Host vps\n  User %\u{01}\u{1b}[2J\n", to: dir + "/.ssh/config")
+            try writeSSHConfig("Host vps\n  User %\u{01}\u{1b}[2J\n", home: dir)
             #expect {
-                try SSHConfigResolver(home: dir, sshPath: nil, localUser: "me").resolve("vps")
+                try resolveVPS(home: dir)
             } throws: { error in
                 guard let error = error as? OCTunnelError, case .badSSHConfig = error, let text = error.errorDescription else { return false }
                 return isClean(text) && text.contains("\\x1b[2J")
@@ -105,10 +113,9 @@ struct FuzzFindingsTests {
     @Test(arguments: [("ProxyCommand ssh -W %h\u{2028}:%p \u{1b}[8m", "ssh -W %h\\u{2028}:%p \\x1b[8m"), ("Port 22\0\u{1b}[8m", "22\\x00\\x1b[8m")])
     func configValuesInRefusalsAreQuotedEscaped(line: String, shown: String) throws {
         try withTemporaryDirectory { dir in
-            try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
-            try writeText("Host vps\n  \(line)\n", to: dir + "/.ssh/config")
+            try writeSSHConfig("Host vps\n  \(line)\n", home: dir)
             #expect {
-                try SSHConfigResolver(home: dir, sshPath: nil, localUser: "me").resolve("vps")
+                try resolveVPS(home: dir)
             } throws: { error in
                 guard let error = error as? OCTunnelError, let text = error.errorDescription else { return false }
                 return isClean(text) && text.contains(shown)

@@ -16,6 +16,14 @@ struct SystemCallTests {
         return (fds[0], fds[1])
     }
 
+    /// `call` returns -1 with `code` in errno, read right after it.
+    private func expectFails<Result: BinaryInteger>(with code: Int32, sourceLocation: SourceLocation = #_sourceLocation, _ call: () -> Result) {
+        let result = call()
+        let actual = errno
+        #expect(result == -1, sourceLocation: sourceLocation)
+        #expect(actual == code, sourceLocation: sourceLocation)
+    }
+
     @Test("a socket starts non-blocking and close-on-exec only when asked")
     func socketFlags() throws {
         let both = Syscall.socket(AF_INET, .stream, [.nonBlocking, .closeOnExec])
@@ -36,10 +44,7 @@ struct SystemCallTests {
         defer { Syscall.close(mine) }
         Syscall.close(peer)
         let bytes: [UInt8] = [1, 2, 3]
-        let sent = Syscall.sendNoSignal(mine, bytes, bytes.count)
-        let code = errno
-        #expect(sent == -1)
-        #expect(code == EPIPE)
+        expectFails(with: EPIPE) { Syscall.sendNoSignal(mine, bytes, bytes.count) }
     }
 
     @Test("read and write move bytes; open of a missing file is -1 with ENOENT")
@@ -52,10 +57,7 @@ struct SystemCallTests {
         #expect(Syscall.read(peer, &buffer, buffer.count) == 5)
         #expect(Array(buffer[..<5]) == bytes)
         let tree = try TempDirectory("syscall")
-        let fd = Syscall.open(tree.file("missing"), O_RDONLY | O_CLOEXEC)
-        let code = errno
-        #expect(fd == -1)
-        #expect(code == ENOENT)
+        expectFails(with: ENOENT) { Syscall.open(tree.file("missing"), O_RDONLY | O_CLOEXEC) }
     }
 
     @Test("the peer of a Unix socket is this process and this user")

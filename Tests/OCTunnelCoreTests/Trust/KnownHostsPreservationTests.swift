@@ -22,6 +22,13 @@ struct KnownHostsFixture {
         copy[index] = Array(text.utf8)
         return copy.flatMap { $0 }
     }
+
+    /// A known_hosts store in `dir` whose file holds these bytes.
+    func store(in dir: String) throws -> KnownHostsStore {
+        let store = KnownHostsStore(path: dir + "/known_hosts")
+        try writeBytes(bytes, to: store.path)
+        return store
+    }
 }
 
 @Suite("Known hosts: every byte we do not mean to change stays", .ownThreads)
@@ -63,8 +70,7 @@ struct KnownHostsPreservationTests {
     @Test func removingOneEntryFromAMessyFileRemovesExactlyThatLine() throws {
         try withTemporaryDirectory { dir in
             let (fixture, target) = Self.messyFile(key: try newHostKey(), others: try newHostKey())
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
             #expect(try store.load().malformed.count == 1002)
             #expect(try store.load().bytes == fixture.bytes)
 
@@ -81,8 +87,7 @@ struct KnownHostsPreservationTests {
     @Test func removingACRLFEntryTakesItsCarriageReturnAlong() throws {
         try withTemporaryDirectory { dir in
             let (fixture, _) = Self.messyFile(key: try newHostKey(), others: try newHostKey())
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             #expect(try store.remove(host: "127.0.0.1", port: 2222).removed == 1)
 
@@ -93,8 +98,7 @@ struct KnownHostsPreservationTests {
     @Test func recordAppendsAndKeepsEveryPriorByte() throws {
         try withTemporaryDirectory { dir in
             let (fixture, _) = Self.messyFile(key: try newHostKey(), others: try newHostKey())
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
             let key = try newHostKey()
 
             try store.record(host: "new.test", port: 2200, key: key)
@@ -127,8 +131,7 @@ struct KnownHostsPreservationTests {
             fixture.add("vps,1.2.3.4 ssh-ed25519 \(base64) my vps\n")
             fixture.add("vps,[vps]:2222\tssh-ed25519 \(base64)\r\n")
             fixture.add("# after")
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             let removal = try store.remove(host: "vps", port: 22)
 
@@ -150,8 +153,7 @@ struct KnownHostsPreservationTests {
             fixture.add(knownHostsLine("*.example.com", key) + "\n")
             fixture.add(knownHostsLine("vps.example.com", key) + "\n")
             fixture.add(knownHostsLine("db.example.com", key) + "\n")
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             let removal = try store.remove(host: "vps.example.com", port: 22)
 
@@ -164,8 +166,7 @@ struct KnownHostsPreservationTests {
     @Test func removingWhatIsNotThereChangesNothing() throws {
         try withTemporaryDirectory { dir in
             let (fixture, _) = Self.messyFile(key: try newHostKey(), others: try newHostKey())
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             for (host, port) in [("absent.test", 22), ("vps.example.com", 2201), ("::1", 2222)] {
                 let removal = try store.remove(host: host, port: port)
@@ -197,8 +198,7 @@ struct KnownHostsPreservationTests {
             fixture.add(knownHostsLine(HashedHostName.hash("[::1]:2222", salt: Array(repeating: 1, count: 20)), key) + "\n")
             fixture.add(knownHostsLine(HashedHostName.hash("::1", salt: Array(repeating: 2, count: 20)), key) + "\n")
             fixture.add(knownHostsLine("[::1]:2222", key) + "\n")
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             #expect(try store.remove(host: "::1", port: 2222).removed == 2)
 
@@ -213,8 +213,7 @@ struct KnownHostsPreservationTests {
             fixture.add("# first\n")
             fixture.add(knownHostsLine("keep", key) + "\n")
             fixture.add(knownHostsLine("gone", key))
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            try writeBytes(fixture.bytes, to: store.path)
+            let store = try fixture.store(in: dir)
 
             #expect(try store.remove(host: "gone", port: 22).removed == 1)
 

@@ -21,6 +21,14 @@ func knownHostsLine(_ name: String, _ key: SSHPublicKey) -> String {
     "\(name) \(key.type) \(Data(key.blob).base64EncodedString())"
 }
 
+/// A known_hosts store in `dir` holding `text(key)` for a fresh host key, and that key.
+private func knownHosts(in dir: String, _ text: (SSHPublicKey) -> String) throws -> (KnownHostsStore, SSHPublicKey) {
+    let store = KnownHostsStore(path: dir + "/known_hosts")
+    let key = try newHostKey()
+    try writeText(text(key), to: store.path)
+    return (store, key)
+}
+
 @Suite("Known hosts: recording and strict host:port trust", .ownThreads)
 struct KnownHostsTrustTests {
     @Test func recordWritesABracketedEntryThatSshKeygenFinds() throws {
@@ -92,9 +100,7 @@ struct KnownHostsTrustTests {
 
     @Test func trustIsStrictlyPerPort() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = try newHostKey()
-            try writeText(knownHostsLine("vps.example.com", key) + "\n", to: store.path)
+            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps.example.com", $0) + "\n" }
 
             #expect(try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted)
             #expect(try store.verdict(host: "vps.example.com", port: 2222, key: key) == .unknown)
@@ -104,9 +110,7 @@ struct KnownHostsTrustTests {
 
     @Test func aDifferentKeyOfTheSameTypeIsChanged() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let known = try newHostKey()
-            try writeText(knownHostsLine("[127.0.0.1]:2222", known) + "\n", to: store.path)
+            let (store, known) = try knownHosts(in: dir) { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" }
 
             let presented = try newHostKey()
             #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: presented) == .changed(known: [known.fingerprint]))
@@ -147,9 +151,7 @@ struct KnownHostsTrustTests {
 
     @Test func entriesHashedBySshKeygenMatch() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = try newHostKey()
-            try writeText(knownHostsLine("[127.0.0.1]:2222", key) + "\n" + knownHostsLine("vps", key) + "\n", to: store.path)
+            let (store, key) = try knownHosts(in: dir) { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" + knownHostsLine("vps", $0) + "\n" }
 
             try sshKeygen(["-H", "-f", store.path])
 
@@ -166,9 +168,7 @@ struct KnownHostsTrustTests {
 
     @Test func everyNameInAHostListMatches() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = try newHostKey()
-            try writeText(knownHostsLine("vps,1.2.3.4,[vps]:2222", key) + "\n", to: store.path)
+            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps,1.2.3.4,[vps]:2222", $0) + "\n" }
 
             #expect(try store.verdict(host: "vps", port: 22, key: key) == .trusted)
             #expect(try store.verdict(host: "1.2.3.4", port: 22, key: key) == .trusted)
@@ -180,9 +180,7 @@ struct KnownHostsTrustTests {
 
     @Test func wildcardsMatchAndNegationsExclude() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = try newHostKey()
-            try writeText(knownHostsLine("*.example.com,!bad.example.com", key) + "\n", to: store.path)
+            let (store, key) = try knownHosts(in: dir) { knownHostsLine("*.example.com,!bad.example.com", $0) + "\n" }
 
             #expect(try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted)
             #expect(try store.verdict(host: "bad.example.com", port: 22, key: key) == .unknown)
@@ -192,9 +190,7 @@ struct KnownHostsTrustTests {
 
     @Test func aRevokedKeyIsRevokedEvenWhenAlsoTrusted() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = try newHostKey()
-            try writeText(knownHostsLine("vps", key) + "\n@revoked " + knownHostsLine("vps", key) + "\n", to: store.path)
+            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps", $0) + "\n@revoked " + knownHostsLine("vps", $0) + "\n" }
 
             #expect(try store.verdict(host: "vps", port: 22, key: key) == .revoked)
         }
@@ -202,9 +198,7 @@ struct KnownHostsTrustTests {
 
     @Test func certAuthorityLinesAreNotHostKeys() throws {
         try withTemporaryDirectory { dir in
-            let store = KnownHostsStore(path: dir + "/known_hosts")
-            let ca = try newHostKey()
-            try writeText("@cert-authority " + knownHostsLine("vps,*.example.com", ca) + "\n", to: store.path)
+            let (store, ca) = try knownHosts(in: dir) { "@cert-authority " + knownHostsLine("vps,*.example.com", $0) + "\n" }
 
             #expect(try store.verdict(host: "vps", port: 22, key: try newHostKey()) == .unknown)
             #expect(try store.verdict(host: "vps", port: 22, key: ca) == .unknown)

@@ -113,21 +113,15 @@ struct PortReclaimProgramTests {
         proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
         // Another client on another sshd port with the same client port: not the marked one.
         proc.tcp.append(RecordedProc.line(local: "0200000A:0017", remote: "087100CB:C832", state: "01", inode: 70004))
-        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
-                         environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=127.0.0.1:18080;",
+        try proc.session(4_194_500, environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=127.0.0.1:18080;",
                                    "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
         // A marked session of another port is not counted.
-        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
-                         environ: ["OCTUNNEL_LISTEN=127.0.0.1:18081;", "SSH_CONNECTION=203.0.113.8 51250 10.0.0.2 22"])
+        try proc.session(4_194_502, environ: ["OCTUNNEL_LISTEN=127.0.0.1:18081;", "SSH_CONNECTION=203.0.113.8 51250 10.0.0.2 22"])
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
                 == "octunnel-reclaim v=1 result=dead port=127.0.0.1:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
         // Two marked sessions: which one listens is unknown, nothing is ended.
-        try proc.process(4_194_504, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_505, name: "cat", ppid: 4_194_504, sockets: [],
-                         environ: ["OCTUNNEL_LISTEN=127.0.0.1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
+        try proc.session(4_194_504, environ: ["OCTUNNEL_LISTEN=127.0.0.1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-reclaim", listen: Self.listen)
                 == "octunnel-reclaim v=1 result=unseen port=127.0.0.1:18080 uid=\(getuid()) holders=0 marks=2\n")
@@ -138,16 +132,12 @@ struct PortReclaimProgramTests {
         let proc = try RecordedProc(busy: true)
         proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
         proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
-        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
         // `ssh -o 'SetEnv=LC_X=foo<newline>SSH_CONNECTION=6.6.6.6 …'`: sshd puts the accepted
         // LC_X before its own SSH_CONNECTION.
-        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
-                         environ: ["LC_X=foo\nSSH_CONNECTION=6.6.6.6 1 10.0.0.2 22", "SSH_ORIGINAL_COMMAND=octunnel-mark",
+        try proc.session(4_194_500, environ: ["LC_X=foo\nSSH_CONNECTION=6.6.6.6 1 10.0.0.2 22", "SSH_ORIGINAL_COMMAND=octunnel-mark",
                                    "OCTUNNEL_LISTEN=127.0.0.1:18080;", "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
         // Another session whose only "mark" is inside a value: not a mark.
-        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
-                         environ: ["LC_Y=x\nOCTUNNEL_LISTEN=127.0.0.1:18080;", "LC_Z=OCTUNNEL_LISTEN=127.0.0.1:18080;",
+        try proc.session(4_194_502, environ: ["LC_Y=x\nOCTUNNEL_LISTEN=127.0.0.1:18080;", "LC_Z=OCTUNNEL_LISTEN=127.0.0.1:18080;",
                                    "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: Self.listen)
@@ -160,13 +150,9 @@ struct PortReclaimProgramTests {
         proc.tcp6.append(RecordedProc.line(local: "00000000000000000000000001000000:46A0", remote: String(repeating: "0", count: 32) + ":0000",
                                            state: "0A", inode: 70001))
         proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
-        try proc.process(4_194_500, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_501, name: "cat", ppid: 4_194_500, sockets: [],
-                         environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=[::1]:18080;", "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
+        try proc.session(4_194_500, environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=[::1]:18080;", "SSH_CONNECTION=203.0.113.7 51250 10.0.0.2 22"])
         // A mark of 1:18080 (what the character class [::1] would also have matched as "1").
-        try proc.process(4_194_502, name: "sshd", ppid: 4_194_499, sockets: nil)
-        try proc.process(4_194_503, name: "cat", ppid: 4_194_502, sockets: [],
-                         environ: ["OCTUNNEL_LISTEN=1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
+        try proc.session(4_194_502, environ: ["OCTUNNEL_LISTEN=1:18080;", "SSH_CONNECTION=203.0.113.8 40000 10.0.0.2 22"])
         try proc.write()
         #expect(try proc.run(shell: shell, verb: "octunnel-inspect", listen: HostPort(host: "::1", port: 18080))
                 == "octunnel-reclaim v=1 result=dead port=[::1]:18080 pid=4194500 client=203.0.113.7:51250 txq=92 retrans=4 silent=0 via=mark\n")
@@ -456,6 +442,13 @@ final class RecordedProc {
     static func hex(_ value: Int, _ width: Int) -> String {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    /// A session of sshd (`pid`, its fds unreadable) whose command is `cat` (`pid + 1`) with
+    /// `environ`: an octunnel-mark session as a non-root VPS user sees it.
+    func session(_ pid: Int, environ: [String]) throws {
+        try process(pid, name: "sshd", ppid: 4_194_499, sockets: nil)
+        try process(pid + 1, name: "cat", ppid: pid, sockets: [], environ: environ)
     }
 
     /// A process: `sockets` nil leaves out its fd directory (unreadable, as sshd's session is to a non-root user).

@@ -155,10 +155,8 @@ struct StatusCommandTests {
 
     @Test("status clients that connect and never read do not block the tunnel: 16 MiB through it intact, descriptors back to normal")
     func clientsThatNeverRead() async throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--no-health"])
         #expect(roundTrip(port: port, seed: 1))
         let socket = fixture.home.file("run/tunnel.sock")
         let descriptorsBefore = openDescriptors(tunnel.pid)

@@ -8,10 +8,8 @@ struct FaultTests {
     @Test("500 concurrent connections through one tunnel, every byte checked")
     func fiveHundredConnections() throws {
         raiseDescriptorLimit()
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port)
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho()
         let results = ResultBox(count: 500)
         let group = DispatchGroup()
         for index in 0..<500 {
@@ -37,10 +35,8 @@ struct FaultTests {
 
     @Test("a client that sends and never reads: memory stays bounded and others keep flowing")
     func clientThatNeverReads() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port)
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho()
         let rssBefore = residentKiB(tunnel.pid)
         let hog = connectLoopback(port)
         try #require(hog >= 0)

@@ -51,12 +51,20 @@ struct HostilePeerTests {
         return (status, child.stdout.joined(separator: "\n"), child.stderrText, child.peakResidentKilobytes ?? .max)
     }
 
+    /// `body` off the cooperative pool with a hostile server of `mode` behind a fixture's sshd;
+    /// the server is stopped after it.
+    static func withHostileServer<T: Sendable>(_ mode: String, _ body: @escaping @Sendable (HostileHTTPServer, TunnelFixture) throws -> T)
+        async throws -> T {
+        try await offPool {
+            let server = try HostileHTTPServer(mode: mode)
+            defer { server.stop() }
+            return try body(server, try TunnelFixture())
+        }
+    }
+
     @Test("each hostile answer: an exit code, not a crash; memory under 150 MB; no escape code, no password printed", arguments: cases)
     func hostileAnswer(_ hostile: Case) async throws {
-        let result = try await offPool {
-            let server = try HostileHTTPServer(mode: hostile.mode)
-            defer { server.stop() }
-            let fixture = try TunnelFixture()
+        let result = try await Self.withHostileServer(hostile.mode) { server, fixture in
             return try Self.check(fixture, remotePort: server.port, timeout: hostile.timeout)
         }
         let output = result.stdout + "\n" + result.stderr
@@ -74,10 +82,7 @@ struct HostilePeerTests {
     @Test("a password echoed where an error cuts the answer short, ASCII or not: not one piece of it printed",
           arguments: [("echo-cut", password), ("echo-cut", "pässwörd-long-secret"), ("not-http-cut", password)])
     func passwordAcrossTheCut(mode: String, password: String) async throws {
-        let result = try await offPool {
-            let server = try HostileHTTPServer(mode: mode)
-            defer { server.stop() }
-            let fixture = try TunnelFixture()
+        let result = try await Self.withHostileServer(mode) { server, fixture in
             return try Self.check(fixture, remotePort: server.port, password: password)
         }
         let output = result.stdout + "\n" + result.stderr
@@ -94,10 +99,7 @@ struct HostilePeerTests {
 
     @Test("tunnel up runs the same probe in-process: a lying server fails the health test, the tunnel keeps running")
     func tunnelUpSurvives() async throws {
-        let (running, said) = try await offPool { () throws -> (Bool, String) in
-            let server = try HostileHTTPServer(mode: "negative-chunk")
-            defer { server.stop() }
-            let fixture = try TunnelFixture()
+        let (running, said) = try await Self.withHostileServer("negative-chunk") { server, fixture -> (Bool, String) in
             let tunnel = try fixture.up(remotePort: server.port, extra: ["--health-timeout", "4"])
             defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 10) }
             _ = tunnel.waitForLine(containing: "health ", timeout: 30)
@@ -111,10 +113,7 @@ struct HostilePeerTests {
 
     @Test("--json shows the echoed version sanitized and redacted too")
     func echoedVersionInJSON() async throws {
-        let result = try await offPool {
-            let server = try HostileHTTPServer(mode: "echo-version")
-            defer { server.stop() }
-            let fixture = try TunnelFixture()
+        let result = try await Self.withHostileServer("echo-version") { server, fixture in
             return try Self.check(fixture, remotePort: server.port, extra: ["--json"])
         }
         #expect(result.status == 0, "\(result.stderr)")
@@ -127,10 +126,7 @@ struct HostilePeerTests {
 
     @Test("status and status --json of a running tunnel show the version as text, the password redacted")
     func echoedVersionInStatus() async throws {
-        let (human, json) = try await offPool { () throws -> (ProcessResult, ProcessResult) in
-            let server = try HostileHTTPServer(mode: "echo-version")
-            defer { server.stop() }
-            let fixture = try TunnelFixture()
+        let (human, json) = try await Self.withHostileServer("echo-version") { server, fixture -> (ProcessResult, ProcessResult) in
             var environment = ProcessInfo.processInfo.environment
             environment["OPENCODE_SERVER_PASSWORD"] = Self.password
             let command = [octunnelBinary, "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",

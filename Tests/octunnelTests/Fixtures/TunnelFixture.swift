@@ -1,6 +1,7 @@
 import Foundation
 import OCTunnelCore
 import OCTunnelTestSupport
+import Testing
 
 /// A home directory with a key, a real sshd that authorizes it, and helpers to run the
 /// built `octunnel tunnel up` against them.
@@ -8,6 +9,8 @@ final class TunnelFixture: @unchecked Sendable {
     let home: TempDirectory
     let key: SSHPublicKey
     let sshd: SSHDServer
+    /// The servers behind the "VPS" that `upToEcho` started, stopped with the fixture.
+    private var servers: [TCPTestServer] = []
 
     /// `sshdAddress` and `sshdLauncher` put sshd elsewhere, e.g. in a `NetworkNamespacePair`.
     init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
@@ -34,6 +37,16 @@ final class TunnelFixture: @unchecked Sendable {
         let command = launcher + [octunnelBinary, "tunnel", "up", "--home", home.path, via ?? target, "--local-port", "0",
                                   "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()), environment: environment)
+    }
+
+    /// Starts an echo server behind the "VPS" (it lives as long as the fixture) and `tunnel up`
+    /// to it with `extra`: the tunnel and its local port, once it forwards.
+    func upToEcho(extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> (tunnel: RunningProcess, port: Int) {
+        let echo = try TCPTestServer.echo()
+        servers.append(echo)
+        let tunnel = try up(remotePort: echo.port, extra: extra)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+        return (tunnel, port)
     }
 
     /// Runs octunnel to completion.

@@ -11,6 +11,17 @@ struct MultipleForwardsTests {
     /// server would come back wrong.
     static func inverter() throws -> TCPTestServer { try transformer { ~$0 } }
 
+    /// OpenCode's server (an echo), the app's (an inverter) and a sshd fixture to reach them;
+    /// both servers are stopped after `body`.
+    static func withServers(_ body: (_ echo: TCPTestServer, _ app: TCPTestServer, _ fixture: TunnelFixture) throws -> Void) throws {
+        let echo = try TCPTestServer.echo()
+        defer { echo.stop() }
+        let app = try Self.inverter()
+        defer { app.stop() }
+        let fixture = try TunnelFixture()
+        try body(echo, app, fixture)
+    }
+
     /// A server that sends back every byte through `change`.
     static func transformer(_ change: @escaping @Sendable (UInt8) -> UInt8) throws -> TCPTestServer {
         try TCPTestServer { fd in
@@ -26,65 +37,59 @@ struct MultipleForwardsTests {
 
     @Test("OpenCode's forward and an app's -L move data at once over one session, every byte checked and at its own server; status counts each")
     func twoForwardsOneSession() throws {
-        let echo = try TCPTestServer.echo()
-        defer { echo.stop() }
-        let app = try Self.inverter()
-        defer { app.stop() }
-        let fixture = try TunnelFixture()
-        let appPort = freePort()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["-L", "\(appPort):127.0.0.1:\(app.port)", "--no-health"])
-        defer { tunnel.signal(SIGINT); _ = tunnel.waitForExit(timeout: 5) }
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        #expect(tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(appPort) ") != nil, "\(tunnel.stderrText)")
+        try Self.withServers { echo, app, fixture in
+            let appPort = freePort()
+            let tunnel = try fixture.up(remotePort: echo.port, extra: ["-L", "\(appPort):127.0.0.1:\(app.port)", "--no-health"])
+            defer { tunnel.signal(SIGINT); _ = tunnel.waitForExit(timeout: 5) }
+            let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+            #expect(tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(appPort) ") != nil, "\(tunnel.stderrText)")
 
-        let results = ResultBox(count: 40)
-        DispatchQueue.concurrentPerform(iterations: 40) { index in
-            let payload = patternBytes(256 << 10, seed: UInt64(index + 1))
-            if index % 2 == 0 {
-                results.set(index, sendAndReceive(port: port, payload: payload, timeout: 60) == payload)
-            } else {
-                results.set(index, sendAndReceive(port: appPort, payload: payload, timeout: 60) == payload.map { ~$0 })
+            let results = ResultBox(count: 40)
+            DispatchQueue.concurrentPerform(iterations: 40) { index in
+                let payload = patternBytes(256 << 10, seed: UInt64(index + 1))
+                if index % 2 == 0 {
+                    results.set(index, sendAndReceive(port: port, payload: payload, timeout: 60) == payload)
+                } else {
+                    results.set(index, sendAndReceive(port: appPort, payload: payload, timeout: 60) == payload.map { ~$0 })
+                }
             }
-        }
-        #expect(results.all, "some connections lost, reordered or crossed bytes")
-        #expect(fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 1, "one session carries both")
+            #expect(results.all, "some connections lost, reordered or crossed bytes")
+            #expect(fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 1, "one session carries both")
 
-        let status = try fixture.run(["tunnel", "status", "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
-        let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
-        #expect(forwards.map { $0["local"] as? String } == ["127.0.0.1:\(port)", "127.0.0.1:\(appPort)"])
-        #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(echo.port)", "127.0.0.1:\(app.port)"])
-        #expect(forwards.map { ($0["totalConnections"] as? NSNumber)?.intValue } == [20, 20], "\(status.stdout)")
-        #expect(forwards.allSatisfy { ($0["bytesIn"] as? NSNumber)?.intValue == 20 * (256 << 10) }, "\(status.stdout)")
-        #expect((object["totalConnections"] as? NSNumber)?.intValue == 40)
-        #expect(tunnel.isRunning)
+            let status = try fixture.run(["tunnel", "status", "--json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+            let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
+            #expect(forwards.map { $0["local"] as? String } == ["127.0.0.1:\(port)", "127.0.0.1:\(appPort)"])
+            #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(echo.port)", "127.0.0.1:\(app.port)"])
+            #expect(forwards.map { ($0["totalConnections"] as? NSNumber)?.intValue } == [20, 20], "\(status.stdout)")
+            #expect(forwards.allSatisfy { ($0["bytesIn"] as? NSNumber)?.intValue == 20 * (256 << 10) }, "\(status.stdout)")
+            #expect((object["totalConnections"] as? NSNumber)?.intValue == 40)
+            #expect(tunnel.isRunning)
+        }
     }
 
     @Test("--save keeps the -L list; the next start without -L serves it")
     func savedForwards() throws {
-        let echo = try TCPTestServer.echo()
-        defer { echo.stop() }
-        let app = try Self.inverter()
-        defer { app.stop() }
-        let fixture = try TunnelFixture()
-        let (first, second) = (freePort(), freePort())
-        let saving = try fixture.up(remotePort: echo.port, extra: ["-L", "\(first):127.0.0.1:\(app.port)", "-L", "\(second):127.0.0.1:\(echo.port)",
-                                                                  "--no-health", "--save"])
-        #expect(saving.waitForLine(containing: "saved ") != nil, "\(saving.stderrText)")
-        #expect(saving.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(saving.stderrText)")
-        saving.signal(SIGINT)
-        #expect(saving.waitForExit(timeout: 10) == 0)
-        let shown = try fixture.run(["config", "show"])
-        #expect(shown.stdout.contains("\"forwards\":[\"127.0.0.1:\(first):127.0.0.1:\(app.port)\",\"127.0.0.1:\(second):127.0.0.1:\(echo.port)\"]"),
-                "\(shown)")
+        try Self.withServers { echo, app, fixture in
+            let (first, second) = (freePort(), freePort())
+            let saving = try fixture.up(remotePort: echo.port, extra: ["-L", "\(first):127.0.0.1:\(app.port)", "-L", "\(second):127.0.0.1:\(echo.port)",
+                                                                      "--no-health", "--save"])
+            #expect(saving.waitForLine(containing: "saved ") != nil, "\(saving.stderrText)")
+            #expect(saving.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(saving.stderrText)")
+            saving.signal(SIGINT)
+            #expect(saving.waitForExit(timeout: 10) == 0)
+            let shown = try fixture.run(["config", "show"])
+            #expect(shown.stdout.contains("\"forwards\":[\"127.0.0.1:\(first):127.0.0.1:\(app.port)\",\"127.0.0.1:\(second):127.0.0.1:\(echo.port)\"]"),
+                    "\(shown)")
 
-        // Started again with no target and no -L: the saved list is served.
-        let again = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "--local-port", "0", "--no-health"])
-        defer { again.signal(SIGINT); _ = again.waitForExit(timeout: 5) }
-        #expect(again.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(again.stderrText)")
-        let payload = patternBytes(64 << 10, seed: 7)
-        #expect(sendAndReceive(port: first, payload: payload, timeout: 30) == payload.map { ~$0 })
-        #expect(sendAndReceive(port: second, payload: payload, timeout: 30) == payload)
+            // Started again with no target and no -L: the saved list is served.
+            let again = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "--local-port", "0", "--no-health"])
+            defer { again.signal(SIGINT); _ = again.waitForExit(timeout: 5) }
+            #expect(again.waitForLine(containing: "forwarding 127.0.0.1:\(second) ") != nil, "\(again.stderrText)")
+            let payload = patternBytes(64 << 10, seed: 7)
+            #expect(sendAndReceive(port: first, payload: payload, timeout: 30) == payload.map { ~$0 })
+            #expect(sendAndReceive(port: second, payload: payload, timeout: 30) == payload)
+        }
     }
 
     @Test("both ends octunnel, two forwards each over one session per side (-L here, -R at home): 8 clients open, fill and close 200 connections through both at once, 1 B to 256 KiB each, every byte checked at its own server; then a third forward added with --save at both ends is served by the next start of each with no forward flags")
@@ -195,6 +200,16 @@ struct MultipleForwardsTests {
         }
     }
 
+    /// `octunnel ROLE up` to `fixture`'s sshd with `given`: exit 64 and one line, nothing connected.
+    static func expectRefused(_ role: String, _ given: [String], _ fixture: TunnelFixture) throws {
+        let result = try run(octunnelBinary, [role, "up", "--home", fixture.home.path, fixture.target, "--no-health",
+                                              "--connect-timeout", "10"] + given)
+        #expect(result.status == 64, "\(given): \(result)")
+        let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
+        #expect(lines.count == 1, "\(given): \(result.stderr)")
+        #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
+    }
+
     @Test("bad -R input: one line and exit 64, nothing started", arguments: [
         ["-R", "18081"], ["-R", "0:127.0.0.1:3000"], ["-R", "18081:127.0.0.1:0"], ["-R", "PORT:127.0.0.1:1", "-R", "PORT:127.0.0.1:2"],
         ["-R", "0.0.0.0:18081:127.0.0.1:3000"], ["--remote-port", "PORT", "-R", "PORT:127.0.0.1:3000"], ["-R", "18081:h;id:3000"],
@@ -203,12 +218,7 @@ struct MultipleForwardsTests {
         let fixture = try TunnelFixture()
         let port = String(freePort())
         let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port) }
-        let result = try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--no-health",
-                                                     "--connect-timeout", "10"] + given)
-        #expect(result.status == 64, "\(given): \(result)")
-        let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
-        #expect(lines.count == 1, "\(given): \(result.stderr)")
-        #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
+        try Self.expectRefused("home", given, fixture)
     }
 
     @Test("bad -L input: one line and exit 64, nothing started", arguments: [
@@ -221,12 +231,7 @@ struct MultipleForwardsTests {
         let fixture = try TunnelFixture()
         let port = String(freePort())
         let given = arguments.map { $0.replacingOccurrences(of: "PORT", with: port).replacingOccurrences(of: "LOCAL", with: "x") }
-        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--no-health",
-                                                     "--connect-timeout", "10"] + given)
-        #expect(result.status == 64, "\(given): \(result)")
-        let lines = result.stderr.split(separator: "\n").filter { !$0.isEmpty && !$0.hasPrefix("Usage") && !$0.contains("--help") }
-        #expect(lines.count == 1, "\(given): \(result.stderr)")
-        #expect(!fixture.sshd.log.contains("Accepted publickey"), "nothing may connect: \(fixture.sshd.log)")
+        try Self.expectRefused("tunnel", given, fixture)
     }
 }
 

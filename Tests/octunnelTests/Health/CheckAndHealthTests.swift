@@ -14,6 +14,11 @@ struct CheckAndHealthTests {
                               environment: env)
     }
 
+    /// `tunnel check` of `backend` through a fixture of its own.
+    private func check(_ backend: OpenCodeStandIn) throws -> ProcessResult {
+        try check(try TunnelFixture(), remotePort: backend.port)
+    }
+
     @Test("every layer passes against OpenCode 1.x, and --json has every stage")
     func happyPath() throws {
         let backend = try OpenCodeStandIn()
@@ -109,8 +114,7 @@ struct CheckAndHealthTests {
     @Test("a web server that is not OpenCode is named as such")
     func notOpenCode() throws {
         let backend = try OpenCodeStandIn(flavor: "other")
-        let fixture = try TunnelFixture()
-        let result = try check(fixture, remotePort: backend.port)
+        let result = try check(backend)
         #expect(result.status == 69)
         #expect(result.stderr.contains("but it is not an OpenCode server"))
         #expect(result.stderr.contains("Welcome to nginx"))
@@ -130,8 +134,7 @@ struct CheckAndHealthTests {
     @Test("an event stream that never says server.connected fails the events layer")
     func noServerConnected() throws {
         let backend = try OpenCodeStandIn(flavor: "nosse", heartbeat: 0.5)
-        let fixture = try TunnelFixture()
-        let result = try check(fixture, remotePort: backend.port)
+        let result = try check(backend)
         #expect(result.status == 69)
         #expect(result.stderr.contains("✓ health"))
         #expect(result.stderr.contains("✗ events"))

@@ -35,6 +35,18 @@ struct OpenCodeGenerationTests {
                               environment: env)
     }
 
+    /// A 2.x stand-in, the password it made up, a fixture, and a directory `name` whose `pw`
+    /// holds that password as --password-file takes it (owner-only, one trailing newline).
+    static func passwordFileSetup(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> (backend: OpenCodeStandIn, password: String, fixture: TunnelFixture, files: TempDirectory) {
+        let backend = try OpenCodeStandIn(flavor: "opencode2")
+        let password = try #require(backend.password, "a 2.x stand-in always has a password", sourceLocation: sourceLocation)
+        let fixture = try TunnelFixture()
+        let files = try TempDirectory(name)
+        try files.write("pw", password + "\n", mode: 0o600)
+        return (backend, password, fixture, files)
+    }
+
     /// Whether `text` shows the password or the Basic token made of it, in any form we send.
     private func leaks(_ text: String, password: String) -> Bool {
         let token = Data("opencode:\(password)".utf8).base64EncodedString()
@@ -84,11 +96,7 @@ struct OpenCodeGenerationTests {
 
     @Test("--save remembers --password-file (its absolute path, never the password): a later check with neither passes; a saved file since removed is named")
     func savedPasswordFile() throws {
-        let backend = try OpenCodeStandIn(flavor: "opencode2")
-        let password = try #require(backend.password, "a 2.x stand-in always has a password")
-        let fixture = try TunnelFixture()
-        let files = try TempDirectory("octunnel-pwsave")
-        try files.write("pw", password + "\n", mode: 0o600)
+        let (backend, password, fixture, files) = try Self.passwordFileSetup("octunnel-pwsave")
 
         // Given relative to the working directory, saved as an absolute path.
         let command = [octunnelBinary, "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
@@ -118,12 +126,8 @@ struct OpenCodeGenerationTests {
 
     @Test("--password-file: owner-only (0644 refused, exit 77), its line is the password; up --json --verbose never shows it")
     func passwordFile() throws {
-        let backend = try OpenCodeStandIn(flavor: "opencode2")
-        let password = try #require(backend.password, "a 2.x stand-in always has a password")
-        let fixture = try TunnelFixture()
-        let files = try TempDirectory("octunnel-pwfile")
+        let (backend, password, fixture, files) = try Self.passwordFileSetup("octunnel-pwfile")
         try files.write("open", password + "\n", mode: 0o644)
-        try files.write("pw", password + "\n", mode: 0o600)
         try files.write("wrong", "not-it\n", mode: 0o600)
 
         let open = try check(fixture, remotePort: backend.port, extra: ["--password-file", files.file("open")])

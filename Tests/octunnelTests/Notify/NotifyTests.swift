@@ -30,6 +30,25 @@ struct NotifyTests {
             && waitUntil(timeout: 20) { emit(backend, ["type": "server.ping", "fields": [:]]) == 1 }
     }
 
+    /// A 2.x stand-in behind a fresh password, a sshd fixture to reach it and a scratch
+    /// directory; the stand-in is stopped after `body`.
+    static func withStandIn(_ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture, _ scratch: TempDirectory) async throws -> Void)
+        async throws {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let fixture = try TunnelFixture()
+        try await body(backend, password, fixture, try TempDirectory())
+    }
+
+    /// Waits until `tunnel` passed its health test and its follower listens at `backend`: where a
+    /// test of the moments starts sending events.
+    static func requireFollowing(_ backend: OpenCodeStandIn, _ tunnel: RunningProcess,
+                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+        try #require(try await offPool { followerListens(backend, tunnel) }, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+    }
+
     static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
         ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
     }
@@ -52,51 +71,47 @@ struct NotifyTests {
     @Test("OpenCode 2: finished, permission and failed each once, on stderr and through --notify-command with the facts in its environment; a title of escape codes shown escaped; events of a session that was never seen busy notify nothing",
           .timeLimit(.minutes(2)))
     func threeMoments() async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
-        defer { backend.stop() }
-        let fixture = try TunnelFixture()
-        let scratch = try TempDirectory()
-        let record = scratch.file("record")
-        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                                         "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port", "--verbose",
-                                                         "--notify-command", try Self.recorder(in: scratch, file: record)],
-                                        environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
-        // --verbose: should a moment be missing, the connection lines say whether the follower's stream was cut and opened again.
-        defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        // The follower's stream is open once the stand-in counts two (the health test's has closed).
-        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await Self.withStandIn { backend, password, fixture, scratch in
+            let record = scratch.file("record")
+            let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                                                             "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port", "--verbose",
+                                                             "--notify-command", try Self.recorder(in: scratch, file: record)],
+                                            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+            // --verbose: should a moment be missing, the connection lines say whether the follower's stream was cut and opened again.
+            defer { tunnel.stopGracefullyOrKill() }
+            // The follower's stream is open once the stand-in counts two (the health test's has closed).
+            try await Self.requireFollowing(backend, tunnel)
 
-        for event in [Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
-                      Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop"]]),
-                      Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-                      Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                      Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                      Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-                      Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
-            #expect(Self.emit(backend, event) == 1)
+            for event in [Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
+                          Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop"]]),
+                          Self.session("s1", "session.status", ["status": ["type": "busy"]]),
+                          Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                          Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                          Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+                          Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
+                #expect(Self.emit(backend, event) == 1)
+            }
+            let lines = try await offPool { () -> [String] in
+                _ = waitUntil(timeout: 20) { (try? String(contentsOfFile: record, encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 3 }
+                return tunnel.stderr.filter { $0.contains("notify: ") }
+            }
+            #expect(lines.count == 3, "\(tunnel.stderrText)")
+            #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin") && $0.hasSuffix(": bash: git push") }, "\(lines)")
+            #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
+            #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
+            let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"],
+                    "\(records) \(tunnel.stderrText)")
+            #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
+            #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
+            // status: the last three, newest last.
+            let status = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+            let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
+            #expect(told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"], "\(status.stdout)")
+            let human = try await offPool { try fixture.run(["tunnel", "status"]) }
+            #expect(human.stdout.components(separatedBy: "notified").count - 1 == 3, "\(human.stdout)")
         }
-        let lines = try await offPool { () -> [String] in
-            _ = waitUntil(timeout: 20) { (try? String(contentsOfFile: record, encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 3 }
-            return tunnel.stderr.filter { $0.contains("notify: ") }
-        }
-        #expect(lines.count == 3, "\(tunnel.stderrText)")
-        #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin") && $0.hasSuffix(": bash: git push") }, "\(lines)")
-        #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
-        #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
-        let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"],
-                "\(records) \(tunnel.stderrText)")
-        #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
-        #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
-        // status: the last three, newest last.
-        let status = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
-        let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
-        #expect(told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"], "\(status.stdout)")
-        let human = try await offPool { try fixture.run(["tunnel", "status"]) }
-        #expect(human.stdout.components(separatedBy: "notified").count - 1 == 3, "\(human.stdout)")
     }
 
     @Test("a --notify-command that fails or hangs is reported and never fatal; OpenCode 1.x's /global/event is followed the same way; --no-notify follows nothing")
@@ -109,8 +124,7 @@ struct NotifyTests {
             let tunnel = try fixture.up(remotePort: backend.port, extra: ["--notify-command", try Self.recorder(in: scratch, file: scratch.file("r"), exit: code, sleep: sleep),
                                                                           "--notify-timeout", "1"])
             defer { tunnel.stopGracefullyOrKill() }
-            try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-            try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+            try await Self.requireFollowing(backend, tunnel)
             _ = Self.emit(backend, Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
             let line = try await offPool { tunnel.waitForLine(containing: "--notify-command") }
             #expect(line?.contains(said) == true, "\(tunnel.stderrText)")
@@ -136,8 +150,7 @@ struct NotifyTests {
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, environment: inheritedEnvironment.merging(desktop.environment) { $1 })
         defer { tunnel.stopGracefullyOrKill() }
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)")
-        try #require(try await offPool { Self.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
+        try await Self.requireFollowing(backend, tunnel)
 
         let title = "Shop <b>cart</b> & \u{1b}[31mred"
         for event in [Self.session("d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),

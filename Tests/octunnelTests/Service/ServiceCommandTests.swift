@@ -47,9 +47,13 @@ struct ServiceCommandTests {
         }
     }
 
+    /// A `Setup` in a temporary directory, and that directory, for `body`.
+    static func withSetup(_ body: (_ setup: Setup, _ dir: String) throws -> Void) throws {
+        try withTemporaryDirectory { dir in try body(try Setup(dir), dir) }
+    }
+
     @Test func printWritesNothingAndPrintsTheUnit() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
 
             let printed = try setup.run(["install", "tunnel", "--print"])
 
@@ -64,8 +68,7 @@ struct ServiceCommandTests {
     }
 
     @Test func installWritesTheUnitAndSaysHowToStartItThenStatusDescribesIt() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
 
             let installed = try setup.run(["install", "tunnel", "--profile", "work"])
 
@@ -91,8 +94,7 @@ struct ServiceCommandTests {
     }
 
     @Test func theHomeRoleNeedsItsOwnSavedSettings() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
 
             let missing = try setup.run(["install", "home"])
             #expect(missing.status == 66)
@@ -110,8 +112,7 @@ struct ServiceCommandTests {
     }
 
     @Test func aFileOctunnelDidNotWriteIsNeitherOverwrittenNorRemovedWithoutForce() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
             let path = setup.unitDirectory + "/octunnel-tunnel.service"
             try FileManager.default.createDirectory(atPath: setup.unitDirectory, withIntermediateDirectories: true)
             let mine = "[Service]\nExecStart=/usr/bin/ssh -N me@vps\n"
@@ -135,8 +136,7 @@ struct ServiceCommandTests {
     }
 
     @Test func nowStartsItAndUninstallStopsItThenRemovesOnlyItsFile() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
             let path = setup.unitDirectory + "/octunnel-tunnel.service"
 
             let started = try setup.run(["install", "tunnel", "--now"])
@@ -159,8 +159,7 @@ struct ServiceCommandTests {
     }
 
     @Test func nowWithoutAWorkingServiceManagerIs69AndKeepsTheFile() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
             let path = setup.unitDirectory + "/octunnel-tunnel.service"
             try FileManager.default.createDirectory(atPath: dir + "/nothing", withIntermediateDirectories: true)
 
@@ -183,8 +182,7 @@ struct ServiceCommandTests {
     }
 
     @Test func launchdAgentsGoToLibraryWithTheirLogDirectory() throws {
-        try withTemporaryDirectory { dir in
-            let setup = try Setup(dir)
+        try Self.withSetup { setup, dir in
 
             let installed = try setup.run(["install", "tunnel", "--format", "launchd", "--now"])
 

@@ -17,21 +17,27 @@ struct HostKey {
     var type: String { String(typeAndKey.split(separator: " ")[0]) }
 }
 
+/// octunnel's home in `dir`, made, with `text` as its known_hosts file; its path.
+private func homeWithKnownHosts(in dir: String, _ text: String) throws -> String {
+    let home = dir + "/home"
+    try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+    try writeText(text, to: home + "/known_hosts")
+    return home
+}
+
 @Suite("octunnel trust list and trust reset", .ownThreads)
 struct TrustCommandTests {
     @Test func listPrintsOneRowPerEntry() throws {
         try withTemporaryDirectory { dir in
-            let home = dir + "/home"
-            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
             let ed25519 = try HostKey(type: "ed25519", in: dir)
             let ecdsa = try HostKey(type: "ecdsa", in: dir)
-            try writeText("""
+            let home = try homeWithKnownHosts(in: dir, """
                 # mine
                 [127.0.0.1]:2222 \(ed25519.typeAndKey)
                 vps.example.com \(ecdsa.typeAndKey)
                 [::1]:2222 \(ed25519.typeAndKey)
 
-                """, to: home + "/known_hosts")
+                """)
 
             let result = try Octunnel.run(["trust", "list", "--home", home], in: dir)
 
@@ -57,10 +63,8 @@ struct TrustCommandTests {
 
     @Test func listWarnsAboutUnreadableLinesAndStillLists() throws {
         try withTemporaryDirectory { dir in
-            let home = dir + "/home"
-            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
             let key = try HostKey(type: "ed25519", in: dir)
-            try writeText("garbage\nvps \(key.typeAndKey)\n", to: home + "/known_hosts")
+            let home = try homeWithKnownHosts(in: dir, "garbage\nvps \(key.typeAndKey)\n")
 
             let result = try Octunnel.run(["trust", "list", "--home", home], in: dir)
 
@@ -72,11 +76,9 @@ struct TrustCommandTests {
 
     @Test func resetRemovesExactlyThatHostAndPort() throws {
         try withTemporaryDirectory { dir in
-            let home = dir + "/home"
-            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
             let key = try HostKey(type: "ed25519", in: dir)
             let keep = "# mine\n::1 \(key.typeAndKey)\n[::1]:2200 \(key.typeAndKey)\n"
-            try writeText(keep.replacingOccurrences(of: "# mine\n", with: "# mine\n[::1]:2222 \(key.typeAndKey)\n"), to: home + "/known_hosts")
+            let home = try homeWithKnownHosts(in: dir, keep.replacingOccurrences(of: "# mine\n", with: "# mine\n[::1]:2222 \(key.typeAndKey)\n"))
 
             let result = try Octunnel.run(["trust", "reset", "[::1]:2222", "--home", home], in: dir)
 
@@ -94,10 +96,8 @@ struct TrustCommandTests {
 
     @Test func resetOfAHostWithoutAPortMeansPort22() throws {
         try withTemporaryDirectory { dir in
-            let home = dir + "/home"
-            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
             let key = try HostKey(type: "ed25519", in: dir)
-            try writeText("vps \(key.typeAndKey)\n[vps]:2222 \(key.typeAndKey)\n", to: home + "/known_hosts")
+            let home = try homeWithKnownHosts(in: dir, "vps \(key.typeAndKey)\n[vps]:2222 \(key.typeAndKey)\n")
 
             let result = try Octunnel.run(["trust", "reset", "vps", "--home", home], in: dir)
 

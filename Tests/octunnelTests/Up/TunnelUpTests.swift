@@ -5,6 +5,13 @@ import Testing
 
 @Suite("tunnel up against a real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct TunnelUpTests {
+    /// `tunnel` exits within 20 s with `status`, and its stderr says `words`.
+    static func expectExit(_ tunnel: RunningProcess, _ status: Int32, saying words: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(tunnel.waitForExit(timeout: 20) == status, sourceLocation: sourceLocation)
+        #expect(tunnel.stderrText.contains(words), sourceLocation: sourceLocation)
+    }
+
     @Test("a GET goes through a key restricted to that one forward, and the host key is recorded")
     func getThroughRestrictedKey() throws {
         let backend = try OpenCodeStandIn()
@@ -34,10 +41,8 @@ struct TunnelUpTests {
 
     @Test("50 concurrent connections each move 1 MiB both ways, every byte checked")
     func concurrentEcho() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port)
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho()
         let results = ResultBox(count: 50)
         DispatchQueue.concurrentPerform(iterations: 50) { index in
             let payload = patternBytes(1 << 20, seed: UInt64(index + 1))
@@ -141,8 +146,7 @@ struct TunnelUpTests {
         let fixture = try TunnelFixture()
         let wrong = "SHA256:" + String(repeating: "A", count: 43)
         let tunnel = try fixture.up(remotePort: 9, extra: ["--expect-fingerprint", wrong])
-        #expect(tunnel.waitForExit(timeout: 20) == 76)
-        #expect(tunnel.stderrText.contains(fixture.sshd.hostKeyFingerprint))
+        Self.expectExit(tunnel, 76, saying: fixture.sshd.hostKeyFingerprint)
         #expect(!FileManager.default.fileExists(atPath: fixture.knownHosts))
     }
 
@@ -150,8 +154,7 @@ struct TunnelUpTests {
     func keyNotAuthorized() throws {
         let fixture = try TunnelFixture(authorize: false)
         let tunnel = try fixture.up(remotePort: 9)
-        #expect(tunnel.waitForExit(timeout: 20) == 77)
-        #expect(tunnel.stderrText.contains(fixture.key.fingerprint))
+        Self.expectExit(tunnel, 77, saying: fixture.key.fingerprint)
         #expect(tunnel.stderrText.contains(fixture.key.line))
         #expect(tunnel.stderrText.contains("restrict,port-forwarding,permitopen=\"127.0.0.1:9\""))
     }
@@ -160,8 +163,7 @@ struct TunnelUpTests {
     func passwordOnly() throws {
         let fixture = try TunnelFixture(sshdConfig: "PubkeyAuthentication no\nPasswordAuthentication yes")
         let tunnel = try fixture.up(remotePort: 9)
-        #expect(tunnel.waitForExit(timeout: 20) == 77)
-        #expect(tunnel.stderrText.contains("does not accept keys"))
+        Self.expectExit(tunnel, 77, saying: "does not accept keys")
     }
 
     @Test("nothing listening behind the VPS: the client is closed at once and the tunnel stays up")
@@ -192,10 +194,8 @@ struct TunnelUpTests {
 
     @Test("sshd killed and started again: the tunnel reconnects and forwards without a restart")
     func reconnects() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
         #expect(roundTrip(port: port, seed: 1))
         fixture.sshd.stop(hard: true)
         #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
@@ -208,10 +208,8 @@ struct TunnelUpTests {
 
     @Test("SIGINT exits 0 (its goodbye budget is 1.2 s), and an idle tunnel uses almost no CPU")
     func sigintAndIdleCPU() throws {
-        let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--keepalive", "2"])
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
         #expect(roundTrip(port: port, seed: 7))
         let before = tunnel.cpuSeconds
         let idleStart = Date()
@@ -236,8 +234,7 @@ struct TunnelUpTests {
         let web = try OpenCodeStandIn()
         let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(web.port)",
                                                          "--local-port", "0", "--connect-timeout", "5"])
-        #expect(tunnel.waitForExit(timeout: 20) == 69)
-        #expect(tunnel.stderrText.contains("is not an SSH server"))
+        Self.expectExit(tunnel, 69, saying: "is not an SSH server")
     }
 
     @Test("a closed SSH port is refused, exit 69")
