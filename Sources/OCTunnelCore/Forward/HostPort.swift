@@ -2,8 +2,8 @@ import Foundation
 
 /// A host and TCP port, parsed from `host`, `host:2222`, `[::1]:2222` or a bare IPv6 address.
 public struct HostPort: Hashable, Sendable, CustomStringConvertible {
-    public let host: String
-    public let port: Int
+    public var host: String
+    public var port: Int
 
     public init(host: String, port: Int) {
         self.host = host

@@ -37,28 +37,22 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     /// OpenCode's forward, `-R remoteHost:remotePort:homeHost:homePort`.
     public var openCode: Forward { forwards[0] }
 
-    /// The VPS port OpenCode's forward listens on.
-    public var remotePort: Int {
-        get { forwards[0].listen.port }
-        set { forwards[0].listen = HostPort(host: forwards[0].listen.host, port: newValue) }
-    }
-
-    /// The VPS address OpenCode's forward listens on; setting nil sets `Defaults.remoteHost`.
-    public var remoteHost: String? {
-        get { forwards[0].listen.host }
-        set { forwards[0].listen = HostPort(host: newValue ?? Defaults.remoteHost, port: forwards[0].listen.port) }
+    /// Where OpenCode's forward listens on the VPS.
+    public var openCodeVPSEnd: HostPort {
+        get { forwards[0].listen }
+        set { forwards[0].listen = newValue }
     }
 
     /// OpenCode's port on this machine.
     public var homePort: Int {
         get { forwards[0].target.port }
-        set { forwards[0].target = HostPort(host: forwards[0].target.host, port: newValue) }
+        set { forwards[0].target.port = newValue }
     }
 
     /// The address OpenCode listens on at home (`--home-host`); setting nil sets `Defaults.homeHost`.
     public var homeHost: String? {
         get { forwards[0].target.host }
-        set { forwards[0].target = HostPort(host: newValue ?? Defaults.homeHost, port: forwards[0].target.port) }
+        set { forwards[0].target.host = newValue ?? Defaults.homeHost }
     }
 
     /// The `-R`s beside OpenCode's.

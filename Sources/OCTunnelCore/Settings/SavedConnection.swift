@@ -4,10 +4,10 @@ public protocol SavedConnection {
     var host: String { get }
     var port: Int { get }
     var username: String { get }
-    var remotePort: Int { get }
     var homePort: Int { get }
-    /// The VPS address the reverse tunnel listens on; absent means 127.0.0.1.
-    var remoteHost: String? { get }
+    /// OpenCode's forward's end on the VPS: where the laptop's `-L` goes, where the home's `-R`
+    /// listens (`remoteHost:remotePort`).
+    var openCodeVPSEnd: HostPort { get set }
     /// Sign in with the ssh-agent's keys (`--agent`); absent means false.
     var agent: Bool? { get }
     /// The file OpenCode's password is read from (`--password-file`); absent: none.
@@ -16,6 +16,18 @@ public protocol SavedConnection {
 
 extension SavedConnection {
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
+
+    /// The VPS port of OpenCode's forward.
+    public var remotePort: Int {
+        get { openCodeVPSEnd.port }
+        set { openCodeVPSEnd.port = newValue }
+    }
+
+    /// The VPS address of OpenCode's forward; setting nil sets `Defaults.remoteHost`.
+    public var remoteHost: String? {
+        get { openCodeVPSEnd.host }
+        set { openCodeVPSEnd.host = newValue ?? Defaults.remoteHost }
+    }
 
     /// Checks the user, the hosts (the VPS, its listening address, then `otherHosts`) and the
     /// ports a hand-edited file may have broken.

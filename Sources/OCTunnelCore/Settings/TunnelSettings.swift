@@ -54,22 +54,16 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     /// OpenCode's forward, `-L 127.0.0.1:localPort:remoteHost:remotePort`.
     public var openCode: Forward { forwards[0] }
 
-    /// The VPS port OpenCode's forward goes to (OpenCode's `-L` target).
-    public var remotePort: Int {
-        get { forwards[0].target.port }
-        set { forwards[0].target = HostPort(host: forwards[0].target.host, port: newValue) }
-    }
-
-    /// The VPS address OpenCode's forward goes to; setting nil sets `Defaults.remoteHost`.
-    public var remoteHost: String? {
-        get { forwards[0].target.host }
-        set { forwards[0].target = HostPort(host: newValue ?? Defaults.remoteHost, port: forwards[0].target.port) }
+    /// Where OpenCode's forward goes on the VPS.
+    public var openCodeVPSEnd: HostPort {
+        get { forwards[0].target }
+        set { forwards[0].target = newValue }
     }
 
     /// The laptop's port of OpenCode's forward.
     public var localPort: Int {
         get { forwards[0].listen.port }
-        set { forwards[0].listen = HostPort(host: forwards[0].listen.host, port: newValue) }
+        set { forwards[0].listen.port = newValue }
     }
 
     /// The `-L`s beside OpenCode's.
