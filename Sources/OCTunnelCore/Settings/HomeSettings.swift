@@ -34,9 +34,6 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         self.init(host: host, port: port, username: username, forwards: keys.forwards, agent: agent, passwordFile: passwordFile)
     }
 
-    /// OpenCode's forward, `-R remoteHost:remotePort:homeHost:homePort`.
-    public var openCode: Forward { forwards[0] }
-
     /// Where OpenCode's forward listens on the VPS.
     public var openCodeVPSEnd: HostPort {
         get { forwards[0].listen }
@@ -54,9 +51,6 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         get { forwards[0].target.host }
         set { forwards[0].target.host = newValue ?? Defaults.homeHost }
     }
-
-    /// The `-R`s beside OpenCode's.
-    public var others: [Forward] { Array(forwards.dropFirst()) }
 
     func validate() throws(TargetParseError) {
         try validateConnection(otherHosts: [homeHost])

@@ -5,6 +5,8 @@ public protocol SavedConnection {
     var port: Int { get }
     var username: String { get }
     var homePort: Int { get }
+    /// Every forward, OpenCode's first, then the other `-L`s or `-R`s.
+    var forwards: [Forward] { get }
     /// OpenCode's forward's end on the VPS: where the laptop's `-L` goes, where the home's `-R`
     /// listens (`remoteHost:remotePort`).
     var openCodeVPSEnd: HostPort { get set }
@@ -16,6 +18,12 @@ public protocol SavedConnection {
 
 extension SavedConnection {
     public var target: SSHTarget { SSHTarget(user: username, host: host, port: port) }
+
+    /// OpenCode's forward.
+    public var openCode: Forward { forwards[0] }
+
+    /// The forwards beside OpenCode's.
+    public var others: [Forward] { Array(forwards.dropFirst()) }
 
     /// The VPS port of OpenCode's forward.
     public var remotePort: Int {

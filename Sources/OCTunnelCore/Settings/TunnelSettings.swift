@@ -51,9 +51,6 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
                   passwordFile: passwordFile, notify: notify, notifyCommand: notifyCommand, notifyTimeout: notifyTimeout, pairPort: pairPort)
     }
 
-    /// OpenCode's forward, `-L 127.0.0.1:localPort:remoteHost:remotePort`.
-    public var openCode: Forward { forwards[0] }
-
     /// Where OpenCode's forward goes on the VPS.
     public var openCodeVPSEnd: HostPort {
         get { forwards[0].target }
@@ -65,9 +62,6 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
         get { forwards[0].listen.port }
         set { forwards[0].listen.port = newValue }
     }
-
-    /// The `-L`s beside OpenCode's.
-    public var others: [Forward] { Array(forwards.dropFirst()) }
 
     /// Checks the hosts and ports a hand-edited file may have broken.
     func validate() throws(TargetParseError) {
