@@ -77,6 +77,8 @@ struct KeyRotationProgramTests {
         let tag = OctunnelKeyLine.tag(for: new), blob = Data(new.blob).base64EncodedString()
         let rsa = KeysHome.rsa(), ecdsa = KeysHome.ecdsa()
         let short = SSHPublicKey(type: "ssh-ed25519", blob: Array(new.blob.prefix(48)))
+        // An Ed25519-sized blob that is another type's inside (its first bytes name ecdsa).
+        let inside = SSHPublicKey(type: "ssh-ed25519", blob: Array(ecdsa.blob.prefix(51)))
         return [
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: rsa)) \(KeysHome.typeAndBlob(rsa))", "type"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: ecdsa)) \(KeysHome.typeAndBlob(ecdsa))", "type"),
@@ -103,6 +105,7 @@ struct KeyRotationProgramTests {
             ("\(KeyRotationVerb.add) \(tag.uppercased()) ssh-ed25519 \(blob)", "tag"),
             ("\(KeyRotationVerb.add) \(tag.prefix(15)) ssh-ed25519 \(blob)", "tag"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: short)) \(KeysHome.typeAndBlob(short))", "length"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: inside)) \(KeysHome.typeAndBlob(inside))", "type"),
             ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob.dropLast(2))=x", "key"),
             (KeyRotationVerb.retire, "successor"),
             (String(repeating: "a", count: 2049), "long"),

@@ -47,4 +47,38 @@ struct KeyRotationSSHDTests {
         let gone = try Self.ssh(sshd, key: keys.file("old"), KeyRotationVerb.retire)
         #expect(gone.status == 255 && AuthorizedKeysReport.parse(gone.stdout) == nil, "\(gone)")
     }
+
+    @Test("install, list and revoke through the user's own login (/bin/sh -s, the script on stdin), against the test sshd's own configuration")
+    func installListRevoke() throws {
+        let keys = try TempDirectory("octunnel-install")
+        for name in ["admin", "laptop"] { try sshKeygen(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", keys.file(name)]) }
+        let admin = try readText(keys.file("admin.pub")).trimmingCharacters(in: .whitespacesAndNewlines)
+        let laptop = try #require(SSHPublicKey.parse(line: try readText(keys.file("laptop.pub")).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let sshd = try SSHDServer(authorizedKeys: [admin])
+        defer { sshd.stop() }
+        let login = { (script: String) throws -> ProcessResult in
+            try run("/usr/bin/ssh", ["-i", keys.file("admin"), "-o", "IdentitiesOnly=yes", "-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no",
+                                     "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-p", String(sshd.port), "root@127.0.0.1", "/bin/sh", "-s"],
+                    stdin: script, environment: ["PATH": "/usr/bin:/bin", "HOME": sshd.directory.path])
+        }
+        let line = restrictedAuthorizedKeysLine(laptop, targets: [HostPort(host: "127.0.0.1", port: freePort())], file: sshd.authorizedKeysPath)
+        // The test sshd's AuthorizedKeysFile is its absolute path: install reads it from the sshd_config sshd runs with.
+        let install = AuthorizedKeysScript.install(line: line, file: sshd.authorizedKeysPath, sshdConfig: sshd.directory.file("sshd_config"))
+        let added = try login(install)
+        #expect(added.stdout == "octunnel-keys v=1 result=added\n", "\(added)")
+        #expect(try readText(sshd.authorizedKeysPath) == admin + "\n" + line + "\n")
+        let refused = try Self.ssh(sshd, key: keys.file("laptop"), "echo RAN")
+        #expect(refused.stdout == "octunnel-keys v=1 result=refused reason=verb\n", "\(refused)")
+        #expect(try login(install).stdout == "octunnel-keys v=1 result=present\n")
+        // Elsewhere: the default file, which this sshd does not read.
+        let elsewhere = try login(AuthorizedKeysScript.install(line: restrictedAuthorizedKeysLine(laptop, remotePort: 18080), file: OctunnelKeyLine.defaultFile,
+                                                               sshdConfig: sshd.directory.file("sshd_config")))
+        #expect(elsewhere.stdout == "octunnel-keys v=1 result=refused reason=elsewhere files=\(sshd.authorizedKeysPath)\n", "\(elsewhere)")
+        let listed = AuthorizedKeysScript.listedLines(in: try login(AuthorizedKeysScript.list(file: sshd.authorizedKeysPath)).stdout)
+        #expect(listed.map(\.tag) == [OctunnelKeyLine.tag(for: laptop)])
+        let revoked = try login(AuthorizedKeysScript.revoke(keyBlob: Data(laptop.blob).base64EncodedString(), file: sshd.authorizedKeysPath))
+        #expect(revoked.stdout == "octunnel-keys v=1 result=revoked\n", "\(revoked)")
+        #expect(try readText(sshd.authorizedKeysPath) == admin + "\n")
+        #expect(try Self.ssh(sshd, key: keys.file("laptop"), "echo RAN").status == 255)
+    }
 }
