@@ -117,6 +117,7 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "length": "the new key's length is not the old key's",
         "duplicate": "the new key is already in another line of authorized_keys",
         "successor": "no successor of this key's line is there yet (add the new key first)",
+        "pending": "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
         "symlink": "authorized_keys or its directory is a symbolic link",
         "notfile": "authorized_keys is not a regular file",
         "owner": "authorized_keys belongs to another user",
