@@ -13,7 +13,9 @@ import Foundation
 /// process holding it, and that process's client connection; it ends the process only if it is
 /// an sshd session of this user, not the caller's own, and it is dead by the rules in
 /// `deadRule` (its client connection, or its heartbeat, `beatVerb`). It prints one line,
-/// parsed by `PortReclaimReport`.
+/// parsed by `PortReclaimReport`. On the key's line it runs after the line's parameters and
+/// rotation verbs (`OctunnelKeyLine.forcedCommand`, `KeyRotationProgram`), which take only an
+/// over-long command and `octunnel-rotate-…` and leave everything else to it, as it was.
 public enum PortReclaimProgram {
     /// The verb `home up` sends when its listen is refused.
     public static let reclaimVerb = "octunnel-reclaim"
@@ -98,17 +100,6 @@ public enum PortReclaimProgram {
     public static func command(_ verb: String, listen: HostPort, index: Int) -> String {
         index == 0 ? verb : "\(verb) \(listen)"
     }
-
-    /// The value of the authorized_keys `command="…"` option: the program run by /bin/sh
-    /// whatever the user's login shell (sshd runs a forced command with it), with `"` escaped
-    /// as sshd's option parser wants (`\"`; no other escape exists there).
-    public static func forcedCommand(listens: [HostPort]) -> String {
-        let command = "exec /bin/sh -c '" + program(listens: listens) + "'"
-        return command.replacingScalars("\"", with: "\\\"")
-    }
-
-    /// `forcedCommand(listens: [listen])`.
-    public static func forcedCommand(listen: HostPort) -> String { forcedCommand(listens: [listen]) }
 
     /// How a listen address appears in /proc/net/tcp (IPv4: 8 hex digits of the address as
     /// the kernel stores it, little-endian on every Linux that runs a VPS) and tcp6 (four such
