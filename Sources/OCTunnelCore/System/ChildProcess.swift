@@ -3,9 +3,10 @@ import Foundation
 
 /// The one spawner: every program octunnel starts (`ssh -G`, the askpass program, the user's
 /// `--notify-command`, `notify-send`, service managers) starts here, with its descriptors,
-/// environment and signals set in one place: stdin on /dev/null, stdout (and stderr, unless it is
-/// left to the terminal) on close-on-exec pipes that are drained together so neither fills up,
-/// no shell, the child reaped, and killed (SIGKILL) past its time limit.
+/// environment and signals set in one place: stdin on /dev/null (or a pipe that already holds the
+/// whole input and its end, `input`), stdout (and stderr, unless it is left to the terminal) on
+/// close-on-exec pipes that are drained together so neither fills up, no shell, the child reaped,
+/// and killed (SIGKILL) past its time limit.
 ///
 /// posix_spawn with pipes, not Foundation's `Process`: ssh closes every inherited descriptor at
 /// start, which Foundation on Linux takes for an exit.
@@ -23,11 +24,14 @@ enum ChildProcess {
     /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp). With `groups`, the
     /// child leads a process group of its own, noted there while it runs: the time limit kills
     /// the whole group (what the child started too), and `groups.endAll()` ends it at once.
+    /// With `input`, stdin is a pipe holding those bytes and then its end (at most
+    /// `inputLimit`): written whole before the child starts, so no write can block on the
+    /// child or meet a closed pipe (no SIGPIPE, nothing to interleave with the draining).
     static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
-                    searchPath: Bool = false, groups: ChildGroups? = nil) throws(SystemError) -> Result {
+                    searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
-                                                  captureStderr: true, groups: groups) { pipe, bytes in
+                                                  captureStderr: true, groups: groups, input: input) { pipe, bytes in
             if pipe == 0 { if stdout.count < 65536 { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
         }
         return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
@@ -45,21 +49,29 @@ enum ChildProcess {
         return (status, filled.length)
     }
 
+    /// The most `input` may hold: what one pipe buffer takes on every system octunnel runs on
+    /// (Linux gives 64 KiB, macOS 16 KiB before it grows one), so the whole input fits before the
+    /// child reads a byte.
+    static let inputLimit = 16 * 1024
+
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
     /// status (128 + the signal for a killed child) and whether the time limit killed it.
     private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
-                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil,
+                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil, input: [UInt8]? = nil,
                                      collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
+        let stdin = try input.map { bytes throws(SystemError) in try filledPipe(bytes, for: path) }
+        defer { stdin?.close() }
         let out = try Syscall.pipe()
         let err = captureStderr ? try Syscall.pipe() : nil
         let actions = SpawnActions()
-        actions.open(0, "/dev/null", O_RDONLY)
+        if let stdin { actions.duplicate(stdin.number, as: 0) } else { actions.open(0, "/dev/null", O_RDONLY) }
         actions.duplicate(out.write.number, as: 1)
         if let err { actions.duplicate(err.write.number, as: 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
         let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath, ownGroup: groups != nil)
+        stdin?.close()
         out.write.close()
         err?.write.close()
         guard rc == 0 else { throw SystemError("posix_spawn", code: rc, detail: path) }
@@ -88,6 +100,26 @@ enum ChildProcess {
         }
         guard case .exited(let status) = wait(pid, blocking: true) else { return (128 + SIGKILL, timedOut) }
         return (status, timedOut)
+    }
+
+    /// A pipe's read end that holds `bytes` and then the end of input (its write end already
+    /// closed). More than `inputLimit`, or a pipe that takes less at once, is an error (E2BIG).
+    private static func filledPipe(_ bytes: [UInt8], for path: String) throws(SystemError) -> OwnedDescriptor {
+        guard bytes.count <= inputLimit else { throw SystemError("write", code: E2BIG, detail: "\(path)'s standard input") }
+        let ends = try Syscall.pipe(nonBlocking: true)
+        defer { ends.write.close() }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Syscall.write(ends.write.number, $0.baseAddress! + written, $0.count - written) }
+            guard count > 0 else {
+                ends.read.close()
+                throw SystemError("write", code: count < 0 ? Errno.current.rawValue : E2BIG, detail: "\(path)'s standard input")
+            }
+            written += count
+        }
+        // The child reads it blocking, as any stdin.
+        Syscall.setNonBlocking(ends.read.number, false)
+        return ends.read
     }
 
     private enum Waited {
