@@ -312,10 +312,13 @@ let authorizedKeysNowhere = "127.0.0.1:1"
 /// The least-privilege authorized_keys line: the key may open the tunnel's forwards (one
 /// `permitopen` each: OpenCode's, then the `-L` ones) and nothing else: no listening
 /// (`permitlisten` on a port nothing uses, or a stolen laptop key could take the VPS port while
-/// the home side is down) and no command (`restrict` alone still runs one).
-public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, targets: [HostPort]) -> String {
-    let opens = targets.map { "permitopen=\"\($0)\"" }.joined(separator: ",")
-    return "restrict,port-forwarding,\(opens),permitlisten=\"\(authorizedKeysNowhere)\",command=\"/bin/false\" \(key.line)"
+/// the home side is down) and no command of its choosing (`restrict` alone still runs one): its
+/// forced command answers the rotation verbs (`KeyRotationVerb`) and refuses everything else, as
+/// `/bin/false` did. `added` is the line's day (yyyymmdd, UTC; nil: today) and `file` the
+/// authorized_keys file it goes in, which its rotation verbs edit (`OctunnelKeyLine`).
+public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, targets: [HostPort], added: String? = nil,
+                                         file: String = OctunnelKeyLine.defaultFile) -> String {
+    OctunnelKeyLine(role: .tunnel, ends: targets, key: key, added: added, file: file).line
 }
 
 /// `restrictedAuthorizedKeysLine` for one forward, to `remoteHost:remotePort`.
@@ -327,10 +330,12 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
 /// ask the VPS to listen on `listens` (one `permitlisten` each: OpenCode's, then the `-R`
 /// ones) and nothing else: no other listen (`permitlisten`, OpenSSH 7.8+), no forward of its
 /// own (`permitopen` on a port nothing uses), no pty, agent or X11 (`restrict`), and no command
-/// but `PortReclaimProgram`, which can only end a dead sshd session of this user that holds
-/// one of those very ports.
-public func listenAuthorizedKeysLine(_ key: SSHPublicKey, listens: [HostPort]) -> String {
-    listenAuthorizedKeysOptions(listens: listens) + " " + key.line
+/// but its program: the rotation verbs (`KeyRotationVerb`), then `PortReclaimProgram`, which can
+/// only end a dead sshd session of this user that holds one of those very ports. `added` and
+/// `file` as for `restrictedAuthorizedKeysLine`.
+public func listenAuthorizedKeysLine(_ key: SSHPublicKey, listens: [HostPort], added: String? = nil,
+                                     file: String = OctunnelKeyLine.defaultFile) -> String {
+    OctunnelKeyLine(role: .home, ends: listens, key: key, added: added, file: file).line
 }
 
 /// `listenAuthorizedKeysLine` for one listen on `remoteHost:remotePort`.
@@ -338,11 +343,11 @@ public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = D
     listenAuthorizedKeysLine(key, listens: [HostPort(host: remoteHost, port: remotePort)])
 }
 
-/// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand.
+/// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand:
+/// its program carries no tag (`K=`), so the line works but its rotation verbs refuse.
 public func listenAuthorizedKeysOptions(listens: [HostPort]) -> String {
-    let permits = listens.map { "permitlisten=\"\($0)\"" }.joined(separator: ",")
-    let command = PortReclaimProgram.forcedCommand(listens: listens)
-    return "restrict,port-forwarding,\(permits),permitopen=\"\(authorizedKeysNowhere)\",command=\"\(command)\""
+    OctunnelKeyLine.options(role: .home, ends: listens,
+                            command: OctunnelKeyLine.forcedCommand(role: .home, ends: listens, tag: nil, added: OctunnelKeyLine.today()))
 }
 
 /// `listenAuthorizedKeysOptions` for one listen on `remoteHost:remotePort`.

@@ -99,17 +99,6 @@ public enum PortReclaimProgram {
         index == 0 ? verb : "\(verb) \(listen)"
     }
 
-    /// The value of the authorized_keys `command="…"` option: the program run by /bin/sh
-    /// whatever the user's login shell (sshd runs a forced command with it), with `"` escaped
-    /// as sshd's option parser wants (`\"`; no other escape exists there).
-    public static func forcedCommand(listens: [HostPort]) -> String {
-        let command = "exec /bin/sh -c '" + program(listens: listens) + "'"
-        return command.replacingScalars("\"", with: "\\\"")
-    }
-
-    /// `forcedCommand(listens: [listen])`.
-    public static func forcedCommand(listen: HostPort) -> String { forcedCommand(listens: [listen]) }
-
     /// How a listen address appears in /proc/net/tcp (IPv4: 8 hex digits of the address as
     /// the kernel stores it, little-endian on every Linux that runs a VPS) and tcp6 (four such
     /// words). `localhost` is both loopbacks (sshd binds both); an empty host or `*` is any.

@@ -48,7 +48,8 @@ struct HomeGatewayAnswerTests {
     @Test("the listen line names the port, opens nothing and runs only the port-reclaim program")
     func listenLine() {
         let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home")
-        let program = PortReclaimProgram.forcedCommand(listen: HostPort(host: "127.0.0.1", port: 18080))
+        let program = OctunnelKeyLine.forcedCommand(role: .home, ends: [HostPort(host: "127.0.0.1", port: 18080)], tag: OctunnelKeyLine.tag(for: key),
+                                                    added: OctunnelKeyLine.today())
         #expect(listenAuthorizedKeysLine(key, remotePort: 18080) == "restrict,port-forwarding,permitlisten=\"127.0.0.1:18080\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(key.line)")
         #expect(listenAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18081).hasPrefix("restrict,port-forwarding,permitlisten=\"[::1]:18081\""))
     }

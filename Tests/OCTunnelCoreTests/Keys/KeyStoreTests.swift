@@ -168,9 +168,15 @@ struct KeyStoreTests {
 
     @Test func restrictedLineAllowsOnlyTheOneForward() throws {
         let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "c")
+        // The forced command: the rotation verbs with the key's tag, then a refusal of everything else (as /bin/false).
+        let tag = OctunnelKeyLine.tag(for: key), today = OctunnelKeyLine.today()
+        let command = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)], tag: tag, added: today)
+        #expect(command.hasPrefix("exec /bin/sh -c 'K=\(tag) P= A=\(today) F=.ssh/authorized_keys;")
+                && command.hasSuffix(#";echo \"octunnel-keys v=1 result=refused reason=verb\";exit 1'"#), "\(command)")
         #expect(restrictedAuthorizedKeysLine(key, remotePort: 19000)
-            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
+            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" \(key.line)")
+        let ipv6 = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "::1", port: 18080)], tag: tag, added: today)
         #expect(restrictedAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18080)
-            == "restrict,port-forwarding,permitopen=\"[::1]:18080\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)")
+            == "restrict,port-forwarding,permitopen=\"[::1]:18080\",permitlisten=\"127.0.0.1:1\",command=\"\(ipv6)\" \(key.line)")
     }
 }

@@ -17,7 +17,7 @@ struct ScalarReplacingTests {
 
     @Test("the key line's forced command escapes every quote for sshd, a host starting with a combining mark too")
     func forcedCommand() {
-        let command = PortReclaimProgram.forcedCommand(listens: [HostPort(host: "\u{FE0F}", port: 3)])
+        let command = OctunnelKeyLine.forcedCommand(role: .home, ends: [HostPort(host: "\u{FE0F}", port: 3)], tag: nil, added: "20260101")
         let scalars = Array(command.unicodeScalars)
         for index in scalars.indices where scalars[index] == "\"" {
             #expect(index > 0 && scalars[index - 1] == "\\", "a bare quote at scalar \(index)")

@@ -355,8 +355,11 @@ struct PortReclaimProgramTests {
     @Test("the authorized_keys line's command, dequoted as sshd does and run by a login shell, runs the program on the real /proc")
     func authorizedKeysCommand() throws {
         let port = freePort()
-        let line = listenAuthorizedKeysLine(SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home"), remotePort: port)
-        #expect(!line.contains("\n") && line.utf8.count < 8192)
+        let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home")
+        let line = listenAuthorizedKeysLine(key, remotePort: port)
+        // With the rotation verbs before it (issue 47) the line is about 9 KB: OpenSSH 7.8 (the oldest
+        // with permitlisten) reads authorized_keys lines of up to SSH_MAX_PUBKEY_BYTES, 16384; 8.x on, any length.
+        #expect(!line.contains("\n") && line.utf8.count < OctunnelKeyLine.longestLine)
         // sshd's opt_dequote: `\"` is a quote, anything else is itself; the value ends at the first bare quote.
         let start = try #require(line.range(of: "command=\"")).upperBound
         var command = ""
@@ -366,7 +369,11 @@ struct PortReclaimProgramTests {
             command.append(line[index])
             index = line.index(after: index)
         }
-        #expect(command.hasPrefix("exec /bin/sh -c 'P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=\"127.0.0.1:\(port)\" "),
+        // The line's parameters and the rotation verbs first (issue 47), then the program as it always was.
+        #expect(command.hasPrefix("exec /bin/sh -c 'K=\(OctunnelKeyLine.tag(for: key)) P= A=\(OctunnelKeyLine.today()) F=.ssh/authorized_keys;"),
+                "\(command.prefix(60))")
+        #expect(command.hasSuffix(";" + PortReclaimProgram.program(listens: [HostPort(host: "127.0.0.1", port: port)]) + "'")
+                && command.contains(";P=/proc O=600 T= g=\" \(String(format: "%04X", port)) \";") && command.contains(" W=\"127.0.0.1:\(port)\" "),
                 "\(command.prefix(60))")
         for shell in Self.shells where shell != RecordedProc.busybox {
             let result = try run(shell, ["-c", command], environment: ["SSH_ORIGINAL_COMMAND": "octunnel-inspect", "PATH": "/usr/bin:/bin"])

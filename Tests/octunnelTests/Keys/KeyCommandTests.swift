@@ -1,4 +1,5 @@
 import Foundation
+import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
@@ -108,12 +109,16 @@ struct KeyCommandTests {
             let restricted = try Octunnel.run(["pubkey", "--restrict", "--remote-port", "19000", "--home", home], in: dir)
 
             #expect(restricted.status == 0)
-            #expect(restricted.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" ssh-ed25519 "))
-            #expect(restricted.stdout == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" " + line)
+            // The forced command answers the rotation verbs for this key's tag and refuses anything else.
+            let key = try #require(SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let command = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)],
+                                                        tag: OctunnelKeyLine.tag(for: key), added: OctunnelKeyLine.today())
+            #expect(restricted.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K=\(OctunnelKeyLine.tag(for: key)) P= A="))
+            #expect(restricted.stdout == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" " + line)
             let byDefault = try Octunnel.run(["pubkey", "--restrict", "--home", home], in: dir)
-            #expect(byDefault.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" "))
+            #expect(byDefault.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="))
             let ipv6 = try Octunnel.run(["pubkey", "--restrict", "--remote-host", "::1", "--remote-port", "2200", "--home", home], in: dir)
-            #expect(ipv6.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"[::1]:2200\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" "))
+            #expect(ipv6.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"[::1]:2200\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="))
         }
     }
 

@@ -216,7 +216,8 @@ struct HomeUpTests {
         let printed = try fixture.run(["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort)])
         #expect(printed.status == 0)
         let line = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let program = PortReclaimProgram.forcedCommand(listen: HostPort(host: "127.0.0.1", port: remotePort))
+        let program = OctunnelKeyLine.forcedCommand(role: .home, ends: [HostPort(host: "127.0.0.1", port: remotePort)],
+                                                    tag: OctunnelKeyLine.tag(for: fixture.key), added: OctunnelKeyLine.today())
         #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(fixture.key.line)")
         try writeText(line + "\n", to: fixture.sshd.authorizedKeysPath)
         let echo = try TCPTestServer.echo()

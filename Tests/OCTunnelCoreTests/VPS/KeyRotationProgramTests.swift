@@ -1,0 +1,264 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// The rotation verbs of both roles' key lines (`KeyRotationProgram`), run as sshd runs the
+/// forced command, under dash, bash and busybox sh, against authorized_keys files in temp
+/// directories: what they write, byte for byte, and everything they refuse, file untouched.
+@Suite("the key lines' rotation verbs on the VPS", .ownThreads)
+struct KeyRotationProgramTests {
+    static let shells = KeysHome.shells
+    static let forward = HostPort(host: "127.0.0.1", port: 18080)
+
+    /// A file of a VPS user: someone's own key, the octunnel line of `key` (for `role`), a blank
+    /// line, a CRLF line and a last line without a newline, all of which must stay as they are.
+    static func file(around line: String, other: SSHPublicKey = KeysHome.ed25519("admin")) -> String {
+        "\(other.line)\n\(line)\n\n# a comment\r\n" + "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBSc/yJtN5yOjf4GFjCUkIaFw+XUX3bQQK/e3QbOx9wF last-no-newline"
+    }
+
+    static func line(_ key: SSHPublicKey, role: Role, predecessor: String? = nil, added: String? = nil) -> String {
+        OctunnelKeyLine(role: role, ends: [forward], key: key, predecessor: predecessor, added: added).line
+    }
+
+    @Test("add, then retire: the new key's line, rendered as octunnel renders it (the old comment, P the old tag, A today), stands where the old one stood; every other byte is as it was",
+          arguments: shells, [Role.tunnel, .home])
+    func addThenRetire(shell: String, role: Role) throws {
+        let vps = try KeysHome()
+        let old = KeysHome.ed25519("laptop@old"), new = SSHPublicKey(type: "ssh-ed25519", blob: KeysHome.ed25519("").blob, comment: "ignored")
+        let oldLine = Self.line(old, role: role, added: "20250101")
+        let before = Self.file(around: oldLine)
+        try vps.write(before, mode: 0o640)
+        let added = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: new), shell: shell)
+        #expect(added.stdout == "octunnel-keys v=1 result=added\n" && added.status == 0, "\(added)")
+        // The successor: the old line's options and program, the new key, the old comment.
+        let successor = OctunnelKeyLine(role: role, ends: [Self.forward], key: SSHPublicKey(type: new.type, blob: new.blob, comment: "laptop@old"),
+                                        predecessor: OctunnelKeyLine.tag(for: old), added: OctunnelKeyLine.today()).line
+        #expect(try vps.contents() == before.replacingOccurrences(of: oldLine + "\n", with: oldLine + "\n" + successor + "\n"))
+        #expect(try mode(of: vps.file) & 0o777 == 0o640)
+        let parsed = try #require(OctunnelKeyLine.parse(successor))
+        #expect(parsed.tag == OctunnelKeyLine.tag(for: new) && parsed.predecessor == OctunnelKeyLine.tag(for: old) && parsed.role == role)
+        let retired = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
+        #expect(retired.stdout == "octunnel-keys v=1 result=retired\n" && retired.status == 0, "\(retired)")
+        #expect(try vps.contents() == before.replacingOccurrences(of: oldLine, with: successor))
+        // The new line rotates in turn; the old one, gone, can do nothing more.
+        let again = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
+        #expect(again.stdout == "octunnel-keys v=1 result=refused reason=own\n" && again.status == 1)
+        let third = KeysHome.ed25519("")
+        #expect(try vps.run(line: successor, command: KeyRotationVerb.addCommand(for: third), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
+        #expect(try vps.run(line: successor, command: KeyRotationVerb.retire, shell: shell).stdout == "octunnel-keys v=1 result=retired\n")
+        #expect(try vps.contents().components(separatedBy: "K=\(OctunnelKeyLine.tag(for: third)) P=\(OctunnelKeyLine.tag(for: new)) ").count == 2)
+        #expect(!fileExists(vps.file + ".octunnel-lock"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: vps.home + "/.ssh") == ["authorized_keys"])
+    }
+
+    @Test("add twice is one successor (present); a crashed rotation's successor is replaced by the next one's, never a second", arguments: shells)
+    func oneSuccessor(shell: String) throws {
+        let vps = try KeysHome()
+        let old = KeysHome.ed25519("old"), first = KeysHome.ed25519(""), second = KeysHome.ed25519("")
+        let oldLine = Self.line(old, role: .tunnel)
+        try vps.write(Self.file(around: oldLine))
+        #expect(try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: first), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
+        let once = try vps.contents()
+        let present = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: first), shell: shell)
+        #expect(present.stdout == "octunnel-keys v=1 result=present\n" && present.status == 0)
+        #expect(try vps.contents() == once)
+        #expect(try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: second), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
+        let text = try vps.contents()
+        #expect(text.components(separatedBy: " P=\(OctunnelKeyLine.tag(for: old)) ").count == 2)
+        #expect(!text.contains(Data(first.blob).base64EncodedString()) && text.contains(Data(second.blob).base64EncodedString()))
+        #expect(text.hasPrefix(once.components(separatedBy: "\n")[0] + "\n" + oldLine + "\n" + "restrict,"))
+    }
+
+    /// What a stolen key, or anyone who can send a command, might try: each refused, with its
+    /// reason, exit 1, and the file byte for byte as it was.
+    static func hostileCommands(old: SSHPublicKey, other: SSHPublicKey) -> [(String, String)] {
+        let new = KeysHome.ed25519("")
+        let tag = OctunnelKeyLine.tag(for: new), blob = Data(new.blob).base64EncodedString()
+        let rsa = KeysHome.rsa(), ecdsa = KeysHome.ecdsa()
+        let short = SSHPublicKey(type: "ssh-ed25519", blob: Array(new.blob.prefix(48)))
+        return [
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: rsa)) \(KeysHome.typeAndBlob(rsa))", "type"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: ecdsa)) \(KeysHome.typeAndBlob(ecdsa))", "type"),
+            // An Ed25519 blob under another type's name.
+            ("\(KeyRotationVerb.add) \(tag) ssh-rsa \(blob)", "type"),
+            ("\(KeyRotationVerb.add) \(tag) restrict,command=\"sh\" ssh-ed25519 \(blob)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob) restrict,command=\"sh\"", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob.prefix(30)) \(blob.dropFirst(30))", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob.prefix(30))\"\(blob.dropFirst(30))", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob)\nrestrict,command=\"sh\" ssh-ed25519 \(blob)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob)\\nrestrict ssh-ed25519 \(blob)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob)\n\(KeyRotationVerb.retire)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519\t\(blob)", "input"),
+            ("\(KeyRotationVerb.add)  \(tag) ssh-ed25519 \(blob)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob) ", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 $(touch${IFS}canary)", "input"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519", "input"),
+            ("\(KeyRotationVerb.retire) now", "input"),
+            ("octunnel-rotate-everything", "input"),
+            // The key of another line (the admin's own), with its right tag.
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: other)) \(KeysHome.typeAndBlob(other))", "duplicate"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: old)) \(KeysHome.typeAndBlob(old))", "same"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: other)) ssh-ed25519 \(blob)", "tag"),
+            ("\(KeyRotationVerb.add) \(tag.uppercased()) ssh-ed25519 \(blob)", "tag"),
+            ("\(KeyRotationVerb.add) \(tag.prefix(15)) ssh-ed25519 \(blob)", "tag"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: short)) \(KeysHome.typeAndBlob(short))", "length"),
+            ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob.dropLast(2))=x", "key"),
+            (KeyRotationVerb.retire, "successor"),
+            (String(repeating: "a", count: 2049), "long"),
+            (KeyRotationVerb.addCommand(for: new) + String(repeating: " ", count: 2048), "long"),
+        ]
+    }
+
+    @Test("hostile commands to either role's line (another key type, options or a second line smuggled in the key, another line's key, a tag not the blob's, an over-long command, retire without a successor): refused, file untouched, nothing run",
+          arguments: shells, [Role.tunnel, .home])
+    func hostileCommands(shell: String, role: Role) throws {
+        let vps = try KeysHome()
+        let old = KeysHome.ed25519("old"), other = KeysHome.ed25519("admin")
+        let oldLine = Self.line(old, role: role)
+        let before = Self.file(around: oldLine, other: other)
+        try vps.write(before)
+        for (command, reason) in Self.hostileCommands(old: old, other: other) {
+            let result = try vps.run(line: oldLine, command: command, shell: shell)
+            #expect(result.stdout == "octunnel-keys v=1 result=refused reason=\(reason)\n" && result.status == 1,
+                    "\(command.prefix(120).debugDescription): \(result)")
+            #expect(try vps.contents() == before, "\(command.prefix(120).debugDescription)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: vps.home + "/.ssh") == ["authorized_keys"])
+        #expect(!fileExists(vps.root.file("canary")) && !fileExists(vps.home + "/canary"))
+    }
+
+    @Test("a 1 MB command (and one of 120 KB in the environment, as sshd passes it) is refused before any command runs, at once", arguments: shells)
+    func megabyteCommand(shell: String) throws {
+        let vps = try KeysHome()
+        let old = KeysHome.ed25519("old")
+        let oldLine = Self.line(old, role: .tunnel)
+        try vps.write(Self.file(around: oldLine))
+        let before = try vps.contents()
+        // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN): the megabyte is set by
+        // the shell itself from a file, then the program runs in that shell.
+        let big = vps.root.file("big")
+        try writeText(KeyRotationVerb.add + " " + String(repeating: "A", count: 1 << 20), to: big)
+        let (path, words, environment) = try vps.invocation(shell: shell, command: nil)
+        let started = Date()
+        let result = try run(path, words + ["-c", "read -r SSH_ORIGINAL_COMMAND <\(big);" + (try KeysHome.program(of: oldLine))], environment: environment)
+        #expect(result.stdout == "octunnel-keys v=1 result=refused reason=long\n" && result.status == 1, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        let env = try vps.run(line: oldLine, command: KeyRotationVerb.add + " " + String(repeating: "A", count: 120 * 1024), shell: shell)
+        #expect(env.stdout == "octunnel-keys v=1 result=refused reason=long\n" && env.status == 1, "\(env)")
+        #expect(try vps.contents() == before)
+    }
+
+    @Test("a plain login (no command) or any command on the laptop's line: refused, exit 1, as /bin/false; on the home line it is the reclaim program's refusal", arguments: shells)
+    func plainLogin(shell: String) throws {
+        let vps = try KeysHome()
+        let laptop = Self.line(KeysHome.ed25519("l"), role: .tunnel), home = Self.line(KeysHome.ed25519("h"), role: .home)
+        try vps.write(laptop + "\n" + home + "\n")
+        let before = try vps.contents()
+        for command in [nil, "", "echo RAN", "/bin/sh", "octunnel-reclaim", "scp -t ."] as [String?] {
+            let result = try vps.run(line: laptop, command: command, shell: shell)
+            #expect(result.stdout == "octunnel-keys v=1 result=refused reason=verb\n" && result.status == 1, "\(command ?? "(none)"): \(result)")
+        }
+        let reclaim = try vps.run(line: home, command: nil, shell: shell)
+        #expect(reclaim.stdout == "octunnel-keys v=1 result=refused reason=verb\n" || reclaim.stdout.hasPrefix("octunnel-reclaim v=1 result=refused "),
+                "\(reclaim)")
+        #expect(reclaim.status == 1)
+        #expect(try vps.contents() == before)
+    }
+
+    @Test("a symlinked authorized_keys or ~/.ssh, a file that is not a regular file, a line that is not alone with its tag: refused, nothing written", arguments: shells)
+    func unsafeFiles(shell: String) throws {
+        let old = KeysHome.ed25519("old")
+        let oldLine = Self.line(old, role: .tunnel)
+        let add = KeyRotationVerb.addCommand(for: KeysHome.ed25519(""))
+        // authorized_keys a symlink to a real file with the line.
+        let linked = try KeysHome()
+        let target = linked.root.file("elsewhere")
+        try writeText(oldLine + "\n", to: target)
+        try FileManager.default.createSymbolicLink(atPath: linked.file, withDestinationPath: target)
+        #expect(try linked.run(line: oldLine, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=symlink\n")
+        #expect(try readText(target) == oldLine + "\n")
+        // ~/.ssh a symlink.
+        let dir = try KeysHome(ssh: false)
+        try FileManager.default.createDirectory(atPath: dir.root.file("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.home + "/.ssh", withDestinationPath: dir.root.file("real"))
+        try writeText(oldLine + "\n", to: dir.root.file("real/authorized_keys"))
+        #expect(try dir.run(line: oldLine, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=symlink\n")
+        #expect(try readText(dir.root.file("real/authorized_keys")) == oldLine + "\n")
+        // A directory.
+        let directory = try KeysHome()
+        try FileManager.default.createDirectory(atPath: directory.file, withIntermediateDirectories: true)
+        #expect(try directory.run(line: oldLine, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=notfile\n")
+        // Two lines carry the tag (the line copied by hand onto a second key): which is its own is unknown.
+        let twice = try KeysHome()
+        let copy = oldLine.replacingOccurrences(of: Data(old.blob).base64EncodedString(), with: Data(KeysHome.ed25519("").blob).base64EncodedString())
+        try twice.write(oldLine + "\n" + copy + "\n")
+        #expect(try twice.run(line: oldLine, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=own\n")
+        #expect(try twice.contents() == oldLine + "\n" + copy + "\n")
+        // Only the copy with another key: its key does not hash to the tag.
+        try twice.write(copy + "\n")
+        #expect(try twice.run(line: copy, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=own\n")
+        // A NUL in the file (awk would cut the line there).
+        try twice.write(oldLine + "\nssh-ed25519 AAAA\0x\n")
+        #expect(try twice.run(line: oldLine, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=binary\n")
+        // A line printed without a tag (no key at hand) works, but cannot rotate.
+        let untagged = OctunnelKeyLine.options(role: .tunnel, ends: [Self.forward],
+                                               command: OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [Self.forward], tag: nil, added: "20260101")) + " " + old.line
+        try twice.write(untagged + "\n")
+        #expect(try twice.run(line: untagged, command: add, shell: shell).stdout == "octunnel-keys v=1 result=refused reason=untagged\n")
+        #expect(try twice.contents() == untagged + "\n")
+    }
+
+    @Test("another writer holds octunnel's lock: busy after a second, nothing written; a lock left by a crashed edit (older than 60 s) is taken over", arguments: shells)
+    func lockHeld(shell: String) throws {
+        let vps = try KeysHome()
+        let oldLine = Self.line(KeysHome.ed25519("old"), role: .tunnel)
+        try vps.write(Self.file(around: oldLine))
+        let before = try vps.contents()
+        let lock = vps.file + ".octunnel-lock"
+        try FileManager.default.createDirectory(atPath: lock, withIntermediateDirectories: false)
+        let add = KeyRotationVerb.addCommand(for: KeysHome.ed25519(""))
+        let busy = try vps.run(line: oldLine, command: add, shell: shell)
+        #expect(busy.stdout == "octunnel-keys v=1 result=refused reason=busy\n" && busy.status == 1, "\(busy)")
+        #expect(try vps.contents() == before && fileExists(lock))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: lock)
+        let taken = try vps.run(line: oldLine, command: add, shell: shell)
+        #expect(taken.stdout == "octunnel-keys v=1 result=added\n", "\(taken)")
+        #expect(!fileExists(lock))
+    }
+
+    @Test("the file changed by a writer that takes no lock, between the program's read and its rename: busy, and the other writer's change is what stays", arguments: shells)
+    func changedUnderneath(shell: String) throws {
+        let vps = try KeysHome()
+        let oldLine = Self.line(KeysHome.ed25519("old"), role: .tunnel)
+        try vps.write(Self.file(around: oldLine))
+        let before = try vps.contents()
+        // The program's first open of the file is its read (`cat` into the copy); inotify says
+        // when that reader let go, and the test appends at once, long before the program has
+        // hashed, built and compared (several processes later).
+        let events = inotify_init1(Int32(IN_CLOEXEC))
+        try #require(events >= 0)
+        defer { close(events) }
+        try #require(inotify_add_watch(events, vps.file, UInt32(IN_CLOSE_NOWRITE)) >= 0)
+        let program = try vps.start(line: oldLine, command: KeyRotationVerb.addCommand(for: KeysHome.ed25519("")), shell: shell)
+        defer { program.stopGracefullyOrKill() }
+        var pollfd = Glibc.pollfd(fd: events, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&pollfd, 1, 20_000) == 1, "the program never read the file: \(program.stderrText)")
+        let appended = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE0gAnOtHeRwRiTeR7tAkEsNoLoCk/XxXxXxXxXxXxXx editor\n"
+        let handle = try #require(FileHandle(forWritingAtPath: vps.file))
+        handle.seekToEndOfFile()
+        handle.write(Data(appended.utf8))
+        try handle.close()
+        #expect(program.waitForExit(timeout: 20) == 1)
+        #expect(program.stdout == ["octunnel-keys v=1 result=refused reason=busy"], "\(program.stderrText)")
+        #expect(try vps.contents() == before + appended)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: vps.home + "/.ssh") == ["authorized_keys"])
+    }
+
+    @Test("the command octunnel sends: the verb, the key's tag, its type and base64")
+    func addCommand() {
+        let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "x")
+        #expect(KeyRotationVerb.addCommand(for: key) == "octunnel-rotate-add \(OctunnelKeyLine.tag(for: key)) \(KeysHome.typeAndBlob(key))")
+        #expect(KeyRotationVerb.addCommand(for: key).utf8.count < KeyRotationProgram.maximumCommand)
+    }
+}
