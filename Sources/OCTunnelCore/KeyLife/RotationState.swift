@@ -13,17 +13,24 @@ public struct RotationState: Codable, Equatable, Sendable {
     public var target: String
     /// Whose line it is: the laptop's (`tunnel`) or the home's (`home`).
     public var role: Role
+    /// What the new key proves it may do (`KeyCheck.prove`), as `HostPort` writes it: the
+    /// tunnel's forward's VPS end or the home's listen, as the first run was asked for.
+    public var end: String
     /// When it started (UTC, ISO 8601).
     public var started: String
 
-    public init(old: String, new: String, target: String, role: Role, started: Date = Date()) {
+    public init(old: String, new: String, target: String, role: Role, end: HostPort, started: Date = Date()) {
         self.old = old
         self.new = new
         self.target = target
         self.role = role
+        self.end = end.description
         let formatter = ISO8601DateFormatter()
         self.started = formatter.string(from: started)
     }
+
+    /// `end` parsed; nil if the file was edited into something else.
+    public var endHostPort: HostPort? { try? HostPort.parse(end) }
 
     /// The pending rotation of `store`, nil when none is.
     public static func load(_ store: KeyStore) throws(OCTunnelError) -> RotationState? {

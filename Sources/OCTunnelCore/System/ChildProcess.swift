@@ -3,8 +3,8 @@ import Foundation
 
 /// The one spawner: every program octunnel starts (`ssh -G`, the askpass program, the user's
 /// `--notify-command`, `notify-send`, service managers) starts here, with its descriptors,
-/// environment and signals set in one place: stdin on /dev/null (or a pipe that already holds the
-/// whole input and its end, `input`), stdout (and stderr, unless it is left to the terminal) on
+/// environment and signals set in one place: stdin on /dev/null (or an unlinked file that already
+/// holds the whole input, `input`), stdout (and stderr, unless it is left to the terminal) on
 /// close-on-exec pipes that are drained together so neither fills up, no shell, the child reaped,
 /// and killed (SIGKILL) past its time limit.
 ///
@@ -24,9 +24,9 @@ enum ChildProcess {
     /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp). With `groups`, the
     /// child leads a process group of its own, noted there while it runs: the time limit kills
     /// the whole group (what the child started too), and `groups.endAll()` ends it at once.
-    /// With `input`, stdin is a pipe holding those bytes and then its end (at most
-    /// `inputLimit`): written whole before the child starts, so no write can block on the
-    /// child or meet a closed pipe (no SIGPIPE, nothing to interleave with the draining).
+    /// With `input`, stdin is a file holding those bytes (at most `inputLimit`), written whole
+    /// before the child starts and unlinked: no write can block on the child or meet a closed
+    /// pipe (no SIGPIPE, nothing to interleave with the draining), whatever the input's size.
     static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
                     searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
@@ -49,17 +49,15 @@ enum ChildProcess {
         return (status, filled.length)
     }
 
-    /// The most `input` may hold: what one pipe buffer takes on every system octunnel runs on
-    /// (Linux gives 64 KiB, macOS 16 KiB before it grows one), so the whole input fits before the
-    /// child reads a byte.
-    static let inputLimit = 16 * 1024
+    /// The most `input` may hold: a program for the VPS and a key line or two.
+    static let inputLimit = 1 << 20
 
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
     /// status (128 + the signal for a killed child) and whether the time limit killed it.
     private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
                                      searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil, input: [UInt8]? = nil,
                                      collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
-        let stdin = try input.map { bytes throws(SystemError) in try filledPipe(bytes, for: path) }
+        let stdin = try input.map { bytes throws(SystemError) in try inputFile(bytes, for: path) }
         defer { stdin?.close() }
         let out = try Syscall.pipe()
         let err = captureStderr ? try Syscall.pipe() : nil
@@ -102,24 +100,39 @@ enum ChildProcess {
         return (status, timedOut)
     }
 
-    /// A pipe's read end that holds `bytes` and then the end of input (its write end already
-    /// closed). More than `inputLimit`, or a pipe that takes less at once, is an error (E2BIG).
-    private static func filledPipe(_ bytes: [UInt8], for path: String) throws(SystemError) -> OwnedDescriptor {
+    /// A file that holds `bytes`, read from its start: created close-on-exec in the temp
+    /// directory (0600, a random name, `O_EXCL`), unlinked at once (nobody else can open it, and nothing is left
+    /// behind), written whole, rewound. More than `inputLimit` is an error (E2BIG).
+    private static func inputFile(_ bytes: [UInt8], for path: String) throws(SystemError) -> OwnedDescriptor {
         guard bytes.count <= inputLimit else { throw SystemError("write", code: E2BIG, detail: "\(path)'s standard input") }
-        let ends = try Syscall.pipe(nonBlocking: true)
-        defer { ends.write.close() }
+        var name = ""
+        var fd: Int32 = -1
+        for _ in 0..<16 {
+            // Swift's system generator, as AtomicFile names its temp files: 48 bits, 12 hex digits.
+            let suffix = String(String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst())
+            name = (NSTemporaryDirectory() as NSString).appendingPathComponent("octunnel-stdin-" + suffix)
+            fd = Syscall.open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
+            if fd >= 0 || Errno.current != .fileExists { break }
+        }
+        guard fd >= 0 else { throw SystemError.last("open", detail: name) }
+        let file = OwnedDescriptor(fd)
+        unlink(name)
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Syscall.write(ends.write.number, $0.baseAddress! + written, $0.count - written) }
+            let count = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress! + written, $0.count - written) }
             guard count > 0 else {
-                ends.read.close()
-                throw SystemError("write", code: count < 0 ? Errno.current.rawValue : E2BIG, detail: "\(path)'s standard input")
+                let error = SystemError.last("write", detail: "\(path)'s standard input")
+                file.close()
+                throw error
             }
             written += count
         }
-        // The child reads it blocking, as any stdin.
-        Syscall.setNonBlocking(ends.read.number, false)
-        return ends.read
+        guard lseek(fd, 0, SEEK_SET) == 0 else {
+            let error = SystemError.last("lseek", detail: "\(path)'s standard input")
+            file.close()
+            throw error
+        }
+        return file
     }
 
     private enum Waited {

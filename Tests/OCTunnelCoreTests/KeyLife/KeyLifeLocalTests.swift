@@ -36,7 +36,7 @@ struct KeyLifeLocalTests {
             #expect(UserSSH.targetProblem("you@vps") == nil)
             #expect(AuthorizedKeysPath.problem(".ssh/authorized_keys") == nil)
             #expect(AuthorizedKeysPath.problem("/etc/ssh/keys/you") == nil)
-            for bad in ["", "a b", "x\"y", "$HOME/k", "k;rm", "-x", "a\nb"] { #expect(AuthorizedKeysPath.problem(bad) != nil, "\(bad)") }
+            for bad in ["", "a b", "x\"y", "$HOME/k", "k;rm", "-x", "a\nb", "a:b"] { #expect(AuthorizedKeysPath.problem(bad) != nil, "\(bad)") }
         }
     }
 
@@ -83,8 +83,9 @@ struct KeyLifeLocalTests {
             #expect(try store.publicKey().blob == second.blob)
             // Not the current key yet: never removed.
             #expect(throws: OCTunnelError.self) { try store.removeNext() }
-            try RotationState(old: second.fingerprint, new: next.fingerprint, target: "vps", role: .tunnel).save(store)
+            try RotationState(old: second.fingerprint, new: next.fingerprint, target: "vps", role: .tunnel, end: HostPort(host: "127.0.0.1", port: 18080)).save(store)
             #expect(try RotationState.load(store)?.new == next.fingerprint)
+            #expect(try RotationState.load(store)?.endHostPort == HostPort(host: "127.0.0.1", port: 18080))
             #expect { try store.generate(comment: "x", rotate: true) } throws: { error in
                 (error as? OCTunnelError).map { if case .rotationPending = $0 { return true } else { return false } } ?? false
             }
