@@ -98,7 +98,18 @@ public struct KeyRotation {
         // 2. The successor line, added by the old line's own verb.
         if !swapped {
             let answer = try check.run(keyPath: oldPath, KeyRotationVerb.addCommand(for: newKey))
-            let report = try expectReport(answer, verb: KeyRotationVerb.add, accepted: [.added, .present])
+            let report: AuthorizedKeysReport
+            do {
+                report = try expectReport(answer, verb: KeyRotationVerb.add, accepted: [.added, .present])
+            } catch {
+                // A first run the VPS refused at once: nothing names the new key anywhere, so the
+                // rotation is called off (state first, then .next) rather than left pending.
+                if !resumed, case .rotationNotOffered = error {
+                    try RotationState.remove(store)
+                    try store.discardNext()
+                }
+                throw error
+            }
             say("The VPS \(report.result == .present ? "already has" : "added") the new key's line beside the old one.")
         }
         done(2)
@@ -146,7 +157,7 @@ public struct KeyRotation {
     /// The verb's report, if its result is one of `accepted`; otherwise the reason, as an error.
     private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>) throws(OCTunnelError) -> AuthorizedKeysReport {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw .rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)`: it was installed before octunnel could rotate keys in place")
+            throw .rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))): it was installed before octunnel could rotate keys in place")
         }
         guard accepted.contains(report.result) else {
             throw .rotationNotOffered(target: target, reason: "`\(verb)` was \(report.summary)")

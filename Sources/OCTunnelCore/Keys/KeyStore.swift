@@ -163,6 +163,18 @@ public struct KeyStore: Sendable {
         }
     }
 
+    /// Deletes the `.next` pair of a rotation that never got past asking the VPS: the VPS refused
+    /// to add it, so no line anywhere names it. Only with the state file already gone.
+    func discardNext() throws(OCTunnelError) {
+        guard !FileBytes.exists(rotationStatePath) else { throw .rotationPending(path: rotationStatePath) }
+        do {
+            try Syscall.removeFile(nextPublicKeyPath)
+            try Syscall.removeFile(nextPrivateKeyPath)
+        } catch {
+            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+        }
+    }
+
     /// Moves an existing `.prev` pair aside under a timestamped name instead of deleting a key.
     private func archiveOlderPrevious() throws(OCTunnelError) -> String? {
         guard FileBytes.exists(previousPrivateKeyPath) else { return nil }

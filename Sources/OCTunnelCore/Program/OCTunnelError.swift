@@ -289,7 +289,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .keyLineDoesNotWork(let fingerprint, let target, let reason):
             return "key \(fingerprint) signs in to \(target), but \(reason). Check the VPS's sshd_config (`AllowTcpForwarding`, `DisableForwarding`, `PermitOpen`, `PermitListen`) and `octunnel keys list \(target)`."
         case .rotationNotOffered(let target, let reason):
-            return "the key cannot rotate itself on \(target): \(reason). Install a line that can, once, through your own login: `octunnel authorize \(target)` (with --listen on the home machine), then run this again; nothing was changed."
+            return "the key cannot rotate itself on \(target): \(reason). Install a line that can, once, through your own login: `octunnel authorize \(target)` (with --listen on the home machine), then run this again."
         case .rotationPending(let path):
             return "a key rotation on the VPS is half done (\(path)); its new key waits beside the current one. Finish it first: `octunnel keygen --rotate --install`."
         case .rotationPendingElsewhere(let path, let target):

@@ -190,6 +190,24 @@ struct KeyRotationTests {
         try expectRotated(fixture, old: old)
     }
 
+    @Test("a line from before rotation (command=\"/bin/false\"): refused with 77 naming authorize, nothing left pending, nothing changed")
+    func olderLineCannotRotate() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try KeyLifeFixture(octunnelLine: { key, _ in
+            "restrict,port-forwarding,permitopen=\"127.0.0.1:\(backend.port)\",permitlisten=\"127.0.0.1:1\",command=\"/bin/false\" \(key.line)"
+        })
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
+        let key = try Data(contentsOf: URL(fileURLWithPath: fixture.keyPath))
+        let result = try fixture.run(["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)])
+        #expect(result.status == 77, "\(result)")
+        #expect(result.stderr.contains("octunnel authorize \(fixture.target)"), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile)) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keyPath)) == key)
+        for leftover in ["id_ed25519.next", "id_ed25519.next.pub", "id_ed25519.rotation", "id_ed25519.prev"] {
+            #expect(!FileManager.default.fileExists(atPath: fixture.octunnel.file(leftover)), "\(leftover)")
+        }
+    }
+
     @Test("a rotation stopped right after each step leaves a key that signs in, and a second run finishes it", arguments: 1...5)
     func stoppedAfterStep(_ step: Int) async throws {
         let backend = try OpenCodeStandIn()
