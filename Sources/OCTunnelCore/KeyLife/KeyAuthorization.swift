@@ -55,7 +55,7 @@ public struct KeyAuthorization: Sendable {
         switch report.result {
         case .added: added = true
         case .present: added = false
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: Self.refusal(report))
+        default: throw .authorizedKeysRefused(target: target, file: file, reason: Self.refusal(report, file: file))
         }
         if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
         say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
@@ -70,11 +70,20 @@ public struct KeyAuthorization: Sendable {
     }
 
     /// Why the VPS left the file as it was, and the fix where octunnel knows one.
-    static func refusal(_ report: AuthorizedKeysReport) -> String {
-        if report.reason == "elsewhere", let first = report.files?.split(separator: ",").first {
+    static func refusal(_ report: AuthorizedKeysReport, file: String) -> String {
+        switch (report.result, report.reason ?? "") {
+        case (.refused, "elsewhere"):
+            guard let first = report.files?.split(separator: ",").first else { return report.summary }
             return report.summary + "; run again with --file \(first)"
+        case (.refused, "owner"):
+            return report.summary + "; on the VPS, make it yours: `sudo chown $USER: \(file)`"
+        case (.refused, "symlink"), (.refused, "notfile"):
+            return report.summary + "; octunnel edits only a regular file of your own: replace it with one (`ls -l \(file)` on the VPS)"
+        case (.failed, _):
+            return report.summary + "; check that you own and may write \(file) and its directory on the VPS (`ls -ld \(file) $(dirname \(file))`)"
+        default:
+            return report.summary
         }
-        return report.summary
     }
 
     /// The VPS's words, short and safe to print.

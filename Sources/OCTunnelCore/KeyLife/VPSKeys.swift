@@ -38,7 +38,7 @@ public struct VPSKeys: Sendable {
         switch report.result {
         case .revoked: return .revoked(line)
         case .absent: return .absent
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report))
+        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 
@@ -50,7 +50,7 @@ public struct VPSKeys: Sendable {
         switch report.result {
         case .listed: return AuthorizedKeysScript.listedLines(in: output)
         case .absent: return []
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report))
+        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 }

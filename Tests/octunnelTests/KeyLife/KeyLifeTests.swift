@@ -67,6 +67,23 @@ struct AuthorizeTests {
         #expect(result.stderr.contains("Proven"), "\(result)")
     }
 
+    @Test("authorized_keys that belongs to another user, or that sshd does not read: left as it was, named with the fix (73)")
+    func refusedWithTheFix() throws {
+        let fixture = try KeyLifeFixture()
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
+        // sshd's configuration names another file than --file.
+        let elsewhere = try fixture.run(["authorize", "vps", "--file", ".ssh/authorized_keys", "--sshd-config", fixture.sshd.directory.file("sshd_config")])
+        #expect(elsewhere.status == 73, "\(elsewhere)")
+        #expect(elsewhere.stderr.contains("run again with --file \(fixture.keysFile)"), "\(elsewhere)")
+        // The file is someone else's (sshd reads it as that user's: octunnel will not write it).
+        chown(fixture.keysFile, 65534, 65534)
+        let owner = try fixture.run(["authorize", "vps"] + fixture.authorizeOptions)
+        chown(fixture.keysFile, 0, 0)
+        #expect(owner.status == 73, "\(owner)")
+        #expect(owner.stderr.contains("belongs to another user") && owner.stderr.contains("sudo chown $USER: \(fixture.keysFile)"), "\(owner)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile)) == before)
+    }
+
     @Test("keys list shows the line; keys revoke removes it and leaves the file as it was before authorize")
     func listAndRevoke() throws {
         let backend = try OpenCodeStandIn()
