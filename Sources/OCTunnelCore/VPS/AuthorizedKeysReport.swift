@@ -110,6 +110,7 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "owner": "authorized_keys belongs to another user",
         "binary": "authorized_keys holds a NUL byte",
         "busy": "authorized_keys is being changed by something else (try again)",
+        "readonly": "you cannot write in the directory of authorized_keys",
         "elsewhere": "sshd does not read keys from that file",
         "file": "the file name or the line is not one octunnel writes",
     ]

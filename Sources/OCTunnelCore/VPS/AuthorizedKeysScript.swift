@@ -25,10 +25,13 @@ public enum AuthorizedKeysScript {
     /// newline when the file's last line has none). First, sshd's AuthorizedKeysFile (from
     /// `sshdConfig` and the files its `Include`s name, before any `Match`; sshd's default when
     /// absent; not checked when the configuration cannot be read): when it does not name `file`,
-    /// `refused reason=elsewhere files=…` and nothing is written.
+    /// `refused reason=elsewhere files=…` and nothing is written. An octunnel line whose `F=` is
+    /// not `file`, written the same way, is refused (`reason=file`): its verbs would edit another file.
     public static func install(line: String, file: String, sshdConfig: String = sshdConfig) -> String {
         guard OctunnelKeyLine.isSafeFile(file), !line.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }),
               let blob = blob(of: line) else { return refusal("file") }
+        // A line whose program edits another file could never rotate from this one.
+        if let named = OctunnelKeyLine.parse(line)?.file, named != file { return refusal("file") }
         return script(file: file, values: ["B=" + blob, "S=" + shellQuote(sshdConfig), "N=" + shellQuote(line)], body: installBody)
     }
 

@@ -69,7 +69,8 @@ public struct OctunnelKeyLine: Equatable, Sendable {
         !file.isEmpty && file.utf8.count <= 255 && file.unicodeScalars.allSatisfy { fileScalars.contains($0) }
     }
 
-    /// The line for authorized_keys: options, then the key's line (`type base64 comment`).
+    /// The line for authorized_keys: options, then the key's line (`type base64 comment`). For a
+    /// line read back in an older form, the line octunnel prints for it today.
     public var line: String { options + " " + key.line }
 
     /// The line's options, its forced command among them.

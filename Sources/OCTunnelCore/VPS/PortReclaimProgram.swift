@@ -13,7 +13,9 @@ import Foundation
 /// process holding it, and that process's client connection; it ends the process only if it is
 /// an sshd session of this user, not the caller's own, and it is dead by the rules in
 /// `deadRule` (its client connection, or its heartbeat, `beatVerb`). It prints one line,
-/// parsed by `PortReclaimReport`.
+/// parsed by `PortReclaimReport`. On the key's line it runs after the line's parameters and
+/// rotation verbs (`OctunnelKeyLine.forcedCommand`, `KeyRotationProgram`), which take only an
+/// over-long command and `octunnel-rotate-…` and leave everything else to it, as it was.
 public enum PortReclaimProgram {
     /// The verb `home up` sends when its listen is refused.
     public static let reclaimVerb = "octunnel-reclaim"

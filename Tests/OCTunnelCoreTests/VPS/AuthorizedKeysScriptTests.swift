@@ -95,7 +95,7 @@ struct AuthorizedKeysScriptTests {
                 == "octunnel-keys v=1 result=refused reason=symlink\n")
         #expect(try readText(vps.root.file("target")) == "x\n")
         for (badLine, file) in [(line + "\nrestrict ssh-ed25519 AAAA", ".ssh/authorized_keys"), (line, ".ssh/authorized keys"), (line, ".ssh/$(id)"),
-                                ("not a key line", ".ssh/authorized_keys")] {
+                                ("not a key line", ".ssh/authorized_keys"), (line, ".ssh/authorized_keys2")] {
             let result = try vps.run(script: AuthorizedKeysScript.install(line: badLine, file: file, sshdConfig: config), shell: shell)
             #expect(result.stdout == "octunnel-keys v=1 result=refused reason=file\n" && result.status == 1)
         }

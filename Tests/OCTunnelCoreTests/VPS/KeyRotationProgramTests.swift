@@ -77,6 +77,8 @@ struct KeyRotationProgramTests {
         let tag = OctunnelKeyLine.tag(for: new), blob = Data(new.blob).base64EncodedString()
         let rsa = KeysHome.rsa(), ecdsa = KeysHome.ecdsa()
         let short = SSHPublicKey(type: "ssh-ed25519", blob: Array(new.blob.prefix(48)))
+        // An Ed25519-sized blob that is another type's inside (its first bytes name ecdsa).
+        let inside = SSHPublicKey(type: "ssh-ed25519", blob: Array(ecdsa.blob.prefix(51)))
         return [
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: rsa)) \(KeysHome.typeAndBlob(rsa))", "type"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: ecdsa)) \(KeysHome.typeAndBlob(ecdsa))", "type"),
@@ -103,6 +105,7 @@ struct KeyRotationProgramTests {
             ("\(KeyRotationVerb.add) \(tag.uppercased()) ssh-ed25519 \(blob)", "tag"),
             ("\(KeyRotationVerb.add) \(tag.prefix(15)) ssh-ed25519 \(blob)", "tag"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: short)) \(KeysHome.typeAndBlob(short))", "length"),
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: inside)) \(KeysHome.typeAndBlob(inside))", "type"),
             ("\(KeyRotationVerb.add) \(tag) ssh-ed25519 \(blob.dropLast(2))=x", "key"),
             (KeyRotationVerb.retire, "successor"),
             (String(repeating: "a", count: 2049), "long"),
@@ -141,7 +144,7 @@ struct KeyRotationProgramTests {
         try writeText(KeyRotationVerb.add + " " + String(repeating: "A", count: 1 << 20), to: big)
         let (path, words, environment) = try vps.invocation(shell: shell, command: nil)
         let started = Date()
-        let result = try run(path, words + ["-c", "read -r SSH_ORIGINAL_COMMAND <\(big);" + (try KeysHome.program(of: oldLine))], environment: environment)
+        let result = try run(path, words + ["-c", "SSH_ORIGINAL_COMMAND=$(cat \(big));" + (try KeysHome.program(of: oldLine))], environment: environment)
         #expect(result.stdout == "octunnel-keys v=1 result=refused reason=long\n" && result.status == 1, "\(result)")
         #expect(Date().timeIntervalSince(started) < 10)
         let env = try vps.run(line: oldLine, command: KeyRotationVerb.add + " " + String(repeating: "A", count: 120 * 1024), shell: shell)
@@ -233,26 +236,27 @@ struct KeyRotationProgramTests {
         let oldLine = Self.line(KeysHome.ed25519("old"), role: .tunnel)
         try vps.write(Self.file(around: oldLine))
         let before = try vps.contents()
-        // The program's first open of the file is its read (`cat` into the copy); inotify says
-        // when that reader let go, and the test appends at once, long before the program has
-        // hashed, built and compared (several processes later).
-        let events = inotify_init1(Int32(IN_CLOEXEC))
-        try #require(events >= 0)
-        defer { close(events) }
-        try #require(inotify_add_watch(events, vps.file, UInt32(IN_CLOSE_NOWRITE)) >= 0)
-        let program = try vps.start(line: oldLine, command: KeyRotationVerb.addCommand(for: KeysHome.ed25519("")), shell: shell)
-        defer { program.stopGracefullyOrKill() }
-        var pollfd = Glibc.pollfd(fd: events, events: Int16(POLLIN), revents: 0)
-        try #require(poll(&pollfd, 1, 20_000) == 1, "the program never read the file: \(program.stderrText)")
+        // The other writer is an editor that saves authorized_keys without octunnel's lock, at
+        // the worst moment: after the program read the file and before it renames its new one
+        // over it. It is put there by PATH, not by anything in the program: a `sha256sum` that
+        // appends a line to the file on its second run (the program's first hash after its
+        // read, of its own line's key), then hashes as the real one. (Waiting on inotify for the
+        // read instead lost the race on a loaded machine: the program was done first.)
         let appended = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE0gAnOtHeRwRiTeR7tAkEsNoLoCk/XxXxXxXxXxXxXx editor\n"
-        let handle = try #require(FileHandle(forWritingAtPath: vps.file))
-        handle.seekToEndOfFile()
-        handle.write(Data(appended.utf8))
-        try handle.close()
+        let writer = vps.root.file("writer")
+        try FileManager.default.createDirectory(atPath: writer, withIntermediateDirectories: true)
+        let real = shell == RecordedProc.busybox ? "\(RecordedProc.busybox) sha256sum" : "/usr/bin/sha256sum"
+        try writeText("#!/bin/sh\nn=$(cat '\(writer)/count' 2>/dev/null || echo 0); n=$((n+1)); echo $n >'\(writer)/count'\n"
+                      + "[ $n = 2 ] && printf '%s' '\(appended)' >>'\(vps.file)'\nexec \(real) \"$@\"\n", to: writer + "/sha256sum", mode: 0o755)
+        var (path, words, environment) = try vps.invocation(shell: shell, command: KeyRotationVerb.addCommand(for: KeysHome.ed25519("")))
+        environment["PATH"] = writer + ":" + (environment["PATH"] ?? "")
+        let program = try RunningProcess(path, words + ["-c", try KeysHome.program(of: oldLine)], environment: environment)
+        defer { program.stopGracefullyOrKill() }
         #expect(program.waitForExit(timeout: 20) == 1)
         #expect(program.stdout == ["octunnel-keys v=1 result=refused reason=busy"], "\(program.stderrText)")
         #expect(try vps.contents() == before + appended)
         #expect(try FileManager.default.contentsOfDirectory(atPath: vps.home + "/.ssh") == ["authorized_keys"])
+        #expect(try readText(writer + "/count").hasPrefix("2"))
     }
 
     @Test("the command octunnel sends: the verb, the key's tag, its type and base64")

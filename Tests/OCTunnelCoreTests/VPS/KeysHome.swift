@@ -23,7 +23,8 @@ final class KeysHome {
     /// A home (0755) with ~/.ssh (0700) unless `ssh` is false.
     init(ssh: Bool = true) throws {
         root = try TempDirectory("octunnel-keys")
-        home = root.file("home")
+        // A space in it: every path the programs build is quoted.
+        home = root.file("home dir")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try setMode(0o755, of: home)
         if ssh {
