@@ -23,6 +23,9 @@ struct Keygen: ParsableCommand {
     @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen).")
     var listen = false
 
+    @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old (a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
+    var ifOlderThan: Int?
+
     @Flag(help: "Encrypt the new key with a passphrase, as ssh-keygen does (asked twice on the terminal, or through SSH_ASKPASS).")
     var passphrase = false
 
@@ -33,8 +36,9 @@ struct Keygen: ParsableCommand {
         if let comment, let problem = KeyStore.commentProblem(comment) { throw ValidationError(problem) }
         if install && !rotate { throw ValidationError("--install goes with --rotate: `octunnel keygen --rotate --install [TARGET]`") }
         if install && passphrase { throw ValidationError("--install makes the new key without a passphrase (a running tunnel signs in with it unattended); rotate without --install for an encrypted key") }
-        if !install && (listen || targetOptions.target != nil || targetOptions.remotePort != nil || targetOptions.remoteHost != nil || targetOptions.homePort != nil) {
-            throw ValidationError("a target, --listen, --remote-port, --remote-host and --home-port go with --rotate --install")
+        if let ifOlderThan, !(0...3650).contains(ifOlderThan) { throw ValidationError("--if-older-than \(ifOlderThan) is out of range (0-3650 days)") }
+        if !install && (listen || ifOlderThan != nil || targetOptions.target != nil || targetOptions.remotePort != nil || targetOptions.remoteHost != nil || targetOptions.homePort != nil) {
+            throw ValidationError("a target, --listen, --if-older-than, --remote-port, --remote-host and --home-port go with --rotate --install")
         }
     }
 
@@ -79,7 +83,7 @@ struct Keygen: ParsableCommand {
             let rotation = KeyRotation(store: store, check: KeyCheck(base: settings.connection(directory: home)),
                                        target: chosen.target ?? settings.target.description, role: role, end: end,
                                        comment: comment ?? KeyStore.defaultComment())
-            let outcome = try rotation.run(say: Console.say)
+            guard let outcome = try rotation.run(ifOlderThan: ifOlderThan, say: Console.say) else { return }
             Console.data(outcome.new.line)
             Console.say("Rotated on \(rotation.target): \(outcome.old) → \(outcome.new.fingerprint)\(outcome.resumed ? " (an interrupted rotation, finished)" : "").")
             if let archived = outcome.archived { Console.say("The key that was .prev before is kept as \(archived).") }

@@ -58,9 +58,26 @@ public struct KeyRotation {
         if Self.stopAfter == step { Syscall.exitNow(137) }
     }
 
-    /// Runs (or finishes) the rotation; `say` gets one line per step.
-    public func run(say: (String) -> Void) throws(OCTunnelError) -> Outcome {
-        try store.whileLocked { () throws(OCTunnelError) -> Outcome in try runLocked(say: say) }
+    /// Runs (or finishes) the rotation; `say` gets one line per step. With `ifOlderThan`, a key
+    /// younger than that many days (by its file's time: the last swap or keygen) is left alone
+    /// (nil, said), unless a rotation is pending.
+    public func run(ifOlderThan days: Int? = nil, say: (String) -> Void) throws(OCTunnelError) -> Outcome? {
+        try store.whileLocked { () throws(OCTunnelError) -> Outcome? in
+            if let days, !FileBytes.exists(store.rotationStatePath) {
+                let age = Self.ageInDays(store.privateKeyPath)
+                guard age >= days else {
+                    say("The key is \(age) day(s) old: not rotated before it is \(days) days old.")
+                    return nil
+                }
+            }
+            return try runLocked(say: say)
+        }
+    }
+
+    /// Whole days since the file at `path` was last written (0 when that cannot be read).
+    static func ageInDays(_ path: String, now: Date = Date()) -> Int {
+        guard let written = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return 0 }
+        return max(0, Int(now.timeIntervalSince(written) / 86400))
     }
 
     private func runLocked(say: (String) -> Void) throws(OCTunnelError) -> Outcome {

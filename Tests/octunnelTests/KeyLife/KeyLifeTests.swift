@@ -225,6 +225,21 @@ struct KeyRotationTests {
         }
     }
 
+    @Test("--if-older-than DAYS (what the service runs daily): a younger key is left alone, nothing asked of the VPS")
+    func notDueYet() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
+        let key = try Data(contentsOf: URL(fileURLWithPath: fixture.keyPath))
+        let result = try fixture.run(["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port), "--if-older-than", "30"])
+        #expect(result.status == 0 && result.stdout.isEmpty, "\(result)")
+        #expect(result.stderr.contains("The key is 0 day(s) old: not rotated before it is 30 days old."), "\(result)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keyPath)) == key)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile)) == before)
+        #expect(!FileManager.default.fileExists(atPath: fixture.octunnel.file("id_ed25519.next")))
+        #expect(!fixture.sshd.log.contains("Accepted publickey"), "the VPS was asked")
+    }
+
     @Test("a rotation stopped right after each step leaves a key that signs in, and a second run finishes it", arguments: 1...5)
     func stoppedAfterStep(_ step: Int) async throws {
         let backend = try OpenCodeStandIn()
