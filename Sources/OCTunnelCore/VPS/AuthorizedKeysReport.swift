@@ -45,8 +45,20 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
     /// Finds the report line in a command's output; nil when there is none (an older line:
     /// `/bin/false` prints nothing; a shell that does not know the verb).
     public static func parse(_ output: String) -> AuthorizedKeysReport? {
-        for line in output.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).prefix(linesRead) {
-            guard line.utf8.count <= longestLine, line.hasPrefix("octunnel-keys ") else { continue }
+        // By scalars: a CRLF is one Character, and a listed line may end in CR. One line at a
+        // time: a list's output may hold a thousand long lines before its report.
+        let scalars = output.unicodeScalars
+        var start = scalars.startIndex
+        var seen = 0
+        while start < scalars.endIndex, seen < linesRead {
+            let end = scalars[start...].firstIndex(where: { $0 == "\n" || $0 == "\r" }) ?? scalars.endIndex
+            let slice = scalars[start..<end]
+            start = end == scalars.endIndex ? end : scalars.index(after: end)
+            guard !slice.isEmpty else { continue }
+            seen += 1
+            guard slice.count <= longestLine else { continue }
+            let line = String(String.UnicodeScalarView(slice))
+            guard line.hasPrefix("octunnel-keys ") else { continue }
             var fields: [String: String] = [:]
             for word in line.split(separator: " ").dropFirst() {
                 guard let equals = word.firstIndex(of: "=") else { continue }
@@ -105,6 +117,7 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "length": "the new key's length is not the old key's",
         "duplicate": "the new key is already in another line of authorized_keys",
         "successor": "no successor of this key's line is there yet (add the new key first)",
+        "pending": "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
         "symlink": "authorized_keys or its directory is a symbolic link",
         "notfile": "authorized_keys is not a regular file",
         "owner": "authorized_keys belongs to another user",

@@ -17,6 +17,10 @@
 ///   text with the key's blob, `K`, `P` (this tag) and `A` (today) replaced, the comment kept,
 ///   written right after this line; an earlier successor (`P=<this tag>`) is replaced, so a line
 ///   has at most one; the same successor already there is `present` and nothing is written;
+///   A line whose own predecessor (`P`) is still there refuses to add (`pending`): until the
+///   rotation that made it is finished (its predecessor retired), a successor has no successor of
+///   its own, so a key's lineage is at most two live lines, and the next add of the older key
+///   replaces the newer one;
 /// - `octunnel-rotate-retire`: removes this line, only when a successor of it is there;
 /// - any other `octunnel-rotate-…`: refused. Anything else falls through to the role's program.
 ///
@@ -24,7 +28,7 @@
 /// D today. `x 0` reads the copy and prints what it found: the number of lines carrying this tag
 /// (9 or more: a line that carries it in another shape), that line's key type and blob, the
 /// number of successors and the blob of the one, how many other lines hold the new blob or tag,
-/// and whether the blob's first 24 characters match; `x 1` prints the new file: every line as it
+/// whether the blob's first 24 characters match, and how many lines are this line's predecessor (J); `x 1` prints the new file: every line as it
 /// was, joined by the newlines that were there, the file's last newline kept or left out as it
 /// was (a line written last always ends in one). awk runs with `LC_ALL=C`: bytes, whatever the
 /// locale. In awk, p is the line's parameters (the text between ` -c '` + `K=` and the first
@@ -57,8 +61,8 @@ enum KeyRotationProgram {
     static let refusal = #"echo "octunnel-keys v=1 result=refused reason=verb";exit 1"#
 
     static let statements: [String] = [
-        #"R(){ LC_ALL=C;export LC_ALL;M=;S=$SSH_ORIGINAL_COMMAND;set -f;[ -n "$K" ]||y refused untagged;[ "$(printf %s. "$S"|tr -d "a-zA-Z0-9+/= -")" = . ]||y refused input;set -- $S;V=r T= Y= B=;[ "$S" = octunnel-rotate-retire ]||{ [ $# = 4 ]&&[ "$1 $2 $3 $4" = "$S" ]&&[ $1 = octunnel-rotate-add ]||y refused input;V=a T=$2 Y=$3 B=$4;[ ${#T} = 16 ]||y refused tag;[ "$(printf %s. "$T"|tr -d 0-9a-f)" = . ]||y refused tag;printf %s "$B"|base64 -d >/dev/null 2>&1||y refused key;[ "$(h "$B")" = "$T" ]||y refused tag;[ $T = $K ]&&y refused same;};G;Q;D=$(date -u +%Y%m%d);set -- $(x 0);[ "$1" = 1 ]||y refused own;[ "$(h "$3")" = "$K" ]||y refused own;[ $V = r ]&&{ [ "$4" -ge 1 ]||y refused successor;x 1 >"$n"||y failed write;C;y retired;};[ "$2" = "$Y" ]&&[ "$7" = 1 ]||y refused type;[ ${#3} = ${#B} ]||y refused length;[ "$6" = 0 ]||y refused duplicate;[ "$4$5" = "1$B" ]&&y present;x 1 >"$n"||y failed write;C;y added;}"#,
-        #"x(){ LC_ALL=C awk -v W=$1 -v V=$V -v k=$K -v T="$T" -v Y="$Y" -v B="$B" -v D="$D" -v e=$e "function p(s,i){i=index(s,\" -c \047K=\");if(i==0)return \"\";s=substr(s,i+5);i=index(s,\";\");return i?substr(s,1,i-1):\"\"} function z(s){if(W)printf \"%s%s\",(m++?\"\n\":\"\"),s;q=0} function f(s,i){i=index(s,\"\047\042 \");s=substr(s,i+3);i=index(s,\" \");t=substr(s,1,i-1);s=substr(s,i+1);i=index(s,\" \");if(i){b=substr(s,1,i-1);c=substr(s,i)}else{b=s;c=\"\"}if(b~/\r\$/){b=substr(b,1,length(b)-1);c=\"\r\"}} BEGIN{n=s=u=0;t=b=o=r=w=\"-\";h=0} {split(p(\$0),a,\" \")} a[1]==\"K=\"k{n++;n+=(substr(a[2],1,2)substr(a[3],1,2)substr(a[4],1,2)a[5]==\"P=A=F=\")?0:8;f(\$0);r=t;w=b;h=substr(b,1,24)==substr(B,1,24);if(V==\"r\")next;z(\$0);i=index(\$0,\" -c \047K=\")+4;g=substr(\$0,i+1);g=substr(g,index(g,\";\"));z(substr(\$0,1,i)\"K=\"T\" P=\"k\" A=\"D\" \"a[4] substr(g,1,index(g,\"\047\042 \")+2) Y\" \"B c);q=1;next} a[2]==\"P=\"k{s++;o=\$0;if(V==\"a\")next} V==\"a\"&&(index(\$0,B)||index(\$0,\"K=\"T\" \")){u++} {z(\$0)} END{if(W){if(m&&(e||q))printf \"\n\"}else{if(s==1){f(o);o=b}print n,r,w,s,o,u,h}}" "$c";}"#,
+        #"R(){ LC_ALL=C;export LC_ALL;M=;S=$SSH_ORIGINAL_COMMAND;set -f;[ -n "$K" ]||y refused untagged;[ "$(printf %s. "$S"|tr -d "a-zA-Z0-9+/= -")" = . ]||y refused input;set -- $S;V=r T= Y= B=;[ "$S" = octunnel-rotate-retire ]||{ [ $# = 4 ]&&[ "$1 $2 $3 $4" = "$S" ]&&[ $1 = octunnel-rotate-add ]||y refused input;V=a T=$2 Y=$3 B=$4;[ ${#T} = 16 ]||y refused tag;[ "$(printf %s. "$T"|tr -d 0-9a-f)" = . ]||y refused tag;printf %s "$B"|base64 -d >/dev/null 2>&1||y refused key;[ "$(h "$B")" = "$T" ]||y refused tag;[ $T = $K ]&&y refused same;};G;Q;D=$(date -u +%Y%m%d);set -- $(x 0);[ "$1" = 1 ]||y refused own;[ "$(h "$3")" = "$K" ]||y refused own;[ $V = r ]&&{ [ "$4" -ge 1 ]||y refused successor;x 1 >"$n"||y failed write;C;y retired;};[ "$8" = 0 ]||y refused pending;[ "$2" = "$Y" ]&&[ "$7" = 1 ]||y refused type;[ ${#3} = ${#B} ]||y refused length;[ "$6" = 0 ]||y refused duplicate;[ "$4$5" = "1$B" ]&&y present;x 1 >"$n"||y failed write;C;y added;}"#,
+        #"x(){ LC_ALL=C awk -v W=$1 -v V=$V -v k=$K -v T="$T" -v Y="$Y" -v B="$B" -v D="$D" -v e=$e -v J=$P "function p(s,i){i=index(s,\" -c \047K=\");if(i==0)return \"\";s=substr(s,i+5);i=index(s,\";\");return i?substr(s,1,i-1):\"\"} function z(s){if(W)printf \"%s%s\",(m++?\"\n\":\"\"),s;q=0} function f(s,i){i=index(s,\"\047\042 \");s=substr(s,i+3);i=index(s,\" \");t=substr(s,1,i-1);s=substr(s,i+1);i=index(s,\" \");if(i){b=substr(s,1,i-1);c=substr(s,i)}else{b=s;c=\"\"}if(b~/\r\$/){b=substr(b,1,length(b)-1);c=\"\r\"}} BEGIN{n=s=u=v=0;t=b=o=r=w=\"-\";h=0} {split(p(\$0),a,\" \")} length(J)&&a[1]==\"K=\"J{v++} a[1]==\"K=\"k{n++;n+=(substr(a[2],1,2)substr(a[3],1,2)substr(a[4],1,2)a[5]==\"P=A=F=\")?0:8;f(\$0);r=t;w=b;h=substr(b,1,24)==substr(B,1,24);if(V==\"r\")next;z(\$0);i=index(\$0,\" -c \047K=\")+4;g=substr(\$0,i+1);g=substr(g,index(g,\";\"));z(substr(\$0,1,i)\"K=\"T\" P=\"k\" A=\"D\" \"a[4] substr(g,1,index(g,\"\047\042 \")+2) Y\" \"B c);q=1;next} a[2]==\"P=\"k{s++;o=\$0;if(V==\"a\")next} V==\"a\"&&(index(\$0,B)||index(\$0,\"K=\"T\" \")){u++} {z(\$0)} END{if(W){if(m&&(e||q))printf \"\n\"}else{if(s==1){f(o);o=b}print n,r,w,s,o,u,h,v}}" "$c";}"#,
         #"case "$SSH_ORIGINAL_COMMAND" in octunnel-rotate-*) R;; esac"#,
     ]
 }

@@ -131,6 +131,10 @@ struct AuthorizedKeysScriptTests {
         #expect(try last.run(script: AuthorizedKeysScript.revoke(keyBlob: Data(home.blob).base64EncodedString(), file: ".ssh/authorized_keys"), shell: shell).stdout
                 == "octunnel-keys v=1 result=revoked\n")
         #expect(try last.contents() == "\(laptop.line) mine")
+        // The last octunnel line a CRLF one: its CR is no line of its own, and the report after it is found.
+        try last.write("\(homeLine)\r\n")
+        let crlf = try last.run(script: AuthorizedKeysScript.list(file: ".ssh/authorized_keys"), shell: shell)
+        #expect(AuthorizedKeysReport.parse(crlf.stdout)?.lines == 1 && AuthorizedKeysScript.listedLines(in: crlf.stdout).count == 1, "\(crlf)")
         #expect(AuthorizedKeysScript.revoke(keyBlob: "AAAA\"; rm -rf ~", file: ".ssh/authorized_keys").hasPrefix("echo \"octunnel-keys v=1 result=refused reason=file\""))
     }
 

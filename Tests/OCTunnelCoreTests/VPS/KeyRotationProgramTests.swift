@@ -36,6 +36,10 @@ struct KeyRotationProgramTests {
                                         predecessor: OctunnelKeyLine.tag(for: old), added: OctunnelKeyLine.today()).line
         #expect(try vps.contents() == before.replacingOccurrences(of: oldLine + "\n", with: oldLine + "\n" + successor + "\n"))
         #expect(try mode(of: vps.file) & 0o777 == 0o640)
+        // Until its predecessor is retired, the successor has no successor of its own.
+        let early = try vps.run(line: successor, command: KeyRotationVerb.addCommand(for: KeysHome.ed25519("")), shell: shell)
+        #expect(early.stdout == "octunnel-keys v=1 result=refused reason=pending\n" && early.status == 1, "\(early)")
+        #expect(try vps.contents() == before.replacingOccurrences(of: oldLine + "\n", with: oldLine + "\n" + successor + "\n"))
         let parsed = try #require(OctunnelKeyLine.parse(successor))
         #expect(parsed.tag == OctunnelKeyLine.tag(for: new) && parsed.predecessor == OctunnelKeyLine.tag(for: old) && parsed.role == role)
         let retired = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)

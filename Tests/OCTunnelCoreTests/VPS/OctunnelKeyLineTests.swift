@@ -66,6 +66,30 @@ struct OctunnelKeyLineTests {
         }
     }
 
+    @Test("lines damaged at random (a scalar changed, cut, doubled, or a quote, space, comma or backslash put in): parse never traps, and what it reads renders to a line that reads back the same")
+    func damagedLines() {
+        var random = SystemRandomNumberGenerator()
+        let key = SSHPublicKey(ed25519: Array(repeating: 4, count: 32), comment: "c d")
+        let lines = [Role.tunnel, .home].map { OctunnelKeyLine(role: $0, ends: [Self.forward, HostPort(host: "::1", port: 2200)], key: key).line }
+        let inserts: [Unicode.Scalar] = ["\"", " ", ",", "\\", "'", "\t", "=", "\u{301}", "\r"]
+        for round in 0..<3000 {
+            var scalars = Array(lines[round % 2].unicodeScalars)
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let index = Int.random(in: 0..<scalars.count, using: &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: scalars[index] = inserts.randomElement(using: &random)!
+                case 1: scalars.insert(inserts.randomElement(using: &random)!, at: index)
+                case 2: scalars.removeSubrange(index..<min(scalars.count, index + Int.random(in: 1...40, using: &random)))
+                default: scalars.insert(contentsOf: scalars[index..<min(scalars.count, index + 30)], at: index)
+                }
+                if scalars.isEmpty { scalars = ["x"] }
+            }
+            guard let parsed = OctunnelKeyLine.parse(String(String.UnicodeScalarView(scalars))) else { continue }
+            let again = OctunnelKeyLine.parse(parsed.line)
+            #expect(again?.role == parsed.role && again?.ends == parsed.ends && again?.key == parsed.key, "\(parsed.line.prefix(200))")
+        }
+    }
+
     @Test("a predecessor, day or file not of their form is not rendered; the program has no ' (it is quoted in them), no ! (csh) and no \\\\ (fish reads one in single quotes)")
     func rendering() throws {
         let key = SSHPublicKey(ed25519: Array(repeating: 1, count: 32), comment: "c")
