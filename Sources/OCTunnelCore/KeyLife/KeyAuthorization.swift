@@ -59,7 +59,7 @@ public struct KeyAuthorization: Sendable {
         }
         if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
         say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
-            : "\(file) on \(target) already has the line for \(key.fingerprint); nothing was changed.")
+            : "\(file) on \(target) already has a line for \(key.fingerprint); nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
         guard let check, let end = ends.first else { return Outcome(line: line, added: added, proof: nil) }
         switch try check.prove(keyPath: keyPath, role: role, end: end) {
         case .works(let words):

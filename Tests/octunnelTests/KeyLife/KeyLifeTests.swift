@@ -35,7 +35,7 @@ struct AuthorizeTests {
 
         let second = try fixture.run(arguments)
         #expect(second.status == 0, "\(second)")
-        #expect(second.stderr.contains("already has the line"), "\(second)")
+        #expect(second.stderr.contains("already has a line for \(fixture.key.fingerprint); nothing was changed"), "\(second)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile)) == after)
     }
 
