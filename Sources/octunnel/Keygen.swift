@@ -77,6 +77,7 @@ struct Keygen: ParsableCommand {
         var chosen = targetOptions
         if chosen.target == nil { chosen.target = pending?.target }
         let settings = try chosen.resolve(role, directory: home, profile: try profile.resolved)
+        if let problem = KeyRotation.keyProblem(settings, directory: home) { throw ValidationError(problem) }
         try runReportingErrors {
             try home.checkPermissions()
             guard let end = Forward.vpsEnds(settings.forwards).first else { return }

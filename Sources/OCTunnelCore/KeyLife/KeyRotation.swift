@@ -34,6 +34,22 @@ public struct KeyRotation {
         self.comment = comment
     }
 
+    /// Why rotating octunnel's own key would not change what `settings` sign in with, or nil:
+    /// they use the ssh-agent's keys (`--agent`, saved), or another key file (`--identity`, the
+    /// ssh config's IdentityFile), so a rotation would retire a key the tunnel never used.
+    public static func keyProblem(_ settings: ResolvedSettings, directory: OctunnelDirectory) -> String? {
+        let target = settings.target.description
+        if settings.useAgent {
+            return "the \(settings.role) settings for \(target) sign in with the ssh-agent's keys (--agent), not octunnel's key; rotate those keys yourself"
+        }
+        let used = settings.keyPath(directory: directory)
+        guard used == directory.privateKeyPath else {
+            let source = settings.flags.identity != nil ? "--identity" : "the ssh config's IdentityFile"
+            return "\(settings.role) up signs in to \(target) with \(used) (\(source)), not octunnel's key \(directory.privateKeyPath), the one --install rotates"
+        }
+        return nil
+    }
+
     /// How it went.
     public struct Outcome: Sendable {
         public let old: String

@@ -181,7 +181,7 @@ struct KeyRotationTests {
         let fixture = try KeyLifeFixture(octunnelLine: homeLine(port: remotePort))
         let old = try fixture.blob(ofKeyAt: fixture.keyPath)
         let homeSide = try fixture.start(["home", "up", fixture.target, "--remote-port", String(remotePort), "--home-port", String(backend.port),
-                                          "--no-health", "--connect-timeout", "10"])
+                                          "--no-health", "--connect-timeout", "10", "--verbose"])
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         // The laptop signs in with the user's admin key, from a directory of its own.
@@ -205,6 +205,15 @@ struct KeyRotationTests {
         #expect(failures.isEmpty, "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(homeSide.stderrText)")
         #expect(homeSide.isRunning && laptop.isRunning)
         try expectRotated(fixture, old: old)
+        // At its next session home up signs in with the new key and listens again (a home
+        // reconnect cannot overlap: the old session holds the port, so requests wait meanwhile).
+        let newFingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let reconnect = try await offPool { try fixture.run(["home", "reconnect", "--wait", "20"]) }
+        #expect(reconnect.status == 0, "\(reconnect)\n\(homeSide.stderrText)")
+        #expect(try await offPool { homeSide.waitForLine(containing: "authenticated as root with \(newFingerprint)", timeout: 20) } != nil,
+                "\(homeSide.stderrText)")
+        #expect(try await offPool { waitUntil(timeout: 20) { (httpGet(port: port, path: "/global/health") ?? "").hasPrefix("HTTP/1.") } },
+                "not served through the home's new session: \(homeSide.stderrText)")
     }
 
     @Test("a line from before rotation (command=\"/bin/false\"): refused with 77 naming authorize, nothing left pending, nothing changed")
@@ -223,6 +232,16 @@ struct KeyRotationTests {
         for leftover in ["id_ed25519.next", "id_ed25519.next.pub", "id_ed25519.rotation", "id_ed25519.prev"] {
             #expect(!FileManager.default.fileExists(atPath: fixture.octunnel.file(leftover)), "\(leftover)")
         }
+    }
+
+    @Test("a tunnel that signs in with another key (the ssh config's IdentityFile, --agent saved) is not rotated: 64, naming that key")
+    func anotherKeyIsNotRotated() throws {
+        let fixture = try KeyLifeFixture()
+        // `vps` of the user's ssh config names the admin key: tunnel up would sign in with it.
+        let result = try fixture.run(["keygen", "--rotate", "--install", "vps"])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.contains("with \(fixture.adminKeyPath) (the ssh config's IdentityFile)"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.octunnel.file("id_ed25519.next")))
     }
 
     @Test("--if-older-than DAYS (what the service runs daily): a younger key is left alone, nothing asked of the VPS")
