@@ -26,17 +26,19 @@ public final class OneShotSession {
     /// the VPS ends it. Stderr is dropped by libssh2. Past `seconds` it fails (`sshFailure`).
     public func run(_ command: String, limit: Int = 64 * 1024, seconds: Double = 60) throws(OCTunnelError) -> String {
         session.setTimeout(milliseconds: Int(seconds * 1000))
+        // Messages name the verb, not its arguments (a key's blob is long and says nothing).
+        let verb = command.split(separator: " ").first.map(String.init) ?? command
         let channel: SSHChannel
         do {
             channel = try session.openSessionChannel()
         } catch {
-            throw failure("cannot open a channel for `\(command)`: \(error)")
+            throw failure("cannot open a channel for `\(verb)`: \(error)")
         }
         defer { _ = channel.free() }
-        guard let raw = channel.raw else { throw failure("the channel for `\(command)` is gone") }
+        guard let raw = channel.raw else { throw failure("the channel for `\(verb)` is gone") }
         libssh2_channel_handle_extended_data2(raw, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE)
         let started = channel.exec(command)
-        guard started == 0 else { throw failure("the VPS refused to run `\(command)`: \(session.error(started, "libssh2_channel_process_startup"))") }
+        guard started == 0 else { throw failure("the VPS refused to run `\(verb)`: \(session.error(started, "libssh2_channel_process_startup"))") }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         let deadline = MonotonicClock.now() + seconds
@@ -50,10 +52,10 @@ public final class OneShotSession {
             case .eof:
                 return String(decoding: output, as: UTF8.self)
             case .failed(let code):
-                throw failure("reading what `\(command)` printed failed: \(session.error(code, "libssh2_channel_read_ex"))")
+                throw failure("reading what `\(verb)` printed failed: \(session.error(code, "libssh2_channel_read_ex"))")
             }
         }
-        throw failure("`\(command)` did not finish within \(Int(seconds)) s")
+        throw failure("`\(verb)` did not finish within \(Int(seconds)) s")
     }
 
     /// What the VPS answered to a `direct-tcpip` open.
