@@ -57,12 +57,19 @@ public enum AuthorizedKeysScript {
     /// at most `listLimit`.
     public static func listedLines(in output: String) -> [OctunnelKeyLine] {
         var lines: [OctunnelKeyLine] = []
-        // By scalars: a CR before the newline (a CRLF line) is no Character of its own.
-        for scalars in output.unicodeScalars.split(separator: "\n") {
-            let text = String(String.UnicodeScalarView(scalars))
-            guard text.hasPrefix(listedPrefix) else { continue }
-            guard lines.count < listLimit else { break }
-            if let line = OctunnelKeyLine.parse(String(text.dropFirst(listedPrefix.count))) { lines.append(line) }
+        // By scalars (a CR before the newline, a CRLF line, is no Character of its own), one line
+        // at a time, none longer than a listed line can be.
+        let scalars = output.unicodeScalars
+        let longest = listedPrefix.utf8.count + OctunnelKeyLine.longestLine
+        var start = scalars.startIndex
+        while start < scalars.endIndex, lines.count < listLimit {
+            let end = scalars[start...].firstIndex(of: "\n") ?? scalars.endIndex
+            let slice = scalars[start..<end]
+            start = end == scalars.endIndex ? end : scalars.index(after: end)
+            guard slice.starts(with: listedPrefix.unicodeScalars), slice.count <= longest else { continue }
+            if let line = OctunnelKeyLine.parse(String(String.UnicodeScalarView(slice.dropFirst(listedPrefix.unicodeScalars.count)))) {
+                lines.append(line)
+            }
         }
         return lines
     }

@@ -357,7 +357,7 @@ struct PortReclaimProgramTests {
         let port = freePort()
         let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "home")
         let line = listenAuthorizedKeysLine(key, remotePort: port)
-        // With the rotation verbs before it (issue 47) the line is about 8.7 KB: an sshd that reads
+        // With the rotation verbs before it (issue 47) the line is about 8.8 KB: an sshd that reads
         // authorized_keys into a fixed buffer takes lines up to SSH_MAX_PUBKEY_BYTES (16384), newer ones
         // (getline) any length; HomeUpTests has OpenSSH 9.2's sshd accept it.
         #expect(!line.contains("\n") && line.utf8.count < OctunnelKeyLine.longestLine)
