@@ -20,7 +20,7 @@ struct Keygen: ParsableCommand {
     @Flag(help: "With --rotate: install the new key on the VPS (TARGET, default: the saved one) through the current key's line, prove it, then remove the old line. Safe to stop anywhere: run it again to finish.")
     var install = false
 
-    @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen).")
+    @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen; the default when only those are saved).")
     var listen = false
 
     @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old (a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
@@ -73,7 +73,7 @@ struct Keygen: ParsableCommand {
         let home = options.resolved
         let store = KeyStore(home: home)
         let pending = try? RotationState.load(store)
-        let role = pending?.role ?? (listen ? .home : .tunnel)
+        let role = KeyRotation.role(listen: listen, pending: pending, directory: home, profile: try profile.resolved)
         var chosen = targetOptions
         if chosen.target == nil { chosen.target = pending?.target }
         let settings = try chosen.resolve(role, directory: home, profile: try profile.resolved)

@@ -34,6 +34,16 @@ public struct KeyRotation {
         self.comment = comment
     }
 
+    /// Whose key a rotation replaces: the pending rotation's role; else the home's with
+    /// `listen`; else the home's when this machine saved only `home up` settings for the profile
+    /// (a home machine), else the laptop's.
+    public static func role(listen: Bool, pending: RotationState?, directory: OctunnelDirectory, profile: ProfileName) -> Role {
+        if let pending { return pending.role }
+        if listen { return .home }
+        if let saved = try? SavedSettings.load(from: directory, profile: profile), saved.has(.home), !saved.has(.tunnel) { return .home }
+        return .tunnel
+    }
+
     /// Why rotating octunnel's own key would not change what `settings` sign in with, or nil:
     /// they use the ssh-agent's keys (`--agent`, saved), or another key file (`--identity`, the
     /// ssh config's IdentityFile), so a rotation would retire a key the tunnel never used.

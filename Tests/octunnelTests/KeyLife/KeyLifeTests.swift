@@ -174,14 +174,15 @@ struct KeyRotationTests {
         try expectRotated(fixture, old: old)
     }
 
-    @Test("the home's key rotates while home up holds the VPS port and the laptop's requests come through it: none fails")
+    @Test("the home's key rotates (target, port and role from home up's saved settings) while home up holds the VPS port and the laptop's requests come through it: none fails")
     func homeRotatesServing() async throws {
         let backend = try OpenCodeStandIn()
         let remotePort = freePort()
         let fixture = try KeyLifeFixture(octunnelLine: homeLine(port: remotePort))
         let old = try fixture.blob(ofKeyAt: fixture.keyPath)
+        // Saved: the rotation below takes its target, port and role (home) from these settings alone.
         let homeSide = try fixture.start(["home", "up", fixture.target, "--remote-port", String(remotePort), "--home-port", String(backend.port),
-                                          "--no-health", "--connect-timeout", "10", "--verbose"])
+                                          "--no-health", "--connect-timeout", "10", "--verbose", "--save"])
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         // The laptop signs in with the user's admin key, from a directory of its own.
@@ -193,9 +194,7 @@ struct KeyRotationTests {
         let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
         let loop = RequestLoop(port: port)
         _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= 3 } }
-        let rotated = try await offPool {
-            try fixture.run(["keygen", "--rotate", "--install", fixture.target, "--listen", "--remote-port", String(remotePort)])
-        }
+        let rotated = try await offPool { try fixture.run(["keygen", "--rotate", "--install"]) }
         #expect(rotated.status == 0, "\(rotated)")
         #expect(rotated.stderr.contains("127.0.0.1:\(remotePort) is held") && rotated.stderr.contains("the key's line answered for it"),
                 "the port home up holds was proved through the line: \(rotated)")
