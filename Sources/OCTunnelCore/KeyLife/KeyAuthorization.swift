@@ -43,7 +43,7 @@ public struct KeyAuthorization: Sendable {
     }
 
     /// Installs `key`'s line for `role` and, with `check`, proves it by signing in with
-    /// `keyPath` and asking for the line's first end.
+    /// `keyPath` and asking for each of the line's ends.
     public func authorize(key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
                           say: (String) -> Void = { _ in }) throws(OCTunnelError) -> Outcome {
         let line = Self.line(for: key, role: role, ends: ends, file: file)
@@ -60,12 +60,14 @@ public struct KeyAuthorization: Sendable {
         if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
         say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
             : "\(file) on \(target) already has a line for \(key.fingerprint); nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
-        guard let check, let end = ends.first else { return Outcome(line: line, added: added, proof: nil) }
-        switch try check.prove(keyPath: keyPath, role: role, end: end) {
+        guard let check, !ends.isEmpty else { return Outcome(line: line, added: added, proof: nil) }
+        switch try check.prove(keyPath: keyPath, role: role, ends: ends) {
         case .works(let words):
             return Outcome(line: line, added: added, proof: words)
         case .refused(let why):
-            throw .keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why)
+            // The key's line was there before: it may be for other forwards, or not octunnel's.
+            let stale = added ? "" : "; the line already there for this key is not this one (other forwards, or an older line): replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
+            throw .keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why + stale)
         }
     }
 

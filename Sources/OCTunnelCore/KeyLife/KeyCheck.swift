@@ -72,8 +72,27 @@ public struct KeyCheck: Sendable {
     /// (granted, then cancelled; a port already taken, by the running `home up` say, is proved by
     /// the line's forced command answering `octunnel-inspect`, which only the home line has).
     public func prove(keyPath: String, role: Role, end: HostPort) throws(OCTunnelError) -> Proof {
+        try prove(keyPath: keyPath, role: role, ends: [end])
+    }
+
+    /// `prove` for every end of a line, in one session: works only if each does (the words of
+    /// each joined), else the first refusal.
+    public func prove(keyPath: String, role: Role, ends: [HostPort]) throws(OCTunnelError) -> Proof {
         let session = try session(keyPath: keyPath)
         defer { session.close() }
+        var words: [String] = []
+        for (index, end) in ends.enumerated() {
+            switch try prove(session, role: role, end: end, index: index) {
+            case .works(let said): words.append(said)
+            case .refused(let why): return .refused(why)
+            }
+        }
+        return .works(words.joined(separator: "; "))
+    }
+
+    /// One end, on `session`; `index` is its place in the line (the reclaim program's verb names
+    /// any listen but the first).
+    private func prove(_ session: OneShotSession, role: Role, end: HostPort, index: Int) throws(OCTunnelError) -> Proof {
         switch role {
         case .tunnel:
             switch session.tryOpen(end) {
@@ -88,9 +107,10 @@ public struct KeyCheck: Sendable {
             case .forbidden(let why): return .refused("the VPS forbids it to listen on \(end) (sshd: \(OutsideText.shown(why, limit: 200)))")
             case .failed(let why): throw .sshFailure(host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
             case .busy:
-                let output = try session.run(PortReclaimProgram.inspectVerb)
+                let verb = PortReclaimProgram.command(PortReclaimProgram.inspectVerb, listen: end, index: index)
+                let output = try session.run(verb)
                 guard let report = PortReclaimReport.parse(output), report.result != .refused else {
-                    return .refused("\(end) is taken and the key's line did not answer `\(PortReclaimProgram.inspectVerb)`: it is not the home's line")
+                    return .refused("\(end) is taken and the key's line did not answer `\(verb)`: it is not the home's line for that listen")
                 }
                 return .works("\(end) is held (\(report.summary)) and the key's line answered for it")
             }

@@ -39,6 +39,22 @@ struct AuthorizeTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile)) == after)
     }
 
+    @Test("authorize -L after authorize: the key's line is there but not for that forward: 77, naming keys revoke; revoked and authorized again, proven for both")
+    func anotherForwardLater() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try KeyLifeFixture()
+        #expect(try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions).status == 0)
+        let app = freePort()
+        let more = ["authorize", "vps", "--remote-port", String(backend.port), "-L", "3000:127.0.0.1:\(app)"] + fixture.authorizeOptions
+        let refused = try fixture.run(more)
+        #expect(refused.status == 77, "\(refused)")
+        #expect(refused.stderr.contains("octunnel keys revoke \(fixture.key.fingerprint) vps"), "\(refused)")
+        #expect(try fixture.run(["keys", "revoke", fixture.key.fingerprint, "vps"] + fixture.fileOptions).status == 0)
+        let again = try fixture.run(more)
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stderr.contains("its forward to 127.0.0.1:\(backend.port) opened; its forward to 127.0.0.1:\(app) is allowed"), "\(again)")
+    }
+
     @Test("authorize --listen: the home's line, proven by a listen the VPS grants")
     func authorizeHome() throws {
         let fixture = try KeyLifeFixture()
