@@ -27,8 +27,12 @@ extension Service {
         @Flag(help: "Replace a file octunnel did not write, or one changed since it wrote it.")
         var force = false
 
+        @Option(help: ArgumentHelp("Also rotate the role's key on the VPS once it is DAYS days old (`keygen --rotate --install`, checked daily by a systemd timer or a LaunchAgent; the VPS line must come from `octunnel authorize`).", valueName: "DAYS"))
+        var rotateEvery: Int?
+
         func validate() throws {
             if print && now { throw ValidationError("--print writes nothing, so it cannot be combined with --now") }
+            if let rotateEvery, !(1...3650).contains(rotateEvery) { throw ValidationError("--rotate-every \(rotateEvery) is out of range (1-3650 days)") }
         }
 
         func run() throws {
@@ -37,11 +41,15 @@ extension Service {
                 let flow = ServiceFlow(definition: definition)
                 if print {
                     try flow.checkInstallable(home: home, profile: profile, role: role)
-                    Console.data(String(definition.render().dropLast()))
-                    Console.say("nothing written; `octunnel service install \(role)` would write this to \(definition.path)")
+                    let files = [definition] + (rotateEvery.map(definition.rotation(everyDays:)) ?? [])
+                    for (index, file) in files.enumerated() {
+                        if index > 0 { Console.data("") }
+                        Console.data(String(file.render().dropLast()))
+                    }
+                    Console.say("nothing written; `octunnel service install \(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
                     return
                 }
-                let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now)
+                let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery)
                 flow.lines(installed).forEach(Console.say)
             }
         }

@@ -10,6 +10,12 @@ public struct KeyStore: Sendable {
     public var publicKeyPath: String { home.publicKeyPath }
     public var previousPrivateKeyPath: String { home.privateKeyPath + ".prev" }
     public var previousPublicKeyPath: String { home.privateKeyPath + ".prev.pub" }
+    /// A rotation's new pair before it becomes the current one (`keygen --rotate --install`).
+    public var nextPrivateKeyPath: String { home.privateKeyPath + ".next" }
+    public var nextPublicKeyPath: String { home.privateKeyPath + ".next.pub" }
+    /// The pending rotation's state (`RotationState`): while it exists, `.next` is never deleted
+    /// and a plain `keygen --rotate` is refused.
+    public var rotationStatePath: String { home.privateKeyPath + ".rotation" }
     /// Held while a key pair is made or rotated.
     var lockPath: String { home.path + "/.keygen.lock" }
 
@@ -45,28 +51,16 @@ public struct KeyStore: Sendable {
             throw .badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
         }
         try home.prepare()
-        let pair: Ed25519KeyPair
-        let check: UInt32
-        do {
-            pair = try Ed25519KeyPair.generate()
-            let random = try Crypto.randomBytes(4)
-            check = random.reduce(0) { $0 << 8 | UInt32($1) }
-        } catch {
-            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
-        }
-        let privateText: [UInt8]
-        do {
-            privateText = Array(try OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check, passphrase: passphrase).utf8)
-        } catch {
-            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
-        }
-        let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
+        let (privateText, publicKey) = try makePair(comment: comment, passphrase: passphrase)
         let publicText = Array((publicKey.line + "\n").utf8)
 
         // One key change at a time, as config.json's saves: a second `keygen --rotate` waits,
         // then retires the key the first one just printed (to .prev) instead of losing it.
         let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
+        // A rotation on the VPS is half done: its new pair waits in .next; replacing the key now
+        // would leave the VPS with a successor nobody holds.
+        if FileBytes.exists(rotationStatePath) { throw .rotationPending(path: rotationStatePath) }
         let existing = FileBytes.exists(privateKeyPath)
         var previous: SSHPublicKey?
         var archived: String?
@@ -95,6 +89,90 @@ public struct KeyStore: Sendable {
             try write(publicText, to: publicKeyPath, mode: 0o644)
         }
         return Generated(publicKey: publicKey, privateKeyPath: privateKeyPath, previous: previous, archivedOlder: archived)
+    }
+
+    /// A new key pair in OpenSSH's format: the private file's text and the public key.
+    private func makePair(comment: String, passphrase: SecretBuffer?) throws(OCTunnelError) -> (privateText: [UInt8], publicKey: SSHPublicKey) {
+        do {
+            let pair = try Ed25519KeyPair.generate()
+            let check = try Crypto.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) }
+            let text = try OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check, passphrase: passphrase)
+            return (Array(text.utf8), SSHPublicKey(ed25519: pair.publicKey, comment: comment))
+        } catch {
+            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
+        }
+    }
+
+    /// Runs `body` holding the key lock, as `generate` does: one key change at a time.
+    public func whileLocked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
+        try home.prepare()
+        let lock = try FileLock.forChange(lockPath)
+        defer { lock.release() }
+        return try body()
+    }
+
+    /// The rotation's new pair (`.next`, unencrypted, 0600 / 0644, written atomically), made now,
+    /// or the one already there: a pending new key is never replaced. Under `whileLocked`.
+    func makeNext(comment: String) throws(OCTunnelError) -> SSHPublicKey {
+        if FileBytes.exists(nextPrivateKeyPath) { return try publicHalf(at: nextPrivateKeyPath) }
+        let (privateText, publicKey) = try makePair(comment: comment, passphrase: nil)
+        try write(Array((publicKey.line + "\n").utf8), to: nextPublicKeyPath, mode: 0o644)
+        do {
+            try AtomicFile.create(privateText, at: nextPrivateKeyPath, mode: 0o600)
+        } catch {
+            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+        }
+        return publicKey
+    }
+
+    /// The rotation's local swap: the current pair becomes `.prev` (an older `.prev` archived
+    /// first, as `generate` does), then `.next` becomes the current pair; `.next` stays until
+    /// `removeNext`. Each file is replaced atomically, so a process that reads the key at any
+    /// moment (`tunnel up` reconnecting) gets one whole key, old or new. Run again after a crash
+    /// it carries on where it stopped. Under `whileLocked`.
+    func promoteNext() throws(OCTunnelError) -> (previous: SSHPublicKey, archived: String?) {
+        let next = try readKeyFile(at: nextPrivateKeyPath)
+        let nextPublic = try publicHalf(at: nextPrivateKeyPath)
+        let currentPublic = try publicHalf(at: privateKeyPath)
+        if currentPublic.blob == nextPublic.blob {
+            return (try publicHalf(at: previousPrivateKeyPath), nil)
+        }
+        let current = try readKeyFile(at: privateKeyPath)
+        var archived: String?
+        if FileBytes.exists(previousPrivateKeyPath), (try? publicHalf(at: previousPrivateKeyPath))?.blob != currentPublic.blob {
+            archived = try archiveOlderPrevious()
+        }
+        try write(current.raw, to: previousPrivateKeyPath, mode: 0o600)
+        try write(Array((currentPublic.line + "\n").utf8), to: previousPublicKeyPath, mode: 0o644)
+        try write(next.raw, to: privateKeyPath, mode: 0o600)
+        try write(Array((nextPublic.line + "\n").utf8), to: publicKeyPath, mode: 0o644)
+        return (currentPublic, archived)
+    }
+
+    /// Deletes the `.next` pair once it is the current key (never a key held nowhere else).
+    func removeNext() throws(OCTunnelError) {
+        guard FileBytes.exists(nextPrivateKeyPath) else { return }
+        guard try publicHalf(at: nextPrivateKeyPath).blob == publicHalf(at: privateKeyPath).blob else {
+            throw .cannotWrite(path: nextPrivateKeyPath, reason: "it is not the current key; left in place")
+        }
+        do {
+            try Syscall.removeFile(nextPublicKeyPath)
+            try Syscall.removeFile(nextPrivateKeyPath)
+        } catch {
+            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+        }
+    }
+
+    /// Deletes the `.next` pair of a rotation that never got past asking the VPS: the VPS refused
+    /// to add it, so no line anywhere names it. Only with the state file already gone.
+    func discardNext() throws(OCTunnelError) {
+        guard !FileBytes.exists(rotationStatePath) else { throw .rotationPending(path: rotationStatePath) }
+        do {
+            try Syscall.removeFile(nextPublicKeyPath)
+            try Syscall.removeFile(nextPrivateKeyPath)
+        } catch {
+            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+        }
     }
 
     /// Moves an existing `.prev` pair aside under a timestamped name instead of deleting a key.

@@ -75,11 +75,33 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case questionNotPending(id: String)
     /// `permission`: OpenCode could not be reached through the tunnel, or answered something else.
     case permissionFailed(detail: String)
+    /// `authorize`, `keys`: the user's own ssh could not log in to the VPS (it exited 255), or is missing.
+    case userSSHFailed(target: String, detail: String)
+    /// `authorize`, `keys revoke`: the program on the VPS left authorized_keys unchanged (`reason` says why and the fix).
+    case authorizedKeysRefused(target: String, file: String, reason: String)
+    /// The VPS's answer had no line octunnel's programs print (not a POSIX shell there, or cut short).
+    case vpsAnswerUnreadable(target: String, detail: String)
+    /// A key's line is in place but the VPS refuses it what the line is for (its forward, its listen).
+    case keyLineDoesNotWork(fingerprint: String, target: String, reason: String)
+    /// `keygen --rotate --install`: the key's line on the VPS cannot rotate it (an older line, or the verb said no).
+    case rotationNotOffered(target: String, reason: String)
+    /// `keygen --rotate`: a rotation on the VPS is half done; its new pair waits in `.next`.
+    case rotationPending(path: String)
+    /// `keygen --rotate --install TARGET`: the pending rotation is towards another target.
+    case rotationPendingElsewhere(path: String, target: String)
+    /// The pending rotation's state no longer matches the key files.
+    case rotationStateBroken(path: String, reason: String)
+    /// `keygen --rotate --install`: the old key was retired but still signs in (another line lets it in).
+    case oldKeyStillWorks(fingerprint: String, target: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
-        case .keyExists, .cannotWrite, .serviceFileNotOurs: return .cannotCreate
+        case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks: return .cannotCreate
+        case .userSSHFailed, .vpsAnswerUnreadable: return .unavailable
+        case .keyLineDoesNotWork, .rotationNotOffered: return .permission
+        case .rotationPendingElsewhere: return .usage
+        case .rotationStateBroken: return .dataError
         case .notRunning: return .notRunning
         case .permissionNotPending, .questionNotPending: return .notPending
         case .noKey, .noSettings, .noPasswordFile, .serviceNotInstalled: return .noInput
@@ -102,6 +124,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     /// The layer of the path that failed, for diagnosis output.
     public var layer: String {
         switch self {
+        case .userSSHFailed, .authorizedKeysRefused, .vpsAnswerUnreadable, .keyLineDoesNotWork, .oldKeyStillWorks: return "authorized keys"
+        case .rotationNotOffered, .rotationPending, .rotationPendingElsewhere, .rotationStateBroken: return "rotation"
         case .keyExists, .noKey, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
         case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
         case .noSettings, .serviceFileNotOurs, .serviceNotInstalled: return "local files"
@@ -181,7 +205,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .hostKeyTypeUnknownToOpenSSH(let host, let port, let presentedType, let presented, let known):
             return "OpenSSH knows \(Self.endpoint(host, port)) only by keys of other types (\(known.joined(separator: "; "))), and it now presents \(presentedType) \(presented). ssh would ask before trusting it; nothing was sent to it. If the VPS really has this key (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` there), accept it on purpose with --expect-fingerprint \(presented), or let the server offer a known type again."
         case .keyNotAuthorized(let user, let host, let port, let fingerprint, let publicLine, let restrictedLine):
-            return "\(user)@\(Self.endpoint(host, port)) refused key \(fingerprint). Add this line to ~\(user == "root" ? "" : user)/.ssh/authorized_keys on the VPS (`octunnel pubkey`):\n  \(publicLine)\nor, to allow only the tunnel (`octunnel pubkey --restrict`):\n  \(restrictedLine)"
+            return "\(user)@\(Self.endpoint(host, port)) refused key \(fingerprint). Add this line to ~\(user == "root" ? "" : user)/.ssh/authorized_keys on the VPS (`octunnel pubkey`):\n  \(publicLine)\nor, to allow only the tunnel (`octunnel pubkey --restrict`):\n  \(restrictedLine)\nor let octunnel add its line through your own ssh login: `octunnel authorize \(user)@\(Self.endpoint(host, port))` (with your --remote-port; --listen on the home machine)."
         case .passwordOnly(let user, let host, let port, let methods):
             return "\(user)@\(Self.endpoint(host, port)) does not accept keys (it offers: \(methods)); octunnel only uses keys. Enable PubkeyAuthentication in the VPS's sshd_config and add the line from `octunnel pubkey`."
         case .localPortInUse(let bind, let port):
@@ -256,6 +280,24 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "question \(id) is no longer pending: it was already answered elsewhere, or OpenCode restarted. Nothing was sent; `octunnel permission list` shows what still waits."
         case .permissionFailed(let detail):
             return "\(detail)."
+        case .userSSHFailed(let target, let detail):
+            return "could not log in to the VPS with your ssh (`ssh \(target)`): \(detail). Check that `ssh \(target)` logs you in, then run this again."
+        case .authorizedKeysRefused(let target, let file, let reason):
+            return "\(file) on \(target) was left unchanged: \(reason)."
+        case .vpsAnswerUnreadable(let target, let detail):
+            return "\(target) did not answer as octunnel's program does (\(detail)); nothing is known to have changed: check with `octunnel keys list \(target)`."
+        case .keyLineDoesNotWork(let fingerprint, let target, let reason):
+            return "key \(fingerprint) signs in to \(target), but \(reason). Check the VPS's sshd_config (`AllowTcpForwarding`, `DisableForwarding`, `PermitOpen`, `PermitListen`) and `octunnel keys list \(target)`."
+        case .rotationNotOffered(let target, let reason):
+            return "the key cannot rotate itself on \(target): \(reason). Install a line that can, once, through your own login: `octunnel authorize \(target)` (with --listen on the home machine), then run this again."
+        case .rotationPending(let path):
+            return "a key rotation on the VPS is half done (\(path)); its new key waits beside the current one. Finish it first: `octunnel keygen --rotate --install`."
+        case .rotationPendingElsewhere(let path, let target):
+            return "a key rotation towards \(target) is half done (\(path)); finish it first: `octunnel keygen --rotate --install \(target)`."
+        case .rotationStateBroken(let path, let reason):
+            return "the pending rotation in \(path) does not match the keys: \(reason). No key was deleted; move \(path) away to start over."
+        case .oldKeyStillWorks(let fingerprint, let target):
+            return "the old key \(fingerprint) was retired on \(target) but still signs in: another line lets it in. Remove it (`octunnel keys list \(target)`, then `octunnel keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
         case .statusNotAnswered(let path, let reason):
             return "the octunnel process at \(path) did not answer (\(reason)); it may be stopped (kill -CONT) or busy."
         case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):

@@ -20,15 +20,13 @@ struct LaunchAgent {
             "    <array>",
         ]
         lines += service.arguments.map { "        <string>\(Self.escape($0))</string>" }
-        lines += [
-            "    </array>",
-            "    <key>RunAtLoad</key>",
-            "    <true/>",
-            "    <key>KeepAlive</key>",
-            "    <true/>",
-            "    <key>ThrottleInterval</key>",
-            "    <integer>5</integer>",
-        ]
+        lines += ["    </array>", "    <key>RunAtLoad</key>", "    <true/>"]
+        if service.oneShot {
+            // Run at load, then every `interval` seconds; never kept alive.
+            lines += ["    <key>StartInterval</key>", "    <integer>\(service.interval ?? 86400)</integer>"]
+        } else {
+            lines += ["    <key>KeepAlive</key>", "    <true/>", "    <key>ThrottleInterval</key>", "    <integer>5</integer>"]
+        }
         if let logPath = service.logPath {
             lines += [
                 "    <key>StandardOutPath</key>",

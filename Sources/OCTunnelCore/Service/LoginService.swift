@@ -15,4 +15,9 @@ struct LoginService {
     var notRetried: [Int32] = []
     /// Where launchd writes its output (systemd has the journal); nil: launchd's default.
     var logPath: String?
+    /// Run to its end each time it is started, never kept running or restarted (systemd's
+    /// `Type=oneshot`; launchd runs it every `interval` seconds instead of keeping it alive).
+    var oneShot = false
+    /// launchd's `StartInterval` for a one-shot program (systemd schedules it with a timer).
+    var interval: Int?
 }

@@ -17,10 +17,23 @@ public enum ServiceFormat: String, CaseIterable, Sendable {
     }
 }
 
+/// What a service file runs for a role: its `up`, kept running from login on; or, with
+/// `service install --rotate-every DAYS`, its key's rotation (`keygen --rotate --install
+/// --if-older-than DAYS`), run once a day and rotating only once the key is that old, whose
+/// systemd timer is a file of its own.
+public enum ServiceJob: Sendable, Equatable {
+    case up
+    case rotation(everyDays: Int)
+    /// systemd only: the timer that starts `rotation` daily.
+    case rotationTimer(everyDays: Int)
+}
+
 /// One start-at-login service: which role and profile it runs, with which binary and home,
 /// where its file goes and what it says.
 public struct ServiceDefinition: Sendable {
     public let role: Role
+    /// What the file runs (`up` unless this is a rotation's file).
+    public private(set) var job: ServiceJob = .up
     public let profile: ProfileName
     public let format: ServiceFormat
     /// This binary's absolute path.
@@ -53,14 +66,40 @@ public struct ServiceDefinition: Sendable {
         }
     }
 
-    /// `tunnel`, `tunnel-work`, `home`, …: the stem of every name below.
-    public var instanceName: String { role.instanceName(profile: profile) }
+    /// The same service's file for `job` (the rotation and its timer beside the `up`).
+    public func with(job: ServiceJob) -> ServiceDefinition {
+        var copy = self
+        copy.job = job
+        return copy
+    }
 
-    /// The systemd unit name (`octunnel-tunnel.service`) or the launchd label (`dev.octunnel.tunnel`).
+    /// The rotation's files for `service install --rotate-every days`: its one-shot unit and
+    /// timer (systemd), or its LaunchAgent (launchd).
+    public func rotation(everyDays days: Int) -> [ServiceDefinition] {
+        format == .systemd ? [with(job: .rotation(everyDays: days)), with(job: .rotationTimer(everyDays: days))]
+            : [with(job: .rotation(everyDays: days))]
+    }
+
+    /// `tunnel`, `tunnel-work`, `home`, …: the stem of every name below (`tunnel-rotate` for a rotation's files).
+    public var instanceName: String { role.instanceName(profile: profile) + (job == .up ? "" : "-rotate") }
+
+    /// The systemd unit name (`octunnel-tunnel.service`, `octunnel-tunnel-rotate.timer`) or the
+    /// launchd label (`dev.octunnel.tunnel`).
     public var name: String {
         switch format {
-        case .systemd: return "octunnel-\(instanceName).service"
+        case .systemd:
+            if case .rotationTimer = job { return "octunnel-\(instanceName).timer" }
+            return "octunnel-\(instanceName).service"
         case .launchd: return "dev.octunnel.\(instanceName)"
+        }
+    }
+
+    /// The systemd target whose `.wants/` directory enables the unit (none for a unit its timer starts).
+    var wantedBy: String? {
+        switch job {
+        case .up: return "default.target"
+        case .rotation: return nil
+        case .rotationTimer: return "timers.target"
         }
     }
 
@@ -84,49 +123,80 @@ public struct ServiceDefinition: Sendable {
     public var logDirectory: String { userHome + "/Library/Logs/octunnel" }
     public var logPath: String { logDirectory + "/\(instanceName).log" }
 
-    /// What the service runs: `octunnel tunnel up --home DIR --profile NAME` (or `home up`).
+    /// What the service runs: `octunnel tunnel up --home DIR --profile NAME` (or `home up`); a
+    /// rotation, `octunnel keygen --rotate --install --if-older-than DAYS --home DIR --profile
+    /// NAME` (`--listen` for the home's key).
     public var arguments: [String] {
-        [executable] + role.upCommand + ["--home", octunnelHome, "--profile", profile.rawValue]
+        switch job {
+        case .up:
+            return [executable] + role.upCommand + ["--home", octunnelHome, "--profile", profile.rawValue]
+        case .rotation(let days), .rotationTimer(let days):
+            return [executable, "keygen", "--rotate", "--install", "--if-older-than", String(days), "--home", octunnelHome,
+                    "--profile", profile.rawValue] + (role == .home ? ["--listen"] : [])
+        }
     }
 
     /// The file's text, marked as written by octunnel (the mark after its comments).
     public func render() -> String {
         switch format {
-        case .systemd: return ServiceFileMark.seal(SystemdUnit(service: loginService).lines, at: 3, prefix: "# ", suffix: "")
+        case .systemd:
+            if case .rotationTimer = job {
+                return ServiceFileMark.seal(SystemdTimer(summary: summary, comments: loginService.comments).lines, at: 3, prefix: "# ", suffix: "")
+            }
+            return ServiceFileMark.seal(SystemdUnit(service: loginService).lines, at: 3, prefix: "# ", suffix: "")
         case .launchd: return ServiceFileMark.seal(LaunchAgent(service: loginService).lines, at: 4, prefix: "<!-- ", suffix: " -->")
         }
     }
 
     /// What runs at login, for either renderer.
     var loginService: LoginService {
+        var service: LoginService
         switch format {
         case .systemd:
-            return LoginService(label: name, summary: summary, arguments: arguments, comments: [
+            service = LoginService(label: name, summary: summary, arguments: arguments, comments: [
                 header,
                 "octunnel never overwrites or removes this file once it is changed (unless given --force);",
                 "add settings such as Environment= with `systemctl --user edit \(name)` instead.",
-            ], notRetried: ExitStatus.notRetriedByServices)
+            ], notRetried: job == .up ? ExitStatus.notRetriedByServices : [])
         case .launchd:
-            return LoginService(label: name, summary: summary, arguments: arguments, comments: [
+            service = LoginService(label: name, summary: summary, arguments: arguments, comments: [
                 commentSafeHeader, "octunnel never overwrites or removes this file once it is changed, unless forced.",
             ], logPath: logPath)
+        }
+        if job != .up {
+            service.oneShot = true
+            service.interval = 86400
+        }
+        return service
+    }
+
+    /// The `service install` options that wrote the file (`--rotate-every DAYS` for a rotation's).
+    private var installOptions: String {
+        switch job {
+        case .up: return ""
+        case .rotation(let days), .rotationTimer(let days): return " --rotate-every \(days)"
         }
     }
 
     /// The sentence the file's header starts with, naming the command that removes it.
     var header: String {
         let option = profile.isDefault ? "" : " --profile \(profile)"
-        return "Written by `octunnel service install \(role)\(option)`; `octunnel service uninstall \(role)\(option)` removes it."
+        return "Written by `octunnel service install \(role)\(option)\(installOptions)`; `octunnel service uninstall \(role)\(option)` removes it."
     }
 
     /// The header without `--` (not allowed in an XML comment).
     var commentSafeHeader: String {
-        "Written by `octunnel service install \(role)` for profile \(profile); `octunnel service uninstall \(role)` removes it."
+        let what = job == .up ? "" : " (the key's rotation)"
+        return "Written by `octunnel service install \(role)`\(what) for profile \(profile); `octunnel service uninstall \(role)` removes it."
     }
 
     var summary: String {
         let what = role == .tunnel ? "the tunnel to the VPS" : "the home machine's reverse tunnel from the VPS"
-        return "octunnel: \(what) (profile \(profile))"
+        switch job {
+        case .up: return "octunnel: \(what) (profile \(profile))"
+        case .rotation(let days): return "octunnel: the key of \(what), rotated on the VPS once it is \(days) days old (profile \(profile))"
+        case .rotationTimer(let days): return "octunnel: daily check whether the key of \(what) is \(days) days old (profile \(profile))"
+        }
     }
 }
 

@@ -12,6 +12,8 @@ public struct ServiceFlow: Sendable {
         public let commands: [ServiceCommand]
         /// Whether they were run (`--now`).
         public let started: Bool
+        /// The rotation's files (`--rotate-every`), each with what was done to it.
+        public var rotation: [(path: String, outcome: ServiceInstaller.InstallOutcome)] = []
     }
 
     /// Checks the definition and that `role`'s settings of `profile` are saved in `home`, then
@@ -26,6 +28,13 @@ public struct ServiceFlow: Sendable {
         case .replaced: lines = ["replaced \(definition.path)"]
         case .unchanged: lines = ["\(definition.path) is up to date"]
         }
+        for (path, outcome) in installed.rotation {
+            switch outcome {
+            case .created: lines.append("wrote \(path)")
+            case .replaced: lines.append("replaced \(path)")
+            case .unchanged: lines.append("\(path) is up to date")
+            }
+        }
         if installed.started {
             lines.append("started \(definition.name): \(ServiceManager.shown(installed.commands))")
         } else {
@@ -37,17 +46,35 @@ public struct ServiceFlow: Sendable {
         return lines
     }
 
-    public func install(home: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool) throws(OCTunnelError) -> Installed {
+    /// With `rotateEvery`, the key's rotation is installed beside it (`ServiceDefinition.rotation`):
+    /// run daily, it rotates the key on the VPS once it is that many days old.
+    public func install(home: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
+                        rotateEvery: Int? = nil) throws(OCTunnelError) -> Installed {
         try checkInstallable(home: home, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)
         let manager = ServiceManager(definition: definition)
-        let commands = manager.enableCommands(replacing: outcome == .replaced)
-        guard startNow else { return Installed(outcome: outcome, commands: commands, started: false) }
+        var commands = manager.enableCommands(replacing: outcome == .replaced)
+        var rotation: [(path: String, outcome: ServiceInstaller.InstallOutcome)] = []
+        for extra in rotateEvery.map(definition.rotation(everyDays:)) ?? [] {
+            let done = try ServiceInstaller(definition: extra).install(force: force)
+            rotation.append((extra.path, done))
+            commands += ServiceManager(definition: extra).enableCommands(replacing: done == .replaced)
+        }
+        var installed = Installed(outcome: outcome, commands: commands, started: false)
+        installed.rotation = rotation
+        guard startNow else { return installed }
         guard manager.isAvailable else {
             throw .serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
         }
         try manager.run(commands)
-        return Installed(outcome: outcome, commands: commands, started: true)
+        installed = Installed(outcome: outcome, commands: commands, started: true)
+        installed.rotation = rotation
+        return installed
+    }
+
+    /// The rotation's files that are installed now (whatever `--rotate-every` wrote them with).
+    func installedRotation() -> [ServiceDefinition] {
+        definition.rotation(everyDays: 1).filter { (try? ServiceInstaller(definition: $0).state()).map { $0 != .absent } ?? false }
     }
 
     /// What `install --print` (and `install`) need first: a valid definition and saved settings.
@@ -68,6 +95,15 @@ public struct ServiceFlow: Sendable {
     /// Stops the service (as far as the manager can) and removes the file, only octunnel's own
     /// unless `force`.
     public func uninstall(force: Bool) throws(OCTunnelError) -> Removed {
+        // The key's rotation goes with the service (its timer first, then its unit).
+        for extra in installedRotation().reversed() {
+            _ = try ServiceFlow(definition: extra).uninstallOne(force: force)
+        }
+        return try uninstallOne(force: force)
+    }
+
+    /// `uninstall` of this definition's file alone.
+    func uninstallOne(force: Bool) throws(OCTunnelError) -> Removed {
         let installer = ServiceInstaller(definition: definition)
         let state = try installer.state()
         guard state != .absent else { return .nothing }

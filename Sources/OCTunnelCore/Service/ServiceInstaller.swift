@@ -78,7 +78,8 @@ public struct ServiceInstaller: Sendable {
     /// `systemctl enable` links `default.target.wants/NAME` to the unit; a link left pointing at
     /// the removed file (the manager was unreachable) goes too. Nothing else is touched.
     private func removeEnablementLink() {
-        let link = definition.directory + "/default.target.wants/" + definition.name
+        guard let target = definition.wantedBy else { return }
+        let link = definition.directory + "/\(target).wants/" + definition.name
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link) else { return }
         let resolved = target.hasPrefix("/") ? target : ((link as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
         if (resolved as NSString).standardizingPath == (definition.path as NSString).standardizingPath { try? Syscall.removeFile(link) }

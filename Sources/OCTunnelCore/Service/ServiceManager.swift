@@ -39,6 +39,8 @@ public struct ServiceManager: Sendable {
         let name = definition.name
         switch definition.format {
         case .systemd:
+            // A rotation's unit is started by its timer only: the reload its timer's commands run is enough.
+            if case .rotation = definition.job { return [] }
             return [ServiceCommand(["systemctl", "--user", "daemon-reload"]),
                     ServiceCommand(["systemctl", "--user", "enable", "--now", name])]
                 + (replacing ? [ServiceCommand(["systemctl", "--user", "restart", name])] : [])
@@ -52,7 +54,10 @@ public struct ServiceManager: Sendable {
     /// What stops and disables the service before its file is removed.
     public var disableCommands: [ServiceCommand] {
         switch definition.format {
-        case .systemd: return [ServiceCommand(["systemctl", "--user", "disable", "--now", definition.name])]
+        case .systemd:
+            // Not enabled itself (its timer is): stopping it is enough, and it may not be running.
+            if case .rotation = definition.job { return [ServiceCommand(["systemctl", "--user", "stop", definition.name], mayFail: true)] }
+            return [ServiceCommand(["systemctl", "--user", "disable", "--now", definition.name])]
         case .launchd: return [bootout(mayFail: false)]
         }
     }

@@ -5,7 +5,21 @@ struct SystemdUnit {
 
     /// The unit's lines, its comments first.
     var lines: [String] {
-        service.comments.map { "# \($0)" } + [
+        if service.oneShot {
+            // Started by its timer (`SystemdTimer`): runs to its end, no restart, no [Install].
+            return service.comments.map { "# \($0)" } + [
+                "[Unit]",
+                "Description=\(service.summary)",
+                "Wants=network-online.target",
+                "After=network-online.target",
+                "",
+                "[Service]",
+                "Type=oneshot",
+                "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))",
+                "",
+            ]
+        }
+        return service.comments.map { "# \($0)" } + [
             "[Unit]",
             "Description=\(service.summary)",
             "Wants=network-online.target",
@@ -45,4 +59,28 @@ struct SystemdUnit {
 
     /// C0 controls and DEL: what a unit file line cannot hold as itself.
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || scalar.value == 0x7f }
+}
+
+/// The systemd timer that starts a one-shot `SystemdUnit` of the same name once a day (a
+/// missed day runs at the next boot or login: `Persistent=`), an hour's random delay apart so
+/// machines do not all ask at midnight.
+struct SystemdTimer {
+    let summary: String
+    let comments: [String]
+
+    var lines: [String] {
+        comments.map { "# \($0)" } + [
+            "[Unit]",
+            "Description=\(summary)",
+            "",
+            "[Timer]",
+            "OnCalendar=daily",
+            "RandomizedDelaySec=1h",
+            "Persistent=true",
+            "",
+            "[Install]",
+            "WantedBy=timers.target",
+            "",
+        ]
+    }
 }

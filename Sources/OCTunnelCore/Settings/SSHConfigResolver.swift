@@ -97,11 +97,7 @@ public struct SSHConfigResolver: Sendable {
         var common: [String] = ["-G"]
         if let user { common += ["-l", user] }
         if let port { common += ["-p", String(port)] }
-        // ssh reads the passwd entry's ~/.ssh/config, not $HOME's: when they differ, name ours.
-        var config: [String] = []
-        if Self.passwdHome().map({ realpath($0) }) != realpath(home) {
-            config = ["-F", FileBytes.exists(userConfigPath) ? userConfigPath : "/dev/null"]
-        }
+        let config = configArguments
         let applied = try runSSHG(ssh, config + common + ["--", host], host: host)
         let defaults = try runSSHG(ssh, ["-F", "/dev/null"] + common + ["--", host], host: host)
         try refuseProxies(applied.first, host: host, file: config.last.map(displayPath) ?? "your ssh config (~/.ssh/config or /etc/ssh/ssh_config)")
@@ -127,6 +123,14 @@ public struct SSHConfigResolver: Sendable {
                                    userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles,
                                    strictHostKeyChecking: applied.first["stricthostkeychecking"].flatMap(StrictHostKeyChecking.init(configValue:)),
                                    ignored: [], source: .ssh, changedTarget: changed)
+    }
+
+    /// The arguments that point ssh at the config this resolver reads: none when `$HOME` is the
+    /// passwd entry's home (ssh reads its ~/.ssh/config itself), else `-F $HOME/.ssh/config`
+    /// (`-F /dev/null` when there is none): ssh reads the passwd entry's ~/.ssh/config, not $HOME's.
+    public var configArguments: [String] {
+        guard Self.passwdHome().map({ realpath($0) }) != realpath(home) else { return [] }
+        return ["-F", FileBytes.exists(userConfigPath) ? userConfigPath : "/dev/null"]
     }
 
     private struct SSHGOutput {

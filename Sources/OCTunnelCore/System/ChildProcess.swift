@@ -3,9 +3,10 @@ import Foundation
 
 /// The one spawner: every program octunnel starts (`ssh -G`, the askpass program, the user's
 /// `--notify-command`, `notify-send`, service managers) starts here, with its descriptors,
-/// environment and signals set in one place: stdin on /dev/null, stdout (and stderr, unless it is
-/// left to the terminal) on close-on-exec pipes that are drained together so neither fills up,
-/// no shell, the child reaped, and killed (SIGKILL) past its time limit.
+/// environment and signals set in one place: stdin on /dev/null (or an unlinked file that already
+/// holds the whole input, `input`), stdout (and stderr, unless it is left to the terminal) on
+/// close-on-exec pipes that are drained together so neither fills up, no shell, the child reaped,
+/// and killed (SIGKILL) past its time limit.
 ///
 /// posix_spawn with pipes, not Foundation's `Process`: ssh closes every inherited descriptor at
 /// start, which Foundation on Linux takes for an exit.
@@ -23,11 +24,14 @@ enum ChildProcess {
     /// (SIGKILL). `searchPath` looks a bare name up in `PATH` (posix_spawnp). With `groups`, the
     /// child leads a process group of its own, noted there while it runs: the time limit kills
     /// the whole group (what the child started too), and `groups.endAll()` ends it at once.
+    /// With `input`, stdin is a file holding those bytes (at most `inputLimit`), written whole
+    /// before the child starts and unlinked: no write can block on the child or meet a closed
+    /// pipe (no SIGPIPE, nothing to interleave with the draining), whatever the input's size.
     static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
-                    searchPath: Bool = false, groups: ChildGroups? = nil) throws(SystemError) -> Result {
+                    searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
-                                                  captureStderr: true, groups: groups) { pipe, bytes in
+                                                  captureStderr: true, groups: groups, input: input) { pipe, bytes in
             if pipe == 0 { if stdout.count < 65536 { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
         }
         return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
@@ -45,21 +49,27 @@ enum ChildProcess {
         return (status, filled.length)
     }
 
+    /// The most `input` may hold: a program for the VPS and a key line or two.
+    static let inputLimit = 1 << 20
+
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
     /// status (128 + the signal for a killed child) and whether the time limit killed it.
     private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
-                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil,
+                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil, input: [UInt8]? = nil,
                                      collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
+        let stdin = try input.map { bytes throws(SystemError) in try inputFile(bytes, for: path) }
+        defer { stdin?.close() }
         let out = try Syscall.pipe()
         let err = captureStderr ? try Syscall.pipe() : nil
         let actions = SpawnActions()
-        actions.open(0, "/dev/null", O_RDONLY)
+        if let stdin { actions.duplicate(stdin.number, as: 0) } else { actions.open(0, "/dev/null", O_RDONLY) }
         actions.duplicate(out.write.number, as: 1)
         if let err { actions.duplicate(err.write.number, as: 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
         let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath, ownGroup: groups != nil)
+        stdin?.close()
         out.write.close()
         err?.write.close()
         guard rc == 0 else { throw SystemError("posix_spawn", code: rc, detail: path) }
@@ -88,6 +98,41 @@ enum ChildProcess {
         }
         guard case .exited(let status) = wait(pid, blocking: true) else { return (128 + SIGKILL, timedOut) }
         return (status, timedOut)
+    }
+
+    /// A file that holds `bytes`, read from its start: created close-on-exec in the temp
+    /// directory (0600, a random name, `O_EXCL`), unlinked at once (nobody else can open it, and nothing is left
+    /// behind), written whole, rewound. More than `inputLimit` is an error (E2BIG).
+    private static func inputFile(_ bytes: [UInt8], for path: String) throws(SystemError) -> OwnedDescriptor {
+        guard bytes.count <= inputLimit else { throw SystemError("write", code: E2BIG, detail: "\(path)'s standard input") }
+        var name = ""
+        var fd: Int32 = -1
+        for _ in 0..<16 {
+            // Swift's system generator, as AtomicFile names its temp files: 48 bits, 12 hex digits.
+            let suffix = String(String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst())
+            name = (NSTemporaryDirectory() as NSString).appendingPathComponent("octunnel-stdin-" + suffix)
+            fd = Syscall.open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600)
+            if fd >= 0 || Errno.current != .fileExists { break }
+        }
+        guard fd >= 0 else { throw SystemError.last("open", detail: name) }
+        let file = OwnedDescriptor(fd)
+        unlink(name)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Syscall.write(fd, $0.baseAddress! + written, $0.count - written) }
+            guard count > 0 else {
+                let error = SystemError.last("write", detail: "\(path)'s standard input")
+                file.close()
+                throw error
+            }
+            written += count
+        }
+        guard lseek(fd, 0, SEEK_SET) == 0 else {
+            let error = SystemError.last("lseek", detail: "\(path)'s standard input")
+            file.close()
+            throw error
+        }
+        return file
     }
 
     private enum Waited {

@@ -158,6 +158,42 @@ struct ServiceCommandTests {
         }
     }
 
+    @Test("--rotate-every DAYS: a one-shot unit running keygen --rotate --install --if-older-than DAYS, started daily by its timer; uninstall removes all three")
+    func rotateEveryInstallsTheRotationAndItsTimer() throws {
+        try withTemporaryDirectory { dir in
+            let setup = try Setup(dir)
+            let binary = try #require(Octunnel.path)
+            let printed = try setup.run(["install", "home", "--profile", "work", "--print", "--rotate-every", "30"])
+            #expect(printed.status == 0, "\(printed)")
+            #expect(printed.stdout.contains("\nType=oneshot\nExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile work --listen\n"))
+            #expect(printed.stdout.contains("\n[Timer]\nOnCalendar=daily\nRandomizedDelaySec=1h\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n"))
+            #expect(!fileExists(dir + "/xdg"), "--print created something")
+            #expect(try setup.run(["install", "tunnel", "--rotate-every", "0"]).status == 64)
+
+            let started = try setup.run(["install", "tunnel", "--now", "--rotate-every", "30"])
+            #expect(started.status == 0, "\(started)")
+            let rotate = setup.unitDirectory + "/octunnel-tunnel-rotate.service", timer = setup.unitDirectory + "/octunnel-tunnel-rotate.timer"
+            #expect(try readText(rotate).contains("ExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile default\n"))
+            #expect(try readText(timer).contains("octunnel-managed sha256:"))
+            #expect(started.stderr.contains("wrote \(timer)"))
+            #expect(setup.managerCalls == ["systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service",
+                                           "systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel-rotate.timer"])
+            try writeText("", to: setup.log)
+
+            let removed = try setup.run(["uninstall", "tunnel"])
+            #expect(removed.status == 0, "\(removed)")
+            #expect(!fileExists(rotate) && !fileExists(timer) && !fileExists(setup.unitDirectory + "/octunnel-tunnel.service"))
+            #expect(setup.managerCalls.contains("systemctl --user disable --now octunnel-tunnel-rotate.timer"), "\(setup.managerCalls)")
+
+            let launchd = try setup.run(["install", "tunnel", "--print", "--format", "launchd", "--rotate-every", "7"])
+            let agents = launchd.stdout.components(separatedBy: "<?xml")
+            #expect(agents.count == 3, "\(launchd)")
+            #expect(agents.last?.contains("<string>dev.octunnel.tunnel-rotate</string>") == true)
+            #expect(agents.last?.contains("<key>StartInterval</key>\n    <integer>86400</integer>") == true)
+            #expect(agents.last?.contains("KeepAlive") == false)
+        }
+    }
+
     @Test func nowWithoutAWorkingServiceManagerIs69AndKeepsTheFile() throws {
         try Self.withSetup { setup, dir in
             let path = setup.unitDirectory + "/octunnel-tunnel.service"

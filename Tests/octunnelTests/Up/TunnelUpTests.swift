@@ -157,6 +157,7 @@ struct TunnelUpTests {
         Self.expectExit(tunnel, 77, saying: fixture.key.fingerprint)
         #expect(tunnel.stderrText.contains(fixture.key.line))
         #expect(tunnel.stderrText.contains("restrict,port-forwarding,permitopen=\"127.0.0.1:9\""))
+        #expect(tunnel.stderrText.contains("`octunnel authorize \(fixture.target)`"))
     }
 
     @Test("a VPS that only takes passwords exits 77 and says so")
