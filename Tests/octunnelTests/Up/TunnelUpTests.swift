@@ -158,6 +158,10 @@ struct TunnelUpTests {
         #expect(tunnel.stderrText.contains(fixture.key.line))
         #expect(tunnel.stderrText.contains("restrict,port-forwarding,permitopen=\"127.0.0.1:9\""))
         #expect(tunnel.stderrText.contains("`octunnel authorize \(fixture.target)`"))
+        // What a hand edit gets wrong, named: StrictModes' modes, a broken or cut line.
+        #expect(tunnel.stderrText.contains("`chmod go-w ~ ~/.ssh ~/.ssh/authorized_keys` on the VPS"))
+        #expect(tunnel.stderrText.contains("broke it across lines or cut it short"))
+        #expect(tunnel.stderrText.contains("`octunnel keys list \(fixture.target)`"))
     }
 
     @Test("a VPS that only takes passwords exits 77 and says so")
