@@ -18,9 +18,6 @@ struct Authorize: ParsableCommand {
     @Argument(help: ArgumentHelp("How you log in to the VPS with ssh: [user@]host[:port] or a Host of ~/.ssh/config.", valueName: "target"))
     var target: String
 
-    @Flag(help: "The home machine's line (`home up`): the key may only ask the VPS to listen on its ports.")
-    var listen = false
-
     @OptionGroup var line: KeyLineOptions<Authorize>
 
     @Option(help: ArgumentHelp("Where sshd reads authorized_keys on the VPS (sshd_config's AuthorizedKeysFile; relative to your home there).", valueName: "PATH"))
@@ -31,19 +28,19 @@ struct Authorize: ParsableCommand {
 
     func validate() throws {
         try line.checkRemote()
-        if !line.tunnelForward.isEmpty && listen { throw ValidationError("-L goes with the laptop's line; the home's line (--listen) takes -R") }
-        if !line.homeForward.isEmpty && !listen { throw ValidationError("-R goes with --listen (the home's line); the laptop's line takes -L") }
+        if !line.tunnelForward.isEmpty && line.listen { throw ValidationError("-L goes with the laptop's line; the home's line (--listen) takes -R") }
+        if !line.homeForward.isEmpty && !line.listen { throw ValidationError("-R goes with --listen (the home's line); the laptop's line takes -L") }
         try refuseControlCharacters(file, option: "--file")
         if let problem = AuthorizedKeysPath.problem(file) { throw ValidationError("--file: \(problem)") }
         if let problem = AuthorizedKeysPath.problem(sshdConfig) { throw ValidationError("--sshd-config: \(problem)") }
         if let problem = UserSSH.targetProblem(target) { throw ValidationError(problem) }
-        _ = try line.forwards(listen: listen)
+        _ = try line.forwards()
     }
 
     func run() throws {
-        let role: Role = listen ? .home : .tunnel
+        let role: Role = line.listen ? .home : .tunnel
         let home = options.resolved
-        let ends = Forward.vpsEnds(try line.forwards(listen: listen))
+        let ends = Forward.vpsEnds(try line.forwards())
         // The proof signs in as `tunnel up` would (the ssh config's HostName, Port, User; the same host key trust).
         let flags = SettingsFlags(profile: try profile.resolved, target: target, remoteHost: line.remoteHost, remotePort: line.remotePort)
         let check: KeyCheck?
@@ -67,6 +64,7 @@ struct Authorize: ParsableCommand {
 
 extension Authorize: KeyLineWording {
     static let goesWith: [String] = []
+    static let listenHelp = "The home machine's line (`home up`): the key may only ask the VPS to listen on its ports."
 }
 
 /// An error's one line, whoever threw it.

@@ -5,6 +5,8 @@ import OCTunnelCore
 protocol KeyLineWording {
     /// The flags every key-line flag goes with (`pubkey`'s `--restrict`), none for `authorize`.
     static var goesWith: [String] { get }
+    /// `--listen`'s help.
+    static var listenHelp: String { get }
 }
 
 extension KeyLineWording {
@@ -16,8 +18,11 @@ extension KeyLineWording {
 }
 
 /// The flags that choose a least-privilege line's forwards (`pubkey --restrict`, `authorize`),
-/// and the forwards they choose; `--listen` is each command's own.
+/// and the forwards they choose.
 struct KeyLineOptions<Wording: KeyLineWording>: ParsableArguments {
+    @Flag(help: ArgumentHelp(Wording.listenHelp))
+    var listen = false
+
     @Option(help: ArgumentHelp(Wording.help("the VPS port the home reverse tunnel listens on.")))
     var remotePort = Defaults.remotePort
 
@@ -43,7 +48,7 @@ struct KeyLineOptions<Wording: KeyLineWording>: ParsableArguments {
 
     /// The forwards the line is for, OpenCode's first (at the defaults of `tunnel up` /
     /// `home up`), checked as those commands check them: what they refuse, this refuses.
-    func forwards(listen: Bool) throws -> [Forward] {
+    func forwards() throws -> [Forward] {
         let remote = HostPort(host: remoteHost, port: remotePort)
         let openCode = listen ? Forward(direction: .remote, listen: remote, target: HostPort(host: Defaults.homeHost, port: Defaults.homePort), isOpenCode: true)
             : Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: Defaults.localPort), target: remote, isOpenCode: true)

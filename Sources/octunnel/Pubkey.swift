@@ -14,18 +14,15 @@ struct Pubkey: ParsableCommand {
     @Flag(help: "Print a least-privilege line: the key may open the tunnel's one forward and run no command.")
     var restrict = false
 
-    @Flag(help: "With --restrict: the home machine's line instead (`home up`): the key may only ask the VPS to listen on that port.")
-    var listen = false
-
     @OptionGroup var line: KeyLineOptions<Pubkey>
 
     func validate() throws {
         try line.checkRemote()
         if fingerprint && restrict { throw ValidationError("--fingerprint and --restrict cannot be combined") }
-        if listen && !restrict { throw ValidationError("--listen goes with --restrict: `octunnel pubkey --restrict --listen`") }
-        if !line.tunnelForward.isEmpty && (!restrict || listen) { throw ValidationError("-L goes with --restrict (the laptop's line); the home's line takes -R") }
-        if !line.homeForward.isEmpty && !listen { throw ValidationError("-R goes with --restrict --listen (the home's line); the laptop's line takes -L") }
-        if restrict { _ = try line.forwards(listen: listen) }
+        if line.listen && !restrict { throw ValidationError("--listen goes with --restrict: `octunnel pubkey --restrict --listen`") }
+        if !line.tunnelForward.isEmpty && (!restrict || line.listen) { throw ValidationError("-L goes with --restrict (the laptop's line); the home's line takes -R") }
+        if !line.homeForward.isEmpty && !line.listen { throw ValidationError("-R goes with --restrict --listen (the home's line); the laptop's line takes -L") }
+        if restrict { _ = try line.forwards() }
     }
 
     func run() throws {
@@ -35,10 +32,10 @@ struct Pubkey: ParsableCommand {
             let key = try KeyStore(home: home).publicKey()
             if fingerprint {
                 Console.data(key.fingerprint)
-            } else if restrict && listen {
-                Console.data(listenAuthorizedKeysLine(key, listens: Forward.vpsEnds(try line.forwards(listen: listen))))
+            } else if restrict && line.listen {
+                Console.data(listenAuthorizedKeysLine(key, listens: Forward.vpsEnds(try line.forwards())))
             } else if restrict {
-                Console.data(restrictedAuthorizedKeysLine(key, targets: Forward.vpsEnds(try line.forwards(listen: listen))))
+                Console.data(restrictedAuthorizedKeysLine(key, targets: Forward.vpsEnds(try line.forwards())))
             } else {
                 Console.data(key.line)
             }
@@ -48,4 +45,5 @@ struct Pubkey: ParsableCommand {
 
 extension Pubkey: KeyLineWording {
     static let goesWith = ["--restrict"]
+    static let listenHelp = "With --restrict: the home machine's line instead (`home up`): the key may only ask the VPS to listen on that port."
 }
