@@ -17,14 +17,7 @@ struct Keygen: ParsableCommand {
     @Flag(help: "Replace the current key, keeping it as id_ed25519.prev / id_ed25519.prev.pub.")
     var rotate = false
 
-    @Flag(help: "With --rotate: install the new key on the VPS (TARGET, default: the saved one) through the current key's line, prove it, then remove the old line. Safe to stop anywhere: run it again to finish.")
-    var install = false
-
-    @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen; the default when only those are saved).")
-    var listen = false
-
-    @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old (a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
-    var ifOlderThan: Int?
+    @OptionGroup var onVPS: RotationOnVPSFlags
 
     @Flag(help: "Encrypt the new key with a passphrase, as ssh-keygen does (asked twice on the terminal, or through SSH_ASKPASS).")
     var passphrase = false
@@ -34,16 +27,16 @@ struct Keygen: ParsableCommand {
             throw ValidationError("--comment cannot contain a line break")
         }
         if let comment, let problem = KeyStore.commentProblem(comment) { throw ValidationError(problem) }
-        if install && !rotate { throw ValidationError("--install goes with --rotate: `octunnel keygen --rotate --install [TARGET]`") }
-        if install && passphrase { throw ValidationError("--install makes the new key without a passphrase (a running tunnel signs in with it unattended); rotate without --install for an encrypted key") }
-        if let ifOlderThan, !(0...3650).contains(ifOlderThan) { throw ValidationError("--if-older-than \(ifOlderThan) is out of range (0-3650 days)") }
-        if !install && (listen || ifOlderThan != nil || targetOptions.target != nil || targetOptions.remotePort != nil || targetOptions.remoteHost != nil || targetOptions.homePort != nil) {
+        if onVPS.install && !rotate { throw ValidationError("--install goes with --rotate: `octunnel keygen --rotate --install [TARGET]`") }
+        if onVPS.install && passphrase { throw ValidationError("--install makes the new key without a passphrase (a running tunnel signs in with it unattended); rotate without --install for an encrypted key") }
+        if let ifOlderThan = onVPS.ifOlderThan, !(0...3650).contains(ifOlderThan) { throw ValidationError("--if-older-than \(ifOlderThan) is out of range (0-3650 days)") }
+        if !onVPS.install && (onVPS.listen || onVPS.ifOlderThan != nil || targetOptions.target != nil || targetOptions.remotePort != nil || targetOptions.remoteHost != nil || targetOptions.homePort != nil) {
             throw ValidationError("a target, --listen, --if-older-than, --remote-port, --remote-host and --home-port go with --rotate --install")
         }
     }
 
     func run() throws {
-        if install { return try rotateOnVPS() }
+        if onVPS.install { return try rotateOnVPS() }
         try runReportingErrors {
             let home = options.resolved
             if let note = try home.prepare() { Console.say("octunnel: \(note)") }
@@ -73,7 +66,7 @@ struct Keygen: ParsableCommand {
         let home = options.resolved
         let store = KeyStore(home: home)
         let pending = try? RotationState.load(store)
-        let role = KeyRotation.role(listen: listen, pending: pending, directory: home, profile: try profile.resolved)
+        let role = KeyRotation.role(listen: onVPS.listen, pending: pending, directory: home, profile: try profile.resolved)
         var chosen = targetOptions
         if chosen.target == nil { chosen.target = pending?.target }
         let settings = try chosen.resolve(role, directory: home, profile: try profile.resolved)
@@ -84,10 +77,22 @@ struct Keygen: ParsableCommand {
             let rotation = KeyRotation(store: store, check: KeyCheck(base: settings.connection(directory: home)),
                                        target: chosen.target ?? settings.target.description, role: role, end: end,
                                        comment: comment ?? KeyStore.defaultComment())
-            guard let outcome = try rotation.run(ifOlderThan: ifOlderThan, say: Console.say) else { return }
+            guard let outcome = try rotation.run(ifOlderThan: onVPS.ifOlderThan, say: Console.say) else { return }
             Console.data(outcome.new.line)
             Console.say("Rotated on \(rotation.target): \(outcome.old) → \(outcome.new.fingerprint)\(outcome.resumed ? " (an interrupted rotation, finished)" : "").")
             if let archived = outcome.archived { Console.say("The key that was .prev before is kept as \(archived).") }
         }
     }
+}
+
+/// `keygen --rotate --install`'s own flags: the rotation on the VPS, its role and its age.
+struct RotationOnVPSFlags: ParsableArguments {
+    @Flag(help: "With --rotate: install the new key on the VPS (TARGET, default: the saved one) through the current key's line, prove it, then remove the old line. Safe to stop anywhere: run it again to finish.")
+    var install = false
+
+    @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen; the default when only those are saved).")
+    var listen = false
+
+    @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old (a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
+    var ifOlderThan: Int?
 }

@@ -13,22 +13,15 @@ struct KeysCommand: ParsableCommand {
             abstract: "List octunnel's lines on the VPS: role, forwards, fingerprint, device (the comment) and the day each was added (stdout)."
         )
 
-        @Argument(help: ArgumentHelp("How you log in to the VPS with ssh: [user@]host[:port] or a Host of ~/.ssh/config.", valueName: "target"))
-        var target: String
+        @OptionGroup var vps: VPSKeysFile
 
-        @Option(help: ArgumentHelp("Where sshd reads authorized_keys on the VPS (relative to your home there).", valueName: "PATH"))
-        var file = AuthorizedKeysPath.standard
-
-        func validate() throws {
-            if let problem = UserSSH.targetProblem(target) { throw ValidationError(problem) }
-            if let problem = AuthorizedKeysPath.problem(file) { throw ValidationError("--file: \(problem)") }
-        }
+        func validate() throws { try vps.check() }
 
         func run() throws {
             try runReportingErrors {
-                let lines = try VPSKeys(ssh: UserSSH(), target: target, file: file).list()
+                let lines = try vps.keys().list()
                 lines.map(VPSKeys.row).forEach(Console.data)
-                Console.say(lines.isEmpty ? "No octunnel line in \(file) on \(target)." : "\(lines.count) octunnel line(s) in \(file) on \(target).")
+                Console.say(lines.isEmpty ? "No octunnel line in \(vps.file) on \(vps.target)." : "\(lines.count) octunnel line(s) in \(vps.file) on \(vps.target).")
             }
         }
     }
@@ -41,29 +34,41 @@ struct KeysCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The key's fingerprint, as `keys list` or `pubkey --fingerprint` print it.", valueName: "SHA256:…"))
         var fingerprint: String
 
-        @Argument(help: ArgumentHelp("How you log in to the VPS with ssh: [user@]host[:port] or a Host of ~/.ssh/config.", valueName: "target"))
-        var target: String
-
-        @Option(help: ArgumentHelp("Where sshd reads authorized_keys on the VPS (relative to your home there).", valueName: "PATH"))
-        var file = AuthorizedKeysPath.standard
+        @OptionGroup var vps: VPSKeysFile
 
         func validate() throws {
             guard Fingerprint.isValid(fingerprint) else {
                 throw ValidationError("the fingerprint must look like SHA256:<43 base64 characters>, as `octunnel keys list` prints it")
             }
-            if let problem = UserSSH.targetProblem(target) { throw ValidationError(problem) }
-            if let problem = AuthorizedKeysPath.problem(file) { throw ValidationError("--file: \(problem)") }
+            try vps.check()
         }
 
         func run() throws {
             try runReportingErrors {
-                switch try VPSKeys(ssh: UserSSH(), target: target, file: file).revoke(fingerprint: fingerprint) {
+                switch try vps.keys().revoke(fingerprint: fingerprint) {
                 case .revoked(let line):
-                    Console.say("Removed the line of \(fingerprint) (\(VPSKeys.row(line))) from \(file) on \(target).")
+                    Console.say("Removed the line of \(fingerprint) (\(VPSKeys.row(line))) from \(vps.file) on \(vps.target).")
                 case .absent:
-                    Console.say("No octunnel line of \(fingerprint) in \(file) on \(target); nothing was changed.")
+                    Console.say("No octunnel line of \(fingerprint) in \(vps.file) on \(vps.target); nothing was changed.")
                 }
             }
         }
     }
+}
+
+/// The authorized_keys `keys list` and `keys revoke` read, and the ssh login that reaches it.
+struct VPSKeysFile: ParsableArguments {
+    @Argument(help: ArgumentHelp("How you log in to the VPS with ssh: [user@]host[:port] or a Host of ~/.ssh/config.", valueName: "target"))
+    var target: String
+
+    @Option(help: ArgumentHelp("Where sshd reads authorized_keys on the VPS (relative to your home there).", valueName: "PATH"))
+    var file = AuthorizedKeysPath.standard
+
+    /// Refuses a target ssh would misread and a file the line's forced command cannot name.
+    func check() throws {
+        if let problem = UserSSH.targetProblem(target) { throw ValidationError(problem) }
+        if let problem = AuthorizedKeysPath.problem(file) { throw ValidationError("--file: \(problem)") }
+    }
+
+    func keys() -> VPSKeys { VPSKeys(ssh: UserSSH(), target: target, file: file) }
 }

@@ -8,7 +8,7 @@ struct PermissionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "permission",
         abstract: "List the permissions OpenCode waits on and answer one, through the running tunnel.",
-        subcommands: [List.self, Allow.self, Always.self, Reject.self, Answer.self, Dismiss.self]
+        subcommands: [List.self, Reply<Allow>.self, Reply<Always>.self, Reply<Reject>.self, Answer.self, Dismiss.self]
     )
 }
 
@@ -68,26 +68,25 @@ extension PermissionCommand {
         }
     }
 
-    struct Allow: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Allow a pending permission once (exit 4 if it no longer waits).")
+    /// `permission allow|always|reject ID`: `Kind`'s reply to one pending permission.
+    struct Reply<Kind: ReplyKind>: ParsableCommand {
+        static var configuration: CommandConfiguration {
+            switch Kind.reply {
+            case .once: CommandConfiguration(commandName: "allow", abstract: "Allow a pending permission once (exit 4 if it no longer waits).")
+            case .always: CommandConfiguration(commandName: "always", abstract: "Allow a pending permission and the same ones after it in this session (exit 4 if it no longer waits).")
+            case .reject: CommandConfiguration(commandName: "reject", abstract: "Reject a pending permission (exit 4 if it no longer waits).")
+            }
+        }
         @OptionGroup var options: PermissionOptions
         @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
-        func run() throws { try options.answer(id, .once) }
+        func run() throws { try options.answer(id, Kind.reply) }
     }
 
-    struct Always: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Allow a pending permission and the same ones after it in this session (exit 4 if it no longer waits).")
-        @OptionGroup var options: PermissionOptions
-        @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
-        func run() throws { try options.answer(id, .always) }
-    }
-
-    struct Reject: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Reject a pending permission (exit 4 if it no longer waits).")
-        @OptionGroup var options: PermissionOptions
-        @Argument(help: "The permission's id, as `permission list` shows it.") var id: String
-        func run() throws { try options.answer(id, .reject) }
-    }
+    /// Which reply a `Reply` command sends.
+    protocol ReplyKind { static var reply: PermissionReply { get } }
+    enum Allow: ReplyKind { static let reply = PermissionReply.once }
+    enum Always: ReplyKind { static let reply = PermissionReply.always }
+    enum Reject: ReplyKind { static let reply = PermissionReply.reject }
 
     struct Answer: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Answer a pending question with one of its options (exit 4 if it no longer waits).")

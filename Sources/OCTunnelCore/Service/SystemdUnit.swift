@@ -5,29 +5,22 @@ struct SystemdUnit {
 
     /// The unit's lines, its comments first.
     var lines: [String] {
-        if service.oneShot {
-            // Started by its timer (`SystemdTimer`): runs to its end, no restart, no [Install].
-            return service.comments.map { "# \($0)" } + [
-                "[Unit]",
-                "Description=\(service.summary)",
-                "Wants=network-online.target",
-                "After=network-online.target",
-                "",
-                "[Service]",
-                "Type=oneshot",
-                "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))",
-                "",
-            ]
-        }
-        return service.comments.map { "# \($0)" } + [
+        let start = service.comments.map { "# \($0)" } + [
             "[Unit]",
             "Description=\(service.summary)",
             "Wants=network-online.target",
             "After=network-online.target",
             "",
             "[Service]",
+        ]
+        let execStart = "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))"
+        if service.oneShot {
+            // Started by its timer (`SystemdTimer`): runs to its end, no restart, no [Install].
+            return start + ["Type=oneshot", execStart, ""]
+        }
+        return start + [
             "Type=simple",
-            "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))",
+            execStart,
             "Restart=always",
             "RestartSec=5",
         ] + (service.notRetried.isEmpty ? [] : ["RestartPreventExitStatus=\(service.notRetried.map(String.init).joined(separator: " "))"]) + [

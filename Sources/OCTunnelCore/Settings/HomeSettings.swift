@@ -62,22 +62,19 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     private enum Key: String, CodingKey {
-        case host, port, username, remotePort, homePort, remoteHost, homeHost, agent, passwordFile, forwards, forwardList
+        case remotePort, homePort, remoteHost, homeHost, forwards, forwardList
     }
 
     /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
     /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
-        host = try keys.decode(String.self, forKey: .host)
-        port = try keys.decode(Int.self, forKey: .port)
-        username = try keys.decode(String.self, forKey: .username)
+        let signIn = try SignInKeys(from: decoder)
+        (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
         let remotePort = try keys.decode(Int.self, forKey: .remotePort)
         let homePort = try keys.decode(Int.self, forKey: .homePort)
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
         let homeHost = try keys.decodeIfPresent(String.self, forKey: .homeHost)
-        agent = try keys.decodeIfPresent(Bool.self, forKey: .agent)
-        passwordFile = try keys.decodeIfPresent(String.self, forKey: .passwordFile)
         let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
         let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
 
@@ -94,13 +91,9 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
 
     /// Writes `forwardList`, then its copy in the keys older versions read.
     public func encode(to encoder: Encoder) throws {
+        try SignInKeys(self).encode(to: encoder)
         var keys = encoder.container(keyedBy: Key.self)
-        try keys.encode(host, forKey: .host)
-        try keys.encode(port, forKey: .port)
-        try keys.encode(username, forKey: .username)
         try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
-        try keys.encodeIfPresent(agent, forKey: .agent)
-        try keys.encodeIfPresent(passwordFile, forKey: .passwordFile)
         try OldForwardKeys(copyOf: forwards).encode(to: encoder)
     }
 }

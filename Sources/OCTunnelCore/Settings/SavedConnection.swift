@@ -48,3 +48,18 @@ extension SavedConnection {
         for port in [port, remotePort, homePort] { _ = try HostPort.parsePort(String(port)) }
     }
 }
+
+/// The keys both sections save alike: the VPS and its user, how to sign in, OpenCode's password file.
+struct SignInKeys: Codable {
+    let host: String
+    let port: Int
+    let username: String
+    let agent: Bool?
+    let passwordFile: String?
+}
+
+extension SignInKeys {
+    init(_ settings: some SavedConnection) {
+        (host, port, username, agent, passwordFile) = (settings.host, settings.port, settings.username, settings.agent, settings.passwordFile)
+    }
+}

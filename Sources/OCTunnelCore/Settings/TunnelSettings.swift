@@ -79,7 +79,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     private enum Key: String, CodingKey {
-        case host, port, username, remotePort, localPort, homePort, remoteHost, agent, passwordFile, forwards
+        case remotePort, localPort, homePort, remoteHost, forwards
         case notify, notifyCommand, notifyTimeout, pairPort, forwardList
     }
 
@@ -87,15 +87,12 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
-        host = try keys.decode(String.self, forKey: .host)
-        port = try keys.decode(Int.self, forKey: .port)
-        username = try keys.decode(String.self, forKey: .username)
+        let signIn = try SignInKeys(from: decoder)
+        (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
         let remotePort = try keys.decode(Int.self, forKey: .remotePort)
         let localPort = try keys.decode(Int.self, forKey: .localPort)
         homePort = try keys.decode(Int.self, forKey: .homePort)
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
-        agent = try keys.decodeIfPresent(Bool.self, forKey: .agent)
-        passwordFile = try keys.decodeIfPresent(String.self, forKey: .passwordFile)
         let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
         notify = try keys.decodeIfPresent(Bool.self, forKey: .notify)
         notifyCommand = try keys.decodeIfPresent(String.self, forKey: .notifyCommand)
@@ -118,14 +115,10 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
 
     /// Writes `forwardList`, then its copy in the keys older versions read.
     public func encode(to encoder: Encoder) throws {
+        try SignInKeys(self).encode(to: encoder)
         var keys = encoder.container(keyedBy: Key.self)
-        try keys.encode(host, forKey: .host)
-        try keys.encode(port, forKey: .port)
-        try keys.encode(username, forKey: .username)
         try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
         try keys.encode(homePort, forKey: .homePort)
-        try keys.encodeIfPresent(agent, forKey: .agent)
-        try keys.encodeIfPresent(passwordFile, forKey: .passwordFile)
         try keys.encodeIfPresent(notify, forKey: .notify)
         try keys.encodeIfPresent(notifyCommand, forKey: .notifyCommand)
         try keys.encodeIfPresent(notifyTimeout, forKey: .notifyTimeout)

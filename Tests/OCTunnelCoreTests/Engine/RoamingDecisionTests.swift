@@ -52,6 +52,14 @@ struct RoamingDecisionTests {
     /// A probe whose answer never comes within the call (as over a network).
     static func pending() -> StepResult { .wouldBlock }
 
+    /// A 15 s keepalive last heard from at `heardAt`, asked at 31 s for a quick probe due by 32 s.
+    static func probed(heardAt: Double) -> Keepalive {
+        var keepalive = Keepalive(interval: 15, now: 0)
+        keepalive.heard(at: heardAt)
+        keepalive.probeNow(now: 31, deadline: 32)
+        return keepalive
+    }
+
     @Test("a quick probe answered (a byte after it was asked) keeps the session and ends the doubt")
     func probeAnswered() {
         var keepalive = Keepalive(interval: 15, now: 30)
@@ -69,9 +77,7 @@ struct RoamingDecisionTests {
 
     @Test("a quick probe unanswered by its deadline is a dead session, long before 3 intervals of silence")
     func probeUnanswered() {
-        var keepalive = Keepalive(interval: 15, now: 0)
-        keepalive.heard(at: 30)
-        keepalive.probeNow(now: 31, deadline: 32)
+        var keepalive = Self.probed(heardAt: 30)
         #expect(keepalive.check(now: 31, send: Self.pending) == .alive)
         #expect(keepalive.check(now: 31.9, send: Self.pending) == .alive)
         #expect(keepalive.check(now: 32, send: Self.pending) == .unanswered(1))
@@ -80,9 +86,7 @@ struct RoamingDecisionTests {
 
     @Test("bytes heard before the probe was asked (queued while asleep) do not answer it")
     func staleBytes() {
-        var keepalive = Keepalive(interval: 15, now: 0)
-        keepalive.heard(at: 31)
-        keepalive.probeNow(now: 31, deadline: 32)
+        var keepalive = Self.probed(heardAt: 31)
         #expect(keepalive.check(now: 31, send: Self.pending) == .alive)
         #expect(keepalive.check(now: 32.1, send: Self.pending) == .unanswered(32.1 - 31))
     }

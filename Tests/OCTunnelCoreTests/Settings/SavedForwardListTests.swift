@@ -139,15 +139,19 @@ struct SavedForwardListTests {
         try Self.oldHome.save(to: home)
         let text = try readText(home.configPath)
 
-        let tunnel = try JSONDecoder().decode(OldTunnelSection.self, from: JSONSerialization.data(withJSONObject: section(text, "default", "tunnel")))
-        #expect(tunnel == OldTunnelSection(host: "vps.example.com", port: 2222, username: "me", remotePort: 18091, localPort: 5096,
-                                           homePort: 4100, remoteHost: "::1", agent: nil, passwordFile: "/home/me/.pw",
-                                           forwards: ["127.0.0.1:3000:127.0.0.1:18082", "[::1]:5173:127.0.0.1:18083"],
-                                           notify: nil, notifyCommand: nil, notifyTimeout: 20, pairPort: false))
-        let homeSection = try JSONDecoder().decode(OldHomeSection.self, from: JSONSerialization.data(withJSONObject: section(text, "default", "home")))
-        #expect(homeSection == OldHomeSection(host: "vps.example.com", port: 2222, username: "home", remotePort: 18091, homePort: 4200,
-                                              remoteHost: "127.0.0.2", homeHost: "192.168.1.5", agent: true, passwordFile: nil,
-                                              forwards: ["127.0.0.1:18082:127.0.0.1:3000"]))
+        let tunnel = try JSONSerialization.data(withJSONObject: section(text, "default", "tunnel"))
+        #expect(try JSONDecoder().decode(OldSignIn.self, from: tunnel) == OldSignIn(host: "vps.example.com", port: 2222, username: "me", agent: nil,
+                                                                                passwordFile: "/home/me/.pw"))
+        #expect(try JSONDecoder().decode(OldPorts.self, from: tunnel) == OldPorts(remotePort: 18091, homePort: 4100, remoteHost: "::1",
+                                                                              forwards: ["127.0.0.1:3000:127.0.0.1:18082", "[::1]:5173:127.0.0.1:18083"]))
+        #expect(try JSONDecoder().decode(OldTunnelOnly.self, from: tunnel) == OldTunnelOnly(localPort: 5096, notify: nil, notifyCommand: nil,
+                                                                                        notifyTimeout: 20, pairPort: false))
+        let homeSection = try JSONSerialization.data(withJSONObject: section(text, "default", "home"))
+        #expect(try JSONDecoder().decode(OldSignIn.self, from: homeSection) == OldSignIn(host: "vps.example.com", port: 2222, username: "home",
+                                                                                     agent: true, passwordFile: nil))
+        #expect(try JSONDecoder().decode(OldPorts.self, from: homeSection) == OldPorts(remotePort: 18091, homePort: 4200, remoteHost: "127.0.0.2",
+                                                                                   forwards: ["127.0.0.1:18082:127.0.0.1:3000"]))
+        #expect(try JSONDecoder().decode(OldHomeOnly.self, from: homeSection) == OldHomeOnly(homeHost: "192.168.1.5"))
 
         // Defaults are left out of the copy as the older version left them out.
         try TunnelSettings(host: "v", port: 22, username: "u", remotePort: 18080, localPort: 4096, homePort: 4096).save(to: home, profile: Self.work)
@@ -248,34 +252,36 @@ struct SavedForwardListTests {
     }
 }
 
-/// The tunnel section as the version before `forwardList` decoded it (its synthesized `Codable`).
-private struct OldTunnelSection: Decodable, Equatable {
+// A section as the version before `forwardList` decoded it: its synthesized `Codable`, flat keys
+// that ignore the others, so a section reads in that version when each of these parts reads.
+
+/// Where and how both roles signed in.
+private struct OldSignIn: Decodable, Equatable {
     let host: String
     let port: Int
     let username: String
-    let remotePort: Int
-    let localPort: Int
-    let homePort: Int
-    let remoteHost: String?
     let agent: Bool?
     let passwordFile: String?
+}
+
+/// OpenCode's forward and the others, in the keys both roles read.
+private struct OldPorts: Decodable, Equatable {
+    let remotePort: Int
+    let homePort: Int
+    let remoteHost: String?
     let forwards: [String]?
+}
+
+/// The tunnel section's own keys.
+private struct OldTunnelOnly: Decodable, Equatable {
+    let localPort: Int
     let notify: Bool?
     let notifyCommand: String?
     let notifyTimeout: Int?
     let pairPort: Bool?
 }
 
-/// The home section as the version before `forwardList` decoded it.
-private struct OldHomeSection: Decodable, Equatable {
-    let host: String
-    let port: Int
-    let username: String
-    let remotePort: Int
-    let homePort: Int
-    let remoteHost: String?
+/// The home section's own key.
+private struct OldHomeOnly: Decodable, Equatable {
     let homeHost: String?
-    let agent: Bool?
-    let passwordFile: String?
-    let forwards: [String]?
 }

@@ -32,22 +32,28 @@ struct SyscallSeamTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
 
+    /// The .swift files under `root`/Sources outside System/ and `allowed`, in order, each with its
+    /// path from `root` and its text; and how many .swift files Sources holds in all.
+    static func sourcesAbove(_ root: String, allowed: Set<String>) throws -> (count: Int, [(path: String, text: String)]) {
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root + "/Sources").filter { $0.hasSuffix(".swift") }.sorted()
+        let above = try files.map { "Sources/" + $0 }.filter { !isSystemLayer($0) && !allowed.contains($0) }.map { path in
+            (path: path, text: try String(contentsOfFile: root + "/" + path, encoding: .utf8))
+        }
+        return (files.count, above)
+    }
+
     /// Every line of a .swift file under `root`/Sources, outside System/ and not in `allowed`,
     /// that names a platform: "path:line: text".
     static func platformNames(under root: String, allowed: Set<String>) throws -> (files: Int, found: [String]) {
-        let sources = root + "/Sources"
-        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let (count, sources) = try sourcesAbove(root, allowed: allowed)
         var found: [String] = []
-        for file in files {
-            let path = "Sources/" + file
-            if isSystemLayer(path) || allowed.contains(path) { continue }
-            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+        for (path, text) in sources {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             where line.contains("import Glibc") || line.contains("Glibc.") || line.contains("Darwin") {
                 found.append("\(path):\(index + 1): \(line.trimmingCharacters(in: .whitespaces))")
             }
         }
-        return (files.count, found)
+        return (count, found)
     }
 
     /// The C library calls octunnel makes or could make, by name: outside System/ none may be
@@ -65,17 +71,13 @@ struct SyscallSeamTests {
     /// `root`/Sources outside System/ and not in `allowed`: "path:line: name". Comments and
     /// string literals are skipped.
     static func systemCalls(under root: String, allowed: Set<String>) throws -> [String] {
-        let sources = root + "/Sources"
-        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let (_, sources) = try sourcesAbove(root, allowed: allowed)
         let errnoPattern = try Regex(#"(?:^|[^\w.])(errno|strerror)\b"#)
         let callPattern = try Regex(#"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\((?!\))"#)
         let definition = try Regex(#"(?:func|case)\s+([A-Za-z_][A-Za-z0-9_]*)\s*[(<]"#)
         let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
         var found: [String] = []
-        for file in files {
-            let path = "Sources/" + file
-            if isSystemLayer(path) || allowed.contains(path) { continue }
-            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+        for (path, text) in sources {
             let own = Set(text.matches(of: definition).compactMap { $0.output[1].substring.map(String.init) })
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
@@ -132,15 +134,11 @@ struct SyscallSeamTests {
     /// Every C constant of `constantPattern` in a .swift file under `root`/Sources outside
     /// System/: "path:line: name". Comments and string literals are skipped.
     static func constants(under root: String) throws -> [String] {
-        let sources = root + "/Sources"
-        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let (_, sources) = try sourcesAbove(root, allowed: [])
         let pattern = try Regex(constantPattern)
         let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
         var found: [String] = []
-        for file in files {
-            let path = "Sources/" + file
-            if isSystemLayer(path) { continue }
-            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+        for (path, text) in sources {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
                 for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[0].substring ?? "")") }
@@ -191,18 +189,14 @@ struct SyscallSeamTests {
     /// `Syscall` call that takes or makes one, an `OwnedDescriptor` made from a number, or an
     /// `Int32` property, parameter or variable named as a descriptor. "path:line: match".
     static func bareDescriptors(under root: String, allowed: Set<String>) throws -> [String] {
-        let sources = root + "/Sources"
-        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let (_, sources) = try sourcesAbove(root, allowed: allowed)
         let patterns = [
             try Regex("Syscall\\.(?:\(descriptorCalls))\\("),
             try Regex(#"OwnedDescriptor\("#),
             try Regex(#"\b(?:fd|fds|socket|sockets|listener|listeners|descriptor|wake\w*)\s*:\s*\[?Int32\]?"#),
         ]
         var found: [String] = []
-        for file in files {
-            let path = "Sources/" + file
-            if isSystemLayer(path) || allowed.contains(path) { continue }
-            let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
+        for (path, text) in sources {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 for pattern in patterns {

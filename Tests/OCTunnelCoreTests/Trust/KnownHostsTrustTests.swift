@@ -29,6 +29,14 @@ private func knownHosts(in dir: String, _ text: (SSHPublicKey) -> String) throws
     return (store, key)
 }
 
+/// The store's verdict at each host and port on a fresh key whose one line names `hosts`.
+private func verdicts(trusting hosts: String, at places: [(host: String, port: Int)]) throws -> [KnownHostsStore.Verdict] {
+    try withTemporaryDirectory { dir in
+        let (store, key) = try knownHosts(in: dir) { knownHostsLine(hosts, $0) + "\n" }
+        return try places.map { try store.verdict(host: $0.host, port: $0.port, key: key) }
+    }
+}
+
 @Suite("Known hosts: recording and strict host:port trust", .ownThreads)
 struct KnownHostsTrustTests {
     @Test func recordWritesABracketedEntryThatSshKeygenFinds() throws {
@@ -99,13 +107,8 @@ struct KnownHostsTrustTests {
     }
 
     @Test func trustIsStrictlyPerPort() throws {
-        try withTemporaryDirectory { dir in
-            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps.example.com", $0) + "\n" }
-
-            #expect(try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted)
-            #expect(try store.verdict(host: "vps.example.com", port: 2222, key: key) == .unknown)
-            #expect(try store.verdict(host: "other.example.com", port: 22, key: key) == .unknown)
-        }
+        #expect(try verdicts(trusting: "vps.example.com", at: [("vps.example.com", 22), ("vps.example.com", 2222), ("other.example.com", 22)])
+                == [.trusted, .unknown, .unknown])
     }
 
     @Test func aDifferentKeyOfTheSameTypeIsChanged() throws {
@@ -167,25 +170,13 @@ struct KnownHostsTrustTests {
     }
 
     @Test func everyNameInAHostListMatches() throws {
-        try withTemporaryDirectory { dir in
-            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps,1.2.3.4,[vps]:2222", $0) + "\n" }
-
-            #expect(try store.verdict(host: "vps", port: 22, key: key) == .trusted)
-            #expect(try store.verdict(host: "1.2.3.4", port: 22, key: key) == .trusted)
-            #expect(try store.verdict(host: "vps", port: 2222, key: key) == .trusted)
-            #expect(try store.verdict(host: "1.2.3.4", port: 2222, key: key) == .unknown)
-            #expect(try store.verdict(host: "vp", port: 22, key: key) == .unknown)
-        }
+        #expect(try verdicts(trusting: "vps,1.2.3.4,[vps]:2222", at: [("vps", 22), ("1.2.3.4", 22), ("vps", 2222), ("1.2.3.4", 2222), ("vp", 22)])
+                == [.trusted, .trusted, .trusted, .unknown, .unknown])
     }
 
     @Test func wildcardsMatchAndNegationsExclude() throws {
-        try withTemporaryDirectory { dir in
-            let (store, key) = try knownHosts(in: dir) { knownHostsLine("*.example.com,!bad.example.com", $0) + "\n" }
-
-            #expect(try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted)
-            #expect(try store.verdict(host: "bad.example.com", port: 22, key: key) == .unknown)
-            #expect(try store.verdict(host: "example.com", port: 22, key: key) == .unknown)
-        }
+        #expect(try verdicts(trusting: "*.example.com,!bad.example.com", at: [("vps.example.com", 22), ("bad.example.com", 22), ("example.com", 22)])
+                == [.trusted, .unknown, .unknown])
     }
 
     @Test func aRevokedKeyIsRevokedEvenWhenAlsoTrusted() throws {

@@ -21,6 +21,14 @@ struct KeyRotationProgramTests {
         OctunnelKeyLine(role: role, ends: [forward], key: key, predecessor: predecessor, added: added).line
     }
 
+    /// A VPS user whose `file(around:)` holds the tunnel line of `old`, and that line.
+    static func home(withTunnelLineOf old: SSHPublicKey) throws -> (vps: KeysHome, oldLine: String) {
+        let vps = try KeysHome()
+        let oldLine = line(old, role: .tunnel)
+        try vps.write(file(around: oldLine))
+        return (vps, oldLine)
+    }
+
     @Test("add, then retire: the new key's line, rendered as octunnel renders it (the old comment, P the old tag, A today), stands where the old one stood; every other byte is as it was",
           arguments: shells, [Role.tunnel, .home])
     func addThenRetire(shell: String, role: Role) throws {
@@ -137,10 +145,7 @@ struct KeyRotationProgramTests {
 
     @Test("a 1 MB command (and one of 120 KB in the environment, as sshd passes it) is refused before any command runs, at once", arguments: shells)
     func megabyteCommand(shell: String) throws {
-        let vps = try KeysHome()
-        let old = KeysHome.ed25519("old")
-        let oldLine = Self.line(old, role: .tunnel)
-        try vps.write(Self.file(around: oldLine))
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: KeysHome.ed25519("old"))
         let before = try vps.contents()
         // Linux caps one environment string at 128 KiB (MAX_ARG_STRLEN): the megabyte is set by
         // the shell itself from a file, then the program runs in that shell.
@@ -218,9 +223,7 @@ struct KeyRotationProgramTests {
 
     @Test("another writer holds octunnel's lock: busy after a second, nothing written; a lock left by a crashed edit (older than 60 s) is taken over", arguments: shells)
     func lockHeld(shell: String) throws {
-        let vps = try KeysHome()
-        let oldLine = Self.line(KeysHome.ed25519("old"), role: .tunnel)
-        try vps.write(Self.file(around: oldLine))
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: KeysHome.ed25519("old"))
         let before = try vps.contents()
         let lock = vps.file + ".octunnel-lock"
         try FileManager.default.createDirectory(atPath: lock, withIntermediateDirectories: false)
@@ -236,9 +239,7 @@ struct KeyRotationProgramTests {
 
     @Test("the file changed by a writer that takes no lock, between the program's read and its rename: busy, and the other writer's change is what stays", arguments: shells)
     func changedUnderneath(shell: String) throws {
-        let vps = try KeysHome()
-        let oldLine = Self.line(KeysHome.ed25519("old"), role: .tunnel)
-        try vps.write(Self.file(around: oldLine))
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: KeysHome.ed25519("old"))
         let before = try vps.contents()
         // The other writer is an editor that saves authorized_keys without octunnel's lock, at
         // the worst moment: after the program read the file and before it renames its new one

@@ -244,10 +244,8 @@ struct CheckEachForwardTests {
         let app = try TCPTestServer.echo()
         defer { app.stop() }
         let fixture = try TunnelFixture()
-        let vpsOpenCode = freePort()
-        let homeSide = try fixture.homeUp(remotePort: vpsOpenCode, homePort: opencode.port, extra: ["--no-health"])
+        let (homeSide, vpsOpenCode) = try await fixture.homeUpListening(homePort: opencode.port, extra: ["--no-health"])
         defer { homeSide.stopGracefullyOrKill() }
-        try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         let laptop = try fixture.up(remotePort: vpsOpenCode, extra: ["-L", "\(freePort()):127.0.0.1:\(app.port)", "--json"])
         defer { laptop.stopGracefullyOrKill() }
         let health = try await offPool { laptop.waitForLine(containing: "\"event\":\"health\"", stdout: true, timeout: 30) }

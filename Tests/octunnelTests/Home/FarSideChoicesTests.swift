@@ -180,10 +180,8 @@ struct FarSideChoicesTests {
         let backend = try OpenCodeStandIn(flavor: "opencode2", password: "pair-secret")
         defer { backend.stop() }
         let fixture = try TunnelFixture()
-        let remotePort = freePort()
-        let home = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--no-health"])
+        let (home, remotePort) = try await fixture.homeUpListening(homePort: backend.port, extra: ["--no-health"])
         defer { home.stopGracefullyOrKill() }
-        try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
         let environment = inheritedEnvironment.merging(["OPENCODE_PASSWORD": "pair-secret"]) { $1 }
 
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-notify"], environment: environment)

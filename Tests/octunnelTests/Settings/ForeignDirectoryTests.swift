@@ -10,16 +10,23 @@ struct ForeignDirectoryTests {
     /// uid 65534 (nobody): another user, whoever runs the tests.
     static let otherUser: uid_t = 65534
 
+    /// Makes a key in `home`, then puts a link in place of the lock file keygen leaves behind;
+    /// the link's target (not created), in `dir`.
+    static func keyWithLockLink(home: String, in dir: String) throws -> String {
+        #expect(try Octunnel.run(["keygen", "--home", home], in: dir).status == 0)
+        let target = dir + "/created-by-the-link"
+        unlink(home + "/.keygen.lock")
+        try #require(symlink(target, home + "/.keygen.lock") == 0)
+        return target
+    }
+
     @Test("root's keygen --rotate in a 0700 home owned by another user: refused (77) before the lock, the link's target not created",
           .enabled(if: getuid() == 0, "only root can hand a directory to another user"))
     func homeOwnedByAnotherUser() throws {
         try withTemporaryDirectory { dir in
             let foreign = dir + "/foreign"
-            #expect(try Octunnel.run(["keygen", "--home", foreign], in: dir).status == 0)
-            let target = dir + "/created-by-the-link"
             // keygen leaves its lock file behind: the other user replaces it with a link.
-            unlink(foreign + "/.keygen.lock")
-            try #require(symlink(target, foreign + "/.keygen.lock") == 0)
+            let target = try Self.keyWithLockLink(home: foreign, in: dir)
             try #require(chown(foreign, Self.otherUser, Self.otherUser) == 0)
             let before = try readText(foreign + "/id_ed25519.pub")
 
@@ -38,10 +45,7 @@ struct ForeignDirectoryTests {
     func plantedLockLinks() throws {
         try withTemporaryDirectory { dir in
             let home = dir + "/home"
-            #expect(try Octunnel.run(["keygen", "--home", home], in: dir).status == 0)
-            let target = dir + "/created-by-the-link"
-            unlink(home + "/.keygen.lock")
-            try #require(symlink(target, home + "/.keygen.lock") == 0)
+            let target = try Self.keyWithLockLink(home: home, in: dir)
             let before = try readText(home + "/id_ed25519.pub")
 
             let rotated = try Octunnel.run(["keygen", "--rotate", "--home", home], in: dir)

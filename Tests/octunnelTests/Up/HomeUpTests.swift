@@ -11,6 +11,21 @@ extension TunnelFixture {
                                   "--home-port", String(homePort), "--connect-timeout", "10"] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()))
     }
+
+    /// `home up` to `homePort` with `extra` on a free VPS port, once the VPS listens there: the
+    /// process (stopped here if it never does) and the port.
+    func homeUpListening(homePort: Int, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws
+        -> (home: RunningProcess, remotePort: Int) {
+        let remotePort = freePort()
+        let home = try homeUp(remotePort: remotePort, homePort: homePort, extra: extra)
+        do {
+            try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)", sourceLocation: sourceLocation)
+        } catch {
+            home.stopGracefullyOrKill()
+            throw error
+        }
+        return (home, remotePort)
+    }
 }
 
 extension RunningProcess {
