@@ -28,6 +28,7 @@ let package = Package(
         .executableTarget(name: "FuzzServiceFiles", dependencies: uses),
         .executableTarget(name: "FuzzForwardSpec", dependencies: uses),
         .executableTarget(name: "FuzzPermissionList", dependencies: uses),
+        .executableTarget(name: "FuzzKeyLines", dependencies: uses),
         .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )
