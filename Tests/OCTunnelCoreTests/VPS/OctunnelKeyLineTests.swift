@@ -84,9 +84,15 @@ struct OctunnelKeyLineTests {
                 }
                 if scalars.isEmpty { scalars = ["x"] }
             }
-            guard let parsed = OctunnelKeyLine.parse(String(String.UnicodeScalarView(scalars))) else { continue }
+            let damaged = String(String.UnicodeScalarView(scalars))
+            guard let parsed = OctunnelKeyLine.parse(damaged) else { continue }
             let again = OctunnelKeyLine.parse(parsed.line)
-            #expect(again?.role == parsed.role && again?.ends == parsed.ends && again?.key == parsed.key, "\(parsed.line.prefix(200))")
+            // The key as sshd reads it: its type, blob and the comment as rendered (a control
+            // character the damage put in the comment is written as a space, `SSHPublicKey.line`,
+            // so the comment itself may differ by that; a failure of `again?.key == parsed.key`
+            // once, in about 3000 x 5 runs, was a tab or CR put in the comment "c d").
+            #expect(again?.role == parsed.role && again?.ends == parsed.ends && again?.key.line == parsed.key.line
+                        && again?.line == parsed.line, "\(damaged.debugDescription.prefix(400))")
         }
     }
 
