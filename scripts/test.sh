@@ -64,7 +64,9 @@ if ! $only_debian && [ $# -eq 0 ]; then
   # The package checks' clean roots and the Debian 13 build root: debootstrap and apt wait on the
   # network and the disk, the build below on the CPU.
   mkdir -p .build-roots
-  { debian_minbase_root bookworm && debian_build_root trixie; } > .build-roots/log 2>&1 &
+  rm -f .build-roots/roots.status
+  # Its status goes to roots.status too, for the package checks that start before it ends.
+  { made=0; debian_minbase_root bookworm && debian_build_root trixie || made=$?; echo "$made" > .build-roots/roots.status; exit "$made"; } > .build-roots/log 2>&1 &
   roots=$!
 fi
 swift build --build-tests
@@ -80,23 +82,32 @@ fi
 # once on 2 cores. Waiting for a place starts no clock. Swift Testing 6.3 reads this variable;
 # a toolchain that does not runs every test at once, still correct, only more crowded.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
+start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
+# The two package checks (each a release build, one on this machine, one in the Debian 13 root)
+# start now, beside the host suite: each release build's whole-module compile of OCTunnelCore is
+# one long single-threaded job, the critical path of the run, while the suite's tests mostly wait
+# on sockets and timers. After the suite, all three at the end held 355 of CI's 753 s with two
+# busy loops beside it. Each waits for the roots (made in the background since the start).
+package_check() {
+  until [ -s .build-roots/roots.status ]; do sleep 1; done
+  [ "$(cat .build-roots/roots.status)" = 0 ] || { echo "making the Debian roots failed (.build-roots/log)"; return 1; }
+  bash scripts/package.sh "$@"
+}
+if ! $only_debian && [ $# -eq 0 ]; then
+  start_job deb12-package package_check --check
+  start_job deb13-package package_check --debian 13 --check
+fi
 if ! $only_debian; then
   swift test --skip-build --parallel --num-workers 2 "$@"
   step_done tests
   [ $# -eq 0 ] || exit 0
-  # What is left is CPU-bound and independent: the fuzz pass (a debug build ~50 s, 12 targets x
-  # 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it) and the two package checks (each a release build, one on
-  # this machine, one in the Debian 13 root). They run side by side, each into its own log, printed
-  # when it fails: one after another they were 380 of CI's 834 s with two busy loops beside it.
-  mkdir -p .build-roots
-  start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
+  # Then the fuzz pass (a debug build ~50 s, 12 targets x 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it),
+  # beside what is left of the package checks; each job into its own log, printed when it fails.
   if [ "${OCTUNNEL_FUZZ_SECONDS:-2}" != 0 ]; then
     start_job fuzz fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-2}"
   fi
   wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
   roots=""
-  start_job deb12-package bash scripts/package.sh --check
-  start_job deb13-package bash scripts/package.sh --debian 13 --check
   failed_jobs=()
   for job in "${jobs_started[@]}"; do
     if wait "${job#*:}"; then
