@@ -26,7 +26,9 @@ struct Authorize: ParsableCommand {
     @Option(help: ArgumentHelp("sshd's configuration on the VPS, read there to check that its AuthorizedKeysFile is --file.", valueName: "PATH"))
     var sshdConfig = AuthorizedKeysScript.sshdConfig
 
-    @Option(help: ArgumentHelp("Through a root login: put the keys in this dedicated account (created if missing) and close, for it, what no key line can (an sshd drop-in beside --sshd-config: no Unix-socket, agent or X11 forwarding, no terminal, no ~/.ssh/rc), checked with sshd -t, then sshd reloaded.", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Through a root login: put the keys in this dedicated account (created if missing) and close, for it, "
+                               + "what no key line can (an sshd drop-in beside --sshd-config: no Unix-socket, agent or X11 forwarding, "
+                               + "no terminal, no ~/.ssh/rc), checked with sshd -t, then sshd reloaded.", valueName: "NAME"))
     var account: String?
 
     @Option(help: ArgumentHelp("The sshd binary on the VPS, for --account's sshd -t and sshd -T.", valueName: "PATH"))
@@ -59,7 +61,9 @@ struct Authorize: ParsableCommand {
             resolved = nil
         }
         // With --account the key signs in as the account, at the host and port the login goes to.
-        let signsInAs = resolved.map { settings in account.map { SSHTarget(user: $0, host: settings.target.host, port: settings.target.port) } ?? settings.target }
+        let signsInAs = resolved.map { settings in
+            account.map { SSHTarget(user: $0, host: settings.target.host, port: settings.target.port) } ?? settings.target
+        }
         let check = resolved.map { settings in
             var base = settings.connection(directory: home)
             base.target = signsInAs ?? base.target

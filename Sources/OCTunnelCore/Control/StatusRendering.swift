@@ -23,7 +23,8 @@ extension StatusSnapshot {
             row("host key", [hostKeyType, hostKey].compactMap { $0 }.joined(separator: " ") + (algorithms.isEmpty ? "" : " (\(algorithms))"))
         }
         if let clientKey {
-            row("signed in", "as \(target.user) with \(clientKey) (\(clientKeyFile.map { OutsideText.shown($0, limit: 256) } ?? "an ssh-agent key"))")
+            let file = clientKeyFile.map { OutsideText.shown($0, limit: 256) } ?? "an ssh-agent key"
+            row("signed in", "as \(target.user) with \(clientKey) (\(file))")
         }
         row("traffic", "\(Self.count(totalConnections, "connection")) since start · \(Self.bytes(bytesIn)) in · \(Self.bytes(bytesOut)) out")
         if let health {

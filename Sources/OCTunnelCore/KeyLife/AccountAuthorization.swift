@@ -52,14 +52,17 @@ public struct AccountAuthorization: Sendable {
         case (.refused, "notroot"):
             throw .accountNeedsRoot(target: keys.target, account: name, advice: AccountDropIn.advice(user: name))
         case (.refused, "nosshd"):
-            throw .accountNotSetUp(target: keys.target, account: name, reason: "\(sshd) or \(config) is not there (name them with --sshd and --sshd-config)")
+            throw .accountNotSetUp(target: keys.target, account: name,
+                                   reason: "\(sshd) or \(config) is not there (name them with --sshd and --sshd-config)")
         case (.refused, "sshdt"):
             throw .accountNotSetUp(target: keys.target, account: name,
-                                   reason: "`sshd -t` refused the configuration with the drop-in (\(report.said ?? "it said nothing")), so it was taken out again")
+                                   reason: "`sshd -t` refused the configuration with the drop-in (\(report.said ?? "it said nothing")), "
+                                       + "so it was taken out again")
         case (.refused, "notapplied"):
-            throw .accountNotSetUp(target: keys.target, account: name, reason: "`sshd -T` shows the drop-in's settings not applied to \(name): \(config) does not "
-                                   + "Include \(AccountDropIn.directory(forConfig: config))/*.conf, or an earlier line wins; add `Include "
-                                   + "\(AccountDropIn.directory(forConfig: config))/*.conf` at its top")
+            let include = "Include \(AccountDropIn.directory(forConfig: config))/*.conf"
+            throw .accountNotSetUp(target: keys.target, account: name,
+                                   reason: "`sshd -T` shows the drop-in's settings not applied to \(name): \(config) has no `\(include)` "
+                                       + "before its other lines, or an earlier line wins; add `\(include)` at its top")
         case (_, let reason):
             throw .accountNotSetUp(target: keys.target, account: name, reason: "the step \(reason.isEmpty ? "?" : reason) failed")
         }

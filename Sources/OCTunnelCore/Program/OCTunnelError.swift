@@ -101,7 +101,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
-        case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks, .accountNotSetUp: return .cannotCreate
+        case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks,
+             .accountNotSetUp: return .cannotCreate
         case .userSSHFailed, .vpsAnswerUnreadable: return .unavailable
         case .keyLineDoesNotWork, .rotationNotOffered, .accountNeedsRoot: return .permission
         case .rotationPendingElsewhere: return .usage
@@ -303,7 +304,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "the pending rotation in \(path) does not match the keys: \(reason). No key was deleted; move \(path) away to start over."
         case .accountNeedsRoot(let target, let account, let advice):
             return "`ssh \(target)` is not a root login, so octunnel cannot create the account \(account) nor add its sshd drop-in there: "
-                + "log in as root for `authorize --account` (e.g. `octunnel authorize --account \(account) root@HOST`); meanwhile \(advice)."
+                + "log in as root for `authorize --account` (e.g. `octunnel authorize --account \(account) root@HOST`); "
+                + "meanwhile \(advice)."
         case .accountNotSetUp(let target, let account, let reason):
             return "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
         case .oldKeyStillWorks(let fingerprint, let target):

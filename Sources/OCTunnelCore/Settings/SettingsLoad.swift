@@ -19,8 +19,9 @@ extension ResolvedSettings {
            AuthorizedTargets(directory: directory).contains(settings.target, role: role) {
             // The least-privilege line `authorize` installed is the one signed in with (issue 55, finding 8).
             settings.identityFile = nil
-            notes.append("note: signing in to \(settings.target) with octunnel's key \(directory.privateKeyPath), authorized there by `octunnel authorize`, "
-                         + "not the ssh config's IdentityFile \(resolver.displayPath(configKey)) (--identity chooses another key)")
+            notes.append("note: signing in to \(settings.target) with octunnel's key \(directory.privateKeyPath), authorized there by "
+                         + "`octunnel authorize`, not the ssh config's IdentityFile \(resolver.displayPath(configKey)) "
+                         + "(--identity chooses another key)")
         }
         settings.notes = notes
         return settings

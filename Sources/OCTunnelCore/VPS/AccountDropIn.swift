@@ -62,7 +62,8 @@ public struct AccountDropIn: Sendable, Equatable {
     /// `authorize`, and when `--account` meets a login that is not root.
     public static func advice(user: String) -> String {
         let block = (["Match User \(OutsideText.shown(user, limit: 64))"] + directives).joined(separator: " / ")
-        return "a key of \(OutsideText.shown(user, limit: 64)) may still ask sshd for Unix-socket forwards (`ssh -R /path:…`), agent and X11 "
+        return "a key of \(OutsideText.shown(user, limit: 64)) may still ask sshd for Unix-socket forwards (`ssh -R /path:…`), "
+            + "agent and X11 "
             + "forwarding: no option of a key line forbids them. Close them with `octunnel authorize --account NAME` through a root login, "
             + "or have an admin add to sshd_config (at its top, or in a file its Include names) and reload sshd: \(block)"
     }

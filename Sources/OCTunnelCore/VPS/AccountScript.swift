@@ -21,9 +21,11 @@ public enum AccountScript {
                       "T=\"$D\"/" + shellQuote(".\(dropIn.fileName).octunnel-new")]
         let text = dropIn.text.split(separator: "\n").map { "printf '%s\\n' " + shellQuote(String($0)) }
         let write = ["{"] + text + ["} >\"$T\"||r result=failed reason=write"]
-        let checks = AccountDropIn.directives.map { "printf '%s\\n' \"$E\"|grep -qix " + shellQuote($0) + "||{ back;r result=refused reason=notapplied;}" }
-        return (values + prelude + account + write + swap + checks + reload
-                + ["echo \"octunnel-account v=1 result=ready made=$M reload=$H\"", "cd /", installCommand, install + marker]).joined(separator: "\n") + "\n"
+        let checks = AccountDropIn.directives.map {
+            "printf '%s\\n' \"$E\"|grep -qix " + shellQuote($0) + "||{ back;r result=refused reason=notapplied;}"
+        }
+        let ready = ["echo \"octunnel-account v=1 result=ready made=$M reload=$H\"", "cd /", installCommand, install + marker]
+        return (values + prelude + account + write + swap + checks + reload + ready).joined(separator: "\n") + "\n"
     }
 
     /// The line that ends the install program's here-document.
@@ -41,7 +43,8 @@ public enum AccountScript {
     private static let account = [
         "M=no",
         "if ! id \"$A\" >/dev/null 2>&1;then",
-        " if command -v useradd >/dev/null 2>&1;then useradd -m -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||r result=failed reason=useradd",
+        " if command -v useradd >/dev/null 2>&1;then",
+        "  useradd -m -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||r result=failed reason=useradd",
         " else adduser -D -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||r result=failed reason=useradd;fi",
         " echo \"$A:*\"|chpasswd -e >/dev/null 2>&1||usermod -p '*' \"$A\" </dev/null >/dev/null 2>&1",
         " M=yes",
@@ -68,9 +71,13 @@ public enum AccountScript {
         "I=$([ -n \"$P\" ]&&[ -r \"$P\" ]&&head -n 1 \"$P\")",
         "if [ \"$S\" = same ];then H=unchanged",
         "elif [ -n \"$I\" ]&&kill -0 \"$I\" 2>/dev/null&&kill -HUP \"$I\";then H=pid",
-        "elif command -v systemctl >/dev/null 2>&1&&{ systemctl reload ssh.service||systemctl reload sshd.service;} </dev/null >/dev/null 2>&1;then H=systemctl",
+        "elif command -v systemctl >/dev/null 2>&1&&",
+        " { systemctl reload ssh.service||systemctl reload sshd.service;} </dev/null >/dev/null 2>&1;then H=systemctl",
         "else H=none;fi",
     ]
+
+    /// What comes before sshd's complaint (`reason=sshdt`).
+    static let saidPrefix = "octunnel-account-said "
 
     /// What the program said: its own report and, once ready, the install's.
     public struct Report: Sendable, Equatable {
@@ -87,7 +94,8 @@ public enum AccountScript {
         /// The report in `output`, or nil when there is none.
         public static func parse(_ output: String) -> Report? {
             let lines = output.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init)
-            let said = lines.first { $0.hasPrefix("octunnel-account-said ") }.map { OutsideText.shown(String($0.dropFirst(22)), limit: 300) }
+            let said = lines.first { $0.hasPrefix(saidPrefix) }
+                .map { OutsideText.shown(String($0.dropFirst(saidPrefix.count)), limit: 300) }
             guard let line = lines.first(where: { $0.hasPrefix("octunnel-account v=1 ") }) else { return nil }
             var fields: [String: String] = [:]
             for word in line.split(separator: " ").dropFirst(2) {
