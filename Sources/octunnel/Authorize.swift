@@ -81,7 +81,7 @@ struct Authorize: ParsableCommand {
             Console.data(outcome.line)
             guard let proof = outcome.proof, let resolved, let signsInAs else { return }
             Console.say("Proven: key \(key.fingerprint) signs in\(account.map { " as \($0)" } ?? "") and \(proof).")
-            try AuthorizedTargets(directory: home).add(signsInAs, role: role)
+            try AuthorizedTargets(directory: home).add(signsInAs, role: role, closed: account != nil)
             if account != nil {
                 Console.say("\(role) up signs in as the account: give it \(signsInAs) as its target.")
             } else {

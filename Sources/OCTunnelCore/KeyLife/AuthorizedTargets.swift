@@ -6,6 +6,8 @@ import Foundation
 /// is signed in with before the ssh config's IdentityFile: the least-privilege line just installed is
 /// the one used, `keygen --rotate --install` rotates the key the tunnel signs in with, and a resumed
 /// rotation resolves the same key. `--identity` and `--agent` still win: they are asked for by name.
+/// A line ends in ` closed` when `authorize --account` also closed, for that account, what no key
+/// line can (`AccountDropIn`); `tunnel check` names what is open otherwise.
 public struct AuthorizedTargets: Sendable {
     public let directory: OctunnelDirectory
 
@@ -16,15 +18,22 @@ public struct AuthorizedTargets: Sendable {
 
     /// Whether octunnel's key was authorized for `target` in `role`; an unreadable record is no record.
     public func contains(_ target: SSHTarget, role: Role) -> Bool {
-        lines().contains(Self.line(target, role: role))
+        entry(target, role: role) != nil
     }
 
-    /// Records that octunnel's key is authorized for `target` in `role` (once; the other lines kept).
-    public func add(_ target: SSHTarget, role: Role) throws(OCTunnelError) {
-        let line = Self.line(target, role: role)
+    /// Whether sshd was told, for `target`'s account, to refuse what no key line can (`authorize --account`).
+    public func isClosed(_ target: SSHTarget, role: Role) -> Bool {
+        entry(target, role: role)?.hasSuffix(" closed") == true
+    }
+
+    /// Records that octunnel's key is authorized for `target` in `role`, `closed` or not (the
+    /// target's older line replaced; the other lines kept).
+    public func add(_ target: SSHTarget, role: Role, closed: Bool = false) throws(OCTunnelError) {
+        let key = Self.line(target, role: role)
+        let line = key + (closed ? " closed" : "")
         let current = lines()
         guard !current.contains(line) else { return }
-        let text = (current + [line]).joined(separator: "\n") + "\n"
+        let text = (current.filter { $0 != key && $0 != key + " closed" } + [line]).joined(separator: "\n") + "\n"
         do {
             try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600)
         } catch {
@@ -35,6 +44,11 @@ public struct AuthorizedTargets: Sendable {
     /// One record line.
     static func line(_ target: SSHTarget, role: Role) -> String {
         "\(role.rawValue) \(target.description)"
+    }
+
+    private func entry(_ target: SSHTarget, role: Role) -> String? {
+        let key = Self.line(target, role: role)
+        return lines().last { $0 == key || $0 == key + " closed" }
     }
 
     private func lines() -> [String] {

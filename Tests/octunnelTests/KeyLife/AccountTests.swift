@@ -55,6 +55,7 @@ struct AccountTests {
 
         let tunnelChecked = try fixture.run(["tunnel", "check", target, "--remote-port", String(backend.port), "--connect-timeout", "10"])
         #expect(tunnelChecked.status == 0 && tunnelChecked.stderr.contains("\(account.name) with \(fixture.key.fingerprint)"), "\(tunnelChecked)")
+        #expect(!tunnelChecked.stderr.contains("may still ask sshd"), "closed by the drop-in, yet named open: \(tunnelChecked)")
         let homeSide = try RunningProcess(octunnelBinary, ["home", "up", target, "--remote-port", String(remotePort), "--home-port", String(backend.port),
                                                            "--no-health", "--connect-timeout", "10", "--home", homeDirectory.path],
                                           environment: fixture.environment())

@@ -26,6 +26,10 @@ struct AuthorizedKeyFirstTests {
         #expect(checked.stderr.contains("root with \(fixture.key.fingerprint) (\(fixture.keyPath))"), "\(checked)")
         #expect(!checked.stderr.contains("root with \(admin)"), "\(checked)")
         #expect(checked.stderr.contains("authorized there by `octunnel authorize`"), "\(checked)")
+        // Without root, what stays open and the lines an admin adds (authorize said it too).
+        let open = "may still ask sshd for Unix-socket forwards"
+        #expect(checked.stderr.contains(open) && checked.stderr.contains("Match User root / AllowStreamLocalForwarding no"), "\(checked)")
+        #expect(authorized.stderr.contains(open), "\(authorized)")
 
         let tunnel = try fixture.start(["tunnel", "up", "vps", "--local-port", "0", "--no-health"] + port)
         defer { tunnel.stopGracefullyOrKill() }
