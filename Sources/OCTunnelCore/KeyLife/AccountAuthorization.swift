@@ -38,7 +38,7 @@ public struct AccountAuthorization: Sendable {
             : "The account \(name) exists on \(keys.target); it was left as it was.")
         let file = AccountDropIn.directory(forConfig: keys.sshdConfig) + "/" + dropIn.fileName
         say("sshd on \(keys.target) refuses \(name) Unix-socket, agent and X11 forwarding, a terminal and ~/.ssh/rc (\(file), "
-            + "checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
+            + "\(report.dropIn == "same" ? "already so" : "written"), checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
         if let check { Self.waitForSSHD(check, keyPath: keyPath) }
         return try keys.installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
     }
@@ -73,7 +73,6 @@ public struct AccountAuthorization: Sendable {
         switch reload {
         case "pid": return "sshd was reloaded (SIGHUP to the pid in its PidFile)."
         case "systemctl": return "sshd was reloaded (systemctl reload)."
-        case "unchanged": return "the drop-in was already so; sshd was not reloaded."
         default:
             return "sshd could NOT be reloaded (no running sshd found by its PidFile, no systemctl): it applies the drop-in only once "
                 + "reloaded: run `systemctl reload ssh` (or `kill -HUP` sshd's pid) there."

@@ -10,8 +10,9 @@
 /// (sshd's first complaint on an `octunnel-account-said` line); `sshd -T -C user=NAME,…` showing
 /// every directive applied or the old drop-in put back and `notapplied` (the directory is not
 /// Included, or an earlier line wins); sshd reloaded by SIGHUP to the pid in its PidFile (what
-/// `systemctl reload ssh` does), else by `systemctl reload ssh`/`sshd`, else `reload=none`; then
-/// `result=ready made=yes|no reload=pid|systemctl|unchanged|none`, and the install's own report.
+/// `systemctl reload ssh` does), else by `systemctl reload ssh`/`sshd`, else `reload=none` (reloaded
+/// even when the drop-in was already so: an earlier run may have been unable to); then
+/// `result=ready made=yes|no dropin=new|same reload=pid|systemctl|none`, and the install's own report.
 public enum AccountScript {
     /// The program for `dropIn`'s account, sshd's configuration `config` (its drop-in directory
     /// beside it), the sshd binary `sshd`, and the install program for the key's line.
@@ -24,7 +25,7 @@ public enum AccountScript {
         let checks = AccountDropIn.directives.map {
             "printf '%s\\n' \"$E\"|grep -qix " + shellQuote($0) + "||{ back;r result=refused reason=notapplied;}"
         }
-        let ready = ["echo \"octunnel-account v=1 result=ready made=$M reload=$H\"", "cd /", installCommand, install + marker]
+        let ready = ["echo \"octunnel-account v=1 result=ready made=$M dropin=$S reload=$H\"", "cd /", installCommand, install + marker]
         return (values + prelude + account + write + swap + checks + reload + ready).joined(separator: "\n") + "\n"
     }
 
@@ -69,8 +70,7 @@ public enum AccountScript {
         "rm -f \"$T.old\"",
         "P=$(printf '%s\\n' \"$E\"|awk '$1==\"pidfile\"{print $2}')",
         "I=$([ -n \"$P\" ]&&[ -r \"$P\" ]&&head -n 1 \"$P\")",
-        "if [ \"$S\" = same ];then H=unchanged",
-        "elif [ -n \"$I\" ]&&kill -0 \"$I\" 2>/dev/null&&kill -HUP \"$I\";then H=pid",
+        "if [ -n \"$I\" ]&&kill -0 \"$I\" 2>/dev/null&&kill -HUP \"$I\";then H=pid",
         "elif command -v systemctl >/dev/null 2>&1&&",
         " { systemctl reload ssh.service||systemctl reload sshd.service;} </dev/null >/dev/null 2>&1;then H=systemctl",
         "else H=none;fi",
@@ -86,7 +86,9 @@ public enum AccountScript {
         public let reason: String?
         /// Whether the account was created now.
         public let made: Bool
-        /// How sshd was told: `pid`, `systemctl`, `unchanged` (the drop-in was already so) or `none`.
+        /// Whether the drop-in was written now (`new`) or already so (`same`).
+        public let dropIn: String?
+        /// How sshd was told: `pid`, `systemctl` or `none`.
         public let reload: String?
         /// sshd's complaint about the configuration (`reason=sshdt`), shown safe.
         public let said: String?
@@ -103,7 +105,8 @@ public enum AccountScript {
                 fields[String(word[..<equals])] = OutsideText.shown(String(word[word.index(after: equals)...]), limit: 32)
             }
             guard let result = fields["result"].flatMap(Result.init(rawValue:)) else { return nil }
-            return Report(result: result, reason: fields["reason"], made: fields["made"] == "yes", reload: fields["reload"], said: said)
+            return Report(result: result, reason: fields["reason"], made: fields["made"] == "yes", dropIn: fields["dropin"],
+                          reload: fields["reload"], said: said)
         }
     }
 }

@@ -50,8 +50,8 @@ struct AccountScriptTests {
 
     @Test("the report: ready with how sshd was told; a refusal with its reason and sshd's words shown safe; anything else is no report")
     func report() {
-        let ready = AccountScript.Report.parse("octunnel-account v=1 result=ready made=yes reload=pid\noctunnel-keys v=1 result=added\n")
-        #expect(ready == AccountScript.Report(result: .ready, reason: nil, made: true, reload: "pid", said: nil))
+        let ready = AccountScript.Report.parse("octunnel-account v=1 result=ready made=yes dropin=new reload=pid\noctunnel-keys v=1 result=added\n")
+        #expect(ready == AccountScript.Report(result: .ready, reason: nil, made: true, dropIn: "new", reload: "pid", said: nil))
         let refused = AccountScript.Report.parse("octunnel-account-said line 3: Bad \u{1b}[31m option\noctunnel-account v=1 result=refused reason=sshdt\n")
         #expect(refused?.result == .refused && refused?.reason == "sshdt")
         #expect(refused?.said == "line 3: Bad \\x1b[31m option")

@@ -40,6 +40,7 @@ struct AccountTests {
         let home = try OCTunnelTestSupport.run(octunnelBinary, ["authorize", "vps", "--listen", "--remote-port", String(remotePort), "--home",
                                                                 homeDirectory.path] + options, environment: fixture.environment())
         #expect(home.status == 0 && home.stderr.contains("exists on vps; it was left as it was"), "\(home)")
+        #expect(home.stderr.contains("already so, checked with sshd -t") && home.stderr.contains("sshd was reloaded (SIGHUP"), "\(home)")
         #expect(home.stderr.contains("Proven: key \(homeKey.fingerprint) signs in as \(account.name)"), "\(home)")
 
         for key in [fixture.keyPath, homeDirectory.file("id_ed25519")] {
