@@ -3,15 +3,16 @@
 /// authorized_keys (`AuthorizedKeysScript.install`, run as the account through `su`).
 ///
 /// In order, each step stopping the program with one `octunnel-account v=1 result=… reason=…` line:
-/// root or `notroot`; sshd's binary and configuration readable or `nosshd`; the account made when
+/// root or `notroot`; sshd's binary and configuration readable or `nosshd`; the drop-in written
+/// beside the old one (kept as `.old` until checked); `sshd -t` on the whole configuration or the
+/// old drop-in put back and `sshdt` (sshd's first complaint on an `octunnel-account-said` line);
+/// `sshd -T -C user=NAME,…` showing every directive applied or the old drop-in put back and
+/// `notapplied` (the directory is not Included, or an earlier line wins); the account made when
 /// missing (`useradd -m -s /bin/sh`, busybox `adduser -D`; password `*`: none, yet not locked, which
-/// sshd without PAM refuses) or `useradd`; the drop-in written beside the old one (kept as `.old`
-/// until checked); `sshd -t` on the whole configuration or the old drop-in put back and `sshdt`
-/// (sshd's first complaint on an `octunnel-account-said` line); `sshd -T -C user=NAME,…` showing
-/// every directive applied or the old drop-in put back and `notapplied` (the directory is not
-/// Included, or an earlier line wins); sshd reloaded by SIGHUP to the pid in its PidFile (what
-/// `systemctl reload ssh` does), else by `systemctl reload ssh`/`sshd`, else `reload=none` (reloaded
-/// even when the drop-in was already so: an earlier run may have been unable to); then
+/// sshd without PAM refuses) or the drop-in put back and `useradd`; sshd reloaded by SIGHUP to
+/// the pid in its PidFile (what `systemctl reload ssh` does), else by `systemctl reload ssh`/`sshd`,
+/// else `reload=none` (reloaded even when the drop-in was already so: an earlier run may have been
+/// unable to); then
 /// `result=ready made=yes|no dropin=new|same reload=pid|systemctl|none`, and the install's own report.
 public enum AccountScript {
     /// The program for `dropIn`'s account, sshd's configuration `config` (its drop-in directory
@@ -26,7 +27,8 @@ public enum AccountScript {
             "printf '%s\\n' \"$E\"|grep -qix " + shellQuote($0) + "||{ back;r result=refused reason=notapplied;}"
         }
         let ready = ["echo \"octunnel-account v=1 result=ready made=$M dropin=$S reload=$H\"", "cd /", installCommand, install + marker]
-        return (values + prelude + account + write + swap + checks + reload + ready).joined(separator: "\n") + "\n"
+        // The drop-in is checked before the account is made: a refusal leaves nothing changed.
+        return (values + prelude + write + swap + checks + account + reload + ready).joined(separator: "\n") + "\n"
     }
 
     /// The line that ends the install program's here-document.
@@ -39,18 +41,18 @@ public enum AccountScript {
         "[ \"$(id -u)\" = 0 ]||r result=refused reason=notroot",
         "[ -x \"$X\" ]&&[ -r \"$C\" ]||r result=refused reason=nosshd",
         "back(){ if [ -f \"$T.old\" ];then mv -f \"$T.old\" \"$F\";else rm -f \"$F\";fi;}",
+        "mkdir -p \"$D\"||r result=failed reason=write",
     ]
 
     private static let account = [
         "M=no",
         "if ! id \"$A\" >/dev/null 2>&1;then",
         " if command -v useradd >/dev/null 2>&1;then",
-        "  useradd -m -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||r result=failed reason=useradd",
-        " else adduser -D -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||r result=failed reason=useradd;fi",
+        "  useradd -m -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||{ back;r result=failed reason=useradd;}",
+        " else adduser -D -s /bin/sh \"$A\" </dev/null >/dev/null 2>&1||{ back;r result=failed reason=useradd;};fi",
         " echo \"$A:*\"|chpasswd -e >/dev/null 2>&1||usermod -p '*' \"$A\" </dev/null >/dev/null 2>&1",
         " M=yes",
         "fi",
-        "mkdir -p \"$D\"||r result=failed reason=write",
     ]
 
     private static let swap = [
@@ -60,7 +62,7 @@ public enum AccountScript {
         " mv -f \"$T\" \"$F\"||r result=failed reason=write;S=new",
         "fi",
         "if ! \"$X\" -t -f \"$C\" </dev/null >/dev/null 2>\"$T.err\";then",
-        " back;echo \"octunnel-account-said $(head -n 1 \"$T.err\")\";rm -f \"$T.err\";r result=refused reason=sshdt",
+        " back;echo \"octunnel-account-said $(head -n 1 \"$T.err\"|tr -d '\\r')\";rm -f \"$T.err\";r result=refused reason=sshdt",
         "fi",
         "rm -f \"$T.err\"",
         "E=$(\"$X\" -T -f \"$C\" -C \"user=$A,host=octunnel.invalid,addr=127.0.0.1\" </dev/null 2>/dev/null)",
@@ -95,7 +97,8 @@ public enum AccountScript {
 
         /// The report in `output`, or nil when there is none.
         public static func parse(_ output: String) -> Report? {
-            let lines = output.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map(String.init)
+            // isNewline: sshd ends its complaints in CRLF, one Character that is neither "\n" nor "\r".
+            let lines = output.split(whereSeparator: \.isNewline).map(String.init)
             let said = lines.first { $0.hasPrefix(saidPrefix) }
                 .map { OutsideText.shown(String($0.dropFirst(saidPrefix.count)), limit: 300) }
             guard let line = lines.first(where: { $0.hasPrefix("octunnel-account v=1 ") }) else { return nil }

@@ -58,5 +58,8 @@ struct AccountScriptTests {
         #expect(AccountScript.Report.parse("octunnel-account v=2 result=ready") == nil)
         #expect(AccountScript.Report.parse("octunnel-account v=1 result=maybe") == nil)
         #expect(AccountScript.Report.parse("") == nil)
+        // sshd's complaints end in CRLF.
+        let crlf = AccountScript.Report.parse("octunnel-account-said line 16: Bad option\r\noctunnel-account v=1 result=refused reason=sshdt\r\n")
+        #expect(crlf?.reason == "sshdt" && crlf?.said == "line 16: Bad option")
     }
 }

@@ -83,6 +83,51 @@ struct AccountTests {
     }
 }
 
+/// `authorize --account` where sshd would not apply the drop-in, or refuses the configuration:
+/// 73 with the reason, sshd's configuration and the accounts as they were.
+@Suite("keys for life: authorize --account leaves sshd as it was when the drop-in cannot apply", .ownThreads, .timeLimit(.minutes(3)))
+struct AccountRefusedTests {
+    @Test("sshd_config does not Include the drop-in directory: 73 naming the Include line; no drop-in left, no account made")
+    func notIncluded() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
+            try Test.cancel("authorize --account needs root and useradd where sshd runs")
+        }
+        let account = TestAccount()
+        defer { account.remove() }
+        let fixture = try KeyLifeFixture()
+        let config = fixture.sshd.directory.file("sshd_config")
+        let before = try Data(contentsOf: URL(fileURLWithPath: config))
+        let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", config])
+        #expect(result.status == 73, "\(result)")
+        #expect(result.stderr.contains("settings not applied to \(account.name)") && result.stderr.contains("Include \(config).d/*.conf"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf")))
+        #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: config)) == before)
+    }
+
+    @Test("sshd -t refuses the configuration: 73 with sshd's words; the drop-in that was there before is back byte for byte")
+    func sshdRefuses() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
+            try Test.cancel("authorize --account needs root and useradd where sshd runs")
+        }
+        let account = TestAccount()
+        defer { account.remove() }
+        let fixture = try KeyLifeFixture()
+        // A configuration of its own (sshd -t reads it; the running sshd is not told), broken on its last line.
+        let other = try TempDirectory("octunnel-broken-sshd")
+        try FileManager.default.createDirectory(atPath: other.file("sshd_config.d"), withIntermediateDirectories: true)
+        let old = "# an older drop-in, kept as it is\n"
+        try other.write("sshd_config.d/octunnel-\(account.name).conf", old)
+        let config = try String(contentsOfFile: fixture.sshd.directory.file("sshd_config"), encoding: .utf8)
+        try other.write("sshd_config", "Include \(other.file("sshd_config.d"))/*.conf\n" + config + "NoSuchKeywordHere yes\n")
+        let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", other.file("sshd_config")])
+        #expect(result.status == 73, "\(result)")
+        #expect(result.stderr.contains("`sshd -t` refused the configuration") && result.stderr.contains("NoSuchKeywordHere"), "\(result)")
+        #expect(try String(contentsOfFile: other.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8) == old)
+        #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
+    }
+}
+
 /// A unique account on this machine (or in the Debian root sshd runs from), removed with its home.
 struct TestAccount {
     let name = "octt" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
