@@ -58,4 +58,19 @@ struct AuthorizedKeyFirstTests {
         let checked = try fixture.run(["tunnel", "check", "vps", "--connect-timeout", "10"] + port)
         #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
     }
+
+    @Test("after authorize vps, a rotation stopped half way is finished by the same command: the resumed run resolves the same key (no 64)")
+    func resumeAgrees() throws {
+        let backend = try OpenCodeStandIn()
+        let fixture = try KeyLifeFixture()
+        let arguments = ["keygen", "--rotate", "--install", "vps", "--remote-port", String(backend.port)]
+        #expect(try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions).status == 0)
+        let stopped = try fixture.run(arguments, environment: ["OCTUNNEL_FAULT": "rotation-stop-after-3"])
+        #expect(stopped.status == 137, "\(stopped)")
+        let finished = try fixture.run(arguments)
+        #expect(finished.status == 0 && finished.stderr.contains("Finishing the rotation"), "\(finished)")
+        let fingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let checked = try fixture.run(["tunnel", "check", "vps", "--remote-port", String(backend.port), "--connect-timeout", "10"])
+        #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
+    }
 }
