@@ -59,6 +59,15 @@ public struct OctunnelKeyLine: Equatable, Sendable {
         hex(Crypto.sha256(key.blob).prefix(8))
     }
 
+    /// The tag of the key whose fingerprint is `fingerprint` (`SHA256:` and the unpadded base64
+    /// of the same SHA-256 the tag starts), nil for anything else.
+    public static func tag(fingerprint: String) -> String? {
+        guard fingerprint.hasPrefix("SHA256:") else { return nil }
+        let digits = String(fingerprint.dropFirst(7))
+        guard digits.utf8.count == 43, let digest = Data(base64Encoded: digits + "=") else { return nil }
+        return hex(digest.prefix(8))
+    }
+
     /// Today in UTC as `yyyymmdd`, the form of `A=`.
     public static func today(_ now: Date = Date()) -> String {
         String(UTCTimestamp.string(from: now).prefix(10).filter { $0 != "-" })
