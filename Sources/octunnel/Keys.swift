@@ -28,7 +28,8 @@ struct KeysCommand: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove octunnel's line of one key and its whole lineage (the successors it added, pending or not, and theirs) from the VPS's authorized_keys; every other line stays as it was."
+            abstract: "Remove octunnel's line of one key and its whole lineage (the successors it added, pending or not, and theirs) "
+                + "from the VPS's authorized_keys; every other line stays as it was."
         )
 
         @Argument(help: ArgumentHelp("The key's fingerprint, as `keys list` or `pubkey --fingerprint` print it.", valueName: "SHA256:…"))
@@ -50,11 +51,13 @@ struct KeysCommand: ParsableCommand {
                     Console.say("Removed \(VPSKeys.row(line, in: revoked.removed)) from \(vps.file) on \(vps.target).")
                 }
                 if revoked.removed.isEmpty {
-                    Console.say("No octunnel line of \(fingerprint) or its successors in \(vps.file) on \(vps.target); nothing was changed.")
+                    Console.say("No octunnel line of \(fingerprint) or its successors in \(vps.file) on \(vps.target); "
+                                + "nothing was changed.")
                 }
                 if !revoked.left.isEmpty {
                     let numbers = revoked.left.map(String.init).joined(separator: ", ")
-                    Console.say("Left line(s) \(numbers) of \(vps.file): they carry the key but are not octunnel's (yours: remove them by hand if the key is lost).")
+                    Console.say("Left line(s) \(numbers) of \(vps.file): they carry the key but are not octunnel's "
+                                + "(yours: remove them by hand if the key is lost).")
                 }
             }
         }

@@ -17,7 +17,8 @@ public struct VPSKeys: Sendable {
     /// The most a listing (or a revoke's report) can print: `AuthorizedKeysScript.listLimit` lines of
     /// at most `OctunnelKeyLine.longestLine` bytes, each after its prefix, and the report: the
     /// bound of `keys list`, not ssh's usual 64 KiB.
-    static let outputLimit = AuthorizedKeysScript.listLimit * (AuthorizedKeysScript.listedPrefix.utf8.count + OctunnelKeyLine.longestLine + 1) + 4096
+    static let outputLimit =
+        AuthorizedKeysScript.listLimit * (AuthorizedKeysScript.listedPrefix.utf8.count + OctunnelKeyLine.longestLine + 1) + 4096
 
     /// octunnel's lines, in the file's order.
     public func list() throws(OCTunnelError) -> [OctunnelKeyLine] {
@@ -48,7 +49,8 @@ public struct VPSKeys: Sendable {
         }
         switch report.result {
         case .revoked, .absent:
-            let removed = report.result == .revoked ? Self.prefixed(output, AuthorizedKeysScript.removedPrefix).compactMap(OctunnelKeyLine.parse) : []
+            let removed = report.result == .revoked
+                ? Self.prefixed(output, AuthorizedKeysScript.removedPrefix).compactMap(OctunnelKeyLine.parse) : []
             return Revoked(removed: removed, left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).compactMap { Int($0) })
         default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }

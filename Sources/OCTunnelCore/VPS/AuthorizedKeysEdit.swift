@@ -10,9 +10,13 @@
 /// `failed`); `h BLOB` prints the tag of a base64 key blob (`OctunnelKeyLine.tag(for:)`: the
 /// first 16 hex digits of its SHA-256); `G` sets the paths (f the file, d its directory, l the
 /// lock, c the copy read, n the new content) and refuses a directory that is a symlink; `L`
-/// refuses a directory the user cannot write in (`readonly`: a file under /etc, say), then takes the lock (mkdir of `$f.octunnel-lock`: atomic on every filesystem; one older than 60 s
-/// is a crashed edit's and is taken over; still held after 1 s: `busy`), removed with the temp
-/// files on exit; `Q` takes the lock, refuses a file that is a symlink, not a regular file, not
+/// refuses a directory the user cannot write in (`readonly`: a file under /etc, say), then takes
+/// the lock (mkdir of `$f.octunnel-lock`: atomic on every filesystem, with a time file `t`
+/// written once inside; anything but a directory there, a socket `ssh -R` planted, a file or a
+/// link, is not octunnel's lock and is removed at once; one whose `t`, or without one the
+/// directory, is older than 60 s is a crashed edit's and is taken over with `rm -rf`, so
+/// sockets planted inside neither keep it fresh nor stop its removal; still held after 1 s:
+/// `busy`), removed with the temp files on exit, the temp files removed before use; `Q` takes the lock, refuses a file that is a symlink, not a regular file, not
 /// the user's, or holds a NUL (awk would cut the line there), copies it to c and notes in e
 /// whether it ends in a newline (e=1) or not (0); `C` gives n the file's mode, checks the file
 /// is still byte for byte what was read (else `busy`, nothing written: another writer that does

@@ -122,7 +122,8 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "type": "the new key is not of the old key's type",
         "length": "the new key's length is not the old key's",
         "duplicate": "the new key is already in another line of authorized_keys",
-        "held": "another key already holds this key's succession (someone else holds this key: revoke it from your own login)",
+        "held": "another key already holds this key's succession (someone else holds this key: "
+            + "revoke it from your own login)",
         "successor": "no successor of this key's line is there yet (add the new key first)",
         "pending": "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
         "symlink": "authorized_keys or its directory is a symbolic link",

@@ -15,13 +15,17 @@
 ///   byte for byte, its blob's length and its blob's first 24 characters (the type inside the
 ///   blob), and neither its blob nor its tag is on any other line. The new line is this line's
 ///   text with the key's blob, `K`, `P` (this tag) and `A` (today) replaced, the comment kept,
-///   written right after this line; an earlier successor (`P=<this tag>`) is replaced, so a line
-///   has at most one; the same successor already there is `present` and nothing is written;
-///   A line whose own predecessor (`P`) is still there refuses to add (`pending`): until the
-///   rotation that made it is finished (its predecessor retired), a successor has no successor of
-///   its own, so a key's lineage is at most two live lines, and the next add of the older key
-///   replaces the newer one;
-/// - `octunnel-rotate-retire`: removes this line, only when a successor of it is there;
+///   written right after this line. A successor (`P=<this tag>`) already there is never replaced
+///   (issue 55: a thief's add would take the owner's place, or the owner's the thief's): the same
+///   one is `present`, another one `held`, nothing written. The new key found in any other line
+///   or tombstone (`x`), or in any other file sshd may read keys from (`O`: every
+///   AuthorizedKeysFile of /etc/ssh/sshd_config and sshd_config.d, both default files, every
+///   authorized_keys* beside the file) is `held` too: the same answer, so the verb does not tell
+///   which keys are authorized elsewhere. A line whose own predecessor (`P`) is still there
+///   refuses to add (`pending`): a key's lineage is at most two live lines;
+/// - `octunnel-rotate-retire`: replaces this line by its tombstone (`#octunnel-retired K= P= A=`,
+///   a comment sshd skips; `AuthorizedKeysScript.revoke` follows a lineage through it), only when
+///   exactly one successor of it is there, and names it (`retired successor=<its tag>`);
 /// - any other `octunnel-rotate-…`: refused. Anything else falls through to the role's program.
 ///
 /// Names: S the command, V the verb (a add, r retire), T/Y/B the new key's tag, type and blob,
