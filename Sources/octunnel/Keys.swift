@@ -55,8 +55,8 @@ struct KeysCommand: ParsableCommand {
                                 + "nothing was changed.")
                 }
                 if !revoked.left.isEmpty {
-                    let numbers = revoked.left.map(String.init).joined(separator: ", ")
-                    Console.say("Left line(s) \(numbers) of \(vps.file): they carry the key but are not octunnel's "
+                    let places = revoked.left.map { $0.allSatisfy(\.isNumber) ? "line \($0) of \(vps.file)" : $0 }.joined(separator: ", ")
+                    Console.say("Left \(places): they carry the key but are not octunnel's lines "
                                 + "(yours: remove them by hand if the key is lost).")
                 }
             }

@@ -27,11 +27,12 @@ public struct VPSKeys: Sendable {
     }
 
     /// What a revoke did: the lines it removed (the key's and its lineage's, in the file's
-    /// order; none when no octunnel line carried the key) and the numbers of the lines it left
-    /// that carry the key but are not octunnel's (the user's own: theirs to remove).
+    /// order; none when no octunnel line carried the key) and the lines it left that carry the
+    /// key but are not octunnel's (the user's own: theirs to remove): `N` a line of the file,
+    /// `PATH:N` one of another file sshd may read keys from (shown as outside text).
     public struct Revoked: Sendable {
         public let removed: [OctunnelKeyLine]
-        public let left: [Int]
+        public let left: [String]
     }
 
     /// Removes octunnel's line whose key has `fingerprint` (`SHA256:…`) and its whole lineage
@@ -51,7 +52,7 @@ public struct VPSKeys: Sendable {
         case .revoked, .absent:
             let removed = report.result == .revoked
                 ? Self.prefixed(output, AuthorizedKeysScript.removedPrefix).compactMap(OctunnelKeyLine.parse) : []
-            return Revoked(removed: removed, left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).compactMap { Int($0) })
+            return Revoked(removed: removed, left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).map { OutsideText.shown($0, limit: 300) })
         default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }

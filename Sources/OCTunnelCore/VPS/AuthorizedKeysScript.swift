@@ -56,7 +56,9 @@ public enum AuthorizedKeysScript {
     /// line whose `P=` is the tag of a line removed (its successors, pending or not, and theirs),
     /// all under one lock, so a successor cannot add one of its own in between. Prints each line
     /// removed after `removedPrefix`, the number of each other line holding `keyBlob` (a line of
-    /// your own: it stays) after `leftPrefix`, then `revoked removed=N left=M`, or `absent left=M`.
+    /// your own: it stays) after `leftPrefix`, then `PATH:LINE` after it for each line holding it
+    /// in the other files sshd may read keys from (`KeyRotationProgram.otherFiles`), then
+    /// `revoked removed=N left=M` (M: in `file`), or `absent left=M`.
     public static func revoke(tag: String, keyBlob: String?, file: String) -> String {
         guard OctunnelKeyLine.isSafeFile(file), OctunnelKeyLine.isTag(tag), keyBlob.map(isBase64) ?? true else { return refusal("file") }
         return script(file: file, values: ["T=" + tag, "B=" + (keyBlob ?? "")], body: revokeBody)
@@ -142,10 +144,12 @@ public enum AuthorizedKeysScript {
         #"G"#,
         #"Q"#,
         #"x 0 >"$l/r"||y failed write"#,
-        #"w=$(tail -n 1 "$l/r");case $w in " removed=0 "*) grep -v "^ removed=" "$l/r";y absent "" "${w# removed=0}";; esac"#,
+        KeyRotationProgram.otherFiles,
+        #"w=$(tail -n 1 "$l/r");case $w in " removed=0 "*) grep -v "^ removed=" "$l/r";[ -z "$B" ]||O;y absent "" "${w# removed=0}";; esac"#,
         #"x 1 >"$n"||y failed write"#,
         #"C"#,
         #"grep -v "^ removed=" "$l/r""#,
+        #"[ -z "$B" ]||O"#,
         #"y revoked "" "$w""#,
     ]
 }

@@ -163,10 +163,14 @@ struct AuthorizedKeysScriptTests {
         #expect(revoked.stdout == "octunnel-keys-removed \(tomb)\noctunnel-keys-removed \(t1)\noctunnel-keys-removed \(t2)\noctunnel-keys-removed \(t3)\n"
                 + "octunnel-keys v=1 result=revoked removed=4 left=0\n" && revoked.status == 0, "\(revoked)")
         #expect(try vps.contents() == mine + "\(otherLine)\nlast-no-newline")
-        // With the root line there too.
+        // With the root line there too, and the key in a line of the user's own in authorized_keys2: named, left.
         try vps.write(before.replacingOccurrences(of: tomb, with: root))
+        try writeText("# mine\n\(stolen.line) on purpose\n", to: vps.home + "/.ssh/authorized_keys2")
         let again = try vps.run(script: Self.revoke(stolen), shell: shell)
         #expect(AuthorizedKeysReport.parse(again.stdout)?.removed == 4, "\(again)")
+        #expect(again.stdout.hasSuffix("octunnel-keys-left \(vps.home)/.ssh/authorized_keys2:2\noctunnel-keys v=1 result=revoked removed=4 left=0\n"),
+                "\(again)")
+        #expect(try readText(vps.home + "/.ssh/authorized_keys2") == "# mine\n\(stolen.line) on purpose\n")
         #expect(try vps.contents() == mine + "\(otherLine)\nlast-no-newline")
     }
 
