@@ -32,7 +32,7 @@ public struct OctunnelKeyLine: Equatable, Sendable {
     /// Where sshd looks by default, relative to the home directory.
     public static let defaultFile = ".ssh/authorized_keys"
     /// The longest line `parse` reads (and `AuthorizedKeysScript.list` prints): the laptop's line is about
-    /// 3.8 KB, the home's 8.8 KB; sshd's own fixed buffer, where it has one, is 16384 bytes (SSH_MAX_PUBKEY_BYTES).
+    /// 5.1 KB, the home's 10.1 KB (issue 55); sshd's own fixed buffer, where it has one, is 16384 bytes (SSH_MAX_PUBKEY_BYTES).
     public static let longestLine = 16 * 1024
 
     /// The line octunnel prints for `key` today: its tag derived from the key, `added` today

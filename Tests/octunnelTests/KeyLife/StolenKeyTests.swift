@@ -164,7 +164,7 @@ struct StolenKeyTests {
         #expect(try !fixture.signsIn(thief.path))
     }
 
-    @Test("keys list with 20 home lines (about 9 KB each, far past ssh's usual 64 KiB of output): all 20 listed")
+    @Test("keys list with 20 home lines (about 10 KB each, far past ssh's usual 64 KiB of output): all 20 listed")
     func manyLines() throws {
         let fixture = try KeyLifeFixture()
         let lines = (0..<20).map { index in
