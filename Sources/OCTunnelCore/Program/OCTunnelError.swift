@@ -97,6 +97,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case accountNeedsRoot(target: String, account: String, advice: String)
     /// `authorize --account`: the account or its sshd drop-in could not be set up; sshd's configuration was left as it was.
     case accountNotSetUp(target: String, account: String, reason: String)
+    /// `keygen --rotate --install`: a successor the rotation did not make holds the old key's line (a thief's add).
+    case keyHeldByAnother(fingerprint: String, target: String, detail: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
@@ -104,7 +106,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks,
              .accountNotSetUp: return .cannotCreate
         case .userSSHFailed, .vpsAnswerUnreadable: return .unavailable
-        case .keyLineDoesNotWork, .rotationNotOffered, .accountNeedsRoot: return .permission
+        case .keyLineDoesNotWork, .rotationNotOffered, .accountNeedsRoot, .keyHeldByAnother: return .permission
         case .rotationPendingElsewhere: return .usage
         case .rotationStateBroken: return .dataError
         case .notRunning: return .notRunning
@@ -130,7 +132,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     public var layer: String {
         switch self {
         case .userSSHFailed, .authorizedKeysRefused, .vpsAnswerUnreadable, .keyLineDoesNotWork, .oldKeyStillWorks, .accountNeedsRoot,
-             .accountNotSetUp: return "authorized keys"
+             .accountNotSetUp, .keyHeldByAnother: return "authorized keys"
         case .rotationNotOffered, .rotationPending, .rotationPendingElsewhere, .rotationStateBroken: return "rotation"
         case .keyExists, .noKey, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
         case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
@@ -308,6 +310,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
                 + "meanwhile \(advice)."
         case .accountNotSetUp(let target, let account, let reason):
             return "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
+        case .keyHeldByAnother(let fingerprint, let target, let detail):
+            return "someone else holds this key: revoke it from your own login (`octunnel keys revoke \(fingerprint) \(target)`: its line and every successor), then authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated."
         case .oldKeyStillWorks(let fingerprint, let target):
             return "the old key \(fingerprint) was retired on \(target) but still signs in: another line lets it in. Remove it (`octunnel keys list \(target)`, then `octunnel keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
         case .statusNotAnswered(let path, let reason):
