@@ -239,11 +239,11 @@ struct SettingsResolutionTests {
 
     @Test func theSavedChoicesComeBackAndALaterFlagWinsOverEach() throws {
         var quiet = SettingsFlags()
-        (quiet.notify, quiet.pairPort) = (false, .off)
+        (quiet.notifications.notify, quiet.pairPort) = (false, .off)
         let off = try choices(saving: quiet)
         #expect(!off.notify.enabled && off.notify.command == nil && off.pairPort == .off)
         var on = SettingsFlags()
-        (on.notify, on.pairPort) = (true, .automatic)
+        (on.notifications.notify, on.pairPort) = (true, .automatic)
         let back = try choices(saving: quiet, later: on)
         #expect(back.notify.enabled && back.pairPort == .automatic)
         // --pair-port N is kept as N; a file of an earlier version (false) still reads as off.
@@ -252,16 +252,16 @@ struct SettingsResolutionTests {
         #expect(try choices(saving: given).pairPort == .port(49380))
         // A typed command turns a saved --no-notify back on.
         var typed = SettingsFlags()
-        typed.notifyCommand = "/bin/push-now"
+        typed.notifications.notifyCommand = "/bin/push-now"
         #expect(try choices(saving: quiet, later: typed).notify.command == "/bin/push-now")
 
         var command = SettingsFlags()
-        (command.notifyCommand, command.notifyTimeout) = ("/home/me/bin/push", 30)
+        (command.notifications.notifyCommand, command.notifications.notifyTimeout) = ("/home/me/bin/push", 30)
         let kept = try choices(saving: command)
         #expect(kept.notify.enabled && kept.notify.command == "/home/me/bin/push" && kept.notify.commandTimeout == 30)
         // --no-notify later drops the saved command for that run; a new command replaces it.
         var no = SettingsFlags()
-        no.notify = false
+        no.notifications.notify = false
         let silenced = try choices(saving: command, later: no)
         #expect(!silenced.notify.enabled && silenced.notify.command == nil)
         let replaced = try choices(saving: command, later: typed)
