@@ -33,7 +33,7 @@ extension HomeCommand {
         @Flag(help: "Skip the health test of the home port before listening.")
         var noHealth = false
 
-        @Flag(help: "Save the target, ports, forwards and the notify choices as this machine's home settings for later runs (and `service install home`).")
+        @Flag(help: "Save the target, ports, forwards and notify choices as this machine's home settings (and `service install home`'s).")
         var save = false
 
         @Flag(help: "Close a forwarded connection OpenCode cannot take instead of answering it with an HTTP 502 naming the fix (for services that are not HTTP).")

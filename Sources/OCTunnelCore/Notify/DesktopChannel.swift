@@ -24,7 +24,8 @@ final class DesktopChannel: NotificationChannel {
         let environment = context.environment
         guard context.answerable(moment) && Self.offersActions(moment), context.beginWaiting() else {
             guard let command = Self.command(moment, environment: environment) else { return }
-            _ = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: Self.showTimeout, groups: context.groups)
+            _ = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: Self.showTimeout,
+                                      groups: context.groups)
             return
         }
         let command = Self.command(moment, environment: environment, actions: true, secrets: context.secrets)

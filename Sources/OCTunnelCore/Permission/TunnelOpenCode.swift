@@ -1,8 +1,8 @@
 import Foundation
 
 /// OpenCode as the running `tunnel up` (else `home up`) of a profile reaches it: the local port
-/// (home: OpenCode's own) its status socket reports, and the password it would use (`--password-file`, else the saved
-/// one, else `OPENCODE_PASSWORD`, as `OpenCodeCredentials.load`).
+/// (home: OpenCode's own) its status socket reports, and the password it would use
+/// (`--password-file`, else the saved one, else `OPENCODE_PASSWORD`, as `OpenCodeCredentials.load`).
 public enum TunnelOpenCode {
     /// A `PermissionClient` through the running tunnel, else (none runs on this machine) to
     /// OpenCode as the running `home up` of `profile` reaches it: `octunnel permission` answers at
@@ -16,12 +16,13 @@ public enum TunnelOpenCode {
         do throws(OCTunnelError) {
             snapshot = try StatusClient(endpoint: StatusEndpoint(home: home, role: .tunnel, profile: profile)).query()
         } catch {
-            guard case .notRunning = error, let atHome = try? StatusClient(endpoint: StatusEndpoint(home: home, role: .home, profile: profile)).query()
-            else { throw error }
-            (snapshot, role) = (atHome, .home)
+            let atHome = StatusClient(endpoint: StatusEndpoint(home: home, role: .home, profile: profile))
+            guard case .notRunning = error, let found = try? atHome.query() else { throw error }
+            (snapshot, role) = (found, .home)
         }
         guard let local = snapshot.local else {
-            throw .notRunning(role: role, profile: profile, detail: "the running \(role) side (pid \(snapshot.pid)) reports no local port yet")
+            throw .notRunning(role: role, profile: profile,
+                              detail: "the running \(role) side (pid \(snapshot.pid)) reports no local port yet")
         }
         let sections = passwordFile == nil ? try SavedSettings.load(from: home, profile: profile) : nil
         let saved = role == .tunnel ? sections?.tunnel?.passwordFile : sections?.home?.passwordFile

@@ -49,10 +49,12 @@ final class HomeFollowing: @unchecked Sendable {
             let done = stopped
             condition.unlock()
             if done { return }
-            var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: wiring.credentials)
+            var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout,
+                                    credentials: wiring.credentials)
             check.localHost = home.host
             if let report = try? check.run(), !report.passwordAsked {
-                engine.emit(.notice("home: OpenCode answers at \(home) now (\(report.generation.label) \(report.version)): following its events"))
+                let what = "\(report.generation.label) \(report.version)"
+                engine.emit(.notice("home: OpenCode answers at \(home) now (\(what)): following its events"))
                 wiring.openCodeAnswered(report, host: home.host, port: home.port, engine: engine)
                 return
             }

@@ -72,8 +72,8 @@ public final class UpWiring: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         guard !stopped else { return nil }
         if let follower { return follower }
-        let made = EventFollower(host: host, port: port, credentials: credentials, notifier: notifier(host: host, port: port, engine: engine),
-                                 waiting: { engine.recordPermissionsWaiting($0) }, emit: engine.emit)
+        let made = EventFollower(host: host, port: port, credentials: credentials,
+                                 notifier: notifier(host: host, port: port, engine: engine), waiting: { engine.recordPermissionsWaiting($0) }, emit: engine.emit)
         follower = made
         return made
     }
@@ -88,8 +88,8 @@ public final class UpWiring: @unchecked Sendable {
             question: { id, directory, reply throws(OCTunnelError) in
                 _ = try client.answerQuestion(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
             })
-        return Notifier(channels: notify.channels(environment: environment) + channels, environment: environment, secrets: credentials.secrets,
-                        record: { engine.recordNotification($0) }, answerers: answerers, emit: engine.emit)
+        return Notifier(channels: notify.channels(environment: environment) + channels, environment: environment,
+                        secrets: credentials.secrets, record: { engine.recordNotification($0) }, answerers: answerers, emit: engine.emit)
     }
 
     private func firstPairWord() -> Bool {

@@ -222,14 +222,27 @@ struct SettingsResolutionTests {
     // MARK: the notify and pair-port choices (tunnel up --save keeps them)
 
     /// Saves `flags`' choices, then resolves a later run's `later` flags against them.
-    func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags()) throws -> ResolvedSettings {
+    func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags(), role: Role = .tunnel) throws -> ResolvedSettings {
         try withTemporaryDirectory { dir in
             let directory = OctunnelDirectory(path: dir + "/octunnel")
             var typed = flags
             typed.target = "me@vps.example.com"
-            try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: .tunnel).save(to: directory, agent: false, passwordFile: nil)
-            return try ResolvedSettings.load(flags: later, directory: directory, role: .tunnel, resolver: SSHConfigResolver(home: dir, sshPath: nil))
+            try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: role).save(to: directory, agent: false, passwordFile: nil)
+            return try ResolvedSettings.load(flags: later, directory: directory, role: role, resolver: SSHConfigResolver(home: dir, sshPath: nil))
         }
+    }
+
+    @Test("home up saves and reads its notify choices as tunnel up does (its own section), a later flag winning")
+    func homeKeepsItsNotifyChoices() throws {
+        var command = SettingsFlags()
+        (command.notifications.notifyCommand, command.notifications.notifyTimeout) = ("/home/me/bin/push", 30)
+        let kept = try choices(saving: command, role: .home)
+        #expect(kept.notify.enabled && kept.notify.command == "/home/me/bin/push" && kept.notify.commandTimeout == 30)
+        var quiet = SettingsFlags()
+        quiet.notifications.notify = false
+        #expect(try !choices(saving: quiet, role: .home).notify.enabled)
+        #expect(try !choices(saving: command, later: quiet, role: .home).notify.enabled)
+        #expect(try choices(saving: SettingsFlags(), role: .home).notify == NotifyOptions())
     }
 
     @Test func notificationsAndThePairPortAreOnWithNothingSaidAndNothingSaved() throws {
