@@ -5,7 +5,8 @@ import Testing
 
 /// A channel that exists only here (issue 57's goal: a new channel plugs in with no file outside
 /// `Notify/` changed): it keeps what it is told and, on a permission, presses "Allow once" the
-/// way a phone's button would, through the notifier's one answer path (`ChannelContext.answer`).
+/// way a phone's button would, and on a question its last option, through the notifier's one
+/// answer path (`ChannelContext.answer`).
 final class ButtonChannel: NotificationChannel, @unchecked Sendable {
     let name = "a test's phone"
     let immediate = false
@@ -17,7 +18,12 @@ final class ButtonChannel: NotificationChannel, @unchecked Sendable {
 
     func deliver(_ moment: AgentMoment, context: ChannelContext) {
         lock.lock(); moments.append(moment); lock.unlock()
-        if moment.kind == .permission, context.answerable(moment) { context.answer(.once, for: moment) }
+        guard context.answerable(moment) else { return }
+        if let question = moment.question, let label = question.labels.last {
+            context.answer(.answer(label), to: question, for: moment)
+        } else if moment.kind == .permission {
+            context.answer(.once, for: moment)
+        }
     }
 
     func stop() { lock.lock(); life.append("stop"); lock.unlock() }
@@ -97,8 +103,21 @@ struct HomeFollowingTests {
         #expect(said.contains { $0.hasSuffix("answer: octunnel permission allow|always|reject \(id)") }, "\(said)")
         #expect(said.contains { $0.hasPrefix("permission \(id) allowed once from the notification") }, "\(said)")
         #expect(said.filter { $0.hasPrefix("notify: ") }.count == 3, "\(said)")
-        #expect(channel.told.count == 3, "\(channel.told)")
+        #expect(channel.told.count == 3, "\(channel.told)")  // the question below makes 4
         #expect(!said.joined().contains(password))
+
+        // A question: its last option pressed on the channel reaches OpenCode once, as that label.
+        let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
+        let asked = backend.post("/standin/question", ["sessionID": "s3", "questions": [["question": "Which database?", "header": "DB", "options": options]]])
+        let question = try #require((try? JSONSerialization.jsonObject(with: Data(asked.body.utf8)) as? [String: Any])?["id"] as? String, "\(asked)")
+        #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 2 } }, "\(lines.text)")
+        #expect(backend.replies.last?["path"] as? String == (flavor == "opencode1" ? "/question/\(question)/reply" : "/api/session/s3/question/\(question)/reply"),
+                "\(backend.replies)")
+        #expect(backend.replies.last?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
+        #expect(try await offPool { waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("question \(question) answered \"SQLite\"") } } },
+                "\(lines.text)")
+        #expect(lines.text.contains { $0.hasSuffix("answer: octunnel permission answer \(question) LABEL | octunnel permission dismiss \(question)") },
+                "\(lines.text)")
         following.stop()
         #expect(channel.lifetime == ["start", "stop"], "\(channel.lifetime)")
     }
