@@ -16,6 +16,7 @@ public struct NotifyOptions: Sendable, Equatable {
     /// Show a desktop notification when a desktop session is there.
     public var desktop = true
 
+    /// Notifications on (or off), with `command` as the program; the desktop when there is one.
     public init(enabled: Bool = true, command: String? = nil) {
         self.enabled = enabled
         self.command = command

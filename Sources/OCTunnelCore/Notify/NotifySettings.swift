@@ -10,6 +10,7 @@ public struct NotifySettings: Codable, Equatable, Sendable {
     /// `--notify-timeout` in seconds when not the default; absent: the default.
     public var notifyTimeout: Int?
 
+    /// The choices given (nil: not given, or not saved).
     public init(notify: Bool? = nil, notifyCommand: String? = nil, notifyTimeout: Int? = nil) {
         (self.notify, self.notifyCommand, self.notifyTimeout) = (notify, notifyCommand, notifyTimeout)
     }

@@ -20,10 +20,13 @@ public final class UpWiring: @unchecked Sendable {
     private var pairSaid = false
     private var stopped = false
 
+    /// The wiring of one run: `notify`'s channels, OpenCode reached with `credentials`, and on the
+    /// laptop its `pairPort` choice.
     public convenience init(notify: NotifyOptions, credentials: OpenCodeCredentials, pairPort: PairPortChoice? = nil) {
         self.init(notify: notify, credentials: credentials, pairPort: pairPort, channels: [])
     }
 
+    /// As the public one, with `channels` beside `notify`'s and the programs' `environment`.
     init(notify: NotifyOptions, credentials: OpenCodeCredentials, pairPort: PairPortChoice?, channels: [any NotificationChannel],
          environment: [String: String] = ProcessInfo.processInfo.environment) {
         (self.notify, self.credentials, self.pairPort, self.channels) = (notify, credentials, pairPort, channels)
