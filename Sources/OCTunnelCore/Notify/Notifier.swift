@@ -89,16 +89,17 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// Ends every program that runs (its whole group) and waits for them, up to
-    /// `Limits.stopWait` s; nothing is told after.
+    /// `Limits.stopWait` s, and stops the channels (once); nothing is told after.
     func stop() {
         condition.lock()
+        let first = !stopped
         stopped = true
         jobs.removeAll()
         condition.broadcast()
         condition.unlock()
         context.stop()
         context.groups.endAll()
-        for channel in immediate + queued { channel.stop() }
+        if first { for channel in immediate + queued { channel.stop() } }
         condition.lock()
         let until = Date().addingTimeInterval(Limits.stopWait)
         while lanes > 0, condition.wait(until: until) {}
