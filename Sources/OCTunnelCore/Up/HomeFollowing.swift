@@ -52,7 +52,9 @@ final class HomeFollowing: @unchecked Sendable {
             var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout,
                                     credentials: wiring.credentials)
             check.localHost = home.host
-            if let report = try? check.run(), !report.passwordAsked {
+            // A 2.x that asks for a password none was given for passes too: the follower then says
+            // the fix once, as `tunnel up`'s does.
+            if let report = try? check.run() {
                 let what = "\(report.generation.label) \(report.version)"
                 engine.emit(.notice("home: OpenCode answers at \(home) now (\(what)): following its events"))
                 wiring.openCodeAnswered(report, host: home.host, port: home.port, engine: engine)
