@@ -42,6 +42,13 @@ struct HomeNotifyTests {
         let hint = "answer: octunnel permission allow|always|reject \(id)"
         #expect(try await offPool { home.waitForLine(containing: hint) } != nil, "\(home.stderrText)")
 
+        // `home status` keeps them as `tunnel status` does.
+        let status = try await offPool { try fixture.run(["home", "status", "--json"]) }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
+        #expect(told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"], "\(status.stdout)")
+        #expect(object["permissionsWaiting"] as? Int == 1, "\(status.stdout)")
+
         let list = try await offPool { try fixture.run(["permission", "list"]) }
         #expect(list.status == 0 && list.stdout.contains(id), "\(list)")
         let allow = try await offPool { try fixture.run(["permission", "allow", id]) }
