@@ -46,4 +46,22 @@ struct PushCommandTests {
         #expect(nobody.status == 69 && nobody.stderr.split(separator: "\n").count == 1, "\(nobody)")
         #expect(!FileManager.default.fileExists(atPath: home.file("config.json")))
     }
+
+    @Test("HTTPS_PROXY is honoured: setup reaches an HTTPS ntfy through a CONNECT proxy (scripts/connect-proxy.py), the test's CA trusted")
+    func proxy() throws {
+        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
+        let server = try NtfyServer(tls: true)
+        let home = try TempDirectory("octunnel-push-home")
+        let proxy = try RunningProcess("/usr/bin/python3", [packageRoot + "/scripts/connect-proxy.py", home.file("proxy.log")])
+        defer { proxy.stopGracefullyOrKill() }
+        let line = try #require(proxy.waitForLine(containing: "LISTENING", stdout: true, timeout: 15))
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
+        environment["HTTPS_PROXY"] = "http://127.0.0.1:\(line.split(separator: " ").last!)"
+        let setup = try run(octunnelBinary, ["push", "setup", server.url, "--push-ca-file", server.caFile, "--home", home.path], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        let log = (try? String(contentsOfFile: home.file("proxy.log"), encoding: .utf8)) ?? ""
+        #expect(log.contains("CONNECT 127.0.0.1:\(server.port)"), "\(log)")
+        let untrusted = try run(octunnelBinary, ["push", "setup", server.url, "--home", home.path], environment: environment)
+        #expect(untrusted.status == 82 && untrusted.stderr.split(separator: "\n").count == 1, "\(untrusted)")
+    }
 }
