@@ -97,4 +97,25 @@ struct PushPartsTests {
         let topics = (0..<100).map { _ in PushSettings.newTopic(prefix: "oc-reply-") }
         #expect(Set(topics).count == 100 && topics.allSatisfy { PushURL.isTopic($0) && $0.utf8.count == 9 + 26 })
     }
+
+    @Test("push settings live in profiles.NAME.push: saved beside the tunnel section, which is kept byte for byte, and read back")
+    func settingsBesideTheRest() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("octunnel-push-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let home = OctunnelDirectory(path: directory)
+        let tunnel: [String: Any] = ["target": "me@vps", "remotePort": 18080, "unknownKey": ["kept": true]]
+        let raw: [String: Any] = ["version": 2, "profiles": ["work": ["tunnel": tunnel]]]
+        try JSONSerialization.data(withJSONObject: raw).write(to: URL(fileURLWithPath: home.configPath))
+        #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == nil)
+        let settings = PushSettings(url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t", detail: .full)
+        try settings.save(home: home, profile: ProfileName("work"))
+        #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == settings)
+        #expect(try PushSettings.load(home: home, profile: .default) == nil)
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.configPath))) as? [String: Any]
+        let work = (written?["profiles"] as? [String: Any])?["work"] as? [String: Any]
+        func text(_ value: Any) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self) }
+        #expect(try text(work?["tunnel"] ?? [:]) == text(tunnel))
+        #expect((work?["push"] as? [String: Any])?["tokenFile"] as? String == "/t")
+    }
 }
