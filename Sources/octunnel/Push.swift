@@ -17,13 +17,16 @@ extension PushDetail: ExpressibleByArgument {}
 extension PushCommand {
     struct Setup: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make the push and reply topics on an ntfy server, check it answers, save them, and show the address to subscribe to.")
+            abstract: "Make the push and reply topics on an ntfy server, check it answers, save them, and show the address to subscribe to."
+        )
 
         @OptionGroup var directory: DirectoryOptions
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "The ntfy server, with a topic or without one (a random topic is made): https://ntfy.example.org[/TOPIC].")
         var url: String
-        @Option(help: ArgumentHelp("A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.", valueName: "PATH"))
+        @Option(
+            help: ArgumentHelp(
+                "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.", valueName: "PATH"))
         var pushTokenFile: String?
         @Option(help: ArgumentHelp("A CA certificate file trusted beside the system's, for a server with its own CA.", valueName: "PATH"))
         var pushCaFile: String?
@@ -37,8 +40,9 @@ extension PushCommand {
 
         func run() throws {
             try runReportingPushErrors {
-                let outcome = try PushSetup.run(url: url, tokenFile: pushTokenFile.map(UserPath.absolute), caFile: pushCaFile.map(UserPath.absolute),
-                                                detail: pushDetail, home: directory.prepared(), profile: profile.resolved)
+                let outcome = try PushSetup.run(
+                    url: url, tokenFile: pushTokenFile.map(UserPath.absolute), caFile: pushCaFile.map(UserPath.absolute),
+                    detail: pushDetail, home: directory.prepared(), profile: profile.resolved)
                 outcome.advice.prefix(2).forEach(Console.say)
                 Console.data(outcome.subscribeAddress)
                 QRCode(outcome.subscribeAddress)?.terminalLines.forEach(Console.say)
@@ -67,7 +71,8 @@ extension PushCommand {
                 let token = try settings.tokenFile.map { path throws(PushError) in try PushToken.read(path) }
                 Console.say("push: sending a test push through \(settings.url.server); tap its button (waiting up to \(Int(wait)) s)")
                 let seconds = try PushTest.run(settings: settings, token: token, wait: wait, report: Console.say)
-                Console.say("push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work")
+                Console.say(
+                    "push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work")
             }
         }
     }

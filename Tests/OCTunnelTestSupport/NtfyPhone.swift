@@ -24,7 +24,10 @@ public struct NtfyPhone: Sendable {
     /// Waits until the topic holds at least `count` messages; returns them.
     public func waitForMessages(_ count: Int, timeout: Double = 20) throws -> [[String: Any]] {
         var found: [[String: Any]] = []
-        _ = waitUntil(timeout: timeout) { found = (try? messages()) ?? []; return found.count >= count }
+        _ = waitUntil(timeout: timeout) {
+            found = (try? messages()) ?? []
+            return found.count >= count
+        }
         guard found.count >= count else { throw HarnessError("the topic holds \(found.count) messages, not \(count)") }
         return found
     }
@@ -37,9 +40,13 @@ public struct NtfyPhone: Sendable {
     /// Taps `action` as the app does; returns the HTTP status the server answered.
     @discardableResult
     public func tap(_ action: [String: Any]) throws -> Int {
-        guard action["action"] as? String == "http", let url = action["url"] as? String else { throw HarnessError("not an http action: \(action)") }
+        guard action["action"] as? String == "http", let url = action["url"] as? String else {
+            throw HarnessError("not an http action: \(action)")
+        }
         let method = (action["method"] as? String) ?? "POST"
-        let headers = ((action["headers"] as? [String: String]) ?? [:]).sorted { $0.key < $1.key }.flatMap { ["-H", "\($0.key): \($0.value)"] }
+        let headers = ((action["headers"] as? [String: String]) ?? [:]).sorted { $0.key < $1.key }.flatMap {
+            ["-H", "\($0.key): \($0.value)"]
+        }
         var arguments = ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", method] + headers
         arguments += ["--data-binary", (action["body"] as? String) ?? ""]
         if let caFile { arguments += ["--cacert", caFile] }

@@ -33,20 +33,25 @@ public final class NtfyServer: @unchecked Sendable {
         self.tls = tls
         if tls { try makeCertificates() }
         var config = """
-        base-url: "\(tls ? "https" : "http")://127.0.0.1:\(port)"
-        cache-file: "\(directory.file("cache.db"))"
-        keepalive-interval: "5s"
-        visitor-request-limit-exempt-hosts: "127.0.0.1"
-        visitor-subscription-limit: 1000
-        """
-        config += tls ? "\nlisten-http: \"-\"\nlisten-https: \"127.0.0.1:\(port)\"\nkey-file: \"\(directory.file("server.key"))\"\ncert-file: \"\(directory.file("server.pem"))\""
-                      : "\nlisten-http: \"127.0.0.1:\(port)\""
+            base-url: "\(tls ? "https" : "http")://127.0.0.1:\(port)"
+            cache-file: "\(directory.file("cache.db"))"
+            keepalive-interval: "5s"
+            visitor-request-limit-exempt-hosts: "127.0.0.1"
+            visitor-subscription-limit: 1000
+            """
+        config +=
+            tls
+            ? "\nlisten-http: \"-\"\nlisten-https: \"127.0.0.1:\(port)\"\nkey-file: \"\(directory.file("server.key"))\""
+                + "\ncert-file: \"\(directory.file("server.pem"))\""
+            : "\nlisten-http: \"127.0.0.1:\(port)\""
         if auth { config += "\nauth-file: \"\(directory.file("auth.db"))\"\nauth-default-access: \"deny-all\"" }
         try directory.write("server.yml", config + "\n")
         // ntfy makes its auth file when it starts; its user and token commands need it there.
         try start()
         if auth {
-            try tool(["user", "--config", directory.file("server.yml"), "add", "--role=admin", "phone"], environment: ["NTFY_PASSWORD": "phone-password-1"])
+            try tool(
+                ["user", "--config", directory.file("server.yml"), "add", "--role=admin", "phone"],
+                environment: ["NTFY_PASSWORD": "phone-password-1"])
             let made = try tool(["token", "--config", directory.file("server.yml"), "add", "phone"])
             guard let range = (made.stdout + made.stderr).range(of: #"tk_[A-Za-z0-9]+"#, options: .regularExpression) else {
                 throw HarnessError("ntfy token add printed no token: \(made)")
@@ -100,12 +105,19 @@ public final class NtfyServer: @unchecked Sendable {
         let d = directory
         try d.write("san.cnf", "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
         for step in [
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", "/CN=octunnel test CA",
-             "-keyout", d.file("ca.key"), "-out", d.file("ca.pem")],
-            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=127.0.0.1",
-             "-keyout", d.file("server.key"), "-out", d.file("server.csr")],
-            ["x509", "-req", "-in", d.file("server.csr"), "-CA", d.file("ca.pem"), "-CAkey", d.file("ca.key"), "-CAcreateserial",
-             "-days", "2", "-extfile", d.file("san.cnf"), "-out", d.file("server.pem")],
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj",
+                "/CN=octunnel test CA",
+                "-keyout", d.file("ca.key"), "-out", d.file("ca.pem"),
+            ],
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=127.0.0.1",
+                "-keyout", d.file("server.key"), "-out", d.file("server.csr"),
+            ],
+            [
+                "x509", "-req", "-in", d.file("server.csr"), "-CA", d.file("ca.pem"), "-CAkey", d.file("ca.key"), "-CAcreateserial",
+                "-days", "2", "-extfile", d.file("san.cnf"), "-out", d.file("server.pem"),
+            ],
         ] {
             let result = try run("/usr/bin/openssl", step)
             guard result.status == 0 else { throw HarnessError("openssl \(step[0]) failed: \(result)") }
@@ -120,7 +132,8 @@ public final class NtfyServer: @unchecked Sendable {
             .filter { $0.hasPrefix("trixie-build-") && !$0.contains(".partial") }.sorted().map { cache + "/" + $0 }
         candidates += built
         for root in candidates where FileManager.default.isExecutableFile(atPath: root + "/usr/bin/ntfy") { return (root, "") }
-        let looked = candidates.isEmpty ? "no Debian 13 root yet in \(cache)" : "none of \(candidates.joined(separator: ", ")) has /usr/bin/ntfy"
+        let looked =
+            candidates.isEmpty ? "no Debian 13 root yet in \(cache)" : "none of \(candidates.joined(separator: ", ")) has /usr/bin/ntfy"
         return (nil, "no ntfy server to test against: \(looked) (scripts/test.sh's Debian 13 leg makes the root and installs ntfy in it)")
     }
 }

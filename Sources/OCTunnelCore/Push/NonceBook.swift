@@ -40,7 +40,8 @@ public final class NonceBook: @unchecked Sendable {
     /// New nonces for `answers` of request `requestID` (hex, 32 characters each), in order; any
     /// nonces the request had before are retired.
     public func issue(requestID: String, directory: String?, answers: [PushAnswer], now: Date = Date()) -> [String] {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         retire(where: { $0.requestID == requestID }, expired: false)
         var nonces: [String] = []
         for answer in answers {
@@ -57,7 +58,8 @@ public final class NonceBook: @unchecked Sendable {
     /// request; or why it answers nothing.
     public func take(requestID: String, nonce text: String, now: Date = Date()) -> Result<Entry, RefusalError> {
         guard let nonce = Self.bytes(hex: text) else { return .failure(RefusalError(.forged)) }
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         var found: Int?
         for index in live.indices where Self.equal(live[index].nonce, nonce) { found = index }
         guard let index = found else {
@@ -77,12 +79,17 @@ public final class NonceBook: @unchecked Sendable {
 
     /// Retires every nonce of `requestID` (it was answered elsewhere): its buttons send nothing.
     public func retire(requestID: String) {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         retire(where: { $0.requestID == requestID }, expired: false)
     }
 
     /// How many nonces can still answer.
-    public var liveCount: Int { lock.lock(); defer { lock.unlock() }; return live.count }
+    public var liveCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return live.count
+    }
 
     /// A `Refusal` as an error (a `Result`'s failure).
     public struct RefusalError: Error, Sendable, Equatable {
@@ -134,6 +141,6 @@ public final class NonceBook: @unchecked Sendable {
     }
 }
 
-private extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -19,7 +19,9 @@ public struct NtfyEvent: Decodable, Sendable, Equatable {
     public static func parse(_ line: String) -> NtfyEvent? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         guard trimmed.hasPrefix("{"), let event = try? JSONDecoder().decode(NtfyEvent.self, from: Data(trimmed.utf8)) else { return nil }
-        guard (1...idLimit).contains(event.id.utf8.count), event.id.utf8.allSatisfy({ PushURL.isTopic(String(UnicodeScalar($0))) }) else { return nil }
+        guard (1...idLimit).contains(event.id.utf8.count), event.id.utf8.allSatisfy({ PushURL.isTopic(String(UnicodeScalar($0))) }) else {
+            return nil
+        }
         return event
     }
 
@@ -46,7 +48,8 @@ public struct PushTap: Sendable, Equatable {
         guard text.utf8.count <= 256 else { return nil }
         let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == prefix, PendingPermission.isRouteSafe(String(parts[1])),
-              NonceBook.bytes(hex: String(parts[2])) != nil else { return nil }
+            NonceBook.bytes(hex: String(parts[2])) != nil
+        else { return nil }
         return PushTap(requestID: String(parts[1]), nonce: String(parts[2]))
     }
 }

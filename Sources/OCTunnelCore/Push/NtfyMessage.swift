@@ -40,8 +40,9 @@ public struct NtfyMessage: Encodable, Sendable, Equatable {
     public func body(redacting secrets: [String]) -> [UInt8] {
         let secrets = secrets.filter { !$0.isEmpty }
         func clean(_ text: String) -> String { OutsideText.redacting(text, secrets: secrets) }
-        let cleaned = NtfyMessage(topic: topic, title: clean(title), message: clean(message), priority: priority, tags: tags,
-                                  actions: (actions ?? []).map { Action(label: clean($0.label), url: $0.url, headers: $0.headers, body: $0.body) })
+        let cleaned = NtfyMessage(
+            topic: topic, title: clean(title), message: clean(message), priority: priority, tags: tags,
+            actions: (actions ?? []).map { Action(label: clean($0.label), url: $0.url, headers: $0.headers, body: $0.body) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(cleaned) else { return [] }

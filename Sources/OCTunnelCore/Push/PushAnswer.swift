@@ -15,7 +15,9 @@ public enum PushAnswer: Sendable, Equatable, Hashable {
 extension QuestionReply: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
-        case .answer(let label): hasher.combine(0); hasher.combine(label)
+        case .answer(let label):
+            hasher.combine(0)
+            hasher.combine(label)
         case .dismiss: hasher.combine(1)
         }
     }

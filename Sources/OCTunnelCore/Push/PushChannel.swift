@@ -31,10 +31,13 @@ public final class PushChannel: @unchecked Sendable {
         if let requestID = notice.requestID(of: moment), PendingPermission.isRouteSafe(requestID) {
             let answers = notice.answers(for: moment)
             let nonces = book.issue(requestID: requestID, directory: moment.directory, answers: answers)
-            actions = zip(answers, nonces).map { answer, nonce in button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce)) }
+            actions = zip(answers, nonces).map { answer, nonce in
+                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce))
+            }
             if !actions.isEmpty { remember(requestID, moment) }
         }
-        try send(NtfyMessage(topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags, actions: actions))
+        try send(
+            NtfyMessage(topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags, actions: actions))
     }
 
     /// Says on the phone that request `requestID` was answered elsewhere (the laptop, a terminal,
@@ -53,14 +56,16 @@ public final class PushChannel: @unchecked Sendable {
 
     /// A button that posts `tap` to the reply topic, with the token when there is one.
     func button(_ label: String, _ tap: PushTap) -> NtfyMessage.Action {
-        NtfyMessage.Action(label: label, url: settings.replyURL.text(), headers: token.map { ["Authorization": "Bearer \($0)"] }, body: tap.body)
+        NtfyMessage.Action(
+            label: label, url: settings.replyURL.text(), headers: token.map { ["Authorization": "Bearer \($0)"] }, body: tap.body)
     }
 
     /// Publishes `message` (`POST /` with its JSON) and checks the server took it.
     public func send(_ message: NtfyMessage) throws(PushError) {
         let url = settings.url.serverRoot
-        let request = PushHTTPRequest(method: "POST", url: url, headers: PushToken.headers(token) + [("Content-Type", "application/json")],
-                                      body: message.body(redacting: secrets))
+        let request = PushHTTPRequest(
+            method: "POST", url: url, headers: PushToken.headers(token) + [("Content-Type", "application/json")],
+            body: message.body(redacting: secrets))
         let answer = try http.send(request)
         try Self.judge(answer, url: url, hasToken: token != nil, secrets: secrets + [token].compactMap { $0 })
     }

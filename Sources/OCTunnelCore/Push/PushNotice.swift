@@ -40,11 +40,12 @@ public struct PushNotice: Sendable {
     /// The push's title and text.
     public func words(for moment: AgentMoment) -> (title: String, message: String) {
         guard detail == .full else {
-            let title = switch moment.kind {
-            case .finished: "OpenCode finished"
-            case .failed: "OpenCode failed"
-            case .permission: moment.question == nil ? "OpenCode asks for permission" : "OpenCode asks a question"
-            }
+            let title =
+                switch moment.kind {
+                case .finished: "OpenCode finished"
+                case .failed: "OpenCode failed"
+                case .permission: moment.question == nil ? "OpenCode asks for permission" : "OpenCode asks a question"
+                }
             let count = moment.merged.map { " (+\($0.count) more)" } ?? ""
             return (title + count, moment.kind == .permission ? "It waits for your answer." : "Open OpenCode to see it.")
         }
@@ -64,7 +65,9 @@ public struct PushNotice: Sendable {
     /// The follow-up push's words when request `requestID` was answered somewhere else.
     public func answeredElsewhere(_ moment: AgentMoment?) -> (title: String, message: String) {
         let what = moment?.question == nil ? "permission" : "question"
-        guard detail == .full, let moment else { return ("OpenCode: answered elsewhere", "A \(what) was answered elsewhere; its buttons do nothing now.") }
+        guard detail == .full, let moment else {
+            return ("OpenCode: answered elsewhere", "A \(what) was answered elsewhere; its buttons do nothing now.")
+        }
         return ("OpenCode: answered elsewhere", "The \(what) in \(moment.sessionName) was answered elsewhere; its buttons do nothing now.")
     }
 }

@@ -55,7 +55,8 @@ public struct PushSettings: Codable, Sendable, Equatable {
             guard PushURL.isTopic(settings.replyTopic), settings.url.topic != nil else { throw CocoaError(.coderInvalidValue) }
             return settings
         } catch {
-            throw .settings(.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not valid (run `octunnel push setup` again)"))
+            throw .settings(
+                .badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not valid (run `octunnel push setup` again)"))
         }
     }
 

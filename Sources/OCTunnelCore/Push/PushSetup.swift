@@ -15,13 +15,16 @@ public enum PushSetup {
     }
 
     /// Runs setup and saves; nothing is saved unless the server answered as ntfy and took the token.
-    public static func run(url text: String, tokenFile: String?, caFile: String?, detail: PushDetail,
-                           home: OctunnelDirectory, profile: ProfileName) throws(PushError) -> Outcome {
+    public static func run(
+        url text: String, tokenFile: String?, caFile: String?, detail: PushDetail,
+        home: OctunnelDirectory, profile: ProfileName
+    ) throws(PushError) -> Outcome {
         var url = try PushURL.parse(text)
         if url.topic == nil { url = url.with(topic: PushSettings.newTopic(prefix: "oc-")) }
         let token = try tokenFile.map { path throws(PushError) in try PushToken.read(path) }
-        let settings = PushSettings(url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), tokenFile: tokenFile,
-                                    caFile: caFile, detail: detail)
+        let settings = PushSettings(
+            url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), tokenFile: tokenFile,
+            caFile: caFile, detail: detail)
         let http = PushHTTP(options: PushHTTPOptions(caFile: caFile))
         try checkHealth(url, http: http)
         for topic in [url, settings.replyURL] { try checkRead(topic, token: token, http: http) }
@@ -44,7 +47,8 @@ public enum PushSetup {
     /// Reads `topic` once (`GET /TOPIC/json?poll=1&since=none`): 200 when the token (or anyone)
     /// may read it, 401/403 when not.
     static func checkRead(_ topic: PushURL, token: String?, http: PushHTTP) throws(PushError) {
-        let answer = try http.send(PushHTTPRequest(method: "GET", url: topic, headers: PushToken.headers(token)).at("/json?poll=1&since=none"))
+        let answer = try http.send(
+            PushHTTPRequest(method: "GET", url: topic, headers: PushToken.headers(token)).at("/json?poll=1&since=none"))
         try PushChannel.judge(answer, url: topic.serverRoot, hasToken: token != nil, secrets: [token].compactMap { $0 })
     }
 
@@ -56,10 +60,14 @@ public enum PushSetup {
             "  server \(settings.url.server), topic \(settings.url.topic ?? "")",
         ]
         if settings.tokenFile != nil {
-            lines.append("The server has access control: in the app, add the server as a user (Settings, Manage users) that may read this topic.")
+            lines.append(
+                "The server has access control: in the app, add the server as a user (Settings, Manage users) that may read this topic.")
         }
         if settings.url.host != "ntfy.sh" {
-            lines.append("For an iPhone: Apple's push reaches a self-hosted server only through ntfy.sh; set `upstream-base-url: \"https://ntfy.sh\"` in the server's server.yml (and restart ntfy).")
+            lines.append(
+                "For an iPhone: Apple's push reaches a self-hosted server only through ntfy.sh; "
+                    + "set `upstream-base-url: \"https://ntfy.sh\"` in the server's server.yml (and restart ntfy)."
+            )
         }
         lines.append("Whoever knows the topic can read these pushes and answer them: keep the address to yourself (docs/security.md).")
         lines.append("Then: `octunnel push test` sends one push with a button, and says when its tap came back.")
@@ -71,13 +79,17 @@ public enum PushSetup {
 public enum PushTest {
     /// Sends the test push and waits (at most `wait` seconds) for its button's tap on the reply
     /// topic; returns the seconds the round trip took. `report` gets what the listener says.
-    public static func run(settings: PushSettings, token: String?, wait: Double,
-                           report: @escaping @Sendable (String) -> Void) throws(PushError) -> Double {
+    public static func run(
+        settings: PushSettings, token: String?, wait: Double,
+        report: @escaping @Sendable (String) -> Void
+    ) throws(PushError) -> Double {
         let channel = PushChannel(settings: settings, token: token, secrets: [])
         let tapped = DispatchSemaphore(value: 0)
-        let listener = channel.listener(answer: { _, _, _ in tapped.signal() }, report: { line in
-            if !line.contains(" from the phone") { report(line) }
-        })
+        let listener = channel.listener(
+            answer: { _, _, _ in tapped.signal() },
+            report: { line in
+                if !line.contains(" from the phone") { report(line) }
+            })
         listener.start()
         defer { listener.stop() }
         guard listener.waitUntilOpen(timeout: min(wait, 15)) else {
@@ -86,9 +98,11 @@ public enum PushTest {
         let requestID = "octunnel-test-" + PushSettings.newTopic(prefix: "").prefix(8)
         let nonce = channel.book.issue(requestID: requestID, directory: nil, answers: [.permission(.once)])[0]
         let started = Date()
-        try channel.send(NtfyMessage(topic: settings.url.topic ?? "", title: "octunnel: test push",
-                                     message: "Tap the button: octunnel reads the tap back on the home machine.", priority: 3,
-                                     tags: ["bell"], actions: [channel.button("It works", PushTap(requestID: requestID, nonce: nonce))]))
+        try channel.send(
+            NtfyMessage(
+                topic: settings.url.topic ?? "", title: "octunnel: test push",
+                message: "Tap the button: octunnel reads the tap back on the home machine.", priority: 3,
+                tags: ["bell"], actions: [channel.button("It works", PushTap(requestID: requestID, nonce: nonce))]))
         guard tapped.wait(timeout: .now() + wait) == .success else { throw .notTapped(seconds: Int(wait)) }
         return Date().timeIntervalSince(started)
     }

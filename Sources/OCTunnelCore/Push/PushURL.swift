@@ -19,7 +19,11 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
         func bad(_ why: String) -> PushError { .badURL(text: OutsideText.shown(text, limit: 200), reason: why) }
         let lowered = text.lowercased()
         let secure: Bool
-        if lowered.hasPrefix("https://") { secure = true } else if lowered.hasPrefix("http://") { secure = false } else {
+        if lowered.hasPrefix("https://") {
+            secure = true
+        } else if lowered.hasPrefix("http://") {
+            secure = false
+        } else {
             throw bad("it must start with https:// or http://")
         }
         var rest = Substring(text.dropFirst(secure ? 8 : 7))
@@ -31,10 +35,14 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         let topic: String? = rest.isEmpty ? nil : String(rest)
         if let topic, !isTopic(topic) {
-            throw bad("\"\(OutsideText.shown(topic, limit: 80))\" is not a topic name (1-\(topicLimit) letters, digits, _ or -, one path segment)")
+            throw bad(
+                "\"\(OutsideText.shown(topic, limit: 80))\" is not a topic name (1-\(topicLimit) letters, digits, _ or -, one path segment)"
+            )
         }
         let hostPort: HostPort
-        do { hostPort = try HostPort.parse(String(authority), defaultPort: secure ? 443 : 80) } catch { throw bad("its host: \(error.message)") }
+        do { hostPort = try HostPort.parse(String(authority), defaultPort: secure ? 443 : 80) } catch {
+            throw bad("its host: \(error.message)")
+        }
         let port = hostPort.port
         guard (1...65535).contains(port) else { throw bad("its port must be 1-65535") }
         guard !hostPort.host.isEmpty, hostPort.host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "%" }) else {
@@ -45,9 +53,10 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `text` is a topic name ntfy takes.
     public static func isTopic(_ text: String) -> Bool {
-        (1...topicLimit).contains(text.utf8.count) && text.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D
-        }
+        (1...topicLimit).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D
+            }
     }
 
     /// The server's root, `https://ntfy.example.org` (the port only when not the scheme's own).
@@ -79,7 +88,9 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
 extension PushURL: Codable {
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        do { self = try PushURL.parse(text) } catch { throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.localizedDescription)) }
+        do { self = try PushURL.parse(text) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.localizedDescription))
+        }
     }
 
     public func encode(to encoder: Encoder) throws {

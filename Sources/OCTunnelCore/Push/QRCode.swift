@@ -30,14 +30,15 @@ public struct QRCode: Sendable, Equatable {
             return modules[r][c]
         }
         return stride(from: 0, to: size, by: 2).map { row in
-            String((0..<size).map { column -> Character in
-                switch (dark(row, column), row + 1 < size ? dark(row + 1, column) : false) {
-                case (false, false): "\u{2588}"
-                case (false, true): "\u{2580}"
-                case (true, false): "\u{2584}"
-                case (true, true): " "
-                }
-            })
+            String(
+                (0..<size).map { column -> Character in
+                    switch (dark(row, column), row + 1 < size ? dark(row + 1, column) : false) {
+                    case (false, false): "\u{2588}"
+                    case (false, true): "\u{2580}"
+                    case (true, false): "\u{2584}"
+                    case (true, true): " "
+                    }
+                })
         }
     }
 }

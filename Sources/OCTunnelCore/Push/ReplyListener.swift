@@ -26,15 +26,22 @@ public final class ReplyListener: @unchecked Sendable {
     public var backoff: Double = 1
     public var maxBackoff: Double = 30
 
-    init(url: PushURL, token: String?, http: PushHTTP, book: NonceBook, secrets: [String],
-         answer: @escaping PushAnswerer, report: @escaping @Sendable (String) -> Void) {
-        (self.url, self.token, self.http, self.book, self.secrets, self.answer, self.report) = (url, token, http, book, secrets, answer, report)
+    init(
+        url: PushURL, token: String?, http: PushHTTP, book: NonceBook, secrets: [String],
+        answer: @escaping PushAnswerer, report: @escaping @Sendable (String) -> Void
+    ) {
+        (self.url, self.token, self.http, self.book, self.secrets, self.answer, self.report) = (
+            url, token, http, book, secrets, answer, report
+        )
         state.update { $0.cursor = String(Int(Date().timeIntervalSince1970)) }
     }
 
     /// Starts reading on a thread of its own.
     public func start() {
-        let thread = Thread { [self] in run(); finished.signal() }
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
         thread.name = "octunnel push replies"
         state.update { $0.thread = thread }
         thread.start()
@@ -43,18 +50,24 @@ public final class ReplyListener: @unchecked Sendable {
     /// Stops reading, promptly, and waits (at most `timeout` seconds) for the thread to end.
     public func stop(timeout: Double = 5) {
         stopper.stop()
-        wake.lock(); wake.broadcast(); wake.unlock()
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
         guard state.value.thread != nil else { return }
         _ = finished.wait(timeout: .now() + timeout)
     }
 
     /// How many times the stream opened, taps answered and taps refused (for tests and status).
-    public var counts: (opened: Int, answered: Int, refused: Int) { let value = state.value; return (value.opened, value.answered, value.refused) }
+    public var counts: (opened: Int, answered: Int, refused: Int) {
+        let value = state.value
+        return (value.opened, value.answered, value.refused)
+    }
 
     /// Waits until the stream opened `times` times in all (at most `timeout` seconds).
     public func waitUntilOpen(times: Int = 1, timeout: Double) -> Bool {
         let deadline = Date() + timeout
-        wake.lock(); defer { wake.unlock() }
+        wake.lock()
+        defer { wake.unlock() }
         while state.value.opened < times {
             guard wake.wait(until: deadline) else { return state.value.opened >= times }
         }
@@ -65,7 +78,8 @@ public final class ReplyListener: @unchecked Sendable {
         var delay = backoff
         var lastSaid = ""
         while !stopper.isStopped {
-            let request = PushHTTPRequest(method: "GET", url: url, headers: PushToken.headers(token)).at("/json?since=\(state.value.cursor)")
+            let request = PushHTTPRequest(method: "GET", url: url, headers: PushToken.headers(token)).at(
+                "/json?since=\(state.value.cursor)")
             let ended: PushError?
             do {
                 ended = try http.stream(request, stop: stopper, silence: silence) { [self] line in
@@ -77,8 +91,13 @@ public final class ReplyListener: @unchecked Sendable {
                 ended = error
             }
             guard let ended, !stopper.isStopped else { break }
-            let said = "push: the reply stream stopped (\(OutsideText.redacting(ended.localizedDescription, secrets: secrets + [token].compactMap { $0 })))"
-            if said != lastSaid { report(said); lastSaid = said }
+            let said =
+                "push: the reply stream stopped ("
+                + OutsideText.redacting(ended.localizedDescription, secrets: secrets + [token].compactMap { $0 }) + ")"
+            if said != lastSaid {
+                report(said)
+                lastSaid = said
+            }
             wake.lock()
             if !stopper.isStopped { _ = wake.wait(until: Date() + delay) }
             wake.unlock()
@@ -91,7 +110,9 @@ public final class ReplyListener: @unchecked Sendable {
         guard let event = NtfyEvent.parse(line) else { return }
         if event.event == "open" {
             state.update { $0.opened += 1 }
-            wake.lock(); wake.broadcast(); wake.unlock()
+            wake.lock()
+            wake.broadcast()
+            wake.unlock()
             return
         }
         guard event.isMessage else { return }
@@ -104,7 +125,10 @@ public final class ReplyListener: @unchecked Sendable {
         switch book.take(requestID: tap.requestID, nonce: tap.nonce) {
         case .failure(let refused):
             state.update { $0.refused += 1 }
-            report("push: a \(refused.refusal.rawValue) tap for request \(OutsideText.shown(tap.requestID, secrets: secrets, limit: 128)) sent nothing")
+            report(
+                "push: a \(refused.refusal.rawValue) tap for request "
+                    + "\(OutsideText.shown(tap.requestID, secrets: secrets, limit: 128)) sent nothing"
+            )
         case .success(let entry):
             state.update { $0.answered += 1 }
             let id = OutsideText.shown(entry.requestID, secrets: secrets, limit: 128)

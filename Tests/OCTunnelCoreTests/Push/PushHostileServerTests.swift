@@ -1,9 +1,11 @@
 import Foundation
-import Testing
-@testable import OCTunnelCore
 import OCTunnelTestSupport
+import Testing
+
+@testable import OCTunnelCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A push server that never answers, or answers without end, never stalls whoever pushes or
@@ -21,10 +23,17 @@ struct PushHostileServerTests {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-            guard bound == 0, listen(fd, 16) == 0 else { close(fd); throw HarnessError("cannot listen: \(String(cString: strerror(errno)))") }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0, listen(fd, 16) == 0 else {
+                close(fd)
+                throw HarnessError("cannot listen: \(String(cString: strerror(errno)))")
+            }
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
             port = Int(UInt16(bigEndian: address.sin_port))
         }
         deinit { close(fd) }
@@ -37,7 +46,9 @@ struct PushHostileServerTests {
         var options = PushHTTPOptions()
         options.timeout = 1
         let started = Date()
-        #expect(throws: PushError.timedOut(url: url.shown)) { try PushHTTP(options: options).send(PushHTTPRequest(method: "POST", url: url, body: [1])) }
+        #expect(throws: PushError.timedOut(url: url.shown)) {
+            try PushHTTP(options: options).send(PushHTTPRequest(method: "POST", url: url, body: [1]))
+        }
         #expect(Date().timeIntervalSince(started) < 5)
 
         let settings = PushSettings(url: url, replyTopic: "oc-reply-t")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import OCTunnelCore
 import OCTunnelTestSupport
+import Testing
+
+@testable import OCTunnelCore
 
 /// The push against a real ntfy server (Debian 13's 2.11) and a scripted phone that taps the
 /// buttons as ntfy's app does. Without a Debian 13 root holding ntfy, each test cancels with the
@@ -15,10 +16,26 @@ struct PushNtfyTests {
         let lock = NSLock()
         var sent: [(id: String, directory: String?, answer: PushAnswer)] = []
         var said: [String] = []
-        func add(_ id: String, _ directory: String?, _ answer: PushAnswer) { lock.lock(); sent.append((id, directory, answer)); lock.unlock() }
-        func say(_ line: String) { lock.lock(); said.append(line); lock.unlock() }
-        var count: Int { lock.lock(); defer { lock.unlock() }; return sent.count }
-        var lines: [String] { lock.lock(); defer { lock.unlock() }; return said }
+        func add(_ id: String, _ directory: String?, _ answer: PushAnswer) {
+            lock.lock()
+            sent.append((id, directory, answer))
+            lock.unlock()
+        }
+        func say(_ line: String) {
+            lock.lock()
+            said.append(line)
+            lock.unlock()
+        }
+        var count: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return sent.count
+        }
+        var lines: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return said
+        }
     }
 
     static func server(tls: Bool = false, auth: Bool = false) throws -> NtfyServer {
@@ -28,19 +45,24 @@ struct PushNtfyTests {
 
     static func settings(_ server: NtfyServer, detail: PushDetail = .full) throws -> PushSettings {
         let url = try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-"))
-        return PushSettings(url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), caFile: server.tls ? server.caFile : nil, detail: detail)
+        return PushSettings(
+            url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), caFile: server.tls ? server.caFile : nil, detail: detail)
     }
 
-    static func permission(_ id: String, title: String = "Fix the login bug", directory: String = "/home/me/project",
-                           detail: String = "bash: git push origin main") -> AgentMoment {
+    static func permission(
+        _ id: String, title: String = "Fix the login bug", directory: String = "/home/me/project",
+        detail: String = "bash: git push origin main"
+    ) -> AgentMoment {
         var moment = AgentMoment(kind: .permission, sessionID: "ses_1", title: title, directory: directory, detail: detail)
         moment.permissionID = id
         return moment
     }
 
     /// A channel, its listener started (open), the phone, and the recorder.
-    static func listening(_ server: NtfyServer, _ settings: PushSettings, token: String? = nil, book: NonceBook = NonceBook(),
-                          secrets: [String] = [password]) throws -> (PushChannel, ReplyListener, NtfyPhone, Answers) {
+    static func listening(
+        _ server: NtfyServer, _ settings: PushSettings, token: String? = nil, book: NonceBook = NonceBook(),
+        secrets: [String] = [password]
+    ) throws -> (PushChannel, ReplyListener, NtfyPhone, Answers) {
         let channel = PushChannel(settings: settings, token: token, secrets: secrets, book: book)
         let answers = Answers()
         let listener = channel.listener(answer: { answers.add($0, $1, $2) }, report: { answers.say($0) })
@@ -88,7 +110,8 @@ struct PushNtfyTests {
         try channel.push(Self.permission("per_first"))
         try channel.push(Self.permission("per_second"))
         let messages = try phone.waitForMessages(2)
-        let first = NtfyPhone.actions(messages[0]), second = NtfyPhone.actions(messages[1])
+        let first = NtfyPhone.actions(messages[0])
+        let second = NtfyPhone.actions(messages[1])
         #expect(try phone.tap(first[0]) == 200)
         #expect(waitUntil(timeout: 10) { answers.count == 1 })
         let used = PushTap.parse(first[0]["body"] as! String)!
@@ -115,8 +138,9 @@ struct PushNtfyTests {
         #expect(answers.sent.last?.answer == .permission(.reject))
 
         // Expired: a book whose nonces live no time at all.
-        let (expiring, expiringListener, expiringPhone, expiringAnswers) = try Self.listening(server, try Self.settings(server),
-                                                                                                book: NonceBook(lifetime: 0))
+        let (expiring, expiringListener, expiringPhone, expiringAnswers) = try Self.listening(
+            server, try Self.settings(server),
+            book: NonceBook(lifetime: 0))
         defer { expiringListener.stop() }
         try expiring.push(Self.permission("per_late"))
         #expect(try expiringPhone.tap(NtfyPhone.actions(try expiringPhone.waitForMessages(1)[0])[0]) == 200)
@@ -152,12 +176,16 @@ struct PushNtfyTests {
         let (channel, listener, phone, answers) = try Self.listening(server, settings)
         defer { listener.stop() }
         try channel.push(Self.permission("per_brief"))
-        var question = AgentMoment(kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
+        var question = AgentMoment(
+            kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
         question.question = AskedQuestion(id: "que_brief", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
         try channel.push(question)
         let messages = try phone.waitForMessages(2)
-        let text = messages.map { "\($0["title"] ?? "") \($0["message"] ?? "") \(NtfyPhone.actions($0).map { $0["label"] ?? "" })" }.joined(separator: " ")
-        for private_ in ["Fix the login bug", "project", "git push", "/home/me", "Pick a DB", "/srv/app", "Which database", "Postgres", "SQLite"] {
+        let text = messages.map { "\($0["title"] ?? "") \($0["message"] ?? "") \(NtfyPhone.actions($0).map { $0["label"] ?? "" })" }.joined(
+            separator: " ")
+        for private_ in [
+            "Fix the login bug", "project", "git push", "/home/me", "Pick a DB", "/srv/app", "Which database", "Postgres", "SQLite",
+        ] {
             #expect(!text.contains(private_), "brief push shows \(private_)")
         }
         #expect(messages[0]["title"] as? String == "OpenCode asks for permission" && NtfyPhone.actions(messages[0]).count == 3)
@@ -171,7 +199,8 @@ struct PushNtfyTests {
         let server = try Self.server()
         let (channel, listener, phone, answers) = try Self.listening(server, try Self.settings(server))
         defer { listener.stop() }
-        var question = AgentMoment(kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
+        var question = AgentMoment(
+            kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
         question.question = AskedQuestion(id: "que_db", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
         try channel.push(question)
         let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
@@ -205,7 +234,10 @@ struct PushNtfyTests {
         let refused = PushChannel(settings: untrusting, token: nil, secrets: [])
         #expect(throws: PushError.self) { try refused.push(Self.permission("per_tls")) }
         do { try refused.push(Self.permission("per_tls")) } catch {
-            guard case .certificateNotVerified = error else { Issue.record("\(error)"); return }
+            guard case .certificateNotVerified = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(error.exitStatus == .pushCertificate && error.errorDescription?.contains("\n") == false)
         }
         let phone = NtfyPhone(topicURL: settings.url.text(), caFile: server.caFile)

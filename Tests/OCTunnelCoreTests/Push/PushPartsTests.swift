@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import OCTunnelCore
 
 /// The push's pure parts: the URL it takes, the nonces, a tap's and a stream line's parsing, the
@@ -14,11 +15,15 @@ struct PushPartsTests {
         let bare = try PushURL.parse("http://127.0.0.1:8080/")
         #expect(bare.topic == nil && bare.port == 8080 && bare.server == "http://127.0.0.1:8080")
         #expect(try PushURL.parse("http://[::1]:81/t").server == "http://[::1]:81")
-        for bad in ["ftp://x/t", "ntfy.sh/t", "https://u:p@ntfy.sh/t", "https://ntfy.sh/t?x=1", "https://ntfy.sh/a/b", "https://ntfy.sh/t#f",
-                    "https://ntfy.sh/\u{1b}[31m", "https:///t", "https://ntfy.sh:0/t", "https://ntfy.sh/" + String(repeating: "a", count: 65)] {
+        for bad in [
+            "ftp://x/t", "ntfy.sh/t", "https://u:p@ntfy.sh/t", "https://ntfy.sh/t?x=1", "https://ntfy.sh/a/b", "https://ntfy.sh/t#f",
+            "https://ntfy.sh/\u{1b}[31m", "https:///t", "https://ntfy.sh:0/t", "https://ntfy.sh/" + String(repeating: "a", count: 65),
+        ] {
             #expect(throws: PushError.self, "\(bad)") { try PushURL.parse(bad) }
             do { _ = try PushURL.parse(bad) } catch {
-                #expect(error.exitStatus == .usage && error.errorDescription?.contains("\u{1b}") == false && error.errorDescription?.contains("\n") == false)
+                #expect(
+                    error.exitStatus == .usage && error.errorDescription?.contains("\u{1b}") == false
+                        && error.errorDescription?.contains("\n") == false)
             }
         }
     }
@@ -46,8 +51,10 @@ struct PushPartsTests {
     func parsing() {
         let nonce = String(repeating: "ab", count: 16)
         #expect(PushTap.parse("octunnel1 per_x \(nonce)\n") == PushTap(requestID: "per_x", nonce: nonce))
-        for bad in ["", "octunnel1 per_x", "octunnel2 per_x \(nonce)", "octunnel1 ../x \(nonce)", "octunnel1 per_x \(nonce.uppercased())",
-                    "octunnel1  per_x \(nonce)", "octunnel1 per_x \(nonce) more"] {
+        for bad in [
+            "", "octunnel1 per_x", "octunnel2 per_x \(nonce)", "octunnel1 ../x \(nonce)", "octunnel1 per_x \(nonce.uppercased())",
+            "octunnel1  per_x \(nonce)", "octunnel1 per_x \(nonce) more",
+        ] {
             #expect(PushTap.parse(bad) == nil, "\(bad)")
         }
         let line = #"{"id":"Wpvj4Ds6XHXT","time":1795826425,"event":"message","topic":"t","message":"hi"}"#
@@ -60,8 +67,9 @@ struct PushPartsTests {
     @Test("a password in any text, even one JSON escapes, leaves the body as ***")
     func redaction() {
         let secret = "p\"w/\\x"
-        let message = NtfyMessage(topic: "t", title: "a \(secret)", message: "b \(secret)",
-                                  actions: [.init(label: "c \(secret)", url: "http://h/r", headers: nil, body: "octunnel1 x y")])
+        let message = NtfyMessage(
+            topic: "t", title: "a \(secret)", message: "b \(secret)",
+            actions: [.init(label: "c \(secret)", url: "http://h/r", headers: nil, body: "octunnel1 x y")])
         let body = String(decoding: message.body(redacting: [secret]), as: UTF8.self)
         #expect(!body.contains(secret) && !body.contains(#"p\"w\/\\x"#) && !body.contains(#"p\"w/\\x"#))
         #expect(body.components(separatedBy: "***").count == 4)
@@ -69,9 +77,11 @@ struct PushPartsTests {
 
     @Test("brief says the kind only; full says the session and what is asked")
     func words() {
-        var moment = AgentMoment(kind: .permission, sessionID: "ses_1", title: "Fix login", directory: "/home/me/app", detail: "bash: rm -rf build")
+        var moment = AgentMoment(
+            kind: .permission, sessionID: "ses_1", title: "Fix login", directory: "/home/me/app", detail: "bash: rm -rf build")
         moment.permissionID = "per_1"
-        let brief = PushNotice(detail: .brief).words(for: moment), full = PushNotice(detail: .full).words(for: moment)
+        let brief = PushNotice(detail: .brief).words(for: moment)
+        let full = PushNotice(detail: .full).words(for: moment)
         #expect(brief == ("OpenCode asks for permission", "It waits for your answer."))
         #expect(full.title.contains("Fix login") && full.message.contains("rm -rf build"))
         #expect(PushNotice(detail: .brief).answers(for: moment).count == 3)
@@ -101,20 +111,24 @@ struct PushPartsTests {
     @Test("push settings live in profiles.NAME.push: saved beside the tunnel section, which is kept byte for byte, and read back")
     func settingsBesideTheRest() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("octunnel-push-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let home = OctunnelDirectory(path: directory)
         let tunnel: [String: Any] = ["target": "me@vps", "remotePort": 18080, "unknownKey": ["kept": true]]
         let raw: [String: Any] = ["version": 2, "profiles": ["work": ["tunnel": tunnel]]]
         try JSONSerialization.data(withJSONObject: raw).write(to: URL(fileURLWithPath: home.configPath))
         #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == nil)
-        let settings = PushSettings(url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t", detail: .full)
+        let settings = PushSettings(
+            url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t", detail: .full)
         try settings.save(home: home, profile: ProfileName("work"))
         #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == settings)
         #expect(try PushSettings.load(home: home, profile: .default) == nil)
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.configPath))) as? [String: Any]
         let work = (written?["profiles"] as? [String: Any])?["work"] as? [String: Any]
-        func text(_ value: Any) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self) }
+        func text(_ value: Any) throws -> String {
+            String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
+        }
         #expect(try text(work?["tunnel"] ?? [:]) == text(tunnel))
         #expect((work?["push"] as? [String: Any])?["tokenFile"] as? String == "/t")
     }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import OCTunnelCore
 import OCTunnelTestSupport
+import Testing
 
 /// `octunnel push setup` and `push test` as a user runs them, against a real ntfy server and a
 /// scripted phone (cancelled with the reason when no Debian 13 root holds ntfy).
@@ -37,7 +37,8 @@ struct PushCommandTests {
         let badURL = try run(octunnelBinary, ["push", "setup", "ftp://x/t", "--home", home.path])
         #expect(badURL.status == 64 && badURL.stderr.split(separator: "\n").count == 1, "\(badURL)")
         try home.write("token", "tk_secret123\n", mode: 0o644)
-        let open = try run(octunnelBinary, ["push", "setup", "http://127.0.0.1:9/t", "--home", home.path, "--push-token-file", home.file("token")])
+        let open = try run(
+            octunnelBinary, ["push", "setup", "http://127.0.0.1:9/t", "--home", home.path, "--push-token-file", home.file("token")])
         #expect(open.status == 77 && !open.stderr.contains("tk_secret123"), "\(open)")
         let notSetUp = try run(octunnelBinary, ["push", "test", "--home", home.path])
         #expect(notSetUp.status == 66, "\(notSetUp)")
@@ -57,7 +58,8 @@ struct PushCommandTests {
         let line = try #require(proxy.waitForLine(containing: "LISTENING", stdout: true, timeout: 15))
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
         environment["HTTPS_PROXY"] = "http://127.0.0.1:\(line.split(separator: " ").last!)"
-        let setup = try run(octunnelBinary, ["push", "setup", server.url, "--push-ca-file", server.caFile, "--home", home.path], environment: environment)
+        let setup = try run(
+            octunnelBinary, ["push", "setup", server.url, "--push-ca-file", server.caFile, "--home", home.path], environment: environment)
         #expect(setup.status == 0, "\(setup)")
         let log = (try? String(contentsOfFile: home.file("proxy.log"), encoding: .utf8)) ?? ""
         #expect(log.contains("CONNECT 127.0.0.1:\(server.port)"), "\(log)")

@@ -25,7 +25,10 @@ final class CurlSink {
     func take(_ pointer: UnsafeRawBufferPointer) -> Bool {
         lastByte = MonotonicClock.now()
         guard let onLine else {
-            guard bytes.count + pointer.count <= limit else { overflowed = true; return false }
+            guard bytes.count + pointer.count <= limit else {
+                overflowed = true
+                return false
+            }
             bytes.append(contentsOf: pointer)
             return true
         }
@@ -33,9 +36,15 @@ final class CurlSink {
             if byte == 0x0A {
                 let line = String(decoding: bytes, as: UTF8.self)
                 bytes.removeAll(keepingCapacity: true)
-                guard onLine(line) else { stopped = true; return false }
+                guard onLine(line) else {
+                    stopped = true
+                    return false
+                }
             } else {
-                guard bytes.count < limit else { overflowed = true; return false }
+                guard bytes.count < limit else {
+                    overflowed = true
+                    return false
+                }
                 bytes.append(byte)
             }
         }
@@ -63,13 +72,17 @@ final class CurlEasy {
     /// A handle for `request` (TLS verified against the system's CAs and `caFile`; only http and
     /// https, no redirect followed, no signal used), writing into `sink`.
     init(_ request: PushHTTPRequest, options: PushHTTPOptions, sink: CurlSink) throws(PushError) {
-        guard CurlGlobal.started, let handle = curl_easy_init() else { throw .transport(url: request.url.shown, detail: "libcurl could not start") }
+        guard CurlGlobal.started, let handle = curl_easy_init() else {
+            throw .transport(url: request.url.shown, detail: "libcurl could not start")
+        }
         self.handle = handle
         self.sink = sink
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var failed = false
         func long(_ option: CURLoption, _ value: Int) { failed = failed || octunnel_curl_setopt_long(handle, option, value) != CURLE_OK }
-        func text(_ option: CURLoption, _ value: String) { failed = failed || octunnel_curl_setopt_string(handle, option, value) != CURLE_OK }
+        func text(_ option: CURLoption, _ value: String) {
+            failed = failed || octunnel_curl_setopt_string(handle, option, value) != CURLE_OK
+        }
         text(CURLOPT_URL, request.url.text + request.suffix)
         text(CURLOPT_PROTOCOLS_STR, "http,https")
         long(CURLOPT_FOLLOWLOCATION, 0)
@@ -79,11 +92,20 @@ final class CurlEasy {
         long(CURLOPT_CONNECTTIMEOUT_MS, Int(options.connectTimeout * 1000))
         if !request.streaming { long(CURLOPT_TIMEOUT_MS, Int(options.timeout * 1000)) }
         // The system's CAs stay trusted beside the file's (OpenSSL reads both).
-        if let caFile = options.caFile { text(CURLOPT_CAINFO, caFile); text(CURLOPT_CAPATH, "/etc/ssl/certs") }
+        if let caFile = options.caFile {
+            text(CURLOPT_CAINFO, caFile)
+            text(CURLOPT_CAPATH, "/etc/ssl/certs")
+        }
         text(CURLOPT_CUSTOMREQUEST, request.method)
         if let body = request.body {
             long(CURLOPT_POSTFIELDSIZE, body.count)
-            failed = failed || body.withUnsafeBytes { octunnel_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!)) } != CURLE_OK
+            failed =
+                failed
+                || body.withUnsafeBytes {
+                    octunnel_curl_setopt_pointer(
+                        handle, CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                } != CURLE_OK
         }
         for (name, value) in request.headers { headers = curl_slist_append(headers, "\(name): \(value)") }
         // libcurl would add `Expect: 100-continue` to a larger POST and wait for it.

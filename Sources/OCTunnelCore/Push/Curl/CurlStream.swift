@@ -30,7 +30,9 @@ final class CurlStream: @unchecked Sendable {
         defer { curl_multi_remove_handle(multi, easy.handle) }
         var running: Int32 = 1
         while running > 0 && !stopped.value {
-            guard curl_multi_perform(multi, &running) == CURLM_OK else { return .transport(url: url.shown, detail: "libcurl's multi interface failed") }
+            guard curl_multi_perform(multi, &running) == CURLM_OK else {
+                return .transport(url: url.shown, detail: "libcurl's multi interface failed")
+            }
             guard running > 0 else { break }
             if MonotonicClock.now() - easy.sink.lastByte > silence { return .silent(url: url.shown, seconds: Int(silence)) }
             // At most one wake-up every 5 s of silence: keepalives, stop() and the data wake it sooner.

@@ -60,8 +60,10 @@ public struct PushHTTP: Sendable {
     /// Reads `request`'s answer line by line into `onLine` until the server ends it, `onLine`
     /// returns false, `stop` is stopped (from any thread), or nothing came for `silence` seconds.
     /// Returns nil when it ended by `stop` or `onLine`; else why it ended.
-    public func stream(_ request: PushHTTPRequest, stop: PushStreamStop, silence: Double,
-                       onLine: @escaping (String) -> Bool) throws(PushError) -> PushError? {
+    public func stream(
+        _ request: PushHTTPRequest, stop: PushStreamStop, silence: Double,
+        onLine: @escaping (String) -> Bool
+    ) throws(PushError) -> PushError? {
         var request = request
         request.streaming = true
         let easy = try CurlEasy(request, options: options, sink: CurlSink(limit: options.lineLimit, onLine: onLine))
@@ -82,7 +84,10 @@ public final class PushStreamStop: @unchecked Sendable {
     /// Stops the stream now and every one attached later.
     public func stop() {
         var stream: CurlStream?
-        state.update { $0.stopped = true; stream = $0.stream }
+        state.update {
+            $0.stopped = true
+            stream = $0.stream
+        }
         stream?.stop()
     }
 
@@ -90,7 +95,10 @@ public final class PushStreamStop: @unchecked Sendable {
 
     fileprivate func attach(_ stream: CurlStream) -> Bool {
         var stopped = false
-        state.update { stopped = $0.stopped; if !stopped { $0.stream = stream } }
+        state.update {
+            stopped = $0.stopped
+            if !stopped { $0.stream = stream }
+        }
         return !stopped
     }
 

@@ -32,7 +32,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let url = try? PushURL.parse(text) {
         let again = try? PushURL.parse(url.text())
         precondition(again == url, context())
-        precondition(isShownClean(url.text()) && !url.text().contains("@") && !url.text().contains("?") && !url.text().contains("#"), context())
+        precondition(
+            isShownClean(url.text()) && !url.text().contains("@") && !url.text().contains("?") && !url.text().contains("#"), context())
         precondition(url.topic.map(PushURL.isTopic) ?? true, context())
     }
     return 0
