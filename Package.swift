@@ -22,12 +22,24 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Push/: HTTPS to an ntfy server (Debian's libcurl, its OpenSSL build) and the subscribe
+        // address as a QR code in the terminal (libqrencode).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         // The C library of each platform, imported in one file each (Linux.swift, Darwin.swift),
         // with what differs between them: octunnel's System/ layer is written once above it.
         .target(name: "OCTunnelLibc"),
         .target(
             name: "OCTunnelCore",
-            dependencies: ["OCTunnelLibc", "CLibSSH2", "COpenSSL"]
+            dependencies: ["OCTunnelLibc", "CLibSSH2", "COpenSSL", "CCurl", "CQRencode"]
         ),
         .executableTarget(
             name: "octunnel",

@@ -19,7 +19,7 @@ config=${FUZZ_CONFIG:-debug}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/octunnel-fuzz.XXXXXX")}
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(FuzzPrivateKey FuzzKnownHosts FuzzTarget FuzzSSHConfig FuzzEncryptedKey FuzzPublicKey
-  FuzzHealthAnswer FuzzEventStream FuzzOpenCodeAnswer FuzzSettings FuzzStatusReply FuzzSessionWatch FuzzServiceFiles FuzzForwardSpec FuzzPermissionList FuzzKeyLines)
+  FuzzHealthAnswer FuzzEventStream FuzzOpenCodeAnswer FuzzSettings FuzzStatusReply FuzzSessionWatch FuzzServiceFiles FuzzForwardSpec FuzzPermissionList FuzzKeyLines FuzzPushReply)
 mkdir -p "$out"
 
 # libFuzzer and the sanitizer runtimes ship with the Swift toolchain (lib/clang/*/lib/linux);

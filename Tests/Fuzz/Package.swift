@@ -29,6 +29,7 @@ let package = Package(
         .executableTarget(name: "FuzzForwardSpec", dependencies: uses),
         .executableTarget(name: "FuzzPermissionList", dependencies: uses),
         .executableTarget(name: "FuzzKeyLines", dependencies: uses),
+        .executableTarget(name: "FuzzPushReply", dependencies: uses),
         .target(name: "FuzzSupport", dependencies: [core]),
     ]
 )

@@ -12,7 +12,8 @@
 
 # handshake (tunnel check, host key, authentication), the forward, home up, the port reclaim
 # program (sshd-session holds the port), roaming, re-keys, the hardened config and today's sshd;
-# authorize, keys and the key's rotation in place (issue 47).
+# authorize, keys and the key's rotation in place (issue 47); the push against Debian 13's ntfy
+# (issue 54: the root holds the server; the host suite cancels them, saying so, while no root is made).
 debian_leg_filters=(
   'TunnelUpTests/(getThroughRestrictedKey|concurrentEcho|halfClose|changedHostKey|keyNotAuthorized|reconnects)\('
   'CheckAndHealthTests/(happyPath|hostKeyLayer|realReverseTunnel)\('
@@ -26,6 +27,8 @@ debian_leg_filters=(
   'AuthorizeTests/'
   'KeyRotationTests/'
   'StolenKeyTests/'
+  'PushNtfyTests/'
+  'PushCommandTests/'
 )
 
 debian_leg() {

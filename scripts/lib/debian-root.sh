@@ -29,6 +29,30 @@ debian_build_packages=(openssh-server openssh-client libssh2-1-dev libssl-dev pk
   binutils libc6-dev gcc g++ libcurl4-openssl-dev libxml2-dev libsqlite3-0 libncurses6 libuuid1
   zlib1g-dev tzdata procps dpkg-dev)
 
+# Added after roots of the list above were made, so not part of a root's name: installed into a
+# root that lacks them whenever it is used (debian_add_missing), and into a new root with the rest.
+# libqrencode-dev: push setup's QR code (libcurl4-openssl-dev, the push's HTTPS client, is above
+# already); ntfy: the real ntfy server the push tests run (Tests/OCTunnelTestSupport/NtfyServer.swift).
+debian_added_packages=(libqrencode-dev ntfy)
+
+# debian_add_missing ROOT: installs the debian_added_packages ROOT lacks, one apt-get at a time
+# per root (a lock beside it).
+debian_add_missing() {
+  local root=$1 missing=() pkg
+  for pkg in "${debian_added_packages[@]}"; do
+    $as_root chroot "$root" dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "== adding ${missing[*]} to $root" >&2
+  (
+    flock 9
+    $as_root cp /etc/resolv.conf "$root/etc/resolv.conf"
+    $as_root chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+      DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" && apt-get clean' \
+      sh "${missing[@]}" >&2
+  ) 9> "$root.apt.lock" || fail "installing ${missing[*]} in $root failed"
+}
+
 # debian_make_root DESTINATION COMMAND...: runs COMMAND with a partial directory as its last
 # argument and renames that into DESTINATION; another script that made DESTINATION meanwhile wins.
 debian_make_root() {
@@ -69,7 +93,7 @@ debian_install_build_packages() {
     $as_root cp /etc/resolv.conf "$1/etc/resolv.conf" &&
     $as_root chroot "$1" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
       DEBIAN_FRONTEND=noninteractive sh -c 'apt-get update -qq &&
-        apt-get install -y -qq --no-install-recommends "$@" && apt-get clean' sh "${debian_build_packages[@]}" \
+        apt-get install -y -qq --no-install-recommends "$@" && apt-get clean' sh "${debian_build_packages[@]}" "${debian_added_packages[@]}" \
       > "$debian_log" 2>&1 || { tail -20 "$debian_log" >&2; return 1; }
   # sshd's privilege-separation directory; the package's own host keys are never used.
   $as_root mkdir -p "$1/run/sshd"
@@ -88,5 +112,6 @@ debian_build_root() {
     echo "   in $(( $(elapsed "$started") / 1000 )) s" >&2
     measured build_root_seconds "$(( $(elapsed "$started") / 1000 ))"
   fi
+  debian_add_missing "$cache"
   echo "$cache"
 }

@@ -26,8 +26,11 @@ install_missing() {
 
 # What octunnel needs to build and to run its tests and demo (iproute2: the network-cut test's
 # namespaces and veth; busybox: the port-reclaim program run with busybox's sh and applets, as
-# on Alpine; sslh: the port reclaim behind a relay in front of sshd, PortReclaimRelayTests).
-OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox sslh)
+# on Alpine; sslh: the port reclaim behind a relay in front of sshd, PortReclaimRelayTests;
+# libcurl4-openssl-dev: the push's HTTPS client, Push/Curl; libqrencode-dev: push setup's QR code;
+# curl: the scripted phone of the push tests).
+OCTUNNEL_PACKAGES=(libssh2-1-dev libssl-dev openssh-client openssh-server python3 pkg-config iproute2 busybox sslh
+  libcurl4-openssl-dev libqrencode-dev curl)
 # The real browser of the tests that open a page, and the desktop of the notification test (a
 # session bus, an X server, a notification server that prints what it shows, notify-send):
 # scripts/test.sh installs them beside the build.

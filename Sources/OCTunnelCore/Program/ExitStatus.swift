@@ -24,6 +24,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case wrongPassphrase = 80
     /// No passphrase could be asked, or no usable ssh-agent.
     case credentialsUnavailable = 81
+    /// The push server's certificate (or host name) did not verify; nothing was sent (`--push-ca-file`).
+    case pushCertificate = 82
+    /// `push test`: the push was sent but no button was tapped within the wait.
+    case pushNotAnswered = 83
     /// A second Ctrl-C or SIGTERM while `tunnel up` or `home up` is stopping (128 + SIGINT, as shells report it).
     case interrupted = 130
 
@@ -44,6 +48,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .openCodePassword: ("OpenCode password", "OpenCode password missing or refused")
         case .wrongPassphrase: ("wrong passphrase", "wrong passphrase")
         case .credentialsUnavailable: ("credentials unavailable", "no passphrase prompt or ssh-agent")
+        case .pushCertificate: ("push certificate", "push server's certificate not verified")
+        case .pushNotAnswered: ("push not answered", "push test: no button tapped")
         case .interrupted: ("interrupted", "second Ctrl-C while stopping")
         }
     }

@@ -57,6 +57,11 @@ public struct ConfigFile: Sendable {
 
     /// Replaces `role`'s section of `profile` with `section`, keeping everything else.
     func save<Section: Encodable>(_ section: Section, role: Role, profile: ProfileName) throws(OCTunnelError) {
+        try save(section, key: role.rawValue, profile: profile)
+    }
+
+    /// Replaces the section `key` of `profile` (a role's, or `push`) with `section`, keeping everything else.
+    func save<Section: Encodable>(_ section: Section, key: String, profile: ProfileName) throws(OCTunnelError) {
         try home.prepare()
         let encoded: Any
         do {
@@ -69,7 +74,7 @@ public struct ConfigFile: Sendable {
                 var raw = try read()?.raw ?? ["version": Self.version, "profiles": [String: Any]()]
                 var profiles = raw["profiles"] as? [String: Any] ?? [:]
                 var sections = profiles[profile.rawValue] as? [String: Any] ?? [:]
-                sections[role.rawValue] = encoded
+                sections[key] = encoded
                 profiles[profile.rawValue] = sections
                 raw["profiles"] = profiles
                 raw["version"] = Self.version
@@ -123,6 +128,11 @@ public struct ConfigFile: Sendable {
         /// The names of the profiles in the file.
         public var profiles: [ProfileName] {
             (raw["profiles"] as? [String: Any] ?? [:]).keys.compactMap { try? ProfileName($0) }
+        }
+
+        /// The section `key` of `profile` as the file holds it (`push`: Push/PushSettings decodes it).
+        func section(_ key: String, of profile: ProfileName) -> Any? {
+            ((raw["profiles"] as? [String: Any])?[profile.rawValue] as? [String: Any])?[key]
         }
 
         /// `profile`'s sections, decoded and checked; nil when the file does not have it.
