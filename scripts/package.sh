@@ -72,6 +72,10 @@ else
   run_built() { in_root "$build_root" "$@"; }
 fi
 log="$scratch/build.log"
+# The version the build stamps (Plugins/VersionStamp runs scripts/version.sh): read from git
+# here, and handed to a build root that cannot read this clone's history.
+expected_version=$(sh scripts/version.sh)
+export OCTUNNEL_BUILD_VERSION=$expected_version
 release_build "$scratch" "$build_root"
 
 stage="$scratch/deb"
@@ -101,6 +105,7 @@ version=$(run_built "$PWD/$bin" --version | cut -d" " -f1)
 libssh2_version=$(run_built "$PWD/$bin" --version | sed -n 's/.*(libssh2 \([^)]*\)).*/\1/p')
 arch=$(dpkg --print-architecture)
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || fail "\`octunnel --version\` printed \"$version\", not a Debian version"
+[ "$version" = "$expected_version" ] || fail "\`octunnel --version\` printed \"$version\", scripts/version.sh says \"$expected_version\""
 
 # 2. Completions and the man page, from the packaged binary.
 run_built "$PWD/$bin" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/octunnel"

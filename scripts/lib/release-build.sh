@@ -66,7 +66,7 @@ in_root() {
   local root=$1
   shift
   ${as_root:-} chroot "$root" /usr/bin/env -i PATH="$(dirname "$(readlink -f "$(command -v swiftc)")"):/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8 \
-    sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
+    OCTUNNEL_BUILD_VERSION="${OCTUNNEL_BUILD_VERSION:-}" sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
 }
 
 # octunnel_in_trixie SCRATCH: octunnel built in Debian 13's build root against its libssh2 1.11.1
