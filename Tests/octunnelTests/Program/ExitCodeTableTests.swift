@@ -57,6 +57,18 @@ struct ExitCodeTableTests {
             #expect(version.stdout == OCTunnelVersion.current + " (libssh2 \(libssh2Version()))\n")
         }
     }
+
+    @Test("the version moves: the release at its own commit, else release+gitYYYYMMDDHHMMSS.HASH, as scripts/version.sh says now; after every build that said 0.1.0")
+    func theVersionMoves() throws {
+        let current = OCTunnelVersion.current
+        let release = OCTunnelVersion.release
+        let between = try Regex(#"[0-9.]+\+git[0-9]{14}\.[0-9a-f]{7,}"#)
+        #expect(current == release || current.wholeMatch(of: between) != nil && current.hasPrefix(release + "+git"), "\(current)")
+        let script = try run("/bin/sh", [Octunnel.packageRoot + "/scripts/version.sh"])
+        #expect(script.status == 0 && script.stdout == current + "\n", "built as \(current), scripts/version.sh says \(script.stdout)\(script.stderr)")
+        let sorts = try run("/usr/bin/dpkg", ["--compare-versions", current, "gt", "0.1.0"])
+        #expect(sorts.status == 0, "\(current) does not sort after 0.1.0")
+    }
 }
 
 /// The libssh2 version this machine's library reports, read by its own pkg-config file.
