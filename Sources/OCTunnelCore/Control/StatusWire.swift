@@ -29,6 +29,7 @@ struct StatusWire: Decodable {
     var role: String?, profile: String?, state: String?, target: String?
     var pid: Int?
     var hostKey: String?, hostKeyType: String?, cipher: String?, mac: String?, kex: String?
+    var clientKey: String?, clientKeyFile: String?
     var connectedSince: String?
     var retryIn: Double?
     var local: String?, localHosts: [String]?, remote: String?

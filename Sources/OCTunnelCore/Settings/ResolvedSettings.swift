@@ -25,8 +25,9 @@ public struct ResolvedSettings: Sendable {
     public let sshConfig: SSHConfigResolution?
     /// Sign in with the ssh-agent: `--agent`, or saved with `--save` and no `--identity` now.
     public let useAgent: Bool
-    /// The key file: `--identity`, else the ssh config's IdentityFile; nil: octunnel's own key.
-    public let identityFile: String?
+    /// The key file: `--identity`, else the ssh config's IdentityFile unless octunnel's own key was
+    /// authorized for the target (`AuthorizedTargets`); nil: octunnel's own key.
+    public internal(set) var identityFile: String?
     /// The saved OpenCode password file (`--password-file` given with `--save`).
     public let savedPasswordFile: String?
     /// `tunnel up`'s notifications: the flags, else the saved choice, else on with no command.
