@@ -179,8 +179,8 @@ public struct ConfigFile: Sendable {
         }
 
         /// The file in this version's shape, every section saved before `forwardList` (or whose
-        /// copy says something else than its list) written anew over its old keys (which stay, as the copy older versions read; every other key
-        /// kept); nil when there is nothing to write back: every section has its list, the file
+        /// copy says something else than its list) written anew over its old keys (which stay,
+        /// as the copy older versions read; every other key kept); nil when there is nothing to write back: every section has its list, the file
         /// is from before profiles (converted by the next save, as the version that wrote it
         /// reads only that shape), or a section is not valid (a file that is refused is never
         /// rewritten).
@@ -212,7 +212,8 @@ public struct ConfigFile: Sendable {
         /// `section` as this version writes it, laid over `old` (whose other keys stay, the old
         /// copy's replaced); nil when there is no section or `old` has its `forwardList` already
         /// with a right copy or none. Throws when the result would not read back as `section`.
-        private static func written<Section: SavedConnection & Codable & Equatable>(_ section: Section?, over old: Any?) throws -> [String: Any]? {
+        private static func written<Section: SavedConnection & Codable & Equatable>(_ section: Section?,
+                                                                                    over old: Any?) throws -> [String: Any]? {
             guard let section, var old = old as? [String: Any],
                   old["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
             guard let encoded = try ConfigFile.object(section) as? [String: Any] else { throw CocoaError(.coderInvalidValue) }

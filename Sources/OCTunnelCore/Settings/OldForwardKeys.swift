@@ -68,7 +68,8 @@ struct OldForwardKeys: Encodable, Equatable {
                 do { return try keys.decodeIfPresent(type, forKey: key) } catch { broken = key.rawValue; return nil }
             }
             (remotePort, localPort, homePort) = (read(Int.self, .remotePort), read(Int.self, .localPort), read(Int.self, .homePort))
-            (remoteHost, homeHost, forwards) = (read(String.self, .remoteHost), read(String.self, .homeHost), read([String].self, .forwards))
+            (remoteHost, homeHost) = (read(String.self, .remoteHost), read(String.self, .homeHost))
+            forwards = read([String].self, .forwards)
             brokenKey = broken
         }
 

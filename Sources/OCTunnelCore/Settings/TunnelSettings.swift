@@ -101,12 +101,14 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
             let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
             let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
             let others = try (texts ?? []).map { try Forward.parse($0, direction: .local, defaultBind: Defaults.bind) }
-            forwards = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others).forwards
+            forwards = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort,
+                                      others: others).forwards
             return
         }
         forwards = try list.forwards(.local, defaultBind: Defaults.bind)
         if forwards[0].listen.host != Defaults.bind {
-            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: write \(Defaults.bind) there and give --bind on the command line")
+            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: "
+                                   + "write \(Defaults.bind) there and give --bind on the command line")
         }
     }
 
