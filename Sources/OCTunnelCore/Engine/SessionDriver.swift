@@ -84,7 +84,9 @@ final class SessionDriver: PollOwner {
 
     /// Starts a connection attempt on the connector's thread.
     func startConnector() {
-        emit(.connecting(target: settings.target, attempt: reconnect.attemptStarted()))
+        let quiet = reconnect.attemptIsQuiet(now: MonotonicClock.now())
+        let attempt = reconnect.attemptStarted()
+        if !quiet { emit(.connecting(target: settings.target, attempt: attempt)) }
         let emit = self.emit
         let loop = UncheckedLoop(loop: loop)
         connector.start(settings: settings, onStage: { emit(.stage($0)) }, wake: { loop.loop.wakeUp() })
@@ -120,6 +122,9 @@ final class SessionDriver: PollOwner {
                 throw error
             case .retry(let end, let delay):
                 retrying(end, in: delay)
+            case .probe(let end, let delay, let say):
+                // The VPS answers no connection: tried again within a second (`OutageProbe`), said every 10 s.
+                if say { retrying(end, in: delay) } else { record.failed(end) }
             }
         }
     }

@@ -87,8 +87,8 @@ extension MemoryRounds {
     static func tunnel(warm: Int? = 0) throws -> (MemoryRounds, LocalForward) {
         let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
         let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0), target: HostPort(host: "127.0.0.1", port: 18080),
-                              isOpenCode: true)
+        let forward = Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
+                              target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
         let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
         var local: LocalForward?
         let rounds = try MemoryRounds { emit in
