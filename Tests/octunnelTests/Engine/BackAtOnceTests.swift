@@ -6,7 +6,7 @@ import Testing
 /// Issue 56's "back at once": the VPS's sshd stops (its session children with it) and starts
 /// again on the same port after an outage; the tunnel must serve again within about a second
 /// of its return, however far the backoff had gone, and say the outage without a line per try.
-@Suite("back at once after an outage: tunnel up against a real sshd stopped and started again", .ownThreads,
+@Suite("back at once after an outage: tunnel up and home up against a real sshd stopped and started again", .ownThreads,
        .timeLimit(.minutes(3)))
 struct BackAtOnceTests {
     /// The outage (a minute in the field: `OCTUNNEL_LONG_TESTS=1`) and how soon after sshd's return
@@ -44,5 +44,36 @@ struct BackAtOnceTests {
         #expect(after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
         #expect(linesDuringOutage <= Int(Self.outage / 10) + 3, "an outage is said every 10 s, not per try: \(tunnel.stderrText)")
         #expect(tunnel.isRunning)
+    }
+
+    @Test("home up: sshd gone for the outage and back on its port: the VPS listens and serves again within the bound")
+    func homeServedSoonAfterReturn() async throws {
+        let echo = try TCPTestServer.echo()
+        defer { echo.stop() }
+        let fixture = try TunnelFixture()
+        let (home, remotePort) = try await fixture.homeUpListening(homePort: echo.port, extra: ["--no-health"])
+        defer { home.stopGracefullyOrKill() }
+        let payload = patternBytes(4096, seed: 3)
+        #expect(sendAndReceive(port: remotePort, payload: payload, timeout: 20) == payload)
+        fixture.sshd.stop(hard: true)
+        let stoppedAt = Date()
+        #expect(try await offPool { home.waitForLine(containing: "disconnected:", timeout: 15) } != nil, "\(home.stderrText)")
+        let rest = Self.outage - Date().timeIntervalSince(stoppedAt)
+        if rest > 0 { try await Task.sleep(nanoseconds: UInt64(rest * 1e9)) }
+        try fixture.sshd.start()
+        let backAt = Date()
+        // Until home up listens again nothing does on the VPS port: a refused client tries again 50 ms later.
+        var served: Double?
+        while Date().timeIntervalSince(backAt) < 30 {
+            if sendAndReceive(port: remotePort, payload: payload, timeout: 20) == payload {
+                served = Date().timeIntervalSince(backAt)
+                break
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let after = try #require(served, "not served within 30 s of sshd's return: \(home.stderrText)")
+        FileHandle.standardError.write(Data(("BackAtOnceTests: home up, outage \(Int(Self.outage)) s; served again "
+            + String(format: "%.2f", after) + " s after sshd was back\n").utf8))
+        #expect(after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
     }
 }
