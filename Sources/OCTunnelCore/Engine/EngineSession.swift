@@ -2,7 +2,7 @@ import Foundation
 
 // The engine's seam: what `SessionDriver`, the forwards, the stream table and the streams ask of
 // an SSH session, its channels and its remote listens. libssh2's `SSHSession`, `SSHChannel` and
-// `RemoteListener` are one implementation; Tests/OCTunnelTestSupport's `MemorySession` is the
+// `RemoteListener` are one implementation; Tests/OCTunnelCoreTests/Engine's `MemorySession` is the
 // other, in memory, in the spirit of swift-nio's `EmbeddedChannel`. The protocols are
 // class-bound, and both implementations are final classes: a call through them is one indirect
 // call, nothing boxed, and bytes move through caller buffers as before (docs/architecture.md,

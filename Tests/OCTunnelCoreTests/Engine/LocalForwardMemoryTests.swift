@@ -105,3 +105,42 @@ struct LocalForwardMemoryTests {
         #expect(session.isClosed)
     }
 }
+
+/// Two forwards on one session take turns for its one open in flight (`OpenTurn`).
+@Suite("two LocalForwards sharing an in-memory session", .ownThreads)
+struct SharedSessionMemoryTests {
+    @Test("clients of two forwards at once: each channel goes to its own forward's target, one open at a time")
+    func twoForwardsTakeTurns() throws {
+        let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
+        let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let forwards = [18080, 3000].map { port in
+            Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0), target: HostPort(host: "127.0.0.1", port: port),
+                    isOpenCode: port == 18080)
+        }
+        let options = TunnelOptions(connection: connection, forwards: forwards, warm: 0)
+        var locals: [LocalForward] = []
+        let rounds = try MemoryRounds { emit in
+            locals = try forwards.map { try LocalForward(options: options, forward: $0, emit: emit) }
+            return locals
+        }
+        defer { rounds.stop() }
+        rounds.session.openDelay = 0.01
+        rounds.start()
+        var clients: [ClientConnection] = []
+        defer { clients.forEach { $0.finish() } }
+        for round in 0..<3 {
+            for (index, local) in locals.enumerated() {
+                let client = try #require(ClientConnection(port: local.listenPort, timeout: 5))
+                #expect(writeAll(client.fd, [UInt8(index * 10 + round)]))
+                clients.append(client)
+            }
+        }
+        let session = rounds.session
+        #expect(try rounds.run { session.channels.filter { !$0.written.isEmpty }.count == 6 })
+        for channel in session.channels where !channel.written.isEmpty {
+            let expected = channel.written[0] < 10 ? 18080 : 3000
+            #expect(channel.target?.port == expected, "byte \(channel.written[0]) went to \(String(describing: channel.target))")
+        }
+        #expect(session.misuses.isEmpty)
+    }
+}
