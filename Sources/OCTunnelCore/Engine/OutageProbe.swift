@@ -4,8 +4,8 @@ import Foundation
 /// back within about a second of the server's return, however long it was gone (the backoff
 /// alone had reached its 30 s cap after a minute: served again 24-26 s late).
 ///
-/// Such an attempt reaches no SSH server: the TCP connect was refused or found no route, or
-/// timed out. sshd never saw it, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
+/// Such an attempt reaches no SSH server: the TCP connect was refused, found no route, or timed
+/// out (that attempt has already waited its connect timeout). sshd never saw it, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
 /// penalizes a source for the preauth children that end without authenticating, `noauth`,
 /// sshd.c `child_reap`; a refused SYN starts no child). The attempt *is* the probe: once a
 /// connect succeeds, the handshake goes on over that very socket, so no probe connection is
@@ -28,7 +28,7 @@ struct OutageProbe {
     /// Whether `error` means the attempt reached no SSH server at all (nothing sshd counts).
     static func reachedNoServer(_ error: OCTunnelError) -> Bool {
         switch error {
-        case .connectionRefused, .unreachable: return true
+        case .connectionRefused, .unreachable, .connectTimeout: return true
         default: return false
         }
     }

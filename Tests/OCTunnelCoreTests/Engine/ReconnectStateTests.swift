@@ -261,6 +261,7 @@ struct ReconnectStateTests {
     func whatReachedNoServer() {
         #expect(OutageProbe.reachedNoServer(Self.refused))
         #expect(OutageProbe.reachedNoServer(.unreachable(host: "vps", port: 22, reason: "no route to host")))
+        #expect(OutageProbe.reachedNoServer(.connectTimeout(host: "vps", port: 22, seconds: 15)))
         #expect(!OutageProbe.reachedNoServer(Self.penalty))
         #expect(!OutageProbe.reachedNoServer(Self.hostKey))
         #expect(!OutageProbe.reachedNoServer(.cannotResolve(host: "vps", reason: "no such host")))
