@@ -43,7 +43,7 @@ let package = Package(
             plugins: ["VersionStamp"]
         ),
         // The build's version (scripts/version.sh): the release, or the release and the commit.
-        .plugin(name: "VersionStamp", capability: .buildTool()),
+        .plugin(name: "VersionStamp", capability: .buildTool(), path: "Sources/VersionStamp"),
         .executableTarget(
             name: "octunnel",
             dependencies: [

@@ -81,7 +81,7 @@ else
 fi
 mkdir -p "$out"
 log="$out/build.log"
-# The version the build stamps (Plugins/VersionStamp runs scripts/version.sh): read from git
+# The version the build stamps (Sources/VersionStamp runs scripts/version.sh): read from git
 # here, and handed to a build root that cannot read this clone's history.
 expected_version=$(sh scripts/version.sh)
 export OCTUNNEL_BUILD_VERSION=$expected_version

@@ -1,7 +1,7 @@
 /// octunnel's version. `release` is the one place the release number is written: it is bumped,
 /// with an entry in docs/CHANGELOG.md, when a capability lands. Every other commit is built as
 /// `RELEASE+gitYYYYMMDDHHMMSS.HASH` (scripts/version.sh, stamped at build time by
-/// Plugins/VersionStamp), so each build sorts after the one before and `apt install` upgrades.
+/// Sources/VersionStamp), so each build sorts after the one before and `apt install` upgrades.
 /// `octunnel --version` prints it, and scripts/package.sh names the .deb after what it prints.
 public enum OCTunnelVersion {
     /// Major.minor.patch of the last release.
