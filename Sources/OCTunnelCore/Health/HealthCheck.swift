@@ -58,6 +58,8 @@ public struct HealthCheck: Sendable {
     /// Why the VPS refused the forward, if the tunnel saw it do so: a connection closed without
     /// an answer is then that refusal, not "nothing listens".
     public var forwardRefusal: (@Sendable () -> String?)?
+    /// The generations whose health routes are tried (`OpenCodeGeneration.known`).
+    public var generations = OpenCodeGeneration.known
 
     public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = Double(Defaults.healthTimeoutSeconds),
                 credentials: OpenCodeCredentials = OpenCodeCredentials()) {
@@ -88,7 +90,7 @@ public struct HealthCheck: Sendable {
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
         var refusals: [(path: String, answer: OpenCodeAnswer)] = []
-        walk: for route in OpenCodeAnswer.healthRoutes {
+        walk: for route in OpenCodeAnswer.healthRoutes(of: generations) {
             let head: HTTPProbe.Head
             let body: [UInt8]
             do {
@@ -99,12 +101,13 @@ public struct HealthCheck: Sendable {
             } catch {
                 throw describe(error, what: "GET \(route.path)")
             }
-            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body, secrets: credentials.secrets)
+            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body,
+                                                 secrets: credentials.secrets, generations: generations)
             switch answer {
             case .openCode(let version, let generation):
                 return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
                                     ms: Int(Date().timeIntervalSince(started) * 1000),
-                                    serverPort: route.path == "/api/info" ? OpenCodeAnswer.serverPort(info: body) : nil)
+                                    serverPort: generation.api.serverPort(health: route.path, body: body))
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
@@ -117,17 +120,20 @@ public struct HealthCheck: Sendable {
                     firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
                 }
             }
-            // A 2.x refusal says what it is: no need to ask the older routes.
-            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break walk }
+            // A refusal that names its generation says what it is: no need to ask the other routes.
+            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations), !named.api.ownsUnnamedRefusals { break walk }
         }
         if !refusals.isEmpty {
-            let generation = OpenCodeAnswer.refusingGeneration(refusals)
-            if generation == .two, credentials.password == nil, let refused = refusals.first(where: { $0.answer == .needsPassword(generation: .two) }) {
-                return HealthAnswer(version: "2", generation: .two, path: refused.path, ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
+            let generation = OpenCodeAnswer.refusingGeneration(refusals, generations: generations)
+            if let generation, generation.api.refusalProvesServer, credentials.password == nil,
+               let refused = refusals.first(where: { $0.answer == .needsPassword(generation: generation) }) {
+                return HealthAnswer(version: String(generation.rawValue), generation: generation, path: refused.path,
+                                    ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
             }
             throw passwordError(generation)
         }
-        throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
+        let routes = OpenCodeAnswer.healthRoutes(of: generations).map(\.path).joined(separator: ", ")
+        throw notOpenCode((firstMiss ?? "no answer") + "; none of \(routes) answered as OpenCode")
     }
 
     private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
@@ -175,7 +181,7 @@ public struct HealthCheck: Sendable {
         for path in generation.eventPaths {
             let result: HTTPProbe.EventsResult
             do {
-                result = try probe.events(path) { OpenCodeAnswer.isServerConnected($0.data) }
+                result = try probe.events(path) { generation.api.event(data: $0.data)?.type == "server.connected" }
             } catch {
                 throw describe(error, what: "GET \(path)")
             }
@@ -189,7 +195,8 @@ public struct HealthCheck: Sendable {
             case 401:
                 throw passwordError(generation)
             default:
-                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body, secrets: credentials.secrets)
+                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"],
+                                                     body: result.body, secrets: credentials.secrets, generations: generations)
                 if case .routeMissing = answer {
                     missing.append(path)
                     continue

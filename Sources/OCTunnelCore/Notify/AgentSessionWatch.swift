@@ -110,7 +110,7 @@ public struct AgentSessionWatch: Sendable {
         if Self.answers.contains(event.type) {
             // Answered (here, in OpenCode's UI, anywhere): no longer waits. 1.x names the request
             // requestID (older: permissionID), 2.x id.
-            if let request = event.string("requestID") ?? event.string("permissionID") ?? event.string("id") {
+            if let request = event.string(.requestID) ?? event.string(.permissionID) ?? event.string(.id) {
                 waiting[kept(request, Limits.id)] = nil
             }
             return []
@@ -121,7 +121,7 @@ public struct AgentSessionWatch: Sendable {
         var session = sessions[id] ?? Session()
         session.heard = heard
         defer { store(session, as: id) }
-        if let directory = event.directory ?? event.string("directory") { session.directory = kept(directory, Limits.directory) }
+        if let directory = event.directory ?? event.string(.directory) { session.directory = kept(directory, Limits.directory) }
         if let seq = event.seq { session.logSeq = max(session.logSeq ?? seq, seq) }
         switch event.type {
         case "session.execution.started":
@@ -132,14 +132,14 @@ public struct AgentSessionWatch: Sendable {
             session.busy = false
             session.idleSince = nil
         case "session.created", "session.updated":
-            if let title = (event.fields["info"] as? [String: Any])?["title"] as? String ?? event.fields["title"] as? String {
+            if let title = event.fields.info?.text[.title] ?? event.fields.text[.title] {
                 session.title = kept(title, Limits.title)
             }
-            if let parent = (event.fields["info"] as? [String: Any])?["parentID"] as? String ?? event.fields["parentID"] as? String {
+            if let parent = event.fields.info?.text[.parentID] ?? event.fields.text[.parentID] {
                 session.parent = kept(parent, Limits.id)
             }
         case "session.status":
-            let status = (event.fields["status"] as? [String: Any])?["type"] as? String ?? event.fields["status"] as? String
+            let status = event.fields.status?.type
             if status == "idle" { noteIdle(&session, now: now) } else if status != nil { working(&session) }
         case "session.idle":
             noteIdle(&session, now: now)
@@ -154,12 +154,12 @@ public struct AgentSessionWatch: Sendable {
             answered(in: id)
             session.busy = false
             session.idleSince = nil
-            let message = event.fields["message"] as? String ?? (event.fields["error"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
+            let message = event.fields.text[.message] ?? event.fields.error?.message
+            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
             guard toldErrors.insert(key) else { return [] }
             return [moment(.failed, id, session, detail: message ?? "the turn failed", at: date)]
         case let type where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
-            let call = kept(event.string("callID") ?? event.string("id") ?? "", Limits.id)
+            let call = kept(event.string(.callID) ?? event.string(.id) ?? "", Limits.id)
             if type.hasSuffix(".started") || type.hasSuffix(".called") || type.hasSuffix(".progress") {
                 if type.hasPrefix("session.tool.") { toolRuns(call, in: &session) }
             } else if type.hasSuffix(".success") || type.hasSuffix(".failed") {
@@ -167,14 +167,14 @@ public struct AgentSessionWatch: Sendable {
             }
             working(&session)
         case "message.part.updated", "message.part.delta", "message.updated":
-            if let part = event.fields["part"] as? [String: Any], part["type"] as? String == "tool" {
-                let call = kept(part["callID"] as? String ?? part["id"] as? String ?? "", Limits.id)
-                let status = (part["state"] as? [String: Any])?["status"] as? String
+            if let part = event.fields.part, part.text[.type] == "tool" {
+                let call = kept(part.text[.callID] ?? part.text[.id] ?? "", Limits.id)
+                let status = part.stateStatus
                 if status == "running" || status == "pending" { toolRuns(call, in: &session) } else { session.runningTools.remove(call) }
             }
             if session.busy || session.idleSince != nil { working(&session) }
         case "permission.asked", "permission.updated", "permission.v2.asked":
-            let named = event.string("id").map { kept($0, Limits.id) }
+            let named = event.string(.id).map { kept($0, Limits.id) }
             let request = named ?? unnamedRequest(id)
             waits(request, in: id)
             guard toldPermissions.insert(request) else { return [] }
@@ -182,20 +182,20 @@ public struct AgentSessionWatch: Sendable {
             asked.permissionID = named
             return [asked]
         case "question.asked", "question.v2.asked":
-            let request = event.string("id").map { kept($0, Limits.id) } ?? unnamedRequest(id)
+            let request = event.string(.id).map { kept($0, Limits.id) } ?? unnamedRequest(id)
             waits(request, in: id)
             guard toldPermissions.insert(request) else { return [] }
-            let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
+            let question = event.fields.question?.questions?.first??.question ?? "it asks a question"
             var asked = moment(.permission, id, session, detail: question, at: date)
-            asked.question = AskedQuestion(fields: event.fields)
+            asked.question = event.fields.question.flatMap(AskedQuestion.init(wire:))
             return [asked]
         case "session.error":
-            let error = event.fields["error"] as? [String: Any]
-            let name = error?["name"] as? String ?? "error"
+            let error = event.fields.error
+            let name = error?.name ?? "error"
             answered(in: id)
             guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
-            let message = (error?["data"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
+            let message = error?.dataMessage
+            let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
             guard toldErrors.insert(key) else { return [] }
             session.busy = false
             session.idleSince = nil
@@ -236,13 +236,10 @@ public struct AgentSessionWatch: Sendable {
     /// of another shape, or one naming more than `Limits.sessions` (a list cut short cannot say
     /// that a session is absent).
     public func working(in body: [UInt8]) -> Set<String>? {
-        guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+        guard body.count <= 1 << 20, let object = decodeWire([String: SessionStatusWire].self, body),
               object.count <= Limits.sessions else { return nil }
         var working = Set<String>()
-        for (id, status) in object {
-            let type = (status as? [String: Any])?["type"] as? String ?? status as? String
-            if type != "idle" { working.insert(kept(id, Limits.id)) }
-        }
+        for (id, status) in object where status.type != "idle" { working.insert(kept(id, Limits.id)) }
         return working
     }
 
@@ -435,12 +432,11 @@ public struct AgentSessionWatch: Sendable {
 
     /// What a permission request asks, in a few words: its title (1.x), else the permission
     /// and its patterns (`bash` `git push`).
-    static func permissionDetail(_ fields: [String: Any]) -> String {
-        if let title = fields["title"] as? String, !title.isEmpty { return title }
-        if let reason = fields["reason"] as? String, !reason.isEmpty { return reason }
-        let what = fields["permission"] as? String ?? fields["action"] as? String ?? fields["type"] as? String ?? "a permission"
-        let patterns = fields["patterns"] as? [String] ?? fields["resources"] as? [String]
-            ?? (fields["pattern"] as? String).map { [$0] } ?? (fields["pattern"] as? [String]) ?? []
+    static func permissionDetail(_ fields: OpenCodeEvent.Fields) -> String {
+        if let title = fields.text[.title], !title.isEmpty { return title }
+        if let reason = fields.text[.reason], !reason.isEmpty { return reason }
+        let what = fields.text[.permission] ?? fields.text[.action] ?? fields.text[.type] ?? "a permission"
+        let patterns = fields.patterns ?? fields.resources ?? fields.text[.pattern].map { [$0] } ?? fields.patternList ?? []
         return patterns.isEmpty ? what : "\(what): \(patterns.prefix(3).joined(separator: ", "))"
     }
 }

@@ -13,6 +13,8 @@ public struct PermissionClient: Sendable {
     public var timeout: Double
     /// When every request must be over, whatever `timeout` says (a catch-up's one deadline).
     public var deadline: Date?
+    /// The generations to try, newest first on the first list (`OpenCodeGeneration.known`).
+    public var generations = OpenCodeGeneration.known
 
     public init(host: String, port: Int, credentials: OpenCodeCredentials, timeout: Double = 10) {
         (self.host, self.port, self.credentials, self.timeout) = (host, port, credentials, timeout)
@@ -40,7 +42,7 @@ public struct PermissionClient: Sendable {
             if questions, let asked = self.questions(in: place, generation: found) { (list.questions, list.moreQuestions) = asked }
             all.append(list)
         }
-        return (generation ?? .one, all)
+        return (generation ?? generations[0], all)
     }
 
     /// At most this many sessions are asked for their title in one list; the rest show their id.
@@ -54,10 +56,9 @@ public struct PermissionClient: Sendable {
         var asked = Set<String>()
         for (session, directory) in sessions where !asked.contains(session) && asked.count < Self.titledSessions {
             asked.insert(session)
-            let path = generation == .two ? "/api/session/\(session)" : "/session/\(session)"
+            let path = generation.api.sessionPath(session)
             guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200,
-                  let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                  let title = ((generation == .two ? object["data"] as? [String: Any] : object)?["title"] as? String), !title.isEmpty else { continue }
+                  let title = generation.api.sessionTitle(body), !title.isEmpty else { continue }
             titles[session] = OutsideText.shown(title, secrets: credentials.secrets, limit: 80)
         }
         return titles
@@ -66,7 +67,7 @@ public struct PermissionClient: Sendable {
     /// The questions waiting in `directory` (1.x `GET /question`, 2.x `GET /api/question/request`);
     /// nil when this OpenCode has no such list or cannot be asked: the permissions are what matters.
     private func questions(in directory: String?, generation: OpenCodeGeneration) -> (items: [PendingQuestion], more: Int)? {
-        let path = generation == .two ? "/api/question/request" : "/question"
+        let path = generation.api.questionListPath
         guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200 else { return nil }
         return PendingQuestion.parse(body, generation: generation, directory: directory, secrets: credentials.secrets)
     }
@@ -115,7 +116,7 @@ public struct PermissionClient: Sendable {
         for place in places where found == nil {
             let known = try list(in: place, generation: generation).0
             generation = known
-            let path = known == .two ? "/api/question/request" : "/question"
+            let path = known.api.questionListPath
             let head: HTTPProbe.Head, body: [UInt8]
             do {
                 (head, body) = try probe().get(path, headers: headers(place), limit: 1 << 20)
@@ -154,8 +155,7 @@ public struct PermissionClient: Sendable {
 
     /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
     private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
-        let tries: [(OpenCodeGeneration, String)] = [(.two, "/api/permission/request"), (.one, "/permission")]
-            .filter { generation == nil || $0.0 == generation }
+        let tries = generations.reversed().filter { generation == nil || $0 == generation }.map { ($0, $0.api.permissionListPath) }
         var refused = false
         var refusing: OpenCodeGeneration?
         var misses: [String] = []
@@ -173,9 +173,8 @@ public struct PermissionClient: Sendable {
                 // Only 2.x's API names itself ({"_tag":"UnauthorizedError"}); 1.x guards every path,
                 // /api/… too, so an unnamed refusal says 1.x only on 1.x's own route.
                 refused = true
-                let named = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["_tag"] as? String == "UnauthorizedError"
-                if named { refusing = .two; break }
-                if candidate == .one { refusing = refusing ?? .one }
+                if let named = OpenCodeGeneration.naming(refusal: body, among: generations) { refusing = named; break }
+                if candidate.api.ownsUnnamedRefusals { refusing = refusing ?? candidate }
                 continue
             }
             misses.append("HTTP \(head.status) from \(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")

@@ -28,10 +28,11 @@ public enum PairPort {
     /// The port pair links from home name, when `tunnel up` should do something about it: the
     /// one 2.x's `/api/info` named, else (its 401 without a password here: `/api/info` is not
     /// read) the service's default on the release channels, 49374, since pair links come from the
-    /// service; the user's `--pair-port N` whatever the far side says. Nil for 1.x, or when it is
+    /// service; the user's `--pair-port N` whatever the far side says. Nil for a generation without pair
+    /// links (1.x), or when it is
     /// the local port already.
     public static func plan(for report: HealthReport, localPort: Int, choice: PairPortChoice) -> Plan? {
-        guard report.generation == .two else { return nil }
+        guard report.generation.api.hasPairLinks else { return nil }
         let named = report.serverPort ?? OpenCodeServiceFiles.defaultPort(channel: "latest")
         switch choice {
         case .port(let port):
