@@ -71,7 +71,8 @@ public struct HealthCheck: Sendable {
     }
 
     private func probe(deadline: Date) -> HTTPProbe {
-        HTTPProbe(host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
+        HTTPProbe(
+            host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
     }
 
     /// Walks the health routes until one names OpenCode's version and generation.
@@ -101,8 +102,8 @@ public struct HealthCheck: Sendable {
             } catch {
                 throw describe(error, what: "GET \(route.path)")
             }
-            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body,
-                                                 secrets: credentials.secrets, generations: generations)
+            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"],
+                                                 body: body, secrets: credentials.secrets, generations: generations)
             switch answer {
             case .openCode(let version, let generation):
                 return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
@@ -117,11 +118,14 @@ public struct HealthCheck: Sendable {
                 throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
-                    firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
+                    firstMiss = "HTTP \(head.status) from "
+                        + "\(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
                 }
             }
             // A refusal that names its generation says what it is: no need to ask the other routes.
-            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations), !named.api.ownsUnnamedRefusals { break walk }
+            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations), !named.api.ownsUnnamedRefusals {
+                break walk
+            }
         }
         if !refusals.isEmpty {
             let generation = OpenCodeAnswer.refusingGeneration(refusals, generations: generations)
@@ -154,7 +158,8 @@ public struct HealthCheck: Sendable {
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
         switch failure {
         case .cannotConnect(let reason):
-            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) (\(reason))", fix: "is `octunnel tunnel up` running?")
+            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
+                + "(\(reason))", fix: "is `octunnel tunnel up` running?")
         case .closedWithoutAnswer:
             if let reason = forwardRefusal?() {
                 return .forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
@@ -189,14 +194,16 @@ public struct HealthCheck: Sendable {
             case 200:
                 guard result.found else {
                     throw .healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
-                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart `opencode serve` on the home machine")
+                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart "
+                                            + "`opencode serve` on the home machine")
                 }
                 return (path, Int(Date().timeIntervalSince(started) * 1000))
             case 401:
                 throw passwordError(generation)
             default:
-                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"],
-                                                     body: result.body, secrets: credentials.secrets, generations: generations)
+                let type = result.head.headers["content-type"]
+                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: type, body: result.body,
+                                                     secrets: credentials.secrets, generations: generations)
                 if case .routeMissing = answer {
                     missing.append(path)
                     continue
@@ -204,10 +211,12 @@ public struct HealthCheck: Sendable {
                 if case .homeGateway(let gateway) = answer {
                     throw gatewayError(gateway)
                 }
-                throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
+                throw notOpenCode("HTTP \(result.head.status) from "
+                    + "\(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
             }
         }
-        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missing.joined(separator: " and ")) answered 404",
+        let missed = missing.joined(separator: " and ")
+        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
                             fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 

@@ -173,37 +173,46 @@ public struct AgentSessionWatch: Sendable {
                 if status == "running" || status == "pending" { toolRuns(call, in: &session) } else { session.runningTools.remove(call) }
             }
             if session.busy || session.idleSince != nil { working(&session) }
-        case "permission.asked", "permission.updated", "permission.v2.asked":
-            let named = event.string(.id).map { kept($0, Limits.id) }
-            let request = named ?? unnamedRequest(id)
-            waits(request, in: id)
-            guard toldPermissions.insert(request) else { return [] }
-            var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
-            asked.permissionID = named
-            return [asked]
-        case "question.asked", "question.v2.asked":
-            let request = event.string(.id).map { kept($0, Limits.id) } ?? unnamedRequest(id)
-            waits(request, in: id)
-            guard toldPermissions.insert(request) else { return [] }
-            let question = event.fields.question?.questions?.first??.question ?? "it asks a question"
-            var asked = moment(.permission, id, session, detail: question, at: date)
-            asked.question = event.fields.question.flatMap(AskedQuestion.init(wire:))
-            return [asked]
+        case "permission.asked", "permission.updated", "permission.v2.asked", "question.asked", "question.v2.asked":
+            return asked(event, in: id, session, at: date)
         case "session.error":
-            let error = event.fields.error
-            let name = error?.name ?? "error"
-            answered(in: id)
-            guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
-            let message = error?.dataMessage
-            let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
-            guard toldErrors.insert(key) else { return [] }
-            session.busy = false
-            session.idleSince = nil
-            return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
+            return sessionError(event, in: id, &session, at: date)
         default:
             break
         }
         return []
+    }
+
+    /// A permission request or a question: told once per request id, noted as waiting.
+    private mutating func asked(_ event: OpenCodeEvent, in id: String, _ session: Session, at date: Date) -> [AgentMoment] {
+        let named = event.string(.id).map { kept($0, Limits.id) }
+        let request = named ?? unnamedRequest(id)
+        waits(request, in: id)
+        guard toldPermissions.insert(request) else { return [] }
+        guard event.type.hasPrefix("question.") else {
+            var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
+            asked.permissionID = named
+            return [asked]
+        }
+        let question = event.fields.question?.questions?.first??.question ?? "it asks a question"
+        var asked = moment(.permission, id, session, detail: question, at: date)
+        asked.question = event.fields.question.flatMap(AskedQuestion.init(wire:))
+        return [asked]
+    }
+
+    /// `session.error`: failed with the error's name and message, once; a user's abort and a
+    /// context overflow (OpenCode compacts and goes on) are not failures.
+    private mutating func sessionError(_ event: OpenCodeEvent, in id: String, _ session: inout Session, at date: Date) -> [AgentMoment] {
+        let error = event.fields.error
+        let name = error?.name ?? "error"
+        answered(in: id)
+        guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
+        let message = error?.dataMessage
+        let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
+        guard toldErrors.insert(key) else { return [] }
+        session.busy = false
+        session.idleSince = nil
+        return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
     }
 
     /// The permission moments a cut hid (issue 48, "nothing missed across a cut"): each request
@@ -256,7 +265,8 @@ public struct AgentSessionWatch: Sendable {
             settling.remove(id)
             answered(in: id)
             guard session.parent == nil else { continue }
-            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were away)", at: date))
+            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were "
+                + "away)", at: date))
         }
         return moments
     }
@@ -265,7 +275,9 @@ public struct AgentSessionWatch: Sendable {
     /// after: each seen working before the cut that `active` (`GET /api/session/active`) no
     /// longer lists, its id route-safe, the most recently heard of first, at most `limit`.
     public func logsToRead(active: Set<String>, limit: Int = 8) -> [(session: String, after: Int?)] {
-        sessions.filter { (id, session) in (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id) }
+        sessions.filter { (id, session) in
+            (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id)
+        }
             .sorted { ($0.value.heard, $0.key) > ($1.value.heard, $1.key) }
             .prefix(limit)
             .map { ($0.key, $0.value.logSeq) }

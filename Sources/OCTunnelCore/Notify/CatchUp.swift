@@ -45,7 +45,8 @@ struct CatchUp {
     private func read(until deadline: Date) -> OpenCodeRead {
         let (host, port, credentials) = (host, port, credentials)
         return OpenCodeRead(secrets: credentials.secrets, timeLeft: { deadline.timeIntervalSinceNow > 0 }) { path, directory in
-            let probe = HTTPProbe(host: host, port: port, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
+            let probe = HTTPProbe(
+                host: host, port: port, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
             guard let (head, body) = try? probe.get(path, headers: PermissionClient.directoryHeaders(directory), limit: 1 << 20 + 1),
                   head.status == 200 else { return nil }
             return body

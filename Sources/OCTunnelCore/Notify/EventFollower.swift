@@ -29,7 +29,9 @@ final class EventFollower: @unchecked Sendable {
     /// then the stop is seen at the stream's next bytes).
     private let stopSignal = try? StopSignal()
 
-    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, waiting: @escaping @Sendable (Int) -> Void = { _ in },
+    init(
+        host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier,
+        waiting: @escaping @Sendable (Int) -> Void = { _ in },
          emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.waiting = waiting
         self.host = host
@@ -78,7 +80,8 @@ final class EventFollower: @unchecked Sendable {
             let path = self.path ?? "/api/event"
             let generation = self.generation ?? OpenCodeGeneration.serving(eventPath: path) ?? .two
             condition.unlock()
-            var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
+            var probe = HTTPProbe(
+                host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
             let deliver: (inout AgentSessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
                 if watch.waitingCount != waitingSaid {
@@ -95,7 +98,8 @@ final class EventFollower: @unchecked Sendable {
                     if !connected {
                         connected = true
                         catchUp(&watch, generation: generation)
-                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent finishes, asks for permission or fails", warning: false)
+                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent "
+                            + "finishes, asks for permission or fails", warning: false)
                     }
                     if let decoded = generation.api.event(data: event.data) {
                         for moment in watch.feed(decoded, now: MonotonicClock.now()) { notifier.notify(moment) }
@@ -126,7 +130,8 @@ final class EventFollower: @unchecked Sendable {
         var catchUp = CatchUp(host: host, port: port, credentials: credentials)
         if !catchUp.generations.contains(generation) { catchUp.generations.append(generation) }
         let moments = catchUp.moments(&watch) { reason in
-            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the stream is told")
+            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the "
+                + "stream is told")
         }
         for moment in moments { notifier.notify(moment) }
     }
@@ -139,7 +144,8 @@ final class EventFollower: @unchecked Sendable {
     /// Why the event stream cannot be followed, and the fix.
     static func refusal(status: Int, path: String, credentials: OpenCodeCredentials) -> String {
         if status == 401 && credentials.password == nil {
-            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
+            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell "
+                + "you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
         }
         if status == 401 {
             return "notifications: OpenCode refused the password for its event stream \(path) (\(credentials.usedText))"

@@ -58,7 +58,9 @@ public struct AgentSessionLog: Sendable, Equatable {
                 if let seq = entry.seq?.value { read.seq = max(read.seq ?? seq, seq) }
                 continue
             }
-            guard let durable = entry.durable, let seq = durable.seq?.value, durable.aggregateID.map({ $0 == session }) ?? true else { continue }
+            guard let durable = entry.durable, let seq = durable.seq?.value, durable.aggregateID.map({ $0 == session }) ?? true else {
+                continue
+            }
             read.seq = max(read.seq ?? seq, seq)
             guard let step = Self.step(type, entry.data, secrets: secrets) else { continue }
             guard read.last.map({ $0.seq <= seq }) ?? true else { continue }

@@ -42,7 +42,8 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
         // The address is shown to the user as it is: one that would not print as itself (a
         // zero-width or bidirectional character in the host) is not taken, as if it were missing.
         let home = wire.home.flatMap { try? HostPort.parse($0) }
-            .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil } ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
+            .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil }
+            ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
         return HomeGatewayAnswer(home: home, error: wire.error ?? "OpenCode is not reachable on the home machine",
                                  fix: wire.fix ?? "start `opencode serve --port \(home.port)` there")
     }

@@ -71,11 +71,15 @@ public struct OpenCodeTwo: OpenCodeDialect {
     /// The sessions seen working that `GET /api/session/active` no longer lists, judged by their
     /// logs (`GET /api/session/:id/log?after=SEQ`); nothing when the active list cannot be had.
     public func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment] {
-        guard let body = read.get("/api/session/active", nil), let active = ActiveAgentSessions.parse(body, secrets: read.secrets) else { return [] }
+        guard let body = read.get("/api/session/active", nil), let active = ActiveAgentSessions.parse(body, secrets: read.secrets) else {
+            return []
+        }
         var logs: [String: AgentSessionLog] = [:]
         for (session, after) in watch.logsToRead(active: active, limit: CatchUp.logLimit) where read.timeLeft() {
             let path = "/api/session/\(session)/log" + (after.map { "?after=\($0)" } ?? "")
-            guard let body = read.get(path, nil), let log = AgentSessionLog.parse(body, session: session, secrets: read.secrets) else { continue }
+            guard let body = read.get(path, nil), let log = AgentSessionLog.parse(body, session: session, secrets: read.secrets) else {
+                continue
+            }
             logs[session] = log
         }
         return watch.caughtUp(active: active, logs: logs)

@@ -33,7 +33,8 @@ public struct AskedQuestion: Sendable, Equatable {
     /// The request `wire` (an event's fields or a list entry, `QuestionRequestWire`); nil without
     /// a route-safe id and session.
     public init?(wire: QuestionRequestWire) {
-        guard let id = wire.id, let session = wire.sessionID, PendingPermission.isRouteSafe(id), PendingPermission.isRouteSafe(session) else {
+        guard let id = wire.id, let session = wire.sessionID, PendingPermission.isRouteSafe(id), PendingPermission.isRouteSafe(session)
+        else {
             return nil
         }
         let questions = wire.questions ?? []

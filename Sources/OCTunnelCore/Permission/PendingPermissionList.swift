@@ -40,7 +40,9 @@ public struct PendingPermissionList: Sendable, Equatable {
             let patterns = entry.patterns
             let shownPatterns = patterns.prefix(patternLimit).map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: textLimit) }
                 + (patterns.count > patternLimit ? ["+\(patterns.count - patternLimit) more"] : [])
-            list.items.append(PendingPermission(id: id, sessionID: session, kind: OutsideText.shown(entry.kind ?? "?", secrets: secrets, limit: 80),
+            list.items.append(
+                PendingPermission(
+                    id: id, sessionID: session, kind: OutsideText.shown(entry.kind ?? "?", secrets: secrets, limit: 80),
                                                 patterns: shownPatterns, directory: directory,
                                                 askedAt: PendingPermission.askedAt(id: id, now: now)))
         }

@@ -28,7 +28,8 @@ public struct PendingQuestion: Sendable, Equatable {
         let limit = PendingPermissionList.textLimit
         for entry in entries {
             guard let entry, let id = entry.id, let session = entry.sessionID,
-                  [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 }) else { continue }
+                [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 })
+            else { continue }
             guard items.count < PendingPermissionList.limit else { more += 1; continue }
             let asked = entry.questions ?? []
             let first = asked.first ?? nil

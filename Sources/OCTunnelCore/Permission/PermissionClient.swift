@@ -32,7 +32,9 @@ public struct PermissionClient: Sendable {
     }
 
     /// `list` without the sessions' titles, and with the questions only when asked (a reply needs neither).
-    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (
+        generation: OpenCodeGeneration, list: PendingPermissionList
+    ) {
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
         var generation: OpenCodeGeneration?
         var all = PendingPermissionList()
@@ -79,7 +81,8 @@ public struct PermissionClient: Sendable {
         guard let request = list.items.first(where: { $0.id == id }) else {
             // Past the list's cap it may still wait: say so rather than "gone".
             if list.more > 0 {
-                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first \(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
+                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first "
+                    + "\(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
             }
             throw .permissionNotPending(id: OutsideText.shown(id, limit: 128))
         }
@@ -88,7 +91,8 @@ public struct PermissionClient: Sendable {
             do {
                 answer = try probe().post(route.path(for: request), body: route.body(reply), headers: headers(request.directory))
             } catch {
-                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
+                    + "and it is not sent again: `octunnel permission list` shows whether it still waits")
             }
             switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
             case .answered: return request
@@ -96,10 +100,12 @@ public struct PermissionClient: Sendable {
             case .routeMissing: continue
             case .refused(let generation): throw passwordError(generation)
             case .failed(let status, let body):
-                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
+                    + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
             }
         }
-        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows (\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
+        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows "
+            + "(\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
     }
 
     /// Sends `reply` to the pending question `id` (looked for in `directories`); returns it. Sent
@@ -121,19 +127,25 @@ public struct PermissionClient: Sendable {
             do {
                 (head, body) = try probe().get(path, headers: headers(place), limit: 1 << 20)
             } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+                    + "(\(describe(error)))")
             }
-            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP \(head.status) from \(path); nothing was sent") }
+            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP "
+                + "\(head.status) from \(path); nothing was sent") }
             if let request = AskedQuestion.listed(id, in: body, generation: known) { found = (request, place) }
         }
         guard let generation, let (request, directory) = found else { throw .questionNotPending(id: shownID) }
         if case .answer(let label) = reply {
             guard request.count == 1 else {
-                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: answer it in OpenCode")
+                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: "
+                    + "answer it in OpenCode")
             }
             guard request.labels.contains(label) else {
-                let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(separator: ", ")
-                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); nothing was sent")
+                let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(
+                    separator: ", ")
+                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an "
+                    + "option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); "
+                    + "nothing was sent")
             }
         }
         let route = QuestionReplyRoute(generation)
@@ -141,20 +153,25 @@ public struct PermissionClient: Sendable {
         do {
             answer = try probe().post(route.path(for: request, reply), body: route.body(reply), headers: headers(directory))
         } catch {
-            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it "
+                + "is not sent again: `octunnel permission list` shows whether it still waits")
         }
         switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
         case .answered: return request
         case .gone: throw .questionNotPending(id: request.id)
-        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question (\(route.path(for: request, reply))); answer it in OpenCode")
+        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question "
+            + "(\(route.path(for: request, reply))); answer it in OpenCode")
         case .refused(let generation): throw passwordError(generation)
         case .failed(let status, let body):
-            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
+                + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
     }
 
     /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
-    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
+    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (
+        OpenCodeGeneration, PendingPermissionList
+    ) {
         let tries = generations.reversed().filter { generation == nil || $0 == generation }.map { ($0, $0.api.permissionListPath) }
         var refused = false
         var refusing: OpenCodeGeneration?
@@ -164,9 +181,12 @@ public struct PermissionClient: Sendable {
             do {
                 (head, body) = try probe().get(path, headers: headers(directory), limit: 1 << 20)
             } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+                    + "(\(describe(error)))")
             }
-            if head.status == 200, let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets) {
+            if head.status == 200,
+                let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets)
+            {
                 return (candidate, list)
             }
             if head.status == 401 {
@@ -177,14 +197,17 @@ public struct PermissionClient: Sendable {
                 if candidate.api.ownsUnnamedRefusals { refusing = refusing ?? candidate }
                 continue
             }
-            misses.append("HTTP \(head.status) from \(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            misses.append("HTTP \(head.status) from "
+                + "\(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
         if refused { throw passwordError(refusing) }
         throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
     }
 
     private func probe() -> HTTPProbe {
-        HTTPProbe(host: host, port: port, deadline: min(Date(timeIntervalSinceNow: timeout), deadline ?? .distantFuture), authorization: credentials.authorization,
+        HTTPProbe(
+            host: host, port: port, deadline: min(Date(timeIntervalSinceNow: timeout), deadline ?? .distantFuture),
+            authorization: credentials.authorization,
                   secrets: credentials.secrets)
     }
 

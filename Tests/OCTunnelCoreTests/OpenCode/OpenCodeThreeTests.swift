@@ -23,7 +23,8 @@ struct OpenCodeThree: OpenCodeDialect {
     /// Its stream renames one event, to show a dialect translating into octunnel's words.
     func event(data: String) -> OpenCodeEvent? {
         guard let event = OpenCodeEvent(data: data) else { return nil }
-        return event.type == "permission.v3.asked" ? OpenCodeEvent(data: data.replacingOccurrences(of: "permission.v3.asked", with: "permission.asked")) : event
+        return event.type == "permission.v3.asked"
+            ? OpenCodeEvent(data: data.replacingOccurrences(of: "permission.v3.asked", with: "permission.asked")) : event
     }
     var permissionListPath: String { "/api/permission/request" }
     var questionListPath: String { "/api/question/request" }
