@@ -95,7 +95,9 @@ public struct OpenCodeServiceFiles: Sendable {
     /// `allowedHost`, the home host the user gave), and a password goes only to the address its
     /// own file names (the settings' password to a registration only when it names the port
     /// and host the settings do).
-    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (service: Service?, problems: [Problem]) {
+    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (
+        service: Service?, problems: [Problem]
+    ) {
         var problems: [Problem] = []
         var fromSettings: Service?
         for channel in Self.channels {
@@ -108,18 +110,21 @@ public struct OpenCodeServiceFiles: Sendable {
             if let registration = read(registrationPath, problems: &problems) {
                 switch Self.address(ofURL: registration.url) {
                 case .some(let address) where !Self.isOnThisMachine(address.host, allowedHost: allowedHost):
-                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not "
+                        + "used (octunnel forwards only to this machine, or to the --home-host you give)"))
                 case .some(let address):
                     let pid = registration.pid
                     if let pid, pid > 0, !processRuns(pid) {
-                        problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: a stale registration"))
+                        problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: "
+                            + "a stale registration"))
                     } else {
                         let own = nonEmpty(registration.password)
-                        let fromSettings = own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
+                        let fromSettings =
+                            own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
                         let password = own ?? fromSettings
+                        let file = own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil
                         return (Service(address: address, password: password, registration: shown(registrationPath),
-                                        passwordFile: own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil,
-                                        channel: channel, pid: pid), problems)
+                                        passwordFile: file, channel: channel, pid: pid), problems)
                     }
                 case .none:
                     problems.append(Problem(path: shown(registrationPath), reason: "has no usable \"url\" (an http://HOST:PORT address)"))
@@ -130,7 +135,8 @@ public struct OpenCodeServiceFiles: Sendable {
                     fromSettings = Service(address: address, password: settingsPassword, registration: nil,
                                            passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
                 } else if let address = settingsAddress {
-                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used "
+                        + "(octunnel forwards only to this machine, or to the --home-host you give)"))
                 } else {
                     problems.append(Problem(path: shown(settingsPath), reason: "names no usable hostname and port"))
                 }
@@ -145,7 +151,9 @@ public struct OpenCodeServiceFiles: Sendable {
         let port = settings.port ?? defaultPort(channel: channel)
         let named = settings.hostname.flatMap { $0.isEmpty ? nil : $0 }
         let host = named.map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
-        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else { return nil }
+        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else {
+            return nil
+        }
         return HostPort(host: host, port: port)
     }
 
@@ -184,18 +192,21 @@ public struct OpenCodeServiceFiles: Sendable {
             return nil
         }
         guard file.info.isOwnedByMe else {
-            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else could write what it says)"))
+            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else "
+                + "could write what it says)"))
             return nil
         }
         guard !file.info.isWritableByOthers else {
-            problems.append(Problem(path: shown(path), reason: "may be written by others (mode \(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
+            problems.append(Problem(path: shown(path), reason: "may be written by others (mode "
+                + "\(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
             return nil
         }
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: 65_536)
         } catch {
-            problems.append(Problem(path: shown(path), reason: error.errno == .fileTooLarge ? "is larger than 64 KiB: not a service file" : "cannot be read"))
+            let reason = error.errno == .fileTooLarge ? "is larger than 64 KiB: not a service file" : "cannot be read"
+            problems.append(Problem(path: shown(path), reason: reason))
             return nil
         }
         guard let object = try? JSONDecoder().decode(ServiceFileWire.self, from: Data(bytes)) else {
@@ -214,7 +225,9 @@ public struct OpenCodeServiceFiles: Sendable {
         let port = url.port ?? (url.scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
         let connectable = HealthCheck.address(forBind: host)
-        guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else { return nil }
+        guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else {
+            return nil
+        }
         return HostPort(host: connectable, port: port)
     }
 
