@@ -3,7 +3,9 @@
 #   "VPS"  = a throwaway OpenSSH sshd on 127.0.0.1
 #   "home" = the OpenCode stand-in, kept reachable by `octunnel home up` (the home side,
 #            with its own key, restricted on the VPS to listening on the one port)
-#   octunnel tunnel up in the foreground: connect → trust → health ✓.  Ctrl-C stops everything.
+#   octunnel tunnel up: connect → trust → health ✓; then the agent asks for permission, the
+#   laptop is told (with the command that answers), and `permission list` / `allow` answer it.
+#   Ctrl-C stops everything.
 # Installs what is missing (Debian), builds, and runs. DEMO_SECONDS=N stops it after N seconds.
 # Which OpenCode plays "home": --flavour F or OPENCODE_FLAVOUR=F, one of opencode1 (default),
 # opencode2.0.3, opencode2, other, nosse (see scripts/opencode-standin.py). The 2.x flavours make
@@ -53,17 +55,40 @@ target="$(id -un)@127.0.0.1:$ssh_port"
 echo "== 4. the home machine's side, as \`tunnel reverse-command --format home\` prints it:"
 reverse=$("$OCT" tunnel reverse-command --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port" --format home)
 echo "   $reverse"
-# The home machine has its own octunnel directory (key, known_hosts); the command is otherwise unchanged.
+# The home machine has its own octunnel directory (key, known_hosts); the command is otherwise
+# unchanged but for --no-notify: home up would tell the agent's moments too (it follows OpenCode
+# itself), on this same terminal; here the laptop's are the ones shown.
 read -ra words <<< "$reverse"
-"$OCT" "${words[@]:1}" --home "$work/home" ${password_args[@]+"${password_args[@]}"} &
+"$OCT" "${words[@]:1}" --home "$work/home" --no-notify ${password_args[@]+"${password_args[@]}"} &
 pids+=($!)
 wait_port "$remote_port" || { echo "the reverse tunnel did not come up"; exit 1; }
+# The headline: the agent asks, the laptop is told with the command that answers, and answers.
+ask_and_answer() {
+  for _ in $(seq 300); do
+    "$OCT" tunnel status --home "$work/laptop" --json 2>/dev/null | grep -Eq '"permissionsWaiting" *: *[0-9]' && break
+    sleep 0.1
+  done
+  echo "== 6. the agent asks for permission (at home: bash: git push)"
+  curl -s -m 5 -H 'Content-Type: application/json' -X POST "http://127.0.0.1:$home_port/standin/permission" \
+    -d '{"sessionID":"ses_demo","permission":"bash","patterns":["git push"],"title":"Fix the login bug"}' >/dev/null
+  local id=""
+  for _ in $(seq 100); do
+    id=$("$OCT" permission list --home "$work/laptop" ${password_args[@]+"${password_args[@]}"} 2>/dev/null | awk 'NR==1 {print $1}')
+    [ -n "$id" ] && break
+    sleep 0.1
+  done
+  echo "== 7. octunnel permission list, then octunnel permission allow $id"
+  "$OCT" permission list --home "$work/laptop" ${password_args[@]+"${password_args[@]}"}
+  "$OCT" permission allow "$id" --home "$work/laptop" ${password_args[@]+"${password_args[@]}"}
+}
+
 echo "== 5. octunnel tunnel up (Ctrl-C to stop everything)"
 local_port=$(free_port)
 args=(tunnel up --home "$work/laptop" "$target" --remote-port "$remote_port" --home-port "$home_port" --local-port "$local_port"
       ${password_args[@]+"${password_args[@]}"})
+"$OCT" "${args[@]}" & up=$!; pids+=($up)
+case "$flavour" in other|nosse) ;; *) ask_and_answer ;; esac
 if [ -n "${DEMO_SECONDS:-}" ]; then
-  "$OCT" "${args[@]}" & up=$!; pids+=($up)
   sleep "$DEMO_SECONDS"
   case "$flavour" in opencode2.0.3) path=/api/health ;; opencode2) path=/api/info ;; *) path=/global/health ;; esac
   echo "== a client through the tunnel: curl http://127.0.0.1:$local_port$path"
@@ -72,5 +97,5 @@ if [ -n "${DEMO_SECONDS:-}" ]; then
   echo
   kill -INT "$up"; wait "$up"
 else
-  "$OCT" "${args[@]}"
+  wait "$up"
 fi

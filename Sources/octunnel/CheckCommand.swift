@@ -49,6 +49,11 @@ extension Tunnel {
                 } else if result.failure == nil {
                     Console.say("all layers ✓: OpenCode is reachable through \(settings.target.host)")
                 }
+                // octunnel's own (restricted) key: what a stolen copy could still ask sshd for, unless `authorize --account` closed it.
+                if !json, !settings.useAgent, settings.identityFile == nil,
+                   !AuthorizedTargets(directory: directory).isClosed(settings.target, role: .tunnel) {
+                    Console.say("note: \(AccountDropIn.advice(user: settings.target.user))")
+                }
                 if result.failure != nil { throw ExitCode(result.exitStatus.rawValue) }
             }
         }

@@ -19,6 +19,7 @@ extension HomeCommand {
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
         @OptionGroup var connect: ConnectOptions
+        @OptionGroup var notifyFlags: NotifyFlags
 
         @Option(help: "The address OpenCode listens on, on this machine.")
         var homeHost: String?
@@ -32,7 +33,7 @@ extension HomeCommand {
         @Flag(help: "Skip the health test of the home port before listening.")
         var noHealth = false
 
-        @Flag(help: "Save the target and ports as this machine's home settings for later runs (and `service install home`).")
+        @Flag(help: "Save the target, ports, forwards and notify choices as this machine's home settings (and `service install home`'s).")
         var save = false
 
         @Flag(help: "Close a forwarded connection OpenCode cannot take instead of answering it with an HTTP 502 naming the fix (for services that are not HTTP).")
@@ -62,7 +63,10 @@ extension HomeCommand {
                 let directory = try self.directory.prepared()
                 let forwards = forward.isEmpty ? nil : try additionalForwards()
                 let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect,
-                                                         homeHost: homeHost) { $0.forwards = forwards }
+                                                         homeHost: homeHost) { flags in
+                    flags.forwards = forwards
+                    notifyFlags.apply(to: &flags)
+                }
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)

@@ -10,7 +10,7 @@ struct KeysCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List octunnel's lines on the VPS: role, forwards, fingerprint, device (the comment) and the day each was added (stdout)."
+            abstract: "List octunnel's lines on the VPS: role, forwards, fingerprint, device (the comment), the day each was added and its lineage (stdout)."
         )
 
         @OptionGroup var vps: VPSKeysFile
@@ -20,7 +20,7 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             try runReportingErrors {
                 let lines = try vps.keys().list()
-                lines.map(VPSKeys.row).forEach(Console.data)
+                lines.map { VPSKeys.row($0, in: lines) }.forEach(Console.data)
                 Console.say(lines.isEmpty ? "No octunnel line in \(vps.file) on \(vps.target)." : "\(lines.count) octunnel line(s) in \(vps.file) on \(vps.target).")
             }
         }
@@ -28,7 +28,8 @@ struct KeysCommand: ParsableCommand {
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove octunnel's line of one key from the VPS's authorized_keys; every other line stays as it was."
+            abstract: "Remove octunnel's line of one key and its whole lineage (the successors it added, pending or not, and theirs) "
+                + "from the VPS's authorized_keys; every other line stays as it was."
         )
 
         @Argument(help: ArgumentHelp("The key's fingerprint, as `keys list` or `pubkey --fingerprint` print it.", valueName: "SHA256:…"))
@@ -45,11 +46,18 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             try runReportingErrors {
-                switch try vps.keys().revoke(fingerprint: fingerprint) {
-                case .revoked(let line):
-                    Console.say("Removed the line of \(fingerprint) (\(VPSKeys.row(line))) from \(vps.file) on \(vps.target).")
-                case .absent:
-                    Console.say("No octunnel line of \(fingerprint) in \(vps.file) on \(vps.target); nothing was changed.")
+                let revoked = try vps.keys().revoke(fingerprint: fingerprint)
+                for line in revoked.removed {
+                    Console.say("Removed \(VPSKeys.row(line, in: revoked.removed)) from \(vps.file) on \(vps.target).")
+                }
+                if revoked.removed.isEmpty {
+                    Console.say("No octunnel line of \(fingerprint) or its successors in \(vps.file) on \(vps.target); "
+                                + "nothing was changed.")
+                }
+                if !revoked.left.isEmpty {
+                    let places = revoked.left.map { $0.allSatisfy(\.isNumber) ? "line \($0) of \(vps.file)" : $0 }.joined(separator: ", ")
+                    Console.say("Left \(places): they carry the key but are not octunnel's lines "
+                                + "(yours: remove them by hand if the key is lost).")
                 }
             }
         }

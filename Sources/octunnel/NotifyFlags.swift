@@ -1,7 +1,7 @@
 import ArgumentParser
 import OCTunnelCore
 
-/// `tunnel up`'s notification choices (`NotifyOptions`), for the settings' resolution.
+/// The notification choices of `tunnel up` and `home up` (`NotifySettings`), for the settings' resolution.
 struct NotifyFlags: ParsableArguments {
     @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks for permission or fails, the facts in its environment (OCTUNNEL_EVENT, OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
                                valueName: "PROGRAM"))
@@ -25,6 +25,6 @@ struct NotifyFlags: ParsableArguments {
 
     /// These choices, as the settings' flags (nil: not given).
     func apply(to flags: inout SettingsFlags) {
-        (flags.notify, flags.notifyCommand, flags.notifyTimeout) = (notify, notifyCommand, notifyTimeout)
+        flags.notifications = NotifySettings(notify: notify, notifyCommand: notifyCommand, notifyTimeout: notifyTimeout)
     }
 }

@@ -25,6 +25,7 @@ debian_leg_filters=(
   'OpenSSH10Tests/'
   'AuthorizeTests/'
   'KeyRotationTests/'
+  'StolenKeyTests/'
 )
 
 debian_leg() {

@@ -22,6 +22,10 @@ extension StatusSnapshot {
             let algorithms = [cipher, mac].compactMap { $0 }.joined(separator: ", ")
             row("host key", [hostKeyType, hostKey].compactMap { $0 }.joined(separator: " ") + (algorithms.isEmpty ? "" : " (\(algorithms))"))
         }
+        if let clientKey {
+            let file = clientKeyFile.map { OutsideText.shown($0, limit: 256) } ?? "an ssh-agent key"
+            row("signed in", "as \(target.user) with \(clientKey) (\(file))")
+        }
         row("traffic", "\(Self.count(totalConnections, "connection")) since start · \(Self.bytes(bytesIn)) in · \(Self.bytes(bytesOut)) out")
         if let health {
             let verdict = health.ok ? "✓" : "✗"

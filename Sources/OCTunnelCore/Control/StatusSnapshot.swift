@@ -84,6 +84,10 @@ public struct StatusSnapshot: Sendable, Equatable {
     /// The VPS's host key (`SHA256:…`) and algorithms of the current session, else of the last one.
     public var hostKey: String?
     public var hostKeyType: String?
+    /// The key that signed in (`SHA256:…`) and its file (nil: the ssh-agent's), of the current
+    /// session, else of the last one (issue 55: the key octunnel authorized is the one used).
+    public var clientKey: String?
+    public var clientKeyFile: String?
     public var cipher: String?
     public var mac: String?
     public var kex: String?
@@ -168,6 +172,7 @@ extension StatusSnapshot {
             "state": state.rawValue, "status": state.status,
             "target": target.description, "host": target.host, "port": target.port, "user": target.user,
             "hostKey": orNull(hostKey), "hostKeyType": orNull(hostKeyType),
+            "clientKey": orNull(clientKey), "clientKeyFile": orNull(clientKeyFile),
             "cipher": orNull(cipher), "mac": orNull(mac), "kex": orNull(kex),
             "connectedSince": orNull(connectedSince.map(Self.formatDate)),
             "retryIn": orNull(retryIn.map { ($0 * 10).rounded() / 10 }),
@@ -214,6 +219,8 @@ extension StatusSnapshot {
         self.init(role: role, profile: profile, pid: int("pid"), state: state, target: target)
         hostKey = string("hostKey")
         hostKeyType = string("hostKeyType")
+        clientKey = string("clientKey")
+        clientKeyFile = string("clientKeyFile")
         cipher = string("cipher")
         mac = string("mac")
         kex = string("kex")

@@ -16,6 +16,8 @@ extension SessionDriver: StatusSource {
         if let info = record.info {
             snapshot.hostKey = info.hostKey.fingerprint
             snapshot.hostKeyType = info.hostKey.type
+            snapshot.clientKey = info.clientKeyFingerprint
+            snapshot.clientKeyFile = settings.authentication.keyFilePath
             snapshot.cipher = info.cipher
             snapshot.mac = info.mac
             snapshot.kex = info.keyExchange

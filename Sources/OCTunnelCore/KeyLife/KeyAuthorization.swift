@@ -48,6 +48,12 @@ public struct KeyAuthorization: Sendable {
                           say: (String) -> Void = { _ in }) throws(OCTunnelError) -> Outcome {
         let line = Self.line(for: key, role: role, ends: ends, file: file)
         let output = try ssh.run(target: target, program: AuthorizedKeysScript.install(line: line, file: file, sshdConfig: sshdConfig))
+        return try installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
+    }
+
+    /// What the install program printed in `output` (its report), then the proof, as `authorize`.
+    func installed(_ output: String, line: String, key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
+                   say: (String) -> Void) throws(OCTunnelError) -> Outcome {
         guard let report = AuthorizedKeysReport.parse(output) else {
             throw .vpsAnswerUnreadable(target: target, detail: Self.shown(output))
         }

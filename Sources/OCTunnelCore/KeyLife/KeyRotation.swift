@@ -11,7 +11,11 @@ import Foundation
 ///    `tunnel up` / `home up` signs in with the new key at its next reconnect, which works;
 /// 5. signed in with the old key (`.prev`), the retire verb removes its line (only if the
 ///    successor is there);
-/// 6. the old key is refused; `.next` and the state file go.
+/// 6. the old key is refused;
+/// 7. the new key proves its line again; `.next` and the state file go.
+/// An add never replaces a successor: one the rotation did not make (a thief's, with the stolen
+/// old key) stops it (`keyHeldByAnother`, the new pair discarded); the retire names the successor
+/// that stays, and it must be the new key.
 /// Run again, each step first asks the files and the VPS whether it is done.
 public struct KeyRotation {
     public let store: KeyStore
@@ -143,11 +147,15 @@ public struct KeyRotation {
             let answer = try check.run(keyPath: oldPath, KeyRotationVerb.addCommand(for: newKey))
             let report: AuthorizedKeysReport
             do {
-                report = try expectReport(answer, verb: KeyRotationVerb.add, accepted: [.added, .present])
+                report = try expectReport(answer, verb: KeyRotationVerb.add, accepted: [.added, .present], old: state.old)
             } catch {
                 // A first run the VPS refused at once: nothing names the new key anywhere, so the
-                // rotation is called off (state first, then .next) rather than left pending.
-                if !resumed, case .rotationNotOffered = error {
+                // rotation is called off (state first, then .next) rather than left pending. So
+                // is one whose old line holds another successor (an add never replaces one).
+                if case .keyHeldByAnother = error {
+                    try RotationState.remove(store)
+                    try store.discardNext()
+                } else if !resumed, case .rotationNotOffered = error {
                     try RotationState.remove(store)
                     try store.discardNext()
                 }
@@ -173,13 +181,24 @@ public struct KeyRotation {
         if !swapped { say("\(store.privateKeyPath) is the new key; the old one is \(store.previousPrivateKeyPath).") }
         done(4)
 
+        try retireOld(state, newKey: newKey, end: end, say: say)
+        return Outcome(old: state.old, new: newKey, resumed: resumed, proof: proof, archived: archived)
+    }
+
+    /// Steps 5 to 7: the old line retired by its own verb, the old key refused, the new key proved again.
+    private func retireOld(_ state: RotationState, newKey: SSHPublicKey, end: HostPort, say: (String) -> Void) throws(OCTunnelError) {
         // 5. The old line goes, removed by its own verb (only once its successor is there).
         // One refused sign-in per run at most: OpenSSH 9.8+ penalizes an address for each.
         let previousPath = store.previousPrivateKeyPath
         var oldRefused = false
-        do {
+        do throws(OCTunnelError) {
             let answer = try check.run(keyPath: previousPath, KeyRotationVerb.retire)
-            _ = try expectReport(answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent])
+            let report = try expectReport(answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent], old: state.old)
+            // The successor that stays must be the new key: never "Rotated" with another key in the lineage.
+            if let successor = report.successor, successor != OctunnelKeyLine.tag(for: newKey) {
+                throw .keyHeldByAnother(fingerprint: state.old, target: target,
+                                        detail: "the old key's line was retired for a successor that is not the new key (tag \(successor))")
+            }
             say("The VPS removed the old key's line.")
         } catch {
             guard case .keyNotAuthorized = error else { throw error }
@@ -191,16 +210,23 @@ public struct KeyRotation {
         if !oldRefused, try check.signsIn(keyPath: previousPath) {
             throw .oldKeyStillWorks(fingerprint: state.old, target: target)
         }
+        // 7. The new key is proved again: the line that stays is its own, and works.
+        if case .refused(let why) = try check.prove(keyPath: store.privateKeyPath, role: state.role, end: end) {
+            throw .keyLineDoesNotWork(fingerprint: newKey.fingerprint, target: target, reason: why)
+        }
         try store.removeNext()
         try RotationState.remove(store)
         say("The old key \(state.old) is refused now; kept locally as \(previousPath).")
-        return Outcome(old: state.old, new: newKey, resumed: resumed, proof: proof, archived: archived)
     }
 
     /// The verb's report, if its result is one of `accepted`; otherwise the reason, as an error.
-    private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>) throws(OCTunnelError) -> AuthorizedKeysReport {
+    private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>,
+                              old: String) throws(OCTunnelError) -> AuthorizedKeysReport {
         guard let report = AuthorizedKeysReport.parse(output) else {
             throw .rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))): it was installed before octunnel could rotate keys in place")
+        }
+        if report.result == .refused, report.reason == "held" {
+            throw .keyHeldByAnother(fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")
         }
         guard accepted.contains(report.result) else {
             throw .rotationNotOffered(target: target, reason: "`\(verb)` was \(report.summary)")

@@ -47,15 +47,17 @@ public struct UserSSH: Sendable {
     }
 
     /// Runs `program` with POSIX sh on the VPS as the user logs in there (`ssh TARGET /bin/sh -s`,
-    /// the program on stdin) and returns what it printed (at most 64 KiB). ssh's own failure
+    /// the program on stdin) and returns what it printed (its first `outputLimit` bytes: 64 KiB
+    /// unless the caller bounds the program's answer itself, as `keys list` does). ssh's own failure
     /// (exit 255: no login, no connection, host key refused) is `userSSHFailed` with ssh's words;
     /// the program's own exit status is left to its output (`AuthorizedKeysReport`).
-    public func run(target: String, program: String) throws(OCTunnelError) -> String {
+    public func run(target: String, program: String, outputLimit: Int = 65536) throws(OCTunnelError) -> String {
         guard let sshPath else { throw .userSSHFailed(target: target, detail: "no ssh client on PATH: install OpenSSH's client, or add the line by hand (`octunnel pubkey --restrict`)") }
         let words = try arguments(target: target)
         let result: ChildProcess.Result
         do {
-            result = try ChildProcess.run(sshPath, words, environment: environment, timeout: timeout, input: Array(program.utf8))
+            result = try ChildProcess.run(sshPath, words, environment: environment, timeout: timeout, input: Array(program.utf8),
+                                         outputLimit: outputLimit)
         } catch {
             throw .userSSHFailed(target: target, detail: "cannot run \(sshPath): \(error.description)")
         }

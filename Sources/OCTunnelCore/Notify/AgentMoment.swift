@@ -94,8 +94,20 @@ public struct AgentMoment: Sendable, Equatable {
         }
     }
 
-    /// The line `tunnel up` prints.
-    public var line: String { "notify: \(headline): \(message)" }
+    /// The line `tunnel up` and `home up` print; a request told alone says how to answer it.
+    public var line: String { "notify: \(headline): \(message)" + (answerHint.map { " · answer: " + $0 } ?? "") }
+
+    /// The commands that answer this request, with its id (nil: nothing to answer, or merged):
+    /// `octunnel permission allow|always|reject ID`, or a question's `answer ID LABEL|dismiss ID`.
+    public var answerHint: String? {
+        guard merged == nil else { return nil }
+        if let question, !question.id.isEmpty {
+            let id = OutsideText.shown(question.id, limit: 128)
+            return "octunnel permission answer \(id) LABEL | octunnel permission dismiss \(id)"
+        }
+        guard kind == .permission, let permissionID, !permissionID.isEmpty else { return nil }
+        return "octunnel permission allow|always|reject \(OutsideText.shown(permissionID, limit: 128))"
+    }
 
     /// What `--notify-command` gets in its environment.
     public var environment: [String: String] {

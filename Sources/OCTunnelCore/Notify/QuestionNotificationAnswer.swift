@@ -15,24 +15,20 @@ enum QuestionNotificationAnswer {
     /// The action name that dismisses the question.
     static let dismissAction = "dismiss"
 
-    /// Bytes of a label as its action shows it.
-    static let shownLimit = 40
-
     /// Whether `moment` gets actions: a question told alone whose request offers them.
     static func answerable(_ moment: AgentMoment) -> Bool {
 #if os(macOS)
         return false  // osascript's notifications have no actions
 #else
-        return moment.merged == nil && moment.question?.offersActions == true
+        return moment.merged == nil && moment.question.map { $0.offersActions && ShownLabels.forms($0.labels) != nil } == true
 #endif
     }
 
     /// The `--action` and `--expire-time` options for `question`'s notification: `q<i>=<label shown>`
-    /// per option, then `dismiss=Dismiss`.
+    /// per option (`ShownLabels`: none when two would look alike), then `dismiss=Dismiss`.
     static func arguments(_ question: AskedQuestion, secrets: [String]) -> [String] {
-        question.labels.enumerated().map { index, label in
-            let shown = OutsideText.shown(label, secrets: secrets, limit: shownLimit)
-            return "--action=q\(index)=\(shown.isEmpty ? "Option \(index + 1)" : shown)"
+        (ShownLabels.forms(question.labels, secrets: secrets) ?? []).enumerated().map { index, shown in
+            "--action=q\(index)=\(shown)"
         } + ["--action=\(dismissAction)=Dismiss", "--expire-time=\(Int(NotificationAnswer.wait * 1000))"]
     }
 

@@ -93,13 +93,20 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case rotationStateBroken(path: String, reason: String)
     /// `keygen --rotate --install`: the old key was retired but still signs in (another line lets it in).
     case oldKeyStillWorks(fingerprint: String, target: String)
+    /// `authorize --account`: the login is not root, so no account nor sshd drop-in can be made (`advice`: what is open, and the lines).
+    case accountNeedsRoot(target: String, account: String, advice: String)
+    /// `authorize --account`: the account or its sshd drop-in could not be set up; sshd's configuration was left as it was.
+    case accountNotSetUp(target: String, account: String, reason: String)
+    /// `keygen --rotate --install`: a successor the rotation did not make holds the old key's line (a thief's add).
+    case keyHeldByAnother(fingerprint: String, target: String, detail: String)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {
         switch self {
-        case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks: return .cannotCreate
+        case .keyExists, .cannotWrite, .serviceFileNotOurs, .authorizedKeysRefused, .rotationPending, .oldKeyStillWorks,
+             .accountNotSetUp: return .cannotCreate
         case .userSSHFailed, .vpsAnswerUnreadable: return .unavailable
-        case .keyLineDoesNotWork, .rotationNotOffered: return .permission
+        case .keyLineDoesNotWork, .rotationNotOffered, .accountNeedsRoot, .keyHeldByAnother: return .permission
         case .rotationPendingElsewhere: return .usage
         case .rotationStateBroken: return .dataError
         case .notRunning: return .notRunning
@@ -124,7 +131,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     /// The layer of the path that failed, for diagnosis output.
     public var layer: String {
         switch self {
-        case .userSSHFailed, .authorizedKeysRefused, .vpsAnswerUnreadable, .keyLineDoesNotWork, .oldKeyStillWorks: return "authorized keys"
+        case .userSSHFailed, .authorizedKeysRefused, .vpsAnswerUnreadable, .keyLineDoesNotWork, .oldKeyStillWorks, .accountNeedsRoot,
+             .accountNotSetUp, .keyHeldByAnother: return "authorized keys"
         case .rotationNotOffered, .rotationPending, .rotationPendingElsewhere, .rotationStateBroken: return "rotation"
         case .keyExists, .noKey, .unsafeKeyPermissions, .unsafeLinkedKeyPermissions, .badKeyFile, .wrongPassphrase, .passphraseUnavailable, .passphrasesDiffer: return "key"
         case .agentUnavailable, .agentHasNoUsableKeys, .agentKeysNotAuthorized: return "authentication"
@@ -288,6 +296,14 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "a key rotation towards \(target) is half done (\(path)); finish it first: `octunnel keygen --rotate --install \(target)`."
         case .rotationStateBroken(let path, let reason):
             return "the pending rotation in \(path) does not match the keys: \(reason). No key was deleted; move \(path) away to start over."
+        case .accountNeedsRoot(let target, let account, let advice):
+            return "`ssh \(target)` is not a root login, so octunnel cannot create the account \(account) nor add its sshd drop-in there: "
+                + "log in as root for `authorize --account` (e.g. `octunnel authorize --account \(account) root@HOST`); "
+                + "meanwhile \(advice)."
+        case .accountNotSetUp(let target, let account, let reason):
+            return "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
+        case .keyHeldByAnother(let fingerprint, let target, let detail):
+            return "someone else holds this key: revoke it from your own login (`octunnel keys revoke \(fingerprint) \(target)`: its line and every successor), then authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated."
         case .oldKeyStillWorks(let fingerprint, let target):
             return "the old key \(fingerprint) was retired on \(target) but still signs in: another line lets it in. Remove it (`octunnel keys list \(target)`, then `octunnel keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
         case .statusNotAnswered(let path, let reason):

@@ -78,7 +78,8 @@ public struct SSHConnector: Sendable {
             session.close()
             throw .sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
         }
-        onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(identity.isAgent ? "ssh-agent key " : "")\(clientKey.fingerprint)"))
+        let signer = (identity.isAgent ? "ssh-agent key " : "") + clientKey.fingerprint + (identity.path.map { " (\($0))" } ?? "")
+        onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(signer)"))
         let info = SessionInfo(hostKey: hostKey, newlyTrusted: trust == .firstUse, hostKeyTrust: trust, keyExchange: keyExchange, cipher: cipher, mac: mac,
                                serverBanner: banner ?? "", user: target.user, clientKeyFingerprint: clientKey.fingerprint)
         return EstablishedSession(session: session, idleChannel: idle, info: info)
@@ -230,6 +231,15 @@ extension SSHConnector {
         case agent
 
         var isAgent: Bool { if case .agent = self { return true } else { return false } }
+
+        /// The key file signed in with (named in the authentication stage); nil for the agent.
+        var path: String? {
+            switch self {
+            case .file(let path, _): return path
+            case .memory(let unlocked): return unlocked.path
+            case .agent: return nil
+            }
+        }
     }
 
     func clientIdentity() throws(OCTunnelError) -> ClientIdentity {

@@ -17,13 +17,17 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public var agent: Bool?
     /// The file OpenCode's password is read from (`--password-file`, an absolute path); absent: none.
     public var passwordFile: String?
+    /// The notification choices saved (`home up --save`: the `notify`, `notifyCommand`,
+    /// `notifyTimeout` keys, as the tunnel's); absent: notifications on, no command.
+    public var notifications: NotifySettings
 
     /// `forwards` must hold OpenCode's `-R` first, and only there.
-    public init(host: String, port: Int, username: String, forwards: [Forward], agent: Bool? = nil, passwordFile: String? = nil) {
+    public init(host: String, port: Int, username: String, forwards: [Forward], agent: Bool? = nil, passwordFile: String? = nil,
+                notifications: NotifySettings = NotifySettings()) {
         precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .remote },
                      "a home's forwards are -R, OpenCode's first")
         (self.host, self.port, self.username, self.forwards) = (host, port, username, forwards)
-        (self.agent, self.passwordFile) = (agent, passwordFile)
+        (self.agent, self.passwordFile, self.notifications) = (agent, passwordFile, notifications)
     }
 
     /// The settings as older versions' keys name them (`others`: the `-R`s beside OpenCode's).
@@ -54,6 +58,7 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
 
     func validate() throws(TargetParseError) {
         try validateConnection(otherHosts: [homeHost])
+        if let problem = notifications.problem { throw TargetParseError(problem) }
     }
 
     /// Saves this as `profile`'s home section, keeping every other profile and section.
@@ -71,6 +76,7 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         let keys = try decoder.container(keyedBy: Key.self)
         let signIn = try SignInKeys(from: decoder)
         (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
+        notifications = try NotifySettings(from: decoder)
         let remotePort = try keys.decode(Int.self, forKey: .remotePort)
         let homePort = try keys.decode(Int.self, forKey: .homePort)
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
@@ -94,6 +100,7 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         try SignInKeys(self).encode(to: encoder)
         var keys = encoder.container(keyedBy: Key.self)
         try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
+        try notifications.encode(to: encoder)
         try OldForwardKeys(copyOf: forwards).encode(to: encoder)
     }
 }

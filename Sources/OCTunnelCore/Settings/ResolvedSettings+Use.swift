@@ -75,15 +75,13 @@ extension ResolvedSettings {
         case .tunnel:
             var saved = forwards
             saved[0].listen = HostPort(host: Defaults.bind, port: localPort)
-            let timeout = Int(notify.commandTimeout)
             try TunnelSettings(host: target.host, port: target.port, username: target.user, forwards: saved, homePort: homePort,
-                               agent: agent ? true : nil, passwordFile: passwordFile, notify: notify.enabled ? nil : false,
-                               notifyCommand: notify.command, notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout,
+                               agent: agent ? true : nil, passwordFile: passwordFile, notifications: NotifySettings(saving: notify),
                                pairPort: pairPort == .automatic ? nil : pairPort)
                 .save(to: directory, profile: flags.profile)
         case .home:
             try HomeSettings(host: target.host, port: target.port, username: target.user, forwards: forwards,
-                             agent: agent ? true : nil, passwordFile: passwordFile)
+                             agent: agent ? true : nil, passwordFile: passwordFile, notifications: NotifySettings(saving: notify))
                 .save(to: directory, profile: flags.profile)
         }
     }

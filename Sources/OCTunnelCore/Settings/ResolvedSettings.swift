@@ -25,11 +25,12 @@ public struct ResolvedSettings: Sendable {
     public let sshConfig: SSHConfigResolution?
     /// Sign in with the ssh-agent: `--agent`, or saved with `--save` and no `--identity` now.
     public let useAgent: Bool
-    /// The key file: `--identity`, else the ssh config's IdentityFile; nil: octunnel's own key.
-    public let identityFile: String?
+    /// The key file: `--identity`, else the ssh config's IdentityFile unless octunnel's own key was
+    /// authorized for the target (`AuthorizedTargets`); nil: octunnel's own key.
+    public internal(set) var identityFile: String?
     /// The saved OpenCode password file (`--password-file` given with `--save`).
     public let savedPasswordFile: String?
-    /// `tunnel up`'s notifications: the flags, else the saved choice, else on with no command.
+    /// The run's notifications: the flags, else the role's saved choice, else on with no command.
     public let notify: NotifyOptions
     /// Where `tunnel up` listens for pair links (`--pair-port auto|N`, `--no-pair-port`, or saved).
     public let pairPort: PairPortChoice
@@ -80,19 +81,9 @@ public struct ResolvedSettings: Sendable {
             useAgent: flags.agent || (kept?.connection.agent == true && flags.identity == nil),
             identityFile: flags.identity ?? (typed ? sshConfig?.identityFile : nil),
             savedPasswordFile: kept?.connection.passwordFile,
-            notify: notifyOptions(flags: flags, saved: kept?.tunnel),
+            notify: flags.notifications.resolved(saved: kept?.notifications),
             pairPort: flags.pairPort ?? kept?.tunnel?.pairPort ?? .automatic
         )
-    }
-
-    /// A command on the command line turns notifications on whatever was saved; `--no-notify`
-    /// turns them off and drops the saved command; neither: the saved choice as a whole.
-    private static func notifyOptions(flags: SettingsFlags, saved: TunnelSettings?) -> NotifyOptions {
-        let typed = flags.notify != nil || flags.notifyCommand != nil
-        let enabled = flags.notify ?? (flags.notifyCommand != nil ? true : saved?.notify ?? true)
-        var options = NotifyOptions(enabled: enabled, command: enabled ? (typed ? flags.notifyCommand : saved?.notifyCommand) : nil)
-        options.commandTimeout = Double(flags.notifyTimeout ?? saved?.notifyTimeout ?? NotifyOptions.defaultTimeout)
-        return options
     }
 }
 
@@ -103,8 +94,10 @@ struct SavedSection {
     /// The saved forwards, OpenCode's first: `-L` (`tunnel` role) or `-R` (`home` role).
     let forwards: [Forward]
     let homePort: Int
-    /// The whole saved section of the `tunnel` role (its notify and pair-port choices).
+    /// The whole saved section of the `tunnel` role (its pair-port choice).
     var tunnel: TunnelSettings? = nil
+    /// The role's saved notification choices.
+    var notifications: NotifySettings? = nil
 
     init?(_ saved: SavedSettings?, role: Role) {
         switch role {
@@ -112,9 +105,11 @@ struct SavedSection {
             guard let tunnel = saved?.tunnel else { return nil }
             (connection, forwards, homePort) = (tunnel, tunnel.forwards, tunnel.homePort)
             self.tunnel = tunnel
+            notifications = tunnel.notifications
         case .home:
             guard let home = saved?.home else { return nil }
             (connection, forwards, homePort) = (home, home.forwards, home.homePort)
+            notifications = home.notifications
         }
     }
 

@@ -29,12 +29,8 @@ public struct SettingsFlags: Sendable {
     public var trustNew: Bool
     /// Look a new VPS up in OpenSSH's known_hosts (`--no-openssh-known-hosts`; never saved).
     public var openSSHKnownHosts: Bool
-    /// `tunnel up --notify` / `--no-notify`.
-    public var notify: Bool?
-    /// `tunnel up --notify-command`.
-    public var notifyCommand: String?
-    /// `tunnel up --notify-timeout`, in seconds.
-    public var notifyTimeout: Int?
+    /// `tunnel up` and `home up`'s `--notify`/`--no-notify`, `--notify-command`, `--notify-timeout`.
+    public var notifications = NotifySettings()
     /// `tunnel up --pair-port auto|N` / `--no-pair-port`.
     public var pairPort: PairPortChoice?
 

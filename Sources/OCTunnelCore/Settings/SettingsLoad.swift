@@ -15,6 +15,14 @@ extension ResolvedSettings {
             sshConfig = resolution
         }
         var settings = try resolve(flags: flags, saved: saved, sshConfig: sshConfig, role: role)
+        if flags.identity == nil, !settings.useAgent, let configKey = settings.identityFile,
+           AuthorizedTargets(directory: directory).contains(settings.target, role: role) {
+            // The least-privilege line `authorize` installed is the one signed in with (issue 55, finding 8).
+            settings.identityFile = nil
+            notes.append("note: signing in to \(settings.target) with octunnel's key \(directory.privateKeyPath), authorized there by "
+                         + "`octunnel authorize`, not the ssh config's IdentityFile \(resolver.displayPath(configKey)) "
+                         + "(--identity chooses another key)")
+        }
         settings.notes = notes
         return settings
     }

@@ -22,33 +22,27 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     /// The file OpenCode's password is read from (`--password-file`, an absolute path; the
     /// password itself is never saved); absent in older files.
     public var passwordFile: String?
-    /// `--no-notify` saved: false; absent: notifications on.
-    public var notify: Bool?
-    /// `--notify-command`, as typed; absent: none.
-    public var notifyCommand: String?
-    /// `--notify-timeout` in seconds when not the default; absent: the default.
-    public var notifyTimeout: Int?
+    /// The notification choices saved (`notify`, `notifyCommand`, `notifyTimeout` keys).
+    public var notifications: NotifySettings
     /// `--no-pair-port` saved: false; `--pair-port N`: the port; absent: OpenCode's own ports.
     public var pairPort: PairPortChoice?
 
     /// `forwards` must hold OpenCode's `-L` first, and only there.
     public init(host: String, port: Int, username: String, forwards: [Forward], homePort: Int, agent: Bool? = nil,
-                passwordFile: String? = nil, notify: Bool? = nil, notifyCommand: String? = nil, notifyTimeout: Int? = nil,
-                pairPort: PairPortChoice? = nil) {
+                passwordFile: String? = nil, notifications: NotifySettings = NotifySettings(), pairPort: PairPortChoice? = nil) {
         precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .local },
                      "a tunnel's forwards are -L, OpenCode's first")
         (self.host, self.port, self.username, self.forwards, self.homePort) = (host, port, username, forwards, homePort)
-        (self.agent, self.passwordFile, self.notify, self.notifyCommand) = (agent, passwordFile, notify, notifyCommand)
-        (self.notifyTimeout, self.pairPort) = (notifyTimeout, pairPort)
+        (self.agent, self.passwordFile, self.notifications, self.pairPort) = (agent, passwordFile, notifications, pairPort)
     }
 
     /// The settings as older versions' keys name them (`others`: the `-L`s beside OpenCode's).
     public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
-                agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = [], notify: Bool? = nil,
-                notifyCommand: String? = nil, notifyTimeout: Int? = nil, pairPort: PairPortChoice? = nil) {
+                agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = [], notifications: NotifySettings = NotifySettings(),
+                pairPort: PairPortChoice? = nil) {
         let keys = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
         self.init(host: host, port: port, username: username, forwards: keys.forwards, homePort: homePort, agent: agent,
-                  passwordFile: passwordFile, notify: notify, notifyCommand: notifyCommand, notifyTimeout: notifyTimeout, pairPort: pairPort)
+                  passwordFile: passwordFile, notifications: notifications, pairPort: pairPort)
     }
 
     /// Where OpenCode's forward goes on the VPS.
@@ -67,10 +61,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     func validate() throws(TargetParseError) {
         try validateConnection()
         _ = try HostPort.parsePort(String(localPort), allowZero: true)
-        if let notifyTimeout, !NotifyOptions.timeoutRange.contains(notifyTimeout) {
-            throw TargetParseError("notifyTimeout \(notifyTimeout) is not \(NotifyOptions.timeoutRange.lowerBound)-\(NotifyOptions.timeoutRange.upperBound) seconds")
-        }
-        if notifyCommand?.isEmpty == true { throw TargetParseError("notifyCommand is empty") }
+        if let problem = notifications.problem { throw TargetParseError(problem) }
     }
 
     /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
@@ -80,7 +71,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
 
     private enum Key: String, CodingKey {
         case remotePort, localPort, homePort, remoteHost, forwards
-        case notify, notifyCommand, notifyTimeout, pairPort, forwardList
+        case pairPort, forwardList
     }
 
     /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
@@ -94,9 +85,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
         homePort = try keys.decode(Int.self, forKey: .homePort)
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
         let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
-        notify = try keys.decodeIfPresent(Bool.self, forKey: .notify)
-        notifyCommand = try keys.decodeIfPresent(String.self, forKey: .notifyCommand)
-        notifyTimeout = try keys.decodeIfPresent(Int.self, forKey: .notifyTimeout)
+        notifications = try NotifySettings(from: decoder)
         pairPort = try keys.decodeIfPresent(PairPortChoice.self, forKey: .pairPort)
         let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
 
@@ -119,9 +108,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
         var keys = encoder.container(keyedBy: Key.self)
         try keys.encode(SavedForwardList(forwards), forKey: .forwardList)
         try keys.encode(homePort, forKey: .homePort)
-        try keys.encodeIfPresent(notify, forKey: .notify)
-        try keys.encodeIfPresent(notifyCommand, forKey: .notifyCommand)
-        try keys.encodeIfPresent(notifyTimeout, forKey: .notifyTimeout)
+        try notifications.encode(to: encoder)
         try keys.encodeIfPresent(pairPort, forKey: .pairPort)
         try OldForwardKeys(copyOf: forwards).encode(to: encoder)
     }

@@ -27,12 +27,14 @@ enum ChildProcess {
     /// With `input`, stdin is a file holding those bytes (at most `inputLimit`), written whole
     /// before the child starts and unlinked: no write can block on the child or meet a closed
     /// pipe (no SIGPIPE, nothing to interleave with the draining), whatever the input's size.
+    /// Each of stdout and stderr keeps its first `outputLimit` bytes (the rest is drained, dropped).
     static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
-                    searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil) throws(SystemError) -> Result {
+                    searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil,
+                    outputLimit: Int = 65536) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
                                                   captureStderr: true, groups: groups, input: input) { pipe, bytes in
-            if pipe == 0 { if stdout.count < 65536 { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
+            if pipe == 0 { if stdout.count < outputLimit { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
         }
         return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
                       timedOut: timedOut)

@@ -61,8 +61,9 @@ public struct UpFlow: Sendable {
             if let warning = UpRunner.exposureWarning(bind: options.openCode.listen.host) { show(.engine(warning)) }
             var health: TunnelHealth?
             if choices.health {
-                health = TunnelHealth(options: options, timeout: choices.healthTimeout, credentials: try settings.credentials(passwordFile: choices.passwordFile))
-                health?.notify = settings.notify
+                let credentials = try settings.credentials(passwordFile: choices.passwordFile)
+                health = TunnelHealth(options: options, timeout: choices.healthTimeout, credentials: credentials)
+                health?.wiring = UpWiring(notify: settings.notify, credentials: credentials, pairPort: options.pairPort)
             }
             runner = try UpRunner(tunnel: options, health: health, onEvent: show)
             healthCheck = nil
@@ -73,7 +74,8 @@ public struct UpFlow: Sendable {
             options.followService = openCode.service != nil && settings.flags.homeHost == nil
             try options.checkForwards(allowLAN: choices.allowLAN)
             let credentials = choices.health ? openCode.credentials(given: try settings.credentials(passwordFile: choices.passwordFile)) : nil
-            runner = try UpRunner(home: options, onEvent: show)
+            let wiring = credentials.flatMap { settings.notify.enabled ? UpWiring(notify: settings.notify, credentials: $0) : nil }
+            runner = try UpRunner(home: options, wiring: wiring, healthTimeout: choices.healthTimeout, onEvent: show)
             for line in openCode.lines { show(.engine(.openCodeHome(home: openCode.home, detail: line))) }
             healthCheck = credentials.map { credentials in { runner.checkHealth(timeout: choices.healthTimeout, credentials: credentials) } }
         }

@@ -9,8 +9,10 @@ public struct UpRunner: Sendable {
     private let emit: @Sendable (UpEvent) -> Void
     /// `home up`'s home port (OpenCode's), for its health test.
     private let home: HostPort?
-    /// `tunnel up`'s health test (and its event follower), stopped when the engine ends.
+    /// `tunnel up`'s health test (and what its passes start), stopped when the engine ends.
     private let health: TunnelHealth?
+    /// `home up`'s following of OpenCode (nil: not asked for), stopped when the engine ends.
+    private let homeFollowing: HomeFollowing?
 
     /// The warning for a `--bind` that is not loopback, or nil.
     public static func exposureWarning(bind: String) -> EngineEvent? {
@@ -25,6 +27,7 @@ public struct UpRunner: Sendable {
         role = .tunnel
         home = nil
         self.health = health
+        homeFollowing = nil
         let box = OpenCodeForwardBox()
         let healthEvent: @Sendable (HealthEvent) -> Void = { onEvent(.health($0)) }
         engine = try Engine(tunnel: options) { event in
@@ -40,20 +43,28 @@ public struct UpRunner: Sendable {
         box.engine = engine
     }
 
-    /// `home up`: resolves the home addresses now.
-    public init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
+    /// `home up`: resolves the home addresses now. `wiring` (nil: `--no-notify` or no health
+    /// test) follows OpenCode at home once its health test passes (`HomeFollowing`).
+    public init(home options: HomeForwardOptions, wiring: UpWiring? = nil, healthTimeout: Double = 10,
+                onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
         emit = onEvent
         role = .home
         home = options.openCode.target
         health = nil
+        homeFollowing = wiring.map { HomeFollowing(wiring: $0, home: options.openCode.target, timeout: healthTimeout) }
         engine = try Engine(home: options) { onEvent(.engine($0)) }
     }
 
     /// `home up`'s health test: `HomeHealth` against OpenCode's home port now, its result kept
-    /// for `home status`.
+    /// for `home status`; then OpenCode's events are followed (now if it passed, else once it does).
     public func checkHealth(timeout: Double, credentials: OpenCodeCredentials) {
         guard let home else { return }
-        engine.recordHealth(HomeHealth(home: home, timeout: timeout, credentials: credentials).run(emit: emit))
+        let passed = PassedReport()
+        engine.recordHealth(HomeHealth(home: home, timeout: timeout, credentials: credentials).run { event in
+            if case .health(.homePassed(let report, _, _)) = event { passed.report = report }
+            emit(event)
+        })
+        homeFollowing?.start(passed: passed.report, engine: engine)
     }
 
     /// Answers `octunnel tunnel status` (`home status`) from the engine's loop; a socket it
@@ -72,7 +83,10 @@ public struct UpRunner: Sendable {
     /// then are ended and reaped before it returns.
     public func run() throws(OCTunnelError) {
         engine.handleSignals()
-        defer { health?.stop() }
+        defer {
+            health?.stop()
+            homeFollowing?.stop()
+        }
         do throws(OCTunnelError) {
             try engine.run()
         } catch {
@@ -98,4 +112,9 @@ final class OpenCodeForwardBox: @unchecked Sendable {
         get { lock.lock(); defer { lock.unlock() }; return held }
         set { lock.lock(); held = newValue; lock.unlock() }
     }
+}
+
+/// The report of a home health test that passed, kept from its event.
+private final class PassedReport: @unchecked Sendable {
+    var report: HealthReport?
 }

@@ -37,6 +37,11 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
     /// For `listed`: the lines printed, and those left out (longer than `OctunnelKeyLine.longestLine`, or past the thousandth).
     public let lines: Int?
     public let skipped: Int?
+    /// For `retired`: the tag of the one successor that stays (the rotation checks it is the new key's).
+    public let successor: String?
+    /// For `revoked` and `absent` (revoke): the lines removed, and the lines left that carry the key but are not octunnel's.
+    public let removed: Int?
+    public let left: Int?
 
     /// The longest line looked at, and how many lines are: a report line is under 300 bytes.
     static let longestLine = 4096
@@ -69,7 +74,8 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
             guard fields["v"] == "1", let result = fields["result"].flatMap(Result.init(rawValue:)) else { continue }
             return AuthorizedKeysReport(result: result, reason: fields["reason"], modesFixed: fields["modes"] == "fixed",
                                         files: fields["files"], lines: fields["lines"].flatMap { Int($0) },
-                                        skipped: fields["skipped"].flatMap { Int($0) })
+                                        skipped: fields["skipped"].flatMap { Int($0) }, successor: fields["successor"],
+                                        removed: fields["removed"].flatMap { Int($0) }, left: fields["left"].flatMap { Int($0) })
         }
         return nil
     }
@@ -89,7 +95,7 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         case .added: return "the line was added to authorized_keys" + fixed
         case .present: return "the key was already in authorized_keys: nothing changed" + fixed
         case .retired: return "the old key's line was removed; its successor stays"
-        case .revoked: return "the key's octunnel line was removed"
+        case .revoked: return "the key's octunnel line(s) and their successors were removed"
         case .absent: return lines == nil ? "no octunnel line carries that key: nothing changed" : "there is no authorized_keys file"
         case .listed: return "\(lines ?? 0) octunnel line(s)" + ((skipped ?? 0) > 0 ? ", \(skipped ?? 0) left out (too long or too many)" : "")
         case .failed: return "the VPS could not \(Self.failures[reason ?? ""] ?? "finish (\(reason ?? "?"))"): authorized_keys is as it was"
@@ -116,6 +122,8 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "type": "the new key is not of the old key's type",
         "length": "the new key's length is not the old key's",
         "duplicate": "the new key is already in another line of authorized_keys",
+        "held": "another key already holds this key's succession (someone else holds this key: "
+            + "revoke it from your own login)",
         "successor": "no successor of this key's line is there yet (add the new key first)",
         "pending": "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
         "symlink": "authorized_keys or its directory is a symbolic link",

@@ -45,12 +45,23 @@ public enum AuthorizedKeysScript {
         return script(file: file, values: [], body: listBody)
     }
 
-    /// Removes from `file` the octunnel lines (as `list` finds them) whose key blob (base64, as
-    /// the line writes it) is `keyBlob`: `revoked`, or `absent` when there is none. Other lines
-    /// with that key (a line of your own) stay.
-    public static func revoke(keyBlob: String, file: String) -> String {
-        guard OctunnelKeyLine.isSafeFile(file), isBase64(keyBlob) else { return refusal("file") }
-        return script(file: file, values: ["B=" + keyBlob], body: revokeBody)
+    /// What `revoke` prints before each line it removed, and before the number of each line it
+    /// left that carries the key but is not octunnel's.
+    public static let removedPrefix = "octunnel-keys-removed "
+    public static let leftPrefix = "octunnel-keys-left "
+
+    /// Removes from `file` the lineage of the key whose tag is `tag` (`OctunnelKeyLine.tag`):
+    /// octunnel's lines (as `list` finds them) with `K=<tag>` or the key blob `keyBlob` (base64,
+    /// as the line writes it; for an untagged line), then, until none is left, every octunnel
+    /// line whose `P=` is the tag of a line removed (its successors, pending or not, and theirs),
+    /// all under one lock, so a successor cannot add one of its own in between. Prints each line
+    /// removed after `removedPrefix`, the number of each other line holding `keyBlob` (a line of
+    /// your own: it stays) after `leftPrefix`, then `PATH:LINE` after it for each line holding it
+    /// in the other files sshd may read keys from (`KeyRotationProgram.otherFiles`), then
+    /// `revoked removed=N left=M` (M: in `file`), or `absent left=M`.
+    public static func revoke(tag: String, keyBlob: String?, file: String) -> String {
+        guard OctunnelKeyLine.isSafeFile(file), OctunnelKeyLine.isTag(tag), keyBlob.map(isBase64) ?? true else { return refusal("file") }
+        return script(file: file, values: ["T=" + tag, "B=" + (keyBlob ?? "")], body: revokeBody)
     }
 
     /// The octunnel lines `list` printed, read with `OctunnelKeyLine.parse` (others dropped),
@@ -122,15 +133,23 @@ public enum AuthorizedKeysScript {
         #"awk -v m='="127.0.0.1:1",command="' 'index($0,"restrict,port-forwarding,")==1&&index($0,m){if(length($0)>16384||n>=1000){s++;next}n++;print "octunnel-keys-line " $0} END{print "octunnel-keys v=1 result=listed lines=" n+0 " skipped=" s+0}' "$f""#,
     ]
 
-    /// x 0 counts the lines to remove, x 1 prints the file without them (joined as
-    /// `KeyRotationProgram` joins: every other line and newline as it was).
+    /// x W reads the copy: the octunnel lines (as `list` finds them) with their `K=` and `P=`;
+    /// marks the lineage (K is T, or the line holds B; then, to a fixed point, P the K of a
+    /// marked line); with W 1 prints the file without them (joined as `KeyRotationProgram`
+    /// joins: every other line and newline as it was), with W 0 prints each marked line after
+    /// `removedPrefix`, the number of each other line holding B after `leftPrefix`, then the
+    /// report's words.
     static let revokeBody: [String] = [
-        #"x(){ awk -v W=$1 -v B="$B" -v e=$e -v m='="127.0.0.1:1",command="' 'function z(s){if(W)printf "%s%s",(o++?"\n":""),s} {s=$0;sub(/\r$/,"",s);gsub(/\t/," ",s)} index($0,"restrict,port-forwarding,")==1&&index($0,m)&&index(s " "," " B " "){r++;next} {z($0)} END{if(W){if(o&&e)printf "\n"}else print r+0}' "$c";}"#,
+        #"x(){ awk -v W=$1 -v T="$T" -v B="$B" -v e=$e -v m='="127.0.0.1:1",command="' 'function z(s){printf "%s%s",(o++?"\n":""),s} {L[NR]=$0;s=$0;sub(/\r$/,"",s);gsub(/\t/," ",s);H[NR]=B!=""&&index(s " "," " B " ")} index($0,"restrict,port-forwarding,")==1&&index($0,m){O[NR]=1;i=index($0," -c \047K=");if(i){q=substr($0,i+5);j=index(q,";");q=j?substr(q,1,j-1):"";split(q,a," ");K[NR]=substr(a[1],3);P[NR]=substr(a[2],3)}} index($0,"\043octunnel-retired K=")==1{O[NR]=1;split($0,a," ");K[NR]=substr(a[2],3);P[NR]=substr(a[3],3)} END{R[T]=1;do{c=0;for(i=1;i<=NR;i++)if(O[i]&&!X[i]&&(H[i]||(K[i]!=""&&K[i] in R)||(P[i]!=""&&P[i] in R))){X[i]=1;c=1;r++;if(K[i]!="")R[K[i]]=1}}while(c);for(i=1;i<=NR;i++){if(W){if(!X[i])z(L[i])}else if(X[i])print "octunnel-keys-removed " L[i];else if(H[i]){u++;print "octunnel-keys-left " i}}if(W){if(o&&e)printf "\n"}else print " removed=" r+0 " left=" u+0}' "$c";}"#,
         #"G"#,
         #"Q"#,
-        #"[ "$(x 0)" -gt 0 ]||y absent"#,
+        #"x 0 >"$l/r"||y failed write"#,
+        KeyRotationProgram.otherFiles,
+        #"w=$(tail -n 1 "$l/r");case $w in " removed=0 "*) grep -v "^ removed=" "$l/r";[ -z "$B" ]||O;y absent "" "${w# removed=0}";; esac"#,
         #"x 1 >"$n"||y failed write"#,
         #"C"#,
-        #"y revoked"#,
+        #"grep -v "^ removed=" "$l/r""#,
+        #"[ -z "$B" ]||O"#,
+        #"y revoked "" "$w""#,
     ]
 }

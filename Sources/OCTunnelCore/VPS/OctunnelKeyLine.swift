@@ -32,7 +32,7 @@ public struct OctunnelKeyLine: Equatable, Sendable {
     /// Where sshd looks by default, relative to the home directory.
     public static let defaultFile = ".ssh/authorized_keys"
     /// The longest line `parse` reads (and `AuthorizedKeysScript.list` prints): the laptop's line is about
-    /// 3.8 KB, the home's 8.8 KB; sshd's own fixed buffer, where it has one, is 16384 bytes (SSH_MAX_PUBKEY_BYTES).
+    /// 5.1 KB, the home's 10.1 KB (issue 55); sshd's own fixed buffer, where it has one, is 16384 bytes (SSH_MAX_PUBKEY_BYTES).
     public static let longestLine = 16 * 1024
 
     /// The line octunnel prints for `key` today: its tag derived from the key, `added` today
@@ -57,6 +57,15 @@ public struct OctunnelKeyLine: Equatable, Sendable {
     /// gives the same tag, so printing a key's line twice prints the same line (on the same day).
     public static func tag(for key: SSHPublicKey) -> String {
         hex(Crypto.sha256(key.blob).prefix(8))
+    }
+
+    /// The tag of the key whose fingerprint is `fingerprint` (`SHA256:` and the unpadded base64
+    /// of the same SHA-256 the tag starts), nil for anything else.
+    public static func tag(fingerprint: String) -> String? {
+        guard fingerprint.hasPrefix("SHA256:") else { return nil }
+        let digits = String(fingerprint.dropFirst(7))
+        guard digits.utf8.count == 43, let digest = Data(base64Encoded: digits + "=") else { return nil }
+        return hex(digest.prefix(8))
     }
 
     /// Today in UTC as `yyyymmdd`, the form of `A=`.

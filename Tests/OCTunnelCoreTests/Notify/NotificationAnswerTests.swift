@@ -44,14 +44,14 @@ struct NotificationAnswerTests {
     func arguments() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/notify-send") else { return }
         let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
-        let plain = try #require(Notifier.desktopCommand(Self.asked(), environment: environment))
+        let plain = try #require(DesktopChannel.command(Self.asked(), environment: environment))
         #expect(plain.arguments == ["--app-name=octunnel", "--urgency=critical", "--", "OpenCode asks for permission: Fix <b>login</b> (shop)",
                                     "bash: git push"])
-        let answering = try #require(Notifier.desktopCommand(Self.asked(), environment: environment, actions: true))
+        let answering = try #require(DesktopChannel.command(Self.asked(), environment: environment, actions: true))
         #expect(answering.arguments == ["--app-name=octunnel", "--urgency=critical", "--action=once=Allow once", "--action=always=Allow always",
                                         "--action=reject=Reject", "--expire-time=120000", "--",
                                         "OpenCode asks for permission: Fix <b>login</b> (shop)", "bash: git push"])
-        #expect(Notifier.desktopCommand(Self.asked(), environment: [:], actions: true) == nil)
+        #expect(DesktopChannel.command(Self.asked(), environment: [:], actions: true) == nil)
     }
 #endif
 

@@ -146,7 +146,7 @@ struct NotifierTests {
         }
         #expect(files.count == 5, "\(said.lines)")
         let environments = files.map { (try? String(contentsOfFile: scratch.file($0), encoding: .utf8)) ?? "" }
-        let desktop = moments.compactMap { Notifier.desktopCommand($0.redacted(credentials.secrets), environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) }
+        let desktop = moments.compactMap { DesktopChannel.command($0.redacted(credentials.secrets), environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) }
             .flatMap(\.arguments)
         let surfaces = said.lines + said.json + said.status + environments + desktop
         #expect(said.lines.filter { $0.hasPrefix("notify: ") }.count == 5, "\(said.lines)")

@@ -66,7 +66,7 @@ struct QuestionNotificationAnswerTests {
     func desktopCommand() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/notify-send") else { return }
         let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
-        let command = try #require(Notifier.desktopCommand(Self.moment(["Postgres", "SQLite"]), environment: environment, actions: true))
+        let command = try #require(DesktopChannel.command(Self.moment(["Postgres", "SQLite"]), environment: environment, actions: true))
         #expect(command.arguments == ["--app-name=octunnel", "--urgency=critical", "--action=q0=Postgres", "--action=q1=SQLite",
                                       "--action=dismiss=Dismiss", "--expire-time=120000", "--", "OpenCode asks for permission: Fix login (shop)",
                                       "Which database?"])

@@ -71,7 +71,7 @@ struct SavedForwardListTests {
         passwordFile: "/home/me/.pw",
         others: [Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 3000), target: HostPort(host: "127.0.0.1", port: 18082)),
                  Forward(direction: .local, listen: HostPort(host: "::1", port: 5173), target: HostPort(host: "127.0.0.1", port: 18083))],
-        notifyTimeout: 20, pairPort: .off)
+        notifications: NotifySettings(notifyTimeout: 20), pairPort: .off)
     static let oldHome = HomeSettings(
         host: "vps.example.com", port: 2222, username: "home", remotePort: 18091, homePort: 4200, remoteHost: "127.0.0.2",
         homeHost: "192.168.1.5", agent: true,

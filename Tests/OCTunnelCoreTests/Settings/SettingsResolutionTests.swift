@@ -222,14 +222,27 @@ struct SettingsResolutionTests {
     // MARK: the notify and pair-port choices (tunnel up --save keeps them)
 
     /// Saves `flags`' choices, then resolves a later run's `later` flags against them.
-    func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags()) throws -> ResolvedSettings {
+    func choices(saving flags: SettingsFlags, later: SettingsFlags = SettingsFlags(), role: Role = .tunnel) throws -> ResolvedSettings {
         try withTemporaryDirectory { dir in
             let directory = OctunnelDirectory(path: dir + "/octunnel")
             var typed = flags
             typed.target = "me@vps.example.com"
-            try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: .tunnel).save(to: directory, agent: false, passwordFile: nil)
-            return try ResolvedSettings.load(flags: later, directory: directory, role: .tunnel, resolver: SSHConfigResolver(home: dir, sshPath: nil))
+            try ResolvedSettings.resolve(flags: typed, saved: nil, sshConfig: nil, role: role).save(to: directory, agent: false, passwordFile: nil)
+            return try ResolvedSettings.load(flags: later, directory: directory, role: role, resolver: SSHConfigResolver(home: dir, sshPath: nil))
         }
+    }
+
+    @Test("home up saves and reads its notify choices as tunnel up does (its own section), a later flag winning")
+    func homeKeepsItsNotifyChoices() throws {
+        var command = SettingsFlags()
+        (command.notifications.notifyCommand, command.notifications.notifyTimeout) = ("/home/me/bin/push", 30)
+        let kept = try choices(saving: command, role: .home)
+        #expect(kept.notify.enabled && kept.notify.command == "/home/me/bin/push" && kept.notify.commandTimeout == 30)
+        var quiet = SettingsFlags()
+        quiet.notifications.notify = false
+        #expect(try !choices(saving: quiet, role: .home).notify.enabled)
+        #expect(try !choices(saving: command, later: quiet, role: .home).notify.enabled)
+        #expect(try choices(saving: SettingsFlags(), role: .home).notify == NotifyOptions())
     }
 
     @Test func notificationsAndThePairPortAreOnWithNothingSaidAndNothingSaved() throws {
@@ -239,11 +252,11 @@ struct SettingsResolutionTests {
 
     @Test func theSavedChoicesComeBackAndALaterFlagWinsOverEach() throws {
         var quiet = SettingsFlags()
-        (quiet.notify, quiet.pairPort) = (false, .off)
+        (quiet.notifications.notify, quiet.pairPort) = (false, .off)
         let off = try choices(saving: quiet)
         #expect(!off.notify.enabled && off.notify.command == nil && off.pairPort == .off)
         var on = SettingsFlags()
-        (on.notify, on.pairPort) = (true, .automatic)
+        (on.notifications.notify, on.pairPort) = (true, .automatic)
         let back = try choices(saving: quiet, later: on)
         #expect(back.notify.enabled && back.pairPort == .automatic)
         // --pair-port N is kept as N; a file of an earlier version (false) still reads as off.
@@ -252,16 +265,16 @@ struct SettingsResolutionTests {
         #expect(try choices(saving: given).pairPort == .port(49380))
         // A typed command turns a saved --no-notify back on.
         var typed = SettingsFlags()
-        typed.notifyCommand = "/bin/push-now"
+        typed.notifications.notifyCommand = "/bin/push-now"
         #expect(try choices(saving: quiet, later: typed).notify.command == "/bin/push-now")
 
         var command = SettingsFlags()
-        (command.notifyCommand, command.notifyTimeout) = ("/home/me/bin/push", 30)
+        (command.notifications.notifyCommand, command.notifications.notifyTimeout) = ("/home/me/bin/push", 30)
         let kept = try choices(saving: command)
         #expect(kept.notify.enabled && kept.notify.command == "/home/me/bin/push" && kept.notify.commandTimeout == 30)
         // --no-notify later drops the saved command for that run; a new command replaces it.
         var no = SettingsFlags()
-        no.notify = false
+        no.notifications.notify = false
         let silenced = try choices(saving: command, later: no)
         #expect(!silenced.notify.enabled && silenced.notify.command == nil)
         let replaced = try choices(saving: command, later: typed)

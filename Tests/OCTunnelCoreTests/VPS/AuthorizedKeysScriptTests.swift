@@ -119,23 +119,64 @@ struct AuthorizedKeysScriptTests {
         #expect(lines[1].predecessor == "0123456789abcdef" && lines[1].added == "20260102" && lines[1].key.blob == home.blob)
         #expect(lines[2].tag == nil && lines[2].key.blob == old.blob)
         #expect(AuthorizedKeysReport.parse(listed.stdout).map { $0.result == .listed && $0.lines == 3 } == true)
-        let revoked = try vps.run(script: AuthorizedKeysScript.revoke(keyBlob: Data(laptop.blob).base64EncodedString(), file: ".ssh/authorized_keys"), shell: shell)
-        #expect(revoked.stdout == "octunnel-keys v=1 result=revoked\n" && revoked.status == 0, "\(revoked)")
+        let revoked = try vps.run(script: Self.revoke(laptop), shell: shell)
+        // The user's own line with that key stays, named by its number.
+        #expect(revoked.stdout == "octunnel-keys-left 1\noctunnel-keys-removed \(laptopLine)\r\noctunnel-keys v=1 result=revoked removed=1 left=1\n"
+                && revoked.status == 0, "\(revoked)")
         #expect(try vps.contents() == before.replacingOccurrences(of: laptopLine + "\r\n", with: ""))
-        let absent = try vps.run(script: AuthorizedKeysScript.revoke(keyBlob: Data(laptop.blob).base64EncodedString(), file: ".ssh/authorized_keys"), shell: shell)
-        #expect(absent.stdout == "octunnel-keys v=1 result=absent\n")
+        let absent = try vps.run(script: Self.revoke(laptop), shell: shell)
+        #expect(absent.stdout == "octunnel-keys-left 1\noctunnel-keys v=1 result=absent left=1\n", "\(absent)")
         #expect(try vps.contents() == before.replacingOccurrences(of: laptopLine + "\r\n", with: ""))
         // The last line, without its newline: the file ends as it did.
         let last = try KeysHome()
         try last.write("\(laptop.line) mine\n\(homeLine)")
-        #expect(try last.run(script: AuthorizedKeysScript.revoke(keyBlob: Data(home.blob).base64EncodedString(), file: ".ssh/authorized_keys"), shell: shell).stdout
-                == "octunnel-keys v=1 result=revoked\n")
+        #expect(try last.run(script: Self.revoke(home), shell: shell).stdout
+                == "octunnel-keys-removed \(homeLine)\noctunnel-keys v=1 result=revoked removed=1 left=0\n")
         #expect(try last.contents() == "\(laptop.line) mine")
         // The last octunnel line a CRLF one: its CR is no line of its own, and the report after it is found.
         try last.write("\(homeLine)\r\n")
         let crlf = try last.run(script: AuthorizedKeysScript.list(file: ".ssh/authorized_keys"), shell: shell)
         #expect(AuthorizedKeysReport.parse(crlf.stdout)?.lines == 1 && AuthorizedKeysScript.listedLines(in: crlf.stdout).count == 1, "\(crlf)")
-        #expect(AuthorizedKeysScript.revoke(keyBlob: "AAAA\"; rm -rf ~", file: ".ssh/authorized_keys").hasPrefix("echo \"octunnel-keys v=1 result=refused reason=file\""))
+        #expect(AuthorizedKeysScript.revoke(tag: "0123456789abcdef", keyBlob: "AAAA\"; rm -rf ~", file: ".ssh/authorized_keys").hasPrefix("echo \"octunnel-keys v=1 result=refused reason=file\""))
+    }
+
+    @Test("revoke removes the key's whole lineage: its line, its successors pending or not, theirs, and the tombstones that link them, also when the key's own line is gone; another lineage and the user's lines stay byte for byte",
+          arguments: shells)
+    func revokeLineage(shell: String) throws {
+        let vps = try KeysHome()
+        let stolen = KeysHome.ed25519("laptop"), other = KeysHome.ed25519("other-device")
+        let thieves = (1...3).map { KeysHome.ed25519("t\($0)") }
+        let tag = { (key: SSHPublicKey) in OctunnelKeyLine.tag(for: key) }
+        let root = OctunnelKeyLine(role: .tunnel, ends: [Self.forward], key: stolen).line
+        let otherLine = OctunnelKeyLine(role: .tunnel, ends: [Self.forward], key: other).line
+        // The thief's chain: t1 from the stolen key, t2 from t1, both predecessors retired (tombstones), t3 pending on t2.
+        let t1 = "#octunnel-retired K=\(tag(thieves[0])) P=\(tag(stolen)) A=20260101"
+        let t2 = OctunnelKeyLine(role: .tunnel, ends: [Self.forward], key: thieves[1], predecessor: tag(thieves[0])).line
+        let t3 = OctunnelKeyLine(role: .tunnel, ends: [Self.forward], key: thieves[2], predecessor: tag(thieves[1])).line
+        let tomb = "#octunnel-retired K=\(tag(stolen)) P= A=20260101"
+        let mine = "\(other.line) mine\n# a comment\r\n"
+        let before = mine + "\(tomb)\n\(t1)\n\(otherLine)\n\(t2)\n\(t3)\nlast-no-newline"
+        try vps.write(before)
+        // The stolen key's line is gone already: only its tag leads to its lineage.
+        let script = AuthorizedKeysScript.revoke(tag: tag(stolen), keyBlob: nil, file: ".ssh/authorized_keys")
+        let revoked = try vps.run(script: script, shell: shell)
+        #expect(revoked.stdout == "octunnel-keys-removed \(tomb)\noctunnel-keys-removed \(t1)\noctunnel-keys-removed \(t2)\noctunnel-keys-removed \(t3)\n"
+                + "octunnel-keys v=1 result=revoked removed=4 left=0\n" && revoked.status == 0, "\(revoked)")
+        #expect(try vps.contents() == mine + "\(otherLine)\nlast-no-newline")
+        // With the root line there too, and the key in a line of the user's own in authorized_keys2: named, left.
+        try vps.write(before.replacingOccurrences(of: tomb, with: root))
+        try writeText("# mine\n\(stolen.line) on purpose\n", to: vps.home + "/.ssh/authorized_keys2")
+        let again = try vps.run(script: Self.revoke(stolen), shell: shell)
+        #expect(AuthorizedKeysReport.parse(again.stdout)?.removed == 4, "\(again)")
+        #expect(again.stdout.hasSuffix("octunnel-keys-left \(vps.home)/.ssh/authorized_keys2:2\noctunnel-keys v=1 result=revoked removed=4 left=0\n"),
+                "\(again)")
+        #expect(try readText(vps.home + "/.ssh/authorized_keys2") == "# mine\n\(stolen.line) on purpose\n")
+        #expect(try vps.contents() == mine + "\(otherLine)\nlast-no-newline")
+    }
+
+    /// The revoke script for `key`'s lineage in the default file.
+    static func revoke(_ key: SSHPublicKey) -> String {
+        AuthorizedKeysScript.revoke(tag: OctunnelKeyLine.tag(for: key), keyBlob: Data(key.blob).base64EncodedString(), file: ".ssh/authorized_keys")
     }
 
     @Test("list leaves out lines over 16 KiB and past the thousandth, and says how many", arguments: shells)

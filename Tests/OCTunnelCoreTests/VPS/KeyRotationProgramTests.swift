@@ -51,20 +51,24 @@ struct KeyRotationProgramTests {
         let parsed = try #require(OctunnelKeyLine.parse(successor))
         #expect(parsed.tag == OctunnelKeyLine.tag(for: new) && parsed.predecessor == OctunnelKeyLine.tag(for: old) && parsed.role == role)
         let retired = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
-        #expect(retired.stdout == "octunnel-keys v=1 result=retired\n" && retired.status == 0, "\(retired)")
-        #expect(try vps.contents() == before.replacingOccurrences(of: oldLine, with: successor))
+        #expect(retired.stdout == "octunnel-keys v=1 result=retired successor=\(OctunnelKeyLine.tag(for: new))\n" && retired.status == 0, "\(retired)")
+        // Where the old line stood, its tombstone: the lineage stays traceable (keys revoke), and sshd skips a comment.
+        let tombstone = "#octunnel-retired K=\(OctunnelKeyLine.tag(for: old)) P= A=\(OctunnelKeyLine.today())"
+        #expect(try vps.contents() == before.replacingOccurrences(of: oldLine, with: tombstone + "\n" + successor))
         // The new line rotates in turn; the old one, gone, can do nothing more.
         let again = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
         #expect(again.stdout == "octunnel-keys v=1 result=refused reason=own\n" && again.status == 1)
         let third = KeysHome.ed25519("")
         #expect(try vps.run(line: successor, command: KeyRotationVerb.addCommand(for: third), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
-        #expect(try vps.run(line: successor, command: KeyRotationVerb.retire, shell: shell).stdout == "octunnel-keys v=1 result=retired\n")
+        #expect(try vps.run(line: successor, command: KeyRotationVerb.retire, shell: shell).stdout
+                == "octunnel-keys v=1 result=retired successor=\(OctunnelKeyLine.tag(for: third))\n")
         #expect(try vps.contents().components(separatedBy: "K=\(OctunnelKeyLine.tag(for: third)) P=\(OctunnelKeyLine.tag(for: new)) ").count == 2)
         #expect(!fileExists(vps.file + ".octunnel-lock"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: vps.home + "/.ssh") == ["authorized_keys"])
     }
 
-    @Test("add twice is one successor (present); a crashed rotation's successor is replaced by the next one's, never a second", arguments: shells)
+    @Test("add twice is one successor (present); an add with another key never replaces it (held, exit 1, file untouched): a thief's add cannot take the owner's place, nor the owner's the thief's",
+          arguments: shells)
     func oneSuccessor(shell: String) throws {
         let vps = try KeysHome()
         let old = KeysHome.ed25519("old"), first = KeysHome.ed25519(""), second = KeysHome.ed25519("")
@@ -75,11 +79,33 @@ struct KeyRotationProgramTests {
         let present = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: first), shell: shell)
         #expect(present.stdout == "octunnel-keys v=1 result=present\n" && present.status == 0)
         #expect(try vps.contents() == once)
-        #expect(try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: second), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
-        let text = try vps.contents()
-        #expect(text.components(separatedBy: " P=\(OctunnelKeyLine.tag(for: old)) ").count == 2)
-        #expect(!text.contains(Data(first.blob).base64EncodedString()) && text.contains(Data(second.blob).base64EncodedString()))
-        #expect(text.hasPrefix(once.components(separatedBy: "\n")[0] + "\n" + oldLine + "\n" + "restrict,"))
+        let held = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: second), shell: shell)
+        #expect(held.stdout == "octunnel-keys v=1 result=refused reason=held\n" && held.status == 1, "\(held)")
+        #expect(try vps.contents() == once)
+        // The retire names the successor that stays.
+        let retired = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
+        #expect(retired.stdout == "octunnel-keys v=1 result=retired successor=\(OctunnelKeyLine.tag(for: first))\n", "\(retired)")
+        #expect(AuthorizedKeysReport.parse(retired.stdout)?.successor == OctunnelKeyLine.tag(for: first))
+    }
+
+    @Test("the new key already signs in from another file sshd reads (authorized_keys2, any authorized_keys* beside the file): refused with the very answer a held succession gets, file untouched",
+          arguments: shells)
+    func duplicateElsewhere(shell: String) throws {
+        let vps = try KeysHome()
+        let old = KeysHome.ed25519("old"), shellKey = KeysHome.ed25519("my-shell-key"), fresh = KeysHome.ed25519("")
+        let oldLine = Self.line(old, role: .tunnel)
+        try vps.write(Self.file(around: oldLine))
+        let before = try vps.contents()
+        for name in ["authorized_keys2", "authorized_keys.extra"] {
+            let other = vps.home + "/.ssh/" + name
+            try writeText("# mine\nfrom=\"10.0.0.0/8\"\t\(shellKey.line)\n", to: other)
+            let refused = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: shellKey), shell: shell)
+            #expect(refused.stdout == "octunnel-keys v=1 result=refused reason=held\n" && refused.status == 1, "\(name): \(refused)")
+            #expect(try vps.contents() == before)
+            try FileManager.default.removeItem(atPath: other)
+        }
+        // Nothing else holds it: added.
+        #expect(try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: fresh), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
     }
 
     /// What a stolen key, or anyone who can send a command, might try: each refused, with its
@@ -110,8 +136,9 @@ struct KeyRotationProgramTests {
             ("\(KeyRotationVerb.add) \(tag) ssh-ed25519", "input"),
             ("\(KeyRotationVerb.retire) now", "input"),
             ("octunnel-rotate-everything", "input"),
-            // The key of another line (the admin's own), with its right tag.
-            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: other)) \(KeysHome.typeAndBlob(other))", "duplicate"),
+            // The key of another line (the admin's own), with its right tag: the answer a held
+            // succession gets, so it says nothing of which keys are authorized.
+            ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: other)) \(KeysHome.typeAndBlob(other))", "held"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: old)) \(KeysHome.typeAndBlob(old))", "same"),
             ("\(KeyRotationVerb.add) \(OctunnelKeyLine.tag(for: other)) ssh-ed25519 \(blob)", "tag"),
             ("\(KeyRotationVerb.add) \(tag.uppercased()) ssh-ed25519 \(blob)", "tag"),
@@ -235,6 +262,51 @@ struct KeyRotationProgramTests {
         let taken = try vps.run(line: oldLine, command: add, shell: shell)
         #expect(taken.stdout == "octunnel-keys v=1 result=added\n", "\(taken)")
         #expect(!fileExists(lock))
+    }
+
+    /// A Unix socket bound at `path` and left there, as `ssh -R PATH:…` leaves one (python3's socket module).
+    static func plantSocket(at path: String) throws {
+        let python = "/usr/bin/python3"
+        guard FileManager.default.isExecutableFile(atPath: python) else { throw HarnessError("no python3 to bind a Unix socket") }
+        let bound = try run(python, ["-c", "import socket,sys;socket.socket(socket.AF_UNIX).bind(sys.argv[1])", path])
+        guard bound.status == 0 else { throw HarnessError("cannot bind \(path): \(bound)") }
+    }
+
+    @Test("what a restricted key can leave at the lock (a socket, a file, a link, a socket inside a lock that keeps its directory fresh) holds no edit: removed at once, or taken over once 60 s old",
+          arguments: shells)
+    func lockPlanted(shell: String) throws {
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: KeysHome.ed25519("old"))
+        let lock = vps.file + ".octunnel-lock"
+        let plants: [(String, () throws -> Void)] = [
+            ("socket", { try Self.plantSocket(at: lock) }),
+            ("file", { try writeText("x", to: lock) }),
+            ("dangling link", { try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: vps.root.file("nowhere")) }),
+            ("link to a directory", { try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: vps.root.path) }),
+            // A crashed edit's lock, 2 minutes old by the time it was taken, with sockets planted
+            // inside since: the directory itself is fresh, and not empty.
+            ("stale lock with sockets inside", {
+                try FileManager.default.createDirectory(atPath: lock, withIntermediateDirectories: false)
+                try writeText("", to: lock + "/t")
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: lock + "/t")
+                try Self.plantSocket(at: lock + "/s")
+            }),
+        ]
+        for (name, plant) in plants {
+            try vps.write(Self.file(around: oldLine))
+            try plant()
+            let started = Date()
+            let added = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: KeysHome.ed25519("")), shell: shell)
+            #expect(added.stdout == "octunnel-keys v=1 result=added\n", "\(name): \(added)")
+            #expect(Date().timeIntervalSince(started) < 30, "\(name)")
+            #expect(!fileExists(lock) && (try? FileManager.default.destinationOfSymbolicLink(atPath: lock)) == nil, "\(name)")
+            #expect(fileExists(vps.root.path), "\(name): the link's target went")
+        }
+        // A lock another edit holds right now (its time file fresh) still says busy.
+        try FileManager.default.createDirectory(atPath: lock, withIntermediateDirectories: false)
+        try writeText("", to: lock + "/t")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: lock)
+        let busy = try vps.run(line: oldLine, command: KeyRotationVerb.retire, shell: shell)
+        #expect(busy.stdout == "octunnel-keys v=1 result=refused reason=busy\n", "\(busy)")
     }
 
     @Test("the file changed by a writer that takes no lock, between the program's read and its rename: busy, and the other writer's change is what stays", arguments: shells)

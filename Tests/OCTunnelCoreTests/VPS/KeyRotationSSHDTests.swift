@@ -43,7 +43,8 @@ struct KeyRotationSSHDTests {
         #expect(AuthorizedKeysReport.parse(retired.stdout)?.result == .retired, "\(retired)")
         let successor = OctunnelKeyLine(role: role, ends: ends, key: SSHPublicKey(type: new.type, blob: new.blob, comment: old.comment),
                                         predecessor: OctunnelKeyLine.tag(for: old), file: sshd.authorizedKeysPath).line
-        #expect(try readText(sshd.authorizedKeysPath) == mine + successor + "\n")
+        #expect(try readText(sshd.authorizedKeysPath) == mine + "#octunnel-retired K=\(OctunnelKeyLine.tag(for: old)) P= A=\(OctunnelKeyLine.today())\n"
+                + successor + "\n")
         let gone = try Self.ssh(sshd, key: keys.file("old"), KeyRotationVerb.retire)
         #expect(gone.status == 255 && AuthorizedKeysReport.parse(gone.stdout) == nil, "\(gone)")
     }
@@ -76,8 +77,9 @@ struct KeyRotationSSHDTests {
         #expect(elsewhere.stdout == "octunnel-keys v=1 result=refused reason=elsewhere files=\(sshd.authorizedKeysPath)\n", "\(elsewhere)")
         let listed = AuthorizedKeysScript.listedLines(in: try login(AuthorizedKeysScript.list(file: sshd.authorizedKeysPath)).stdout)
         #expect(listed.map(\.tag) == [OctunnelKeyLine.tag(for: laptop)])
-        let revoked = try login(AuthorizedKeysScript.revoke(keyBlob: Data(laptop.blob).base64EncodedString(), file: sshd.authorizedKeysPath))
-        #expect(revoked.stdout == "octunnel-keys v=1 result=revoked\n", "\(revoked)")
+        let revoked = try login(AuthorizedKeysScript.revoke(tag: OctunnelKeyLine.tag(for: laptop), keyBlob: Data(laptop.blob).base64EncodedString(),
+                                                            file: sshd.authorizedKeysPath))
+        #expect(revoked.stdout == "octunnel-keys-removed \(line)\noctunnel-keys v=1 result=revoked removed=1 left=0\n", "\(revoked)")
         #expect(try readText(sshd.authorizedKeysPath) == admin + "\n")
         #expect(try Self.ssh(sshd, key: keys.file("laptop"), "echo RAN").status == 255)
     }

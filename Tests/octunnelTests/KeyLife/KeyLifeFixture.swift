@@ -26,8 +26,10 @@ final class KeyLifeFixture: @unchecked Sendable {
     var authorizeOptions: [String] { fileOptions + ["--sshd-config", sshd.directory.file("sshd_config")] }
 
     /// `octunnelLine` renders a line for octunnel's key to start with (a rotation needs one);
-    /// nil leaves the file to `authorize`. `authorizedKeysFile` moves sshd's file elsewhere.
-    init(octunnelLine: ((SSHPublicKey, String) -> String)? = nil, sshdConfig: String = "", authorizedKeysFile: String? = nil) throws {
+    /// nil leaves the file to `authorize`. `authorizedKeysFile` moves sshd's file elsewhere;
+    /// `alsoReads` are more files sshd reads keys from after it.
+    init(octunnelLine: ((SSHPublicKey, String) -> String)? = nil, sshdConfig: String = "", authorizedKeysFile: String? = nil,
+         alsoReads: [String] = []) throws {
         octunnel = try TempDirectory("octunnel-keylife")
         user = try TempDirectory("octunnel-user")
         key = try KeyStore(home: OctunnelDirectory(path: octunnel.path)).generate(comment: "laptop@test", rotate: false).publicKey
@@ -39,7 +41,7 @@ final class KeyLifeFixture: @unchecked Sendable {
         // OpenSSH 9.8+ penalizes an address for each refused key; the tests refuse keys on purpose.
         var config = sshdConfig
         if SSHDServer.isOpenSSH(atLeast: 9, 8) { config += "\nPerSourcePenaltyExemptList 127.0.0.1" }
-        if let authorizedKeysFile { config = "AuthorizedKeysFile \(authorizedKeysFile)\n" + config }
+        if let authorizedKeysFile { config = "AuthorizedKeysFile \(([authorizedKeysFile] + alsoReads).joined(separator: " "))\n" + config }
         sshd = try SSHDServer(authorizedKeys: userLines, extraConfig: config)
         keysFile = authorizedKeysFile ?? sshd.authorizedKeysPath
         if let octunnelLine {
@@ -94,6 +96,30 @@ final class KeyLifeFixture: @unchecked Sendable {
     func blob(ofKeyAt path: String) throws -> String {
         let key = try KeyStore(home: OctunnelDirectory(path: octunnel.path)).publicHalf(at: path)
         return key.line.split(separator: " ")[1].description
+    }
+
+    /// OpenSSH's ssh with the key at `path` only, running `command` (the key's forced command answers).
+    func ssh(_ path: String, _ command: String, extra: [String] = []) throws -> ProcessResult {
+        try OCTunnelTestSupport.run("/usr/bin/ssh", ["-F", "/dev/null", "-i", path, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                                                     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                                                     "-p", String(sshd.port)] + extra + ["root@127.0.0.1", command])
+    }
+
+    /// A new Ed25519 pair of the thief's (or the user's) in the user's directory: its private key's path and its public key.
+    func newKey(_ name: String) throws -> (path: String, key: SSHPublicKey) {
+        let path = user.file(name)
+        try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path])
+        let line = try String(contentsOfFile: path + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let key = SSHPublicKey.parse(line: line) else { throw HarnessError("ssh-keygen wrote no key: \(line)") }
+        return (path, key)
+    }
+
+    /// A copy of octunnel's current private key, as a thief who stole the laptop holds it.
+    func stealKey() throws -> String {
+        let path = user.file("stolen-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.copyItem(atPath: keyPath, toPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
     }
 
     /// Whether sshd lets the key at `path` sign in, asked with OpenSSH's client (the key's forced

@@ -96,7 +96,8 @@ struct NotifyTests {
                 return tunnel.stderr.filter { $0.contains("notify: ") }
             }
             #expect(lines.count == 3, "\(tunnel.stderrText)")
-            #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin") && $0.hasSuffix(": bash: git push") }, "\(lines)")
+            #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin")
+                && $0.hasSuffix(": bash: git push · answer: octunnel permission allow|always|reject per_1") }, "\(lines)")
             #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
             #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
             let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

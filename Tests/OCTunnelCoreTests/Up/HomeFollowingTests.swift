@@ -1,0 +1,124 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// A channel that exists only here (issue 57's goal: a new channel plugs in with no file outside
+/// `Notify/` changed): it keeps what it is told and, on a permission, presses "Allow once" the
+/// way a phone's button would, and on a question its last option, through the notifier's one
+/// answer path (`ChannelContext.answer`).
+final class ButtonChannel: NotificationChannel, @unchecked Sendable {
+    let name = "a test's phone"
+    let immediate = false
+    private let lock = NSLock()
+    private var moments: [AgentMoment] = []
+    private var life: [String] = []
+
+    func start(_ context: ChannelContext) { lock.lock(); life.append("start"); lock.unlock() }
+
+    func deliver(_ moment: AgentMoment, context: ChannelContext) {
+        lock.lock(); moments.append(moment); lock.unlock()
+        guard context.answerable(moment) else { return }
+        if let question = moment.question, let label = question.labels.last {
+            context.answer(.answer(label), to: question, for: moment)
+        } else if moment.kind == .permission {
+            context.answer(.once, for: moment)
+        }
+    }
+
+    func stop() { lock.lock(); life.append("stop"); lock.unlock() }
+
+    var told: [AgentMoment] { lock.lock(); defer { lock.unlock() }; return moments }
+    var lifetime: [String] { lock.lock(); defer { lock.unlock() }; return life }
+}
+
+/// `home up` follows OpenCode itself (issue 54): the wiring of a running `up` (`UpWiring`) pointed
+/// straight at OpenCode on this machine, no tunnel and no laptop; OpenCode is started only after
+/// `home up` (the quiet retries find it), and a channel of the test's own answers a permission.
+@Suite("home up follows OpenCode itself, through any channel", .ownThreads, .timeLimit(.minutes(2)))
+struct HomeFollowingTests {
+    /// Collects the engine's events, from any thread.
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var all: [String] = []
+        func add(_ event: EngineEvent) { lock.lock(); all.append(event.text); lock.unlock() }
+        var text: [String] { lock.lock(); defer { lock.unlock() }; return all }
+    }
+
+    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
+        ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
+    }
+
+    /// How many event streams listen at `backend` (a harmless event sent to all).
+    static func streams(_ backend: OpenCodeStandIn) -> Int {
+        let answer = backend.post("/standin/emit", ["type": "server.ping", "fields": [String: Any]()])
+        return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["streams"] as? Int ?? -1
+    }
+
+    @Test("started before OpenCode: once it answers, a finish, a permission and a failure reach the channel and stderr once each; the channel's Allow once reaches OpenCode by the path `permission allow` takes; the line says how to answer; stop stops the channel",
+          arguments: ["opencode1", "opencode2"])
+    func followsAndAnswers(flavor: String) async throws {
+        let scratch = try TempDirectory()
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        let port = freePort()
+        let home = HostPort(host: "127.0.0.1", port: port)
+        let connection = ConnectionSettings(target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
+                                            authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
+        let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
+        let lines = Lines()
+        let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
+        var notify = NotifyOptions()
+        notify.desktop = false
+        let channel = ButtonChannel()
+        let wiring = UpWiring(notify: notify, credentials: OpenCodeCredentials(password: password), pairPort: nil, channels: [channel])
+        let following = HomeFollowing(wiring: wiring, home: home, timeout: 10)
+        following.start(passed: nil, engine: engine)
+        defer { following.stop() }
+        #expect(channel.lifetime.isEmpty, "no channel before OpenCode answers")
+
+        let backend = try OpenCodeStandIn(flavor: flavor, password: password, port: port)
+        defer { backend.stop() }
+        try #require(try await offPool { waitUntil(timeout: 30) { lines.text.contains { $0.contains("notifications: following OpenCode's events") } } },
+                     "\(lines.text)")
+        try #require(try await offPool { waitUntil(timeout: 20) { Self.streams(backend) == 1 } }, "\(lines.text)")
+        #expect(lines.text.contains { $0.hasPrefix("home: OpenCode answers at \(home) now") }, "\(lines.text)")
+
+        for event in [Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug", "directory": "/home/me/shop"]]),
+                      Self.session("s1", "session.status", ["status": ["type": "busy"]]),
+                      Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+                      Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
+            #expect(backend.post("/standin/emit", event).status == 200)
+        }
+        let id = try #require(backend.askPermission(session: "s3", patterns: ["git push"]))
+        let answered = try await offPool { waitUntil(timeout: 20) { !backend.replies.isEmpty } }
+        #expect(answered, "\(lines.text)")
+        #expect(try await offPool { waitUntil(timeout: 20) { Set(channel.told.map(\.kind)) == [.finished, .permission, .failed] } },
+                "\(channel.told) \(lines.text)")
+        let replies = backend.replies
+        #expect(replies.count == 1, "\(replies)")
+        #expect(replies.first?["path"] as? String == (flavor == "opencode1" ? "/permission/\(id)/reply" : "/api/session/s3/permission/\(id)/reply"),
+                "\(replies)")
+        #expect(replies.first?["body"] as? String == #"{"reply":"once"}"#, "\(replies)")
+        let said = lines.text
+        #expect(said.contains { $0.hasSuffix("answer: octunnel permission allow|always|reject \(id)") }, "\(said)")
+        #expect(said.contains { $0.hasPrefix("permission \(id) allowed once from the notification") }, "\(said)")
+        #expect(said.filter { $0.hasPrefix("notify: ") }.count == 3, "\(said)")
+        #expect(channel.told.count == 3, "\(channel.told)")  // the question below makes 4
+        #expect(!said.joined().contains(password))
+
+        // A question: its last option pressed on the channel reaches OpenCode once, as that label.
+        let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
+        let asked = backend.post("/standin/question", ["sessionID": "s3", "questions": [["question": "Which database?", "header": "DB", "options": options]]])
+        let question = try #require((try? JSONSerialization.jsonObject(with: Data(asked.body.utf8)) as? [String: Any])?["id"] as? String, "\(asked)")
+        #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 2 } }, "\(lines.text)")
+        #expect(backend.replies.last?["path"] as? String == (flavor == "opencode1" ? "/question/\(question)/reply" : "/api/session/s3/question/\(question)/reply"),
+                "\(backend.replies)")
+        #expect(backend.replies.last?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
+        #expect(try await offPool { waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("question \(question) answered \"SQLite\"") } } },
+                "\(lines.text)")
+        #expect(lines.text.contains { $0.hasSuffix("answer: octunnel permission answer \(question) LABEL | octunnel permission dismiss \(question)") },
+                "\(lines.text)")
+        following.stop()
+        #expect(channel.lifetime == ["start", "stop"], "\(channel.lifetime)")
+    }
+}
