@@ -60,9 +60,9 @@ final class ChannelContext: @unchecked Sendable {
     /// still lists, never retried) and says the outcome on stderr; the failure said, or nil.
     @discardableResult
     func answer(_ reply: PermissionReply, for moment: AgentMoment) -> String? {
-        guard let send = answerers.permission, let id = moment.permissionID else { return "nothing can answer it here" }
+        guard let sendReply = answerers.permission, let id = moment.permissionID else { return "nothing can answer it here" }
         do throws(OCTunnelError) {
-            try send(id, moment.directory, reply)
+            try sendReply(id, moment.directory, reply)
             emit(.notice(NotificationAnswer.sentLine(reply, moment)))
             return nil
         } catch {
@@ -74,9 +74,9 @@ final class ChannelContext: @unchecked Sendable {
     /// dismissal) and says the outcome; the failure said, or nil.
     @discardableResult
     func answer(_ reply: QuestionReply, to question: AskedQuestion, for moment: AgentMoment) -> String? {
-        guard let send = answerers.question else { return "nothing can answer it here" }
+        guard let sendReply = answerers.question else { return "nothing can answer it here" }
         do throws(OCTunnelError) {
-            try send(question.id, moment.directory, reply)
+            try sendReply(question.id, moment.directory, reply)
             emit(.notice(QuestionNotificationAnswer.sentLine(reply, moment)))
             return nil
         } catch {

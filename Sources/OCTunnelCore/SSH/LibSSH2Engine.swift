@@ -41,7 +41,7 @@ extension SSHSession: EngineSession {
 
     /// `libssh2_channel_forward_listen_ex`, one non-blocking step.
     func requestListen(host: String, port: Int) -> ListenRequest {
-        switch listen(host: host, port: port) {
+        switch self.listen(host: host, port: port) {
         case .listening(let listener): return .listening(listener)
         case .wouldBlock: return .wouldBlock
         case .refused(let policy): return .refused(policy: policy)

@@ -45,7 +45,7 @@ struct OpenCodeThree: OpenCodeDialect {
     var passwordRefusedHint: String { "use OpenCode 3's password" }
 }
 
-@Suite("a third OpenCode generation: one conformer in the tests, spoken everywhere", .timeLimit(.minutes(2)))
+@Suite("a third OpenCode generation: one conformer in the tests, spoken everywhere", .timeLimit(.minutes(2)), .ownThreads)
 struct OpenCodeThreeTests {
     static let three = OpenCodeThree.generation
 

@@ -11,7 +11,7 @@ import Testing
 /// A push server that never answers, or answers without end, never stalls whoever pushes or
 /// listens: requests time out, answers and lines are cut at their bounds, and the reply
 /// listener stops promptly whatever the stream is doing.
-@Suite("the push against silent and endless servers", .timeLimit(.minutes(2)))
+@Suite("the push against silent and endless servers", .timeLimit(.minutes(2)), .ownThreads)
 struct PushHostileServerTests {
     /// A loopback socket that listens and never accepts: connections complete, nothing answers.
     final class SilentServer {

@@ -7,7 +7,7 @@ import Testing
 /// The push against a real ntfy server (Debian 13's 2.11) and a scripted phone that taps the
 /// buttons as ntfy's app does. Without a Debian 13 root holding ntfy, each test cancels with the
 /// reason (scripts/test.sh's Debian 13 leg runs them once the root is there).
-@Suite("the push: a real ntfy server, a scripted phone", .serialized, .timeLimit(.minutes(3)))
+@Suite("the push: a real ntfy server, a scripted phone", .serialized, .timeLimit(.minutes(3)), .ownThreads)
 struct PushNtfyTests {
     static let password = "pw-Zq8vKx31-planted"
 

@@ -1,11 +1,12 @@
 import Foundation
+import OCTunnelTestSupport
 import Testing
 
 @testable import OCTunnelCore
 
 /// The push's pure parts: the URL it takes, the nonces, a tap's and a stream line's parsing, the
 /// words of each detail, the redaction of a body, the QR code.
-@Suite("the push's parts: URL, nonces, taps, words, redaction, QR code")
+@Suite("the push's parts: URL, nonces, taps, words, redaction, QR code", .ownThreads)
 struct PushPartsTests {
     @Test("an ntfy URL: http or https, a host, a port, at most one topic segment; anything else is one clear line")
     func urls() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// `octunnel push setup` and `push test` as a user runs them, against a real ntfy server and a
 /// scripted phone (cancelled with the reason when no Debian 13 root holds ntfy).
-@Suite("push setup and push test, end to end", .serialized, .timeLimit(.minutes(2)))
+@Suite("push setup and push test, end to end", .serialized, .timeLimit(.minutes(2)), .ownThreads)
 struct PushCommandTests {
     @Test("setup saves both topics and prints the address (stdout) and a QR code; test's button comes back (exit 0); no tap is exit 83")
     func setupAndTest() throws {
