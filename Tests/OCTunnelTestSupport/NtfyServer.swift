@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A real ntfy server (Debian 13's `ntfy` 2.11) on a free loopback port, with its own config,
 /// message cache and, when asked, TLS with a CA this fixture makes (openssl) and access control
@@ -68,6 +71,27 @@ public final class NtfyServer: @unchecked Sendable {
         running = process
         guard process.waitForLine(containing: "Listening on", timeout: 30) != nil else {
             throw HarnessError("ntfy serve did not start: \(process.stderrText)")
+        }
+        // ntfy logs "Listening on" before its listeners bind (server.go starts each in a goroutine
+        // after the line): wait until the port accepts, or a test's first request races the bind.
+        guard waitUntil(timeout: 30, { Self.accepts(port: port) }) else {
+            throw HarnessError("ntfy serve said it listens but 127.0.0.1:\(port) accepts nothing: \(process.stderrText)")
+        }
+    }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` is accepted (then closed at once).
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
