@@ -29,6 +29,7 @@ debian_leg_filters=(
   'StolenKeyTests/'
   'PushNtfyTests/'
   'PushCommandTests/'
+  'HomePushTests/'
 )
 
 debian_leg() {
