@@ -30,6 +30,7 @@ debian_leg_filters=(
   'PushNtfyTests/'
   'PushCommandTests/'
   'HomePushTests/'
+  'HomePushCommandTests/homeUpPushes'
 )
 
 debian_leg() {
