@@ -39,8 +39,11 @@ let package = Package(
         .target(name: "OCTunnelLibc"),
         .target(
             name: "OCTunnelCore",
-            dependencies: ["OCTunnelLibc", "CLibSSH2", "COpenSSL", "CCurl", "CQRencode"]
+            dependencies: ["OCTunnelLibc", "CLibSSH2", "COpenSSL", "CCurl", "CQRencode"],
+            plugins: ["VersionStamp"]
         ),
+        // The build's version (scripts/version.sh): the release, or the release and the commit.
+        .plugin(name: "VersionStamp", capability: .buildTool(), path: "Sources/VersionStamp"),
         .executableTarget(
             name: "octunnel",
             dependencies: [

@@ -6,11 +6,17 @@
 #   (--static-swift-stdlib), so the package needs no Swift; Depends names the C libraries it
 #   links, as dpkg-shlibdeps finds them. The completions (bash, zsh, fish) and the man page are
 #   generated from that very binary; the version is what it prints (OCTunnelVersion.current).
-#   Debian 12's is built on this machine (Debian 12). Debian 13's is built in a Debian 13 root
-#   (scripts/lib/debian-root.sh: debootstrap once, cached in ~/.cache/octunnel) through chroot,
-#   against that root's libssh2 1.11.1 and OpenSSL 3.5, with this machine's Swift toolchain and
-#   package copies bind-mounted at their own paths (scripts/lib/root-mounts.sh); every mount is
-#   undone on exit, also on failure.
+#   One release build for both (on this machine, Debian 12, in .build-package; the two packages'
+#   runs take turns on it under a lock, and the second finds it built): libssh2 (.so.1) and
+#   OpenSSL (.so.3) keep their ABI across the two releases and octunnel asks the running
+#   libssh2 what it speaks (`libssh2_version`, the session's method preferences), so on Debian 13
+#   the same binary runs on libssh2 1.11.1 with AES-GCM, encrypt-then-MAC and strict key
+#   exchange. Debian 13's package is made and proven in a Debian 13 root (scripts/lib/debian-root.sh:
+#   debootstrap once, cached in ~/.cache/octunnel) through chroot: the binary's libraries resolved
+#   there (ldd), its Depends found there (dpkg-shlibdeps: libssh2-1t64, libssl3t64), --version
+#   and the completions run there; this directory is bind-mounted at its own path
+#   (scripts/lib/root-mounts.sh), every mount undone on exit, also on failure. (Until 2026-11-28
+#   Debian 13's was a second release build, in the root: the longest job of CI's run.)
 # --check: then proves it on a machine that never saw Swift: a clean minbase root of the same
 #   release (debootstrap --variant=minbase, made once and kept in ~/.cache/octunnel/CODENAME-minbase,
 #   Debian 12's overridable with $OCTUNNEL_ROOT_CACHE; each check works on a fresh copy of it),
@@ -54,16 +60,18 @@ install_missing "${OCTUNNEL_PACKAGES[@]}" dpkg-dev binutils xz-utils
 
 # 1. The binary. Its own scratch path: `swift package generate-manual` or a plain
 #    `swift build -c release` in .build would rebuild .build/release/octunnel without the
-#    static flags, so nothing else writes where this one is built. Debian 13's has its own.
-# run_built COMMAND...: runs a command on the built binary where it was built (Debian 13's in its
-# root: its glibc and libssh2 are newer than this machine's).
+#    static flags, so nothing else writes where this one is built. Both releases' runs build
+#    there (one at a time, the second a no-op); each stages its package in its own OUT.
+# run_built COMMAND...: runs a command on the built binary where its package is made (Debian 13's
+# in its root: its libssh2 and OpenSSL are the ones the binary resolves there).
+scratch=.build-package
 if [ "$release" = 12 ]; then
-  scratch=.build-package
+  out=.build-package
   suffix=""
   build_root=""
   run_built() { "$@"; }
 else
-  scratch=.build-package-deb$release
+  out=.build-package-deb$release
   suffix="+deb$release"
   build_root=$(debian_build_root "$codename")
   root_mount_system "$build_root"
@@ -71,10 +79,15 @@ else
   root_bind "$build_root" "$PWD"
   run_built() { in_root "$build_root" "$@"; }
 fi
-log="$scratch/build.log"
-release_build "$scratch" "$build_root"
+mkdir -p "$out"
+log="$out/build.log"
+# The version the build stamps (Sources/VersionStamp runs scripts/version.sh): read from git
+# here, and handed to a build root that cannot read this clone's history.
+expected_version=$(sh scripts/version.sh)
+export OCTUNNEL_BUILD_VERSION=$expected_version
+release_build "$scratch"
 
-stage="$scratch/deb"
+stage="$out/deb"
 root="$stage/root"
 rm -rf "$stage"
 mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/doc/octunnel" \
@@ -101,6 +114,7 @@ version=$(run_built "$PWD/$bin" --version | cut -d" " -f1)
 libssh2_version=$(run_built "$PWD/$bin" --version | sed -n 's/.*(libssh2 \([^)]*\)).*/\1/p')
 arch=$(dpkg --print-architecture)
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || fail "\`octunnel --version\` printed \"$version\", not a Debian version"
+[ "$version" = "$expected_version" ] || fail "\`octunnel --version\` printed \"$version\", scripts/version.sh says \"$expected_version\""
 
 # 2. Completions and the man page, from the packaged binary.
 run_built "$PWD/$bin" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/octunnel"

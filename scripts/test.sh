@@ -83,11 +83,13 @@ fi
 # a toolchain that does not runs every test at once, still correct, only more crowded.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
-# The two package checks (each a release build, one on this machine, one in the Debian 13 root)
-# start now, beside the host suite: each release build's whole-module compile of OCTunnelCore is
-# one long single-threaded job, the critical path of the run, while the suite's tests mostly wait
-# on sockets and timers. After the suite, all three at the end held 355 of CI's 753 s with two
-# busy loops beside it. Each waits for the roots (made in the background since the start).
+# The two package checks start now, beside the host suite: the release build's whole-module
+# compile of OCTunnelCore is one long single-threaded job, the critical path of the run, while the
+# suite's tests mostly wait on sockets and timers. One release build serves both packages and the
+# Debian 13 leg (Debian 13's check waits for it under package.sh's lock, then packages and proves
+# the same binary in its roots): until 2026-11-28 Debian 13's was a second release build in its
+# root, and the two held 355 of CI's 753 s with two busy loops beside them. Each check waits for
+# the roots (made in the background since the start).
 package_check() {
   until [ -s .build-roots/roots.status ]; do sleep 1; done
   [ "$(cat .build-roots/roots.status)" = 0 ] || { echo "making the Debian roots failed (.build-roots/log)"; return 1; }

@@ -1,7 +1,7 @@
 # Sourced by test.sh: the Debian 13 leg. The sshd-backed tests that matter run again, against
-# Debian 13's sshd (OpenSSH 10: sshd, sshd-session, sshd-auth) and with an octunnel built in that
-# root against its libssh2 1.11.1 (the package's own release build, .build-package-deb13, built
-# by `package.sh --debian 13`; rebuilt here only if the sources changed since). The host's test
+# Debian 13's sshd (OpenSSH 10: sshd, sshd-session, sshd-auth) and with the Debian 13 package's
+# octunnel running in that root on its libssh2 1.11.1 (the packages' one release build,
+# .build-package, made by `package.sh`; rebuilt here only if the sources changed since). The host's test
 # runner drives them: OCTUNNEL_SSHD_ROOT makes SSHDServer start sshd through chroot, and
 # OCTUNNEL_BINARY names a wrapper that runs that octunnel in the root. Tests that use the host's
 # libssh2 in-process stay host-only. Mounted for the leg, undone on exit (also on failure):
@@ -37,7 +37,7 @@ debian_leg() {
   local root wrapper leg_started arguments=()
   leg_started=$(date +%s%N)
   trap root_unmount_all EXIT
-  octunnel_in_trixie .build-package-deb13
+  octunnel_in_trixie .build-package host
   root=$trixie_root
   wrapper=$trixie_octunnel
   echo "== Debian 13 leg: $(. "$root/etc/os-release" && echo "$PRETTY_NAME"), $(in_root "$root" /usr/sbin/sshd -V 2>&1 | head -1), octunnel $("$wrapper" --version)"

@@ -1,7 +1,9 @@
 # Sourced by package.sh: the package's proof on a machine that never saw Swift.
 #   package_check DEB VERSION CODENAME
 # A fresh copy of the clean minbase root of CODENAME (debian-root.sh; made once, then copied
-# for each check), where it runs `apt-get install ./DEB`, finds no swift, runs --version,
+# for each check), where it installs an older build (DEB with Version 0.1.0, what every build
+# said before versions moved), runs `apt-get install ./DEB` over it and proves it upgraded,
+# finds no swift, runs --version,
 # keygen (three rotations: ICU's DateFormatter), the bash completion, and `tunnel check`
 # against a throwaway sshd and the OpenCode stand-in on this machine's loopback (a chroot
 # shares the host's network). Needs fail, elapsed, measured, $as_root, $started, and
@@ -19,12 +21,28 @@ package_check() {
   root_mounts+=("$jail/proc")
   $as_root cp "$deb" "$jail/tmp/"
   local work=$check_work
-  echo "== clean $codename root: apt-get install ./$(basename "$deb")"
+  # An older build installed first, as on a machine that had one: this package with the version
+  # every build said before versions moved (0.1.0), its control's Version the only change (no
+  # second compile). apt must upgrade it, never answer "already the newest version".
+  local older_version=0.1.0 older="$work/octunnel_0.1.0_older.deb"
+  dpkg --compare-versions "$version" gt "$older_version" || fail "the package's version $version does not sort after $older_version"
+  dpkg-deb -R "$deb" "$work/older"
+  sed -i "s/^Version: .*/Version: $older_version/" "$work/older/DEBIAN/control"
+  dpkg-deb --root-owner-group -Zxz -z0 --build "$work/older" "$older" > /dev/null
+  $as_root cp "$older" "$jail/tmp/"
+  echo "== clean $codename root: apt-get install ./$(basename "$older"), then ./$(basename "$deb") over it"
   in_jail apt-get update -qq
+  in_jail sh -c "cd /tmp && apt-get install -y -qq ./$(basename "$older")" > "$work/apt-older.log" 2>&1 ||
+    { cat "$work/apt-older.log" >&2; fail "apt-get install of the older build failed in the clean root"; }
+  in_jail dpkg-query -W -f='${Status} ${Version}\n' octunnel | grep -qx "install ok installed $older_version" ||
+    fail "the older build ($older_version) is not installed in the clean root"
   in_jail sh -c "cd /tmp && apt-get install -y -qq ./$(basename "$deb")" > "$work/apt.log" 2>&1 ||
     { cat "$work/apt.log" >&2; fail "apt-get install failed in the clean root"; }
+  grep -q "Unpacking octunnel ($version) over ($older_version)" "$work/apt.log" ||
+    { cat "$work/apt.log" >&2; fail "apt-get install of $version did not upgrade $older_version"; }
   in_jail dpkg-query -W -f='${Status} ${Version}\n' octunnel | grep -qx "install ok installed $version" ||
     fail "octunnel $version is not installed in the clean root"
+  echo "   $older_version upgraded to $version"
 
   ! in_jail sh -c 'command -v swift || command -v swiftc' > /dev/null || fail "the clean root has a swift"
   [ -z "$($as_root find "$jail" -xdev \( -name 'libswift*' -o -name 'libFoundation*' -o -name 'libdispatch*' \) -print -quit)" ] ||

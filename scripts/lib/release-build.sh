@@ -4,7 +4,9 @@
 #                                  root through chroot (root_bind_toolchain and the package
 #                                  directory at its own path must be mounted there), so that it
 #                                  links that release's libssh2 and OpenSSL. The build's output
-#                                  goes to SCRATCH/build.log.
+#                                  goes to SCRATCH/build.log. One build at a time per SCRATCH
+#                                  (a lock): both packages' runs share .build-package, and the
+#                                  second waits, then finds it built.
 #
 # Foundation's ICU data, made smaller. lib_FoundationICU.a carries all of ICU's data as one
 # 34 MB symbol (icudt76_dat in icu_packaged_data.cpp.o), 8.06 MB of the package once xz-packed.
@@ -21,6 +23,14 @@
 # The ICU data is the toolchain's, the same for every Debian release: it is trimmed and
 # assembled on this machine, and the object is read from the same path inside a root.
 release_build() {
+  mkdir -p "$1"
+  (
+    flock 8
+    release_build_locked "$@"
+  ) 8> "$1/.release-build.lock"
+}
+
+release_build_locked() {
   local scratch=$1 root=${2:-} log="$1/build.log" icu_archive icu_dir icu_symbol data_symbol icu_object icu_symbols
   mkdir -p "$scratch"
   icu_archive="$(dirname "$(readlink -f "$(command -v swiftc)")")/../lib/swift_static/linux/lib_FoundationICU.a"
@@ -66,24 +76,25 @@ in_root() {
   local root=$1
   shift
   ${as_root:-} chroot "$root" /usr/bin/env -i PATH="$(dirname "$(readlink -f "$(command -v swiftc)")"):/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root LANG=C.UTF-8 \
-    sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
+    OCTUNNEL_BUILD_VERSION="${OCTUNNEL_BUILD_VERSION:-}" sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
 }
 
-# octunnel_in_trixie SCRATCH: octunnel built in Debian 13's build root against its libssh2 1.11.1
-# (release_build there, into SCRATCH), and SCRATCH/octunnel-in-root, a wrapper that runs it in
+# octunnel_in_trixie SCRATCH [host]: octunnel built in Debian 13's build root against its libssh2
+# 1.11.1 (release_build there, into SCRATCH), or with `host` the packages' own build on this
+# machine (release_build here; it runs there on 1.11.1), and SCRATCH/octunnel-in-root, a wrapper that runs it in
 # that root with the caller's pid (sh, chroot and env exec), environment and directory. Mounts
 # the root's /proc and /dev, the toolchain, the temp directory and this directory at their own
 # paths (the caller's EXIT trap calls root_unmount_all); sets trixie_root and trixie_octunnel.
 # Needs debian-root.sh and root-mounts.sh.
 octunnel_in_trixie() {
-  local scratch=$1 tmp
+  local scratch=$1 where=${2:-root} tmp
   trixie_root=$(debian_build_root trixie)
   tmp=$(dirname "$(mktemp -u)")
   root_mount_system "$trixie_root"
   root_bind_toolchain "$trixie_root"
   root_bind "$trixie_root" "$tmp"
   case "$PWD/" in "$tmp"/*) ;; *) root_bind "$trixie_root" "$PWD" ;; esac
-  release_build "$scratch" "$trixie_root" > /dev/null
+  if [ "$where" = host ]; then release_build "$scratch" > /dev/null; else release_build "$scratch" "$trixie_root" > /dev/null; fi
   trixie_octunnel="$PWD/$scratch/octunnel-in-root"
   printf '#!/bin/sh\nexec /usr/sbin/chroot %s /usr/bin/env -C "$PWD" %s "$@"\n' "$trixie_root" "$PWD/$scratch/release/octunnel" > "$trixie_octunnel"
   chmod 0755 "$trixie_octunnel"

@@ -11,8 +11,8 @@ public struct ReconnectRequest: Sendable {
     /// Asks the process to reconnect; returns its snapshot from just before.
     public func send() throws(OCTunnelError) -> StatusSnapshot {
         let (snapshot, peer) = try client.exchange()
-        // The kernel's word for who answered, not the pid the answer claims.
-        let pid = peer ?? pid_t(snapshot.pid)
+        // The kernel's word for who answered, not the pid the answer claims (one out of range: none).
+        let pid = peer ?? Int32(exactly: snapshot.pid) ?? 0
         do {
             guard pid > 0 else { throw Errno.noSuchProcess }
             try Syscall.kill(pid, .reconnect)

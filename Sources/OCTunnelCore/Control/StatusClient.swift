@@ -18,7 +18,7 @@ public struct StatusClient: Sendable {
     public func query() throws(OCTunnelError) -> StatusSnapshot { try exchange().snapshot }
 
     /// `query`, with the answering process's id as the kernel tells it (`SO_PEERCRED`).
-    func exchange() throws(OCTunnelError) -> (snapshot: StatusSnapshot, peer: pid_t?) {
+    func exchange() throws(OCTunnelError) -> (snapshot: StatusSnapshot, peer: Int32?) {
         let role = endpoint.role, profile = endpoint.profile
         let socket: OwnedDescriptor
         switch endpoint.probe() {

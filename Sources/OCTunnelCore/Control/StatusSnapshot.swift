@@ -205,73 +205,54 @@ extension StatusSnapshot {
     /// One line of JSON, keys sorted (what the status socket sends).
     public var jsonText: String { jsonLine(jsonObject) }
 
-    /// Reads what `jsonText` wrote; nil when it is not a status object.
+    /// Reads what `jsonText` wrote (decoded as `StatusWire`); nil when it is not a status object.
     public init?(jsonText: String) {
-        guard let data = jsonText.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let role = (object["role"] as? String).flatMap(Role.init(rawValue:)),
-              let profile = (object["profile"] as? String).flatMap({ try? ProfileName($0) }),
-              let state = (object["state"] as? String).flatMap(State.init(rawValue:)),
-              let targetText = object["target"] as? String, let target = try? SSHTarget.parse(targetText)
+        guard let wire = StatusWire(jsonText: jsonText),
+              let role = wire.role.flatMap(Role.init(rawValue:)),
+              let profile = wire.profile.flatMap({ try? ProfileName($0) }),
+              let state = wire.state.flatMap(State.init(rawValue:)),
+              let target = wire.target.flatMap({ try? SSHTarget.parse($0) })
         else { return nil }
-        func int(_ key: String) -> Int { (object[key] as? NSNumber)?.intValue ?? 0 }
-        func string(_ key: String) -> String? { object[key] as? String }
-        self.init(role: role, profile: profile, pid: int("pid"), state: state, target: target)
-        hostKey = string("hostKey")
-        hostKeyType = string("hostKeyType")
-        clientKey = string("clientKey")
-        clientKeyFile = string("clientKeyFile")
-        cipher = string("cipher")
-        mac = string("mac")
-        kex = string("kex")
-        connectedSince = string("connectedSince").flatMap(Self.parseDate)
-        retryIn = (object["retryIn"] as? NSNumber)?.doubleValue
-        local = string("local").flatMap { try? HostPort.parse($0) }
-        if let local, let hosts = object["localHosts"] as? [String] {
+        self.init(role: role, profile: profile, pid: wire.pid ?? 0, state: state, target: target)
+        (hostKey, hostKeyType, cipher, mac, kex) = (wire.hostKey, wire.hostKeyType, wire.cipher, wire.mac, wire.kex)
+        (clientKey, clientKeyFile) = (wire.clientKey, wire.clientKeyFile)
+        connectedSince = wire.connectedSince.flatMap(Self.parseDate)
+        retryIn = wire.retryIn
+        local = wire.local.flatMap { try? HostPort.parse($0) }
+        if let local, let hosts = wire.localHosts {
             alsoLocal = hosts.dropFirst().map { HostPort(host: $0, port: local.port) }
         }
-        remote = string("remote").flatMap { try? HostPort.parse($0) }
-        openConnections = int("openConnections")
-        totalConnections = int("totalConnections")
-        bytesIn = int("bytesIn")
-        bytesOut = int("bytesOut")
-        reconnects = int("reconnects")
-        stalls = int("stalls")
-        lastError = string("lastError")
-        lastErrorAt = string("lastErrorAt").flatMap(Self.parseDate)
-        lastNetworkEvent = string("lastNetworkEvent")
-        lastNetworkEventAt = string("lastNetworkEventAt").flatMap(Self.parseDate)
-        forwards = (object["forwards"] as? [[String: Any]] ?? []).enumerated().compactMap { index, item in
+        remote = wire.remote.flatMap { try? HostPort.parse($0) }
+        (openConnections, totalConnections) = (wire.openConnections ?? 0, wire.totalConnections ?? 0)
+        (bytesIn, bytesOut, reconnects, stalls) = (wire.bytesIn ?? 0, wire.bytesOut ?? 0, wire.reconnects ?? 0, wire.stalls ?? 0)
+        (lastError, lastErrorAt) = (wire.lastError, wire.lastErrorAt.flatMap(Self.parseDate))
+        (lastNetworkEvent, lastNetworkEventAt) = (wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate))
+        forwards = (wire.forwards ?? []).enumerated().compactMap { index, item in
             guard let forward = Self.forward(item, role: role, index: index) else { return nil }
-            func count(_ key: String) -> Int { (item[key] as? NSNumber)?.intValue ?? 0 }
-            return ForwardStatus(forward, openConnections: count("openConnections"),
-                                 totalConnections: count("totalConnections"), bytesIn: count("bytesIn"), bytesOut: count("bytesOut"),
-                                 lastError: item["lastError"] as? String)
+            return ForwardStatus(forward, openConnections: item.openConnections ?? 0, totalConnections: item.totalConnections ?? 0,
+                                 bytesIn: item.bytesIn ?? 0, bytesOut: item.bytesOut ?? 0, lastError: item.lastError)
         }
-        if let health = object["health"] as? [String: Any], let ok = health["ok"] as? Bool,
-           let checkedAt = (health["checkedAt"] as? String).flatMap(Self.parseDate) {
-            self.health = Health(ok: ok, version: health["version"] as? String, checkedAt: checkedAt,
-                                 detail: health["detail"] as? String ?? "")
+        if let health = wire.health, let ok = health.ok, let checkedAt = health.checkedAt.flatMap(Self.parseDate) {
+            self.health = Health(ok: ok, version: health.version, checkedAt: checkedAt, detail: health.detail ?? "")
         }
-        notifications = (object["notifications"] as? [[String: Any]] ?? []).suffix(3).compactMap { item in
-            guard let kind = item["kind"] as? String, let text = item["text"] as? String,
-                  let at = (item["at"] as? String).flatMap(Self.parseDate) else { return nil }
+        notifications = (wire.notifications ?? []).suffix(3).compactMap { item in
+            guard let kind = item.kind, let text = item.text, let at = item.at.flatMap(Self.parseDate) else { return nil }
             return Notified(kind: kind, text: text, at: at)
         }
-        permissionsWaiting = (object["permissionsWaiting"] as? Int).map { max(0, $0) }
+        permissionsWaiting = wire.permissionsWaiting.map { max(0, $0) }
     }
 
     /// One item of `forwards` as a `Forward`: its `listen` and `target`, else (a status from
     /// before them) its `local` and `remote`, which end is which said by the role; OpenCode's is
     /// the first unless `openCode` says.
-    private static func forward(_ item: [String: Any], role: Role, index: Int) -> Forward? {
-        func address(_ key: String) -> HostPort? { (item[key] as? String).flatMap { try? HostPort.parse($0) } }
+    private static func forward(_ item: StatusWire.ForwardItem, role: Role, index: Int) -> Forward? {
+        func address(_ text: String?) -> HostPort? { text.flatMap { try? HostPort.parse($0) } }
         let direction: Forward.Direction = role == .tunnel ? .local : .remote
-        let isOpenCode = item["openCode"] as? Bool ?? (index == 0)
-        if let listen = address("listen"), let target = address("target") {
+        let isOpenCode = item.openCode ?? (index == 0)
+        if let listen = address(item.listen), let target = address(item.target) {
             return Forward(direction: direction, listen: listen, target: target, isOpenCode: isOpenCode)
         }
-        guard let local = address("local"), let remote = address("remote") else { return nil }
+        guard let local = address(item.local), let remote = address(item.remote) else { return nil }
         return direction == .local ? Forward(direction: direction, listen: local, target: remote, isOpenCode: isOpenCode)
             : Forward(direction: direction, listen: remote, target: local, isOpenCode: isOpenCode)
     }

@@ -18,7 +18,7 @@ final class ForwardedStream {
     let socket: OwnedDescriptor
     let peer: (host: String, port: Int)
     let createdAt: Double
-    private(set) var channel: SSHChannel?
+    private(set) var channel: (any EngineChannel)?
     /// Just joined to its channel: read the socket on the next pump even if it did not poll
     /// readable (it was not polled yet; its request may already be waiting).
     private var freshlyAttached = false
@@ -63,7 +63,7 @@ final class ForwardedStream {
 
     /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
     /// channel opened ahead of need), delivered to the socket first.
-    func attach(_ channel: SSHChannel, greeting: PendingBytes = PendingBytes()) {
+    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes()) {
         self.channel = channel
         downstream = greeting
         received += greeting.count
@@ -122,7 +122,7 @@ final class ForwardedStream {
     /// socket → channel: leftovers first, then fresh bytes read straight into scratch, then EOF.
     /// False when the stream or the session failed. `retryHeld` false leaves the leftovers
     /// (`EngineKnobs.stuckUpstream`).
-    private func moveUpstream(_ channel: SSHChannel, _ live: LiveSession, socketReady: Bool, retryHeld: Bool) -> Bool {
+    private func moveUpstream(_ channel: any EngineChannel, _ live: LiveSession, socketReady: Bool, retryHeld: Bool) -> Bool {
         let scratch = live.scratch
         if !upstream.isEmpty {
             guard retryHeld else { return true }
@@ -166,7 +166,7 @@ final class ForwardedStream {
 
     /// channel → socket: what waits for the socket first; the channel is read only when
     /// nothing does.
-    private func moveDownstream(_ channel: SSHChannel, _ live: LiveSession, readChannel: Bool) {
+    private func moveDownstream(_ channel: any EngineChannel, _ live: LiveSession, readChannel: Bool) {
         let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { socket.transmit($0, $1) }
@@ -215,7 +215,7 @@ final class ForwardedStream {
 
     /// Retries the socket bytes the channel could not take (its window was full, or the send
     /// buffer was above its high-water mark).
-    private func writeUpstreamLeftover(_ channel: SSHChannel, _ live: LiveSession) -> LeftoverResult {
+    private func writeUpstreamLeftover(_ channel: any EngineChannel, _ live: LiveSession) -> LeftoverResult {
         while !upstream.isEmpty {
             guard live.hasSendRoom else { upstreamBlocked = .sendRoom; return .blocked }
             let result = upstream.withHead { channel.write($0, count: $1) }

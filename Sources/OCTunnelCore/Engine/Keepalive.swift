@@ -57,7 +57,7 @@ struct Keepalive {
     }
 
     /// Declares the session dead, or sends (or continues) a probe when one is due.
-    mutating func check(now: Double, channel: SSHChannel) -> Verdict {
+    mutating func check(now: Double, channel: any EngineChannel) -> Verdict {
         check(now: now) { channel.probe(setenv: "OCTUNNEL_KEEPALIVE", value: "1") }
     }
 

@@ -31,6 +31,9 @@ struct ReconnectState {
         case giveUp
         /// The next attempt starts after `delay` seconds; `end` says why.
         case retry(SessionEnd, delay: Double)
+        /// The attempt reached no SSH server (`OutageProbe`): the next starts after `delay`
+        /// seconds; `say` is false while the outage was said less than `OutageProbe.sayEvery` ago.
+        case probe(SessionEnd, delay: Double, say: Bool)
     }
 
     /// Whether the first connection's failure ends the run (a person is watching).
@@ -39,6 +42,8 @@ struct ReconnectState {
     let waitsOutPenalty: Bool
 
     private var policy = ReconnectPolicy()
+    /// Attempts that reached no server are tried again often (`OutageProbe`).
+    private(set) var outage = OutageProbe()
     /// When the next attempt starts; nil while a session is up or an attempt runs.
     private(set) var retryAt: Double?
     /// A cause noticed outside a round (a wake, SIGUSR1, a network change), acted on in the next.
@@ -60,6 +65,10 @@ struct ReconnectState {
 
     // MARK: Attempts
 
+    /// Whether the attempt starting at `now` is one more of an outage already said: its
+    /// `connecting` line is not repeated.
+    func attemptIsQuiet(now: Double) -> Bool { outage.isQuiet(now: now) }
+
     /// An attempt starts; its number since start.
     mutating func attemptStarted() -> Int {
         attempts += 1
@@ -78,6 +87,7 @@ struct ReconnectState {
         replacing = false
         everConnected = true
         penaltySaid = false
+        outage.reset()
         guard let roaming else { return nil }
         self.roaming = nil
         return .reconnected(roaming.cause, after: now - roaming.since)
@@ -93,6 +103,12 @@ struct ReconnectState {
         }
         let waitedOut = error.passesByItself && waitsOutPenalty
         if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure && !waitedOut) { return .giveUp }
+        if OutageProbe.reachedNoServer(error) {
+            let (delay, say) = outage.failed(now: now, random: random)
+            retryAt = now + delay
+            return .probe(.attemptFailed(error), delay: delay, say: say)
+        }
+        outage.reset()
         let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(error)
         if error.passesByItself { penaltySaid = true }
         return .retry(end, delay: retry(after: end, uptime: nil, now: now, random: random))

@@ -84,7 +84,9 @@ final class SessionDriver: PollOwner {
 
     /// Starts a connection attempt on the connector's thread.
     func startConnector() {
-        emit(.connecting(target: settings.target, attempt: reconnect.attemptStarted()))
+        let quiet = reconnect.attemptIsQuiet(now: MonotonicClock.now())
+        let attempt = reconnect.attemptStarted()
+        if !quiet { emit(.connecting(target: settings.target, attempt: attempt)) }
         let emit = self.emit
         let loop = UncheckedLoop(loop: loop)
         connector.start(settings: settings, onStage: { emit(.stage($0)) }, wake: { loop.loop.wakeUp() })
@@ -102,8 +104,8 @@ final class SessionDriver: PollOwner {
                 drop(old, for: .replaced)
             }
             established.session.startBatching()
-            let live = LiveSession(established: established, scratch: scratch, keepaliveInterval: keepaliveInterval,
-                                   highWater: Self.highWater, now: now)
+            let live = LiveSession(session: established.session, idleChannel: established.idleChannel, scratch: scratch,
+                                   keepaliveInterval: keepaliveInterval, highWater: Self.highWater, now: now)
             self.live = live
             record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
@@ -120,6 +122,9 @@ final class SessionDriver: PollOwner {
                 throw error
             case .retry(let end, let delay):
                 retrying(end, in: delay)
+            case .probe(let end, let delay, let say):
+                // The VPS answers no connection: tried again within a second (`OutageProbe`), said every 10 s.
+                if say { retrying(end, in: delay) } else { record.failed(end) }
             }
         }
     }
@@ -168,7 +173,7 @@ final class SessionDriver: PollOwner {
         if session.outgoingBacklog > 0 && !session.flushOutgoing() {
             return teardown(live, for: .sendFailed(session.outgoingFailure), now: now)
         }
-        if socketReady, case .failed(let code) = live.established.idleChannel.read(into: scratch.pointer, count: scratch.size) {
+        if socketReady, case .failed(let code) = live.idleChannel.read(into: scratch.pointer, count: scratch.size) {
             live.fail(code)
         }
         live.noteInbound(now: now)
@@ -234,7 +239,7 @@ final class SessionDriver: PollOwner {
 extension SessionDriver {
     /// Declares the session dead, or probes it, or hears a quick probe's answer.
     func checkKeepalive(_ live: LiveSession, now: Double) {
-        switch live.keepalive.check(now: now, channel: live.established.idleChannel) {
+        switch live.keepalive.check(now: now, channel: live.idleChannel) {
         case .alive: break
         case .silent(let seconds): live.fail(.silence(seconds: seconds))
         case .failed(let code): live.fail(code)
@@ -296,7 +301,9 @@ extension SessionDriver {
 /// ways to report what happened (bytes heard, the session's end, a channel to free).
 /// Owned by the `SessionDriver`, which tears the session down after any round that failed it.
 final class LiveSession {
-    let established: EstablishedSession
+    /// The session (libssh2's, or a test's in memory) and its idle `session` channel.
+    let session: any EngineSession
+    let idleChannel: any EngineChannel
     let scratch: ScratchBuffer
     /// Client bytes are not read while more than this waits for the SSH socket; the send
     /// buffer then holds at most this plus one channel write (32 KiB and a packet header).
@@ -305,22 +312,22 @@ final class LiveSession {
     var keepalive: Keepalive
     /// Why the session must be dropped, once a call has failed it.
     private(set) var failure: SessionEnd?
-    private var closing: [SSHChannel] = []
+    private var closing: [any EngineChannel] = []
     /// The session's received-byte count when the VPS was last heard (`noteInbound`).
     private var receivedSoFar: Int
     /// Whose turn it is to open a channel or listen (`takeTurn`).
     private(set) var turn = OpenTurn()
 
-    init(established: EstablishedSession, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int, now: Double) {
-        self.established = established
+    init(session: any EngineSession, idleChannel: any EngineChannel, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int,
+         now: Double) {
+        self.session = session
+        self.idleChannel = idleChannel
         self.scratch = scratch
         self.highWater = highWater
         startedAt = now
         keepalive = Keepalive(interval: keepaliveInterval, now: now)
-        receivedSoFar = established.session.receivedBytes
+        receivedSoFar = session.receivedBytes
     }
-
-    var session: SSHSession { established.session }
 
     /// A new round of the loop (the driver's): the turn's priorities age by one.
     func beginRound() { turn.beginRound() }
@@ -365,14 +372,14 @@ final class LiveSession {
     func endTurn(_ owner: AnyObject) { turn.end(owner) }
 
     /// Hands a channel that is done to be freed (`libssh2_channel_free` repeats while it would block).
-    func release(_ channel: SSHChannel) { closing.append(channel) }
+    func release(_ channel: any EngineChannel) { closing.append(channel) }
 
     /// Channels still being freed: the loop wakes within 0.5 s to continue.
     var isFreeingChannels: Bool { !closing.isEmpty }
 
     /// One step of freeing every released channel.
     func freeReleasedChannels() {
-        var still: [SSHChannel] = []
+        var still: [any EngineChannel] = []
         for channel in closing {
             switch channel.free() {
             case .done: continue

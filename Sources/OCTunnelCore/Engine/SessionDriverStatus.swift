@@ -11,7 +11,7 @@ extension SessionDriver: StatusSource {
         else if connector.isRunning { state = record.sessions > 0 || reconnect.attempts > 1 ? .retrying : .connecting }
         else if reconnect.retryAt != nil { state = .disconnected }
         else { state = .connecting }
-        var snapshot = StatusSnapshot(role: endpoint.role, profile: endpoint.profile, pid: Int(getpid()), state: state,
+        var snapshot = StatusSnapshot(role: endpoint.role, profile: endpoint.profile, pid: Int(Syscall.processID), state: state,
                                       target: settings.target)
         if let info = record.info {
             snapshot.hostKey = info.hostKey.fingerprint

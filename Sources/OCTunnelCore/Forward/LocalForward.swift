@@ -267,8 +267,8 @@ final class LocalForward: SessionForward, PollOwner {
                 }
             }
             let target = forward.target
-            switch live.session.openDirectTCPIP(host: target.host, port: target.port,
-                                                originHost: openOrigin.host, originPort: openOrigin.port) {
+            switch live.session.openDirect(host: target.host, port: target.port,
+                                           originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
             case .opened(let channel):
@@ -349,12 +349,12 @@ final class LocalForward: SessionForward, PollOwner {
 /// A `direct-tcpip` channel opened before any client asked for it: an idle connection the
 /// VPS has opened to the home server, and what the server sent on it first.
 final class WarmChannel {
-    let channel: SSHChannel
+    let channel: any EngineChannel
     let openedAt: Double
     /// Bytes the server sent before any client had the channel, delivered to the client first.
     var greeting = PendingBytes()
 
-    init(channel: SSHChannel, openedAt: Double) {
+    init(channel: any EngineChannel, openedAt: Double) {
         self.channel = channel
         self.openedAt = openedAt
     }
@@ -405,7 +405,7 @@ final class ChannelPool {
     func opening(now: Double) { backoff.opened(now: now) }
 
     /// A channel opened with no client waiting for it.
-    func add(_ channel: SSHChannel, now: Double) { warm.append(WarmChannel(channel: channel, openedAt: now)) }
+    func add(_ channel: any EngineChannel, now: Double) { warm.append(WarmChannel(channel: channel, openedAt: now)) }
 
     /// An open failed at the far side (nothing listens, or the forward was refused).
     func openFailed(now: Double) { backoff.failed(now: now) }

@@ -28,7 +28,7 @@ final class RemoteForward: SessionForward, PollOwner {
     /// A forwarded channel whose home socket is still connecting.
     private struct HomeConnection {
         let socket: OwnedDescriptor
-        let channel: SSHChannel
+        let channel: any EngineChannel
         let deadline: Double
         var nextAddress: Int
         /// The home address it was started for: the service may have moved meanwhile.
@@ -38,7 +38,7 @@ final class RemoteForward: SessionForward, PollOwner {
     /// A forwarded channel the home address refused, waiting for the service's files to be read
     /// again (off the loop, `ServiceFollower`): moved, it tries the new address; else a 502.
     private struct AwaitingService {
-        let channel: SSHChannel
+        let channel: any EngineChannel
         let deadline: Double
         /// The read that must be done first (started after the failure), and the address then.
         let read: Int
@@ -49,7 +49,7 @@ final class RemoteForward: SessionForward, PollOwner {
     /// A forwarded channel answered with a 502: its request is read and dropped until the
     /// client closes (closing first could reset the VPS's socket before the answer is read).
     private struct GatewayReply {
-        let channel: SSHChannel
+        let channel: any EngineChannel
         let deadline: Double
     }
 
@@ -183,7 +183,7 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     /// A non-blocking connect to the home port's address `index` (then the next, on failure).
-    private func startConnecting(id: Int, channel: SSHChannel, from index: Int, deadline: Double, live: LiveSession, now: Double) {
+    private func startConnecting(id: Int, channel: any EngineChannel, from index: Int, deadline: Double, live: LiveSession, now: Double) {
         var failure = Errno.connectionRefused
         for position in index..<homeAddresses.count {
             let (family, address) = homeAddresses[position]
@@ -203,7 +203,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// Every address of the home refused `channel`'s connection: with the service followed, it
     /// waits for the files to be read again (off the loop) and tries where they say; else a 502.
-    private func noAddressLeft(id: Int, channel: SSHChannel, deadline: Double, reason: String, live: LiveSession, now: Double) {
+    private func noAddressLeft(id: Int, channel: any EngineChannel, deadline: Double, reason: String, live: LiveSession, now: Double) {
         guard let follower else { return homeUnreachable(id: id, channel: channel, reason: reason, live: live, now: now) }
         let read = follower.ask(now: now, force: true)
         awaitingService[id] = AwaitingService(channel: channel, deadline: deadline, read: read, home: home, reason: reason)
@@ -257,7 +257,7 @@ final class RemoteForward: SessionForward, PollOwner {
         }
     }
 
-    private func join(id: Int, socket: OwnedDescriptor, channel: SSHChannel, now: Double) {
+    private func join(id: Int, socket: OwnedDescriptor, channel: any EngineChannel, now: Double) {
         let stream = ForwardedStream(id: id, socket: socket, now: now)
         stream.attach(channel)
         streams.add(stream)
@@ -265,7 +265,7 @@ final class RemoteForward: SessionForward, PollOwner {
 
     /// Says why (at most once every 5 s) and answers the channel with a 502, or just closes it
     /// with `--no-http-errors`.
-    private func homeUnreachable(id: Int, channel: SSHChannel, reason: String, live: LiveSession, now: Double) {
+    private func homeUnreachable(id: Int, channel: any EngineChannel, reason: String, live: LiveSession, now: Double) {
         streams.noteFailure("home \(home): \(reason)")
         if now - lastUnreachable >= 5 {
             lastUnreachable = now

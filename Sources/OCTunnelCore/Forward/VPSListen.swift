@@ -19,7 +19,7 @@ final class VPSListen {
     private let noteFailure: (String) -> Void
 
     /// The listener once the VPS listens (nil while asking, refused, or between sessions).
-    private(set) var listener: RemoteListener?
+    private(set) var listener: (any EngineListener)?
     private var retryAt: Double?
     private var policy = VPSListen.retryPolicy()
     /// The forced command asked after a refused listen; the listen waits for its answer.
@@ -129,7 +129,7 @@ final class VPSListen {
         retryAt = nil
         // The listen's state lives in the session: another forward's listen or open goes first.
         guard live.takeTurn(self) else { return }
-        let result = live.session.listen(host: forward.listen.host, port: forward.listen.port)
+        let result = live.session.requestListen(host: forward.listen.host, port: forward.listen.port)
         if case .wouldBlock = result { return }
         live.endTurn(self)
         switch result {

@@ -58,6 +58,8 @@ public struct HealthCheck: Sendable {
     /// Why the VPS refused the forward, if the tunnel saw it do so: a connection closed without
     /// an answer is then that refusal, not "nothing listens".
     public var forwardRefusal: (@Sendable () -> String?)?
+    /// The generations whose health routes are tried (`OpenCodeGeneration.known`).
+    public var generations = OpenCodeGeneration.known
 
     public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = Double(Defaults.healthTimeoutSeconds),
                 credentials: OpenCodeCredentials = OpenCodeCredentials()) {
@@ -69,7 +71,8 @@ public struct HealthCheck: Sendable {
     }
 
     private func probe(deadline: Date) -> HTTPProbe {
-        HTTPProbe(host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
+        HTTPProbe(
+            host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
     }
 
     /// Walks the health routes until one names OpenCode's version and generation.
@@ -88,7 +91,7 @@ public struct HealthCheck: Sendable {
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
         var refusals: [(path: String, answer: OpenCodeAnswer)] = []
-        walk: for route in OpenCodeAnswer.healthRoutes {
+        walk: for route in OpenCodeAnswer.healthRoutes(of: generations) {
             let head: HTTPProbe.Head
             let body: [UInt8]
             do {
@@ -99,12 +102,13 @@ public struct HealthCheck: Sendable {
             } catch {
                 throw describe(error, what: "GET \(route.path)")
             }
-            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"], body: body, secrets: credentials.secrets)
+            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"],
+                                                 body: body, secrets: credentials.secrets, generations: generations)
             switch answer {
             case .openCode(let version, let generation):
                 return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
                                     ms: Int(Date().timeIntervalSince(started) * 1000),
-                                    serverPort: route.path == "/api/info" ? OpenCodeAnswer.serverPort(info: body) : nil)
+                                    serverPort: generation.api.serverPort(health: route.path, body: body))
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
@@ -114,20 +118,26 @@ public struct HealthCheck: Sendable {
                 throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
-                    firstMiss = "HTTP \(head.status) from \(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
+                    firstMiss = "HTTP \(head.status) from "
+                        + "\(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
                 }
             }
-            // A 2.x refusal says what it is: no need to ask the older routes.
-            if OpenCodeAnswer.refusingGeneration(refusals) == .two { break walk }
+            // A refusal that names its generation says what it is: no need to ask the other routes.
+            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations), !named.api.ownsUnnamedRefusals {
+                break walk
+            }
         }
         if !refusals.isEmpty {
-            let generation = OpenCodeAnswer.refusingGeneration(refusals)
-            if generation == .two, credentials.password == nil, let refused = refusals.first(where: { $0.answer == .needsPassword(generation: .two) }) {
-                return HealthAnswer(version: "2", generation: .two, path: refused.path, ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
+            let generation = OpenCodeAnswer.refusingGeneration(refusals, generations: generations)
+            if let generation, generation.api.refusalProvesServer, credentials.password == nil,
+               let refused = refusals.first(where: { $0.answer == .needsPassword(generation: generation) }) {
+                return HealthAnswer(version: String(generation.rawValue), generation: generation, path: refused.path,
+                                    ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
             }
             throw passwordError(generation)
         }
-        throw notOpenCode((firstMiss ?? "no answer") + "; none of \(OpenCodeAnswer.healthRoutes.map(\.path).joined(separator: ", ")) answered as OpenCode")
+        let routes = OpenCodeAnswer.healthRoutes(of: generations).map(\.path).joined(separator: ", ")
+        throw notOpenCode((firstMiss ?? "no answer") + "; none of \(routes) answered as OpenCode")
     }
 
     private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
@@ -148,7 +158,8 @@ public struct HealthCheck: Sendable {
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
         switch failure {
         case .cannotConnect(let reason):
-            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) (\(reason))", fix: "is `octunnel tunnel up` running?")
+            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
+                + "(\(reason))", fix: "is `octunnel tunnel up` running?")
         case .closedWithoutAnswer:
             if let reason = forwardRefusal?() {
                 return .forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
@@ -175,7 +186,7 @@ public struct HealthCheck: Sendable {
         for path in generation.eventPaths {
             let result: HTTPProbe.EventsResult
             do {
-                result = try probe.events(path) { OpenCodeAnswer.isServerConnected($0.data) }
+                result = try probe.events(path) { generation.api.event(data: $0.data)?.type == "server.connected" }
             } catch {
                 throw describe(error, what: "GET \(path)")
             }
@@ -183,13 +194,16 @@ public struct HealthCheck: Sendable {
             case 200:
                 guard result.found else {
                     throw .healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
-                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart `opencode serve` on the home machine")
+                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart "
+                                            + "`opencode serve` on the home machine")
                 }
                 return (path, Int(Date().timeIntervalSince(started) * 1000))
             case 401:
                 throw passwordError(generation)
             default:
-                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: result.head.headers["content-type"], body: result.body, secrets: credentials.secrets)
+                let type = result.head.headers["content-type"]
+                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: type, body: result.body,
+                                                     secrets: credentials.secrets, generations: generations)
                 if case .routeMissing = answer {
                     missing.append(path)
                     continue
@@ -197,10 +211,12 @@ public struct HealthCheck: Sendable {
                 if case .homeGateway(let gateway) = answer {
                     throw gatewayError(gateway)
                 }
-                throw notOpenCode("HTTP \(result.head.status) from \(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
+                throw notOpenCode("HTTP \(result.head.status) from "
+                    + "\(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
             }
         }
-        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missing.joined(separator: " and ")) answered 404",
+        let missed = missing.joined(separator: " and ")
+        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
                             fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 

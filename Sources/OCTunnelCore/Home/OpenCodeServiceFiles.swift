@@ -95,31 +95,36 @@ public struct OpenCodeServiceFiles: Sendable {
     /// `allowedHost`, the home host the user gave), and a password goes only to the address its
     /// own file names (the settings' password to a registration only when it names the port
     /// and host the settings do).
-    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (service: Service?, problems: [Problem]) {
+    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (
+        service: Service?, problems: [Problem]
+    ) {
         var problems: [Problem] = []
         var fromSettings: Service?
         for channel in Self.channels {
             let name = Self.fileName(channel: channel)
             let settingsPath = Self.join(configDirectory, name)
             let settings = read(settingsPath, problems: &problems)
-            let settingsPassword = nonEmpty(settings?["password"] as? String)
+            let settingsPassword = nonEmpty(settings?.password)
             let settingsAddress = settings.flatMap { Self.settingsAddress($0, channel: channel) }
             let registrationPath = Self.join(stateDirectory, name)
             if let registration = read(registrationPath, problems: &problems) {
-                switch Self.address(ofURL: registration["url"]) {
+                switch Self.address(ofURL: registration.url) {
                 case .some(let address) where !Self.isOnThisMachine(address.host, allowedHost: allowedHost):
-                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not "
+                        + "used (octunnel forwards only to this machine, or to the --home-host you give)"))
                 case .some(let address):
-                    let pid = (registration["pid"] as? NSNumber)?.intValue
+                    let pid = registration.pid
                     if let pid, pid > 0, !processRuns(pid) {
-                        problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: a stale registration"))
+                        problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: "
+                            + "a stale registration"))
                     } else {
-                        let own = nonEmpty(registration["password"] as? String)
-                        let fromSettings = own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
+                        let own = nonEmpty(registration.password)
+                        let fromSettings =
+                            own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
                         let password = own ?? fromSettings
+                        let file = own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil
                         return (Service(address: address, password: password, registration: shown(registrationPath),
-                                        passwordFile: own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil,
-                                        channel: channel, pid: pid), problems)
+                                        passwordFile: file, channel: channel, pid: pid), problems)
                     }
                 case .none:
                     problems.append(Problem(path: shown(registrationPath), reason: "has no usable \"url\" (an http://HOST:PORT address)"))
@@ -130,7 +135,8 @@ public struct OpenCodeServiceFiles: Sendable {
                     fromSettings = Service(address: address, password: settingsPassword, registration: nil,
                                            passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
                 } else if let address = settingsAddress {
-                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used (octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used "
+                        + "(octunnel forwards only to this machine, or to the --home-host you give)"))
                 } else {
                     problems.append(Problem(path: shown(settingsPath), reason: "names no usable hostname and port"))
                 }
@@ -141,11 +147,13 @@ public struct OpenCodeServiceFiles: Sendable {
 
     /// Where a settings file says the service listens: its hostname (a wildcard reached on
     /// loopback; none: loopback) and its port (none: the channel's default).
-    private static func settingsAddress(_ settings: [String: Any], channel: String) -> HostPort? {
-        let port = (settings["port"] as? NSNumber)?.intValue ?? defaultPort(channel: channel)
-        let named = (settings["hostname"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+    private static func settingsAddress(_ settings: ServiceFileWire, channel: String) -> HostPort? {
+        let port = settings.port ?? defaultPort(channel: channel)
+        let named = settings.hostname.flatMap { $0.isEmpty ? nil : $0 }
         let host = named.map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
-        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else { return nil }
+        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else {
+            return nil
+        }
         return HostPort(host: host, port: port)
     }
 
@@ -168,7 +176,7 @@ public struct OpenCodeServiceFiles: Sendable {
     /// link and without blocking (`O_NOFOLLOW|O_NONBLOCK`), a regular file of the user's own
     /// that nobody else may write, at most 64 KiB, a JSON object. The checks are made on the
     /// descriptor that is read (`fstat`), so a file swapped after them is never the one read.
-    private func read(_ path: String, problems: inout [Problem]) -> [String: Any]? {
+    private func read(_ path: String, problems: inout [Problem]) -> ServiceFileWire? {
         let opened: OpenedFile?
         do {
             opened = try OpenedFile.open(path, followingLinks: false)
@@ -184,21 +192,24 @@ public struct OpenCodeServiceFiles: Sendable {
             return nil
         }
         guard file.info.isOwnedByMe else {
-            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else could write what it says)"))
+            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else "
+                + "could write what it says)"))
             return nil
         }
         guard !file.info.isWritableByOthers else {
-            problems.append(Problem(path: shown(path), reason: "may be written by others (mode \(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
+            problems.append(Problem(path: shown(path), reason: "may be written by others (mode "
+                + "\(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
             return nil
         }
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: 65_536)
         } catch {
-            problems.append(Problem(path: shown(path), reason: error.errno == .fileTooLarge ? "is larger than 64 KiB: not a service file" : "cannot be read"))
+            let reason = error.errno == .fileTooLarge ? "is larger than 64 KiB: not a service file" : "cannot be read"
+            problems.append(Problem(path: shown(path), reason: reason))
             return nil
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+        guard let object = try? JSONDecoder().decode(ServiceFileWire.self, from: Data(bytes)) else {
             problems.append(Problem(path: shown(path), reason: "is not a JSON object"))
             return nil
         }
@@ -207,14 +218,16 @@ public struct OpenCodeServiceFiles: Sendable {
 
     /// The address of a registration's `url` (`http://127.0.0.1:49374`, `http://[::1]:49375`),
     /// wildcards made loopback as `localURL` upstream does.
-    static func address(ofURL value: Any?) -> HostPort? {
-        guard let text = value as? String, let url = URL(string: text), url.scheme == "http" || url.scheme == "https",
+    static func address(ofURL value: String?) -> HostPort? {
+        guard let text = value, let url = URL(string: text), url.scheme == "http" || url.scheme == "https",
               var host = url.host, !host.isEmpty else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = url.port ?? (url.scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
         let connectable = HealthCheck.address(forBind: host)
-        guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else { return nil }
+        guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else {
+            return nil
+        }
         return HostPort(host: connectable, port: port)
     }
 
@@ -229,5 +242,31 @@ public struct OpenCodeServiceFiles: Sendable {
     public static func processRuns(_ pid: Int) -> Bool {
         guard pid > 0, pid <= Int(Int32.max) else { return false }
         return Syscall.processExists(Int32(pid))
+    }
+}
+
+/// One of OpenCode 2's service files, as `find` reads it: the registration in the state directory
+/// (`{url, pid, password?, …}`) or the settings in the config directory (`{hostname?, port?,
+/// password?, …}`). Any JSON object is one (every field optional, one of another type as if absent).
+struct ServiceFileWire: Decodable {
+    let url: String?, password: String?, hostname: String?
+    /// Whole numbers as JSON carries them (a fraction cut, as `NSNumber.intValue` did); one too
+    /// large for a port or a process id reads as -1, never a port or a process.
+    let pid: Int?, port: Int?
+
+    enum CodingKeys: String, CodingKey { case url, password, hostname, pid, port }
+
+    init(from decoder: Decoder) throws {
+        let object = try decoder.container(keyedBy: CodingKeys.self)
+        url = object.lenient(.url)
+        password = object.lenient(.password)
+        hostname = object.lenient(.hostname)
+        pid = Self.whole(object.lenient(.pid, as: Double.self))
+        port = Self.whole(object.lenient(.port, as: Double.self))
+    }
+
+    private static func whole(_ value: Double?) -> Int? {
+        guard let value else { return nil }
+        return value.isFinite && abs(value) < 1e15 ? Int(value) : -1
     }
 }

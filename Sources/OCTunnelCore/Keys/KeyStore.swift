@@ -193,7 +193,7 @@ public struct KeyStore: Sendable {
         return target
     }
 
-    private func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(OCTunnelError) {
+    private func write(_ bytes: [UInt8], to path: String, mode: UInt16) throws(OCTunnelError) {
         do {
             try AtomicFile.write(bytes, to: path, mode: mode)
         } catch {

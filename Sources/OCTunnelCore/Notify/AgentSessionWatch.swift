@@ -108,7 +108,7 @@ public struct AgentSessionWatch: Sendable {
     /// The request `event` says was answered (`permission.replied`, `question.replied`, …), or nil.
     static func answeredRequest(_ event: OpenCodeEvent) -> String? {
         guard answers.contains(event.type) else { return nil }
-        return event.string("requestID") ?? event.string("permissionID") ?? event.string("id")
+        return event.string(.requestID) ?? event.string(.permissionID) ?? event.string(.id)
     }
 
     /// The moments `event` makes now.
@@ -125,7 +125,7 @@ public struct AgentSessionWatch: Sendable {
         var session = sessions[id] ?? Session()
         session.heard = heard
         defer { store(session, as: id) }
-        if let directory = event.directory ?? event.string("directory") { session.directory = kept(directory, Limits.directory) }
+        if let directory = event.directory ?? event.string(.directory) { session.directory = kept(directory, Limits.directory) }
         if let seq = event.seq { session.logSeq = max(session.logSeq ?? seq, seq) }
         switch event.type {
         case "session.execution.started":
@@ -136,14 +136,14 @@ public struct AgentSessionWatch: Sendable {
             session.busy = false
             session.idleSince = nil
         case "session.created", "session.updated":
-            if let title = (event.fields["info"] as? [String: Any])?["title"] as? String ?? event.fields["title"] as? String {
+            if let title = event.fields.info?.text[.title] ?? event.fields.text[.title] {
                 session.title = kept(title, Limits.title)
             }
-            if let parent = (event.fields["info"] as? [String: Any])?["parentID"] as? String ?? event.fields["parentID"] as? String {
+            if let parent = event.fields.info?.text[.parentID] ?? event.fields.text[.parentID] {
                 session.parent = kept(parent, Limits.id)
             }
         case "session.status":
-            let status = (event.fields["status"] as? [String: Any])?["type"] as? String ?? event.fields["status"] as? String
+            let status = event.fields.status?.type
             if status == "idle" { noteIdle(&session, now: now) } else if status != nil { working(&session) }
         case "session.idle":
             noteIdle(&session, now: now)
@@ -158,12 +158,12 @@ public struct AgentSessionWatch: Sendable {
             answered(in: id)
             session.busy = false
             session.idleSince = nil
-            let message = event.fields["message"] as? String ?? (event.fields["error"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
+            let message = event.fields.text[.message] ?? event.fields.error?.message
+            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
             guard toldErrors.insert(key) else { return [] }
             return [moment(.failed, id, session, detail: message ?? "the turn failed", at: date)]
         case let type where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
-            let call = kept(event.string("callID") ?? event.string("id") ?? "", Limits.id)
+            let call = kept(event.string(.callID) ?? event.string(.id) ?? "", Limits.id)
             if type.hasSuffix(".started") || type.hasSuffix(".called") || type.hasSuffix(".progress") {
                 if type.hasPrefix("session.tool.") { toolRuns(call, in: &session) }
             } else if type.hasSuffix(".success") || type.hasSuffix(".failed") {
@@ -171,43 +171,52 @@ public struct AgentSessionWatch: Sendable {
             }
             working(&session)
         case "message.part.updated", "message.part.delta", "message.updated":
-            if let part = event.fields["part"] as? [String: Any], part["type"] as? String == "tool" {
-                let call = kept(part["callID"] as? String ?? part["id"] as? String ?? "", Limits.id)
-                let status = (part["state"] as? [String: Any])?["status"] as? String
+            if let part = event.fields.part, part.text[.type] == "tool" {
+                let call = kept(part.text[.callID] ?? part.text[.id] ?? "", Limits.id)
+                let status = part.stateStatus
                 if status == "running" || status == "pending" { toolRuns(call, in: &session) } else { session.runningTools.remove(call) }
             }
             if session.busy || session.idleSince != nil { working(&session) }
-        case "permission.asked", "permission.updated", "permission.v2.asked":
-            let named = event.string("id").map { kept($0, Limits.id) }
-            let request = named ?? unnamedRequest(id)
-            waits(request, in: id)
-            guard toldPermissions.insert(request) else { return [] }
-            var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
-            asked.permissionID = named
-            return [asked]
-        case "question.asked", "question.v2.asked":
-            let request = event.string("id").map { kept($0, Limits.id) } ?? unnamedRequest(id)
-            waits(request, in: id)
-            guard toldPermissions.insert(request) else { return [] }
-            let question = ((event.fields["questions"] as? [[String: Any]])?.first?["question"] as? String) ?? "it asks a question"
-            var asked = moment(.permission, id, session, detail: question, at: date)
-            asked.question = AskedQuestion(fields: event.fields)
-            return [asked]
+        case "permission.asked", "permission.updated", "permission.v2.asked", "question.asked", "question.v2.asked":
+            return asked(event, in: id, session, at: date)
         case "session.error":
-            let error = event.fields["error"] as? [String: Any]
-            let name = error?["name"] as? String ?? "error"
-            answered(in: id)
-            guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
-            let message = (error?["data"] as? [String: Any])?["message"] as? String
-            let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string("id") ?? "", Limits.id))"
-            guard toldErrors.insert(key) else { return [] }
-            session.busy = false
-            session.idleSince = nil
-            return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
+            return sessionError(event, in: id, &session, at: date)
         default:
             break
         }
         return []
+    }
+
+    /// A permission request or a question: told once per request id, noted as waiting.
+    private mutating func asked(_ event: OpenCodeEvent, in id: String, _ session: Session, at date: Date) -> [AgentMoment] {
+        let named = event.string(.id).map { kept($0, Limits.id) }
+        let request = named ?? unnamedRequest(id)
+        waits(request, in: id)
+        guard toldPermissions.insert(request) else { return [] }
+        guard event.type.hasPrefix("question.") else {
+            var asked = moment(.permission, id, session, detail: Self.permissionDetail(event.fields), at: date)
+            asked.permissionID = named
+            return [asked]
+        }
+        let question = event.fields.question?.questions?.first??.question ?? "it asks a question"
+        var asked = moment(.permission, id, session, detail: question, at: date)
+        asked.question = event.fields.question.flatMap(AskedQuestion.init(wire:))
+        return [asked]
+    }
+
+    /// `session.error`: failed with the error's name and message, once; a user's abort and a
+    /// context overflow (OpenCode compacts and goes on) are not failures.
+    private mutating func sessionError(_ event: OpenCodeEvent, in id: String, _ session: inout Session, at date: Date) -> [AgentMoment] {
+        let error = event.fields.error
+        let name = error?.name ?? "error"
+        answered(in: id)
+        guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
+        let message = error?.dataMessage
+        let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
+        guard toldErrors.insert(key) else { return [] }
+        session.busy = false
+        session.idleSince = nil
+        return [moment(.failed, id, session, detail: message.map { "\(name): \($0)" } ?? name, at: date)]
     }
 
     /// The permission moments a cut hid (issue 48, "nothing missed across a cut"): each request
@@ -240,13 +249,10 @@ public struct AgentSessionWatch: Sendable {
     /// of another shape, or one naming more than `Limits.sessions` (a list cut short cannot say
     /// that a session is absent).
     public func working(in body: [UInt8]) -> Set<String>? {
-        guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+        guard body.count <= 1 << 20, let object = decodeWire([String: SessionStatusWire].self, body),
               object.count <= Limits.sessions else { return nil }
         var working = Set<String>()
-        for (id, status) in object {
-            let type = (status as? [String: Any])?["type"] as? String ?? status as? String
-            if type != "idle" { working.insert(kept(id, Limits.id)) }
-        }
+        for (id, status) in object where status.type != "idle" { working.insert(kept(id, Limits.id)) }
         return working
     }
 
@@ -263,7 +269,8 @@ public struct AgentSessionWatch: Sendable {
             settling.remove(id)
             answered(in: id)
             guard session.parent == nil else { continue }
-            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were away)", at: date))
+            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were "
+                + "away)", at: date))
         }
         return moments
     }
@@ -272,7 +279,9 @@ public struct AgentSessionWatch: Sendable {
     /// after: each seen working before the cut that `active` (`GET /api/session/active`) no
     /// longer lists, its id route-safe, the most recently heard of first, at most `limit`.
     public func logsToRead(active: Set<String>, limit: Int = 8) -> [(session: String, after: Int?)] {
-        sessions.filter { (id, session) in (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id) }
+        sessions.filter { (id, session) in
+            (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id)
+        }
             .sorted { ($0.value.heard, $0.key) > ($1.value.heard, $1.key) }
             .prefix(limit)
             .map { ($0.key, $0.value.logSeq) }
@@ -439,12 +448,11 @@ public struct AgentSessionWatch: Sendable {
 
     /// What a permission request asks, in a few words: its title (1.x), else the permission
     /// and its patterns (`bash` `git push`).
-    static func permissionDetail(_ fields: [String: Any]) -> String {
-        if let title = fields["title"] as? String, !title.isEmpty { return title }
-        if let reason = fields["reason"] as? String, !reason.isEmpty { return reason }
-        let what = fields["permission"] as? String ?? fields["action"] as? String ?? fields["type"] as? String ?? "a permission"
-        let patterns = fields["patterns"] as? [String] ?? fields["resources"] as? [String]
-            ?? (fields["pattern"] as? String).map { [$0] } ?? (fields["pattern"] as? [String]) ?? []
+    static func permissionDetail(_ fields: OpenCodeEvent.Fields) -> String {
+        if let title = fields.text[.title], !title.isEmpty { return title }
+        if let reason = fields.text[.reason], !reason.isEmpty { return reason }
+        let what = fields.text[.permission] ?? fields.text[.action] ?? fields.text[.type] ?? "a permission"
+        let patterns = fields.patterns ?? fields.resources ?? fields.text[.pattern].map { [$0] } ?? fields.patternList ?? []
         return patterns.isEmpty ? what : "\(what): \(patterns.prefix(3).joined(separator: ", "))"
     }
 }

@@ -20,6 +20,8 @@ final class EventFollower: @unchecked Sendable {
     private let waiting: @Sendable (Int) -> Void
     private let condition = NSCondition()
     private var path: String?
+    /// The generation whose stream `path` is (nil: the known one that serves it).
+    private var generation: OpenCodeGeneration?
     private var running = false
     private var stopped = false
     private var said = Set<String>()
@@ -27,7 +29,9 @@ final class EventFollower: @unchecked Sendable {
     /// then the stop is seen at the stream's next bytes).
     private let stopSignal = try? StopSignal()
 
-    init(host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier, waiting: @escaping @Sendable (Int) -> Void = { _ in },
+    init(
+        host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier,
+        waiting: @escaping @Sendable (Int) -> Void = { _ in },
          emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.waiting = waiting
         self.host = host
@@ -37,11 +41,13 @@ final class EventFollower: @unchecked Sendable {
         self.emit = emit
     }
 
-    /// Follows `path` (the event stream the health test found); starts the thread the first time.
-    func follow(path: String) {
+    /// Follows `path` (the event stream the health test found), read as `generation` sends it
+    /// (nil: the known generation that serves `path`); starts the thread the first time.
+    func follow(path: String, generation: OpenCodeGeneration? = nil) {
         condition.lock()
         defer { condition.unlock() }
         self.path = path
+        self.generation = generation
         guard !running, !stopped else { return condition.signal() }
         running = true
         let thread = Thread { [self] in run() }
@@ -72,8 +78,10 @@ final class EventFollower: @unchecked Sendable {
         while !isStopped {
             condition.lock()
             let path = self.path ?? "/api/event"
+            let generation = self.generation ?? OpenCodeGeneration.serving(eventPath: path) ?? .two
             condition.unlock()
-            var probe = HTTPProbe(host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
+            var probe = HTTPProbe(
+                host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
             let deliver: (inout AgentSessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
                 if watch.waitingCount != waitingSaid {
@@ -89,10 +97,11 @@ final class EventFollower: @unchecked Sendable {
                 let result = try probe.events(path, limit: .max) { event in
                     if !connected {
                         connected = true
-                        catchUp(&watch)
-                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent finishes, asks for permission or fails", warning: false)
+                        catchUp(&watch, generation: generation)
+                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent "
+                            + "finishes, asks for permission or fails", warning: false)
                     }
-                    if let decoded = OpenCodeEvent(data: event.data) {
+                    if let decoded = generation.api.event(data: event.data) {
                         for moment in watch.feed(decoded, now: MonotonicClock.now()) { notifier.notify(moment) }
                         if let request = AgentSessionWatch.answeredRequest(decoded) { notifier.answered(requestID: request) }
                     }
@@ -118,9 +127,12 @@ final class EventFollower: @unchecked Sendable {
     /// lists as the stream connects, before the stream's own events, within one deadline
     /// (`CatchUp`); those told before are not told again (`AgentSessionWatch.caughtUp`). Pending
     /// lists that cannot be had are said once: the stream goes on.
-    private func catchUp(_ watch: inout AgentSessionWatch) {
-        let moments = CatchUp(host: host, port: port, credentials: credentials).moments(&watch) { reason in
-            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the stream is told")
+    private func catchUp(_ watch: inout AgentSessionWatch, generation: OpenCodeGeneration) {
+        var catchUp = CatchUp(host: host, port: port, credentials: credentials)
+        if !catchUp.generations.contains(generation) { catchUp.generations.append(generation) }
+        let moments = catchUp.moments(&watch) { reason in
+            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the "
+                + "stream is told")
         }
         for moment in moments { notifier.notify(moment) }
     }
@@ -133,7 +145,8 @@ final class EventFollower: @unchecked Sendable {
     /// Why the event stream cannot be followed, and the fix.
     static func refusal(status: Int, path: String, credentials: OpenCodeCredentials) -> String {
         if status == 401 && credentials.password == nil {
-            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
+            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell "
+                + "you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
         }
         if status == 401 {
             return "notifications: OpenCode refused the password for its event stream \(path) (\(credentials.usedText))"

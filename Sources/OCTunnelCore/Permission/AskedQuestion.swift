@@ -30,18 +30,27 @@ public struct AskedQuestion: Sendable, Equatable {
         (self.id, self.sessionID, self.count, self.multiple, self.labels) = (id, sessionID, count, multiple, labels)
     }
 
-    /// The request in `fields` (an event's fields or a list entry); nil without a route-safe id
-    /// and session.
-    public init?(fields: [String: Any]) {
-        guard let id = fields["id"] as? String, let session = fields["sessionID"] as? String,
-              PendingPermission.isRouteSafe(id), PendingPermission.isRouteSafe(session) else { return nil }
-        let questions = (fields["questions"] as? [Any]) ?? []
-        let first = questions.first as? [String: Any]
-        let options = (first?["options"] as? [Any]) ?? []
-        let labels = options.prefix(PendingPermissionList.patternLimit + 1).compactMap { (($0 as? [String: Any])?["label"] as? String) }
+    /// The request `wire` (an event's fields or a list entry, `QuestionRequestWire`); nil without
+    /// a route-safe id and session.
+    public init?(wire: QuestionRequestWire) {
+        guard let id = wire.id, let session = wire.sessionID, PendingPermission.isRouteSafe(id), PendingPermission.isRouteSafe(session)
+        else {
+            return nil
+        }
+        let questions = wire.questions ?? []
+        let first = questions.first ?? nil
+        let options = first?.options ?? []
+        let labels = options.prefix(PendingPermissionList.patternLimit + 1).compactMap { $0 }
         let usable = options.count <= PendingPermissionList.patternLimit && labels.count == options.count
             && labels.allSatisfy { !$0.isEmpty && $0.utf8.count <= Self.labelLimit }
-        self.init(id: id, sessionID: session, count: questions.count, multiple: first?["multiple"] as? Bool == true, labels: usable ? labels : [])
+        self.init(id: id, sessionID: session, count: questions.count, multiple: first?.multiple == true, labels: usable ? labels : [])
+    }
+
+    /// The request in `fields`, as its JSON would carry them (`init(wire:)`).
+    public init?(fields: [String: Any]) {
+        guard let json = try? JSONSerialization.data(withJSONObject: fields),
+              let wire = try? JSONDecoder().decode(QuestionRequestWire.self, from: json) else { return nil }
+        self.init(wire: wire)
     }
 
     /// Whether a notification may offer its options as actions: one question, one choice, one to
@@ -52,9 +61,9 @@ public struct AskedQuestion: Sendable, Equatable {
 
     /// The request `id` of a pending question list `body` (OpenCode `generation`'s shape), if listed.
     static func listed(_ id: String, in body: [UInt8], generation: OpenCodeGeneration) -> AskedQuestion? {
-        guard let entries = PendingPermissionList.entries(of: body, generation: generation) else { return nil }
-        for case let entry as [String: Any] in entries where entry["id"] as? String == id {
-            return AskedQuestion(fields: entry)
+        guard let entries = generation.api.pendingQuestions(body) else { return nil }
+        for case let entry? in entries where entry.id == id {
+            return AskedQuestion(wire: entry)
         }
         return nil
     }

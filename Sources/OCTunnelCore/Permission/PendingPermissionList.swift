@@ -21,25 +21,15 @@ public struct PendingPermissionList: Sendable, Equatable {
         (self.items, self.more, self.skipped) = (items, more, skipped)
     }
 
-    /// The entries of a pending list in `body`, OpenCode `generation`'s shape (1.x a bare array,
-    /// 2.x `{"data":[…]}`): the permissions' and the questions' lists alike; nil for another shape.
-    static func entries(of body: [UInt8], generation: OpenCodeGeneration) -> [Any]? {
-        guard let json = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
-        switch generation {
-        case .one: return json as? [Any]
-        case .two: return (json as? [String: Any])?["data"] as? [Any]
-        }
-    }
-
-    /// The list in `body`, OpenCode `generation`'s shape (1.x a bare array, 2.x `{"data":[…]}`);
-    /// nil when the body is not that shape. Texts pass `OutsideText.shown` with `secrets`.
+    /// The list in `body`, OpenCode `generation`'s shape (`OpenCodeDialect.pendingPermissions`: 1.x
+    /// a bare array, 2.x `{"data":[…]}`); nil when the body is not that shape. Texts pass
+    /// `OutsideText.shown` with `secrets`.
     public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
                              secrets: [String] = [], now: Date = Date()) -> PendingPermissionList? {
-        guard let entries = entries(of: body, generation: generation) else { return nil }
+        guard let entries = generation.api.pendingPermissions(body) else { return nil }
         var list = PendingPermissionList()
         for entry in entries {
-            guard let object = entry as? [String: Any], let id = object["id"] as? String, isSafe(id, secrets),
-                  let session = object["sessionID"] as? String, isSafe(session, secrets) else {
+            guard let entry, let id = entry.id, isSafe(id, secrets), let session = entry.sessionID, isSafe(session, secrets) else {
                 list.skipped += 1
                 continue
             }
@@ -47,11 +37,12 @@ public struct PendingPermissionList: Sendable, Equatable {
                 list.more += 1
                 continue
             }
-            let kind = (object[generation == .one ? "permission" : "action"] as? String) ?? "?"
-            let patterns = (object[generation == .one ? "patterns" : "resources"] as? [Any]) ?? []
-            let shownPatterns = patterns.prefix(patternLimit).map { OutsideText.shown(($0 as? String) ?? "?", secrets: secrets, limit: textLimit) }
+            let patterns = entry.patterns
+            let shownPatterns = patterns.prefix(patternLimit).map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: textLimit) }
                 + (patterns.count > patternLimit ? ["+\(patterns.count - patternLimit) more"] : [])
-            list.items.append(PendingPermission(id: id, sessionID: session, kind: OutsideText.shown(kind, secrets: secrets, limit: 80),
+            list.items.append(
+                PendingPermission(
+                    id: id, sessionID: session, kind: OutsideText.shown(entry.kind ?? "?", secrets: secrets, limit: 80),
                                                 patterns: shownPatterns, directory: directory,
                                                 askedAt: PendingPermission.askedAt(id: id, now: now)))
         }

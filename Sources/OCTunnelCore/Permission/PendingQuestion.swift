@@ -22,20 +22,21 @@ public struct PendingQuestion: Sendable, Equatable {
     /// ids route-safe and without a secret, texts through `OutsideText.shown`.
     public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
                              secrets: [String] = [], now: Date = Date()) -> (items: [PendingQuestion], more: Int)? {
-        guard let entries = PendingPermissionList.entries(of: body, generation: generation) else { return nil }
+        guard let entries = generation.api.pendingQuestions(body) else { return nil }
         var items: [PendingQuestion] = []
         var more = 0
         let limit = PendingPermissionList.textLimit
         for entry in entries {
-            guard let object = entry as? [String: Any], let id = object["id"] as? String, let session = object["sessionID"] as? String,
-                  [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 }) else { continue }
+            guard let entry, let id = entry.id, let session = entry.sessionID,
+                [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 })
+            else { continue }
             guard items.count < PendingPermissionList.limit else { more += 1; continue }
-            let asked = (object["questions"] as? [Any]) ?? []
-            let first = asked.first as? [String: Any]
-            let header = (first?["header"] as? String).map { $0.isEmpty ? "" : "\($0): " } ?? ""
-            let question = header + ((first?["question"] as? String) ?? "?")
-            let options = ((first?["options"] as? [Any]) ?? []).prefix(PendingPermissionList.patternLimit)
-                .map { OutsideText.shown((($0 as? [String: Any])?["label"] as? String) ?? "?", secrets: secrets, limit: 80) }
+            let asked = entry.questions ?? []
+            let first = asked.first ?? nil
+            let header = first?.header.map { $0.isEmpty ? "" : "\($0): " } ?? ""
+            let question = header + (first?.question ?? "?")
+            let options = (first?.options ?? []).prefix(PendingPermissionList.patternLimit)
+                .map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: 80) }
             let text = OutsideText.shown(question, secrets: secrets, limit: limit) + (asked.count > 1 ? " (+\(asked.count - 1) more)" : "")
             items.append(PendingQuestion(id: id, sessionID: session, text: text, options: options, directory: directory,
                                          askedAt: PendingPermission.askedAt(id: id, now: now)))

@@ -13,6 +13,8 @@ public struct PermissionClient: Sendable {
     public var timeout: Double
     /// When every request must be over, whatever `timeout` says (a catch-up's one deadline).
     public var deadline: Date?
+    /// The generations to try, newest first on the first list (`OpenCodeGeneration.known`).
+    public var generations = OpenCodeGeneration.known
 
     public init(host: String, port: Int, credentials: OpenCodeCredentials, timeout: Double = 10) {
         (self.host, self.port, self.credentials, self.timeout) = (host, port, credentials, timeout)
@@ -30,7 +32,9 @@ public struct PermissionClient: Sendable {
     }
 
     /// `list` without the sessions' titles, and with the questions only when asked (a reply needs neither).
-    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (
+        generation: OpenCodeGeneration, list: PendingPermissionList
+    ) {
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
         var generation: OpenCodeGeneration?
         var all = PendingPermissionList()
@@ -40,7 +44,7 @@ public struct PermissionClient: Sendable {
             if questions, let asked = self.questions(in: place, generation: found) { (list.questions, list.moreQuestions) = asked }
             all.append(list)
         }
-        return (generation ?? .one, all)
+        return (generation ?? generations[0], all)
     }
 
     /// At most this many sessions are asked for their title in one list; the rest show their id.
@@ -54,10 +58,9 @@ public struct PermissionClient: Sendable {
         var asked = Set<String>()
         for (session, directory) in sessions where !asked.contains(session) && asked.count < Self.titledSessions {
             asked.insert(session)
-            let path = generation == .two ? "/api/session/\(session)" : "/session/\(session)"
+            let path = generation.api.sessionPath(session)
             guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200,
-                  let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                  let title = ((generation == .two ? object["data"] as? [String: Any] : object)?["title"] as? String), !title.isEmpty else { continue }
+                  let title = generation.api.sessionTitle(body), !title.isEmpty else { continue }
             titles[session] = OutsideText.shown(title, secrets: credentials.secrets, limit: 80)
         }
         return titles
@@ -66,7 +69,7 @@ public struct PermissionClient: Sendable {
     /// The questions waiting in `directory` (1.x `GET /question`, 2.x `GET /api/question/request`);
     /// nil when this OpenCode has no such list or cannot be asked: the permissions are what matters.
     private func questions(in directory: String?, generation: OpenCodeGeneration) -> (items: [PendingQuestion], more: Int)? {
-        let path = generation == .two ? "/api/question/request" : "/question"
+        let path = generation.api.questionListPath
         guard let (head, body) = try? probe().get(path, headers: headers(directory), limit: 1 << 20), head.status == 200 else { return nil }
         return PendingQuestion.parse(body, generation: generation, directory: directory, secrets: credentials.secrets)
     }
@@ -78,7 +81,8 @@ public struct PermissionClient: Sendable {
         guard let request = list.items.first(where: { $0.id == id }) else {
             // Past the list's cap it may still wait: say so rather than "gone".
             if list.more > 0 {
-                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first \(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
+                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first "
+                    + "\(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
             }
             throw .permissionNotPending(id: OutsideText.shown(id, limit: 128))
         }
@@ -87,7 +91,8 @@ public struct PermissionClient: Sendable {
             do {
                 answer = try probe().post(route.path(for: request), body: route.body(reply), headers: headers(request.directory))
             } catch {
-                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
+                    + "and it is not sent again: `octunnel permission list` shows whether it still waits")
             }
             switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
             case .answered: return request
@@ -95,10 +100,12 @@ public struct PermissionClient: Sendable {
             case .routeMissing: continue
             case .refused(let generation): throw passwordError(generation)
             case .failed(let status, let body):
-                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
+                    + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
             }
         }
-        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows (\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
+        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows "
+            + "(\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
     }
 
     /// Sends `reply` to the pending question `id` (looked for in `directories`); returns it. Sent
@@ -115,24 +122,30 @@ public struct PermissionClient: Sendable {
         for place in places where found == nil {
             let known = try list(in: place, generation: generation).0
             generation = known
-            let path = known == .two ? "/api/question/request" : "/question"
+            let path = known.api.questionListPath
             let head: HTTPProbe.Head, body: [UInt8]
             do {
                 (head, body) = try probe().get(path, headers: headers(place), limit: 1 << 20)
             } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+                    + "(\(describe(error)))")
             }
-            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP \(head.status) from \(path); nothing was sent") }
+            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP "
+                + "\(head.status) from \(path); nothing was sent") }
             if let request = AskedQuestion.listed(id, in: body, generation: known) { found = (request, place) }
         }
         guard let generation, let (request, directory) = found else { throw .questionNotPending(id: shownID) }
         if case .answer(let label) = reply {
             guard request.count == 1 else {
-                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: answer it in OpenCode")
+                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: "
+                    + "answer it in OpenCode")
             }
             guard request.labels.contains(label) else {
-                let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(separator: ", ")
-                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); nothing was sent")
+                let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(
+                    separator: ", ")
+                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an "
+                    + "option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); "
+                    + "nothing was sent")
             }
         }
         let route = QuestionReplyRoute(generation)
@@ -140,22 +153,26 @@ public struct PermissionClient: Sendable {
         do {
             answer = try probe().post(route.path(for: request, reply), body: route.body(reply), headers: headers(directory))
         } catch {
-            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it is not sent again: `octunnel permission list` shows whether it still waits")
+            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it "
+                + "is not sent again: `octunnel permission list` shows whether it still waits")
         }
         switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
         case .answered: return request
         case .gone: throw .questionNotPending(id: request.id)
-        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question (\(route.path(for: request, reply))); answer it in OpenCode")
+        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question "
+            + "(\(route.path(for: request, reply))); answer it in OpenCode")
         case .refused(let generation): throw passwordError(generation)
         case .failed(let status, let body):
-            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP \(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
+                + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
     }
 
     /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
-    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (OpenCodeGeneration, PendingPermissionList) {
-        let tries: [(OpenCodeGeneration, String)] = [(.two, "/api/permission/request"), (.one, "/permission")]
-            .filter { generation == nil || $0.0 == generation }
+    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (
+        OpenCodeGeneration, PendingPermissionList
+    ) {
+        let tries = generations.reversed().filter { generation == nil || $0 == generation }.map { ($0, $0.api.permissionListPath) }
         var refused = false
         var refusing: OpenCodeGeneration?
         var misses: [String] = []
@@ -164,28 +181,33 @@ public struct PermissionClient: Sendable {
             do {
                 (head, body) = try probe().get(path, headers: headers(directory), limit: 1 << 20)
             } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) (\(describe(error)))")
+                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+                    + "(\(describe(error)))")
             }
-            if head.status == 200, let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets) {
+            if head.status == 200,
+                let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets)
+            {
                 return (candidate, list)
             }
             if head.status == 401 {
                 // Only 2.x's API names itself ({"_tag":"UnauthorizedError"}); 1.x guards every path,
                 // /api/… too, so an unnamed refusal says 1.x only on 1.x's own route.
                 refused = true
-                let named = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["_tag"] as? String == "UnauthorizedError"
-                if named { refusing = .two; break }
-                if candidate == .one { refusing = refusing ?? .one }
+                if let named = OpenCodeGeneration.naming(refusal: body, among: generations) { refusing = named; break }
+                if candidate.api.ownsUnnamedRefusals { refusing = refusing ?? candidate }
                 continue
             }
-            misses.append("HTTP \(head.status) from \(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            misses.append("HTTP \(head.status) from "
+                + "\(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
         if refused { throw passwordError(refusing) }
         throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
     }
 
     private func probe() -> HTTPProbe {
-        HTTPProbe(host: host, port: port, deadline: min(Date(timeIntervalSinceNow: timeout), deadline ?? .distantFuture), authorization: credentials.authorization,
+        HTTPProbe(
+            host: host, port: port, deadline: min(Date(timeIntervalSinceNow: timeout), deadline ?? .distantFuture),
+            authorization: credentials.authorization,
                   secrets: credentials.secrets)
     }
 

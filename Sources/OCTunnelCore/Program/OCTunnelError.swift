@@ -227,18 +227,10 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
         case .healthFailed(let summary, let fix):
             return "\(summary): \(fix)"
         case .healthNeedsPassword(let generation):
-            switch generation {
-            case .two:
-                return "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed (or the one it was started with), or put it in a file only you can read and give --password-file PATH."
-            case .one:
-                return "OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password: set OPENCODE_PASSWORD (or OPENCODE_SERVER_PASSWORD) here to the same value (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
-            case nil:
-                return "OpenCode asks for a password: set OPENCODE_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
-            }
+            return generation?.api.passwordNeededText
+                ?? "OpenCode asks for a password: set OPENCODE_PASSWORD (and OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
         case .healthPasswordRefused(let generation, let username, let source):
-            let hint = generation == .two
-                ? "use the password `opencode serve` printed at its last start (it makes a new one each start unless OPENCODE_PASSWORD is set there), or the background service's (`opencode service get password` at home)"
-                : "use the OPENCODE_SERVER_PASSWORD the home machine's `opencode serve` was started with"
+            let hint = (generation ?? .one).api.passwordRefusedHint
             return "OpenCode refused the password (from \(source)) for user `\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
         case .noPasswordFile(let path):
             return "no password file at \(path): check --password-file."

@@ -20,7 +20,7 @@ final class RemoteCommand {
     let command: String
     let deadline: Double
     private let limit = 4096
-    private var channel: SSHChannel?
+    private var channel: (any EngineChannel)?
     private var started = false
     private var output: [UInt8] = []
     private(set) var state = State.running
@@ -38,17 +38,13 @@ final class RemoteCommand {
         if channel == nil {
             // The open's state lives in the session: it waits for its turn (`LiveSession.takeTurn`).
             guard live.takeTurn(self) else { return state }
-            let type = "session"
-            guard let raw = libssh2_channel_open_ex(live.session.raw, type, UInt32(type.utf8.count),
-                                                    UInt32(64 * 1024), UInt32(32768), nil, 0) else {
-                let code = live.session.lastErrno
-                if code == LIBSSH2_ERROR_EAGAIN { return state }
-                return failed(code, live: live)
+            switch live.session.openCommandChannel() {
+            case .wouldBlock: return state
+            case .failed(let error): return failed(error.code, live: live)
+            case .opened(let opened):
+                live.endTurn(self)
+                channel = opened
             }
-            live.endTurn(self)
-            channel = SSHChannel(session: live.session, raw: raw)
-            // Its stderr is not wanted: libssh2 drops it instead of queueing it.
-            libssh2_channel_handle_extended_data2(raw, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE)
         }
         guard let channel else { return state }
         if !started {

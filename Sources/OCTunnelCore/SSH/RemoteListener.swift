@@ -26,7 +26,7 @@ final class RemoteListener {
     /// `libssh2_channel_forward_accept`: the next `forwarded-tcpip` channel the VPS opened
     /// (libssh2 has already confirmed it). Any error but EAGAIN means the session is broken
     /// (it surfaces as -23, channel.c:767-773).
-    func accept() -> AcceptResult {
+    func acceptChannel() -> AcceptResult {
         guard !isCancelled, !session.isFreed else { return .none }
         if let channel = libssh2_channel_forward_accept(raw) {
             return .accepted(SSHChannel(session: session, raw: channel))

@@ -30,7 +30,7 @@ public struct ServiceManager: Sendable {
     /// `systemctl` or `launchctl`.
     public var tool: String { definition.format == .systemd ? "systemctl" : "launchctl" }
 
-    private var domain: String { "gui/\(getuid())" }
+    private var domain: String { "gui/\(Syscall.userID)" }
     private var serviceTarget: String { "\(domain)/\(definition.name)" }
 
     /// What enables the installed file and starts it now; `replacing` restarts a running one so it

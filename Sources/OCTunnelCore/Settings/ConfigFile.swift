@@ -8,7 +8,8 @@ import Foundation
 /// section, and is converted, every key kept, the first time anything is saved (until then the
 /// version that wrote it still reads it). A section saved before `forwardList` is written back
 /// in this version's shape the first time it is read (`load`), its old keys kept as the copy
-/// older versions read. Keys this version does not know are kept on every write.
+/// older versions read; `forwardList` is the list a person edits, and a copy that says something
+/// else is rewritten from it, with one warning. Keys this version does not know are kept on every write.
 public struct ConfigFile: Sendable {
     public static let version = 2
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
@@ -29,13 +30,21 @@ public struct ConfigFile: Sendable {
     }
 
     /// The file's profiles, as `read`; when it holds a section in the shape of an older
-    /// version (no `forwardList`), the file is written back in this version's shape first, if
-    /// it can be: a file that cannot be written (a read-only directory, a home open to others
-    /// or not the user's) is only read, and written back next time.
-    public func load() throws(OCTunnelError) -> Contents? {
+    /// version (no `forwardList`) or a copy of the list that says something else (`warn`ed
+    /// once per such key: `ForwardListMismatch`), the file is written back in this version's
+    /// shape first, if it can be: a file that cannot be written (a read-only directory, a home
+    /// open to others or not the user's) is only read, and written back next time.
+    public func load(warn: (String) -> Void = ConfigFile.toStandardError) throws(OCTunnelError) -> Contents? {
         guard let contents = try read() else { return nil }
+        let stale = contents.staleCopies()
         if contents.inCurrentShape() != nil { try? writeBack() }
+        stale.forEach(warn)
         return contents
+    }
+
+    /// Where `load` says its warnings by default.
+    public static func toStandardError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
     /// Writes the file, as it is when the lock is held, back in this version's shape; only in
@@ -153,9 +162,35 @@ public struct ConfigFile: Sendable {
             return settings.tunnel == nil && settings.home == nil ? nil : settings
         }
 
-        /// The file in this version's shape, every section saved before `forwardList` written
-        /// anew over its old keys (which stay, as the copy older versions read; every other key
-        /// kept); nil when there is nothing to write back: every section has its list, the file
+        /// The warning for each valid section whose copy for older versions says something
+        /// else than its `forwardList` (nothing for a copy removed by hand).
+        func staleCopies() -> [String] {
+            var lines: [String] = []
+            for profile in profiles.sorted() {
+                guard let sections = (raw["profiles"] as? [String: Any])?[profile.rawValue] as? [String: Any],
+                      let settings = try? settings(of: profile) else { continue }
+                let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
+                let found = [(Role.tunnel, Self.staleCopy(in: sections[Role.tunnel.rawValue], of: settings.tunnel?.forwards)),
+                             (Role.home, Self.staleCopy(in: sections[Role.home.rawValue], of: settings.home?.forwards))]
+                for case let (role, mismatch?) in found {
+                    lines.append(mismatch.warning(path: path, at: isLegacy ? "" : prefix + role.rawValue + "."))
+                }
+            }
+            return lines
+        }
+
+        /// Where `section`'s copy of its `forwardList` first differs from `forwards` (the list
+        /// as read); nil without a list or when the copy is right or gone.
+        private static func staleCopy(in section: Any?, of forwards: [Forward]?) -> ForwardListMismatch? {
+            guard let section = section as? [String: Any], section["forwardList"] != nil, let forwards,
+                  let data = try? JSONSerialization.data(withJSONObject: section),
+                  let saved = try? JSONDecoder().decode(OldForwardKeys.Saved.self, from: data) else { return nil }
+            return saved.mismatch(with: forwards)
+        }
+
+        /// The file in this version's shape, every section saved before `forwardList` (or whose
+        /// copy says something else than its list) written anew over its old keys (which stay,
+        /// as the copy older versions read; every other key kept); nil when there is nothing to write back: every section has its list, the file
         /// is from before profiles (converted by the next save, as the version that wrote it
         /// reads only that shape), or a section is not valid (a file that is refused is never
         /// rewritten).
@@ -187,12 +222,15 @@ public struct ConfigFile: Sendable {
             return raw
         }
 
-        /// `section` as this version writes it, laid over `old` (whose other keys stay); nil
-        /// when there is no section or `old` has its `forwardList` already. Throws when the
-        /// result would not read back as `section`.
-        private static func written<Section: Codable & Equatable>(_ section: Section?, over old: Any?) throws -> [String: Any]? {
-            guard let section, let old = old as? [String: Any], old["forwardList"] == nil else { return nil }
+        /// `section` as this version writes it, laid over `old` (whose other keys stay, the old
+        /// copy's replaced); nil when there is no section or `old` has its `forwardList` already
+        /// with a right copy or none. Throws when the result would not read back as `section`.
+        private static func written<Section: SavedConnection & Codable & Equatable>(_ section: Section?,
+                                                                                    over old: Any?) throws -> [String: Any]? {
+            guard let section, var old = old as? [String: Any],
+                  old["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
             guard let encoded = try ConfigFile.object(section) as? [String: Any] else { throw CocoaError(.coderInvalidValue) }
+            for key in OldForwardKeys.Key.allCases { old[key.rawValue] = nil }
             let written = old.merging(encoded) { $1 }
             guard try JSONDecoder().decode(Section.self, from: JSONSerialization.data(withJSONObject: written)) == section else {
                 throw CocoaError(.coderInvalidValue)
@@ -212,8 +250,6 @@ public struct ConfigFile: Sendable {
                 throw .badConfig(path: path, reason: "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
             } catch let error as TargetParseError {
                 throw .badConfig(path: path, reason: error.message)
-            } catch let mismatch as ForwardListMismatch {
-                throw .badConfig(path: path, reason: mismatch.reason(at: prefix))
             } catch {
                 throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not valid")
             }

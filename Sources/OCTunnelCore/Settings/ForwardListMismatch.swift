@@ -1,5 +1,6 @@
 /// A section whose old keys (`OldForwardKeys`, the copy older versions read) say something else
-/// than its `forwardList` (the truth): a hand edit of the copy, refused rather than ignored.
+/// than its `forwardList` (what a person edits, and what octunnel reads): the list wins, the
+/// copy is rewritten to match, and this is said once as a warning, never a refusal.
 struct ForwardListMismatch: Error, Equatable {
     let key: String
     /// The key's value in the file.
@@ -7,11 +8,12 @@ struct ForwardListMismatch: Error, Equatable {
     /// What `forwardList` says in its place, as the file writes it.
     let listed: String
 
-    /// The reason `badConfig` gives, its keys named at `prefix` (`profiles.work.tunnel.`); the
+    /// The warning's words, its keys named at `prefix` (`profiles.work.tunnel.`) in `path`; the
     /// file's text escaped (`OutsideText`).
-    func reason(at prefix: String) -> String {
-        "\"\(prefix)\(key)\" is \(OutsideText.shown(saved, limit: 200)) but \"\(prefix)forwardList\" says \(OutsideText.shown(listed, limit: 200)): "
-            + "forwardList is what octunnel reads, \(key) only its copy for older versions; edit forwardList, or remove it to read \(key)"
+    func warning(path: String, at prefix: String) -> String {
+        "octunnel: warning: \(path): \"\(prefix)\(key)\" is \(OutsideText.shown(saved, limit: 200)) "
+            + "but \"\(prefix)forwardList\" says \(OutsideText.shown(listed, limit: 200)): octunnel follows forwardList "
+            + "(\(key) is only its copy for older versions) and rewrites the copy to match"
     }
 
     /// The forwards beside OpenCode's as a message writes them (`none` for none).

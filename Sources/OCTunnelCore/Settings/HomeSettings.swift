@@ -4,8 +4,8 @@
 ///
 /// `config.json` holds the list as `forwardList` (`SavedForwardList`) and, beside it, the keys
 /// older versions read (`remotePort`, `homePort`, `remoteHost`, `homeHost`, `forwards`:
-/// `OldForwardKeys`), a read-only copy so that an older octunnel still reads the file. A section
-/// without `forwardList` is read from those keys.
+/// `OldForwardKeys`), a copy so that an older octunnel still reads the file. A section without
+/// `forwardList` is read from those keys; one with it reads the list alone (the copy may be gone).
 public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public var host: String
     public var port: Int
@@ -70,29 +70,26 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         case remotePort, homePort, remoteHost, homeHost, forwards, forwardList
     }
 
-    /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
-    /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
+    /// Reads `forwardList` when the section has it (its copy for older versions not read: the
+    /// list wins, `OldForwardKeys.Saved` says where they differ), else the keys older versions
+    /// saved. A forward that does not parse is a `TargetParseError`.
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
         let signIn = try SignInKeys(from: decoder)
         (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
         notifications = try NotifySettings(from: decoder)
+        if let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList) {
+            forwards = try list.forwards(.remote, defaultBind: Defaults.remoteHost)
+            return
+        }
         let remotePort = try keys.decode(Int.self, forKey: .remotePort)
         let homePort = try keys.decode(Int.self, forKey: .homePort)
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
         let homeHost = try keys.decodeIfPresent(String.self, forKey: .homeHost)
         let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
-        let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
-
         let others = try (texts ?? []).map { try Forward.parse($0, direction: .remote, defaultBind: Defaults.remoteHost) }
-        let old = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
-                                 homeHost: homeHost, others: others)
-        guard let list else {
-            forwards = old.forwards
-            return
-        }
-        forwards = try list.forwards(.remote, defaultBind: Defaults.remoteHost)
-        if let mismatch = old.mismatch(with: forwards) { throw mismatch }
+        forwards = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
+                                  homeHost: homeHost, others: others).forwards
     }
 
     /// Writes `forwardList`, then its copy in the keys older versions read.

@@ -2,8 +2,9 @@
 /// (`remotePort`, `remoteHost`, and the tunnel's `localPort` or the home's `homePort` and
 /// `homeHost`) and the others as `forwards` texts. A section without `forwardList` (saved by an
 /// older version) is read from them; this version writes them beside `forwardList` as its
-/// read-only copy, so an older octunnel still reads the file, and refuses a section whose copy
-/// says something else than its list (`ForwardListMismatch`).
+/// copy, so an older octunnel still reads the file. `forwardList` is what a person edits: a copy
+/// that says something else is overruled by the list, said once (`ForwardListMismatch`), and
+/// rewritten; a section whose copy was removed reads from its list alone.
 struct OldForwardKeys: Encodable, Equatable {
     /// `-L` for the tunnel section, `-R` for the home section.
     let direction: Forward.Direction
@@ -51,27 +52,59 @@ struct OldForwardKeys: Encodable, Equatable {
         return [openCode] + others
     }
 
-    /// The first key whose value is not what `forwards`' copy holds (an absent host counts
-    /// as its default), or nil when the copy is right.
-    func mismatch(with forwards: [Forward]) -> ForwardListMismatch? {
-        let copy = Self(copyOf: forwards)
-        let pairs: [(key: String, saved: String?, copy: String?)] = [
-            ("remotePort", String(remotePort), String(copy.remotePort)),
-            ("localPort", localPort.map(String.init), copy.localPort.map(String.init)),
-            ("homePort", homePort.map(String.init), copy.homePort.map(String.init)),
-            ("remoteHost", remoteHost ?? Defaults.remoteHost, copy.remoteHost ?? Defaults.remoteHost),
-            ("homeHost", direction == .remote ? homeHost ?? Defaults.homeHost : nil, direction == .remote ? copy.homeHost ?? Defaults.homeHost : nil),
-        ]
-        for pair in pairs where pair.saved != pair.copy {
-            return ForwardListMismatch(key: pair.key, saved: pair.saved ?? "absent", listed: "opencode " + forwards[0].specification)
+    /// The keys as a section holds them, each read alone and possibly absent (a hand edit may
+    /// remove or break any): what `forwardList` is checked against.
+    struct Saved: Decodable {
+        var remotePort: Int?, localPort: Int?, homePort: Int?
+        var remoteHost: String?, homeHost: String?
+        var forwards: [String]?
+        /// A key that is there but not of its type.
+        var brokenKey: String?
+
+        init(from decoder: Decoder) throws {
+            let keys = try decoder.container(keyedBy: Key.self)
+            var broken: String?
+            func read<T: Decodable>(_ type: T.Type, _ key: Key) -> T? {
+                do { return try keys.decodeIfPresent(type, forKey: key) } catch { broken = key.rawValue; return nil }
+            }
+            (remotePort, localPort, homePort) = (read(Int.self, .remotePort), read(Int.self, .localPort), read(Int.self, .homePort))
+            (remoteHost, homeHost) = (read(String.self, .remoteHost), read(String.self, .homeHost))
+            forwards = read([String].self, .forwards)
+            brokenKey = broken
         }
-        if others != copy.others {
-            return ForwardListMismatch(key: "forwards", saved: ForwardListMismatch.texts(others), listed: ForwardListMismatch.texts(copy.others))
+
+        /// The first key of the copy whose value is not what `forwards` (OpenCode's first) says
+        /// (an absent host counts as its default, an absent `forwards` as none), or nil when the
+        /// copy is right or the section holds none of its keys (removed by hand: nothing to say).
+        func mismatch(with forwards: [Forward]) -> ForwardListMismatch? {
+            let direction = forwards[0].direction
+            guard brokenKey != nil || remotePort != nil || remoteHost != nil || self.forwards != nil
+                    || (direction == .local ? localPort != nil : homePort != nil || homeHost != nil) else { return nil }
+            let copy = OldForwardKeys(copyOf: forwards)
+            let listed = "opencode " + forwards[0].specification
+            if let brokenKey { return ForwardListMismatch(key: brokenKey, saved: "not of its type", listed: listed) }
+            let local = direction == .local
+            let pairs: [(key: String, saved: String?, copy: String?)] = [
+                ("remotePort", remotePort.map(String.init), String(copy.remotePort)),
+                ("localPort", local ? localPort.map(String.init) : nil, copy.localPort.map(String.init)),
+                ("homePort", local ? nil : homePort.map(String.init), copy.homePort.map(String.init)),
+                ("remoteHost", remoteHost ?? Defaults.remoteHost, copy.remoteHost ?? Defaults.remoteHost),
+                ("homeHost", local ? nil : homeHost ?? Defaults.homeHost, local ? nil : copy.homeHost ?? Defaults.homeHost),
+            ]
+            for pair in pairs where pair.saved != pair.copy {
+                return ForwardListMismatch(key: pair.key, saved: pair.saved ?? "absent", listed: listed)
+            }
+            let bind = local ? Defaults.bind : Defaults.remoteHost
+            let others = try? (self.forwards ?? []).map { try Forward.parse($0, direction: direction, defaultBind: bind) }
+            if others != copy.others {
+                let saved = others.map(ForwardListMismatch.texts) ?? "not forwards octunnel reads"
+                return ForwardListMismatch(key: "forwards", saved: saved, listed: ForwardListMismatch.texts(copy.others))
+            }
+            return nil
         }
-        return nil
     }
 
-    private enum Key: String, CodingKey { case remotePort, localPort, homePort, remoteHost, homeHost, forwards }
+    enum Key: String, CodingKey, CaseIterable { case remotePort, localPort, homePort, remoteHost, homeHost, forwards }
 
     /// Writes the keys into the section being encoded, as older versions saved them: a host
     /// equal to its default and an empty `forwards` left out.

@@ -5,8 +5,8 @@
 ///
 /// `config.json` holds the list as `forwardList` (`SavedForwardList`) and, beside it, the keys
 /// older versions read (`remotePort`, `localPort`, `remoteHost`, `forwards`: `OldForwardKeys`),
-/// a read-only copy so that an older octunnel still reads the file. A section without
-/// `forwardList` is read from those keys.
+/// a copy so that an older octunnel still reads the file. A section without `forwardList` is
+/// read from those keys; one with it reads the list alone (the copy may be gone).
 public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     public var host: String
     public var port: Int
@@ -74,32 +74,31 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
         case pairPort, forwardList
     }
 
-    /// Reads `forwardList` when the section has it (its copy checked: `ForwardListMismatch`),
-    /// else the keys older versions saved. A forward that does not parse is a `TargetParseError`.
+    /// Reads `forwardList` when the section has it (its copy for older versions not read: the
+    /// list wins, `OldForwardKeys.Saved` says where they differ), else the keys older versions
+    /// saved. A forward that does not parse is a `TargetParseError`.
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
         let signIn = try SignInKeys(from: decoder)
         (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
-        let remotePort = try keys.decode(Int.self, forKey: .remotePort)
-        let localPort = try keys.decode(Int.self, forKey: .localPort)
         homePort = try keys.decode(Int.self, forKey: .homePort)
-        let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
-        let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
         notifications = try NotifySettings(from: decoder)
         pairPort = try keys.decodeIfPresent(PairPortChoice.self, forKey: .pairPort)
-        let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList)
-
-        let others = try (texts ?? []).map { try Forward.parse($0, direction: .local, defaultBind: Defaults.bind) }
-        let old = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
-        guard let list else {
-            forwards = old.forwards
+        guard let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList) else {
+            let remotePort = try keys.decode(Int.self, forKey: .remotePort)
+            let localPort = try keys.decode(Int.self, forKey: .localPort)
+            let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
+            let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
+            let others = try (texts ?? []).map { try Forward.parse($0, direction: .local, defaultBind: Defaults.bind) }
+            forwards = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort,
+                                      others: others).forwards
             return
         }
         forwards = try list.forwards(.local, defaultBind: Defaults.bind)
         if forwards[0].listen.host != Defaults.bind {
-            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: write \(Defaults.bind) there and give --bind on the command line")
+            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: "
+                                   + "write \(Defaults.bind) there and give --bind on the command line")
         }
-        if let mismatch = old.mismatch(with: forwards) { throw mismatch }
     }
 
     /// Writes `forwardList`, then its copy in the keys older versions read.

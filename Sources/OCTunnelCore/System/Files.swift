@@ -7,8 +7,9 @@ import OCTunnelLibc
 /// Atomic, durable file writes: a temp file in the same directory, created with its final mode,
 /// written, fsynced, renamed into place, and the directory fsynced.
 public enum AtomicFile {
-    /// Replaces (or creates) `path` with `bytes`, readable per `mode` from the first byte on.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(SystemError) {
+    /// Replaces (or creates) `path` with `bytes`, readable per `mode` (permission bits, as
+    /// `FileStatus.permissions`) from the first byte on.
+    public static func write(_ bytes: [UInt8], to path: String, mode: UInt16) throws(SystemError) {
         let temp = try writeTemp(bytes, beside: path, mode: mode)
         do {
             try retryingEINTR("rename", detail: path) { rename(temp, path) }
@@ -20,14 +21,14 @@ public enum AtomicFile {
     }
 
     /// Creates `path` with `bytes`, failing with EEXIST (and changing nothing) if it exists.
-    public static func create(_ bytes: [UInt8], at path: String, mode: mode_t) throws(SystemError) {
+    public static func create(_ bytes: [UInt8], at path: String, mode: UInt16) throws(SystemError) {
         let temp = try writeTemp(bytes, beside: path, mode: mode)
         defer { unlink(temp) }
         try retryingEINTR("link", detail: path) { link(temp, path) }
         try syncDirectory(of: path)
     }
 
-    private static func writeTemp(_ bytes: [UInt8], beside path: String, mode: mode_t) throws(SystemError) -> String {
+    private static func writeTemp(_ bytes: [UInt8], beside path: String, mode: UInt16) throws(SystemError) -> String {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         var temp = ""
@@ -36,14 +37,14 @@ public enum AtomicFile {
             // Swift's system generator (getrandom on Linux, arc4random on macOS): 48 bits, 12 hex digits.
             let suffix = String(String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst())
             temp = (directory.isEmpty ? "" : directory + "/") + ".\(name).tmp-\(suffix)"
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
             if fd >= 0 || Errno.current != .fileExists { break }
         }
         guard fd >= 0 else { throw SystemError.last("open", detail: temp) }
         defer { close(fd) }
         do {
             // umask may have narrowed the mode; set the exact one before any byte is written.
-            try retryingEINTR("fchmod", detail: temp) { fchmod(fd, mode) }
+            try retryingEINTR("fchmod", detail: temp) { fchmod(fd, mode_t(mode)) }
             var written = 0
             while written < bytes.count {
                 let offset = written

@@ -90,13 +90,13 @@ extension OwnedDescriptor {
     var localPort: Int? { Sockets.localPort(of: number) }
 
     /// The process id at the other end of a Unix socket; nil if it cannot be read.
-    var peerPID: pid_t? {
+    var peerPID: Int32? {
         guard let pid = Syscall.peerCredentials(number)?.pid, pid > 0 else { return nil }
         return pid
     }
 
     /// The user id of the process at the other end of a Unix socket; nil if it cannot be read.
-    var peerUID: uid_t? { Syscall.peerCredentials(number)?.uid }
+    var peerUID: UInt32? { Syscall.peerCredentials(number).map { UInt32($0.uid) } }
 }
 
 

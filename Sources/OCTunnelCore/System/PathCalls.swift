@@ -49,7 +49,13 @@ extension Syscall {
     }
 
     /// `geteuid(2)`.
-    static var effectiveUserID: uid_t { geteuid() }
+    static var effectiveUserID: UInt32 { UInt32(geteuid()) }
+
+    /// `getuid(2)`: the real user (launchd's `gui/UID` domain is the login user's).
+    static var userID: UInt32 { UInt32(getuid()) }
+
+    /// `getpid(2)`.
+    static var processID: Int32 { Int32(getpid()) }
 }
 
 extension Syscall {

@@ -9,7 +9,8 @@ public enum PairPort {
     /// (the release channels' 49374, the `local` channel's 49375) and `opencode serve`'s 4096.
     /// Whatever else `/api/info` names is the far side's word, not a choice: named, not taken
     /// (`--pair-port N` takes it).
-    public static let openCodePorts = [OpenCodeServiceFiles.defaultPort(channel: "latest"), OpenCodeServiceFiles.defaultPort(channel: "local"),
+    public static let openCodePorts = [
+        OpenCodeServiceFiles.defaultPort(channel: "latest"), OpenCodeServiceFiles.defaultPort(channel: "local"),
                                        Defaults.homePort]
 
     /// The lowest port `--pair-port` takes: below 1024 are the system's services.
@@ -28,10 +29,10 @@ public enum PairPort {
     /// The port pair links from home name, when `tunnel up` should do something about it: the
     /// one 2.x's `/api/info` named, else (its 401 without a password here: `/api/info` is not
     /// read) the service's default on the release channels, 49374, since pair links come from the
-    /// service; the user's `--pair-port N` whatever the far side says. Nil for 1.x, or when it is
-    /// the local port already.
+    /// service; the user's `--pair-port N` whatever the far side says. Nil for a generation without pair
+    /// links (1.x), or when it is the local port already.
     public static func plan(for report: HealthReport, localPort: Int, choice: PairPortChoice) -> Plan? {
-        guard report.generation == .two else { return nil }
+        guard report.generation.api.hasPairLinks else { return nil }
         let named = report.serverPort ?? OpenCodeServiceFiles.defaultPort(channel: "latest")
         switch choice {
         case .port(let port):
@@ -53,21 +54,26 @@ public enum PairPort {
     /// What `tunnel up` says when `/api/info` names a port that is not OpenCode's own.
     static func notOpenCodesEvent(port: Int, localPort: Int) -> EngineEvent {
         let ports = openCodePorts.map(String.init).joined(separator: ", ")
-        return .pairLinks(port: port, text: "pair links from home name port \(port), which is not one of OpenCode 2's own service ports (\(ports)): not listened on (the far side's word chooses no port here); open them with :\(localPort) in place of :\(port), or give --pair-port \(port)")
+        return .pairLinks(port: port, text: "pair links from home name port \(port), which is not one of OpenCode 2's own service "
+            + "ports (\(ports)): not listened on (the far side's word chooses no port here); open them with :\(localPort) in place "
+            + "of :\(port), or give --pair-port \(port)")
     }
 
     /// What `tunnel up` says about it, once: where pair links open, or why they do not.
     static func event(port: Int, localPort: Int, outcome: LocalForward.AlsoListen?, guessed: Bool, given: Bool = false) -> EngineEvent {
         let link = "http://127.0.0.1:\(port)/auth/connect/…"
         let whose = given ? "the port you gave with --pair-port"
-            : guessed ? "OpenCode 2's background service port, 49374 (its own port at home is not known without a password)" : "the home server's own port"
+            : guessed ? "OpenCode 2's background service port, 49374 (its own port at home is not known without a password)"
+            : "the home server's own port"
         switch outcome {
         case .listening?, .already?:
             return .pairLinks(port: port, text: "pair links from home open here: \(link) (\(whose); --no-pair-port turns this off)")
         case .unavailable(let why)?:
-            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)), which is \(why): open them with :\(localPort) in place of :\(port); the browser then keeps a cookie for port \(localPort)")
+            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)), which is \(why): open them with "
+                + ":\(localPort) in place of :\(port); the browser then keeps a cookie for port \(localPort)")
         case nil:
-            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)) and --no-pair-port is set: open them with :\(localPort) in place of :\(port)")
+            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)) and --no-pair-port is set: open "
+                + "them with :\(localPort) in place of :\(port)")
         }
     }
 }
@@ -91,7 +97,9 @@ public enum PairPortChoice: Equatable, Sendable, Codable {
         } catch {
             throw TargetParseError("--pair-port \"\(OutsideText.shown(text, limit: 20))\" is not auto or a port")
         }
-        guard port >= PairPort.lowest else { throw TargetParseError("--pair-port \(port) is below \(PairPort.lowest): give a port of \(PairPort.lowest)-65535") }
+        guard port >= PairPort.lowest else {
+            throw TargetParseError("--pair-port \(port) is below \(PairPort.lowest): give a port of \(PairPort.lowest)-65535")
+        }
         return .port(port)
     }
 

@@ -204,13 +204,66 @@ struct ReconnectStateTests {
         #expect(check.attemptFailed(Self.penalty, sessionUp: false, now: 1) == .giveUp, "tunnel check reports a penalty")
 
         var state = Self.connected()
-        #expect(state.attemptFailed(Self.refused, sessionUp: false, now: 3, random: 0) == .retry(.attemptFailed(Self.refused), delay: 1))
+        #expect(state.attemptFailed(Self.refused, sessionUp: false, now: 3, random: 0)
+                == .probe(.attemptFailed(Self.refused), delay: 0.5, say: true))
         #expect(SessionEnd.attemptFailed(Self.refused).text == Self.refused.localizedDescription)
         #expect(state.attemptFailed(Self.hostKey, sessionUp: false, now: 4) == .giveUp)
         _ = state.attemptFailed(Self.penalty, sessionUp: false, now: 5, random: 0)
         _ = state.sessionStarted(now: 6)
-        #expect(state.attemptFailed(Self.penalty, sessionUp: false, now: 7, random: 0) == .retry(.attemptFailed(Self.penalty), delay: 4),
-                "named in full again after a session (the backoff goes on: that session was up for less than a minute)")
+        #expect(state.attemptFailed(Self.penalty, sessionUp: false, now: 7, random: 0) == .retry(.attemptFailed(Self.penalty), delay: 2),
+                "named in full again after a session (the backoff goes on: that session was up under a minute; the refusal left it alone)")
         #expect(state.attemptStarted() == 2)
+    }
+
+    @Test("a VPS that answers no connection: tried every 0.5 s, then 1 s, then 2 s, said every 10 s, whatever the backoff had reached")
+    func outageProbes() {
+        var state = Self.connected()
+        // Three sessions lost in a row: the backoff is at 4 s.
+        for now in [20.0, 30, 40] { _ = state.retry(after: .silence(seconds: 46), uptime: 1, now: now, random: 0) }
+        var now = 100.0
+        var said: [Double] = []
+        var delays: [Double: Double] = [:]
+        while now < 500 {
+            #expect(state.attemptIsQuiet(now: now) == (now > 100 && !said.isEmpty && now - said.last! < 10))
+            _ = state.attemptStarted()
+            guard case .probe(let end, let delay, let say) = state.attemptFailed(Self.refused, sessionUp: false, now: now, random: 0) else {
+                Issue.record("a refused attempt is not probed again")
+                return
+            }
+            #expect(end == .attemptFailed(Self.refused))
+            #expect(state.retryAt == now + delay)
+            if say { said.append(now) }
+            delays[now] = delay
+            now += delay
+        }
+        #expect(delays[100] == 0.5 && delays[129.5] == 0.5, "0.5 s for the first half minute")
+        #expect(delays[130] == 1)
+        #expect(delays.filter { $0.key >= 130 && $0.key < 400 }.values.allSatisfy { $0 == 1 || $0 == 2 })
+        #expect(delays.filter { $0.key >= 400 }.values.allSatisfy { $0 == 2 }, "2 s after five minutes")
+        #expect(said.first == 100)
+        #expect(zip(said, said.dropFirst()).allSatisfy { $1 - $0 >= 10 && $1 - $0 < 12 }, "said every 10 s: \(said)")
+        let unreachable = OCTunnelError.unreachable(host: "vps", port: 22, reason: "timed out")
+        let late = state.attemptFailed(unreachable, sessionUp: false, now: now, random: 1)
+        guard case .probe(.attemptFailed(unreachable), 2.2, _) = late else {
+            Issue.record("an unreachable VPS is not probed every 2 s (+10 %) after five minutes")
+            return
+        }
+        // sshd answers and fails the handshake: the backoff again, where it was; then a session ends the outage.
+        let penalized = state.attemptFailed(Self.penalty, sessionUp: false, now: now + 3, random: 0)
+        #expect(penalized == .retry(.attemptFailed(Self.penalty), delay: 8))
+        #expect(state.outage.since == nil)
+        _ = state.attemptFailed(Self.refused, sessionUp: false, now: now + 20, random: 0)
+        _ = state.sessionStarted(now: now + 21)
+        #expect(state.outage.since == nil && !state.attemptIsQuiet(now: now + 22))
+    }
+
+    @Test("only attempts that reached no SSH server are probed: a penalty, a host key, a refused key keep their rules")
+    func whatReachedNoServer() {
+        #expect(OutageProbe.reachedNoServer(Self.refused))
+        #expect(OutageProbe.reachedNoServer(.unreachable(host: "vps", port: 22, reason: "no route to host")))
+        #expect(OutageProbe.reachedNoServer(.connectTimeout(host: "vps", port: 22, seconds: 15)))
+        #expect(!OutageProbe.reachedNoServer(Self.penalty))
+        #expect(!OutageProbe.reachedNoServer(Self.hostKey))
+        #expect(!OutageProbe.reachedNoServer(.cannotResolve(host: "vps", reason: "no such host")))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// Answering a permission from its desktop notification (issue 48): which notifications get
@@ -42,7 +43,7 @@ struct NotificationAnswerTests {
 #if os(Linux)
     @Test("notify-send's arguments: with actions, the three --action=NAME=Label and an expiry of the wait before the summary and body; without, as before")
     func arguments() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/notify-send") else { return }
+        try requireTool("/usr/bin/notify-send", "the desktop command is built only where notify-send is (apt install libnotify-bin)")
         let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
         let plain = try #require(DesktopChannel.command(Self.asked(), environment: environment))
         #expect(plain.arguments == ["--app-name=octunnel", "--urgency=critical", "--", "OpenCode asks for permission: Fix <b>login</b> (shop)",

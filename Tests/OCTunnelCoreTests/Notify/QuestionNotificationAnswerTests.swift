@@ -1,5 +1,6 @@
 import Foundation
 @testable import OCTunnelCore
+import OCTunnelTestSupport
 import Testing
 
 /// Answering a question from its desktop notification (issue 48): which questions get actions,
@@ -64,7 +65,7 @@ struct QuestionNotificationAnswerTests {
 #if os(Linux)
     @Test("notify-send's whole command line for a question with actions: the options' actions before the summary and body")
     func desktopCommand() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/notify-send") else { return }
+        try requireTool("/usr/bin/notify-send", "the desktop command is built only where notify-send is (apt install libnotify-bin)")
         let environment = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
         let command = try #require(DesktopChannel.command(Self.moment(["Postgres", "SQLite"]), environment: environment, actions: true))
         #expect(command.arguments == ["--app-name=octunnel", "--urgency=critical", "--action=q0=Postgres", "--action=q1=SQLite",

@@ -43,8 +43,15 @@ struct SessionFreeTests {
         defer { echo.stop() }
         let rc = try await offPool {
             let (session, channels) = try Self.sessionAsTheLoopLeavesIt(channels: count, in: home, sshd: sshd, echo: echo)
+            #expect(!session.isFreed && channels.allSatisfy { !$0.isFreed })
             let rc = session.close()
-            for channel in channels { #expect(channel.free() == .done) }
+            // The session's pointer is gone, and each channel forgets its own at its next call
+            // without touching libssh2 (which freed it with the session: a use would be after free).
+            #expect(session.isFreed)
+            for channel in channels {
+                _ = channel.free()
+                #expect(channel.isFreed, "a channel kept its pointer after its session was freed")
+            }
             return rc
         }
         #expect(rc == 0, "libssh2_session_free answered \(rc): the session and its channels were never freed")

@@ -6,7 +6,8 @@ import Testing
 /// config.json keeps one list of forwards per section (`forwardList`, issue 49), with the keys
 /// older versions read beside it as its copy: a file an older version saved reads as before and
 /// is written back in the new shape once; a file this version saves reads with the old
-/// decoding; a copy edited by hand is refused, never ignored.
+/// decoding; `forwardList` is the list a person edits: a copy that says otherwise is overruled
+/// by it, said once, and rewritten; a copy removed by hand is not missed.
 @Suite("config.json's forwardList: one list, its copy for older versions, old files written back", .ownThreads)
 struct SavedForwardListTests {
     /// What the version before `forwardList` wrote (`tunnel up --save` and `home up --save` of two
@@ -160,38 +161,97 @@ struct SavedForwardListTests {
         #expect(try canonical(plain["forwardList"] as Any) == canonical([["opencode": true, "forward": "127.0.0.1:4096:127.0.0.1:18080"]]))
     }
 
-    @Test("a copy key edited by hand against the list: refused (65), one line naming the key and forwardList, the file untouched",
-          arguments: [
-              ("tunnel", "remotePort", "18092"),
-              ("tunnel", "localPort", "4000"),
-              ("tunnel", "remoteHost", "\"127.0.0.1\""),
-              ("tunnel", "forwards", "[\"127.0.0.1:3001:127.0.0.1:18082\"]"),
-              ("home", "homePort", "4201"),
-              ("home", "homeHost", "\"127.0.0.1\""),
-          ])
-    func aCopyThatDisagreesIsRefused(role: String, key: String, value: String) throws {
-        let directory = try TempDirectory()
+    /// A file both sections saved by this version, with `edit` applied to `role`'s section; its text.
+    func savedThenEdited(_ directory: TempDirectory, role: String, _ edit: (inout [String: Any]) throws -> Void) throws -> String {
         let home = OctunnelDirectory(path: directory.path)
         try Self.oldTunnel.save(to: home)
         try Self.oldHome.save(to: home)
         var object = try #require(try JSONSerialization.jsonObject(with: Data(readText(home.configPath).utf8)) as? [String: Any])
         var sections = try #require((object["profiles"] as? [String: Any])?["default"] as? [String: Any])
         var edited = try #require(sections[role] as? [String: Any])
-        edited[key] = try JSONSerialization.jsonObject(with: Data("\(value)".utf8), options: .fragmentsAllowed)
+        try edit(&edited)
         sections[role] = edited
         object["profiles"] = ["default": sections]
         let text = try #require(JSONText.pretty(object))
         try directory.write("config.json", text, mode: 0o600)
+        return text
+    }
 
-        #expect {
-            try SavedSettings.load(from: home)
-        } throws: { error in
-            guard let error = error as? OCTunnelError, case .badConfig = error, let message = error.errorDescription else { return false }
-            return error.exitStatus.rawValue == 65 && !message.contains("\n")
-                && message.contains("\"profiles.default.\(role).\(key)\" is ") && message.contains("\"profiles.default.\(role).forwardList\" says")
-                && (key != "remotePort" || message.contains(#"("profiles.default.tunnel.remotePort" is 18092 but "profiles.default.tunnel.forwardList" says opencode 127.0.0.1:5096:[::1]:18091: forwardList is what octunnel reads, remotePort only its copy for older versions; edit forwardList, or remove it to read remotePort)"#))
+    @Test("a copy key edited by hand against the list: forwardList wins, said once as a warning naming the key and forwardList, the copy rewritten from the list",
+          arguments: [
+              ("tunnel", "remotePort", "18092"),
+              ("tunnel", "localPort", "4000"),
+              ("tunnel", "remoteHost", "\"127.0.0.1\""),
+              ("tunnel", "forwards", "[\"127.0.0.1:3001:127.0.0.1:18082\"]"),
+              ("tunnel", "remotePort", "\"a word\""),
+              ("home", "homePort", "4201"),
+              ("home", "homeHost", "\"127.0.0.1\""),
+              ("home", "forwards", "[]"),
+          ])
+    func aCopyThatDisagreesIsOverruled(role: String, key: String, value: String) throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        let saved = try savedThenEdited(directory, role: role) { section in
+            section[key] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
         }
+        var warnings: [String] = []
+        let contents = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) }))
+        #expect(try contents.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(warnings.count == 1, "\(warnings)")
+        let warning = try #require(warnings.first)
+        #expect(!warning.contains("\n") && warning.hasPrefix("octunnel: warning: \(home.configPath): "), "\(warning)")
+        #expect(warning.contains("\"profiles.default.\(role).\(key)\" is ") && warning.contains("\"profiles.default.\(role).forwardList\" says"), "\(warning)")
+        if key == "remotePort" && value == "18092" {
+            #expect(warning.hasSuffix(#": "profiles.default.tunnel.remotePort" is 18092 but "profiles.default.tunnel.forwardList" says opencode 127.0.0.1:5096:[::1]:18091: octunnel follows forwardList (remotePort is only its copy for older versions) and rewrites the copy to match"#))
+        }
+
+        // Written back: the copy says the list again, every other key as saved; said once.
+        let written = try readText(home.configPath)
+        #expect(written != saved)
+        try Self.oldTunnel.save(to: OctunnelDirectory(path: directory.file("fresh")))
+        try Self.oldHome.save(to: OctunnelDirectory(path: directory.file("fresh")))
+        let fresh = try readText(directory.file("fresh/config.json"))
+        #expect(try canonical(section(written, "default", role)) == canonical(section(fresh, "default", role)))
+        warnings = []
+        #expect(try ConfigFile(home: home).load(warn: { warnings.append($0) })?.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(try readText(home.configPath) == written)
+    }
+
+    @Test("forwardList alone, the old keys removed by hand: read from the list, nothing said, the file left as the person wrote it",
+          arguments: ["tunnel", "home"])
+    func aListWithoutItsCopyReads(role: String) throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        let text = try savedThenEdited(directory, role: role) { section in
+            for key in ["remotePort", "localPort", "remoteHost", "homeHost", "forwards"] + (role == "home" ? ["homePort"] : []) {
+                section[key] = nil
+            }
+        }
+        #expect(try section(text, "default", role)["remotePort"] == nil)
+        var warnings: [String] = []
+        let contents = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) }))
+        #expect(try contents.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(warnings.isEmpty, "\(warnings)")
         #expect(try readText(home.configPath) == text)
+    }
+
+    @Test("forwardList edited by hand, the old keys left as they were: the edit is what runs")
+    func anEditedListIsWhatRuns() throws {
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        _ = try savedThenEdited(directory, role: "tunnel") { section in
+            section["forwardList"] = [["opencode": true, "forward": "127.0.0.1:6000:127.0.0.1:19000"], ["forward": "127.0.0.1:3000:127.0.0.1:18082"]]
+        }
+        var warnings: [String] = []
+        let settings = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) })?.settings(of: .default)?.tunnel)
+        #expect(settings.forwards.map(\.description) == ["-L 127.0.0.1:6000:127.0.0.1:19000", "-L 127.0.0.1:3000:127.0.0.1:18082"])
+        #expect(warnings.count == 1 && warnings[0].contains("\"profiles.default.tunnel.remotePort\" is 18091 but"), "\(warnings)")
+        // The copy now says the edit: an older version runs it too.
+        let tunnel = try JSONSerialization.data(withJSONObject: section(readText(home.configPath), "default", "tunnel"))
+        #expect(try JSONDecoder().decode(OldPorts.self, from: tunnel) == OldPorts(remotePort: 19000, homePort: 4100, remoteHost: nil,
+                                                                              forwards: ["127.0.0.1:3000:127.0.0.1:18082"]))
     }
 
     @Test("forwardList without exactly one OpenCode forward, or a saved --bind, is refused (65)")

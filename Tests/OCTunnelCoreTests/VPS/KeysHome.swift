@@ -9,7 +9,8 @@ import Testing
 /// stdin (`sh -s`). dash (Debian's sh) and bash run with this machine's tools (mawk, GNU
 /// coreutils); busybox's sh with only busybox's applets on PATH (as on Alpine).
 final class KeysHome {
-    static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox].filter { FileManager.default.isExecutableFile(atPath: $0) }
+    /// Every shell, installed or not: one missing is reported by the test that needs it (`requireTool`).
+    static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox]
     /// The applets the programs may call, linked to busybox for its variant.
     static let busyboxTools = ["sh", "awk", "sed", "grep", "base64", "sha256sum", "mv", "chmod", "stat", "mkdir", "rmdir", "rm", "cat", "tr",
                                "cmp", "tail", "head", "date", "sleep", "printf", "id", "ln", "echo"]
@@ -44,6 +45,7 @@ final class KeysHome {
     /// The shell's path, the words before the program, and the environment: PATH with busybox's
     /// applets only for busybox.
     func invocation(shell: String, command: String?) throws -> (String, [String], [String: String]) {
+        try requireTool(shell, "the key programs are tested in dash, bash and busybox's sh (apt install dash bash busybox)")
         var environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
         if let command { environment["SSH_ORIGINAL_COMMAND"] = command }
         guard shell == RecordedProc.busybox else { return (shell, [], environment) }

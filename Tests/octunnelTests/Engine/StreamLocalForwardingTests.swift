@@ -6,10 +6,10 @@ import Testing
 import Glibc
 #endif
 
-/// What docs/security.md says the restricted authorized_keys lines do about Unix sockets,
-/// checked against the real sshd: `permitopen` covers `-L` to a socket path (refused), but
-/// `permitlisten` does not cover `-R` of a socket path (a listen the lines cannot forbid);
-/// `AllowStreamLocalForwarding no` in sshd_config does.
+/// What docs/security.md says octunnel's restricted authorized_keys lines do about Unix
+/// sockets, checked against the real sshd: `permitopen` covers `-L` to a socket path (refused),
+/// but `permitlisten` does not cover `-R` of a socket path (a listen the lines cannot forbid);
+/// `AllowStreamLocalForwarding no` in sshd_config does, and octunnel's own tunnel still works there.
 @Suite("Unix-socket forwarding with the restricted lines, against the real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct StreamLocalForwardingTests {
     struct Outcome: Sendable {
@@ -50,13 +50,27 @@ struct StreamLocalForwardingTests {
         return Outcome(listened: listened, connectDenied: denied, log: sshd.log)
     }
 
-    @Test("the restricted lines refuse -L to a socket path but cannot refuse -R of one; AllowStreamLocalForwarding no does",
+    @Test("octunnel's restricted lines refuse -L to a socket path but cannot refuse -R of one (the documented hole)",
           arguments: [false, true])
     func unixSockets(listenLine: Bool) async throws {
         let open = try await offPool { try Self.attempt(listenLine: listenLine, sshdConfig: "") }
         #expect(open.listened, "the documented hole closed? \(open.log)")
         #expect(open.connectDenied, "\(open.log)")
-        let closed = try await offPool { try Self.attempt(listenLine: listenLine, sshdConfig: "AllowStreamLocalForwarding no") }
+    }
+
+    /// docs/security.md's advice is `AllowStreamLocalForwarding no`, "which costs octunnel
+    /// nothing": octunnel's own tunnel through the restricted line works on such a VPS, where
+    /// the hole is closed.
+    @Test("on a VPS set AllowStreamLocalForwarding no (docs/security.md's advice): octunnel's tunnel check passes through the restricted line, and -R of a socket is refused")
+    func theAdviceCostsOctunnelNothing() async throws {
+        let backend = try OpenCodeStandIn()
+        defer { backend.stop() }
+        let result = try await offPool {
+            let fixture = try TunnelFixture(restricted: backend.port, sshdConfig: "AllowStreamLocalForwarding no")
+            return try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(backend.port), "--connect-timeout", "10"])
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        let closed = try await offPool { try Self.attempt(listenLine: false, sshdConfig: "AllowStreamLocalForwarding no") }
         #expect(!closed.listened, "\(closed.log)")
         #expect(closed.connectDenied, "\(closed.log)")
     }

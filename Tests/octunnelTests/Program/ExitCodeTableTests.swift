@@ -25,7 +25,8 @@ struct ExitCodeTableTests {
         #expect(documented.map(\.name) == core.map(\.name), "docs/cli.md's names differ from ExitStatus.documentation's")
     }
 
-    @Test func helpListsEveryDocumentedCode() throws {
+    @Test("--help lists every documented code with its own words, in the table's order")
+    func helpListsEveryDocumentedCode() throws {
         try withTemporaryDirectory { dir in
             let help = try Octunnel.run(["--help"], in: dir)
             #expect(help.status == 0)
@@ -34,8 +35,17 @@ struct ExitCodeTableTests {
             let listed = text.components(separatedBy: "Exit codes: ").dropFirst().first ?? ""
             let documented = try Self.documentedCodes()
             #expect(!documented.isEmpty)
+            // Each row as --help must say it: its own code with its own words, in the table's
+            // order ("3 not running (status)"), not any number somewhere in the text.
+            var rows: [String] = []
             for row in documented {
-                #expect(listed.contains(" \(row.code) ") || listed.hasPrefix("\(row.code) "), "--help does not list exit code \(row.code) (\(row.name))")
+                let status = try #require(ExitStatus(rawValue: row.code), "docs/cli.md lists \(row.code), which ExitStatus does not have")
+                rows.append("\(row.code) \(status.documentation.help)".split(whereSeparator: \.isWhitespace).joined(separator: " "))
+            }
+            #expect(listed.hasPrefix(rows.joined(separator: ", ") + ". See docs/cli.md."), "--help's exit codes: \(listed)")
+            for row in rows {
+                #expect(listed.hasPrefix(row + ", ") || listed.contains(", " + row + ", ") || listed.contains(", " + row + ". "),
+                        "--help does not list \"\(row)\"")
             }
         }
     }
@@ -46,6 +56,18 @@ struct ExitCodeTableTests {
             #expect(version.status == 0)
             #expect(version.stdout == OCTunnelVersion.current + " (libssh2 \(libssh2Version()))\n")
         }
+    }
+
+    @Test("the version moves: the release at its own commit, else release+gitYYYYMMDDHHMMSS.HASH, as scripts/version.sh says now; after every build that said 0.1.0")
+    func theVersionMoves() throws {
+        let current = OCTunnelVersion.current
+        let release = OCTunnelVersion.release
+        let between = try Regex(#"[0-9.]+\+git[0-9]{14}\.[0-9a-f]{7,}"#)
+        #expect(current == release || current.wholeMatch(of: between) != nil && current.hasPrefix(release + "+git"), "\(current)")
+        let script = try run("/bin/sh", [Octunnel.packageRoot + "/scripts/version.sh"])
+        #expect(script.status == 0 && script.stdout == current + "\n", "built as \(current), scripts/version.sh says \(script.stdout)\(script.stderr)")
+        let sorts = try run("/usr/bin/dpkg", ["--compare-versions", current, "gt", "0.1.0"])
+        #expect(sorts.status == 0, "\(current) does not sort after 0.1.0")
     }
 }
 

@@ -63,7 +63,8 @@ struct HTTPProbe {
             }
         }
         let connection = Connection(socket: socket)
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\nUser-Agent: octunnel\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\n"
+            + "User-Agent: octunnel\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         if method != "GET" { request += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
@@ -90,7 +91,8 @@ struct HTTPProbe {
             }
             var wait = remaining
             if let next = idle.nextTurn() { wait = min(wait, max(0, next - MonotonicClock.now())) }
-            let waited = (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1, unless: idle.stop)) ?? .timedOut
+            let waited =
+                (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1, unless: idle.stop)) ?? .timedOut
             if waited == .readable { break }
             if waited == .stopped { throw .timedOut }
             idle.turn()
@@ -150,7 +152,9 @@ struct HTTPProbe {
     /// Lengths from the server are checked before any arithmetic: a malformed one is an
     /// error, never a trap.
     @discardableResult
-    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure) -> Bool {
+    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure)
+        -> Bool
+    {
         var total = 0
         // RFC 9110 §6.4.1: 204 and 304 have no body, whatever the headers say.
         if head.status == 204 || head.status == 304 { return false }
@@ -181,7 +185,9 @@ struct HTTPProbe {
         }
         var length: Int?
         if let header = head.headers["content-length"] {
-            guard let value = HTTPLimits.contentLength(header) else { throw .malformed("it sent Content-Length \"\(quoted(header, limit: 40))\"") }
+            guard let value = HTTPLimits.contentLength(header) else {
+                throw .malformed("it sent Content-Length \"\(quoted(header, limit: 40))\"")
+            }
             length = value
         }
         while true {
@@ -235,7 +241,9 @@ struct HTTPProbe {
 
     /// GET an event stream and hand each event to `onEvent` until it returns true. A non-200
     /// answer is returned with its body (up to 64 KiB) so the caller can judge it.
-    func events(_ path: String, limit: Int = HTTPLimits.eventStreamBytes, onEvent: (ServerSentEvent) -> Bool) throws(Failure) -> EventsResult {
+    func events(_ path: String, limit: Int = HTTPLimits.eventStreamBytes, onEvent: (ServerSentEvent) -> Bool) throws(Failure)
+        -> EventsResult
+    {
         let connection = try open(path: path, accept: "text/event-stream")
         let head = try readHead(connection)
         guard head.status == 200 else {
@@ -256,7 +264,8 @@ struct HTTPProbe {
                 } catch {
                     switch error {
                     case .lineTooLong(let limit): throw Failure.malformed("the event stream \(path) sent a line longer than \(limit) bytes")
-                    case .eventTooLarge(let limit): throw Failure.malformed("the event stream \(path) sent an event larger than \(limit) bytes")
+                    case .eventTooLarge(let limit):
+                        throw Failure.malformed("the event stream \(path) sent an event larger than \(limit) bytes")
                     }
                 }
                 if events.contains(where: onEvent) { found = true; return false }

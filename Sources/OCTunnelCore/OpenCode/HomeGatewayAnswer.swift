@@ -38,14 +38,28 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
 
     /// Recognises a 502 whose JSON body says `"octunnel":"home"`; nil for anything else.
     public static func parse(status: Int, body: [UInt8]) -> HomeGatewayAnswer? {
-        guard status == 502,
-              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              object["octunnel"] as? String == "home" else { return nil }
+        guard status == 502, let wire = decodeWire(Wire.self, body), wire.octunnel == "home" else { return nil }
         // The address is shown to the user as it is: one that would not print as itself (a
         // zero-width or bidirectional character in the host) is not taken, as if it were missing.
-        let home = (object["home"] as? String).flatMap { try? HostPort.parse($0) }
-            .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil } ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
-        return HomeGatewayAnswer(home: home, error: object["error"] as? String ?? "OpenCode is not reachable on the home machine",
-                                 fix: object["fix"] as? String ?? "start `opencode serve --port \(home.port)` there")
+        let home = wire.home.flatMap { try? HostPort.parse($0) }
+            .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil }
+            ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
+        return HomeGatewayAnswer(home: home, error: wire.error ?? "OpenCode is not reachable on the home machine",
+                                 fix: wire.fix ?? "start `opencode serve --port \(home.port)` there")
+    }
+}
+
+extension HomeGatewayAnswer {
+    /// The 502's body as `parse` reads it: every field optional, one of another type as if absent.
+    private struct Wire: Decodable {
+        let octunnel: String?, error: String?, fix: String?, home: String?
+        enum CodingKeys: String, CodingKey { case octunnel, error, fix, home }
+        init(from decoder: Decoder) throws {
+            let object = try decoder.container(keyedBy: CodingKeys.self)
+            octunnel = object.lenient(.octunnel)
+            error = object.lenient(.error)
+            fix = object.lenient(.fix)
+            home = object.lenient(.home)
+        }
     }
 }

@@ -51,42 +51,76 @@ public struct AgentSessionLog: Sendable, Equatable {
             guard line.starts(with: Array("data:".utf8)) else { continue }
             entries += 1
             let json = line.dropFirst(5).drop { $0 == UInt8(ascii: " ") }
-            guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any],
-                  let type = object["type"] as? String else { continue }
+            guard let entry = try? JSONDecoder().decode(Entry.self, from: Data(json)), let type = entry.type else { continue }
             if type == "log.synced" || type == "log.caught_up" {
-                guard (object["aggregateID"] as? String).map({ $0 == session }) ?? true else { continue }
+                guard entry.aggregateID.map({ $0 == session }) ?? true else { continue }
                 synced = true
-                if let seq = Self.seq(object["seq"]) { read.seq = max(read.seq ?? seq, seq) }
+                if let seq = entry.seq?.value { read.seq = max(read.seq ?? seq, seq) }
                 continue
             }
-            guard let durable = object["durable"] as? [String: Any], let seq = Self.seq(durable["seq"]),
-                  (durable["aggregateID"] as? String).map({ $0 == session }) ?? true else { continue }
+            guard let durable = entry.durable, let seq = durable.seq?.value, durable.aggregateID.map({ $0 == session }) ?? true else {
+                continue
+            }
             read.seq = max(read.seq ?? seq, seq)
-            guard let step = Self.step(type, object["data"] as? [String: Any], secrets: secrets) else { continue }
+            guard let step = Self.step(type, entry.data, secrets: secrets) else { continue }
             guard read.last.map({ $0.seq <= seq }) ?? true else { continue }
-            let created = (object["created"] as? NSNumber).map(\.doubleValue).flatMap { $0.isFinite && $0 > 0 && $0 < 1e15 ? $0 : nil }
+            let created = entry.created.flatMap { $0.isFinite && $0 > 0 && $0 < 1e15 ? $0 : nil }
             read.last = LastStep(step: step, seq: seq, created: created.map { Date(timeIntervalSince1970: $0 / 1000) })
         }
         // A read that never reached its marker may have been cut short: how it ended is not known.
         return synced ? read : nil
     }
 
-    /// A log position: an integer from 0 to `seqLimit`.
-    static func seq(_ value: Any?) -> Int? {
-        guard let number = value as? NSNumber else { return nil }
-        let double = number.doubleValue
-        guard double.isFinite, double >= 0, double <= Double(seqLimit), double.rounded() == double else { return nil }
-        return Int(double)
+    /// One `data:` entry of the log: `{"type","created","durable":{"aggregateID","seq"},"data"}`, or
+    /// the synced marker `{"type":"log.synced","aggregateID","seq"?}`.
+    private struct Entry: Decodable {
+        let type: String?, aggregateID: String?, created: Double?
+        let seq: LogSeq?
+        let durable: Durable?
+        let data: Failure?
+        enum CodingKeys: String, CodingKey { case type, aggregateID, created, seq, durable, data }
+        init(from decoder: Decoder) throws {
+            let object = try decoder.container(keyedBy: CodingKeys.self)
+            type = object.lenient(.type)
+            aggregateID = object.lenient(.aggregateID)
+            created = object.lenient(.created)
+            seq = object.lenient(.seq)
+            durable = object.lenient(.durable)
+            data = object.lenient(.data)
+        }
     }
 
-    private static func step(_ type: String, _ data: [String: Any]?, secrets: [String]) -> Step? {
+    /// `durable`: which session's log, and where in it.
+    private struct Durable: Decodable {
+        let aggregateID: String?
+        let seq: LogSeq?
+        enum CodingKeys: String, CodingKey { case aggregateID, seq }
+        init(from decoder: Decoder) throws {
+            let object = try decoder.container(keyedBy: CodingKeys.self)
+            aggregateID = object.lenient(.aggregateID)
+            seq = object.lenient(.seq)
+        }
+    }
+
+    /// `session.execution.failed`'s data: `{sessionID, error: {type, message, status?}}` (or an older `message`).
+    private struct Failure: Decodable {
+        let message: String?
+        let error: OpenCodeEvent.Fields.ErrorField?
+        enum CodingKeys: String, CodingKey { case message, error }
+        init(from decoder: Decoder) throws {
+            let object = try decoder.container(keyedBy: CodingKeys.self)
+            message = object.lenient(.message)
+            error = object.lenient(.error)
+        }
+    }
+
+    private static func step(_ type: String, _ data: Failure?, secrets: [String]) -> Step? {
         switch type {
         case "session.execution.started": return .started
         case "session.execution.succeeded": return .succeeded
         case "session.execution.interrupted": return .interrupted
         case "session.execution.failed":
-            let error = data?["error"] as? [String: Any]
-            let message = error?["message"] as? String ?? data?["message"] as? String ?? "the turn failed"
+            let message = data?.error?.message ?? data?.message ?? "the turn failed"
             return .failed(message: OutsideText.shown(message, secrets: secrets, limit: 512))
         default: return nil
         }

@@ -19,7 +19,9 @@ enum HTTPLimits {
 
     /// Content-Length: decimal digits only (no sign, no spaces inside) that fit an `Int`.
     static func contentLength(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return Int(text)
     }
 
@@ -28,7 +30,8 @@ enum HTTPLimits {
     static func chunkSize(_ line: String) -> Int? {
         let digits = (line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
             .trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
-        guard !digits.isEmpty, digits.utf8.count <= 15, digits.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit }) else { return nil }
+        guard !digits.isEmpty, digits.utf8.count <= 15, digits.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit })
+        else { return nil }
         return Int(digits, radix: 16)
     }
 }

@@ -9,10 +9,10 @@ public enum ActiveAgentSessions {
     /// past 1 MiB, of another shape, or naming more than `limit` sessions (a list cut short
     /// cannot say that a session is absent).
     public static func parse(_ body: [UInt8], limit: Int = AgentSessionWatch.sessionLimit, secrets: [String] = []) -> Set<String>? {
-        guard body.count <= 1 << 20, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let data = object["data"] as? [String: Any], data.count <= limit else { return nil }
+        guard body.count <= 1 << 20, let data = decodeWire(DataEnvelope<[String: SessionStatusWire]>.self, body)?.data,
+              data.count <= limit else { return nil }
         var running = Set<String>()
-        for (id, state) in data where (state as? [String: Any])?["type"] as? String != "idle" {
+        for (id, state) in data where state.type != "idle" {
             running.insert(KeptText.kept(id, bytes: AgentSessionWatch.Limits.id, secrets: secrets))
         }
         return running

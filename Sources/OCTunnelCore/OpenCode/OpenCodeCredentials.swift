@@ -41,13 +41,15 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     /// means no password). The user comes from `OPENCODE_SERVER_USERNAME` (default `opencode`,
     /// as OpenCode's own default).
     public static func load(passwordFile: String?, savedPasswordFile: String? = nil,
-                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(OCTunnelError) -> OpenCodeCredentials {
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(OCTunnelError) -> OpenCodeCredentials {
         let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "opencode"
         if let passwordFile {
             return OpenCodeCredentials(username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
         }
         if let savedPasswordFile {
-            return OpenCodeCredentials(username: user, password: try readPasswordFile(savedPasswordFile), source: .savedFile(savedPasswordFile))
+            return OpenCodeCredentials(
+                username: user, password: try readPasswordFile(savedPasswordFile), source: .savedFile(savedPasswordFile))
         }
         for name in passwordVariables {
             if let value = environment[name] {
