@@ -7,12 +7,26 @@ import Foundation
 /// still lists, never retried). A request answered anywhere else (the laptop, a terminal,
 /// OpenCode's UI: OpenCode's `*.replied` event) gets a follow-up push and its buttons retired; one
 /// the phone answered gets none.
+///
+/// A push that could not be sent (ntfy down, the network gone) is kept, at most `Limits.unsent` of
+/// them (the oldest dropped first, said), and sent in order when the reply stream opens again
+/// (tried every `Limits.retry` s at most while it is down) or before the next moment; one whose
+/// request was answered meanwhile is dropped.
 final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
     let name = "the phone push"
     let immediate = false
     let settings: PushSettings
     private let token: String?
     private let state = Locked<State>(State())
+
+    /// The channel's bounds.
+    enum Limits {
+        /// Moments kept while ntfy cannot be reached.
+        static let unsent = 16
+        /// Seconds between the reply stream's tries while ntfy is down: a moment kept is pushed
+        /// at most this long after ntfy is back.
+        static let retry = 3.0
+    }
 
     private struct State {
         var channel: PushChannel?
@@ -21,6 +35,10 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         var answeredHere = BoundedSet<String>(capacity: 1024)
         /// The last failure said (said again only when it changes).
         var lastSaid = ""
+        /// What could not be pushed yet, oldest first.
+        var unsent: [AgentMoment] = []
+        /// True while one thread sends the kept moments (the others add to them).
+        var flushing = false
     }
 
     /// A push through `settings`, with the ntfy access token read from its file (or none).
@@ -34,24 +52,69 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         let listener = channel.listener(
             answer: { [weak self] id, directory, answer in try self?.send(answer, to: id, directory: directory, context: context) },
             report: { context.emit(.notice($0)) })
+        listener.maxBackoff = Limits.retry
+        listener.opened = { [weak self] in self?.flush(context: context) }
         state.update { ($0.channel, $0.listener) = (channel, listener) }
         listener.start()
     }
 
     func deliver(_ moment: AgentMoment, context: ChannelContext) {
-        guard let channel = state.value.channel else { return }
-        do throws(PushError) {
-            try channel.push(moment)
-            state.update { $0.lastSaid = "" }
-        } catch {
-            say(error, context: context)
+        var dropped = 0
+        state.update { state in
+            state.unsent.append(moment)
+            dropped = max(0, state.unsent.count - Limits.unsent)
+            state.unsent.removeFirst(dropped)
+        }
+        if dropped > 0 { context.emit(.warning("push: ntfy could not be reached: \(dropped) older moment(s) dropped")) }
+        flush(context: context)
+    }
+
+    /// Sends the kept moments in order, stopping at the first that fails (kept for the next try);
+    /// one thread at a time (a moment told meanwhile waits in the list).
+    private func flush(context: ChannelContext) {
+        var mine = false
+        state.update { state in
+            mine = !state.flushing && state.channel != nil
+            if mine { state.flushing = true }
+        }
+        guard mine, let channel = state.value.channel else { return }
+        defer { state.update { $0.flushing = false } }
+        while !context.isStopped, let next = state.value.unsent.first {
+            do throws(PushError) {
+                try channel.push(next)
+                state.update { state in
+                    if state.unsent.first == next { state.unsent.removeFirst() }
+                    state.lastSaid = ""
+                }
+            } catch {
+                say(error, context: context)
+                if !Self.mayHeal(error) { state.update { $0.unsent.removeAll() } }
+                return
+            }
+        }
+    }
+
+    /// Whether a push that failed so may go through later (the server away), rather than never
+    /// (a certificate or a token refused, a bad answer: said, and dropped).
+    private static func mayHeal(_ error: PushError) -> Bool {
+        switch error {
+        case .transport, .timedOut, .silent, .ended: true
+        case .status(_, let status, _): status >= 500 || status == 429
+        default: false
         }
     }
 
     func answered(requestID: String, context: ChannelContext) {
         var here = false
         state.update { here = $0.answeredHere.contains(requestID) }
-        guard !here, let channel = state.value.channel else { return }
+        var kept = false
+        state.update { state in
+            let before = state.unsent.count
+            state.unsent.removeAll { PushNotice(detail: settings.detail).requestID(of: $0) == requestID }
+            kept = state.unsent.count != before
+        }
+        // Never pushed: nothing on the phone to follow up.
+        guard !here, !kept, let channel = state.value.channel else { return }
         do throws(PushError) { try channel.answeredElsewhere(requestID: requestID) } catch { say(error, context: context) }
     }
 

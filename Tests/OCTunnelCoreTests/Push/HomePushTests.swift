@@ -138,4 +138,43 @@ struct HomePushTests {
         print("home push (\(flavor)): on the ntfy server \(Int(onServer * 1000)) ms after the permission was asked; "
               + "the tap reached OpenCode \(Int(reached * 1000)) ms after it was made")
     }
+
+    /// ntfy down while the agent asks twice: one warning, and both pushed once soon after it is back
+    /// (the reply stream's next try, at most `PushNotificationChannel.Limits.retry` s), both answerable.
+    @Test("ntfy down while the agent asks twice: both pushed once within 5 s of its return, and both answerable")
+    func ntfyDownAndBack() throws {
+        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
+        let server = try NtfyServer()
+        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let run = try Self.start(backend, server, password: password)
+        defer { run.following.stop() }
+        let (phone, lines) = (run.phone, run.lines)
+        try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains("notifications: following OpenCode's events") } })
+        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+
+        server.stop()
+        let first = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))
+        let second = try #require(backend.askPermission(session: "s2", patterns: ["npm publish"]))
+        #expect(waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("push: ") && $0.contains(server.url) } }, "\(lines.text)")
+        #expect(waitUntil(timeout: 20) { lines.text.filter { $0.hasPrefix("notify: ") }.count == 2 }, "\(lines.text)")
+        try server.start()
+        let back = Date()
+        #expect(waitUntil(timeout: 20) { ((try? phone.messages()) ?? []).count >= 2 }, "\(lines.text)")
+        let after = Date().timeIntervalSince(back)
+        #expect(after <= 5, "pushed \(after) s after ntfy was back")
+        let messages = try phone.messages()
+        #expect(messages.count == 2, "\(messages)")
+        for (index, message) in messages.enumerated() {
+            let buttons = NtfyPhone.actions(message)
+            #expect(buttons.count == 3, "\(message)")
+            if let once = buttons.first { #expect(try phone.tap(once) == 200) }
+            #expect(waitUntil(timeout: 20) { backend.replies.count == index + 1 }, "\(lines.text)")
+        }
+        let answered = Set(backend.replies.compactMap { ($0["path"] as? String)?.split(separator: "/").dropLast().last.map(String.init) })
+        #expect(answered == [first, second], "\(backend.replies)")
+        #expect(lines.text.filter { $0.hasPrefix("push: ") && $0.contains(server.url) }.count == 1, "said once: \(lines.text)")
+        print("home push: ntfy back, both kept pushes on it \(Int(after * 1000)) ms later")
+    }
 }
