@@ -68,7 +68,8 @@ extension HomeCommand {
                     flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                 }
-                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save)
+                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                                                               notify: settings.notify.enabled)
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)

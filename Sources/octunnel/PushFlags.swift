@@ -3,11 +3,13 @@ import OCTunnelCore
 
 /// The phone push of `tunnel up` and `home up` (`PushChoices`): typed over the profile's saved push.
 struct PushFlags: ParsableArguments {
-    @Option(help: ArgumentHelp("Push the agent's moments to a phone through this ntfy topic, with buttons that answer (default: the push `octunnel push setup` saved).",
-                               valueName: "URL"))
+    @Option(help: ArgumentHelp(
+        "Push the agent's moments to a phone through this ntfy topic, with buttons that answer (default: the push `push setup` saved).",
+        valueName: "URL"))
     var push: String?
 
-    @Option(help: ArgumentHelp("A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
+                               valueName: "PATH"))
     var pushTokenFile: String?
 
     @Option(help: "What a push shows: brief (the kind of moment only) or full (session, what is asked); default: brief, or as saved.")
@@ -21,12 +23,17 @@ struct PushFlags: ParsableArguments {
         try refuseControlCharacters(pushCaFile, option: "--push-ca-file")
     }
 
-    /// The run's push (nil: none), saved as the profile's push with `save`.
-    func resolve(home: OctunnelDirectory, profile: ProfileName, save: Bool) throws -> PushRun? {
+    /// The run's push (nil: none), saved as the profile's push with `save`; a push flag with
+    /// notifications off (`--no-notify`, typed or saved) is a usage error.
+    func resolve(home: OctunnelDirectory, profile: ProfileName, save: Bool, notify: Bool) throws -> PushRun? {
+        let choices = PushChoices(url: push, tokenFile: pushTokenFile, caFile: pushCaFile, detail: pushDetail)
+        if !notify && !choices.isEmpty {
+            Console.say("octunnel: --push and its options with notifications off (--no-notify, typed or saved): pick one")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         var run: PushRun?
         try runReportingPushErrors {
-            run = try PushChoices(url: push, tokenFile: pushTokenFile, caFile: pushCaFile, detail: pushDetail)
-                .resolve(home: home, profile: profile, save: save)
+            run = try choices.resolve(home: home, profile: profile, save: save)
         }
         return run
     }

@@ -75,7 +75,8 @@ extension Tunnel {
                     notifyFlags.apply(to: &flags)
                     flags.pairPort = try? pairPortFlags.choice()
                 }
-                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save)
+                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                                                               notify: settings.notify.enabled)
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.warm = warm
                 choices.homeHint = !connect.json

@@ -59,5 +59,7 @@ struct HomePushCommandTests {
         #expect(detail.status == 64 && detail.stderr.split(separator: "\n").count == 1, "\(detail)")
         let noTopic = try run(octunnelBinary, ["tunnel", "up", "me@127.0.0.1:1", "--home", empty.path, "--push", "http://127.0.0.1:9"])
         #expect(noTopic.status == 64 && noTopic.stderr.contains("--push needs a topic"), "\(noTopic)")
+        let off = try run(octunnelBinary, ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--no-notify", "--push", "http://127.0.0.1:9/t"])
+        #expect(off.status == 64 && off.stderr.split(separator: "\n").count == 1, "\(off)")
     }
 }
