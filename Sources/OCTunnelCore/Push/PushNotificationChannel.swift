@@ -69,8 +69,9 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         flush(context: context)
     }
 
-    /// Sends the kept moments in order, stopping at the first that fails (kept for the next try);
-    /// one thread at a time (a moment told meanwhile waits in the list).
+    /// Sends the kept moments in order, stopping at the first that fails (kept for the next try;
+    /// one that never will go, dropped); one thread at a time (a moment told meanwhile is sent by
+    /// the thread that sends).
     private func flush(context: ChannelContext) {
         var mine = false
         state.update { state in
@@ -78,8 +79,15 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
             if mine { state.flushing = true }
         }
         guard mine, let channel = state.value.channel else { return }
-        defer { state.update { $0.flushing = false } }
-        while !context.isStopped, let next = state.value.unsent.first {
+        while true {
+            // The next one, or the end of this turn: decided under the lock with `flushing`, so a
+            // moment added as the list empties is never left for no one.
+            var next: AgentMoment?
+            state.update { state in
+                next = context.isStopped ? nil : state.unsent.first
+                if next == nil { state.flushing = false }
+            }
+            guard let next else { return }
             do throws(PushError) {
                 try channel.push(next)
                 state.update { state in
@@ -88,7 +96,10 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
                 }
             } catch {
                 say(error, context: context)
-                if !Self.mayHeal(error) { state.update { $0.unsent.removeAll() } }
+                state.update { state in
+                    if !Self.mayHeal(error) { state.unsent.removeAll { $0 == next } }
+                    state.flushing = false
+                }
                 return
             }
         }
