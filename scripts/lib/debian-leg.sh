@@ -30,7 +30,7 @@ debian_leg_filters=(
   'PushNtfyTests/'
   'PushCommandTests/'
   'HomePushTests/'
-  'HomePushCommandTests/homeUpPushes'
+  'HomePushCommandTests/(homeUpPushes|tunnelUpUsesSavedPush)\('
 )
 
 debian_leg() {

@@ -6,7 +6,7 @@ import Testing
 /// `home up --push URL --save` as a user runs it (issue 54): a real sshd as the VPS, the stand-in
 /// as OpenCode at home, a real ntfy server (Debian 13's; cancelled with the reason without one) and
 /// a scripted phone. The push is saved as the profile's `push` (both ends' default), and
-/// `config show` prints a profile that holds only a push.
+/// `config show` prints a profile that holds only a push; `tunnel up` pushes through the saved push with no flag.
 @Suite("home up --push: the phone's buttons answer, the push saved", .serialized, .ownThreads, .timeLimit(.minutes(3)))
 struct HomePushCommandTests {
     @Test("home up --push --save: a permission pushed with 3 buttons, Reject reaches OpenCode once; the push saved; no password in any push")
@@ -61,5 +61,32 @@ struct HomePushCommandTests {
         #expect(noTopic.status == 64 && noTopic.stderr.contains("--push needs a topic"), "\(noTopic)")
         let off = try run(octunnelBinary, ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--no-notify", "--push", "http://127.0.0.1:9/t"])
         #expect(off.status == 64 && off.stderr.split(separator: "\n").count == 1, "\(off)")
+    }
+
+    @Test("tunnel up with no push flag pushes through the profile's saved push (push setup's); Allow once tapped reaches OpenCode once")
+    func tunnelUpUsesSavedPush() async throws {
+        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
+        let server = try NtfyServer()
+        try await NotifyTests.withStandIn { backend, password, fixture, _ in
+            let settings = PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
+                                        replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
+            try settings.save(home: OctunnelDirectory(path: fixture.home.path), profile: .default)
+            let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                                                             "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port"],
+                                            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+            defer { tunnel.stopGracefullyOrKill() }
+            try await NotifyTests.requireFollowing(backend, tunnel)
+            let id = try #require(backend.askPermission(session: "s3", patterns: ["git push"]))
+            let phone = NtfyPhone(topicURL: settings.url.text())
+            let status = try await offPool { () -> Int in
+                let message = try phone.waitForMessages(1)[0]
+                #expect(message["title"] as? String == "OpenCode asks for permission", "brief by default: \(message)")
+                return try phone.tap(NtfyPhone.actions(message)[0])
+            }
+            #expect(status == 200)
+            #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 1 } }, "\(tunnel.stderrText)")
+            #expect(backend.replies.first?["body"] as? String == #"{"reply":"once"}"#, "\(backend.replies)")
+            #expect(try await offPool { tunnel.waitForLine(containing: "push: \(id) allowed once from the phone") } != nil, "\(tunnel.stderrText)")
+        }
     }
 }
