@@ -18,7 +18,8 @@ public struct PushChoices: Sendable, Equatable {
     public var isEmpty: Bool { self == PushChoices() }
 
     /// The run's push, or nil when neither typed nor saved: the typed URL (its reply topic kept from
-    /// the saved push to the same topic, else a new random one), else the saved push, with the typed
+    /// the saved push to the same topic, else a new random one; the saved token and CA files kept
+    /// for the same server), else the saved push, with the typed
     /// file paths and detail over it; the token read from its file (as a key is: only its owner may
     /// read it). With `save` and a flag typed, the result becomes the profile's saved push.
     public func resolve(home: OctunnelDirectory, profile: ProfileName, save: Bool) throws(PushError) -> PushRun? {
@@ -30,8 +31,10 @@ public struct PushChoices: Sendable, Equatable {
                 throw .badURL(text: url, reason: "--push needs a topic (or run `octunnel push setup \(url)` to make one)")
             }
             let reply = saved.flatMap { $0.url == parsed ? $0.replyTopic : nil } ?? PushSettings.newTopic(prefix: "oc-reply-")
-            settings = PushSettings(url: parsed, replyTopic: reply, tokenFile: saved?.url == parsed ? saved?.tokenFile : nil,
-                                    caFile: saved?.url == parsed ? saved?.caFile : nil, detail: saved?.detail ?? .brief)
+            // The saved token and CA belong to the saved server: kept for another topic on it only.
+            let sameServer = saved?.url.serverRoot == parsed.serverRoot
+            settings = PushSettings(url: parsed, replyTopic: reply, tokenFile: sameServer ? saved?.tokenFile : nil,
+                                    caFile: sameServer ? saved?.caFile : nil, detail: saved?.detail ?? .brief)
         } else if let saved {
             settings = saved
         } else if isEmpty {
