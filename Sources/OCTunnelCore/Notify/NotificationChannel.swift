@@ -26,6 +26,8 @@ protocol NotificationChannel: AnyObject, Sendable {
     /// `*.replied` event): a channel that showed a way to answer it may say so and retire it. Run on a
     /// notifier lane for a channel that is not `immediate`.
     func answered(requestID: String, context: ChannelContext)
+    /// Whether `answered` does anything (false: the notifier queues nothing for it).
+    var followsAnswers: Bool { get }
     /// Ends what it runs and started (a program's whole process group, a listener) and waits for it.
     func stop()
 }
@@ -33,6 +35,7 @@ protocol NotificationChannel: AnyObject, Sendable {
 extension NotificationChannel {
     func start(_ context: ChannelContext) {}
     func answered(requestID: String, context: ChannelContext) {}
+    var followsAnswers: Bool { false }
     func stop() {}
 }
 

@@ -89,16 +89,20 @@ final class Notifier: @unchecked Sendable {
         if let told { tell(told) }
     }
 
-    /// Tells the channels that request `requestID` was answered (wherever it was): at once for an
-    /// immediate channel, else as a job on a lane (dropped when the queue is full); never waits.
+    /// Tells the channels that follow answers that request `requestID` was answered (wherever it
+    /// was): at once for an immediate channel, else as a job on a lane (dropped when the queue is
+    /// full: a follow-up is a courtesy, the buttons fail safe); never waits.
     func answered(requestID: String) {
         let requestID = OutsideText.redacting(requestID, secrets: context.secrets)
         condition.lock()
         guard !stopped else { return condition.unlock() }
-        if room > 0 { jobs += queued.map { Job(channel: $0, moment: nil, answered: requestID) } }
+        let following = queued.filter(\.followsAnswers)
+        if !following.isEmpty, jobs.count + following.count <= Limits.queued {
+            jobs += following.map { Job(channel: $0, moment: nil, answered: requestID) }
+        }
         wakeLane()
         condition.unlock()
-        for channel in immediate { channel.answered(requestID: requestID, context: context) }
+        for channel in immediate where channel.followsAnswers { channel.answered(requestID: requestID, context: context) }
     }
 
     /// Ends every program that runs (its whole group) and waits for them, up to

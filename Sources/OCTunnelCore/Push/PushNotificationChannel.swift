@@ -15,6 +15,7 @@ import Foundation
 final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
     let name = "the phone push"
     let immediate = false
+    let followsAnswers = true
     let settings: PushSettings
     private let token: String?
     private let state = Locked<State>(State())
