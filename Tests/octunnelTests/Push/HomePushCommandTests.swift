@@ -42,6 +42,24 @@ struct HomePushCommandTests {
         #expect(saved?.url.text() == topic && saved?.detail == .full, "\(String(describing: saved))")
         let shown = try fixture.run(["config", "show"])
         #expect(shown.status == 0 && shown.stdout.contains("\"push\"") && shown.stdout.contains("\"home\""), "\(shown)")
+
+        // Idle with the push on: every thread's context switches over 10 s (as scripts/idle-wakeups.sh counts
+        // them), with the fixture's ntfy keepalive every 5 s (a real server's: 45 s) and the stand-in's heartbeat every 10 s.
+        let before = Self.switches(home.pid)
+        try await Task.sleep(for: .seconds(10))
+        let rate = Double(Self.switches(home.pid) - before) / 10
+        #expect(rate < 5, "a hang guard only: \(rate) wake-ups a second")
+        print("home up with the push on, idle: \(rate) context switches a second (ntfy keepalive every 5 s)")
+    }
+
+    /// Voluntary and involuntary context switches of every thread of `pid` so far.
+    static func switches(_ pid: pid_t) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            return total + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                .compactMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
+        }
     }
 
     @Test("config show prints a profile that holds only a push (push setup's), and push flags without a push are one line, exit 64")
