@@ -77,6 +77,7 @@ extension Tunnel {
                 }
                 settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
                                                                notify: settings.notify.enabled)
+                settings.notify.push?.yields = true  // home up, beside OpenCode, pushes a request first
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.warm = warm
                 choices.homeHint = !connect.json

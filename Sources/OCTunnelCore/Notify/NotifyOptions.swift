@@ -30,7 +30,7 @@ public struct NotifyOptions: Sendable, Equatable {
         var channels: [any NotificationChannel] = [StderrChannel()]
         if let command { channels.append(CommandChannel(CommandChannel.Options(program: command, timeout: commandTimeout))) }
         if desktop, let channel = DesktopChannel(environment: environment) { channels.append(channel) }
-        if let push { channels.append(PushNotificationChannel(settings: push.settings, token: push.token)) }
+        if let push { channels.append(PushNotificationChannel(push)) }
         return channels
     }
 }

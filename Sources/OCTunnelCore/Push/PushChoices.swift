@@ -55,4 +55,11 @@ public struct PushChoices: Sendable, Equatable {
 public struct PushRun: Sendable, Equatable {
     public let settings: PushSettings
     public let token: String?
+    /// True on `tunnel up`: a request's push waits a moment and is not sent when the other end
+    /// (`home up`, beside OpenCode) already pushed it to the topic, so the phone shows it once.
+    public var yields = false
+
+    public init(settings: PushSettings, token: String?, yields: Bool = false) {
+        (self.settings, self.token, self.yields) = (settings, token, yields)
+    }
 }

@@ -27,6 +27,8 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         /// Seconds between the reply stream's tries while ntfy is down: a moment kept is pushed
         /// at most this long after ntfy is back.
         static let retry = 3.0
+        /// Seconds `tunnel up` leaves `home up` (nearer OpenCode) to push a request first.
+        static let yield = 1.5
     }
 
     private struct State {
@@ -42,9 +44,12 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         var flushing = false
     }
 
-    /// A push through `settings`, with the ntfy access token read from its file (or none).
-    init(settings: PushSettings, token: String?) {
-        (self.settings, self.token) = (settings, token)
+    /// Whether a request's push first waits `Limits.yield` s and is dropped when the other end pushed it.
+    private let yields: Bool
+
+    /// A push through `run`'s settings, with the ntfy access token read from its file (or none).
+    init(_ run: PushRun) {
+        (settings, token, yields) = (run.settings, run.token, run.yields)
     }
 
     /// Makes the push with the notifier's secrets and starts listening for the buttons' taps.
@@ -89,6 +94,10 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
                 if next == nil { state.flushing = false }
             }
             guard let next else { return }
+            if yields, pushedByOtherEnd(next, channel: channel, context: context) {
+                state.update { state in if state.unsent.first == next { state.unsent.removeFirst() } }
+                continue
+            }
             do throws(PushError) {
                 try channel.push(next)
                 state.update { state in
@@ -104,6 +113,18 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// After `Limits.yield` s, whether `moment`'s request is on the topic already (pushed by
+    /// `home up`): then it is said, and not pushed again. A moment without buttons is pushed.
+    private func pushedByOtherEnd(_ moment: AgentMoment, channel: PushChannel, context: ChannelContext) -> Bool {
+        let notice = PushNotice(detail: settings.detail)
+        guard !notice.answers(for: moment).isEmpty, let id = notice.requestID(of: moment) else { return false }
+        let until = Date() + Limits.yield
+        while Date() < until, !context.isStopped { Thread.sleep(forTimeInterval: 0.1) }
+        guard (try? channel.alreadyPushed(requestID: id)) == true else { return false }
+        context.emit(.notice("push: \(OutsideText.shown(id, secrets: context.secrets, limit: 128)) was pushed by the other end already"))
+        return true
     }
 
     /// Whether a push that failed so may go through later (the server away), rather than never

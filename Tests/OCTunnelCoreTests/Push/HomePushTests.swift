@@ -27,7 +27,8 @@ struct HomePushTests {
         let home: HostPort
     }
 
-    static func start(_ backend: OpenCodeStandIn, _ server: NtfyServer, password: String) throws -> Running {
+    static func start(_ backend: OpenCodeStandIn, _ server: NtfyServer, password: String, settings given: PushSettings? = nil,
+                      yields: Bool = false) throws -> Running {
         let scratch = try TempDirectory()
         let home = HostPort(host: "127.0.0.1", port: backend.port)
         let connection = ConnectionSettings(target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
@@ -35,11 +36,11 @@ struct HomePushTests {
         let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
         let lines = Lines()
         let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
-        let settings = PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
-                                    replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), detail: .full)
+        let settings = try given ?? PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
+                                                 replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), detail: .full)
         var notify = NotifyOptions()
         notify.desktop = false
-        notify.push = PushRun(settings: settings, token: nil)
+        notify.push = PushRun(settings: settings, token: nil, yields: yields)
         let wiring = UpWiring(notify: notify, credentials: OpenCodeCredentials(password: password), pairPort: nil)
         let following = HomeFollowing(wiring: wiring, home: home, timeout: 10)
         following.start(passed: nil, engine: engine)
@@ -176,5 +177,39 @@ struct HomePushTests {
         #expect(answered == [first, second], "\(backend.replies)")
         #expect(lines.text.filter { $0.hasPrefix("push: ") && $0.contains(server.url) }.count == 1, "said once: \(lines.text)")
         print("home push: ntfy back, both kept pushes on it \(Int(after * 1000)) ms later")
+    }
+
+    /// Both ends follow one OpenCode and push to one topic (the saved push is both ends' default):
+    /// `tunnel up` yields, so a permission appears once on the phone, and its button answers once.
+    @Test("both ends pushing to one topic: a permission appears once on the phone (home up's), and its tap answers once")
+    func bothEndsOnce() throws {
+        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
+        let server = try NtfyServer()
+        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
+        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        defer { backend.stop() }
+        let home = try Self.start(backend, server, password: password)
+        defer { home.following.stop() }
+        let settings = PushSettings(url: try PushURL.parse(home.phone.topicURL), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"),
+                                    detail: .full)
+        let laptop = try Self.start(backend, server, password: password, settings: settings, yields: true)
+        defer { laptop.following.stop() }
+        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 2 }, "\(home.lines.text) \(laptop.lines.text)")
+
+        let id = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))
+        #expect(waitUntil(timeout: 20) { laptop.lines.text.contains { $0 == "push: \(id) was pushed by the other end already" } },
+                "\(laptop.lines.text)")
+        let messages = try home.phone.messages()
+        #expect(messages.count == 1, "\(messages)")
+        if let first = messages.first { #expect(try home.phone.tap(NtfyPhone.actions(first)[0]) == 200) }
+        #expect(waitUntil(timeout: 20) { backend.replies.count == 1 }, "\(home.lines.text)")
+        #expect(waitUntil(timeout: 20) { home.lines.text.contains { $0.hasPrefix("push: \(id) allowed once from the phone") } })
+        #expect(backend.replies.count == 1, "\(backend.replies)")
+
+        // Without home up's push, tunnel up's own goes after its wait.
+        home.following.stop()
+        let alone = try #require(backend.askPermission(session: "s2", patterns: ["npm publish"]))
+        #expect(waitUntil(timeout: 20) { ((try? home.phone.messages()) ?? []).count == 2 }, "\(laptop.lines.text)")
+        #expect(!laptop.lines.text.contains { $0.contains("\(alone) was pushed by the other end") })
     }
 }
