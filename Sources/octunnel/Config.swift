@@ -20,17 +20,21 @@ struct Config: ParsableCommand {
                 let home = directory.resolved
                 if profile.isNamed {
                     let name = try profile.resolved
-                    guard let saved = try SavedSettings.load(from: home, profile: name) else {
-                        throw OCTunnelError.noSettings(path: home.configPath, profile: name)
-                    }
-                    var object = saved.shown
+                    let saved = try SavedSettings.load(from: home, profile: name)
+                    let push = try PushSettings.shown(home: home, profile: name)
+                    guard saved != nil || push != nil else { throw OCTunnelError.noSettings(path: home.configPath, profile: name) }
+                    var object = saved?.shown ?? [:]
+                    object[PushSettings.key] = push
                     object["profile"] = name.rawValue
                     Console.data(jsonLine(object))
                 } else {
-                    let all = try SavedSettings.all(in: home)
-                    guard !all.isEmpty else { throw OCTunnelError.noSettings(path: home.configPath) }
                     var profiles: [String: Any] = [:]
-                    for (name, saved) in all { profiles[name.rawValue] = saved.shown }
+                    for name in try ConfigFile(home: home).load()?.profiles ?? [] {
+                        var object = try SavedSettings.load(from: home, profile: name)?.shown ?? [:]
+                        object[PushSettings.key] = try PushSettings.shown(home: home, profile: name)
+                        if !object.isEmpty { profiles[name.rawValue] = object }
+                    }
+                    guard !profiles.isEmpty else { throw OCTunnelError.noSettings(path: home.configPath) }
                     Console.data(jsonLine(["profiles": profiles]))
                 }
             }

@@ -20,6 +20,7 @@ extension HomeCommand {
         @OptionGroup var targetOptions: TunnelTargetOptions
         @OptionGroup var connect: ConnectOptions
         @OptionGroup var notifyFlags: NotifyFlags
+        @OptionGroup var pushFlags: PushFlags
 
         @Option(help: "The address OpenCode listens on, on this machine.")
         var homeHost: String?
@@ -62,11 +63,13 @@ extension HomeCommand {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
                 let forwards = forward.isEmpty ? nil : try additionalForwards()
-                let settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect,
+                var settings = try targetOptions.resolve(.home, directory: directory, profile: try profile.resolved, connect: connect,
                                                          homeHost: homeHost) { flags in
                     flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                 }
+                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                                                               notify: settings.notify.enabled)
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)

@@ -47,6 +47,7 @@ extension Tunnel {
 
         @OptionGroup var pairPortFlags: PairPortFlags
         @OptionGroup var notifyFlags: NotifyFlags
+        @OptionGroup var pushFlags: PushFlags
 
         @Flag(help: "Save the target, ports, forwards and the notify and pair-port choices as the default for later runs.")
         var save = false
@@ -68,12 +69,15 @@ extension Tunnel {
             try runReportingErrors {
                 let directory = try self.directory.prepared()
                 let forwards = forward.isEmpty ? nil : try additionalForwards()
-                let settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
+                var settings = try targetOptions.resolve(.tunnel, directory: directory, profile: try profile.resolved, connect: connect,
                                                          localPort: localPort, bind: bind) { flags in
                     flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                     flags.pairPort = try? pairPortFlags.choice()
                 }
+                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                                                               notify: settings.notify.enabled)
+                settings.notify.push?.yields = true  // home up, beside OpenCode, pushes a request first
                 var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.warm = warm
                 choices.homeHint = !connect.json

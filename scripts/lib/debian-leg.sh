@@ -29,6 +29,8 @@ debian_leg_filters=(
   'StolenKeyTests/'
   'PushNtfyTests/'
   'PushCommandTests/'
+  'HomePushTests/'
+  'HomePushCommandTests/(homeUpPushes|tunnelUpUsesSavedPush)\('
 )
 
 debian_leg() {

@@ -105,14 +105,18 @@ public struct AgentSessionWatch: Sendable {
     /// Peer text as kept: redacted, cut to `bytes`.
     private func kept(_ text: String, _ bytes: Int) -> String { KeptText.kept(text, bytes: bytes, secrets: secrets) }
 
+    /// The request `event` says was answered (`permission.replied`, `question.replied`, …), or nil.
+    static func answeredRequest(_ event: OpenCodeEvent) -> String? {
+        guard answers.contains(event.type) else { return nil }
+        return event.string(.requestID) ?? event.string(.permissionID) ?? event.string(.id)
+    }
+
     /// The moments `event` makes now.
     mutating func feed(_ event: OpenCodeEvent, now: Double, at date: Date = Date()) -> [AgentMoment] {
         if Self.answers.contains(event.type) {
             // Answered (here, in OpenCode's UI, anywhere): no longer waits. 1.x names the request
             // requestID (older: permissionID), 2.x id.
-            if let request = event.string(.requestID) ?? event.string(.permissionID) ?? event.string(.id) {
-                waiting[kept(request, Limits.id)] = nil
-            }
+            if let request = Self.answeredRequest(event) { waiting[kept(request, Limits.id)] = nil }
             return []
         }
         guard let whole = event.sessionID else { return [] }

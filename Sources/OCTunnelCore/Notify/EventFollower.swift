@@ -103,6 +103,7 @@ final class EventFollower: @unchecked Sendable {
                     }
                     if let decoded = generation.api.event(data: event.data) {
                         for moment in watch.feed(decoded, now: MonotonicClock.now()) { notifier.notify(moment) }
+                        if let request = AgentSessionWatch.answeredRequest(decoded) { notifier.answered(requestID: request) }
                     }
                     deliver(&watch)
                     if event.data.contains("server.connected") { pause = 1 }

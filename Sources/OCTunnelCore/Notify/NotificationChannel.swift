@@ -22,12 +22,20 @@ protocol NotificationChannel: AnyObject, Sendable {
     /// Carries `moment` (already redacted and admitted); a failure is said through
     /// `context.emit`, never thrown: one channel's trouble never holds up another's.
     func deliver(_ moment: AgentMoment, context: ChannelContext)
+    /// Request `requestID` (a permission's or a question's) was answered, wherever it was (OpenCode's
+    /// `*.replied` event): a channel that showed a way to answer it may say so and retire it. Run on a
+    /// notifier lane for a channel that is not `immediate`.
+    func answered(requestID: String, context: ChannelContext)
+    /// Whether `answered` does anything (false: the notifier queues nothing for it).
+    var followsAnswers: Bool { get }
     /// Ends what it runs and started (a program's whole process group, a listener) and waits for it.
     func stop()
 }
 
 extension NotificationChannel {
     func start(_ context: ChannelContext) {}
+    func answered(requestID: String, context: ChannelContext) {}
+    var followsAnswers: Bool { false }
     func stop() {}
 }
 

@@ -45,10 +45,11 @@ final class Notifier: @unchecked Sendable {
     private var idleLanes = 0
     private var stopped = false
 
-    /// One channel to run for a moment.
+    /// One channel to run for a moment, or to tell that a request was answered.
     private struct Job {
         let channel: any NotificationChannel
-        let moment: AgentMoment
+        let moment: AgentMoment?
+        var answered: String? = nil
     }
 
     /// A notifier over `channels` (each started now, stopped by `stop()`); `answerers` send the
@@ -86,6 +87,22 @@ final class Notifier: @unchecked Sendable {
         wakeLane()
         condition.unlock()
         if let told { tell(told) }
+    }
+
+    /// Tells the channels that follow answers that request `requestID` was answered (wherever it
+    /// was): at once for an immediate channel, else as a job on a lane (dropped when the queue is
+    /// full: a follow-up is a courtesy, the buttons fail safe); never waits.
+    func answered(requestID: String) {
+        let requestID = OutsideText.redacting(requestID, secrets: context.secrets)
+        condition.lock()
+        guard !stopped else { return condition.unlock() }
+        let following = queued.filter(\.followsAnswers)
+        if !following.isEmpty, jobs.count + following.count <= Limits.queued {
+            jobs += following.map { Job(channel: $0, moment: nil, answered: requestID) }
+        }
+        wakeLane()
+        condition.unlock()
+        for channel in immediate where channel.followsAnswers { channel.answered(requestID: requestID, context: context) }
     }
 
     /// Ends every program that runs (its whole group) and waits for them, up to
@@ -169,6 +186,7 @@ final class Notifier: @unchecked Sendable {
     }
 
     private func run(_ job: Job) {
-        job.channel.deliver(job.moment, context: context)
+        if let moment = job.moment { job.channel.deliver(moment, context: context) }
+        if let answered = job.answered { job.channel.answered(requestID: answered, context: context) }
     }
 }

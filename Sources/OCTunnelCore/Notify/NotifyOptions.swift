@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a running `up` (`tunnel up` or `home up`) does with the agent's moments
-/// (`--notify-command`, `--no-notify`, `--notify-timeout`), and the one place its channels are
+/// (`--notify-command`, `--no-notify`, `--notify-timeout`, `--push`), and the one place its channels are
 /// made (`channels`): a new channel's options go here, and its saved keys in `NotifySettings`.
 public struct NotifyOptions: Sendable, Equatable {
     /// Follow OpenCode's event stream and notify (`--no-notify` turns it off).
@@ -15,6 +15,8 @@ public struct NotifyOptions: Sendable, Equatable {
     public static let timeoutRange = CommandChannel.Options.timeoutRange
     /// Show a desktop notification when a desktop session is there.
     public var desktop = true
+    /// The phone push (`--push`, or the profile's saved `push` section, `PushChoices`); nil: none.
+    public var push: PushRun?
 
     /// Notifications on (or off), with `command` as the program; the desktop when there is one.
     public init(enabled: Bool = true, command: String? = nil) {
@@ -28,6 +30,7 @@ public struct NotifyOptions: Sendable, Equatable {
         var channels: [any NotificationChannel] = [StderrChannel()]
         if let command { channels.append(CommandChannel(CommandChannel.Options(program: command, timeout: commandTimeout))) }
         if desktop, let channel = DesktopChannel(environment: environment) { channels.append(channel) }
+        if let push { channels.append(PushNotificationChannel(push)) }
         return channels
     }
 }

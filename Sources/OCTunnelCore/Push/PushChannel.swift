@@ -54,6 +54,23 @@ public final class PushChannel: @unchecked Sendable {
         try send(NtfyMessage(topic: settings.url.topic ?? "", title: title, message: message, priority: 2, tags: ["heavy_check_mark"]))
     }
 
+    /// Whether a push with a button for request `requestID` is on the topic already, sent in the last
+    /// `seconds` (by the other end: `home up` beside `tunnel up`). Found in the buttons' bodies (a
+    /// bounded poll, `GET /TOPIC/json?poll=1&since=…`); a topic too full to read says no.
+    public func alreadyPushed(requestID: String, seconds: Int = 120) throws(PushError) -> Bool {
+        let request = PushHTTPRequest(method: "GET", url: settings.url, headers: PushToken.headers(token)).at(
+            "/json?poll=1&since=\(seconds)s")
+        let answer = try http.send(request)
+        try Self.judge(answer, url: settings.url, hasToken: token != nil, secrets: secrets + [token].compactMap { $0 })
+        for line in answer.body.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let actions = object["actions"] as? [[String: Any]]
+            else { continue }
+            if actions.contains(where: { ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == requestID }) { return true }
+        }
+        return false
+    }
+
     /// A button that posts `tap` to the reply topic, with the token when there is one.
     func button(_ label: String, _ tap: PushTap) -> NtfyMessage.Action {
         NtfyMessage.Action(

@@ -60,6 +60,17 @@ public struct PushSettings: Codable, Sendable, Equatable {
         }
     }
 
+    /// What `config show` prints of `profile`'s saved push: the section as config.json holds it (the
+    /// token file's path, never a token); nil when none was set up.
+    public static func shown(home: OctunnelDirectory, profile: ProfileName) throws(OCTunnelError) -> [String: Any]? {
+        let settings: PushSettings?
+        do throws(PushError) { settings = try load(home: home, profile: profile) } catch {
+            if case .settings(let inner) = error { throw inner }
+            throw .badConfig(path: home.configPath, reason: error.localizedDescription)
+        }
+        return settings.flatMap { (try? ConfigFile.object($0)) as? [String: Any] }
+    }
+
     /// Saves these settings as `profile`'s push, keeping everything else in the file.
     public func save(home: OctunnelDirectory, profile: ProfileName) throws(PushError) {
         do { try ConfigFile(home: home).save(self, key: Self.key, profile: profile) } catch { throw .settings(error) }

@@ -25,6 +25,9 @@ public final class ReplyListener: @unchecked Sendable {
     /// Seconds between tries after a cut, doubling up to `maxBackoff`.
     public var backoff: Double = 1
     public var maxBackoff: Double = 30
+    /// Called on the listener's thread each time the stream opens (the server is back: what could
+    /// not be pushed meanwhile may go now). Set before `start()`.
+    public var opened: (@Sendable () -> Void)?
 
     init(
         url: PushURL, token: String?, http: PushHTTP, book: NonceBook, secrets: [String],
@@ -113,6 +116,7 @@ public final class ReplyListener: @unchecked Sendable {
             wake.lock()
             wake.broadcast()
             wake.unlock()
+            opened?()
             return
         }
         guard event.isMessage else { return }

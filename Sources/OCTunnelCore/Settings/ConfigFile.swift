@@ -198,8 +198,11 @@ public struct ConfigFile: Sendable {
             guard !isLegacy, var profiles = raw["profiles"] as? [String: Any] else { return nil }
             var changed = false
             for profile in self.profiles {
-                guard var sections = profiles[profile.rawValue] as? [String: Any],
-                      let settings = try? settings(of: profile) else { return nil }
+                guard var sections = profiles[profile.rawValue] as? [String: Any] else { return nil }
+                let found: SavedSettings?
+                do { found = try settings(of: profile) } catch { return nil }
+                // A profile with neither role's section (only a `push`) has nothing to rewrite.
+                guard let settings = found else { continue }
                 do {
                     for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: sections[Role.tunnel.rawValue])),
                                             (Role.home, try Self.written(settings.home, over: sections[Role.home.rawValue]))] {

@@ -31,7 +31,7 @@ public struct ResolvedSettings: Sendable {
     /// The saved OpenCode password file (`--password-file` given with `--save`).
     public let savedPasswordFile: String?
     /// The run's notifications: the flags, else the role's saved choice, else on with no command.
-    public let notify: NotifyOptions
+    public var notify: NotifyOptions
     /// Where `tunnel up` listens for pair links (`--pair-port auto|N`, `--no-pair-port`, or saved).
     public let pairPort: PairPortChoice
     /// What to tell the user about how the settings were found (ssh config directives ignored).
