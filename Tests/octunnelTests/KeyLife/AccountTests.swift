@@ -20,7 +20,8 @@ private func newAccount(else reason: Comment) throws -> TestAccount {
 struct AccountTests {
     @Test("authorize --account: the account made, the drop-in checked and sshd reloaded; ssh -R /path with either key refused, sshd -t passes, the tunnel and home up work")
     func accountClosesStreamLocal() async throws {
-        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
+        let account = try newAccount(
+            else: "authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
         defer { account.remove() }
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
