@@ -233,6 +233,16 @@ def main():
         alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
         return f"{prefix}_{value:012x}" + "".join(secrets.choice(alphabet) for _ in range(14))
 
+    def take_pending(kind, ident, session):
+        """Pops the pending `kind` ("permission", "question") `ident` from the directory's table that
+        holds it, if it is `session`'s (any session's when None); None when none does."""
+        with table_lock:
+            for table in pending[kind].values():
+                request = table.get(ident)
+                if request is not None and (session is None or request["sessionID"] == session):
+                    return table.pop(ident)
+        return None
+
     def note_status(event):
         """Keeps 1.x's status map as OpenCode does: what a session.status event says, idle dropped."""
         fields = event.get("fields") or {}
@@ -566,13 +576,7 @@ def main():
             valid = isinstance(answers, list) and all(isinstance(one, list) and all(isinstance(label, str) for label in one) for one in answers)
             if verb == "reply" and not valid:
                 return 400, (compact({"_tag": "InvalidRequestError", "message": "bad answers"}) if two else "bad answers")
-            with table_lock:
-                found = None
-                for table in pending["question"].values():
-                    request = table.get(ident)
-                    if request is not None and (session is None or request["sessionID"] == session):
-                        found = table.pop(ident)
-                        break
+            found = take_pending("question", ident, session)
             if found is not None:
                 fields = {"sessionID": found["sessionID"], "requestID": ident}
                 if verb == "reply":
@@ -598,13 +602,7 @@ def main():
             if not isinstance(answer, dict) or answer.get(field) not in ("once", "always", "reject"):
                 status, out = 400, compact({"_tag": "InvalidRequestError", "message": "bad reply"}) if two else "bad reply"
             else:
-                with table_lock:
-                    found = None
-                    for table in pending["permission"].values():
-                        request = table.get(ident)
-                        if request is not None and (session is None or request["sessionID"] == session):
-                            found = table.pop(ident)
-                            break
+                found = take_pending("permission", ident, session)
                 if found is not None or not two:
                     # 1.x answers true whether or not the request was still pending.
                     status, out = (204, b"") if two else (200, "true")

@@ -80,13 +80,11 @@ extension PushCommand {
 
 /// Runs a push operation, turning its error into one stderr line and its exit code.
 func runReportingPushErrors(_ body: () throws -> Void) throws {
-    do {
-        try body()
-    } catch let error as PushError {
-        Console.say("octunnel: \(error.localizedDescription)")
-        throw ExitCode(error.exitStatus.rawValue)
-    } catch let error as OCTunnelError {
-        Console.say("octunnel: \(error.localizedDescription)")
-        throw ExitCode(error.exitStatus.rawValue)
+    try runReportingErrors {
+        do {
+            try body()
+        } catch let error as PushError {
+            throw reported(error.localizedDescription, error.exitStatus)
+        }
     }
 }

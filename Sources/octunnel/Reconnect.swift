@@ -4,7 +4,7 @@ import OCTunnelCore
 
 /// `tunnel reconnect` and `home reconnect`: ask the running process of that role and profile
 /// to drop its session and make a new one now (as SIGUSR1 does). Nothing running is exit 3.
-struct ReconnectOptions: ParsableArguments {
+struct ReconnectOptions: RoleAction {
     @Option(help: "Seconds to wait for the new session (0: only ask).")
     var wait: Int = Defaults.reconnectWaitSeconds
 
@@ -15,6 +15,13 @@ struct ReconnectOptions: ParsableArguments {
         guard (0...600).contains(wait) else { throw ValidationError("--wait must be 0-600 seconds") }
     }
 
+    static var commandName: String { "reconnect" }
+
+    static func abstract(up: String) -> String {
+        "Make the running `\(up)` of this profile drop its session and connect again now (exit 3 if none runs)."
+    }
+
+    /// Asks `role`'s process to reconnect and says how it went.
     func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
             let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
@@ -36,29 +43,9 @@ struct ReconnectOptions: ParsableArguments {
 }
 
 extension Tunnel {
-    struct Reconnect: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Make the running `tunnel up` of this profile drop its session and connect again now (exit 3 if none runs)."
-        )
-
-        @OptionGroup var directory: DirectoryOptions
-        @OptionGroup var profile: ProfileOptions
-        @OptionGroup var options: ReconnectOptions
-
-        func run() throws { try options.run(role: .tunnel, directory: directory, profile: profile) }
-    }
+    /// `tunnel reconnect`.
+    typealias Reconnect = RoleCommand<TunnelSide, ReconnectOptions>
 }
 
 /// `home reconnect`: the same for the home machine's `home up`.
-struct HomeReconnect: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reconnect",
-        abstract: "Make the running `home up` of this profile drop its session and connect again now (exit 3 if none runs)."
-    )
-
-    @OptionGroup var directory: DirectoryOptions
-    @OptionGroup var profile: ProfileOptions
-    @OptionGroup var options: ReconnectOptions
-
-    func run() throws { try options.run(role: .home, directory: directory, profile: profile) }
-}
+typealias HomeReconnect = RoleCommand<HomeSide, ReconnectOptions>

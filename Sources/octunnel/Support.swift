@@ -25,9 +25,14 @@ func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
     } catch let error as OCTunnelError {
-        Console.say("octunnel: \(error.localizedDescription)")
-        throw ExitCode(error.exitStatus.rawValue)
+        throw reported(error.localizedDescription, error.exitStatus)
     }
+}
+
+/// Says an error's `description` as octunnel's one stderr line; the exit code `status` gives it.
+func reported(_ description: String, _ status: ExitStatus) -> ExitCode {
+    Console.say("octunnel: \(description)")
+    return ExitCode(status.rawValue)
 }
 
 /// Parses a target argument in validate(), so mistakes exit 64 with the parser's own sentence.

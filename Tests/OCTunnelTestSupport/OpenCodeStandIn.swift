@@ -7,6 +7,13 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     public let password: String?
     private let running: RunningProcess
 
+    /// A stand-in of `flavor` behind a fresh password (`pw-` and 8 random characters), and that
+    /// password: for a test that must see it never printed.
+    public static func withFreshPassword(flavor: String) throws -> (backend: OpenCodeStandIn, password: String) {
+        let password = "pw-\(UUID().uuidString.prefix(8))"
+        return (try OpenCodeStandIn(flavor: flavor, password: password), password)
+    }
+
     /// `flavor` is one of opencode1, opencode2.0.3, opencode2, other, nosse (see the script).
     /// `launcher` is prepended to the command line, e.g. `ip netns exec NS` to run it in a
     /// test's own network namespace (still on that namespace's 127.0.0.1).

@@ -74,44 +74,24 @@ public struct AgentSessionLog: Sendable, Equatable {
     /// One `data:` entry of the log: `{"type","created","durable":{"aggregateID","seq"},"data"}`, or
     /// the synced marker `{"type":"log.synced","aggregateID","seq"?}`.
     private struct Entry: Decodable {
-        let type: String?, aggregateID: String?, created: Double?
-        let seq: LogSeq?
-        let durable: Durable?
-        let data: Failure?
-        enum CodingKeys: String, CodingKey { case type, aggregateID, created, seq, durable, data }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            type = object.lenient(.type)
-            aggregateID = object.lenient(.aggregateID)
-            created = object.lenient(.created)
-            seq = object.lenient(.seq)
-            durable = object.lenient(.durable)
-            data = object.lenient(.data)
-        }
+        @LenientField var type: String?
+        @LenientField var aggregateID: String?
+        @LenientField var created: Double?
+        @LenientField var seq: LogSeq?
+        @LenientField var durable: Durable?
+        @LenientField var data: Failure?
     }
 
     /// `durable`: which session's log, and where in it.
     private struct Durable: Decodable {
-        let aggregateID: String?
-        let seq: LogSeq?
-        enum CodingKeys: String, CodingKey { case aggregateID, seq }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            aggregateID = object.lenient(.aggregateID)
-            seq = object.lenient(.seq)
-        }
+        @LenientField var aggregateID: String?
+        @LenientField var seq: LogSeq?
     }
 
     /// `session.execution.failed`'s data: `{sessionID, error: {type, message, status?}}` (or an older `message`).
     private struct Failure: Decodable {
-        let message: String?
-        let error: OpenCodeEvent.Fields.ErrorField?
-        enum CodingKeys: String, CodingKey { case message, error }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            message = object.lenient(.message)
-            error = object.lenient(.error)
-        }
+        @LenientField var message: String?
+        @LenientField var error: OpenCodeEvent.Fields.ErrorField?
     }
 
     private static func step(_ type: String, _ data: Failure?, secrets: [String]) -> Step? {

@@ -52,14 +52,9 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
 extension HomeGatewayAnswer {
     /// The 502's body as `parse` reads it: every field optional, one of another type as if absent.
     private struct Wire: Decodable {
-        let octunnel: String?, error: String?, fix: String?, home: String?
-        enum CodingKeys: String, CodingKey { case octunnel, error, fix, home }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            octunnel = object.lenient(.octunnel)
-            error = object.lenient(.error)
-            fix = object.lenient(.fix)
-            home = object.lenient(.home)
-        }
+        @LenientField var octunnel: String?
+        @LenientField var error: String?
+        @LenientField var fix: String?
+        @LenientField var home: String?
     }
 }

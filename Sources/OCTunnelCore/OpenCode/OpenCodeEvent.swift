@@ -54,18 +54,10 @@ public struct OpenCodeEvent: Sendable {
     }
 
     private struct Inner: Decodable {
-        let type: String?
-        let data: Fields?
-        let properties: Fields?
-        let durable: Durable?
-        enum CodingKeys: String, CodingKey { case type, data, properties, durable }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            type = object.lenient(.type)
-            data = object.lenient(.data)
-            properties = object.lenient(.properties)
-            durable = object.lenient(.durable)
-        }
+        @LenientField var type: String?
+        @LenientField var data: Fields?
+        @LenientField var properties: Fields?
+        @LenientField var durable: Durable?
     }
 
     private struct Durable: Decodable { let seq: LogSeq? }

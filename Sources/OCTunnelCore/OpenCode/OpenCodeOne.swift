@@ -81,19 +81,7 @@ public struct OpenCodeOne: OpenCodeDialect {
     }
 
     /// One entry of 1.x's permission list.
-    struct Request: Decodable {
-        let id: String?, sessionID: String?, permission: String?
-        let patterns: [LooseText]?
-        var wire: PermissionRequestWire {
-            PermissionRequestWire(id: id, sessionID: sessionID, kind: permission, patterns: (patterns ?? []).map(\.text))
-        }
-        enum CodingKeys: String, CodingKey { case id, sessionID, permission, patterns }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            id = object.lenient(.id)
-            sessionID = object.lenient(.sessionID)
-            permission = object.lenient(.permission)
-            patterns = object.lenient(.patterns)
-        }
-    }
+    typealias Request = PermissionEntryWire<RequestKeys>
+    /// 1.x's names for a pending permission's fields.
+    enum RequestKeys: String, PermissionEntryKeys { case id, sessionID, kind = "permission", patterns }
 }

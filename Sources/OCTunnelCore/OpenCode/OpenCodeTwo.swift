@@ -98,19 +98,7 @@ public struct OpenCodeTwo: OpenCodeDialect {
     }
 
     /// One entry of 2.x's permission list.
-    struct Request: Decodable {
-        let id: String?, sessionID: String?, action: String?
-        let resources: [LooseText]?
-        var wire: PermissionRequestWire {
-            PermissionRequestWire(id: id, sessionID: sessionID, kind: action, patterns: (resources ?? []).map(\.text))
-        }
-        enum CodingKeys: String, CodingKey { case id, sessionID, action, resources }
-        init(from decoder: Decoder) throws {
-            let object = try decoder.container(keyedBy: CodingKeys.self)
-            id = object.lenient(.id)
-            sessionID = object.lenient(.sessionID)
-            action = object.lenient(.action)
-            resources = object.lenient(.resources)
-        }
-    }
+    typealias Request = PermissionEntryWire<RequestKeys>
+    /// 2.x's names for a pending permission's fields.
+    enum RequestKeys: String, PermissionEntryKeys { case id, sessionID, kind = "action", patterns = "resources" }
 }

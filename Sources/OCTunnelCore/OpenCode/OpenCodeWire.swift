@@ -10,6 +10,21 @@ extension KeyedDecodingContainer {
     func lenient<T: Decodable>(_ key: Key, as type: T.Type = T.self) -> T? {
         (try? decodeIfPresent(T.self, forKey: key)) ?? nil
     }
+
+    /// What the synthesized `init(from:)` calls for a `@LenientField`: `lenient(key)`, so a field
+    /// absent, null or of another type is nil rather than a throw.
+    func decode<T>(_ type: LenientField<T>.Type, forKey key: Key) throws -> LenientField<T> {
+        LenientField(wrappedValue: lenient(key))
+    }
+}
+
+/// A wire type's field read as `lenient` reads it: a struct whose fields all wear it decodes with
+/// the synthesized `init(from:)`, and each field is nil when absent or of another type.
+@propertyWrapper
+struct LenientField<Value: Decodable>: Decodable {
+    var wrappedValue: Value?
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+    init(from decoder: Decoder) throws { wrappedValue = try? Value(from: decoder) }
 }
 
 /// A value that decodes when it can and is nil when it cannot: one bad entry of a list is
@@ -48,19 +63,10 @@ struct TaggedErrorWire: Decodable {
 /// A health answer: 1.x `/global/health` and 2.0.3's `/api/health` `{healthy, version}`; 2.x
 /// `/api/info` and `/api/status` `{version, pid, urls?, …}` (packages/server/src/server-info.ts).
 struct HealthWire: Decodable {
-    let version: String?
-    let healthy: Bool?
-    let pid: Double?
-    let urls: [LooseText]?
-
-    enum CodingKeys: String, CodingKey { case version, healthy, pid, urls }
-    init(from decoder: Decoder) throws {
-        let object = try decoder.container(keyedBy: CodingKeys.self)
-        version = object.lenient(.version)
-        healthy = object.lenient(.healthy)
-        pid = object.lenient(.pid)
-        urls = object.lenient(.urls)
-    }
+    @LenientField var version: String?
+    @LenientField var healthy: Bool?
+    @LenientField var pid: Double?
+    @LenientField var urls: [LooseText]?
 }
 
 /// One pending permission in octunnel's words, whichever generation's field names it came in.
@@ -71,6 +77,26 @@ public struct PermissionRequestWire: Sendable, Equatable {
     public let kind: String?
     /// 1.x `patterns`, 2.x `resources`; an entry that is not a string is nil.
     public let patterns: [String?]
+}
+
+/// The names one generation gives a pending permission's fields (1.x `permission` and
+/// `patterns`, 2.x `action` and `resources`): its dialect's whole say in reading the list.
+protocol PermissionEntryKeys: CodingKey {
+    static var id: Self { get }
+    static var sessionID: Self { get }
+    static var kind: Self { get }
+    static var patterns: Self { get }
+}
+
+/// One entry of a pending-permission list under `Keys`' names, read leniently into octunnel's words.
+struct PermissionEntryWire<Keys: PermissionEntryKeys>: Decodable {
+    let wire: PermissionRequestWire
+    init(from decoder: Decoder) throws {
+        let object = try decoder.container(keyedBy: Keys.self)
+        let patterns = object.lenient(.patterns, as: [LooseText].self) ?? []
+        wire = PermissionRequestWire(id: object.lenient(.id), sessionID: object.lenient(.sessionID), kind: object.lenient(.kind),
+                                     patterns: patterns.map(\.text))
+    }
 }
 
 /// One question request, the same in both generations: `{id, sessionID, questions: [{question,

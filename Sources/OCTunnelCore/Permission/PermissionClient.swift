@@ -87,21 +87,13 @@ public struct PermissionClient: Sendable {
             throw .permissionNotPending(id: OutsideText.shown(id, limit: 128))
         }
         for route in PermissionReplyRoute.routes(for: generation) {
-            let answer: (HTTPProbe.Head, [UInt8])
-            do {
-                answer = try probe().post(route.path(for: request), body: route.body(reply), headers: headers(request.directory))
-            } catch {
-                throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
-                    + "and it is not sent again: `octunnel permission list` shows whether it still waits")
-            }
+            let answer = try post(route.path(for: request), body: route.body(reply), directory: request.directory)
             switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
             case .answered: return request
             case .gone: throw .permissionNotPending(id: request.id)
             case .routeMissing: continue
             case .refused(let generation): throw passwordError(generation)
-            case .failed(let status, let body):
-                throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
-                    + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+            case .failed(let status, let body): throw replyFailed(status: status, body: body)
             }
         }
         throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows "
@@ -123,13 +115,7 @@ public struct PermissionClient: Sendable {
             let known = try list(in: place, generation: generation).0
             generation = known
             let path = known.api.questionListPath
-            let head: HTTPProbe.Head, body: [UInt8]
-            do {
-                (head, body) = try probe().get(path, headers: headers(place), limit: 1 << 20)
-            } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
-                    + "(\(describe(error)))")
-            }
+            let (head, body) = try getList(path, directory: place)
             guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP "
                 + "\(head.status) from \(path); nothing was sent") }
             if let request = AskedQuestion.listed(id, in: body, generation: known) { found = (request, place) }
@@ -149,22 +135,14 @@ public struct PermissionClient: Sendable {
             }
         }
         let route = QuestionReplyRoute(generation)
-        let answer: (HTTPProbe.Head, [UInt8])
-        do {
-            answer = try probe().post(route.path(for: request, reply), body: route.body(reply), headers: headers(directory))
-        } catch {
-            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, and it "
-                + "is not sent again: `octunnel permission list` shows whether it still waits")
-        }
+        let answer = try post(route.path(for: request, reply), body: route.body(reply), directory: directory)
         switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
         case .answered: return request
         case .gone: throw .questionNotPending(id: request.id)
         case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question "
             + "(\(route.path(for: request, reply))); answer it in OpenCode")
         case .refused(let generation): throw passwordError(generation)
-        case .failed(let status, let body):
-            throw .permissionFailed(detail: "OpenCode answered the reply with HTTP "
-                + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
+        case .failed(let status, let body): throw replyFailed(status: status, body: body)
         }
     }
 
@@ -177,13 +155,7 @@ public struct PermissionClient: Sendable {
         var refusing: OpenCodeGeneration?
         var misses: [String] = []
         for (candidate, path) in tries {
-            let head: HTTPProbe.Head, body: [UInt8]
-            do {
-                (head, body) = try probe().get(path, headers: headers(directory), limit: 1 << 20)
-            } catch {
-                throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
-                    + "(\(describe(error)))")
-            }
+            let (head, body) = try getList(path, directory: directory)
             if head.status == 200,
                 let list = PendingPermissionList.parse(body, generation: candidate, directory: directory, secrets: credentials.secrets)
             {
@@ -202,6 +174,32 @@ public struct PermissionClient: Sendable {
         }
         if refused { throw passwordError(refusing) }
         throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
+    }
+
+    /// GETs a list at `path` (up to 1 MiB); no answer is `permissionFailed` naming the tunnel's end.
+    private func getList(_ path: String, directory: String?) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
+        do {
+            return try probe().get(path, headers: headers(directory), limit: 1 << 20)
+        } catch {
+            throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+                + "(\(describe(error)))")
+        }
+    }
+
+    /// POSTs a reply once; no answer is `permissionFailed` saying it may have been taken and is not sent again.
+    private func post(_ path: String, body: [UInt8], directory: String?) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
+        do {
+            return try probe().post(path, body: body, headers: headers(directory))
+        } catch {
+            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
+                + "and it is not sent again: `octunnel permission list` shows whether it still waits")
+        }
+    }
+
+    /// A reply OpenCode answered with another status: its status and a redacted preview of its body.
+    private func replyFailed(status: Int, body: [UInt8]) -> OCTunnelError {
+        .permissionFailed(detail: "OpenCode answered the reply with HTTP "
+            + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
     }
 
     private func probe() -> HTTPProbe {

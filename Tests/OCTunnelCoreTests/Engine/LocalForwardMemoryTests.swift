@@ -12,14 +12,24 @@ struct LocalForwardMemoryTests {
         try #require(ClientConnection(port: forward.listenPort, timeout: 5))
     }
 
+    /// An in-memory tunnel whose session `prepare` sets up, started, and one client of it; the
+    /// caller finishes the client, then stops the rounds.
+    static func started(prepare: (MemorySession) -> Void = { _ in }) throws -> (MemoryRounds, ClientConnection) {
+        let (rounds, forward) = try MemoryRounds.tunnel()
+        prepare(rounds.session)
+        rounds.start()
+        do {
+            return (rounds, try Self.client(of: forward))
+        } catch {
+            rounds.stop()
+            throw error
+        }
+    }
+
     @Test("a client's bytes reach its channel and the VPS's reach the client, EOF a half-close each way")
     func bytesBothWays() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel()
-        defer { rounds.stop() }
-        rounds.session.openDelay = 0.02
-        rounds.start()
-        let client = try Self.client(of: forward)
-        defer { client.finish() }
+        let (rounds, client) = try Self.started(prepare: { $0.openDelay = 0.02 })
+        defer { client.finish(); rounds.stop() }
         #expect(writeAll(client.fd, Array("hello".utf8)))
         shutdown(client.fd, Int32(SHUT_WR))
         let session = rounds.session
@@ -54,12 +64,8 @@ struct LocalForwardMemoryTests {
 
     @Test("nothing listens behind the VPS: the client is closed and the user is told")
     func nothingListening() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel()
-        defer { rounds.stop() }
-        rounds.session.openRefusal = "connect failed"
-        rounds.start()
-        let client = try Self.client(of: forward)
-        defer { client.finish() }
+        let (rounds, client) = try Self.started(prepare: { $0.openRefusal = "connect failed" })
+        defer { client.finish(); rounds.stop() }
         #expect(try rounds.run { rounds.said.contains { if case .clientDropped = $0 { true } else { false } } })
         #expect(rounds.said.contains { if case .nothingListening = $0 { true } else { false } })
         #expect(readAll(client.fd).isEmpty)
@@ -67,12 +73,8 @@ struct LocalForwardMemoryTests {
 
     @Test("the channel's window closes: the client's bytes wait, unflagged, and move on when the VPS adjusts it")
     func windowClosesAndOpens() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel()
-        defer { rounds.stop() }
-        rounds.session.initialSendWindow = 1000
-        rounds.start()
-        let client = try Self.client(of: forward)
-        defer { client.finish() }
+        let (rounds, client) = try Self.started(prepare: { $0.initialSendWindow = 1000 })
+        defer { client.finish(); rounds.stop() }
         let payload = patternBytes(100_000, seed: 7)
         #expect(writeAll(client.fd, payload))
         let session = rounds.session
@@ -90,11 +92,8 @@ struct LocalForwardMemoryTests {
 
     @Test("the session dies: its streams end as lost, and their clients see the end")
     func sessionDies() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel()
-        defer { rounds.stop() }
-        rounds.start()
-        let client = try Self.client(of: forward)
-        defer { client.finish() }
+        let (rounds, client) = try Self.started()
+        defer { client.finish(); rounds.stop() }
         #expect(writeAll(client.fd, [1]))
         let session = rounds.session
         #expect(try rounds.run { session.channels.count == 2 && !session.channels[1].written.isEmpty })

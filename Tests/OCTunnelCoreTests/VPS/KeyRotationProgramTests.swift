@@ -70,10 +70,8 @@ struct KeyRotationProgramTests {
     @Test("add twice is one successor (present); an add with another key never replaces it (held, exit 1, file untouched): a thief's add cannot take the owner's place, nor the owner's the thief's",
           arguments: shells)
     func oneSuccessor(shell: String) throws {
-        let vps = try KeysHome()
         let old = KeysHome.ed25519("old"), first = KeysHome.ed25519(""), second = KeysHome.ed25519("")
-        let oldLine = Self.line(old, role: .tunnel)
-        try vps.write(Self.file(around: oldLine))
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: old)
         #expect(try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: first), shell: shell).stdout == "octunnel-keys v=1 result=added\n")
         let once = try vps.contents()
         let present = try vps.run(line: oldLine, command: KeyRotationVerb.addCommand(for: first), shell: shell)
@@ -91,10 +89,8 @@ struct KeyRotationProgramTests {
     @Test("the new key already signs in from another file sshd reads (authorized_keys2, any authorized_keys* beside the file): refused with the very answer a held succession gets, file untouched",
           arguments: shells)
     func duplicateElsewhere(shell: String) throws {
-        let vps = try KeysHome()
         let old = KeysHome.ed25519("old"), shellKey = KeysHome.ed25519("my-shell-key"), fresh = KeysHome.ed25519("")
-        let oldLine = Self.line(old, role: .tunnel)
-        try vps.write(Self.file(around: oldLine))
+        let (vps, oldLine) = try Self.home(withTunnelLineOf: old)
         let before = try vps.contents()
         for name in ["authorized_keys2", "authorized_keys.extra"] {
             let other = vps.home + "/.ssh/" + name

@@ -19,11 +19,9 @@ struct ReconnectCommandTests {
 
     @Test("tunnel reconnect: a new session comes up before the old one goes (the local port stays), status counts it; SIGUSR1 does the same")
     func tunnelReconnect() throws {
-        let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: backend.port)
+        let (tunnel, port) = try fixture.upToStandIn()
         defer { tunnel.stopGracefullyOrKill() }
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
 
         let result = try fixture.run(["tunnel", "reconnect", "--json"])

@@ -11,6 +11,8 @@ final class TunnelFixture: @unchecked Sendable {
     let sshd: SSHDServer
     /// The servers behind the "VPS" that `upToEcho` started, stopped with the fixture.
     private var servers: [TCPTestServer] = []
+    /// The OpenCode stand-ins behind the "VPS" that `upToStandIn` started, stopped with the fixture.
+    private var standIns: [OpenCodeStandIn] = []
 
     /// `sshdAddress` and `sshdLauncher` put sshd elsewhere, e.g. in a `NetworkNamespacePair`.
     init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
@@ -44,7 +46,24 @@ final class TunnelFixture: @unchecked Sendable {
     func upToEcho(extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> (tunnel: RunningProcess, port: Int) {
         let echo = try TCPTestServer.echo()
         servers.append(echo)
-        let tunnel = try up(remotePort: echo.port, extra: extra)
+        return try upForwarding(to: echo.port, extra: extra, sourceLocation: sourceLocation)
+    }
+
+    /// Starts an OpenCode stand-in behind the "VPS" (it lives as long as the fixture) and `tunnel
+    /// up` to it with `extra`: the tunnel and its local port, once it forwards.
+    func upToStandIn(extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> (tunnel: RunningProcess, port: Int)
+    {
+        let backend = try OpenCodeStandIn()
+        standIns.append(backend)
+        return try upForwarding(to: backend.port, extra: extra, sourceLocation: sourceLocation)
+    }
+
+    /// `tunnel up` to `remotePort` with `extra`, and its local port once it forwards.
+    private func upForwarding(to remotePort: Int, extra: [String], sourceLocation: SourceLocation) throws
+        -> (tunnel: RunningProcess, port: Int)
+    {
+        let tunnel = try up(remotePort: remotePort, extra: extra)
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)", sourceLocation: sourceLocation)
         return (tunnel, port)
     }

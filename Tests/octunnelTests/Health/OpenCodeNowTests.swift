@@ -27,8 +27,7 @@ struct OpenCodeNowTests {
 
     @Test("2.x with only OPENCODE_PASSWORD set: healthy, and it wins over a stale OPENCODE_SERVER_PASSWORD; the output names the variable, never the password")
     func onlyTheNewVariable() throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
         let fixture = try TunnelFixture()
 
         let only = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password])

@@ -3,6 +3,15 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
+/// A `TestAccount` to make and remove, or the test cancelled with `reason` where none can be
+/// made: not root, or no useradd where sshd runs.
+private func newAccount(else reason: Comment) throws -> TestAccount {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
+        try Test.cancel(reason)
+    }
+    return TestAccount()
+}
+
 /// Issue 55, finding 5: no key option forbids `ssh -R /path:…`; `authorize --account NAME`
 /// through a root login puts the key in a dedicated account whose sshd drop-in does. Against a
 /// real sshd run as root whose configuration Includes a drop-in directory beside it (as Debian's
@@ -11,10 +20,8 @@ import Testing
 struct AccountTests {
     @Test("authorize --account: the account made, the drop-in checked and sshd reloaded; ssh -R /path with either key refused, sshd -t passes, the tunnel and home up work")
     func accountClosesStreamLocal() async throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
-            try Test.cancel("authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
-        }
-        let account = TestAccount()
+        let account = try newAccount(
+            else: "authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
         defer { account.remove() }
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
@@ -66,10 +73,7 @@ struct AccountTests {
 
     @Test("authorize --account through a login that is not root: 77, naming what is open and the lines an admin adds; nothing changed")
     func notRoot() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
-            try Test.cancel("needs root and useradd where sshd runs (the test makes and removes an account)")
-        }
-        let account = TestAccount()
+        let account = try newAccount(else: "needs root and useradd where sshd runs (the test makes and removes an account)")
         defer { account.remove() }
         let fixture = try KeyLifeFixture()
         try fixture.includeDropIns()
@@ -89,10 +93,7 @@ struct AccountTests {
 struct AccountRefusedTests {
     @Test("sshd_config does not Include the drop-in directory: 73 naming the Include line; no drop-in left, no account made")
     func notIncluded() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
-            try Test.cancel("authorize --account needs root and useradd where sshd runs")
-        }
-        let account = TestAccount()
+        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
         defer { account.remove() }
         let fixture = try KeyLifeFixture()
         let config = fixture.sshd.directory.file("sshd_config")
@@ -107,10 +108,7 @@ struct AccountRefusedTests {
 
     @Test("sshd -t refuses the configuration: 73 with sshd's words; the drop-in that was there before is back byte for byte")
     func sshdRefuses() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
-            try Test.cancel("authorize --account needs root and useradd where sshd runs")
-        }
-        let account = TestAccount()
+        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
         defer { account.remove() }
         let fixture = try KeyLifeFixture()
         // A configuration of its own (sshd -t reads it; the running sshd is not told), broken on its last line.

@@ -135,6 +135,16 @@ final class KeyLifeFixture: @unchecked Sendable {
     }
 }
 
+/// The laptop's line of a fixture key, as `authorize` renders it, for the VPS end `port`.
+func laptopLine(port: Int) -> (SSHPublicKey, String) -> String {
+    { key, file in KeyAuthorization.line(for: key, role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
+}
+
+/// The home's line of a fixture key, listening on `port`.
+func homeLine(port: Int) -> (SSHPublicKey, String) -> String {
+    { key, file in KeyAuthorization.line(for: key, role: .home, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
+}
+
 /// Requests sent through a forward again and again on a thread of their own until `stop`,
 /// every answer checked: the "0 failed requests" of a rotation under load.
 final class RequestLoop: @unchecked Sendable {

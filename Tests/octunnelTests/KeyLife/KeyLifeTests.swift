@@ -3,16 +3,6 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-/// The laptop's line of a fixture key, as `authorize` renders it, for the VPS end `port`.
-private func laptopLine(port: Int) -> (SSHPublicKey, String) -> String {
-    { key, file in KeyAuthorization.line(for: key, role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
-}
-
-/// The home's line of a fixture key, listening on `port`.
-private func homeLine(port: Int) -> (SSHPublicKey, String) -> String {
-    { key, file in KeyAuthorization.line(for: key, role: .home, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
-}
-
 /// `authorize`, `keys list` and `keys revoke` through the user's own ssh, against a real sshd.
 @Suite("keys for life: authorize and keys through your own ssh login", .ownThreads, .timeLimit(.minutes(4)))
 struct AuthorizeTests {

@@ -3,11 +3,6 @@ import OCTunnelCore
 import OCTunnelTestSupport
 import Testing
 
-/// The laptop's line of a fixture key, as `authorize` renders it, for the VPS end `port`.
-private func laptopLine(port: Int) -> (SSHPublicKey, String) -> String {
-    { key, file in KeyAuthorization.line(for: key, role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
-}
-
 /// Issue 55, tried as the holder of one stolen restricted key would, against a real sshd: the
 /// owner gets rid of the thief with `keys revoke`, a rotation cannot be hijacked, the stolen key
 /// cannot adopt a key that already signs in, and nothing it can plant holds the lock.

@@ -17,8 +17,7 @@ struct NotificationAnswerEndToEndTests {
         async throws {
         let desktop = try DesktopSession()
         defer { desktop.stop() }
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let fixture = try TunnelFixture()
         let environment = inheritedEnvironment.merging(desktop.environment) { $1 }.merging(["OPENCODE_PASSWORD": password]) { $1 }

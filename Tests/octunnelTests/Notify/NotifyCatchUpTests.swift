@@ -36,8 +36,7 @@ struct NotifyCatchUpTests {
     /// the tunnel follows the stand-in's events, then all is stopped.
     static func withRecordingTunnel(flavor: String, _ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture,
                                                              _ tunnel: RunningProcess, _ record: String) async throws -> Void) async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let scratch = try TempDirectory()
         let (fixture, tunnel, record) = try recordingTunnel(to: backend, password: password, in: scratch)

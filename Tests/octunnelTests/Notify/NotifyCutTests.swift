@@ -96,8 +96,7 @@ struct NotifyCutTests {
     @Test("a permission and a question already pending when tunnel up starts are told once, with the permission's id; a reconnect tells them not again",
           arguments: ["opencode1", "opencode2"])
     func pendingAtStart(flavor: String) async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let waiting = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"]))
         let question = backend.post("/standin/question", ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB", "options": []]]])

@@ -34,8 +34,7 @@ struct NotifyTests {
     /// directory; the stand-in is stopped after `body`.
     static func withStandIn(_ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture, _ scratch: TempDirectory) async throws -> Void)
         async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
         defer { backend.stop() }
         let fixture = try TunnelFixture()
         try await body(backend, password, fixture, try TempDirectory())

@@ -19,8 +19,7 @@ struct PermissionCommandTests {
     /// `environment`; `body` runs with them, then all is stopped.
     static func withTunnel(flavor: String, _ body: (_ backend: OpenCodeStandIn, _ fixture: TunnelFixture, _ tunnel: RunningProcess,
                                                     _ environment: [String: String], _ password: String) async throws -> Void) async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let fixture = try TunnelFixture()
         let environment = inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }

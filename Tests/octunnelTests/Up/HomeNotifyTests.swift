@@ -13,8 +13,7 @@ struct HomeNotifyTests {
     @Test("1.x and 2.x: finish, permission, failure told once each by home up alone; the permission answered at home with the command its line gives; the notify choice saved in the home section",
           arguments: ["opencode1", "opencode2"])
     func homeAlone(flavor: String) async throws {
-        let password = "pw-\(UUID().uuidString.prefix(8))"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
