@@ -6,7 +6,7 @@ import Testing
 
 /// `--push` and its options laid over the profile's saved push (`PushChoices`), as `tunnel up` and
 /// `home up` resolve them, and what `--save` writes.
-@Suite("push flags over the saved push")
+@Suite("push flags over the saved push", .ownThreads)
 struct PushChoicesTests {
     @Test("nothing typed or saved: no push; options without a push, or a URL without a topic: a usage error")
     func noneAndMistakes() throws {
