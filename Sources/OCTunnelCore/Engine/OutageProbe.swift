@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Such an attempt reaches no SSH server: the TCP connect was refused, found no host, or timed
 /// out (that attempt has already waited its connect timeout). Not when this machine has no
-/// route at all (offline): that is the backoff's, and a network change's (`reachedNoServer`). sshd never saw it, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
+/// route at all (offline): that is the backoff's, and a network change's (`reachedNoServer`).
+/// sshd never saw such an attempt, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
 /// penalizes a source for the preauth children that end without authenticating, `noauth`,
 /// sshd.c `child_reap`; a refused SYN starts no child). The attempt *is* the probe: once a
 /// connect succeeds, the handshake goes on over that very socket, so no probe connection is
