@@ -32,7 +32,7 @@ public final class PushChannel: @unchecked Sendable {
             let answers = notice.answers(for: moment)
             let nonces = book.issue(requestID: requestID, directory: moment.directory, answers: answers)
             actions = zip(answers, nonces).map { answer, nonce in
-                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce))
+                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce, sender: book.sender))
             }
             if !actions.isEmpty { remember(requestID, moment) }
         }

@@ -291,4 +291,37 @@ struct PushNtfyTests {
         #expect(answers.sent.last?.id == "per_two" && answers.sent.last?.answer == .permission(.always))
         #expect(listener.counts.refused == 0)
     }
+
+    /// Both ends on one reply topic (the saved push is both ends' default): a tap on one end's
+    /// button answers there once and is passed over by the other end without a word; a forged tap
+    /// (no tag, or this end's tag) is still said by each end that checks it.
+    @Test("both ends on one reply topic: the other end's taps pass quietly; a forged tap is still said")
+    func otherEndsTapsQuiet() throws {
+        let server = try Self.server()
+        let settings = try Self.settings(server)
+        let (home, homeListener, phone, homeAnswers) = try Self.listening(server, settings)
+        defer { homeListener.stop() }
+        let (_, laptopListener, _, laptopAnswers) = try Self.listening(server, settings)
+        defer { laptopListener.stop() }
+        try home.push(Self.permission("per_shared"))
+        let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
+        #expect(try phone.tap(actions[0]) == 200)
+        #expect(waitUntil(timeout: 10) { homeAnswers.count == 1 && laptopListener.othersTaps == 1 })
+        #expect(homeAnswers.sent.first?.answer == .permission(.once))
+        let http = PushHTTP()
+        let forged = NonceBook.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let home3 = PushTap.parse(actions[2]["body"] as! String)!
+        for body in [PushTap(requestID: "per_shared", nonce: forged).body, "octunnel1 per_shared \(forged) zz",
+                     PushTap(requestID: "per_shared", nonce: forged, sender: home3.sender).body] {
+            _ = try http.send(PushHTTPRequest(method: "POST", url: settings.replyURL, body: Array(body.utf8)))
+        }
+        // Home checks the untagged one and its own tag's; the laptop only the untagged one; the bad tag is no tap.
+        #expect(waitUntil(timeout: 10) { homeListener.counts.refused == 2 && laptopListener.counts.refused == 1 })
+        #expect(waitUntil(timeout: 10) { homeAnswers.lines.filter { $0.contains("not a button's tap") }.count == 1 })
+        #expect(homeAnswers.lines.filter { $0.contains("forged tap") }.count == 2, "\(homeAnswers.lines)")
+        #expect(laptopAnswers.lines.filter { $0.contains("forged tap") }.count == 1, "\(laptopAnswers.lines)")
+        #expect(!laptopAnswers.lines.contains { $0.contains("per_shared") && !$0.contains("forged") && !$0.contains("not a button") },
+                "the home's own tap said nothing on the laptop: \(laptopAnswers.lines)")
+        #expect(laptopAnswers.count == 0 && homeAnswers.count == 1 && laptopListener.othersTaps == 2)
+    }
 }
