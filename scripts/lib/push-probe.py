@@ -11,7 +11,7 @@ body), the URL's host:port swapped for the phone's route. STANDIN_PORT: the Open
 permission.asked event goes to home up), waits for its push on the server (asked -> on ntfy),
 taps "Allow once" through the phone's route and polls the stand-in's replies every 2 ms until
 the answer is there (tap -> OpenCode). GAP_S seconds between samples (the notifier's burst
-budget refills one permission every 4 s after 8). Prints "asked MS" and "tap MS" lines, one
+budget lets 8 a kind through at once, then one every 4 s). Prints "asked MS" and "tap MS" lines, one
 pair a sample; "pushes N" at the end (messages with buttons seen: one per sample expected).
 """
 import json

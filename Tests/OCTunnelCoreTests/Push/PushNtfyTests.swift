@@ -324,4 +324,41 @@ struct PushNtfyTests {
                 "the home's own tap said nothing on the laptop: \(laptopAnswers.lines)")
         #expect(laptopAnswers.count == 0 && homeAnswers.count == 1 && laptopListener.othersTaps == 2)
     }
+
+    /// A publish that reached ntfy while its answer was lost (a relay that throws the first POST's
+    /// answer away: scripts/hostile-http.py's lose-first-answer) times out; the retry reads the
+    /// topic for the push's own id, finds it and sends nothing, and the copy on the phone answers.
+    @Test("a publish whose answer was lost reached ntfy: the retry finds its id and sends nothing; its button still answers")
+    func lostAnswerNotDoubled() throws {
+        let server = try Self.server()
+        let relay = try HostileHTTPServer(mode: "lose-first-answer", arguments: ["--target", String(server.port)])
+        defer { relay.stop() }
+        let direct = try Self.settings(server)
+        let relayed = PushSettings(url: try PushURL.parse("http://127.0.0.1:\(relay.port)/\(direct.url.topic ?? "")"),
+                                   replyTopic: direct.replyTopic, detail: .full)
+        let channel = PushChannel(settings: relayed, token: nil, secrets: [Self.password], timeout: 2)
+        let answers = Answers()
+        let listener = channel.listener(answer: { answers.add($0, $1, $2) }, report: { answers.say($0) })
+        listener.backoff = 0.2
+        listener.start()
+        defer { listener.stop() }
+        #expect(listener.waitUntilOpen(timeout: 20))
+        let phone = NtfyPhone(topicURL: direct.url.text())
+
+        var kept = KeptPush(Self.permission("per_lost"))
+        #expect(throws: PushError.self) { _ = try channel.push(&kept) }
+        #expect(kept.tried != nil)
+        #expect(try phone.waitForMessages(1).count == 1, "the lost publish reached ntfy")
+        #expect(try channel.push(&kept) == .foundOnTopic)
+        // A kept push whose try never reached ntfy is sent on the retry.
+        var never = KeptPush(Self.permission("per_never"))
+        never.tried = Date()
+        #expect(try channel.push(&never) == .sent)
+        let messages = try phone.waitForMessages(2)
+        #expect(messages.count == 2, "\(messages.map { $0["title"] ?? "" })")
+        #expect((messages.first?["tags"] as? [String])?.contains(kept.tag) == true)
+        #expect(try phone.tap(NtfyPhone.actions(messages[0])[0]) == 200)
+        #expect(waitUntil(timeout: 10) { answers.count == 1 })
+        #expect(answers.sent.first?.id == "per_lost" && answers.sent.first?.answer == .permission(.once))
+    }
 }

@@ -111,8 +111,8 @@ struct ServiceCommandTests {
         }
     }
 
-    @Test("the push saved by --save rides in both ends' units: each runs its profile, whose push holds the URL, the token and CA"
-          + " files' paths and the detail; no token in any file")
+    /// Each end's unit runs its profile, whose push holds the URL, the token and CA files' paths and the detail.
+    @Test("the push saved by --save rides in both ends' units (the profile's push); no token in any file")
     func bothUnitsCarryTheSavedPush() throws {
         try Self.withSetup { setup, dir in
             let token = "tk_unitSecret42"
