@@ -140,7 +140,7 @@ struct ServiceCommandTests {
             #expect(!config.contains(token) && config.contains(dir + "/ntfy-token"), "\(config)")
             let shown = try Octunnel.run(["config", "show", "--profile", "work", "--home", setup.octunnelHome], in: dir,
                                          environment: setup.environment())
-            #expect(shown.status == 0 && shown.stdout.contains("oc-unit") && shown.stdout.contains("\"detail\" : \"full\"")
+            #expect(shown.status == 0 && shown.stdout.contains("oc-unit") && shown.stdout.contains(#""detail":"full""#)
                     && !shown.stdout.contains(token), "\(shown)")
         }
     }
