@@ -95,7 +95,7 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
                 if next == nil { state.flushing = false }
             }
             guard var next else { return }
-            if next.tried == nil, yields, pushedByOtherEnd(next.moment, channel: channel, context: context) {
+            if yields, pushedByOtherEnd(next.moment, channel: channel, context: context) {
                 state.update { state in if state.unsent.first?.id == next.id { state.unsent.removeFirst() } }
                 continue
             }
