@@ -31,7 +31,7 @@
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
 # BENCH_DEB13=0 skips the bulk row on libssh2 1.11.1 (scripts/lib/bulk-deb13.sh, Debian 13's root).
-# BENCH_PUSH=0 skips the phone push's rows (HomePushTests against Debian 13's ntfy, issue 54's goals).
+# BENCH_PUSH=0 skips the phone push's section (scripts/lib/push-bench.sh: home, VPS and phone apart, issue 54's goals).
 # BENCH_IDLE=0 skips the idle wake-ups section (scripts/idle-wakeups.sh: ssh -N -L and tunnel up
 # with and without notifications, idle for IDLE_SECONDS, default 60).
 # BENCH_VERSUS=PATH: the other side is that octunnel binary (another commit's release build) instead
@@ -656,17 +656,11 @@ if [ "${BENCH_IDLE:-1}" != 0 ]; then
   fi
 fi
 
-# The phone push through home up (issue 54's goals: a permission asked at home on the ntfy server
-# <= 0.5 s later, a tap at OpenCode <= 1 s after it): HomePushTests against Debian 13's ntfy on
-# loopback (no WAN delay yet: add the relay's 40 ms to each number for a VPS one round trip away),
-# its printed numbers as rows on stderr; BENCH_PUSH=0 skips it.
+# The phone push over the WAN (issue 54's goals): its own section of docs/benchmarks.md, written by
+# scripts/lib/push-bench.sh (which also runs alone); BENCH_PUSH=0 skips it.
 if [ "${BENCH_PUSH:-1}" != 0 ]; then
-  if swift build -j 2 --build-tests > "$work/push-build.log" 2>&1 &&
-     swift test --skip-build --filter 'HomePushTests' > "$work/push.log" 2>&1; then
-    grep -E '^home push' "$work/push.log" | sed 's/^/push: /' >&2
-  else
-    echo "push: failed or cancelled (no Debian 13 root with ntfy?): $(grep -E 'skipped|cancel|✘' "$work/push.log" | head -3)" >&2
-  fi
+  OCT="$OCT" bash scripts/lib/push-bench.sh >> docs/benchmarks.md 2> "$work/push.log" ||
+    echo "push: failed: $(tail -2 "$work/push.log")" >&2
 fi
 
 # Roaming (a move, and a sleep with a move) against ssh -L in a restart loop: its own section of
