@@ -20,6 +20,10 @@
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 # Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
 # each tunnel serves again after a network move and after a sleep with a move.
+# Then issue 56's goals (scripts/lib/issue56.sh, root only; BENCH_I56=0 skips them, BENCH_OUTAGE_LONG=0
+# skips their 60 s outage): over the WAN beside ssh -L, 100 connections, 20 at once every 0.7 s, the
+# first connection, 6 at once; five planned reconnects under requests; the VPS down 10 s and 60 s; idle
+# after a burst. Its own section of docs/benchmarks.md, "Issue 56's goals: LABEL" (BENCH_I56_LABEL).
 # Then the port reclaim rows (scripts/lib/reclaim.sh, root only; BENCH_RECLAIM=0 skips them): a home
 # reboot with a phone trying every 0.5 s, sshd reached directly, through sslh and through a TCP
 # relay; printed, not written (docs/benchmarks.md's "Port reclaim behind a relay" keeps them).
@@ -44,7 +48,7 @@ VERSUS=${BENCH_VERSUS:-}
 B_NAME="ssh -L"; OUT=docs/benchmarks.md
 if [ -n "$VERSUS" ]; then
   B_NAME=${BENCH_VERSUS_NAME:-the other octunnel}; OUT=docs/benchmarks-versus.md
-  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_RECLAIM BENCH_DEB13 BENCH_IDLE; do export "$skip=0"; done
+  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_I56 BENCH_RECLAIM BENCH_DEB13 BENCH_IDLE; do export "$skip=0"; done
 fi
 
 . scripts/lib/packages.sh
@@ -664,6 +668,9 @@ fi
 if [ "${BENCH_ROAM:-1}" != 0 ]; then
   OCT="$OCT" bash scripts/lib/roaming.sh >/dev/null || echo "roaming: failed (see above)" >&2
 fi
+
+# Issue 56's goals beside ssh -L over the WAN: its own section of docs/benchmarks.md (scripts/lib/issue56.sh).
+[ "${BENCH_I56:-1}" != 0 ] && { OCT="$OCT" bash scripts/lib/issue56.sh >/dev/null || echo "issue 56: failed (see above)" >&2; }
 
 # The port reclaim after a home reboot, directly and behind relays (issue 28): rows on stderr.
 if [ "${BENCH_RECLAIM:-1}" != 0 ]; then
