@@ -310,10 +310,12 @@ extension SessionDriver {
         guard let noticed = reconnect.causeToActOn(clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
         else { return }
         let socket = live.session.socket
+        let overlap = forwards.allSatisfy(\.allowsOverlap)
         let decision = RoamingDecision.decide(noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
                                               addresses: InterfaceAddresses.current(),
+                                              preferredSource: overlap ? InterfaceAddresses.preferredSource(toward: socket) : nil,
                                               roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
-        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: forwards.allSatisfy(\.allowsOverlap), now: now)
+        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
         say(event)
         switch step {
         case .probe(let deadline):

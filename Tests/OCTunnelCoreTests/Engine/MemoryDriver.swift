@@ -45,8 +45,8 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
 
     /// What the driver tells of each in-memory session.
     static let info = SessionInfo(hostKey: SSHPublicKey(ed25519: [UInt8](repeating: 7, count: 32), comment: ""), newlyTrusted: false,
-                                  hostKeyTrust: .known, keyExchange: "memory", cipher: "memory", mac: "memory", serverBanner: "SSH-2.0-memory",
-                                  user: "me", clientKeyFingerprint: "SHA256:memory")
+                                  hostKeyTrust: .known, keyExchange: "memory", cipher: "memory", mac: "memory",
+                                  serverBanner: "SSH-2.0-memory", user: "me", clientKeyFingerprint: "SHA256:memory")
 }
 
 /// A whole `tunnel up` engine over in-memory sessions: the real `SessionDriver` and `LocalForward`

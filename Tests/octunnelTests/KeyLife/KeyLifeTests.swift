@@ -161,6 +161,10 @@ struct KeyRotationTests {
                      "is the new key; the old one is", "The VPS removed the old key's line", "is refused now"] {
             #expect(rotated.stderr.contains(step), "\(step): \(rotated)")
         }
+        #expect(rotated.stderr.contains("Asked the running tunnel up (pid \(tunnel.pid)) to sign in with the new key"), "\(rotated)")
+        let newKey = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        #expect(try await offPool { tunnel.waitForLine(containing: "authenticated as root with \(newKey)", timeout: 20) } != nil,
+                "the rotation's reconnect: \(tunnel.stderrText)")
         let served = loop.succeeded
         _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= served + 5 } }
         let (ok, failures) = loop.stop()
