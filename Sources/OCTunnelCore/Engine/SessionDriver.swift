@@ -228,10 +228,11 @@ final class SessionDriver: PollOwner {
 
     /// A session failed: a draining one just goes (its streams with it); the current one goes
     /// and, unless a draining one still works and takes over again, the next attempt is scheduled.
+    /// Not after roaming (the path itself changed): the next attempt goes the new way.
     private func ended(_ live: LiveSession, for end: SessionEnd, now: Double) {
         guard !live.isDraining else { return drop(live, for: end) }
         drop(live, for: end)
-        if let back = sessions.restoreDrained() {
+        if !end.retriesAtOnce, let back = sessions.restoreDrained(now: now) {
             record.failed(end)
             emit(.warning("the new session ended (\(end.text)); the one it replaced serves again"))
             for forward in forwards { forward.sessionStarted(back, now: now) }

@@ -129,6 +129,25 @@ struct SessionDriverMemoryTests {
         #expect(driver.opener.attemptCount == 2, "no reconnect for a draining session's end")
     }
 
+    @Test("the new session dies while the old one drains: the old one takes new clients again, no reconnect from nothing")
+    func newSessionDiesOldServesAgain() throws {
+        let driver = try MemoryDriver()
+        defer { driver.stop() }
+        let first = try driver.session(0)
+        let (old, _) = try Self.request(driver, on: first, [1])
+        defer { old.finish() }
+        driver.loop.requestReconnect()
+        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
+        let second = driver.opener.sessions[1]
+        second.die()
+        #expect(try driver.run { second.isClosed })
+        #expect(driver.driver.sessions.current?.session === first && driver.driver.sessions.draining.isEmpty)
+        let (again, _) = try Self.request(driver, on: first, [2])
+        again.finish()
+        #expect(driver.said.contains { if case .warning(let text) = $0 { text.contains("the one it replaced serves again") } else { false } })
+        #expect(driver.opener.attemptCount == 2)
+    }
+
     @Test("keepalive per session: a draining session is probed too, and one that falls silent is dropped alone")
     func keepalivePerSession() throws {
         let driver = try MemoryDriver(keepalive: 0.2)
