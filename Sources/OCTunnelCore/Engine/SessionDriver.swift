@@ -119,7 +119,7 @@ final class SessionDriver: PollOwner {
             if let old = sessions.adopt(live, now: now) {
                 // Make before break: new connections go to the new session from now on; the
                 // old one keeps its streams until they end (`closeDrained`).
-                for forward in forwards { forward.sessionDraining(old, now: now) }
+                for forward in forwards { forward.releaseChannels(on: old) }
             }
             record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
@@ -223,7 +223,7 @@ final class SessionDriver: PollOwner {
         old.session.close()
         old.dropReleasedChannels()
         sessions.remove(old)
-        for forward in forwards { forward.sessionEnded(old, end: end) }
+        for forward in forwards { forward.sessionLost(old, end) }
     }
 
     /// A session failed: a draining one just goes (its streams with it); the current one goes

@@ -19,11 +19,11 @@ protocol SessionForward: AnyObject {
 
     /// `live` is gone (already freed) for `end`: drop whatever used its channels (a draining
     /// session's end leaves the current session's streams alone).
-    func sessionEnded(_ live: LiveSession, end: SessionEnd)
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd)
 
-    /// A planned reconnect replaced `old` (`SessionSet`): it drains. Open nothing new on it,
-    /// hand back what was opened on it ahead of need; its streams stay on it.
-    func sessionDraining(_ old: LiveSession, now: Double)
+    /// `live` takes no new connections any more (a planned reconnect replaced it: it drains,
+    /// `SessionSet`): hand back what was opened on it ahead of need; its streams stay on it.
+    func releaseChannels(on live: LiveSession)
 
     /// Whether anything of this forward still uses `live` (a stream, an open in flight): a
     /// draining session is freed once no forward holds it.
@@ -60,7 +60,7 @@ protocol SessionForward: AnyObject {
 }
 
 extension SessionForward {
-    func sessionDraining(_ old: LiveSession, now: Double) {}
+    func releaseChannels(on live: LiveSession) {}
     func holds(_ live: LiveSession) -> Bool { false }
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }

@@ -174,8 +174,8 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(_ live: LiveSession, end: SessionEnd) {
-        streams.sessionEnded(live)
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd) {
+        streams.sessionEnded(only: live)
         if openOn === live { openOn = nil }
         guard !live.isDraining else { return }
         pool.clear()
@@ -184,7 +184,7 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Make-before-break: the pooled channels were `old`'s, so they go back to it to be freed;
     /// an open in flight on it is finished there (`openOn`).
-    func sessionDraining(_ old: LiveSession, now: Double) {
+    func releaseChannels(on old: LiveSession) {
         pool.release(to: old)
         receivedAtLastTend = -1
     }
@@ -268,7 +268,7 @@ final class LocalForward: SessionForward, PollOwner {
             while !live.isDraining && !waiting.isEmpty && pool.count > 0 {
                 guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
                 guard let pooled = pool.take(live, now: now) else { waiting.insert(id, at: 0); break }
-                stream.attach(pooled.channel, on: live, greeting: pooled.greeting)
+                stream.attach(pooled.channel, greeting: pooled.greeting, on: live)
             }
             if !openInFlight {
                 guard !live.isDraining, !waiting.isEmpty || pool.wantsOpen(now: now), live.takeTurn(self) else { return }
