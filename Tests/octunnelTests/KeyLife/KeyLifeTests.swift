@@ -170,8 +170,7 @@ struct KeyRotationTests {
         let (ok, failures) = loop.stop()
         #expect(failures.isEmpty, "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(tunnel.stderrText)")
         #expect(ok >= 8)
-        // The running tunnel signs in with the new key at its next session (asked for here, with
-        // no request in flight: `tunnel reconnect` ends the old session's open streams with it).
+        // A reconnect by hand as well: the new key again (the old session drains, nothing is cut).
         let newFingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let reconnect = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "20"]) }
         #expect(reconnect.status == 0, "\(reconnect)\n\(tunnel.stderrText)")
