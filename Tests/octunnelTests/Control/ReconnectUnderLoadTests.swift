@@ -34,7 +34,8 @@ struct ReconnectUnderLoadTests {
         while !requests.stopped { Thread.sleep(forTimeInterval: 0.01) }
         let tally = requests.tally
         print("five reconnects under requests every 50 ms: \(tally.served) served, \(tally.failed.count) failed")
-        #expect(tally.failed.isEmpty, "\(tally.failed.count) failed, \(tally.served) served: \(tally.failed.prefix(5))\n\(tunnel.stderrText)")
+        let log = tunnel.stderrText
+        #expect(tally.failed.isEmpty, "\(tally.failed.count) failed, \(tally.served) served: \(tally.failed.prefix(5))\n\(log)")
         // Its connection closed, the first session goes: one session left.
         var last: [String: Any] = [:]
         #expect(waitUntil(timeout: 10) { last = (try? Self.status(fixture)) ?? [:]; return last["sessions"] as? Int == 1 },
