@@ -31,6 +31,9 @@ extension StatusSnapshot {
             let verdict = health.ok ? "✓" : "✗"
             row("health", "\(verdict) \(health.detail) (\(Self.duration(now.timeIntervalSince(health.checkedAt))) ago)")
         }
+        if sessions > 1 {
+            row("sessions", "\(sessions) · \(sessionsDraining) replaced, keeping its connections until they end")
+        }
         if reconnects > 0 || lastError != nil {
             var text = reconnects == 0 ? "none" : "\(reconnects)"
             if let lastError { text += " · last error: \(lastError)" }

@@ -19,6 +19,9 @@ final class ForwardedStream {
     let peer: (host: String, port: Int)
     let createdAt: Double
     private(set) var channel: (any EngineChannel)?
+    /// The session `channel` belongs to: a stream stays on the session that opened its channel,
+    /// also while that session drains after a planned reconnect (`SessionSet`).
+    private(set) var session: LiveSession?
     /// Just joined to its channel: read the socket on the next pump even if it did not poll
     /// readable (it was not polled yet; its request may already be waiting).
     private var freshlyAttached = false
@@ -61,17 +64,21 @@ final class ForwardedStream {
         peer = socket.peer
     }
 
-    /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
-    /// channel opened ahead of need), delivered to the socket first.
-    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes()) {
+    /// Joins the socket to `channel` of `live`; `greeting` is what the server already sent on it
+    /// (a channel opened ahead of need), delivered to the socket first.
+    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes(), on live: LiveSession) {
         self.channel = channel
+        session = live
         downstream = greeting
         received += greeting.count
         freshlyAttached = true
     }
 
     /// Forgets the channel without freeing it (its session is gone).
-    func detach() { channel = nil }
+    func detach() {
+        channel = nil
+        session = nil
+    }
 
     /// Both directions are finished, or something broke.
     var isDone: Bool { failed != nil || (eofSent && socketShut) }
@@ -247,6 +254,7 @@ final class ForwardedStream {
     func close(releasingTo live: LiveSession?) {
         if let channel { live?.release(channel) }
         channel = nil
+        session = nil
         socket.close()
     }
 

@@ -17,8 +17,17 @@ protocol SessionForward: AnyObject {
     /// (no session yet, or reconnecting), only what needs no session (e.g. expire waiters).
     func drive(_ live: LiveSession?, now: Double)
 
-    /// The session is gone (already freed) for `end`: drop whatever used its channels.
-    func sessionEnded(_ end: SessionEnd)
+    /// `live` is gone (already freed) for `end`: drop whatever used its channels (a draining
+    /// session's end leaves the current session's streams alone).
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd)
+
+    /// `live` takes no new connections any more (a planned reconnect replaced it: it drains,
+    /// `SessionSet`): hand back what was opened on it ahead of need; its streams stay on it.
+    func releaseChannels(on live: LiveSession)
+
+    /// Whether anything of this forward still uses `live` (a stream, an open in flight): a
+    /// draining session is freed once no forward holds it.
+    func holds(_ live: LiveSession) -> Bool
 
     /// Adds this forward's sockets and wake-up times to the coming poll.
     func register(in set: PollSet, live: LiveSession?, now: Double)
@@ -51,6 +60,8 @@ protocol SessionForward: AnyObject {
 }
 
 extension SessionForward {
+    func releaseChannels(on live: LiveSession) {}
+    func holds(_ live: LiveSession) -> Bool { false }
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
     var allowsOverlap: Bool { true }

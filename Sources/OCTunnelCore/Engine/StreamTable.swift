@@ -61,28 +61,29 @@ final class StreamTable {
     /// The forward's last failure, for `status` (a refused forward, nothing listening).
     func noteFailure(_ text: String) { counters.failed(text) }
 
-    /// Polls each stream's socket for what it can take now, and wakes the loop for the next
-    /// look of the stall watch while any stream holds bytes.
-    func register(in set: PollSet, live: LiveSession, owner: PollOwner) {
+    /// Polls each stream's socket for what it can take now (the send room of the stream's own
+    /// session), and wakes the loop for the next look of the stall watch while any stream holds bytes.
+    func register(in set: PollSet, owner: PollOwner) {
         readable.removeAll(keepingCapacity: true)
         if hasUndeliveredData { set.wakeNow() }
-        let room = live.hasSendRoom
         var holding = hasUndeliveredData
         for (id, stream) in streams {
-            let events = stream.pollEvents(sendRoom: room)
+            guard let session = stream.session else { continue }
+            let events = stream.pollEvents(sendRoom: session.hasSendRoom)
             if !events.isEmpty { set.watch(stream.socket, events: events, owner: owner, tag: id) }
             if stream.holdsBytesForChannel {
                 holding = true
-                if stream.mayMoveUpstream(live) { set.wakeNow() }
+                if stream.mayMoveUpstream(session) { set.wakeNow() }
             }
         }
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
     }
 
-    /// One pump round over every stream with a channel (`socketReady` for those whose sockets
-    /// polled readable); ends finished ones; then the stall watch, if its interval has passed.
+    /// One pump round over every stream with a channel of `live` (`socketReady` for those whose
+    /// sockets polled readable); ends finished ones; then the stall watch over every session's
+    /// streams, if its interval has passed.
     func pumpAll(_ live: LiveSession, now: Double) {
-        for stream in Array(streams.values) where stream.channel != nil {
+        for stream in Array(streams.values) where stream.channel != nil && stream.session === live {
             stream.pump(live, socketReady: readable.contains(stream.id))
             guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
@@ -95,21 +96,23 @@ final class StreamTable {
     /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
     /// visited: look again before the loop sleeps.
     func noteUndeliveredData(_ live: LiveSession) {
-        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData(live) }
+        hasUndeliveredData = streams.values.contains { stream in stream.session.map { stream.hasUndeliveredChannelData($0) } ?? false }
     }
 
+    /// The stall watch, each stream with its own session (a draining session's streams too).
     private func watchForStalls(_ live: LiveSession, now: Double) {
         let elapsed = now - lastStallCheck
         lastStallCheck = now
         var waiting: [Int: Int] = [:]
         for stream in Array(streams.values) where stream.channel != nil {
-            guard let stall = stream.stallCandidate(live, seconds: elapsed) else { continue }
+            guard let session = stream.session, session.isAlive,
+                  let stall = stream.stallCandidate(session, seconds: elapsed) else { continue }
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
-                stream.recover(live)
+                stream.recover(session)
                 guard live.isAlive else { return }
-                if stream.isDone { finish(stream, live: live, reason: stream.failed); continue }
+                if stream.isDone { finish(stream, live: session, reason: stream.failed); continue }
             }
             waiting[stream.id] = stream.moved
         }
@@ -124,19 +127,23 @@ final class StreamTable {
         emit(stream.finish(releasingTo: live, reason: reason))
     }
 
-    /// The session is gone: every stream with a channel ends (streams still waiting for one stay).
-    func sessionEnded() {
-        for stream in Array(streams.values) where stream.channel != nil {
+    /// `live` is gone: every stream with a channel of it ends (streams still waiting for one
+    /// stay, as do streams of another session).
+    func sessionEnded(only live: LiveSession) {
+        for stream in Array(streams.values) where stream.channel != nil && stream.session === live {
             stream.detach()
+            suspects[stream.id] = nil
             finish(stream, live: nil, reason: "session lost")
         }
-        hasUndeliveredData = false
-        suspects = [:]
+        hasUndeliveredData = streams.values.contains { $0.channel != nil } && hasUndeliveredData
     }
 
-    /// Sends EOF on every stream's channel while the deadline lasts (on the way out).
-    func sendFinalEOFs(deadline: Double) {
-        for stream in streams.values {
+    /// Whether a stream still has a channel of `live` (a draining session is closed once none has).
+    func holds(_ live: LiveSession) -> Bool { streams.values.contains { $0.session === live } }
+
+    /// Sends EOF on every channel of `live` while the deadline lasts (on the way out).
+    func sendFinalEOFs(of live: LiveSession, deadline: Double) {
+        for stream in streams.values where stream.session === live {
             if MonotonicClock.now() > deadline { break }
             stream.sendFinalEOF()
         }

@@ -33,7 +33,10 @@ final class LocalForward: SessionForward, PollOwner {
 
     private let streams: StreamTable
     private var waiting: [Int] = []
-    private var openInFlight = false
+    /// The session an open is in flight on, if one is: it is repeated there until it ends,
+    /// also after a planned reconnect made that session a draining one.
+    private var openOn: LiveSession?
+    private var openInFlight: Bool { openOn != nil }
     /// The originator address of the open in flight (it must be repeated byte for byte).
     private var openOrigin = (host: "127.0.0.1", port: 0)
     private let pool: ChannelPool
@@ -151,7 +154,7 @@ final class LocalForward: SessionForward, PollOwner {
         }
         if openInFlight { set.wake(at: now + 0.5) }
         if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
-        streams.register(in: set, live: live, owner: self)
+        streams.register(in: set, owner: self)
     }
 
     func ready(tag: Int, events: PollEvents) {
@@ -165,30 +168,40 @@ final class LocalForward: SessionForward, PollOwner {
         if !live.keepalive.isProbing { openNextChannel(live, now: now) }
         guard live.isAlive else { return }
         streams.pumpAll(live, now: now)
-        guard live.isAlive else { return }
+        guard live.isAlive, !live.isDraining else { return }
         tendPool(live, now: now)
         // Tending the pool may have pulled packets off the socket for streams already visited.
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(_ end: SessionEnd) {
-        streams.sessionEnded()
-        openInFlight = false
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd) {
+        streams.sessionEnded(only: live)
+        if openOn === live { openOn = nil }
+        guard !live.isDraining else { return }
         pool.clear()
         receivedAtLastTend = -1
     }
 
+    /// Make-before-break: the pooled channels were `old`'s, so they go back to it to be freed;
+    /// an open in flight on it is finished there (`openOn`).
+    func releaseChannels(on old: LiveSession) {
+        pool.release(to: old)
+        receivedAtLastTend = -1
+    }
+
+    func holds(_ live: LiveSession) -> Bool { openOn === live || streams.holds(live) }
+
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
-        pool.release(to: live)
-        streams.sendFinalEOFs(deadline: deadline)
+        if !live.isDraining { pool.release(to: live) }
+        streams.sendFinalEOFs(of: live, deadline: deadline)
     }
 
     func stop(_ end: SessionEnd) {
         closeListener()
         streams.stop(reason: end.connectionNotice)
         waiting.removeAll()
-        openInFlight = false
+        openOn = nil
         pool.clear()
     }
 
@@ -249,16 +262,17 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Hands pooled channels to waiting clients, then keeps one open in flight while clients
     /// wait or the pool is short; whichever open completes serves the next client, or the pool.
+    /// On a draining session only the open already in flight on it goes on.
     private func openNextChannel(_ live: LiveSession, now: Double) {
         while true {
-            while !waiting.isEmpty && pool.count > 0 {
+            while !live.isDraining && !waiting.isEmpty && pool.count > 0 {
                 guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
                 guard let pooled = pool.take(live, now: now) else { waiting.insert(id, at: 0); break }
-                stream.attach(pooled.channel, greeting: pooled.greeting)
+                stream.attach(pooled.channel, greeting: pooled.greeting, on: live)
             }
             if !openInFlight {
-                guard !waiting.isEmpty || pool.wantsOpen(now: now), live.takeTurn(self) else { return }
-                openInFlight = true
+                guard !live.isDraining, !waiting.isEmpty || pool.wantsOpen(now: now), live.takeTurn(self) else { return }
+                openOn = live
                 if let first = waiting.first, let stream = streams[first] {
                     openOrigin = stream.peer
                 } else {
@@ -266,21 +280,24 @@ final class LocalForward: SessionForward, PollOwner {
                     pool.opening(now: now)
                 }
             }
+            guard openOn === live else { return }
             let target = forward.target
             switch live.session.openDirect(host: target.host, port: target.port,
                                            originHost: openOrigin.host, originPort: openOrigin.port) {
             case .wouldBlock:
                 return
             case .opened(let channel):
-                openInFlight = false
+                openOn = nil
                 live.endTurn(self)
                 if let id = takeNextWaiting(live, now: now), let stream = streams[id] {
-                    stream.attach(channel)
+                    stream.attach(channel, on: live)
+                } else if live.isDraining {
+                    live.release(channel)
                 } else {
                     pool.add(channel, now: now)
                 }
             case .failed(let error):
-                openInFlight = false
+                openOn = nil
                 live.endTurn(self)
                 guard !LibSSH2Error.isSessionLevel(error.code) else { return live.fail(error.code) }
                 pool.openFailed(now: now)

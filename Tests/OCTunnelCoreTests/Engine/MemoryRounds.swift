@@ -57,7 +57,7 @@ final class MemoryRounds {
             live.dropReleasedChannels()
             self.live = nil
             ended = end
-            for forward in forwards { forward.sessionEnded(end) }
+            for forward in forwards { forward.sessionLost(live, end) }
         }
     }
 
