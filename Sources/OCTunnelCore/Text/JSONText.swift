@@ -22,6 +22,12 @@ public enum JSONText {
         return write(object, into: &text, indent: "") ? text : nil
     }
 
+    /// `value` laid out as `pretty` lays out an object (config.json as `ConfigFile` writes it).
+    public static func pretty(_ value: JSONValue) -> String? {
+        var text = ""
+        return write(value.foundation, into: &text, indent: "") ? text : nil
+    }
+
     /// Appends `value`, compact when `indent` is nil, else laid out from that indentation;
     /// false when it holds something JSON cannot say.
     private static func write(_ value: Any, into text: inout String, indent: String?) -> Bool {
