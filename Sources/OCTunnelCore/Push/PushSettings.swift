@@ -68,7 +68,7 @@ public struct PushSettings: Codable, Sendable, Equatable {
             if case .settings(let inner) = error { throw inner }
             throw .badConfig(path: home.configPath, reason: error.localizedDescription)
         }
-        return settings.flatMap { (try? JSONValue(encoding: $0))?.members?.mapValues(\.foundation) }
+        return settings.flatMap { (try? JSONValue(encoding: $0))?.members?.foundation }
     }
 
     /// Saves these settings as `profile`'s push, keeping everything else in the file.

@@ -9,7 +9,8 @@ import Foundation
 /// version that wrote it still reads it). A section saved before `forwardList` is written back
 /// in this version's shape the first time it is read (`load`), its old keys kept as the copy
 /// older versions read; `forwardList` is the list a person edits, and a copy that says something
-/// else is rewritten from it, with one warning. Keys this version does not know are kept on every write.
+/// else is rewritten from it, with one warning. Keys this version does not know are kept on every
+/// write, and every key in its place (`ConfigDocument`, `JSONObject`).
 public struct ConfigFile: Sendable {
     public static let version = 2
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
@@ -81,8 +82,8 @@ public struct ConfigFile: Sendable {
         do {
             try FileLock.withLock(home.configPath + ".lock") {
                 var document = try read()?.document ?? ConfigDocument()
-                document.profiles[profile, default: ConfigDocument.Profile()][key] = encoded
-                document.others["version"] = .integer(Self.version)
+                document[profile, key] = encoded
+                document.top["version"] = .integer(Self.version)
                 try write(document)
             }
         } catch let error as OCTunnelError {
@@ -105,31 +106,31 @@ public struct ConfigFile: Sendable {
 
         init(bytes: [UInt8], path: String) throws(OCTunnelError) {
             self.path = path
-            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
+            guard let value = try? JSONValue.parse(Data(bytes)) else {
                 throw .badConfig(path: path, reason: "not JSON")
             }
             document = try ConfigDocument(value, path: path)
         }
 
         /// The names of the profiles in the file.
-        public var profiles: [ProfileName] { Array(document.profiles.keys) }
+        public var profiles: [ProfileName] { document.profiles }
 
         /// The section `key` of `profile` as the file holds it (`push`: Push/PushSettings decodes it).
         func section(_ key: String, of profile: ProfileName) -> JSONValue? {
-            document.profiles[profile]?[key]
+            document[profile, key]
         }
 
         /// `profile`'s sections, decoded and checked; nil when the file does not have it.
         public func settings(of profile: ProfileName) throws(OCTunnelError) -> SavedSettings? {
-            guard let sections = document.profiles[profile] else { return nil }
+            guard profiles.contains(profile) else { return nil }
             let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
             var settings = SavedSettings()
-            if let tunnel = sections.roles[.tunnel] {
+            if let tunnel = document[profile, .tunnel] {
                 let decoded = try decode(TunnelSettings.self, from: tunnel, at: isLegacy ? "" : prefix + "tunnel.")
                 do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
                 settings.tunnel = decoded
             }
-            if let home = sections.roles[.home] {
+            if let home = document[profile, .home] {
                 let decoded = try decode(HomeSettings.self, from: home, at: prefix + "home.")
                 do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
                 settings.home = decoded
@@ -142,10 +143,10 @@ public struct ConfigFile: Sendable {
         func staleCopies() -> [String] {
             var lines: [String] = []
             for profile in profiles.sorted() {
-                guard let sections = document.profiles[profile], let settings = try? settings(of: profile) else { continue }
+                guard let settings = try? settings(of: profile) else { continue }
                 let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
-                let found = [(Role.tunnel, Self.staleCopy(in: sections.roles[.tunnel], of: settings.tunnel?.forwards)),
-                             (Role.home, Self.staleCopy(in: sections.roles[.home], of: settings.home?.forwards))]
+                let found = [(Role.tunnel, Self.staleCopy(in: document[profile, .tunnel], of: settings.tunnel?.forwards)),
+                             (Role.home, Self.staleCopy(in: document[profile, .home], of: settings.home?.forwards))]
                 for case let (role, mismatch?) in found {
                     lines.append(mismatch.warning(path: path, at: isLegacy ? "" : prefix + role.rawValue + "."))
                 }
@@ -172,25 +173,23 @@ public struct ConfigFile: Sendable {
             var document = self.document
             var changed = false
             for profile in profiles {
-                guard var sections = document.profiles[profile] else { return nil }
                 let found: SavedSettings?
                 do { found = try settings(of: profile) } catch { return nil }
                 // A profile with neither role's section (only a `push`) has nothing to rewrite.
                 guard let settings = found else { continue }
                 do {
-                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: sections.roles[.tunnel])),
-                                            (Role.home, try Self.written(settings.home, over: sections.roles[.home]))] {
+                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: document[profile, .tunnel])),
+                                            (Role.home, try Self.written(settings.home, over: document[profile, .home]))] {
                         guard let written else { continue }
-                        sections.roles[role] = written
+                        document[profile, role] = written
                         changed = true
                     }
                 } catch {
                     return nil
                 }
-                document.profiles[profile] = sections
             }
             guard changed else { return nil }
-            document.others["version"] = .integer(ConfigFile.version)
+            document.top["version"] = .integer(ConfigFile.version)
             return document
         }
 
@@ -202,8 +201,8 @@ public struct ConfigFile: Sendable {
             guard let section, let old, var fields = old.members,
                   fields["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
             guard let encoded = try JSONValue(encoding: section).members else { throw CocoaError(.coderInvalidValue) }
-            for key in OldForwardKeys.Key.allCases { fields[key.rawValue] = nil }
-            let written = JSONValue.object(fields.merging(encoded) { $1 })
+            for key in OldForwardKeys.Key.allCases where encoded[key.rawValue] == nil { fields[key.rawValue] = nil }
+            let written = JSONValue.object(fields.merging(encoded))
             guard try written.decoded(as: Section.self) == section else { throw CocoaError(.coderInvalidValue) }
             return written
         }

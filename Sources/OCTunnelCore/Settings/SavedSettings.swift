@@ -36,7 +36,7 @@ public struct SavedSettings: Equatable, Sendable {
         for (role, section) in sections {
             guard let section, var shown = (try? JSONValue(encoding: section))?.members else { continue }
             shown["remoteHost"] = shown["remoteHost"] ?? .string(Defaults.remoteHost)
-            object[role.rawValue] = shown.mapValues(\.foundation)
+            object[role.rawValue] = shown.foundation
         }
         return object
     }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// Any JSON value, decoded whole: what a file holds that octunnel keeps without knowing it
-/// (config.json's keys from a newer version or a person's hand), read with `JSONDecoder` and
-/// written back by `JSONText` as every object octunnel writes (keys in code-point order).
+/// (config.json's keys from a newer version or a person's hand), read with `JSONDecoder`
+/// (`parse`: every object's keys in the text's order) and written back by `JSONText` in that order.
 public enum JSONValue: Codable, Equatable, Sendable {
-    case object([String: JSONValue])
+    case object(JSONObject)
     case array([JSONValue])
     case string(String)
     /// A number written without a fraction that fits an `Int`.
@@ -18,11 +18,35 @@ public enum JSONValue: Codable, Equatable, Sendable {
         self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
 
+    /// The JSON text `data`, every object's keys in the order the text writes them.
+    public static func parse(_ data: Data) throws -> JSONValue {
+        var value = try JSONDecoder().decode(JSONValue.self, from: data)
+        var scanner = JSONKeyOrder(bytes: Array(data))
+        value.order(by: scanner.node())
+        return value
+    }
+
+    /// Orders every object's keys as `node` (read from the same text) lists them.
+    private mutating func order(by node: JSONKeyOrder.Node) {
+        switch (self, node) {
+        case (.object(var object), .object(let members)):
+            object.order(by: members.map(\.key))
+            for (key, child) in members { object[key]?.order(by: child) }
+            self = .object(object)
+        case (.array(var items), .array(let nodes)) where items.count == nodes.count:
+            for index in items.indices { items[index].order(by: nodes[index]) }
+            self = .array(items)
+        default:
+            break
+        }
+    }
+
+    /// Decodes any JSON value; an object's keys in key order (`parse` gives the text's).
     public init(from decoder: Decoder) throws {
         if let keyed = try? decoder.container(keyedBy: AnyKey.self) {
             var object: [String: JSONValue] = [:]
             for key in keyed.allKeys { object[key.stringValue] = try keyed.decode(JSONValue.self, forKey: key) }
-            self = .object(object)
+            self = .object(JSONObject(object))
         } else if var unkeyed = try? decoder.unkeyedContainer() {
             var array: [JSONValue] = []
             while !unkeyed.isAtEnd { array.append(try unkeyed.decode(JSONValue.self)) }
@@ -44,7 +68,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
         switch self {
         case .object(let object):
             var keyed = encoder.container(keyedBy: AnyKey.self)
-            for (key, value) in object { try keyed.encode(value, forKey: AnyKey(key)) }
+            for (key, value) in object.members { try keyed.encode(value, forKey: AnyKey(key)) }
         case .array(let array):
             var unkeyed = encoder.unkeyedContainer()
             for value in array { try unkeyed.encode(value) }
@@ -69,7 +93,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
     }
 
     /// The object's members; nil for any other value.
-    public var members: [String: JSONValue]? {
+    public var members: JSONObject? {
         guard case .object(let object) = self else { return nil }
         return object
     }
@@ -77,7 +101,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
     /// The value as `JSONSerialization` holds one (dictionaries, arrays, `NSNull`), for `JSONText`.
     public var foundation: Any {
         switch self {
-        case .object(let object): return object.mapValues(\.foundation)
+        case .object(let object): return object.foundation
         case .array(let array): return array.map(\.foundation)
         case .string(let string): return string
         case .integer(let integer): return integer
