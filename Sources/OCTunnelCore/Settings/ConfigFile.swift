@@ -61,7 +61,9 @@ public struct ConfigFile: Sendable {
 
     /// `document` as the file's text, atomically replacing it (0600); the caller holds the lock.
     private func write(_ document: ConfigDocument) throws {
-        guard let text = JSONText.pretty(document.json) else { throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold") }
+        guard let text = JSONText.pretty(document.json) else {
+            throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold")
+        }
         try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
     }
 

@@ -82,14 +82,14 @@ struct ConfigDocumentTests {
         try keys.map { key in try #require(text.range(of: "\"\(key)\"")).lowerBound.utf16Offset(in: text) }
     }
 
-    @Test("keys in a hand-made order keep it through the write-back of an old section and a save: at the top, in profiles, in a section, nested")
+    @Test("keys in a hand-made order keep it through the write-back of an old section and a save: top, profiles, section, nested")
     func orderKept() throws {
         let directory = try TempDirectory()
         let home = OctunnelDirectory(path: directory.path)
         try directory.write("config.json", """
-            {"zeta": {"y": 1, "b": [{"q": 1, "c": 2}]}, "profiles": {"work": {"tunnel": {"username": "w", "zz": 1, "host": "w.example.com",
-              "port": 22, "remotePort": 18080, "localPort": 4097, "homePort": 4096, "aa": 2}}, "default": {"other": 1, "home": {"host": "h.example.com",
-              "port": 22, "username": "h", "remotePort": 18081, "homePort": 4096,
+            {"zeta": {"y": 1, "b": [{"q": 1, "c": 2}]}, "profiles": {"work": {"tunnel": {"username": "w", "zz": 1,
+              "host": "w.example.com", "port": 22, "remotePort": 18080, "localPort": 4097, "homePort": 4096, "aa": 2}},
+              "default": {"other": 1, "home": {"host": "h.example.com", "port": 22, "username": "h", "remotePort": 18081, "homePort": 4096,
               "forwardList": [{"opencode": true, "forward": "127.0.0.1:18081:127.0.0.1:4096"}]}}}, "alpha": 1, "version": 2}
             """, mode: 0o600)
         _ = try SavedSettings.load(from: home, profile: ProfileName("work"))  // writes work's old tunnel section back
@@ -99,7 +99,8 @@ struct ConfigDocumentTests {
         let settings = try #require(try SavedSettings.load(from: home)?.home)
         try settings.save(to: home, profile: ProfileName("new"))
         let saved = try readText(home.configPath)
-        #expect(try places(["zeta", "y", "b", "q", "c", "profiles", "work", "default", "new", "alpha", "version"], in: saved).isSorted(), "\(saved)")
+        let order = ["zeta", "y", "b", "q", "c", "profiles", "work", "default", "new", "alpha", "version"]
+        #expect(try places(order, in: saved).isSorted(), "\(saved)")
     }
 }
 

@@ -207,10 +207,12 @@ struct SyscallSeamTests {
             LayerCheck(testDescription: "no errno, no strerror, no C library call by name (issue 39)",
                        find: { try SyscallSeamTests.systemCalls(under: $0, allowed: SyscallSeamTests.notYetConverted) },
                        found: "system calls outside \(SyscallSeamTests.systemFolder) (give System/ a wrapper that throws a SystemError)"),
-            LayerCheck(testDescription: "no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, …) but in the files that wait their turn (issue 57)",
+            LayerCheck(testDescription: "no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, "
+                           + "…) but in the files that wait their turn (issue 57)",
                        find: { try SyscallSeamTests.cTypes(under: $0, allowed: SyscallSeamTests.cTypesNotYetMoved) },
                        found: "C types outside \(SyscallSeamTests.systemFolder) (give System/ a Swift type or integer for it)"),
-            LayerCheck(testDescription: "no C constant (poll events, file types, message and open flags, signals, error numbers) but through System/'s types (issue 49)",
+            LayerCheck(testDescription: "no C constant (poll events, file types, message and open flags, signals, "
+                           + "error numbers) but through System/'s types (issue 49)",
                        find: { try SyscallSeamTests.constants(under: $0) },
                        found: "C constants outside \(SyscallSeamTests.systemFolder) (give System/ a typed name for it)"),
             LayerCheck(testDescription: "descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)",
@@ -235,7 +237,8 @@ struct SyscallSeamTests {
         let found: [String]
 
         static let all = [
-            PlantedCase(testDescription: "the call check fails on a planted errno, strerror and libc call, naming file and line; a method of its own name, comments, strings and System/ pass",
+            PlantedCase(testDescription: "the call check fails on a planted errno, strerror and libc call, naming file and line; "
+                            + "a method of its own name, comments, strings and System/ pass",
                         tree: "seam-calls", system: "let fd = open(path, 0)\nif errno == EINTR {}\n",
                         clean: """
                     final class Pipe {
@@ -253,7 +256,8 @@ struct SyscallSeamTests {
                     """,
                         find: { try SyscallSeamTests.systemCalls(under: $0, allowed: []) },
                         found: ["2: unlink", "3: errno", "3: strerror", "3: errno", "4: getpid", "4: getuid"]),
-            PlantedCase(testDescription: "the C type check fails on planted C types, naming file and line; comments, strings, Swift names with _t inside and System/ pass",
+            PlantedCase(testDescription: "the C type check fails on planted C types, naming file and line; comments, strings, "
+                            + "Swift names with _t inside and System/ pass",
                         tree: "seam-types", system: "static func kill(_ pid: pid_t) {}\nvar address = sockaddr_un()\n",
                         clean: """
                     let pid: Int32 = Syscall.processID  // a pid_t in a comment
@@ -266,7 +270,8 @@ struct SyscallSeamTests {
                     """,
                         find: { try SyscallSeamTests.cTypes(under: $0, allowed: []) },
                         found: ["1: pid_t", "2: mode_t", "2: uid_t", "2: socklen_t", "3: sockaddr_in6", "3: off_t"]),
-            PlantedCase(testDescription: "the constant check fails on planted constants, naming file and line; comments, strings and System/ pass",
+            PlantedCase(testDescription: "the constant check fails on planted constants, naming file and line; comments, "
+                            + "strings and System/ pass",
                         tree: "seam-constants", system: "let events = POLLIN | POLLOUT\n",
                         clean: "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n",
                         loop: """
@@ -276,8 +281,11 @@ struct SyscallSeamTests {
                     """,
                         find: { try SyscallSeamTests.constants(under: $0) },
                         found: ["1: POLLIN", "2: S_IFMT", "2: S_IFDIR", "2: SIGUSR1", "3: ECONNREFUSED", "3: MSG_PEEK"]),
-            PlantedCase(testDescription: "the descriptor check fails on a planted Int32 descriptor, a Syscall call by number and a hand-made OwnedDescriptor, naming file and line; owned calls and System/ pass",
-                        tree: "seam-descriptors", system: "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n",
+            PlantedCase(testDescription: "the descriptor check fails on a planted Int32 descriptor, "
+                            + "a Syscall call by number and a hand-made OwnedDescriptor, "
+                            + "naming file and line; owned calls and System/ pass",
+                        tree: "seam-descriptors",
+                        system: "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n",
                         clean: """
                     final class Client {
                         let socket: OwnedDescriptor
