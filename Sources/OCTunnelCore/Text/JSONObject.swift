@@ -43,12 +43,11 @@ public struct JSONObject: Equatable, Sendable, ExpressibleByDictionaryLiteral {
         return merged
     }
 
-    /// Puts the keys of `order` first, in that order (each once; keys not here are passed over),
-    /// the others after them as they were.
-    mutating func order(by order: [String]) {
-        var seen = Set<String>()
-        let first = order.filter { values[$0] != nil && seen.insert($0).inserted }
-        keys = first + keys.filter { !seen.contains($0) }
+    /// Adds a member read from a text after the others; a key read again keeps its place and
+    /// takes the later value.
+    mutating func append(_ key: String, _ value: JSONValue) {
+        if values[key] == nil { keys.append(key) }
+        values[key] = value
     }
 
     /// The members as `JSONSerialization` holds an object.

@@ -18,27 +18,13 @@ public enum JSONValue: Codable, Equatable, Sendable {
         self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
 
-    /// The JSON text `data`, every object's keys in the order the text writes them.
+    /// The JSON text `data`, accepted as `JSONSerialization` accepts one (an object or an array;
+    /// `JSONDecoder` lets more through, a trailing comma for one), every object's keys in the
+    /// order the text writes them; a key written twice has its last value, as `JSONSerialization` reads it.
     public static func parse(_ data: Data) throws -> JSONValue {
-        var value = try JSONDecoder().decode(JSONValue.self, from: data)
-        var scanner = JSONKeyOrder(bytes: Array(data))
-        value.order(by: scanner.node())
-        return value
-    }
-
-    /// Orders every object's keys as `node` (read from the same text) lists them.
-    private mutating func order(by node: JSONKeyOrder.Node) {
-        switch (self, node) {
-        case (.object(var object), .object(let members)):
-            object.order(by: members.map(\.key))
-            for (key, child) in members { object[key]?.order(by: child) }
-            self = .object(object)
-        case (.array(var items), .array(let nodes)) where items.count == nodes.count:
-            for index in items.indices { items[index].order(by: nodes[index]) }
-            self = .array(items)
-        default:
-            break
-        }
+        _ = try JSONSerialization.jsonObject(with: data)
+        var reader = JSONTextReader(bytes: Array(data))
+        return reader.value()
     }
 
     /// Decodes any JSON value; an object's keys in key order (`parse` gives the text's).

@@ -49,6 +49,12 @@ struct ConfigDocumentTests {
         #expect(try canonical(object(written)) == canonical(object(Self.unknown)))
         #expect(try JSONValue(encoding: value) == value)
         #expect(try value.decoded(as: JSONValue.self) == value)
+        // Read with the text's order: the same values, and a key written twice has its last one.
+        #expect(try JSONValue.parse(Data(Self.unknown.utf8)) == value)
+        let twice = try #require(try JSONValue.parse(Data(#"{"b": 1, "a": {"y": 2, "x": 3}, "b": "last"}"#.utf8)).members)
+        #expect(twice.keys == ["b", "a"] && twice["b"] == .string("last") && twice["a"]?.members?.keys == ["y", "x"])
+        #expect(throws: (any Error).self) { try JSONValue.parse(Data(#"{"a": 1"#.utf8)) }
+        #expect(throws: (any Error).self) { try JSONValue.parse(Data("5".utf8)) }
     }
 
     @Test("a save and the write-back of an old section keep every unknown key, at the top, in a profile and in a section, with its value")
