@@ -8,9 +8,7 @@ public struct StatusEndpoint: Sendable {
     public let profile: ProfileName
 
     public init(home: OctunnelDirectory, role: Role, profile: ProfileName) {
-        self.home = home
-        self.role = role
-        self.profile = profile
+        (self.home, self.role, self.profile) = (home, role, profile)
     }
 
     public var path: String { home.runtimePath(role: role, profile: profile, suffix: ".sock") }

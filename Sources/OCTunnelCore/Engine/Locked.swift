@@ -20,3 +20,14 @@ final class Locked<Value>: @unchecked Sendable {
         change(&stored)
     }
 }
+
+extension NSCondition {
+    /// Runs `change` under the lock, then wakes every thread waiting for it: the one way a value
+    /// guarded by a condition changes.
+    func changing(_ change: () -> Void) {
+        self.lock()
+        defer { self.unlock() }
+        change()
+        self.broadcast()
+    }
+}

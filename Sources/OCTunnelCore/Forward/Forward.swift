@@ -54,7 +54,10 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
 
     /// The VPS's end of this forward, the one a key line names: what a `-L` opens there (its
     /// target) or where a `-R` listens there.
-    public var vpsEnd: HostPort { direction == .local ? target : listen }
+    public var vpsEnd: HostPort {
+        get { direction == .local ? target : listen }
+        set { if direction == .local { target = newValue } else { listen = newValue } }
+    }
 
     /// The VPS ends of `forwards`, each once, in their order: what a restricted key line allows.
     public static func vpsEnds(_ forwards: [Forward]) -> [HostPort] {

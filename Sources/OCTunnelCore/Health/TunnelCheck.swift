@@ -178,18 +178,11 @@ private final class StageCollector: @unchecked Sendable {
     }
 
     func forwarding() {
-        condition.lock()
-        isForwarding = true
-        condition.broadcast()
-        condition.unlock()
+        condition.changing { isForwarding = true }
     }
 
     func engineFinished(_ error: OCTunnelError?) {
-        condition.lock()
-        engineError = error
-        engineDone = true
-        condition.broadcast()
-        condition.unlock()
+        condition.changing { (engineError, engineDone) = (error, true) }
     }
 
     func waitForForwardingOrFailure() -> Bool {

@@ -16,10 +16,7 @@ public struct KeyAuthorization: Sendable {
     public let sshdConfig: String
 
     public init(ssh: UserSSH, target: String, file: String, sshdConfig: String = AuthorizedKeysScript.sshdConfig) {
-        self.ssh = ssh
-        self.target = target
-        self.file = file
-        self.sshdConfig = sshdConfig
+        (self.ssh, self.target, self.file, self.sshdConfig) = (ssh, target, file, sshdConfig)
     }
 
     /// How it went.

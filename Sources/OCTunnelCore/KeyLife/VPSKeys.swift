@@ -9,9 +9,7 @@ public struct VPSKeys: Sendable {
     public let file: String
 
     public init(ssh: UserSSH, target: String, file: String) {
-        self.ssh = ssh
-        self.target = target
-        self.file = file
+        (self.ssh, self.target, self.file) = (ssh, target, file)
     }
 
     /// The most a listing (or a revoke's report) can print: `AuthorizedKeysScript.listLimit` lines of

@@ -58,10 +58,7 @@ final class EventFollower: @unchecked Sendable {
     /// Ends the thread (at once, where it sleeps) and the notifier's programs (their whole
     /// groups, waited for).
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        condition.changing { stopped = true }
         stopSignal?.signal()
         notifier.stop()
     }

@@ -47,11 +47,11 @@ public struct PushSettings: Codable, Sendable, Equatable {
         do { contents = try ConfigFile(home: home).read() } catch { throw .settings(error) }
         guard let section = contents?.section(PushSettings.key, of: profile) else { return nil }
         let path = home.configPath
-        guard let data = try? JSONSerialization.data(withJSONObject: section) else {
+        guard section.members != nil else {
             throw .settings(.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not an object"))
         }
         do {
-            let settings = try JSONDecoder().decode(PushSettings.self, from: data)
+            let settings = try section.decoded(as: PushSettings.self)
             guard PushURL.isTopic(settings.replyTopic), settings.url.topic != nil else { throw CocoaError(.coderInvalidValue) }
             return settings
         } catch {
@@ -68,7 +68,7 @@ public struct PushSettings: Codable, Sendable, Equatable {
             if case .settings(let inner) = error { throw inner }
             throw .badConfig(path: home.configPath, reason: error.localizedDescription)
         }
-        return settings.flatMap { (try? ConfigFile.object($0)) as? [String: Any] }
+        return settings.flatMap { (try? JSONValue(encoding: $0))?.members?.foundation }
     }
 
     /// Saves these settings as `profile`'s push, keeping everything else in the file.

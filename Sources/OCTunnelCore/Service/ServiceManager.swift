@@ -155,10 +155,7 @@ private final class LockedData: @unchecked Sendable {
     private var value: Data?
 
     func set(_ data: Data) {
-        condition.lock()
-        value = data
-        condition.signal()
-        condition.unlock()
+        condition.changing { value = data }
     }
 
     func waitForValue() -> Data {

@@ -9,7 +9,8 @@ import Foundation
 /// version that wrote it still reads it). A section saved before `forwardList` is written back
 /// in this version's shape the first time it is read (`load`), its old keys kept as the copy
 /// older versions read; `forwardList` is the list a person edits, and a copy that says something
-/// else is rewritten from it, with one warning. Keys this version does not know are kept on every write.
+/// else is rewritten from it, with one warning. Keys this version does not know are kept on every
+/// write, and every key in its place (`ConfigDocument`, `JSONObject`).
 public struct ConfigFile: Sendable {
     public static let version = 2
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
@@ -53,14 +54,16 @@ public struct ConfigFile: Sendable {
         guard let info = try? Syscall.fileStatus(home.path), info.kind == .directory, info.isOwnedByMe,
               info.permissions & 0o077 == 0 else { return }
         try FileLock.withLock(home.configPath + ".lock") {
-            guard let raw = try read()?.inCurrentShape() else { return }
-            try write(raw)
+            guard let document = try read()?.inCurrentShape() else { return }
+            try write(document)
         }
     }
 
-    /// `raw` as the file's text, atomically replacing it (0600); the caller holds the lock.
-    private func write(_ raw: [String: Any]) throws {
-        guard let text = JSONText.pretty(raw) else { throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold") }
+    /// `document` as the file's text, atomically replacing it (0600); the caller holds the lock.
+    private func write(_ document: ConfigDocument) throws {
+        guard let text = JSONText.pretty(document.json) else {
+            throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold")
+        }
         try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
     }
 
@@ -72,22 +75,18 @@ public struct ConfigFile: Sendable {
     /// Replaces the section `key` of `profile` (a role's, or `push`) with `section`, keeping everything else.
     func save<Section: Encodable>(_ section: Section, key: String, profile: ProfileName) throws(OCTunnelError) {
         try home.prepare()
-        let encoded: Any
+        let encoded: JSONValue
         do {
-            encoded = try Self.object(section)
+            encoded = try JSONValue(encoding: section)
         } catch {
             throw .cannotWrite(path: path, reason: "\(error)")
         }
         do {
             try FileLock.withLock(home.configPath + ".lock") {
-                var raw = try read()?.raw ?? ["version": Self.version, "profiles": [String: Any]()]
-                var profiles = raw["profiles"] as? [String: Any] ?? [:]
-                var sections = profiles[profile.rawValue] as? [String: Any] ?? [:]
-                sections[key] = encoded
-                profiles[profile.rawValue] = sections
-                raw["profiles"] = profiles
-                raw["version"] = Self.version
-                try write(raw)
+                var document = try read()?.document ?? ConfigDocument()
+                document[profile, key] = encoded
+                document.top["version"] = .integer(Self.version)
+                try write(document)
             }
         } catch let error as OCTunnelError {
             throw error
@@ -98,63 +97,42 @@ public struct ConfigFile: Sendable {
         }
     }
 
-    /// `section` as `config.json` holds it: the one encoder of saved settings (`save` writes
-    /// what it makes, `config show` shows it).
-    static func object<Section: Encodable>(_ section: Section) throws -> Any {
-        try JSONSerialization.jsonObject(with: JSONEncoder().encode(section))
-    }
-
     /// A parsed `config.json`: its profiles, each section decoded only when asked for.
     public struct Contents {
-        /// The whole file as a version-2 object (a flat file from before profiles moved, intact,
-        /// to `profiles.default.tunnel`).
-        let raw: [String: Any]
+        /// The whole file (a flat file from before profiles as `profiles.default.tunnel`).
+        let document: ConfigDocument
         let path: String
+
         /// Whether the file is the flat format from before profiles.
-        public let isLegacy: Bool
+        public var isLegacy: Bool { document.isLegacy }
 
         init(bytes: [UInt8], path: String) throws(OCTunnelError) {
             self.path = path
-            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else {
+            guard let value = try? JSONValue.parse(Data(bytes)) else {
                 throw .badConfig(path: path, reason: "not JSON")
             }
-            guard var top = object as? [String: Any] else { throw .badConfig(path: path, reason: "not a JSON object") }
-            if let profiles = top["profiles"] {
-                guard let profiles = profiles as? [String: Any] else { throw .badConfig(path: path, reason: "profiles is not an object") }
-                for (name, sections) in profiles {
-                    let shown = OutsideText.shown(name, limit: 64)  // the file's text, quoted in the message
-                    do { _ = try ProfileName(name) } catch { throw .badConfig(path: path, reason: "profiles.\(shown): \(error.description)") }
-                    guard sections is [String: Any] else { throw .badConfig(path: path, reason: "profiles.\(shown) is not an object") }
-                }
-                isLegacy = false
-            } else {
-                top = ["version": ConfigFile.version, "profiles": [ProfileName.default.rawValue: [Role.tunnel.rawValue: top]]]
-                isLegacy = true
-            }
-            raw = top
+            document = try ConfigDocument(value, path: path)
         }
 
         /// The names of the profiles in the file.
-        public var profiles: [ProfileName] {
-            (raw["profiles"] as? [String: Any] ?? [:]).keys.compactMap { try? ProfileName($0) }
-        }
+        public var profiles: [ProfileName] { document.profiles }
 
         /// The section `key` of `profile` as the file holds it (`push`: Push/PushSettings decodes it).
-        func section(_ key: String, of profile: ProfileName) -> Any? {
-            ((raw["profiles"] as? [String: Any])?[profile.rawValue] as? [String: Any])?[key]
+        func section(_ key: String, of profile: ProfileName) -> JSONValue? {
+            document[profile, key]
         }
 
         /// `profile`'s sections, decoded and checked; nil when the file does not have it.
         public func settings(of profile: ProfileName) throws(OCTunnelError) -> SavedSettings? {
-            guard let sections = (raw["profiles"] as? [String: Any])?[profile.rawValue] as? [String: Any] else { return nil }
+            guard profiles.contains(profile) else { return nil }
             let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
             var settings = SavedSettings()
-            if let tunnel = sections[Role.tunnel.rawValue] {
+            if let tunnel = document[profile, .tunnel] {
                 let decoded = try decode(TunnelSettings.self, from: tunnel, at: isLegacy ? "" : prefix + "tunnel.")
                 do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
                 settings.tunnel = decoded
             }
-            if let home = sections[Role.home.rawValue] {
+            if let home = document[profile, .home] {
                 let decoded = try decode(HomeSettings.self, from: home, at: prefix + "home.")
                 do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
                 settings.home = decoded
@@ -167,11 +145,10 @@ public struct ConfigFile: Sendable {
         func staleCopies() -> [String] {
             var lines: [String] = []
             for profile in profiles.sorted() {
-                guard let sections = (raw["profiles"] as? [String: Any])?[profile.rawValue] as? [String: Any],
-                      let settings = try? settings(of: profile) else { continue }
+                guard let settings = try? settings(of: profile) else { continue }
                 let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
-                let found = [(Role.tunnel, Self.staleCopy(in: sections[Role.tunnel.rawValue], of: settings.tunnel?.forwards)),
-                             (Role.home, Self.staleCopy(in: sections[Role.home.rawValue], of: settings.home?.forwards))]
+                let found = [(Role.tunnel, Self.staleCopy(in: document[profile, .tunnel], of: settings.tunnel?.forwards)),
+                             (Role.home, Self.staleCopy(in: document[profile, .home], of: settings.home?.forwards))]
                 for case let (role, mismatch?) in found {
                     lines.append(mismatch.warning(path: path, at: isLegacy ? "" : prefix + role.rawValue + "."))
                 }
@@ -181,10 +158,9 @@ public struct ConfigFile: Sendable {
 
         /// Where `section`'s copy of its `forwardList` first differs from `forwards` (the list
         /// as read); nil without a list or when the copy is right or gone.
-        private static func staleCopy(in section: Any?, of forwards: [Forward]?) -> ForwardListMismatch? {
-            guard let section = section as? [String: Any], section["forwardList"] != nil, let forwards,
-                  let data = try? JSONSerialization.data(withJSONObject: section),
-                  let saved = try? JSONDecoder().decode(OldForwardKeys.Saved.self, from: data) else { return nil }
+        private static func staleCopy(in section: JSONValue?, of forwards: [Forward]?) -> ForwardListMismatch? {
+            guard let section, section.members?["forwardList"] != nil, let forwards,
+                  let saved = try? section.decoded(as: OldForwardKeys.Saved.self) else { return nil }
             return saved.mismatch(with: forwards)
         }
 
@@ -194,56 +170,49 @@ public struct ConfigFile: Sendable {
         /// is from before profiles (converted by the next save, as the version that wrote it
         /// reads only that shape), or a section is not valid (a file that is refused is never
         /// rewritten).
-        func inCurrentShape() -> [String: Any]? {
-            guard !isLegacy, var profiles = raw["profiles"] as? [String: Any] else { return nil }
+        func inCurrentShape() -> ConfigDocument? {
+            guard !isLegacy else { return nil }
+            var document = self.document
             var changed = false
-            for profile in self.profiles {
-                guard var sections = profiles[profile.rawValue] as? [String: Any] else { return nil }
+            for profile in profiles {
                 let found: SavedSettings?
                 do { found = try settings(of: profile) } catch { return nil }
                 // A profile with neither role's section (only a `push`) has nothing to rewrite.
                 guard let settings = found else { continue }
                 do {
-                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: sections[Role.tunnel.rawValue])),
-                                            (Role.home, try Self.written(settings.home, over: sections[Role.home.rawValue]))] {
+                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: document[profile, .tunnel])),
+                                            (Role.home, try Self.written(settings.home, over: document[profile, .home]))] {
                         guard let written else { continue }
-                        sections[role.rawValue] = written
+                        document[profile, role] = written
                         changed = true
                     }
                 } catch {
                     return nil
                 }
-                profiles[profile.rawValue] = sections
             }
             guard changed else { return nil }
-            var raw = self.raw
-            raw["profiles"] = profiles
-            raw["version"] = ConfigFile.version
-            return raw
+            document.top["version"] = .integer(ConfigFile.version)
+            return document
         }
 
         /// `section` as this version writes it, laid over `old` (whose other keys stay, the old
         /// copy's replaced); nil when there is no section or `old` has its `forwardList` already
         /// with a right copy or none. Throws when the result would not read back as `section`.
         private static func written<Section: SavedConnection & Codable & Equatable>(_ section: Section?,
-                                                                                    over old: Any?) throws -> [String: Any]? {
-            guard let section, var old = old as? [String: Any],
-                  old["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
-            guard let encoded = try ConfigFile.object(section) as? [String: Any] else { throw CocoaError(.coderInvalidValue) }
-            for key in OldForwardKeys.Key.allCases { old[key.rawValue] = nil }
-            let written = old.merging(encoded) { $1 }
-            guard try JSONDecoder().decode(Section.self, from: JSONSerialization.data(withJSONObject: written)) == section else {
-                throw CocoaError(.coderInvalidValue)
-            }
+                                                                                    over old: JSONValue?) throws -> JSONValue? {
+            guard let section, let old, var fields = old.members,
+                  fields["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
+            guard let encoded = try JSONValue(encoding: section).members else { throw CocoaError(.coderInvalidValue) }
+            for key in OldForwardKeys.Key.allCases where encoded[key.rawValue] == nil { fields[key.rawValue] = nil }
+            let written = JSONValue.object(fields.merging(encoded))
+            guard try written.decoded(as: Section.self) == section else { throw CocoaError(.coderInvalidValue) }
             return written
         }
 
-        private func decode<T: Decodable>(_ type: T.Type, from section: Any, at prefix: String) throws(OCTunnelError) -> T {
-            guard section is [String: Any], let data = try? JSONSerialization.data(withJSONObject: section) else {
-                throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not an object")
-            }
+        private func decode<T: Decodable>(_ type: T.Type, from section: JSONValue, at prefix: String) throws(OCTunnelError) -> T {
+            guard section.members != nil else { throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not an object") }
             do {
-                return try JSONDecoder().decode(type, from: data)
+                return try section.decoded(as: type)
             } catch DecodingError.keyNotFound(let key, _) {
                 throw .badConfig(path: path, reason: "\"\(prefix)\(key.stringValue)\" is missing")
             } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {

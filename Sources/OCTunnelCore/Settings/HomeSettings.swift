@@ -7,6 +7,8 @@
 /// `OldForwardKeys`), a copy so that an older octunnel still reads the file. A section without
 /// `forwardList` is read from those keys; one with it reads the list alone (the copy may be gone).
 public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
+    /// `home`: its section in a profile of config.json.
+    public static let role = Role.home
     public var host: String
     public var port: Int
     public var username: String
@@ -40,8 +42,8 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
 
     /// Where OpenCode's forward listens on the VPS.
     public var openCodeVPSEnd: HostPort {
-        get { forwards[0].listen }
-        set { forwards[0].listen = newValue }
+        get { forwards[0].vpsEnd }
+        set { forwards[0].vpsEnd = newValue }
     }
 
     /// OpenCode's port on this machine.
@@ -59,11 +61,6 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     func validate() throws(TargetParseError) {
         try validateConnection(otherHosts: [homeHost])
         if let problem = notifications.problem { throw TargetParseError(problem) }
-    }
-
-    /// Saves this as `profile`'s home section, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
-        try ConfigFile(home: home).save(self, role: .home, profile: profile)
     }
 
     private enum Key: String, CodingKey {

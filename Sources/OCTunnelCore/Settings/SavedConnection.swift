@@ -1,6 +1,8 @@
 /// What both roles' saved sections share: the VPS to sign in to, where it listens, the
 /// OpenCode port at home and how to sign in.
-public protocol SavedConnection {
+public protocol SavedConnection: Encodable {
+    /// The role whose section this is.
+    static var role: Role { get }
     var host: String { get }
     var port: Int { get }
     var username: String { get }
@@ -35,6 +37,11 @@ extension SavedConnection {
     public var remoteHost: String? {
         get { openCodeVPSEnd.host }
         set { openCodeVPSEnd.host = newValue ?? Defaults.remoteHost }
+    }
+
+    /// Saves this as `profile`'s section of its role, keeping every other profile and section.
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+        try ConfigFile(home: home).save(self, role: Self.role, profile: profile)
     }
 
     /// Checks the user, the hosts (the VPS, its listening address, then `otherHosts`) and the

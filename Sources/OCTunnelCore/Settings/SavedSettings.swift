@@ -34,9 +34,9 @@ public struct SavedSettings: Equatable, Sendable {
         var object: [String: Any] = [:]
         let sections: [(Role, (any Encodable)?)] = [(.tunnel, tunnel), (.home, home)]
         for (role, section) in sections {
-            guard let section, var shown = (try? ConfigFile.object(section)) as? [String: Any] else { continue }
-            shown["remoteHost"] = shown["remoteHost"] ?? Defaults.remoteHost
-            object[role.rawValue] = shown
+            guard let section, var shown = (try? JSONValue(encoding: section))?.members else { continue }
+            shown["remoteHost"] = shown["remoteHost"] ?? .string(Defaults.remoteHost)
+            object[role.rawValue] = shown.foundation
         }
         return object
     }

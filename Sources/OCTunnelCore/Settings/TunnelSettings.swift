@@ -8,6 +8,8 @@
 /// a copy so that an older octunnel still reads the file. A section without `forwardList` is
 /// read from those keys; one with it reads the list alone (the copy may be gone).
 public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
+    /// `tunnel`: its section in a profile of config.json.
+    public static let role = Role.tunnel
     public var host: String
     public var port: Int
     public var username: String
@@ -47,8 +49,8 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
 
     /// Where OpenCode's forward goes on the VPS.
     public var openCodeVPSEnd: HostPort {
-        get { forwards[0].target }
-        set { forwards[0].target = newValue }
+        get { forwards[0].vpsEnd }
+        set { forwards[0].vpsEnd = newValue }
     }
 
     /// The laptop's port of OpenCode's forward.
@@ -62,11 +64,6 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
         try validateConnection()
         _ = try HostPort.parsePort(String(localPort), allowZero: true)
         if let problem = notifications.problem { throw TargetParseError(problem) }
-    }
-
-    /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
-        try ConfigFile(home: home).save(self, role: .tunnel, profile: profile)
     }
 
     private enum Key: String, CodingKey {

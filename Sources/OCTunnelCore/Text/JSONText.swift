@@ -22,6 +22,13 @@ public enum JSONText {
         return write(object, into: &text, indent: "") ? text : nil
     }
 
+    /// `value` laid out as `pretty` lays out an object, each object's keys in the order it holds
+    /// them (config.json as `ConfigFile` writes it).
+    public static func pretty(_ value: JSONValue) -> String? {
+        var text = ""
+        return write(value, into: &text, indent: "") ? text : nil
+    }
+
     /// Appends `value`, compact when `indent` is nil, else laid out from that indentation;
     /// false when it holds something JSON cannot say.
     private static func write(_ value: Any, into text: inout String, indent: String?) -> Bool {
@@ -38,18 +45,18 @@ public enum JSONText {
             if let indent, !empty { text += "\n" + indent }
             text += bracket
         }
-        if let object = value as? [String: Any] {
-            open("{", empty: object.isEmpty)
-            for (index, key) in object.keys.sorted().enumerated() {
+        if let members = members(of: value) {
+            open("{", empty: members.isEmpty)
+            for (index, (key, member)) in members.enumerated() {
                 element(index)
                 guard fragment(key, into: &text) else { return false }
                 text += indent == nil ? ":" : " : "
-                guard write(object[key]!, into: &text, indent: inner) else { return false }
+                guard write(member, into: &text, indent: inner) else { return false }
             }
-            close("}", empty: object.isEmpty)
+            close("}", empty: members.isEmpty)
             return true
         }
-        if let array = value as? [Any] {
+        if let array = items(of: value) {
             open("[", empty: array.isEmpty)
             for (index, item) in array.enumerated() {
                 element(index)
@@ -58,7 +65,27 @@ public enum JSONText {
             close("]", empty: array.isEmpty)
             return true
         }
-        return fragment(value, into: &text)
+        return fragment((value as? JSONValue)?.foundation ?? value, into: &text)
+    }
+
+    /// An object's members in the order they are written: a dictionary's by key, a `JSONValue`'s
+    /// as it holds them; nil for anything else.
+    private static func members(of value: Any) -> [(String, Any)]? {
+        if let json = value as? JSONValue {
+            guard case .object(let object) = json else { return nil }
+            return object.members.map { ($0.key, $0.value as Any) }
+        }
+        guard let object = value as? [String: Any] else { return nil }
+        return object.keys.sorted().map { ($0, object[$0]!) }
+    }
+
+    /// An array's items; nil for anything else.
+    private static func items(of value: Any) -> [Any]? {
+        if let json = value as? JSONValue {
+            guard case .array(let items) = json else { return nil }
+            return items
+        }
+        return value as? [Any]
     }
 
     private static func fragment(_ value: Any, into text: inout String) -> Bool {

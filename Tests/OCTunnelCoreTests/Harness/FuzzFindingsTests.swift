@@ -132,6 +132,18 @@ struct FuzzFindingsTests {
         #expect(HomeGatewayAnswer.parse(status: 502, body: Array(#"{"octunnel":"home","home":"[::1]:5000"}"#.utf8))?.home == HostPort(host: "::1", port: 5000))
     }
 
+    /// FuzzSettings: a key written twice in a section (`port` here) read its first value when
+    /// config.json was first read through JSONDecoder; JSONSerialization, and octunnel before and
+    /// since, read the last. Kept in the corpus as FuzzSettings/repeated-key.
+    @Test func aKeyWrittenTwiceInConfigReadsItsLastValue() throws {
+        try withTemporaryDirectory { dir in
+            let home = OctunnelDirectory(path: dir)
+            try writeText(#"{"version":2,"profiles":{"default":{"home":{"host":"vps","port":2222,"username":"h","port":22,"#
+                          + #""remotePort":5000,"homePort":4096}}}}"#, to: home.configPath)
+            #expect(try SavedSettings.load(from: home)?.home?.port == 22)
+        }
+    }
+
     /// FuzzSettings: a profile name in config.json was quoted raw in the refusal (U+0085 here).
     @Test func aBadProfileNameInConfigJSONIsQuotedEscaped() throws {
         try withTemporaryDirectory { dir in

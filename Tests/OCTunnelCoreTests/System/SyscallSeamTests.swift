@@ -118,41 +118,6 @@ struct SyscallSeamTests {
         return found
     }
 
-    @Test("above System/: no errno, no strerror, no C library call by name (issue 39)")
-    func noSystemCallsAboveTheLayer() throws {
-        let found = try Self.systemCalls(under: Self.root, allowed: Self.notYetConverted)
-        #expect(found.isEmpty, "system calls outside \(Self.systemFolder) (give System/ a wrapper that throws a SystemError):\n\(found.joined(separator: "\n"))")
-    }
-
-    @Test("that check fails on a planted errno, strerror and libc call, naming file and line; a method of its own name, comments, strings and System/ pass")
-    func systemCallCheckCanFail() throws {
-        let tree = try Self.plantedTree("seam-calls")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd = open(path, 0)\nif errno == EINTR {}\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
-            final class Pipe {
-                func close() {}
-                func read(_ n: Int) {}
-                func done() { close(); read(3); Syscall.close(4) }  // close(5) in a comment
-            }
-            let text = "unlink(path) in a string"
-            """)
-        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
-            import Foundation
-            let gone = unlink(path)
-            if errno == ENOENT { print(String(cString: strerror(errno))) }
-            let me = Int(getpid()), domain = "gui/\\(getuid())"
-            """)
-        let found = try Self.systemCalls(under: tree.path, allowed: [])
-        #expect(found == [
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: unlink",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: errno",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: strerror",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: errno",
-            "Sources/OCTunnelCore/Engine/Loop.swift:4: getpid",
-            "Sources/OCTunnelCore/Engine/Loop.swift:4: getuid",
-        ])
-    }
-
     /// The C library's types: its `_t` typedefs (`pid_t`, `mode_t`, `uid_t`, `off_t`,
     /// `socklen_t`, …) and its structs; above System/ a process id, a user id or a mode is a
     /// Swift integer and an address a System/ type (issue 57).
@@ -168,46 +133,23 @@ struct SyscallSeamTests {
     /// Every C type of `cTypePattern` in a .swift file under `root`/Sources outside System/ and
     /// `allowed`: "path:line: name". Comments and string literals are skipped.
     static func cTypes(under root: String, allowed: Set<String>) throws -> [String] {
+        try matches(of: cTypePattern, group: 1, under: root, allowed: allowed)
+    }
+
+    /// Every match of `pattern` (its `group`) in the code of a .swift file under `root`/Sources
+    /// outside System/ and `allowed`: "path:line: match". Comments and string literals are skipped.
+    static func matches(of pattern: String, group: Int, under root: String, allowed: Set<String>) throws -> [String] {
         let (_, sources) = try sourcesAbove(root, allowed: allowed)
-        let pattern = try Regex(cTypePattern)
+        let pattern = try Regex(pattern)
         let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
         var found: [String] = []
         for (path, text) in sources {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = codeOf(line, literal: literal)
-                for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[1].substring ?? "")") }
+                for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[group].substring ?? "")") }
             }
         }
         return found
-    }
-
-    @Test("above System/: no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, …) but in the files that wait their turn (issue 57)")
-    func noCTypesAboveTheLayer() throws {
-        let found = try Self.cTypes(under: Self.root, allowed: Self.cTypesNotYetMoved)
-        #expect(found.isEmpty, "C types outside \(Self.systemFolder) (give System/ a Swift type or integer for it):\n\(found.joined(separator: "\n"))")
-    }
-
-    @Test("that check fails on planted C types, naming file and line; comments, strings, Swift names with _t inside and System/ pass")
-    func cTypeCheckCanFail() throws {
-        let tree = try Self.plantedTree("seam-types")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "static func kill(_ pid: pid_t) {}\nvar address = sockaddr_un()\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
-            let pid: Int32 = Syscall.processID  // a pid_t in a comment
-            let text = "mode_t in a string", at_tail = 1, socket_type = 2
-            """)
-        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
-            let pid = pid_t(snapshot.pid)
-            func write(mode: mode_t, owner: uid_t, length: socklen_t) {}
-            var address = sockaddr_in6(), size: off_t = 0
-            """)
-        #expect(try Self.cTypes(under: tree.path, allowed: []) == [
-            "Sources/OCTunnelCore/Engine/Loop.swift:1: pid_t",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: mode_t",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: uid_t",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: socklen_t",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: sockaddr_in6",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: off_t",
-        ])
     }
 
     /// The C library's constants System/ gives names to (issue 49, a seam for types too): poll
@@ -219,44 +161,7 @@ struct SyscallSeamTests {
     /// Every C constant of `constantPattern` in a .swift file under `root`/Sources outside
     /// System/: "path:line: name". Comments and string literals are skipped.
     static func constants(under root: String) throws -> [String] {
-        let (_, sources) = try sourcesAbove(root, allowed: [])
-        let pattern = try Regex(constantPattern)
-        let literal = try Regex(#""(?:[^"\\]|\\.)*""#)
-        var found: [String] = []
-        for (path, text) in sources {
-            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let code = codeOf(line, literal: literal)
-                for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[0].substring ?? "")") }
-            }
-        }
-        return found
-    }
-
-    @Test("above System/: no C constant (poll events, file types, message and open flags, signals, error numbers) but through System/'s types (issue 49)")
-    func noConstantsAboveTheLayer() throws {
-        let found = try Self.constants(under: Self.root)
-        #expect(found.isEmpty, "C constants outside \(Self.systemFolder) (give System/ a typed name for it):\n\(found.joined(separator: "\n"))")
-    }
-
-    @Test("that check fails on planted constants, naming file and line; comments, strings and System/ pass")
-    func constantCheckCanFail() throws {
-        let tree = try Self.plantedTree("seam-constants")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let events = POLLIN | POLLOUT\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
-            set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
-            if info.st_mode & S_IFMT == S_IFDIR { try Syscall.signal(pid, SIGUSR1) }
-            if error.code == ECONNREFUSED { _ = socket.receive(&b, 1, flags: Int32(MSG_PEEK)) }
-            """)
-        let found = try Self.constants(under: tree.path)
-        #expect(found == [
-            "Sources/OCTunnelCore/Engine/Loop.swift:1: POLLIN",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: S_IFMT",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: S_IFDIR",
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: SIGUSR1",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: ECONNREFUSED",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: MSG_PEEK",
-        ])
+        try matches(of: constantPattern, group: 0, under: root, allowed: [])
     }
 
     /// The libssh2 boundary: libssh2 takes the session's socket by number and calls back with
@@ -292,37 +197,121 @@ struct SyscallSeamTests {
         return found
     }
 
-    @Test("above System/: descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)")
-    func descriptorsAreOwned() throws {
-        let found = try Self.bareDescriptors(under: Self.root, allowed: Self.libssh2Boundary)
-        #expect(found.isEmpty, "bare descriptors outside \(Self.systemFolder) (hold an OwnedDescriptor and call its methods):\n\(found.joined(separator: "\n"))")
+    /// One check of the tree above System/: what it finds there, and the fix its failure names.
+    struct LayerCheck: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let find: @Sendable (String) throws -> [String]
+        let found: String
+
+        static let all = [
+            LayerCheck(testDescription: "no errno, no strerror, no C library call by name (issue 39)",
+                       find: { try SyscallSeamTests.systemCalls(under: $0, allowed: SyscallSeamTests.notYetConverted) },
+                       found: "system calls outside \(SyscallSeamTests.systemFolder) (give System/ a wrapper that throws a SystemError)"),
+            LayerCheck(testDescription: "no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, "
+                           + "…) but in the files that wait their turn (issue 57)",
+                       find: { try SyscallSeamTests.cTypes(under: $0, allowed: SyscallSeamTests.cTypesNotYetMoved) },
+                       found: "C types outside \(SyscallSeamTests.systemFolder) (give System/ a Swift type or integer for it)"),
+            LayerCheck(testDescription: "no C constant (poll events, file types, message and open flags, signals, "
+                           + "error numbers) but through System/'s types (issue 49)",
+                       find: { try SyscallSeamTests.constants(under: $0) },
+                       found: "C constants outside \(SyscallSeamTests.systemFolder) (give System/ a typed name for it)"),
+            LayerCheck(testDescription: "descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)",
+                       find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: SyscallSeamTests.libssh2Boundary) },
+                       found: "bare descriptors outside \(SyscallSeamTests.systemFolder) (hold an OwnedDescriptor and call its methods)"),
+        ]
     }
 
-    @Test("that check fails on a planted Int32 descriptor, a Syscall call by number and a hand-made OwnedDescriptor, naming file and line; owned calls and System/ pass")
-    func descriptorCheckCanFail() throws {
-        let tree = try Self.plantedTree("seam-descriptors")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", """
-            final class Client {
-                let socket: OwnedDescriptor
-                let port: Int32 = 0
-                func done() { socket.close(); _ = socket.receive(nil, 0) }  // Syscall.close(fd) in a comment
-            }
-            """)
-        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", """
-            final class Loop {
-                private let listener: Int32
-                func stop() { Syscall.close(listener) }
-                func adopt(_ fd: Int32) -> OwnedDescriptor { OwnedDescriptor(fd) }
-            }
-            """)
-        let found = try Self.bareDescriptors(under: tree.path, allowed: [])
-        #expect(found == [
-            "Sources/OCTunnelCore/Engine/Loop.swift:2: listener: Int32",
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: Syscall.close(",
-            "Sources/OCTunnelCore/Engine/Loop.swift:4: OwnedDescriptor(",
-            "Sources/OCTunnelCore/Engine/Loop.swift:4: fd: Int32",
-        ])
+    @Test("above System/: each check of the layer finds nothing in the tree", arguments: LayerCheck.all)
+    func nothingAboveTheLayer(_ check: LayerCheck) throws {
+        let found = try check.find(Self.root)
+        #expect(found.isEmpty, "\(check.found):\n\(found.joined(separator: "\n"))")
+    }
+
+    /// A check made to fail: files planted in a tree of its own (in System/, a file with nothing to
+    /// find, and Engine/Loop.swift with what the check must find), and the lines of Loop.swift it finds, in order.
+    struct PlantedCase: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let tree: String
+        let system: String, clean: String, loop: String
+        let find: @Sendable (String) throws -> [String]
+        let found: [String]
+
+        static let all = [
+            PlantedCase(testDescription: "the call check fails on a planted errno, strerror and libc call, naming file and line; "
+                            + "a method of its own name, comments, strings and System/ pass",
+                        tree: "seam-calls", system: "let fd = open(path, 0)\nif errno == EINTR {}\n",
+                        clean: """
+                    final class Pipe {
+                        func close() {}
+                        func read(_ n: Int) {}
+                        func done() { close(); read(3); Syscall.close(4) }  // close(5) in a comment
+                    }
+                    let text = "unlink(path) in a string"
+                    """,
+                        loop: """
+                    import Foundation
+                    let gone = unlink(path)
+                    if errno == ENOENT { print(String(cString: strerror(errno))) }
+                    let me = Int(getpid()), domain = "gui/\\(getuid())"
+                    """,
+                        find: { try SyscallSeamTests.systemCalls(under: $0, allowed: []) },
+                        found: ["2: unlink", "3: errno", "3: strerror", "3: errno", "4: getpid", "4: getuid"]),
+            PlantedCase(testDescription: "the C type check fails on planted C types, naming file and line; comments, strings, "
+                            + "Swift names with _t inside and System/ pass",
+                        tree: "seam-types", system: "static func kill(_ pid: pid_t) {}\nvar address = sockaddr_un()\n",
+                        clean: """
+                    let pid: Int32 = Syscall.processID  // a pid_t in a comment
+                    let text = "mode_t in a string", at_tail = 1, socket_type = 2
+                    """,
+                        loop: """
+                    let pid = pid_t(snapshot.pid)
+                    func write(mode: mode_t, owner: uid_t, length: socklen_t) {}
+                    var address = sockaddr_in6(), size: off_t = 0
+                    """,
+                        find: { try SyscallSeamTests.cTypes(under: $0, allowed: []) },
+                        found: ["1: pid_t", "2: mode_t", "2: uid_t", "2: socklen_t", "3: sockaddr_in6", "3: off_t"]),
+            PlantedCase(testDescription: "the constant check fails on planted constants, naming file and line; comments, "
+                            + "strings and System/ pass",
+                        tree: "seam-constants", system: "let events = POLLIN | POLLOUT\n",
+                        clean: "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n",
+                        loop: """
+                    set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
+                    if info.st_mode & S_IFMT == S_IFDIR { try Syscall.signal(pid, SIGUSR1) }
+                    if error.code == ECONNREFUSED { _ = socket.receive(&b, 1, flags: Int32(MSG_PEEK)) }
+                    """,
+                        find: { try SyscallSeamTests.constants(under: $0) },
+                        found: ["1: POLLIN", "2: S_IFMT", "2: S_IFDIR", "2: SIGUSR1", "3: ECONNREFUSED", "3: MSG_PEEK"]),
+            PlantedCase(testDescription: "the descriptor check fails on a planted Int32 descriptor, "
+                            + "a Syscall call by number and a hand-made OwnedDescriptor, "
+                            + "naming file and line; owned calls and System/ pass",
+                        tree: "seam-descriptors",
+                        system: "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n",
+                        clean: """
+                    final class Client {
+                        let socket: OwnedDescriptor
+                        let port: Int32 = 0
+                        func done() { socket.close(); _ = socket.receive(nil, 0) }  // Syscall.close(fd) in a comment
+                    }
+                    """,
+                        loop: """
+                    final class Loop {
+                        private let listener: Int32
+                        func stop() { Syscall.close(listener) }
+                        func adopt(_ fd: Int32) -> OwnedDescriptor { OwnedDescriptor(fd) }
+                    }
+                    """,
+                        find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: []) },
+                        found: ["2: listener: Int32", "3: Syscall.close(", "4: OwnedDescriptor(", "4: fd: Int32"]),
+        ]
+    }
+
+    @Test("each check of the layer fails on what is planted, naming file and line", arguments: PlantedCase.all)
+    func layerCheckCanFail(_ planted: PlantedCase) throws {
+        let tree = try Self.plantedTree(planted.tree)
+        try tree.write("Sources/OCTunnelCore/System/Calls.swift", planted.system)
+        try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", planted.clean)
+        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", planted.loop)
+        #expect(try planted.find(tree.path) == planted.found.map { "Sources/OCTunnelCore/Engine/Loop.swift:" + $0 })
     }
 
     @Test("no source file outside System/ imports Glibc, calls Glibc. or names Darwin")

@@ -165,12 +165,10 @@ struct RoamingTests {
                                           launcher: net.exec(.client))
         defer { homeSide.stopGracefullyOrKill() }
         let listening = try #require(await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
-        defer { tunnel.stopGracefullyOrKill() }
-        let localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
         let scratch = try TempDirectory("octunnel-homemove")
-        let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
-        try #require(first == nil, "through the laptop before the move: \(first ?? "")")
+        let (tunnel, _) = try await fixture.laptopServed(remotePort: remotePort, launcher: laptop.exec, scratch: scratch,
+                                                         before: "the move")
+        defer { tunnel.stopGracefullyOrKill() }
 
         let movedAt = try await offPool { try move.move(); return Date() }
         let now = try #require(await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")

@@ -23,30 +23,19 @@ struct HomeNetworkTests {
 
     @Test("the home link down for a while (60 s by hand, 35 s in CI): home up declares the session dead within about three keepalives, and the laptop is served again within the backoff once the link is back")
     func homeLinkDownAndBack() async throws {
-        let (net, laptop) = try await Self.machines("homeLinkDownAndBack")
-        // Deferred first, so they run last: a namespace with a process still in it outlives its name.
-        defer { net.remove() }
-        defer { laptop.remove() }
-        // Home is the pair's client namespace, the VPS its server namespace.
-        let backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        defer { backend.stop() }
         // The VPS drops a dead session within 10-15 s (as the fix says), so the port is free when home returns.
-        let fixture = try await offPool {
-            try TunnelFixture(sshdConfig: "ClientAliveInterval 5\nClientAliveCountMax 2\n", sshdAddress: net.serverAddress,
-                              sshdLauncher: net.exec(.server))
-        }
-        defer { fixture.sshd.stop(hard: true) }
+        let world = try await World.make("homeLinkDownAndBack", sshdConfig: "ClientAliveInterval 5\nClientAliveCountMax 2\n")
+        defer { world.remove() }
+        let (net, laptop, backend, fixture) = (world.net, world.laptop, world.backend, world.fixture)
         let remotePort = freePort()
         let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: backend.port,
                                           extra: ["--json", "--no-health", "--keepalive", String(Int(Self.keepalive))], launcher: net.exec(.client))
         defer { homeSide.stopGracefullyOrKill() }
         let scratch = try TempDirectory("octunnel-homecut")
         let listening = try #require(await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        let (tunnel, localPort) = try await fixture.laptopServed(remotePort: remotePort, launcher: laptop.exec, scratch: scratch,
+                                                                 before: "the cut")
         defer { tunnel.stopGracefullyOrKill() }
-        let localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
-        let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
-        try #require(first == nil, "through the laptop before the cut: \(first ?? "")")
 
         try await offPool { try net.setLink(.server, up: false) }
         let cutAt = Date()
@@ -82,26 +71,17 @@ struct HomeNetworkTests {
     @Test("home back with a new address while the VPS holds the dead session's forward: with ClientAliveInterval the laptop gets through within the bound; without, home up keeps retrying naming the fix and the laptop's check says stale forward",
           arguments: [true, false])
     func reboot(clientAlive: Bool) async throws {
-        let (net, laptop) = try await Self.machines("reboot")
-        defer { net.remove() }
-        defer { laptop.remove() }
-        let backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        defer { backend.stop() }
-        let fixture = try await offPool {
-            try TunnelFixture(sshdConfig: clientAlive ? "ClientAliveInterval 2\nClientAliveCountMax 3\n" : "",
-                              sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
-        }
-        defer { fixture.sshd.stop(hard: true) }
+        let world = try await World.make("reboot", sshdConfig: clientAlive ? "ClientAliveInterval 2\nClientAliveCountMax 3\n" : "")
+        defer { world.remove() }
+        let (net, laptop, backend, fixture) = (world.net, world.laptop, world.backend, world.fixture)
         let remotePort = freePort()
         let before = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--no-health"], launcher: net.exec(.client))
         defer { before.signal(SIGKILL); _ = before.waitForExit(timeout: 5) }
         try #require(try await offPool { before.homeListening() } != nil, "\(before.stderrText)")
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
-        defer { tunnel.stopGracefullyOrKill() }
-        let localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
         let scratch = try TempDirectory("octunnel-homereboot")
-        let first = try await offPool { try bytesThroughProblem(launcher: laptop.exec, port: localPort, scratch: scratch) }
-        try #require(first == nil, "through the laptop before the reboot: \(first ?? "")")
+        let (tunnel, localPort) = try await fixture.laptopServed(remotePort: remotePort, launcher: laptop.exec, scratch: scratch,
+                                                                 before: "the reboot")
+        defer { tunnel.stopGracefullyOrKill() }
 
         // The power cut: link down first, then the process dies; its FIN stays in a namespace
         // whose link never comes back. sshd's clock (ClientAliveInterval) starts now.
@@ -158,6 +138,42 @@ struct HomeNetworkTests {
             #expect(check.status == 69, "\(check.stderr)")
             #expect(check.stderr.contains("accepts connections but nothing answered within 3 s"), "\(check.stderr)")
             #expect(check.stderr.contains("ClientAliveInterval 15"))
+        }
+    }
+
+    /// A test's machines: home (the pair's client namespace) with OpenCode's stand-in, the VPS
+    /// (its server namespace) with sshd given `sshdConfig`, and the laptop on a link of its own.
+    struct World {
+        let net: NetworkNamespacePair
+        let laptop: NetworkNamespaceLink
+        let backend: OpenCodeStandIn
+        let fixture: TunnelFixture
+
+        static func make(_ test: String, sshdConfig: String) async throws -> World {
+            let (net, laptop) = try await HomeNetworkTests.machines(test)
+            var backend: OpenCodeStandIn?
+            do {
+                let standIn = try OpenCodeStandIn(launcher: net.exec(.client))
+                backend = standIn
+                let fixture = try await offPool {
+                    try TunnelFixture(sshdConfig: sshdConfig, sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+                }
+                return World(net: net, laptop: laptop, backend: standIn, fixture: fixture)
+            } catch {
+                backend?.stop()
+                laptop.remove()
+                net.remove()
+                throw error
+            }
+        }
+
+        /// Stops sshd and the stand-in, then removes the namespaces (last: a namespace with a
+        /// process still in it outlives its name).
+        func remove() {
+            fixture.sshd.stop(hard: true)
+            backend.stop()
+            laptop.remove()
+            net.remove()
         }
     }
 
