@@ -31,6 +31,10 @@ extension StatusSnapshot {
             let verdict = health.ok ? "✓" : "✗"
             row("health", "\(verdict) \(health.detail) (\(Self.duration(now.timeIntervalSince(health.checkedAt))) ago)")
         }
+        if sessions > 1 || burstSessions > 0 {
+            let now = sessions > 1 ? "\(sessions) (one extra for a burst of connections)" : "\(sessions)"
+            row("sessions", now + " · \(Self.count(burstSessions, "extra session")) for bursts since start")
+        }
         if reconnects > 0 || lastError != nil {
             var text = reconnects == 0 ? "none" : "\(reconnects)"
             if let lastError { text += " · last error: \(lastError)" }
@@ -59,7 +63,8 @@ extension StatusSnapshot {
         switch state {
         case .connected:
             let since = connectedSince.map { " for " + Self.duration(now.timeIntervalSince($0)) } ?? ""
-            parts = ["connected to \(host)\(since)", Self.count(openConnections, "open connection")]
+            parts = ["connected to \(host)\(since)" + (sessions > 1 ? " (\(sessions) sessions)" : ""),
+                     Self.count(openConnections, "open connection")]
             if let health {
                 let ago = Self.duration(now.timeIntervalSince(health.checkedAt)) + " ago"
                 if health.ok {

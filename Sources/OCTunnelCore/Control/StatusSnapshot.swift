@@ -114,6 +114,10 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var bytesOut: Int
     /// Sessions established after the first one.
     public var reconnects: Int
+    /// SSH sessions to the VPS up now: 1, or 2 while a burst's extra session is up (`BurstSession`); 0 while none is.
+    public var sessions = 0
+    /// Extra sessions opened for bursts since start.
+    public var burstSessions = 0
     /// Streams found stalled (bytes waiting with room to take them) and moved again: should stay 0.
     public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
@@ -182,6 +186,7 @@ extension StatusSnapshot {
             "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
             "openConnections": openConnections, "totalConnections": totalConnections,
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
+            "sessions": sessions, "burstSessions": burstSessions,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
             "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
@@ -225,6 +230,7 @@ extension StatusSnapshot {
         remote = wire.remote.flatMap { try? HostPort.parse($0) }
         (openConnections, totalConnections) = (wire.openConnections ?? 0, wire.totalConnections ?? 0)
         (bytesIn, bytesOut, reconnects, stalls) = (wire.bytesIn ?? 0, wire.bytesOut ?? 0, wire.reconnects ?? 0, wire.stalls ?? 0)
+        (sessions, burstSessions) = (wire.sessions ?? (state == .connected ? 1 : 0), wire.burstSessions ?? 0)
         (lastError, lastErrorAt) = (wire.lastError, wire.lastErrorAt.flatMap(Self.parseDate))
         (lastNetworkEvent, lastNetworkEventAt) = (wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate))
         forwards = (wire.forwards ?? []).enumerated().compactMap { index, item in

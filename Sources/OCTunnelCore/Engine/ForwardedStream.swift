@@ -19,6 +19,9 @@ final class ForwardedStream {
     let peer: (host: String, port: Int)
     let createdAt: Double
     private(set) var channel: (any EngineChannel)?
+    /// The session its channel is on, when the forward has more than one (a burst's extra
+    /// session, `BurstSession`); nil: the forward's only session. A stream stays on it.
+    private(set) var session: LiveSession?
     /// Just joined to its channel: read the socket on the next pump even if it did not poll
     /// readable (it was not polled yet; its request may already be waiting).
     private var freshlyAttached = false
@@ -62,16 +65,24 @@ final class ForwardedStream {
     }
 
     /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
-    /// channel opened ahead of need), delivered to the socket first.
-    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes()) {
+    /// channel opened ahead of need), delivered to the socket first; `session` is the one the
+    /// channel is on (nil: the forward's only session).
+    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes(), on session: LiveSession? = nil) {
         self.channel = channel
+        self.session = session
         downstream = greeting
         received += greeting.count
         freshlyAttached = true
     }
 
     /// Forgets the channel without freeing it (its session is gone).
-    func detach() { channel = nil }
+    func detach() {
+        channel = nil
+        session = nil
+    }
+
+    /// Whether its channel is on `live` (or on the forward's only session).
+    func isOn(_ live: LiveSession) -> Bool { session == nil || session === live }
 
     /// Both directions are finished, or something broke.
     var isDone: Bool { failed != nil || (eofSent && socketShut) }
@@ -245,8 +256,9 @@ final class ForwardedStream {
     /// Closes the socket and hands the channel to `live` to be freed (or just drops it when
     /// the session is gone).
     func close(releasingTo live: LiveSession?) {
-        if let channel { live?.release(channel) }
+        if let channel { (live == nil ? nil : session ?? live)?.release(channel) }
         channel = nil
+        session = nil
         socket.close()
     }
 

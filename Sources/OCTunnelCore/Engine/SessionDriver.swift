@@ -40,6 +40,11 @@ final class SessionDriver: PollOwner {
     let notifications = Locked<[StatusSnapshot.Notified]>([])
     /// How many requests wait for an answer, once the event follower has said (nil before).
     let permissionsWaiting = Locked<Int?>(nil)
+    /// A second session while clients queue for channels (BurstSession.swift).
+    private(set) lazy var burst = BurstSession(
+        source: ConnectorSource(settings: settings, wake: { [loop = UncheckedLoop(loop: loop)] in loop.loop.wakeUp() }),
+        keepalive: keepaliveInterval, scratch: scratch, enabled: burstAllowed, emit: emit)
+    private let burstAllowed: Bool
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
@@ -49,6 +54,7 @@ final class SessionDriver: PollOwner {
         self.settings = settings
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)
+        burstAllowed = !exitOnFirstFailure && forwards.allSatisfy(\.allowsOverlap)
         self.loop = loop
         self.forwards = forwards
         self.emit = emit
@@ -66,6 +72,7 @@ final class SessionDriver: PollOwner {
             if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
             if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
             if let result = connector.take() { try connectorFinished(result, now: now) }
+            burst.take(forwards: forwards, now: now)
             if reconnect.attemptIsDue(now: now, connectorRunning: connector.isRunning) { startConnector() }
             if loop.stopRequested { return shutdownGracefully() }
             loop.pollSet.reset()
@@ -148,6 +155,7 @@ final class SessionDriver: PollOwner {
             if live.turn.hasPriorityPending { set.wakeNow() }
         }
         for forward in forwards { forward.register(in: set, live: live, now: now) }
+        burst.register(in: set, now: now)
         statusServer?.register(in: set)
         network.register(in: set)
         if reconnect.pending != nil { set.wakeNow() }
@@ -158,9 +166,10 @@ final class SessionDriver: PollOwner {
     /// One round after poll: the session's work and the forward's, or the forward alone
     /// while no session is up.
     private func drive(now: Double) {
-        if let burst = network.settled(now: now) {
-            reconnect.notice(.networkChange(NetworkWatcher.summary(burst.changes)), since: burst.since)
+        if let settled = network.settled(now: now) {
+            reconnect.notice(.networkChange(NetworkWatcher.summary(settled.changes)), since: settled.since)
         }
+        defer { burst.drive(primary: live, forwards: forwards, now: now) }
         guard let live else {
             if let noticed = reconnect.takePending() { roamWithoutSession(noticed, now: now) }
             for forward in forwards { forward.drive(nil, now: now) }
@@ -192,7 +201,7 @@ final class SessionDriver: PollOwner {
         old.session.close()
         old.dropReleasedChannels()
         live = nil
-        for forward in forwards { forward.sessionEnded(end) }
+        for forward in forwards { forward.sessionLost(old, end) }
     }
 
     /// Drops the session after a failure and schedules the next attempt.
@@ -219,6 +228,7 @@ final class SessionDriver: PollOwner {
             live.session.close()
             live.dropReleasedChannels()
         }
+        burst.shutdown(reason: end.text)
         for forward in forwards { forward.stop(end) }
         live = nil
     }
@@ -273,6 +283,7 @@ extension SessionDriver {
                 _ = live.session.flushOutgoing()
             }
             live.fail(end)
+            burst.drop(for: end, forwards: forwards)
         }
     }
 

@@ -48,10 +48,39 @@ protocol SessionForward: AnyObject {
     /// Whether a second session may come up beside this one before it is dropped
     /// (make-before-break); not for a remote forward, whose VPS port the old session holds.
     var allowsOverlap: Bool { get }
+
+    // A burst's extra session (`BurstSession`): a second session to the same VPS the driver
+    // opens while clients queue for channels, and closes once the burst is over. Streams stay
+    // on the session that opened them. The home side has no such queue and keeps the defaults.
+
+    /// Clients waiting for a channel now, across this forward (what the burst rule weighs).
+    var channelQueue: Int { get }
+
+    /// How many of this forward's streams have their channel on `live`.
+    func streamCount(on live: LiveSession) -> Int
+
+    /// An extra session is up beside the driver's: it may open channels for waiting clients.
+    func extraStarted(_ extra: LiveSession, now: Double)
+
+    /// One round on the extra session: opens for waiting clients, its streams' pumps, its pool.
+    func driveExtra(_ extra: LiveSession, now: Double)
+
+    /// `live` is about to be closed on purpose (a burst is over): hand back what is pooled on it.
+    func releaseChannels(on live: LiveSession)
+
+    /// One session is gone (already freed) for `end`: what used its channels ends, what is on
+    /// another session stays. Alone on one session, that is `sessionEnded`.
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd)
 }
 
 extension SessionForward {
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
     var allowsOverlap: Bool { true }
+    var channelQueue: Int { 0 }
+    func streamCount(on live: LiveSession) -> Int { 0 }
+    func extraStarted(_ extra: LiveSession, now: Double) {}
+    func driveExtra(_ extra: LiveSession, now: Double) {}
+    func releaseChannels(on live: LiveSession) {}
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd) { sessionEnded(end) }
 }

@@ -66,23 +66,23 @@ final class StreamTable {
     func register(in set: PollSet, live: LiveSession, owner: PollOwner) {
         readable.removeAll(keepingCapacity: true)
         if hasUndeliveredData { set.wakeNow() }
-        let room = live.hasSendRoom
         var holding = hasUndeliveredData
         for (id, stream) in streams {
-            let events = stream.pollEvents(sendRoom: room)
+            let on = stream.session ?? live
+            let events = stream.pollEvents(sendRoom: on.hasSendRoom)
             if !events.isEmpty { set.watch(stream.socket, events: events, owner: owner, tag: id) }
             if stream.holdsBytesForChannel {
                 holding = true
-                if stream.mayMoveUpstream(live) { set.wakeNow() }
+                if stream.mayMoveUpstream(on) { set.wakeNow() }
             }
         }
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
     }
 
-    /// One pump round over every stream with a channel (`socketReady` for those whose sockets
-    /// polled readable); ends finished ones; then the stall watch, if its interval has passed.
+    /// One pump round over every stream with a channel on `live` (`socketReady` for those whose
+    /// sockets polled readable); ends finished ones; then the stall watch, if its interval has passed.
     func pumpAll(_ live: LiveSession, now: Double) {
-        for stream in Array(streams.values) where stream.channel != nil {
+        for stream in Array(streams.values) where stream.channel != nil && stream.isOn(live) {
             stream.pump(live, socketReady: readable.contains(stream.id))
             guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
@@ -95,21 +95,23 @@ final class StreamTable {
     /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
     /// visited: look again before the loop sleeps.
     func noteUndeliveredData(_ live: LiveSession) {
-        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData(live) }
+        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData($0.session ?? live) }
     }
 
     private func watchForStalls(_ live: LiveSession, now: Double) {
         let elapsed = now - lastStallCheck
         lastStallCheck = now
         var waiting: [Int: Int] = [:]
+        // Every stream with its own session: the watch runs once an interval for all of them.
         for stream in Array(streams.values) where stream.channel != nil {
-            guard let stall = stream.stallCandidate(live, seconds: elapsed) else { continue }
+            let on = stream.session ?? live
+            guard on.isAlive, let stall = stream.stallCandidate(on, seconds: elapsed) else { continue }
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
-                stream.recover(live)
+                stream.recover(on)
                 guard live.isAlive else { return }
-                if stream.isDone { finish(stream, live: live, reason: stream.failed); continue }
+                if stream.isDone { finish(stream, live: on, reason: stream.failed); continue }
             }
             waiting[stream.id] = stream.moved
         }
@@ -124,15 +126,22 @@ final class StreamTable {
         emit(stream.finish(releasingTo: live, reason: reason))
     }
 
-    /// The session is gone: every stream with a channel ends (streams still waiting for one stay).
-    func sessionEnded() {
-        for stream in Array(streams.values) where stream.channel != nil {
+    /// The session is gone: every stream with a channel on it ends (streams still waiting for one
+    /// stay, and so do those on another session); `only` nil: the forward's only session.
+    func sessionEnded(only lost: LiveSession? = nil) {
+        for stream in Array(streams.values) where stream.channel != nil && (lost == nil || stream.session === lost) {
             stream.detach()
             finish(stream, live: nil, reason: "session lost")
+            suspects[stream.id] = nil
         }
-        hasUndeliveredData = false
-        suspects = [:]
+        if lost == nil {
+            hasUndeliveredData = false
+            suspects = [:]
+        }
     }
+
+    /// How many streams have their channel on `live`.
+    func count(on live: LiveSession) -> Int { streams.values.count { $0.channel != nil && $0.session === live } }
 
     /// Sends EOF on every stream's channel while the deadline lasts (on the way out).
     func sendFinalEOFs(deadline: Double) {
