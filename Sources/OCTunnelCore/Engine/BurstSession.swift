@@ -71,8 +71,7 @@ final class BurstSession: PollOwner {
     private let scratch: ScratchBuffer
     private let emit: @Sendable (EngineEvent) -> Void
     private let connector: any ExtraSessionSource
-    /// False where a second session must not come up (a remote listen belongs to one session;
-    /// `tunnel check` reports one session and ends).
+    /// False where a second session must not come up: a remote listen belongs to one session.
     let enabled: Bool
     private(set) var extra: LiveSession?
     private var rule: BurstRule

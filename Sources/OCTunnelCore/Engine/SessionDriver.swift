@@ -54,7 +54,7 @@ final class SessionDriver: PollOwner {
         self.settings = settings
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)
-        burstAllowed = !exitOnFirstFailure && forwards.allSatisfy(\.allowsOverlap)
+        burstAllowed = forwards.allSatisfy(\.allowsOverlap)
         self.loop = loop
         self.forwards = forwards
         self.emit = emit
