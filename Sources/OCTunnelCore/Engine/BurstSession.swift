@@ -42,9 +42,9 @@ struct BurstRule {
     /// The extra session came up.
     mutating func started(now: Double) { busyAt = now }
 
-    /// One round with the extra session up: `queue` clients waiting, `streams` on it.
-    mutating func note(queue: Int, streams: Int, now: Double) {
-        if queue > 0 || streams > 0 { busyAt = now }
+    /// One round with the extra session up: `queue` clients waiting; `held`: a stream or an open on it.
+    mutating func note(queue: Int, held: Bool, now: Double) {
+        if queue > 0 || held { busyAt = now }
     }
 
     /// When the extra session closes if nothing happens meanwhile.
@@ -140,7 +140,7 @@ final class BurstSession: PollOwner {
         }
         round(extra, forwards: forwards, now: now)
         guard extra.isAlive else { return lost(extra, for: extra.failure ?? .stopped, forwards: forwards) }
-        rule.note(queue: queue, streams: forwards.reduce(0) { $0 + $1.streamCount(on: extra) }, now: now)
+        rule.note(queue: queue, held: forwards.contains { $0.holds(extra) }, now: now)
         if rule.isOver(now: now) { close(forwards: forwards) }
     }
 
@@ -183,7 +183,7 @@ final class BurstSession: PollOwner {
         extra.session.close()
         extra.dropReleasedChannels()
         self.extra = nil
-        for forward in forwards { forward.sessionLost(extra, end) }
+        for forward in forwards { forward.sessionEnded(extra, end: end) }
     }
 
     /// The network under the sessions is gone (the driver drops its own): the extra goes too.
@@ -193,16 +193,18 @@ final class BurstSession: PollOwner {
         lost(extra, for: end, forwards: forwards)
     }
 
-    /// The loop is stopping, after the forwards' goodbye (their EOFs wait in its send buffer):
-    /// a goodbye within a short timeout, then freed; an attempt under way is abandoned.
-    func shutdown(reason: String) {
+    /// The loop is stopping, after the driver's goodbye: the forwards' goodbye on the extra session
+    /// (EOFs on its streams) and a disconnect while `deadline` lasts, within a short timeout each,
+    /// then freed; an attempt under way is abandoned.
+    func shutdown(forwards: [SessionForward], reason: String, deadline: Double) {
         if connector.isRunning { connector.abandon() }
         guard let extra else { return }
         let session = extra.session
         session.setBlocking(true)
         session.setTimeout(milliseconds: 300)
+        for forward in forwards { forward.goodbye(extra, deadline: deadline) }
         _ = session.flushOutgoing()
-        session.disconnect(reason: reason)
+        if MonotonicClock.now() < deadline { session.disconnect(reason: reason) }
         session.close()
         extra.dropReleasedChannels()
         self.extra = nil

@@ -19,8 +19,8 @@ final class ForwardedStream {
     let peer: (host: String, port: Int)
     let createdAt: Double
     private(set) var channel: (any EngineChannel)?
-    /// The session its channel is on, when the forward has more than one (a burst's extra
-    /// session, `BurstSession`); nil: the forward's only session. A stream stays on it.
+    /// The session `channel` belongs to: a stream stays on the session that opened its channel,
+    /// also while that session drains after a planned reconnect (`SessionSet`).
     private(set) var session: LiveSession?
     /// Just joined to its channel: read the socket on the next pump even if it did not poll
     /// readable (it was not polled yet; its request may already be waiting).
@@ -64,12 +64,11 @@ final class ForwardedStream {
         peer = socket.peer
     }
 
-    /// Joins the socket to `channel`; `greeting` is what the server already sent on it (a
-    /// channel opened ahead of need), delivered to the socket first; `session` is the one the
-    /// channel is on (nil: the forward's only session).
-    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes(), on session: LiveSession? = nil) {
+    /// Joins the socket to `channel` of `live`; `greeting` is what the server already sent on it
+    /// (a channel opened ahead of need), delivered to the socket first.
+    func attach(_ channel: any EngineChannel, on live: LiveSession, greeting: PendingBytes = PendingBytes()) {
         self.channel = channel
-        self.session = session
+        session = live
         downstream = greeting
         received += greeting.count
         freshlyAttached = true
@@ -80,9 +79,6 @@ final class ForwardedStream {
         channel = nil
         session = nil
     }
-
-    /// Whether its channel is on `live` (or on the forward's only session).
-    func isOn(_ live: LiveSession) -> Bool { session == nil || session === live }
 
     /// Both directions are finished, or something broke.
     var isDone: Bool { failed != nil || (eofSent && socketShut) }
@@ -256,7 +252,7 @@ final class ForwardedStream {
     /// Closes the socket and hands the channel to `live` to be freed (or just drops it when
     /// the session is gone).
     func close(releasingTo live: LiveSession?) {
-        if let channel { (live == nil ? nil : session ?? live)?.release(channel) }
+        if let channel { live?.release(channel) }
         channel = nil
         session = nil
         socket.close()

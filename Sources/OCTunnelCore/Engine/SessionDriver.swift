@@ -201,7 +201,7 @@ final class SessionDriver: PollOwner {
         old.session.close()
         old.dropReleasedChannels()
         live = nil
-        for forward in forwards { forward.sessionLost(old, end) }
+        for forward in forwards { forward.sessionEnded(old, end: end) }
     }
 
     /// Drops the session after a failure and schedules the next attempt.
@@ -228,7 +228,7 @@ final class SessionDriver: PollOwner {
             live.session.close()
             live.dropReleasedChannels()
         }
-        burst.shutdown(reason: end.text)
+        burst.shutdown(forwards: forwards, reason: end.text, deadline: deadline)
         for forward in forwards { forward.stop(end) }
         live = nil
     }

@@ -17,8 +17,17 @@ protocol SessionForward: AnyObject {
     /// (no session yet, or reconnecting), only what needs no session (e.g. expire waiters).
     func drive(_ live: LiveSession?, now: Double)
 
-    /// The session is gone (already freed) for `end`: drop whatever used its channels.
-    func sessionEnded(_ end: SessionEnd)
+    /// `live` is gone (already freed) for `end`: drop whatever used its channels (a draining
+    /// session's end leaves the current session's streams alone).
+    func sessionEnded(_ live: LiveSession, end: SessionEnd)
+
+    /// A planned reconnect replaced `old` (`SessionSet`): it drains. Open nothing new on it,
+    /// hand back what was opened on it ahead of need; its streams stay on it.
+    func sessionDraining(_ old: LiveSession, now: Double)
+
+    /// Whether anything of this forward still uses `live` (a stream, an open in flight): a
+    /// draining session is freed once no forward holds it.
+    func holds(_ live: LiveSession) -> Bool
 
     /// Adds this forward's sockets and wake-up times to the coming poll.
     func register(in set: PollSet, live: LiveSession?, now: Double)
@@ -56,9 +65,6 @@ protocol SessionForward: AnyObject {
     /// Clients waiting for a channel now, across this forward (what the burst rule weighs).
     var channelQueue: Int { get }
 
-    /// How many of this forward's streams have their channel on `live`.
-    func streamCount(on live: LiveSession) -> Int
-
     /// An extra session is up beside the driver's: it may open channels for waiting clients.
     func extraStarted(_ extra: LiveSession, now: Double)
 
@@ -67,20 +73,16 @@ protocol SessionForward: AnyObject {
 
     /// `live` is about to be closed on purpose (a burst is over): hand back what is pooled on it.
     func releaseChannels(on live: LiveSession)
-
-    /// One session is gone (already freed) for `end`: what used its channels ends, what is on
-    /// another session stays. Alone on one session, that is `sessionEnded`.
-    func sessionLost(_ live: LiveSession, _ end: SessionEnd)
 }
 
 extension SessionForward {
+    func sessionDraining(_ old: LiveSession, now: Double) {}
+    func holds(_ live: LiveSession) -> Bool { false }
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
     var allowsOverlap: Bool { true }
     var channelQueue: Int { 0 }
-    func streamCount(on live: LiveSession) -> Int { 0 }
     func extraStarted(_ extra: LiveSession, now: Double) {}
     func driveExtra(_ extra: LiveSession, now: Double) {}
     func releaseChannels(on live: LiveSession) {}
-    func sessionLost(_ live: LiveSession, _ end: SessionEnd) { sessionEnded(end) }
 }

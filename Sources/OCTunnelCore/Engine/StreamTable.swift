@@ -61,28 +61,29 @@ final class StreamTable {
     /// The forward's last failure, for `status` (a refused forward, nothing listening).
     func noteFailure(_ text: String) { counters.failed(text) }
 
-    /// Polls each stream's socket for what it can take now, and wakes the loop for the next
-    /// look of the stall watch while any stream holds bytes.
-    func register(in set: PollSet, live: LiveSession, owner: PollOwner) {
+    /// Polls each stream's socket for what it can take now (the send room of the stream's own
+    /// session), and wakes the loop for the next look of the stall watch while any stream holds bytes.
+    func register(in set: PollSet, owner: PollOwner) {
         readable.removeAll(keepingCapacity: true)
         if hasUndeliveredData { set.wakeNow() }
         var holding = hasUndeliveredData
         for (id, stream) in streams {
-            let on = stream.session ?? live
-            let events = stream.pollEvents(sendRoom: on.hasSendRoom)
+            guard let session = stream.session else { continue }
+            let events = stream.pollEvents(sendRoom: session.hasSendRoom)
             if !events.isEmpty { set.watch(stream.socket, events: events, owner: owner, tag: id) }
             if stream.holdsBytesForChannel {
                 holding = true
-                if stream.mayMoveUpstream(on) { set.wakeNow() }
+                if stream.mayMoveUpstream(session) { set.wakeNow() }
             }
         }
         if holding || !suspects.isEmpty { set.wake(at: lastStallCheck + stallInterval) }
     }
 
-    /// One pump round over every stream with a channel on `live` (`socketReady` for those whose
-    /// sockets polled readable); ends finished ones; then the stall watch, if its interval has passed.
+    /// One pump round over every stream with a channel of `live` (`socketReady` for those whose
+    /// sockets polled readable); ends finished ones; then the stall watch over every session's
+    /// streams, if its interval has passed.
     func pumpAll(_ live: LiveSession, now: Double) {
-        for stream in Array(streams.values) where stream.channel != nil && stream.isOn(live) {
+        for stream in Array(streams.values) where stream.channel != nil && stream.session === live {
             stream.pump(live, socketReady: readable.contains(stream.id))
             guard live.isAlive else { return }
             if stream.isDone { finish(stream, live: live, reason: stream.failed) }
@@ -95,23 +96,23 @@ final class StreamTable {
     /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
     /// visited: look again before the loop sleeps.
     func noteUndeliveredData(_ live: LiveSession) {
-        hasUndeliveredData = streams.values.contains { $0.hasUndeliveredChannelData($0.session ?? live) }
+        hasUndeliveredData = streams.values.contains { stream in stream.session.map { stream.hasUndeliveredChannelData($0) } ?? false }
     }
 
+    /// The stall watch, each stream with its own session (a draining session's streams too).
     private func watchForStalls(_ live: LiveSession, now: Double) {
         let elapsed = now - lastStallCheck
         lastStallCheck = now
         var waiting: [Int: Int] = [:]
-        // Every stream with its own session: the watch runs once an interval for all of them.
         for stream in Array(streams.values) where stream.channel != nil {
-            let on = stream.session ?? live
-            guard on.isAlive, let stall = stream.stallCandidate(on, seconds: elapsed) else { continue }
+            guard let session = stream.session, session.isAlive,
+                  let stall = stream.stallCandidate(session, seconds: elapsed) else { continue }
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
-                stream.recover(on)
+                stream.recover(session)
                 guard live.isAlive else { return }
-                if stream.isDone { finish(stream, live: on, reason: stream.failed); continue }
+                if stream.isDone { finish(stream, live: session, reason: stream.failed); continue }
             }
             waiting[stream.id] = stream.moved
         }
@@ -126,26 +127,23 @@ final class StreamTable {
         emit(stream.finish(releasingTo: live, reason: reason))
     }
 
-    /// The session is gone: every stream with a channel on it ends (streams still waiting for one
-    /// stay, and so do those on another session); `only` nil: the forward's only session.
-    func sessionEnded(only lost: LiveSession? = nil) {
-        for stream in Array(streams.values) where stream.channel != nil && (lost == nil || stream.session === lost) {
+    /// `live` is gone: every stream with a channel of it ends (streams still waiting for one
+    /// stay, as do streams of another session).
+    func sessionEnded(_ live: LiveSession) {
+        for stream in Array(streams.values) where stream.channel != nil && stream.session === live {
             stream.detach()
-            finish(stream, live: nil, reason: "session lost")
             suspects[stream.id] = nil
+            finish(stream, live: nil, reason: "session lost")
         }
-        if lost == nil {
-            hasUndeliveredData = false
-            suspects = [:]
-        }
+        hasUndeliveredData = streams.values.contains { $0.channel != nil } && hasUndeliveredData
     }
 
-    /// How many streams have their channel on `live`.
-    func count(on live: LiveSession) -> Int { streams.values.count { $0.channel != nil && $0.session === live } }
+    /// Whether a stream still has a channel of `live` (a draining session is closed once none has).
+    func holds(_ live: LiveSession) -> Bool { streams.values.contains { $0.session === live } }
 
-    /// Sends EOF on every stream's channel while the deadline lasts (on the way out).
-    func sendFinalEOFs(deadline: Double) {
-        for stream in streams.values {
+    /// Sends EOF on every channel of `live` while the deadline lasts (on the way out).
+    func sendFinalEOFs(of live: LiveSession, deadline: Double) {
+        for stream in streams.values where stream.session === live {
             if MonotonicClock.now() > deadline { break }
             stream.sendFinalEOF()
         }

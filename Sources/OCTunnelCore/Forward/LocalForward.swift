@@ -147,10 +147,10 @@ final class LocalForward: SessionForward, PollOwner {
         if live == nil, let first = waiting.first, let stream = streams[first] {
             set.wake(at: stream.createdAt + options.connection.connectTimeout)
         }
-        guard let serving = live ?? extra else { return }
+        guard live != nil || extra != nil else { return }
         for session in [live, extra] { if let session { registerOpens(in: set, session, now: now) } }
         if let at = pool.nextOpenTime(now: now) { set.wake(at: at) }
-        streams.register(in: set, live: serving, owner: self)
+        streams.register(in: set, owner: self)
     }
 
     /// Data already queued for a client, or clients waiting for a channel (they came while
@@ -188,18 +188,20 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(_ end: SessionEnd) {
-        streams.sessionEnded()
-        opening.removeAll()
-        pool.clear()
-        receivedAtLastTend.removeAll()
-        extra = nil
+    func sessionEnded(_ live: LiveSession, end: SessionEnd) {
+        streams.sessionEnded(live)
+        opening[ObjectIdentifier(live)] = nil
+        receivedAtLastTend[ObjectIdentifier(live)] = nil
+        pool.clear(only: live)
+        if extra === live { extra = nil }
     }
+
+    func holds(_ live: LiveSession) -> Bool { opening[ObjectIdentifier(live)] != nil || streams.holds(live) }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
         pool.release(to: live)
-        streams.sendFinalEOFs(deadline: deadline)
+        streams.sendFinalEOFs(of: live, deadline: deadline)
     }
 
     func stop(_ end: SessionEnd) {
@@ -227,8 +229,6 @@ final class LocalForward: SessionForward, PollOwner {
 
     var channelQueue: Int { waiting.count }
 
-    func streamCount(on live: LiveSession) -> Int { streams.count(on: live) }
-
     func extraStarted(_ extra: LiveSession, now: Double) { self.extra = extra }
 
     func driveExtra(_ extra: LiveSession, now: Double) {
@@ -242,15 +242,6 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func releaseChannels(on live: LiveSession) { pool.release(to: live) }
-
-    func sessionLost(_ live: LiveSession, _ end: SessionEnd) {
-        guard extra != nil else { return sessionEnded(end) }
-        streams.sessionEnded(only: live)
-        opening[ObjectIdentifier(live)] = nil
-        receivedAtLastTend[ObjectIdentifier(live)] = nil
-        pool.clear(only: live)
-        if extra === live { extra = nil }
-    }
 
     private func closeListener() {
         let all = listeners
@@ -302,7 +293,7 @@ final class LocalForward: SessionForward, PollOwner {
             while !waiting.isEmpty && pool.count > 0 {
                 guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
                 guard let pooled = pool.take(now: now) else { waiting.insert(id, at: 0); break }
-                stream.attach(pooled.channel, greeting: pooled.greeting, on: pooled.session)
+                stream.attach(pooled.channel, on: pooled.session, greeting: pooled.greeting)
             }
             let key = ObjectIdentifier(live)
             if opening[key] == nil {

@@ -107,7 +107,7 @@ final class RemoteForward: SessionForward, PollOwner {
         }
         for waiting in awaitingService.values { set.wake(at: waiting.deadline) }
         if !answering.isEmpty { set.wake(at: now + 0.5) }
-        streams.register(in: set, live: live, owner: self)
+        streams.register(in: set, owner: self)
     }
 
     func ready(tag: Int, events: PollEvents) {
@@ -129,9 +129,9 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.pumpAll(live, now: now)
     }
 
-    func sessionEnded(_ end: SessionEnd) {
+    func sessionEnded(_ live: LiveSession, end: SessionEnd) {
         listen.sessionEnded()
-        streams.sessionEnded()
+        streams.sessionEnded(live)
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()
@@ -141,7 +141,7 @@ final class RemoteForward: SessionForward, PollOwner {
     func goodbye(_ live: LiveSession, deadline: Double) {
         // Cancel first: the VPS frees the port at once, even if the rest runs out of time.
         listen.goodbye()
-        streams.sendFinalEOFs(deadline: deadline)
+        streams.sendFinalEOFs(of: live, deadline: deadline)
     }
 
     func stop(_ end: SessionEnd) {
@@ -189,7 +189,7 @@ final class RemoteForward: SessionForward, PollOwner {
             let (family, address) = homeAddresses[position]
             switch Sockets.startConnect(family: family, address: address) {
             case .connected(let socket):
-                return join(id: id, socket: socket, channel: channel, now: now)
+                return join(id: id, socket: socket, channel: channel, live: live, now: now)
             case .inProgress(let socket):
                 connecting[id] = HomeConnection(socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1,
                                                 home: home)
@@ -246,7 +246,7 @@ final class RemoteForward: SessionForward, PollOwner {
                                       live: live, now: now)
                     }
                 } else {
-                    join(id: id, socket: connection.socket, channel: connection.channel, now: now)
+                    join(id: id, socket: connection.socket, channel: connection.channel, live: live, now: now)
                 }
             } else if now >= connection.deadline {
                 connecting[id] = nil
@@ -257,9 +257,9 @@ final class RemoteForward: SessionForward, PollOwner {
         }
     }
 
-    private func join(id: Int, socket: OwnedDescriptor, channel: any EngineChannel, now: Double) {
+    private func join(id: Int, socket: OwnedDescriptor, channel: any EngineChannel, live: LiveSession, now: Double) {
         let stream = ForwardedStream(id: id, socket: socket, now: now)
-        stream.attach(channel)
+        stream.attach(channel, on: live)
         streams.add(stream)
     }
 

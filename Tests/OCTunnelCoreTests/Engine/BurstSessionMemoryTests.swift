@@ -197,7 +197,7 @@ struct BurstSessionMemoryTests {
             #expect(try rounds.run { Self.served([rounds.session]).count == 20 })
             clients.forEach { $0.finish() }
             rounds.session.channels.forEach { $0.deliverEOF() }
-            #expect(try rounds.run { forward.channelQueue == 0 && forward.streamCount(on: rounds.live!) == 0 })
+            #expect(try rounds.run { forward.channelQueue == 0 && !forward.holds(rounds.live!) })
         }
         #expect(rounds.source.attempts == 1)
         #expect(rounds.said.count { if case .warning = $0 { true } else { false } } == 1)
@@ -223,10 +223,10 @@ struct BurstRuleTests {
         var rule = BurstRule()
         rule.started(now: 100)
         #expect(!rule.isOver(now: 109.9))
-        rule.note(queue: 0, streams: 1, now: 109)
+        rule.note(queue: 0, held: true, now: 109)
         #expect(!rule.isOver(now: 118))
-        rule.note(queue: 0, streams: 0, now: 118)
-        rule.note(queue: 3, streams: 0, now: 118.5)
+        rule.note(queue: 0, held: false, now: 118)
+        rule.note(queue: 3, held: false, now: 118.5)
         #expect(!rule.isOver(now: 128))
         #expect(rule.isOver(now: 128.5))
         #expect(rule.closeAt == 128.5)
