@@ -10,9 +10,10 @@ import Foundation
 /// a channel wait N round trips on one session. A second session costs about six round trips
 /// to come up (TCP, the key exchange's two, the user-auth service and the signed key, its idle
 /// channel), during which the first serves six of the queue; it pays when more than that wait,
-/// and halves what is left. A queue of `queueWorthASession` or more is therefore the signal: a
-/// browser's six (served by the pool a session start fills) never reaches it, a script's or an
-/// agent's twenty does.
+/// and halves what is left. A queue of `queueWorthASession` or more opens is therefore the
+/// signal (clients waiting, and the pool's refills while clients have just waited): a browser's
+/// six (served by the pool a session start fills) never reaches it, a script's or an agent's
+/// twenty does, and so do bursts that come back before one session has refilled the pool.
 struct BurstRule {
     /// Clients waiting for a channel at once that make a second session worth its cost.
     static let queueWorthASession = 8
@@ -131,7 +132,7 @@ final class BurstSession: PollOwner {
     func drive(primary: LiveSession?, forwards: [SessionForward], now: Double) {
         defer { socketReady = false }
         guard enabled else { return }
-        let queue = forwards.reduce(0) { $0 + $1.channelQueue }
+        let queue = forwards.reduce(0) { $0 + $1.channelQueue(now: now) }
         guard let extra else {
             if primary != nil, !connector.isRunning, rule.wantsExtra(queue: queue, now: now) {
                 connector.start()

@@ -62,8 +62,9 @@ protocol SessionForward: AnyObject {
     // opens while clients queue for channels, and closes once the burst is over. Streams stay
     // on the session that opened them. The home side has no such queue and keeps the defaults.
 
-    /// Clients waiting for a channel now, across this forward (what the burst rule weighs).
-    var channelQueue: Int { get }
+    /// Channel opens this forward wants now (what the burst rule weighs): clients waiting for
+    /// one, and while a burst is on, the pool's refills.
+    func channelQueue(now: Double) -> Int
 
     /// An extra session is up beside the driver's: it may open channels for waiting clients.
     func extraStarted(_ extra: LiveSession, now: Double)
@@ -81,7 +82,7 @@ extension SessionForward {
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
     var allowsOverlap: Bool { true }
-    var channelQueue: Int { 0 }
+    func channelQueue(now: Double) -> Int { 0 }
     func extraStarted(_ extra: LiveSession, now: Double) {}
     func driveExtra(_ extra: LiveSession, now: Double) {}
     func releaseChannels(on live: LiveSession) {}

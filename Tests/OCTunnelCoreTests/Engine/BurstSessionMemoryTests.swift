@@ -98,7 +98,27 @@ struct BurstSessionMemoryTests {
         #expect(paired.seconds < 0.75 * alone.seconds, "with the extra \(paired.seconds) s, alone \(alone.seconds) s")
         #expect(alone.rounds.source.attempts == 0)
         #expect(paired.rounds.session.misuses.isEmpty && extra.misuses.isEmpty)
-        print("burst of 20, open round trip \(Self.roundTrip) s: alone \(alone.seconds) s, with the extra \(paired.seconds) s (\(onExtra) on it)")
+        print("burst of 20, open round trip \(Self.roundTrip) s: alone \(alone.seconds) s, "
+              + "with the extra \(paired.seconds) s (\(onExtra) on it)")
+    }
+
+    @Test("bursts that come back before one session refills the pool: its refills count, and the extra helps refill it")
+    func poolRefillsCallForExtra() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
+        defer { rounds.stop() }
+        rounds.session.openDelay = Self.roundTrip
+        rounds.source.openDelay = Self.roundTrip
+        rounds.source.connectDelay = 3 * Self.roundTrip
+        rounds.allowBursts()
+        rounds.start()
+        #expect(try rounds.run { forward.pool.count == 20 })
+        #expect(rounds.source.attempts == 0, "the pool filled with nobody waiting: one session")
+        let clients = try Self.clients(24, of: forward)
+        defer { clients.forEach { $0.finish() } }
+        #expect(try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 24 && forward.pool.count == 20 })
+        let extra = try #require(rounds.source.made.first, "4 waiting and 20 refills: a second session")
+        #expect(extra.channels.count - 1 >= 5, "the extra opened \(extra.channels.count - 1) of 24")
+        #expect(rounds.session.misuses.isEmpty && extra.misuses.isEmpty)
     }
 
     @Test("a browser's six does not open a second session")
@@ -197,7 +217,7 @@ struct BurstSessionMemoryTests {
             #expect(try rounds.run { Self.served([rounds.session]).count == 20 })
             clients.forEach { $0.finish() }
             rounds.session.channels.forEach { $0.deliverEOF() }
-            #expect(try rounds.run { forward.channelQueue == 0 && !forward.holds(rounds.live!) })
+            #expect(try rounds.run { forward.channelQueue(now: MonotonicClock.now()) == 0 && !forward.holds(rounds.live!) })
         }
         #expect(rounds.source.attempts == 1)
         #expect(rounds.said.count { if case .warning = $0 { true } else { false } } == 1)
