@@ -20,6 +20,10 @@
 # BENCH_PACKAGE_COLD=1 makes a new Debian root as on a new machine).
 # Then the roaming rows (scripts/lib/roaming.sh, root only; BENCH_ROAM=0 skips them): time until
 # each tunnel serves again after a network move and after a sleep with a move.
+# Then issue 56's goals (scripts/lib/issue56.sh, root only; BENCH_I56=0 skips them, BENCH_OUTAGE_LONG=0
+# skips their 60 s outage): over the WAN beside ssh -L, 100 connections, 20 at once every 0.7 s, the
+# first connection, 6 at once; five planned reconnects under requests; the VPS down 10 s and 60 s; idle
+# after a burst. Its own section of docs/benchmarks.md, "Issue 56's goals: LABEL" (BENCH_I56_LABEL).
 # Then the port reclaim rows (scripts/lib/reclaim.sh, root only; BENCH_RECLAIM=0 skips them): a home
 # reboot with a phone trying every 0.5 s, sshd reached directly, through sslh and through a TCP
 # relay; printed, not written (docs/benchmarks.md's "Port reclaim behind a relay" keeps them).
@@ -27,7 +31,7 @@
 # echoed both ways, 10 rounds; it also runs on its own: `bash scripts/bench-rekey.sh`).
 # BENCH_SOAK=0 skips the soak section (scripts/soak.sh, BENCH_SOAK_SECONDS long, default 600).
 # BENCH_DEB13=0 skips the bulk row on libssh2 1.11.1 (scripts/lib/bulk-deb13.sh, Debian 13's root).
-# BENCH_PUSH=0 skips the phone push's rows (HomePushTests against Debian 13's ntfy, issue 54's goals).
+# BENCH_PUSH=0 skips the phone push's section (scripts/lib/push-bench.sh: home, VPS and phone apart, issue 54's goals).
 # BENCH_IDLE=0 skips the idle wake-ups section (scripts/idle-wakeups.sh: ssh -N -L and tunnel up
 # with and without notifications, idle for IDLE_SECONDS, default 60).
 # BENCH_VERSUS=PATH: the other side is that octunnel binary (another commit's release build) instead
@@ -44,7 +48,7 @@ VERSUS=${BENCH_VERSUS:-}
 B_NAME="ssh -L"; OUT=docs/benchmarks.md
 if [ -n "$VERSUS" ]; then
   B_NAME=${BENCH_VERSUS_NAME:-the other octunnel}; OUT=docs/benchmarks-versus.md
-  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_RECLAIM BENCH_DEB13 BENCH_IDLE; do export "$skip=0"; done
+  for skip in BENCH_REKEY BENCH_SOAK BENCH_PACKAGE BENCH_ROAM BENCH_I56 BENCH_RECLAIM BENCH_DEB13 BENCH_IDLE; do export "$skip=0"; done
 fi
 
 . scripts/lib/packages.sh
@@ -652,17 +656,11 @@ if [ "${BENCH_IDLE:-1}" != 0 ]; then
   fi
 fi
 
-# The phone push through home up (issue 54's goals: a permission asked at home on the ntfy server
-# <= 0.5 s later, a tap at OpenCode <= 1 s after it): HomePushTests against Debian 13's ntfy on
-# loopback (no WAN delay yet: add the relay's 40 ms to each number for a VPS one round trip away),
-# its printed numbers as rows on stderr; BENCH_PUSH=0 skips it.
+# The phone push over the WAN (issue 54's goals): its own section of docs/benchmarks.md, written by
+# scripts/lib/push-bench.sh (which also runs alone); BENCH_PUSH=0 skips it.
 if [ "${BENCH_PUSH:-1}" != 0 ]; then
-  if swift build -j 2 --build-tests > "$work/push-build.log" 2>&1 &&
-     swift test --skip-build --filter 'HomePushTests' > "$work/push.log" 2>&1; then
-    grep -E '^home push' "$work/push.log" | sed 's/^/push: /' >&2
-  else
-    echo "push: failed or cancelled (no Debian 13 root with ntfy?): $(grep -E 'skipped|cancel|✘' "$work/push.log" | head -3)" >&2
-  fi
+  OCT="$OCT" bash scripts/lib/push-bench.sh >> docs/benchmarks.md 2> "$work/push.log" ||
+    echo "push: failed: $(tail -2 "$work/push.log")" >&2
 fi
 
 # Roaming (a move, and a sleep with a move) against ssh -L in a restart loop: its own section of
@@ -670,6 +668,9 @@ fi
 if [ "${BENCH_ROAM:-1}" != 0 ]; then
   OCT="$OCT" bash scripts/lib/roaming.sh >/dev/null || echo "roaming: failed (see above)" >&2
 fi
+
+# Issue 56's goals beside ssh -L over the WAN: its own section of docs/benchmarks.md (scripts/lib/issue56.sh).
+[ "${BENCH_I56:-1}" != 0 ] && { OCT="$OCT" bash scripts/lib/issue56.sh >/dev/null || echo "issue 56: failed (see above)" >&2; }
 
 # The port reclaim after a home reboot, directly and behind relays (issue 28): rows on stderr.
 if [ "${BENCH_RECLAIM:-1}" != 0 ]; then

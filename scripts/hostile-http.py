@@ -19,6 +19,10 @@ One bad answer per --mode (every request gets it, except where a mode says other
   echo-cut          HTTP 200, not OpenCode: 70 bytes of x, then the password and the token,
                     so the password straddles the 80 bytes an error quotes of a body
   not-http-cut      not HTTP: 50 bytes of z, then the password, across the 60 bytes quoted
+  lose-first-answer a relay to 127.0.0.1:--target (ntfy): the first POST reaches the target, whose
+                    answer is thrown away and the client held without one until it gives up (a
+                    publish that reached the server while its answer was lost); every other
+                    connection is relayed both ways as is
 
 Prints "LISTENING <port>" on stdout once it accepts connections (port 0 picks a free one).
 Listens on 127.0.0.1 only.
@@ -142,13 +146,60 @@ def handle(conn, mode):
             pass
 
 
+def pipe(source, sink):
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def relay(conn, target, lost):
+    """lose-first-answer: relays conn to the target, except the first POST's answer (see the top)."""
+    upstream = socket.create_connection(("127.0.0.1", target))
+    try:
+        first = conn.recv(65536)
+        if first.startswith(b"POST ") and not lost.is_set():
+            lost.set()
+            head, _, body = first.partition(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            while len(body) < length:
+                more = conn.recv(65536)
+                if not more:
+                    break
+                first, body = first + more, body + more
+            upstream.sendall(first)
+            upstream.recv(65536)  # the answer: thrown away
+            conn.settimeout(120)
+            while conn.recv(65536):
+                pass
+            return
+        upstream.sendall(first)
+        back = threading.Thread(target=pipe, args=(upstream, conn), daemon=True)
+        back.start()
+        pipe(conn, upstream)
+        back.join()
+    except OSError:
+        pass
+    finally:
+        upstream.close()
+        conn.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mode", required=True, choices=[
         "negative-length", "negative-chunk", "overflow-chunk", "endless-chunk", "endless-headers",
-        "sse-no-blank", "echo-version", "echo-gateway", "not-http", "echo-cut", "not-http-cut"])
+        "sse-no-blank", "echo-version", "echo-gateway", "not-http", "echo-cut", "not-http-cut", "lose-first-answer"])
+    parser.add_argument("--target", type=int, help="lose-first-answer: the port relayed to")
     args = parser.parse_args()
+    lost = threading.Event()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", args.port))
@@ -156,7 +207,10 @@ def main():
     print(f"LISTENING {listener.getsockname()[1]}", flush=True)
     while True:
         conn, _ = listener.accept()
-        threading.Thread(target=handle, args=(conn, args.mode), daemon=True).start()
+        if args.mode == "lose-first-answer":
+            threading.Thread(target=relay, args=(conn, args.target, lost), daemon=True).start()
+        else:
+            threading.Thread(target=handle, args=(conn, args.mode), daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ public enum Platform {
     /// No `MSG_NOSIGNAL` here: every stream socket gets `SO_NOSIGPIPE` when it is made.
     public static let noSignal: Int32 = 0
     /// `SOCK_STREAM` and `SOCK_RAW` as `socket(2)` takes them.
-    public static let streamSocket = SOCK_STREAM, rawSocket = SOCK_RAW
+    public static let streamSocket = SOCK_STREAM, rawSocket = SOCK_RAW, datagramSocket = SOCK_DGRAM
 
     /// `socket(2)`; macOS has no `SOCK_NONBLOCK` / `SOCK_CLOEXEC`, so the flags are set with
     /// `fcntl` right after, and SIGPIPE is turned off for a stream socket (`SO_NOSIGPIPE`).

@@ -26,6 +26,7 @@ public enum Platform {
     public static let noSignal = Int32(MSG_NOSIGNAL)
     /// `SOCK_STREAM` and `SOCK_RAW` as `socket(2)` takes them (Glibc imports them as an enum).
     public static let streamSocket = Int32(SOCK_STREAM.rawValue), rawSocket = Int32(SOCK_RAW.rawValue)
+    public static let datagramSocket = Int32(SOCK_DGRAM.rawValue)
 
     /// `socket(2)` with its flags set by the call itself (`SOCK_NONBLOCK`, `SOCK_CLOEXEC`).
     public static func socket(_ family: Int32, _ type: Int32, _ number: Int32, nonBlocking: Bool, closeOnExec: Bool) -> Int32 {

@@ -81,6 +81,13 @@ struct Keygen: ParsableCommand {
             Console.data(outcome.new.line)
             Console.say("Rotated on \(rotation.target): \(outcome.old) → \(outcome.new.fingerprint)\(outcome.resumed ? " (an interrupted rotation, finished)" : "").")
             if let archived = outcome.archived { Console.say("The key that was .prev before is kept as \(archived).") }
+            // `tunnel up` makes before it breaks: asked now, it signs in with the new key losing nothing.
+            // `home up` cannot (its listen belongs to one session): it takes the new key at its next reconnect.
+            let running = StatusEndpoint(home: home, role: .tunnel, profile: try profile.resolved)
+            if role == .tunnel, let pid = ReconnectRequest.askIfRunning(at: running) {
+                Console.say("Asked the running tunnel up (pid \(pid)) to sign in with the new key: a new session now;"
+                            + " connections open stay on the old one until they end.")
+            }
         }
     }
 }

@@ -11,7 +11,10 @@
                                       processes) are sampled for memory and descriptors. Prints
                                       one summary line per measure ("key value") and, for each
                                       connection that went wrong, a line saying where its bytes
-                                      came from.
+                                      came from. Beside them, every SOAK_BURST_EVERY seconds
+                                      (default 15; 0: never) SOAK_BURST_SIZE (default 20)
+                                      connections open at once (issue 56: more than the pool
+                                      holds), each echoed and checked like the others.
 
 Every payload is made of 4 KiB records, each starting with a 16-byte header that names its
 connection and its offset ("OCT" + kind, connection number, offset), so a byte out of place is
@@ -200,6 +203,37 @@ def run_workers(port, deadline, workers, first_connection, results):
     results.put((totals.counts, totals.sent, totals.received, totals.problems))
 
 
+def checked_connection(port, connection, kind, size, totals):
+    """one_connection, where the client's own failure is counted (the run then fails)."""
+    try:
+        one_connection(port, connection, kind, size, totals)
+    except Exception as error:  # the soak's own bug
+        totals.add("client_errors", problem=f"connection {connection}: the client failed: {error!r}")
+
+
+def bursts(port, deadline, first_connection, totals, counter):
+    """Every SOAK_BURST_EVERY s until DEADLINE, SOAK_BURST_SIZE echoed connections at once (a page
+    with many assets, an agent fetching in parallel), small to medium, checked byte for byte."""
+    every = float(os.environ.get("SOAK_BURST_EVERY", "15"))
+    size = int(os.environ.get("SOAK_BURST_SIZE", "20"))
+    if every <= 0 or size <= 0:
+        return
+    rng = random.Random(first_connection)
+    connection = first_connection
+    while time.monotonic() + every < deadline:
+        time.sleep(every)  # the bursts' rhythm is the scenario, not synchronisation
+        threads = []
+        for _ in range(size):
+            nbytes = int(2 ** rng.uniform(0, 17.0))
+            threads.append(threading.Thread(target=checked_connection, args=(port, connection, "echo", nbytes, totals)))
+            connection += 1
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        counter.append(size)
+
+
 def client(port, seconds, workers, pids):
     processes = max(1, min(workers, int(os.environ.get("SOAK_PROCESSES", "0")) or os.cpu_count() or 1))
     deadline = time.monotonic() + seconds
@@ -212,6 +246,11 @@ def client(port, seconds, workers, pids):
         child = multiprocessing.Process(target=run_workers, args=(port, deadline, share, 1 + (index << 26), results))
         child.start()
         children.append(child)
+    burst_totals = Totals()
+    burst_sizes = []
+    # Burst connections are numbered after every worker process's (2^26 apart each).
+    burster = threading.Thread(target=bursts, args=(port, deadline, (processes + 1) << 26, burst_totals, burst_sizes))
+    burster.start()
     samples = []
     start = time.monotonic()
     gathered = []
@@ -224,11 +263,13 @@ def client(port, seconds, workers, pids):
                 break
     for child in children:
         child.join()
+    burster.join()
     elapsed = time.monotonic() - start
     counts = {}
     sent = received = 0
     problems = []
-    for part_counts, part_sent, part_received, part_problems in gathered:
+    burst_part = (burst_totals.counts, burst_totals.sent, burst_totals.received, burst_totals.problems)
+    for part_counts, part_sent, part_received, part_problems in gathered + [burst_part]:
         for key, value in part_counts.items():
             counts[key] = counts.get(key, 0) + value
         sent += part_sent
@@ -240,6 +281,9 @@ def client(port, seconds, workers, pids):
     for key, value in counts.items():
         print(key, value)
     print("client_processes", len(children))
+    print("bursts", len(burst_sizes))
+    print("burst_connections", burst_totals.counts["connections"])
+    print("burst_checked", burst_totals.counts["checked"])
     print("bytes_sent", sent)
     print("bytes_received", received)
     print("seconds", f"{elapsed:.1f}")

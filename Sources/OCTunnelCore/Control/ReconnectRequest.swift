@@ -22,6 +22,14 @@ public struct ReconnectRequest: Sendable {
         return snapshot
     }
 
+    /// Asks the process answering at `endpoint`, if one runs, to reconnect (without waiting);
+    /// its pid, or nil when none runs or it cannot be asked. A rotated key: `tunnel up` signs in
+    /// with the new key at once, making its new session before the old one breaks.
+    public static func askIfRunning(at endpoint: StatusEndpoint) -> Int? {
+        guard let before = try? ReconnectRequest(endpoint: endpoint).send() else { return nil }
+        return before.pid
+    }
+
     /// Polls `status` until a session newer than the one in `before` is up, for at most
     /// `timeout` seconds; returns that snapshot, or nil when none came up in time.
     public func waitForNewSession(after before: StatusSnapshot, timeout: Double) -> StatusSnapshot? {

@@ -32,8 +32,10 @@ extension StatusSnapshot {
             row("health", "\(verdict) \(health.detail) (\(Self.duration(now.timeIntervalSince(health.checkedAt))) ago)")
         }
         if sessions > 1 || burstSessions > 0 {
-            let now = sessions > 1 ? "\(sessions) (one extra for a burst of connections)" : "\(sessions)"
-            row("sessions", now + " · \(Self.count(burstSessions, "extra session")) for bursts since start")
+            var text = "\(sessions)"
+            if sessionsDraining > 0 { text += " · \(sessionsDraining) replaced, keeping its connections until they end" }
+            if burstSessions > 0 { text += " · \(Self.count(burstSessions, "extra session")) for bursts since start" }
+            row("sessions", text)
         }
         if reconnects > 0 || lastError != nil {
             var text = reconnects == 0 ? "none" : "\(reconnects)"

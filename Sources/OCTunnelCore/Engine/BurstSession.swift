@@ -184,7 +184,7 @@ final class BurstSession: PollOwner {
         extra.session.close()
         extra.dropReleasedChannels()
         self.extra = nil
-        for forward in forwards { forward.sessionEnded(extra, end: end) }
+        for forward in forwards { forward.sessionLost(extra, end) }
     }
 
     /// The network under the sessions is gone (the driver drops its own): the extra goes too.
@@ -225,28 +225,23 @@ protocol ExtraSessionSource: AnyObject {
     func abandon()
 }
 
-/// The extra session made as the driver's is: `SSHConnector` with the same settings (target,
-/// key, host-key check, algorithms) on a `ConnectorThread`, quietly (no stage lines).
+/// The extra session made as the driver's is: its `SessionOpener` (libssh2's `SSHConnector` with the
+/// same settings: target, key, host-key check, algorithms) on a `ConnectorThread`, quietly (no stage lines).
 final class ConnectorSource: ExtraSessionSource {
-    private let settings: ConnectionSettings
+    private let opener: any SessionOpener
     private let thread = ConnectorThread()
     private let wake: @Sendable () -> Void
 
-    init(settings: ConnectionSettings, wake: @escaping @Sendable () -> Void) {
-        self.settings = settings
+    init(opener: any SessionOpener, wake: @escaping @Sendable () -> Void) {
+        self.opener = opener
         self.wake = wake
     }
 
     var isRunning: Bool { thread.isRunning }
-    func start() { thread.start(settings: settings, onStage: { _ in }, wake: wake) }
+    func start() { thread.start(opener: opener, onStage: { _ in }, wake: wake) }
     func abandon() { thread.abandon() }
 
     func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), OCTunnelError>? {
-        thread.take().map { result in
-            result.map { established in
-                established.session.startBatching()
-                return (established.session, established.idleChannel)
-            }
-        }
+        thread.take().map { result in result.map { ($0.session, $0.idleChannel) } }
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
 
-/// Runs `SSHConnector.connect` (blocking: resolve, TCP, handshake, host key, authentication)
-/// on its own thread, so the loop keeps serving; the result waits in a locked mailbox and the
+/// Runs a `SessionOpener` (libssh2's `SSHConnector`: blocking resolve, TCP, handshake, host key,
+/// authentication) on its own thread, so the loop keeps serving; the result waits in a locked mailbox and the
 /// loop is woken to take it. An attempt can be abandoned (the network changed under it): its
 /// thread runs out on its own, and what it brings back is closed, never handed over.
 final class ConnectorThread: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<EstablishedSession, OCTunnelError>?
+    private var result: Result<OpenedSession, OCTunnelError>?
     /// Which attempt is current; a thread whose number is older was abandoned.
     private var generation = 0
     private(set) var isRunning = false
@@ -14,18 +14,17 @@ final class ConnectorThread: @unchecked Sendable {
     private(set) var startedAt = 0.0
 
     /// Starts one attempt; `wake` is called (from the thread) when its result is ready.
-    func start(settings: ConnectionSettings, onStage: @escaping @Sendable (StageReport) -> Void,
+    func start(opener: any SessionOpener, onStage: @escaping @Sendable (StageReport) -> Void,
                wake: @escaping @Sendable () -> Void) {
         isRunning = true
         startedAt = MonotonicClock.now()
-        let connector = SSHConnector(settings: settings)
         lock.lock()
         generation += 1
         let mine = generation
         lock.unlock()
         let thread = Thread { [self] in
-            let outcome = Result<EstablishedSession, OCTunnelError> { () throws(OCTunnelError) -> EstablishedSession in
-                try connector.connect(onStage: onStage)
+            let outcome = Result<OpenedSession, OCTunnelError> { () throws(OCTunnelError) -> OpenedSession in
+                try opener.open(onStage: onStage)
             }
             if put(outcome, generation: mine) { wake() }
         }
@@ -34,7 +33,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// Keeps `value` if its attempt is still the current one; else closes what it opened.
-    private func put(_ value: Result<EstablishedSession, OCTunnelError>, generation attempt: Int) -> Bool {
+    private func put(_ value: Result<OpenedSession, OCTunnelError>, generation attempt: Int) -> Bool {
         lock.lock()
         let current = attempt == generation
         if current { result = value }
@@ -52,7 +51,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// The finished attempt's result, once (loop thread only).
-    func take() -> Result<EstablishedSession, OCTunnelError>? {
+    func take() -> Result<OpenedSession, OCTunnelError>? {
         lock.lock(); defer { lock.unlock() }
         guard let value = result else { return nil }
         result = nil

@@ -24,6 +24,9 @@ final class EventLoop {
     /// Asks the loop to stop cleanly; safe from any thread.
     func requestStop() { poke(.stop) }
 
+    /// Asks the loop to reconnect, as SIGUSR1 does (make before break); safe from any thread.
+    func requestReconnect() { poke(.reconnect) }
+
     /// Wakes the loop from another thread without asking it to stop (e.g. a result is ready).
     func wakeUp() { poke(.look) }
 

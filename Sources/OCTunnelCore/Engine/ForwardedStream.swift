@@ -66,7 +66,7 @@ final class ForwardedStream {
 
     /// Joins the socket to `channel` of `live`; `greeting` is what the server already sent on it
     /// (a channel opened ahead of need), delivered to the socket first.
-    func attach(_ channel: any EngineChannel, on live: LiveSession, greeting: PendingBytes = PendingBytes()) {
+    func attach(_ channel: any EngineChannel, greeting: PendingBytes = PendingBytes(), on live: LiveSession) {
         self.channel = channel
         session = live
         downstream = greeting

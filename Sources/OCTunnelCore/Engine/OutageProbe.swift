@@ -4,8 +4,10 @@ import Foundation
 /// back within about a second of the server's return, however long it was gone (the backoff
 /// alone had reached its 30 s cap after a minute: served again 24-26 s late).
 ///
-/// Such an attempt reaches no SSH server: the TCP connect was refused, found no route, or timed
-/// out (that attempt has already waited its connect timeout). sshd never saw it, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
+/// Such an attempt reaches no SSH server: the TCP connect was refused, found no host, or timed
+/// out (that attempt has already waited its connect timeout). Not when this machine has no
+/// route at all (offline): that is the backoff's, and a network change's (`reachedNoServer`).
+/// sshd never saw such an attempt, so it counts towards no `PerSourcePenalties` (OpenSSH 9.8+
 /// penalizes a source for the preauth children that end without authenticating, `noauth`,
 /// sshd.c `child_reap`; a refused SYN starts no child). The attempt *is* the probe: once a
 /// connect succeeds, the handshake goes on over that very socket, so no probe connection is
@@ -25,10 +27,15 @@ struct OutageProbe {
     private(set) var since: Double?
     private var saidAt = -Double.infinity
 
-    /// Whether `error` means the attempt reached no SSH server at all (nothing sshd counts).
+    /// Whether `error` means the attempt reached no SSH server at all (nothing sshd counts)
+    /// while a route there exists. An attempt that found no route at all (ENETUNREACH,
+    /// EADDRNOTAVAIL: an offline laptop) fails at once and would knock every 0.5 s for nothing:
+    /// it keeps the backoff, and the network change that brings a route back retries at once
+    /// (`ReconnectState.actWithoutSession`).
     static func reachedNoServer(_ error: OCTunnelError) -> Bool {
         switch error {
-        case .connectionRefused, .unreachable, .connectTimeout: return true
+        case .connectionRefused, .connectTimeout: return true
+        case .unreachable(_, _, _, let noRoute): return !noRoute
         default: return false
         }
     }

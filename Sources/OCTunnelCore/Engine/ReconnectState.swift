@@ -160,7 +160,7 @@ struct ReconnectState {
         case .reconnect(let reason):
             policy.networkChanged()
             let event = RoamingEvent.reconnectingNow(noticed.cause, reason: reason.text)
-            if noticed.cause == .requested && allowsOverlap {
+            if reason.oldPathWorks && allowsOverlap {
                 replacing = true
                 return (.replace, event)
             }

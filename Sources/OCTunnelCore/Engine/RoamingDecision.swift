@@ -14,7 +14,9 @@ public enum RoamingCause: Sendable, Equatable {
 
 /// What to do about a `RoamingCause`, decided from facts the driver gathers (pure, so tests
 /// give their own): reconnect at once when the session's own address is gone or a reconnect
-/// was asked for; otherwise probe the session with a short deadline.
+/// was asked for, or after a network change that moved the route to the VPS to another of the
+/// machine's addresses while the session's own is still there (the old path works: a new
+/// session is made before the old one breaks); otherwise probe the session with a short deadline.
 enum RoamingDecision: Equatable {
     case probe(deadline: Double)
     case reconnect(ReconnectReason)
@@ -23,12 +25,18 @@ enum RoamingDecision: Equatable {
     static func probeWindow(roundTrip: Double?) -> Double { max(1.0, 4 * (roundTrip ?? 0)) }
 
     /// `localAddress` is the session socket's address; `addresses` the machine's now (nil when
-    /// unknown: then only a probe can tell).
-    static func decide(_ cause: RoamingCause, localAddress: String?, addresses: Set<String>?,
+    /// unknown: then only a probe can tell); `preferredSource` the address a new connection to
+    /// the VPS would leave from now (nil when unknown, or when the forwards cannot overlap two
+    /// sessions: then a probe keeps the session that works).
+    static func decide(_ cause: RoamingCause, localAddress: String?, addresses: Set<String>?, preferredSource: String? = nil,
                        roundTrip: Double?, now: Double) -> RoamingDecision {
         if cause == .requested { return .reconnect(.requested) }
-        if let local = localAddress.map(unmapped), let addresses, !addresses.contains(local) {
+        let local = localAddress.map(unmapped)
+        if let local, let addresses, !addresses.contains(local) {
             return .reconnect(.addressGone(local))
+        }
+        if case .networkChange = cause, let local, let preferred = preferredSource.map(unmapped), preferred != local {
+            return .reconnect(.routeMoved(from: local, to: preferred))
         }
         return .probe(deadline: now + probeWindow(roundTrip: roundTrip))
     }
@@ -45,12 +53,24 @@ public enum ReconnectReason: Sendable, Equatable {
     case requested
     /// The session socket's local address is no longer among the machine's.
     case addressGone(String)
+    /// A new connection to the VPS would leave from `to` now, not from the session's `from`
+    /// (still there: the old path works while the new session comes up).
+    case routeMoved(from: String, to: String)
 
-    /// "reconnect requested", "the session's address 10.0.0.1 is gone".
+    /// "reconnect requested", "the session's address 10.0.0.1 is gone", …
     public var text: String {
         switch self {
         case .requested: return "reconnect requested"
         case .addressGone(let address): return "the session's address \(address) is gone"
+        case .routeMoved(let from, let to): return "the route to the VPS now leaves from \(to), not the session's \(from)"
+        }
+    }
+
+    /// Whether the session's path still works, so a new session can be made before it breaks.
+    public var oldPathWorks: Bool {
+        switch self {
+        case .requested, .routeMoved: return true
+        case .addressGone: return false
         }
     }
 }

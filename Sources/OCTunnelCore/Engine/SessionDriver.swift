@@ -23,13 +23,19 @@ final class SessionDriver: PollOwner {
     let emit: @Sendable (EngineEvent) -> Void
     private let scratch = ScratchBuffer()
     let connector = ConnectorThread()
+    /// How sessions are opened (libssh2's `SSHConnector`; a test's in memory).
+    private let opener: any SessionOpener
     /// The send buffer's high-water mark (see `LiveSession.highWater`).
     static let highWater = EngineKnobs.sendHighWater
 
-    private(set) var live: LiveSession?
+    /// The sessions up: the current one, and those draining after a planned reconnect.
+    private(set) var sessions = SessionSet()
+    /// The session new connections go to.
+    var live: LiveSession? { sessions.current }
+    /// The sessions this turn's poll watches, by tag.
+    private var polled: [LiveSession] = []
     /// When the next attempt starts, and the roaming under way.
     var reconnect: ReconnectState
-    private var socketReady = false
     /// What `status` reports across sessions.
     var record = SessionRecord()
     private var statusServer: StatusServer?
@@ -42,16 +48,18 @@ final class SessionDriver: PollOwner {
     let permissionsWaiting = Locked<Int?>(nil)
     /// A second session while clients queue for channels (BurstSession.swift).
     private(set) lazy var burst = BurstSession(
-        source: ConnectorSource(settings: settings, wake: { [loop = UncheckedLoop(loop: loop)] in loop.loop.wakeUp() }),
+        source: ConnectorSource(opener: opener, wake: { [loop = UncheckedLoop(loop: loop)] in loop.loop.wakeUp() }),
         keepalive: keepaliveInterval, scratch: scratch, enabled: burstAllowed, emit: emit)
     private let burstAllowed: Bool
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
+    /// `opener`: how sessions are opened (nil: libssh2's `SSHConnector` for `settings`).
     init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
-         forwards: [SessionForward], emit: @escaping @Sendable (EngineEvent) -> Void) {
+         forwards: [SessionForward], opener: (any SessionOpener)? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) {
         self.settings = settings
+        self.opener = opener ?? SSHConnector(settings: settings)
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)
         burstAllowed = forwards.allSatisfy(\.allowsOverlap)
@@ -67,26 +75,35 @@ final class SessionDriver: PollOwner {
         defer { statusServer?.stop() }
         SignalHandling.ignoreSIGPIPE()
         startConnector()
-        while true {
-            let now = MonotonicClock.now()
-            if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
-            if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
-            if let result = connector.take() { try connectorFinished(result, now: now) }
-            burst.take(forwards: forwards, now: now)
-            if reconnect.attemptIsDue(now: now, connectorRunning: connector.isRunning) { startConnector() }
-            if loop.stopRequested { return shutdownGracefully() }
-            loop.pollSet.reset()
-            register(in: loop.pollSet, now: now)
-            // poll(2) sleeps at most 60 s (PollSet), not at all after `wakeNow` (deadline -∞);
-            // back later than that, the process was stopped.
-            wake.expect(wakeBy: max(now, min(loop.pollSet.deadline, now + 60)))
-            do {
-                try loop.poll(now: now)
-            } catch {
-                throw .sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
-            }
-            drive(now: MonotonicClock.now())
+        while try turn() {}
+    }
+
+    /// One turn of the loop; false once stopped (after the goodbye). `pollAtMost` caps the
+    /// poll's sleep (a test's rounds; the loop's own cap is 60 s).
+    func turn(pollAtMost: Double = 60) throws(OCTunnelError) -> Bool {
+        let now = MonotonicClock.now()
+        if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
+        if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
+        if let result = connector.take() { try connectorFinished(result, now: now) }
+        burst.take(forwards: forwards, now: now)
+        if reconnect.attemptIsDue(now: now, connectorRunning: connector.isRunning) { startConnector() }
+        if loop.stopRequested {
+            shutdownGracefully()
+            return false
         }
+        loop.pollSet.reset()
+        register(in: loop.pollSet, now: now)
+        loop.pollSet.wake(at: now + pollAtMost)
+        // poll(2) sleeps at most 60 s (PollSet), not at all after `wakeNow` (deadline -∞);
+        // back later than that, the process was stopped.
+        wake.expect(wakeBy: max(now, min(loop.pollSet.deadline, now + 60)))
+        do {
+            try loop.poll(now: now)
+        } catch {
+            throw .sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
+        }
+        drive(now: MonotonicClock.now())
+        return true
     }
 
     /// Starts a connection attempt on the connector's thread.
@@ -96,24 +113,21 @@ final class SessionDriver: PollOwner {
         if !quiet { emit(.connecting(target: settings.target, attempt: attempt)) }
         let emit = self.emit
         let loop = UncheckedLoop(loop: loop)
-        connector.start(settings: settings, onStage: { emit(.stage($0)) }, wake: { loop.loop.wakeUp() })
+        connector.start(opener: opener, onStage: { emit(.stage($0)) }, wake: { loop.loop.wakeUp() })
     }
 
-    /// Adopts a finished connection attempt: a new session (replacing the live one, if any),
-    /// or a failure, retried or thrown when retrying cannot fix it.
-    private func connectorFinished(_ result: Result<EstablishedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
+    /// Adopts a finished connection attempt: a new session (replacing the live one, if any,
+    /// which drains: make before break), or a failure, retried or thrown when retrying cannot fix it.
+    private func connectorFinished(_ result: Result<OpenedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
         switch result {
         case .success(let established):
-            if let old = live {
-                // Make-before-break: the new session is up; the old one says goodbye and goes.
-                old.session.disconnect(reason: SessionEnd.replaced.text)
-                _ = old.session.flushOutgoing()
-                drop(old, for: .replaced)
-            }
-            established.session.startBatching()
             let live = LiveSession(session: established.session, idleChannel: established.idleChannel, scratch: scratch,
                                    keepaliveInterval: keepaliveInterval, highWater: Self.highWater, now: now)
-            self.live = live
+            if let old = sessions.adopt(live, now: now) {
+                // Make before break: new connections go to the new session from now on; the
+                // old one keeps its streams until they end (`closeDrained`).
+                for forward in forwards { forward.releaseChannels(on: old) }
+            }
             record.started(established.info)
             emit(.connected(target: settings.target, info: established.info))
             for forward in forwards { forward.sessionStarted(live, now: now) }
@@ -142,17 +156,14 @@ final class SessionDriver: PollOwner {
         emit(.disconnected(reason: end, retryIn: delay))
     }
 
-    /// Adds the SSH socket and the session's timers (and the forward's) to the coming poll.
+    /// Adds each session's SSH socket and timers (and the forwards') to the coming poll.
     private func register(in set: PollSet, now: Double) {
         if let retryAt = reconnect.retryAt { set.wake(at: retryAt) }
-        if let live {
-            // Bytes waiting for the socket need it writable as well as the usual readable.
-            let events: PollEvents = live.session.outgoingBacklog > 0 ? [.readable, .writable] : .readable
-            set.watch(live.session.socket, events: events, owner: self, tag: 0)
-            set.wake(at: live.keepalive.nextDeadline)
-            if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
-            // A turn just ended with forwards waiting for it: they ask in the next round, now.
-            if live.turn.hasPriorityPending { set.wakeNow() }
+        polled.removeAll(keepingCapacity: true)
+        if let live { register(live, in: set, now: now) }
+        for old in sessions.draining {
+            register(old, in: set, now: now)
+            set.wake(at: old.drainingSince.map { $0 + SessionSet.drainLimit } ?? now)
         }
         for forward in forwards { forward.register(in: set, live: live, now: now) }
         burst.register(in: set, now: now)
@@ -161,53 +172,92 @@ final class SessionDriver: PollOwner {
         if reconnect.pending != nil { set.wakeNow() }
     }
 
-    func ready(tag: Int, events: PollEvents) { socketReady = true }
+    /// One session's socket and timers.
+    private func register(_ live: LiveSession, in set: PollSet, now: Double) {
+        // Bytes waiting for the socket need it writable as well as the usual readable.
+        let events: PollEvents = live.session.outgoingBacklog > 0 ? [.readable, .writable] : .readable
+        set.watch(live.session.socket, events: events, owner: self, tag: polled.count)
+        polled.append(live)
+        set.wake(at: live.keepalive.nextDeadline)
+        if live.isFreeingChannels || live.keepalive.isOutstanding { set.wake(at: now + 0.5) }
+        // A turn just ended with forwards waiting for it: they ask in the next round, now.
+        if live.turn.hasPriorityPending { set.wakeNow() }
+    }
 
-    /// One round after poll: the session's work and the forward's, or the forward alone
-    /// while no session is up.
+    func ready(tag: Int, events: PollEvents) { polled[tag].socketReady = true }
+
+    /// One round after poll: each session's work and the forwards' on it (draining sessions
+    /// first, then the current one), or the forwards alone while no session is up.
     private func drive(now: Double) {
         if let settled = network.settled(now: now) {
             reconnect.notice(.networkChange(NetworkWatcher.summary(settled.changes)), since: settled.since)
         }
         defer { burst.drive(primary: live, forwards: forwards, now: now) }
+        for old in sessions.draining { drive(old, now: now) }
         guard let live else {
             if let noticed = reconnect.takePending() { roamWithoutSession(noticed, now: now) }
             for forward in forwards { forward.drive(nil, now: now) }
             return
         }
+        drive(live, now: now)
+        if !sessions.draining.isEmpty { closeDrained(now: now) }
+    }
+
+    /// One session's round: flush, the idle read, roaming (the current session's), keepalive,
+    /// the forwards' work on it, channels freed, one send, the acknowledgement.
+    private func drive(_ live: LiveSession, now: Double) {
         let session = live.session
         session.newRound()
         live.beginRound()
-        defer { socketReady = false }
+        defer { live.socketReady = false }
         if session.outgoingBacklog > 0 && !session.flushOutgoing() {
-            return teardown(live, for: .sendFailed(session.outgoingFailure), now: now)
+            return ended(live, for: .sendFailed(session.outgoingFailure), now: now)
         }
-        if socketReady, case .failed(let code) = live.idleChannel.read(into: scratch.pointer, count: scratch.size) {
+        if live.socketReady, case .failed(let code) = live.idleChannel.read(into: scratch.pointer, count: scratch.size) {
             live.fail(code)
         }
         live.noteInbound(now: now)
-        if live.isAlive { roam(live, now: now) }
+        if live.isAlive && !live.isDraining { roam(live, now: now) }
         if live.isAlive { checkKeepalive(live, now: now) }
         for forward in forwards where live.isAlive { forward.drive(live, now: now) }
         if live.isAlive { live.freeReleasedChannels() }
         if live.isAlive && !session.flushOutgoing() { live.fail(.sendFailed(session.outgoingFailure)) }
         if live.isAlive { session.acknowledgeReceived() }
-        if let end = live.failure { teardown(live, for: end, now: now) }
+        if let end = live.failure { ended(live, for: end, now: now) }
     }
 
-    /// Frees a session that is done, then tells the forward: the session goes first, so
+    /// Frees a session that is done, then tells the forwards: the session goes first, so
     /// channels dropped after it never touch the dead socket.
     private func drop(_ old: LiveSession, for end: SessionEnd) {
         old.session.close()
         old.dropReleasedChannels()
-        live = nil
-        for forward in forwards { forward.sessionEnded(old, end: end) }
+        sessions.remove(old)
+        for forward in forwards { forward.sessionLost(old, end) }
     }
 
-    /// Drops the session after a failure and schedules the next attempt.
-    private func teardown(_ live: LiveSession, for end: SessionEnd, now: Double) {
+    /// A session failed: a draining one just goes (its streams with it); the current one goes
+    /// and, unless a draining one still works and takes over again, the next attempt is scheduled.
+    /// Not after roaming (the path itself changed): the next attempt goes the new way.
+    private func ended(_ live: LiveSession, for end: SessionEnd, now: Double) {
+        guard !live.isDraining else { return drop(live, for: end) }
         drop(live, for: end)
+        if !end.retriesAtOnce, let back = sessions.restoreDrained(now: now) {
+            record.failed(end)
+            emit(.warning("the new session ended (\(end.text)); the one it replaced serves again"))
+            for forward in forwards { forward.sessionStarted(back, now: now) }
+            return
+        }
         retrying(end, in: reconnect.retry(after: end, uptime: now - live.startedAt, now: now))
+    }
+
+    /// Closes draining sessions that no forward holds any more, or that drained too long:
+    /// a goodbye to the VPS, then freed.
+    private func closeDrained(now: Double) {
+        for old in sessions.draining where SessionSet.overdue(old, now: now) || !forwards.contains(where: { $0.holds(old) }) {
+            old.session.disconnect(reason: SessionEnd.replaced.text)
+            _ = old.session.flushOutgoing()
+            drop(old, for: .replaced)
+        }
     }
 
     /// Says goodbye within about 1.2 s, even to a VPS that hangs: the forward's EOFs and a
@@ -220,17 +270,22 @@ final class SessionDriver: PollOwner {
         statusServer?.stop()
         emit(.stopping(reason: end))
         let deadline = MonotonicClock.now() + 1.2
-        if let live {
+        let all = (live.map { [$0] } ?? []) + sessions.draining
+        for live in all {
             live.session.setBlocking(true)
             live.session.setTimeout(milliseconds: 300)
+        }
+        for live in all {
             for forward in forwards { forward.goodbye(live, deadline: deadline) }
+        }
+        for live in all {
             if MonotonicClock.now() < deadline { live.session.disconnect(reason: end.text) }
             live.session.close()
             live.dropReleasedChannels()
+            sessions.remove(live)
         }
         burst.shutdown(forwards: forwards, reason: end.text, deadline: deadline)
         for forward in forwards { forward.stop(end) }
-        live = nil
     }
 
     /// Answers `status` at `endpoint` (the role's and profile's socket) from this loop, for
@@ -266,10 +321,12 @@ extension SessionDriver {
         guard let noticed = reconnect.causeToActOn(clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
         else { return }
         let socket = live.session.socket
+        let overlap = forwards.allSatisfy(\.allowsOverlap)
         let decision = RoamingDecision.decide(noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
                                               addresses: InterfaceAddresses.current(),
+                                              preferredSource: overlap ? InterfaceAddresses.preferredSource(toward: socket) : nil,
                                               roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
-        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: forwards.allSatisfy(\.allowsOverlap), now: now)
+        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
         say(event)
         switch step {
         case .probe(let deadline):
@@ -328,6 +385,11 @@ final class LiveSession {
     private var receivedSoFar: Int
     /// Whose turn it is to open a channel or listen (`takeTurn`).
     private(set) var turn = OpenTurn()
+    /// Since when this session drains (a planned reconnect replaced it, `SessionSet`): its
+    /// streams go on, nothing new is opened on it.
+    private(set) var drainingSince: Double?
+    /// Whether the session's socket polled readable this turn (the driver's poll sets it).
+    var socketReady = false
 
     init(session: any EngineSession, idleChannel: any EngineChannel, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int,
          now: Double) {
@@ -343,6 +405,13 @@ final class LiveSession {
     /// A new round of the loop (the driver's): the turn's priorities age by one.
     func beginRound() { turn.beginRound() }
     var isAlive: Bool { failure == nil }
+    var isDraining: Bool { drainingSince != nil }
+
+    /// A new session replaced this one at `now`: it keeps its streams, takes no new ones.
+    func beginDraining(now: Double) { drainingSince = now }
+
+    /// The session that replaced this one is gone: this one takes new connections again.
+    func endDraining() { drainingSince = nil }
 
     /// Whether a stream may read more client bytes for the VPS now (the send buffer is below
     /// its high-water mark).

@@ -19,11 +19,11 @@ protocol SessionForward: AnyObject {
 
     /// `live` is gone (already freed) for `end`: drop whatever used its channels (a draining
     /// session's end leaves the current session's streams alone).
-    func sessionEnded(_ live: LiveSession, end: SessionEnd)
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd)
 
-    /// A planned reconnect replaced `old` (`SessionSet`): it drains. Open nothing new on it,
-    /// hand back what was opened on it ahead of need; its streams stay on it.
-    func sessionDraining(_ old: LiveSession, now: Double)
+    /// `live` takes no new connections any more (a planned reconnect replaced it: it drains,
+    /// `SessionSet`): hand back what was opened on it ahead of need; its streams stay on it.
+    func releaseChannels(on live: LiveSession)
 
     /// Whether anything of this forward still uses `live` (a stream, an open in flight): a
     /// draining session is freed once no forward holds it.
@@ -72,12 +72,10 @@ protocol SessionForward: AnyObject {
     /// One round on the extra session: opens for waiting clients, its streams' pumps, its pool.
     func driveExtra(_ extra: LiveSession, now: Double)
 
-    /// `live` is about to be closed on purpose (a burst is over): hand back what is pooled on it.
-    func releaseChannels(on live: LiveSession)
 }
 
 extension SessionForward {
-    func sessionDraining(_ old: LiveSession, now: Double) {}
+    func releaseChannels(on live: LiveSession) {}
     func holds(_ live: LiveSession) -> Bool { false }
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
@@ -85,5 +83,4 @@ extension SessionForward {
     func channelQueue(now: Double) -> Int { 0 }
     func extraStarted(_ extra: LiveSession, now: Double) {}
     func driveExtra(_ extra: LiveSession, now: Double) {}
-    func releaseChannels(on live: LiveSession) {}
 }

@@ -129,7 +129,7 @@ final class StreamTable {
 
     /// `live` is gone: every stream with a channel of it ends (streams still waiting for one
     /// stay, as do streams of another session).
-    func sessionEnded(_ live: LiveSession) {
+    func sessionEnded(only live: LiveSession) {
         for stream in Array(streams.values) where stream.channel != nil && stream.session === live {
             stream.detach()
             suspects[stream.id] = nil

@@ -182,25 +182,32 @@ final class LocalForward: SessionForward, PollOwner {
         if !live.keepalive.isProbing { openNextChannel(live, now: now) }
         guard live.isAlive else { return }
         streams.pumpAll(live, now: now)
-        guard live.isAlive else { return }
+        guard live.isAlive, !live.isDraining else { return }
         tendPool(live, now: now)
         // Tending the pool may have pulled packets off the socket for streams already visited.
         streams.noteUndeliveredData(live)
     }
 
-    func sessionEnded(_ live: LiveSession, end: SessionEnd) {
-        streams.sessionEnded(live)
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd) {
+        streams.sessionEnded(only: live)
         opening[ObjectIdentifier(live)] = nil
         receivedAtLastTend[ObjectIdentifier(live)] = nil
         pool.clear(only: live)
         if extra === live { extra = nil }
     }
 
+    /// Make-before-break, or a burst's extra session about to close: the pooled channels on `old`
+    /// go back to it to be freed; an open in flight on it is finished there (`opening`).
+    func releaseChannels(on old: LiveSession) {
+        pool.release(to: old)
+        receivedAtLastTend[ObjectIdentifier(old)] = nil
+    }
+
     func holds(_ live: LiveSession) -> Bool { opening[ObjectIdentifier(live)] != nil || streams.holds(live) }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
-        pool.release(to: live)
+        if !live.isDraining { pool.release(to: live) }
         streams.sendFinalEOFs(of: live, deadline: deadline)
     }
 
@@ -246,7 +253,6 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(extra)
     }
 
-    func releaseChannels(on live: LiveSession) { pool.release(to: live) }
 
     private func closeListener() {
         let all = listeners
@@ -293,16 +299,17 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Hands pooled channels to waiting clients, then keeps one open in flight while clients
     /// wait or the pool is short; whichever open completes serves the next client, or the pool.
+    /// On a draining session only the open already in flight on it goes on.
     private func openNextChannel(_ live: LiveSession, now: Double) {
         while true {
-            while !waiting.isEmpty && pool.count > 0 {
+            while !live.isDraining && !waiting.isEmpty && pool.count > 0 {
                 guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
                 guard let pooled = pool.take(now: now) else { waiting.insert(id, at: 0); break }
-                stream.attach(pooled.channel, on: pooled.session, greeting: pooled.greeting)
+                stream.attach(pooled.channel, greeting: pooled.greeting, on: pooled.session)
             }
             let key = ObjectIdentifier(live)
             if opening[key] == nil {
-                guard !waiting.isEmpty || wantsPoolOpen(on: live, now: now), live.takeTurn(self) else { return }
+                guard !live.isDraining, !waiting.isEmpty || wantsPoolOpen(on: live, now: now), live.takeTurn(self) else { return }
                 if let first = waiting.first, let stream = streams[first] {
                     opening[key] = stream.peer
                 } else {
@@ -320,6 +327,8 @@ final class LocalForward: SessionForward, PollOwner {
                 live.endTurn(self)
                 if let id = takeNextWaiting(live, now: now), let stream = streams[id] {
                     stream.attach(channel, on: live)
+                } else if live.isDraining {
+                    live.release(channel)
                 } else {
                     pool.add(channel, on: live, now: now)
                 }

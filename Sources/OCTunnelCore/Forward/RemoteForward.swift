@@ -129,9 +129,9 @@ final class RemoteForward: SessionForward, PollOwner {
         streams.pumpAll(live, now: now)
     }
 
-    func sessionEnded(_ live: LiveSession, end: SessionEnd) {
+    func sessionLost(_ live: LiveSession, _ end: SessionEnd) {
         listen.sessionEnded()
-        streams.sessionEnded(live)
+        streams.sessionEnded(only: live)
         for connection in connecting.values { connection.socket.close() }
         connecting.removeAll()
         answering.removeAll()

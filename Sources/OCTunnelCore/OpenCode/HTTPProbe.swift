@@ -58,7 +58,7 @@ struct HTTPProbe {
             switch error {
             case .refused: throw .cannotConnect("connection refused")
             case .timedOut: throw .cannotConnect("no answer")
-            case .unreachable(_, _, let reason), .cannotResolve(_, let reason): throw .cannotConnect(reason)
+            case .unreachable(_, _, let reason, _), .cannotResolve(_, let reason): throw .cannotConnect(reason)
             default: throw .cannotConnect(OCTunnelError(error).localizedDescription)
             }
         }

@@ -7,7 +7,8 @@ extension OCTunnelError {
         case .cannotResolve(let host, let reason): self = .cannotResolve(host: host, reason: reason)
         case .refused(let host, let port): self = .connectionRefused(host: host, port: port)
         case .timedOut(let host, let port, let seconds): self = .connectTimeout(host: host, port: port, seconds: seconds)
-        case .unreachable(let host, let port, let reason): self = .unreachable(host: host, port: port, reason: reason)
+        case .unreachable(let host, let port, let reason, _):
+            self = .unreachable(host: host, port: port, reason: reason, noRoute: failure.isNoRoute)
         case .portInUse(let bind, let port): self = .localPortInUse(bind: bind, port: port)
         case .cannotListen(let bind, let port, let reason): self = .cannotListen(bind: bind, port: port, reason: reason)
         }

@@ -16,7 +16,8 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
     case cannotResolve(host: String, reason: String)
     case connectionRefused(host: String, port: Int)
     case connectTimeout(host: String, port: Int, seconds: Int)
-    case unreachable(host: String, port: Int, reason: String)
+    /// A connect failed otherwise; `noRoute`: this machine has no route there at all (offline).
+    case unreachable(host: String, port: Int, reason: String, noRoute: Bool = false)
     case notSSH(host: String, port: Int, detail: String)
     case noCommonAlgorithms(host: String, port: Int, detail: String)
     /// The server closed the connection before its SSH greeting: an sshd penalizing this
@@ -185,7 +186,7 @@ public enum OCTunnelError: Error, LocalizedError, Equatable, Sendable {
             return "\(Self.endpoint(host, port)) refused the connection: is sshd running there, on that port?"
         case .connectTimeout(let host, let port, let seconds):
             return "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall."
-        case .unreachable(let host, let port, let reason):
+        case .unreachable(let host, let port, let reason, _):
             return "cannot reach \(Self.endpoint(host, port)): \(reason)."
         case .notSSH(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."

@@ -29,13 +29,20 @@ public final class NonceBook: @unchecked Sendable {
 
     public static let nonceBytes = 16
     public let capacity: Int
+    /// This book's tag in its buttons' taps (`PushTap.sender`): random, so that the other end's
+    /// taps on a shared reply topic are told apart from forged ones.
+    public let sender: String
     public let lifetime: TimeInterval
     private var live: [Entry] = []
     /// Nonces used or retired, to tell a replay from a forgery (bounded as `live`).
     private var spent: [(nonce: [UInt8], expired: Bool)] = []
     private let lock = NSLock()
 
-    public init(capacity: Int = 300, lifetime: TimeInterval = 12 * 3600) { (self.capacity, self.lifetime) = (capacity, lifetime) }
+    public init(capacity: Int = 300, lifetime: TimeInterval = 12 * 3600) {
+        (self.capacity, self.lifetime) = (capacity, lifetime)
+        var generator = SystemRandomNumberGenerator()
+        sender = Self.hex((0..<PushTap.senderDigits / 2).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
 
     /// New nonces for `answers` of request `requestID` (hex, 32 characters each), in order; any
     /// nonces the request had before are retired.

@@ -15,15 +15,27 @@ public final class PushChannel: @unchecked Sendable {
     /// The moments pushed with buttons, by request id, for the follow-up's words (bounded).
     private let asked = Locked<[(id: String, moment: AgentMoment)]>([])
 
-    public init(settings: PushSettings, token: String?, secrets: [String], book: NonceBook = NonceBook()) {
+    /// A channel through `settings`; `timeout`: seconds a publish may take before its answer counts as lost.
+    public init(settings: PushSettings, token: String?, secrets: [String], book: NonceBook = NonceBook(), timeout: Double = 15) {
         (self.settings, self.token, self.book) = (settings, token, book)
         self.secrets = secrets.filter { !$0.isEmpty }
-        http = PushHTTP(options: PushHTTPOptions(caFile: settings.caFile))
+        var options = PushHTTPOptions(caFile: settings.caFile)
+        options.timeout = timeout
+        http = PushHTTP(options: options)
         notice = PushNotice(detail: settings.detail)
     }
 
-    /// Pushes `moment` (one ntfy message; buttons when it can be answered).
-    public func push(_ moment: AgentMoment) throws(PushError) {
+    /// Pushes `kept` once: a try after one that failed first reads the topic for its id, and sends
+    /// nothing when that try reached ntfy after all (its answer lost: a timeout, a cut).
+    public func push(_ kept: inout KeptPush) throws(PushError) -> KeptPush.Outcome {
+        if let tried = kept.tried, try isOnTopic(tag: kept.tag, since: tried) { return .foundOnTopic }
+        if kept.tried == nil { kept.tried = Date() }
+        try push(kept.moment, tags: [kept.tag])
+        return .sent
+    }
+
+    /// Pushes `moment` (one ntfy message; buttons when it can be answered), `tags` added to its own.
+    public func push(_ moment: AgentMoment, tags extra: [String] = []) throws(PushError) {
         let moment = moment.redacted(secrets)
         let (title, message) = notice.words(for: moment)
         let (priority, tags) = notice.look(for: moment)
@@ -32,12 +44,13 @@ public final class PushChannel: @unchecked Sendable {
             let answers = notice.answers(for: moment)
             let nonces = book.issue(requestID: requestID, directory: moment.directory, answers: answers)
             actions = zip(answers, nonces).map { answer, nonce in
-                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce))
+                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce, sender: book.sender))
             }
             if !actions.isEmpty { remember(requestID, moment) }
         }
         try send(
-            NtfyMessage(topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags, actions: actions))
+            NtfyMessage(
+                topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags + extra, actions: actions))
     }
 
     /// Says on the phone that request `requestID` was answered elsewhere (the laptop, a terminal,
@@ -58,17 +71,30 @@ public final class PushChannel: @unchecked Sendable {
     /// `seconds` (by the other end: `home up` beside `tunnel up`). Found in the buttons' bodies (a
     /// bounded poll, `GET /TOPIC/json?poll=1&since=…`); a topic too full to read says no.
     public func alreadyPushed(requestID: String, seconds: Int = 120) throws(PushError) -> Bool {
+        try recent(seconds: seconds).contains { object in
+            ((object["actions"] as? [[String: Any]]) ?? []).contains {
+                ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == requestID
+            }
+        }
+    }
+
+    /// Whether a message tagged `tag` reached the topic since `since` (a minute's margin for the
+    /// server's clock; ntfy counts `since=Ns` from its own).
+    public func isOnTopic(tag: String, since: Date) throws(PushError) -> Bool {
+        try recent(seconds: Int(max(0, Date().timeIntervalSince(since))) + 60).contains {
+            (($0["tags"] as? [String]) ?? []).contains(tag)
+        }
+    }
+
+    /// The topic's messages of the last `seconds` (`GET /TOPIC/json?poll=1&since=Ns`, one bounded answer).
+    private func recent(seconds: Int) throws(PushError) -> [[String: Any]] {
         let request = PushHTTPRequest(method: "GET", url: settings.url, headers: PushToken.headers(token)).at(
             "/json?poll=1&since=\(seconds)s")
         let answer = try http.send(request)
         try Self.judge(answer, url: settings.url, hasToken: token != nil, secrets: secrets + [token].compactMap { $0 })
-        for line in answer.body.split(separator: UInt8(ascii: "\n")) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                let actions = object["actions"] as? [[String: Any]]
-            else { continue }
-            if actions.contains(where: { ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == requestID }) { return true }
+        return answer.body.split(separator: UInt8(ascii: "\n")).compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any]
         }
-        return false
     }
 
     /// A button that posts `tap` to the reply topic, with the token when there is one.

@@ -11,7 +11,8 @@ import Foundation
 /// A push that could not be sent (ntfy down, the network gone) is kept, at most `Limits.unsent` of
 /// them (the oldest dropped first, said), and sent in order when the reply stream opens again
 /// (tried every `Limits.retry` s at most while it is down) or before the next moment; one whose
-/// request was answered meanwhile is dropped.
+/// request was answered meanwhile is dropped. A try whose answer was lost may have reached ntfy:
+/// the next one looks for the push's own id on the topic first (`KeptPush`), so none is doubled.
 final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
     let name = "the phone push"
     let immediate = false
@@ -39,7 +40,7 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         /// The last failure said (said again only when it changes).
         var lastSaid = ""
         /// What could not be pushed yet, oldest first.
-        var unsent: [AgentMoment] = []
+        var unsent: [KeptPush] = []
         /// True while one thread sends the kept moments (the others add to them).
         var flushing = false
     }
@@ -67,7 +68,7 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
     func deliver(_ moment: AgentMoment, context: ChannelContext) {
         var dropped = 0
         state.update { state in
-            state.unsent.append(moment)
+            state.unsent.append(KeptPush(moment))
             dropped = max(0, state.unsent.count - Limits.unsent)
             state.unsent.removeFirst(dropped)
         }
@@ -88,26 +89,30 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         while true {
             // The next one, or the end of this turn: decided under the lock with `flushing`, so a
             // moment added as the list empties is never left for no one.
-            var next: AgentMoment?
+            var next: KeptPush?
             state.update { state in
                 next = context.isStopped ? nil : state.unsent.first
                 if next == nil { state.flushing = false }
             }
-            guard let next else { return }
-            if yields, pushedByOtherEnd(next, channel: channel, context: context) {
-                state.update { state in if state.unsent.first == next { state.unsent.removeFirst() } }
+            guard var next else { return }
+            if yields, pushedByOtherEnd(next.moment, channel: channel, context: context) {
+                state.update { state in if state.unsent.first?.id == next.id { state.unsent.removeFirst() } }
                 continue
             }
             do throws(PushError) {
-                try channel.push(next)
+                if try channel.push(&next) == .foundOnTopic {
+                    context.emit(.notice("push: a push whose answer was lost had reached ntfy: not sent again"))
+                }
                 state.update { state in
-                    if state.unsent.first == next { state.unsent.removeFirst() }
+                    if state.unsent.first?.id == next.id { state.unsent.removeFirst() }
                     state.lastSaid = ""
                 }
             } catch {
                 say(error, context: context)
+                let tried = next
                 state.update { state in
-                    if !Self.mayHeal(error) { state.unsent.removeAll { $0 == next } }
+                    if let index = state.unsent.firstIndex(where: { $0.id == tried.id }) { state.unsent[index].tried = tried.tried }
+                    if !Self.mayHeal(error) { state.unsent.removeAll { $0.id == tried.id } }
                     state.flushing = false
                 }
                 return
@@ -143,7 +148,7 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         var kept = false
         state.update { state in
             let before = state.unsent.count
-            state.unsent.removeAll { PushNotice(detail: settings.detail).requestID(of: $0) == requestID }
+            state.unsent.removeAll { PushNotice(detail: settings.detail).requestID(of: $0.moment) == requestID }
             kept = state.unsent.count != before
         }
         // Never pushed: nothing on the phone to follow up.

@@ -97,12 +97,13 @@ public enum PushTest {
         }
         let requestID = "octunnel-test-" + PushSettings.newTopic(prefix: "").prefix(8)
         let nonce = channel.book.issue(requestID: requestID, directory: nil, answers: [.permission(.once)])[0]
+        let tap = PushTap(requestID: requestID, nonce: nonce, sender: channel.book.sender)
         let started = Date()
         try channel.send(
             NtfyMessage(
                 topic: settings.url.topic ?? "", title: "octunnel: test push",
                 message: "Tap the button: octunnel reads the tap back on the home machine.", priority: 3,
-                tags: ["bell"], actions: [channel.button("It works", PushTap(requestID: requestID, nonce: nonce))]))
+                tags: ["bell"], actions: [channel.button("It works", tap)]))
         guard tapped.wait(timeout: .now() + wait) == .success else { throw .notTapped(seconds: Int(wait)) }
         return Date().timeIntervalSince(started)
     }

@@ -3,7 +3,9 @@ import Foundation
 /// Reads the reply topic (ntfy's JSON stream, `GET /TOPIC/json?since=…`) on a thread of its own
 /// and turns each verified tap into one call of the answerer: the tap's nonce must be live in the
 /// `NonceBook`, of the request the tap names (then every nonce of that request is spent). A
-/// replayed, forged, expired or cross-request tap sends nothing and is said once. After a cut
+/// replayed, forged, expired or cross-request tap sends nothing and is said once; a tap of the other
+/// end's buttons (another sender's tag: `home up` and `tunnel up` on one reply topic) is passed
+/// over quietly, that end answers it. After a cut
 /// (ntfy restarted, the network gone, a silent stream) it reads again from the last message it
 /// saw (`since=ID`; before any, the time it started), so a tap made meanwhile is honoured once.
 public final class ReplyListener: @unchecked Sendable {
@@ -16,7 +18,8 @@ public final class ReplyListener: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     private let stopper = PushStreamStop()
     private let wake = NSCondition()
-    private let state = Locked<(cursor: String, opened: Int, answered: Int, refused: Int, thread: Thread?)>(("", 0, 0, 0, nil))
+    private let state = Locked<(cursor: String, opened: Int, answered: Int, refused: Int, others: Int, thread: Thread?)>(
+        ("", 0, 0, 0, 0, nil))
     private var seen = BoundedSet<String>(capacity: 1024)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -59,6 +62,9 @@ public final class ReplyListener: @unchecked Sendable {
         guard state.value.thread != nil else { return }
         _ = finished.wait(timeout: .now() + timeout)
     }
+
+    /// How many taps of the other end's buttons were passed over (for tests).
+    public var othersTaps: Int { state.value.others }
 
     /// How many times the stream opened, taps answered and taps refused (for tests and status).
     public var counts: (opened: Int, answered: Int, refused: Int) {
@@ -124,6 +130,10 @@ public final class ReplyListener: @unchecked Sendable {
         guard seen.insert(event.id) else { return }
         guard let tap = event.message.flatMap(PushTap.parse) else {
             report("push: a message on the reply topic that is not a button's tap was ignored")
+            return
+        }
+        if let sender = tap.sender, sender != book.sender {
+            state.update { $0.others += 1 }
             return
         }
         switch book.take(requestID: tap.requestID, nonce: tap.nonce) {

@@ -32,4 +32,9 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// EAGAIN, EWOULDBLOCK (the same number on Linux and macOS) or EINTR: try again later.
     public var isTransient: Bool { rawValue == EAGAIN || rawValue == EWOULDBLOCK || rawValue == EINTR }
+
+    /// A connect's ENETUNREACH or EADDRNOTAVAIL: this machine has no route or no address for
+    /// the destination at all (offline), unlike EHOSTUNREACH (a router found no host there),
+    /// ECONNREFUSED or a timeout (the far end is down).
+    public var meansNoRoute: Bool { rawValue == ENETUNREACH || rawValue == EADDRNOTAVAIL }
 }

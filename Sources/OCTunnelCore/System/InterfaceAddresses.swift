@@ -22,6 +22,26 @@ enum InterfaceAddresses {
         return withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { text(of: $0) } }
     }
 
+    /// The local address the kernel would choose now for a new connection to connected `socket`'s
+    /// peer: a UDP socket connected there (which sends nothing), then `getsockname`. Nil when no
+    /// route leads there or the peer cannot be read.
+    static func preferredSource(toward socket: OwnedDescriptor) -> String? {
+        var peer = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let read = withUnsafeMutablePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socket.number, $0, &length) }
+        }
+        guard read == 0 else { return nil }
+        let probe = Syscall.socket(Int32(peer.ss_family), .datagram, [.closeOnExec])
+        guard probe >= 0 else { return nil }
+        defer { close(probe) }
+        let connected = withUnsafePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Syscall.connect(probe, $0, length) }
+        }
+        guard connected == 0, var source = Sockets.localAddress(of: probe) else { return nil }
+        return withUnsafePointer(to: &source) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { text(of: $0) } }
+    }
+
     /// The smoothed round-trip time the kernel measured on TCP `socket`, in seconds
     /// (Linux `TCP_INFO`'s `tcpi_rtt`); nil where it is not known.
     static func roundTripTime(of socket: OwnedDescriptor) -> Double? {

@@ -7,9 +7,16 @@ extension Syscall {
     enum SocketType {
         case stream
         case raw
+        case datagram
 
         /// The value `socket(2)` and `addrinfo.ai_socktype` take.
-        var value: Int32 { self == .stream ? Platform.streamSocket : Platform.rawSocket }
+        var value: Int32 {
+            switch self {
+            case .stream: return Platform.streamSocket
+            case .raw: return Platform.rawSocket
+            case .datagram: return Platform.datagramSocket
+            }
+        }
     }
 
     /// How a new socket starts out.

@@ -37,13 +37,7 @@ public enum Sockets {
     static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(SocketFailure) -> OwnedDescriptor {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: SocketFailure = .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
-        func error(_ failure: Errno) -> SocketFailure {
-            switch failure.rawValue {
-            case ECONNREFUSED: return .refused(host: host, port: port)
-            case ETIMEDOUT: return .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
-            default: return .unreachable(host: host, port: port, reason: failure.description)
-            }
-        }
+        func error(_ failure: Errno) -> SocketFailure { connectFailure(failure, host: host, port: port, timeout: timeout) }
         for (family, address) in addresses {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { break }
@@ -70,6 +64,16 @@ public enum Sockets {
             lastError = error(failure)
         }
         throw lastError
+    }
+
+    /// A connect's errno as the failure it names: refused, no answer in `timeout`, or unreachable
+    /// with the errno kept (ENETUNREACH, offline, is not EHOSTUNREACH, a host that is down).
+    static func connectFailure(_ failure: Errno, host: String, port: Int, timeout: Double) -> SocketFailure {
+        switch failure.rawValue {
+        case ECONNREFUSED: return .refused(host: host, port: port)
+        case ETIMEDOUT: return .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
+        default: return .unreachable(host: host, port: port, reason: failure.description, errno: failure)
+        }
     }
 
     /// How the first step of a non-blocking connect went.

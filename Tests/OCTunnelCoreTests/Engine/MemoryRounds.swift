@@ -72,7 +72,7 @@ final class MemoryRounds {
             live.dropReleasedChannels()
             self.live = nil
             ended = end
-            for forward in forwards { forward.sessionEnded(live, end: end) }
+            for forward in forwards { forward.sessionLost(live, end) }
         }
     }
 

@@ -52,12 +52,18 @@ final class MemorySession: EngineSession {
     var socketTakesMore: Bool { true }
     var unacknowledgedBytes: Int? { 0 }
     var outgoingFailure: String { "the in-memory session died" }
-    private lazy var placeholder: OwnedDescriptor = { try! Sockets.listen(bind: "127.0.0.1", port: 0).socket }()
-    /// A descriptor for the loop to poll: a listening socket that never becomes readable.
-    var socket: OwnedDescriptor { placeholder }
+    private lazy var pipe: (read: OwnedDescriptor, write: OwnedDescriptor) = { try! Syscall.pipe(nonBlocking: true) }()
+    /// A descriptor for the loop to poll: readable once the session died (as a closed socket is).
+    var socket: OwnedDescriptor { pipe.read }
+    /// The VPS says nothing any more (the path is gone without a word): probes go unanswered.
+    var silent = false
 
-    /// The VPS goes away: every call fails from now on with `code`.
-    func die(code: Int32 = MemoryCode.socketDisconnect) { failure = code }
+    /// The VPS goes away: every call fails from now on with `code`, and the socket polls readable.
+    func die(code: Int32 = MemoryCode.socketDisconnect) {
+        failure = code
+        var byte: UInt8 = 1
+        pipe.write.write(&byte, 1)
+    }
 
     func newRound() {}
     func flushOutgoing() -> Bool { failure == nil }
@@ -142,6 +148,8 @@ final class MemoryChannel: EngineChannel {
     private(set) var commands: [String] = []
     private(set) var probes = 0
     var sendWindow: Int
+    /// Requests the test has answered on it (its own bookkeeping as the VPS).
+    var answered = 0
 
     init(session: MemorySession, target: HostPort?, sendWindow: Int) {
         self.session = session
@@ -203,6 +211,7 @@ final class MemoryChannel: EngineChannel {
 
     func probe(setenv name: String, value: String) -> StepResult {
         if let code = check("probe") { return .failed(code) }
+        if session.silent { return .wouldBlock }
         probes += 1
         session.receivedBytes += 1
         return .done

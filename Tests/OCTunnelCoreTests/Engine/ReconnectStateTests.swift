@@ -53,6 +53,21 @@ struct ReconnectStateTests {
         #expect(state.retryAt == 62)
     }
 
+    @Test("the route moved, the old path working: make before break where forwards overlap, a drop where not")
+    func networkChangeRouteMoved() throws {
+        let cause = RoamingCause.networkChange("route added")
+        let reason = ReconnectReason.routeMoved(from: "10.0.0.1", to: "10.9.0.1")
+        var state = Self.connected()
+        state.notice(cause, since: 49.5)
+        let acted = try #require(Self.act(&state, decision: .reconnect(reason), now: 50))
+        #expect(acted.step == .replace)
+        #expect(state.replacing)
+        var home = Self.connected()
+        home.notice(cause, since: 49.5)
+        let dropped = try #require(Self.act(&home, decision: .reconnect(reason), overlap: false, now: 50))
+        #expect(dropped.step == .drop(.roamed(cause, reason), sayGoodbye: false))
+    }
+
     @Test("network change, the session's address gone: dropped at once, the next attempt now, then reconnected")
     func networkChangeAddressGone() throws {
         var state = Self.connected()

@@ -120,6 +120,25 @@ struct RoamingDecisionTests {
         #expect(mapped == .reconnect(.addressGone("10.0.0.1")))
     }
 
+    @Test("a network change moved the route to the VPS to another address, the session's still here: reconnect, the old path working")
+    func routeMoved() {
+        let moved = RoamingDecision.decide(.networkChange("route added"), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
+                                           preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
+        #expect(moved == .reconnect(.routeMoved(from: "10.0.0.1", to: "10.9.0.1")))
+        if case .reconnect(let reason) = moved {
+            #expect(reason.oldPathWorks)
+            #expect(reason.text == "the route to the VPS now leaves from 10.9.0.1, not the session's 10.0.0.1")
+        }
+        #expect(!ReconnectReason.addressGone("10.0.0.1").oldPathWorks)
+        // The same source (mapped or not), or a wake (the route says nothing of the session's life): probe.
+        let same = RoamingDecision.decide(.networkChange("route added"), localAddress: "::ffff:10.0.0.1", addresses: ["10.0.0.1"],
+                                          preferredSource: "10.0.0.1", roundTrip: 0.04, now: 50)
+        #expect(same == .probe(deadline: 51))
+        let woke = RoamingDecision.decide(.wake(30), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
+                                          preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
+        #expect(woke == .probe(deadline: 51))
+    }
+
     @Test("the session's address still here (or unknown): probe, allowing 4 round trips and at least 1 s")
     func addressKept() {
         let here = RoamingDecision.decide(.networkChange("routes changed"), localAddress: "10.0.0.1",

@@ -291,4 +291,76 @@ struct PushNtfyTests {
         #expect(answers.sent.last?.id == "per_two" && answers.sent.last?.answer == .permission(.always))
         #expect(listener.counts.refused == 0)
     }
+
+    /// Both ends on one reply topic (the saved push is both ends' default): a tap on one end's
+    /// button answers there once and is passed over by the other end without a word; a forged tap
+    /// (no tag, or this end's tag) is still said by each end that checks it.
+    @Test("both ends on one reply topic: the other end's taps pass quietly; a forged tap is still said")
+    func otherEndsTapsQuiet() throws {
+        let server = try Self.server()
+        let settings = try Self.settings(server)
+        let (home, homeListener, phone, homeAnswers) = try Self.listening(server, settings)
+        defer { homeListener.stop() }
+        let (_, laptopListener, _, laptopAnswers) = try Self.listening(server, settings)
+        defer { laptopListener.stop() }
+        try home.push(Self.permission("per_shared"))
+        let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
+        #expect(try phone.tap(actions[0]) == 200)
+        #expect(waitUntil(timeout: 10) { homeAnswers.count == 1 && laptopListener.othersTaps == 1 })
+        #expect(homeAnswers.sent.first?.answer == .permission(.once))
+        let http = PushHTTP()
+        let forged = NonceBook.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let home3 = PushTap.parse(actions[2]["body"] as! String)!
+        for body in [PushTap(requestID: "per_shared", nonce: forged).body, "octunnel1 per_shared \(forged) zz",
+                     PushTap(requestID: "per_shared", nonce: forged, sender: home3.sender).body] {
+            _ = try http.send(PushHTTPRequest(method: "POST", url: settings.replyURL, body: Array(body.utf8)))
+        }
+        // Home checks the untagged one and its own tag's; the laptop only the untagged one; the bad tag is no tap.
+        // The laptop's last message is the one with home's tag (in order on the stream); home's last, its forged line.
+        #expect(waitUntil(timeout: 10) { laptopListener.othersTaps == 2 }, "the forged tap with home's tag, passed over")
+        #expect(waitUntil(timeout: 10) { homeAnswers.lines.filter { $0.contains("forged tap") }.count == 2 }, "\(homeAnswers.lines)")
+        #expect(homeListener.counts.refused == 2 && laptopListener.counts.refused == 1)
+        #expect(homeAnswers.lines.filter { $0.contains("not a button's tap") }.count == 1, "\(homeAnswers.lines)")
+        #expect(laptopAnswers.lines.filter { $0.contains("forged tap") }.count == 1, "\(laptopAnswers.lines)")
+        #expect(laptopAnswers.lines.filter { $0.contains("not a button's tap") }.count == 1, "\(laptopAnswers.lines)")
+        #expect(laptopAnswers.lines.count == 2, "the home's own tap said nothing on the laptop: \(laptopAnswers.lines)")
+        #expect(laptopAnswers.count == 0 && homeAnswers.count == 1)
+    }
+
+    /// A publish that reached ntfy while its answer was lost (a relay that throws the first POST's
+    /// answer away: scripts/hostile-http.py's lose-first-answer) times out; the retry reads the
+    /// topic for the push's own id, finds it and sends nothing, and the copy on the phone answers.
+    @Test("a publish whose answer was lost reached ntfy: the retry finds its id and sends nothing; its button still answers")
+    func lostAnswerNotDoubled() throws {
+        let server = try Self.server()
+        let relay = try HostileHTTPServer(mode: "lose-first-answer", arguments: ["--target", String(server.port)])
+        defer { relay.stop() }
+        let direct = try Self.settings(server)
+        let relayed = PushSettings(url: try PushURL.parse("http://127.0.0.1:\(relay.port)/\(direct.url.topic ?? "")"),
+                                   replyTopic: direct.replyTopic, detail: .full)
+        let channel = PushChannel(settings: relayed, token: nil, secrets: [Self.password], timeout: 2)
+        let answers = Answers()
+        let listener = channel.listener(answer: { answers.add($0, $1, $2) }, report: { answers.say($0) })
+        listener.backoff = 0.2
+        listener.start()
+        defer { listener.stop() }
+        #expect(listener.waitUntilOpen(timeout: 20))
+        let phone = NtfyPhone(topicURL: direct.url.text())
+
+        var kept = KeptPush(Self.permission("per_lost"))
+        #expect(throws: PushError.self) { _ = try channel.push(&kept) }
+        #expect(kept.tried != nil)
+        #expect(try phone.waitForMessages(1).count == 1, "the lost publish reached ntfy")
+        #expect(try channel.push(&kept) == .foundOnTopic)
+        // A kept push whose try never reached ntfy is sent on the retry.
+        var never = KeptPush(Self.permission("per_never"))
+        never.tried = Date()
+        #expect(try channel.push(&never) == .sent)
+        let messages = try phone.waitForMessages(2)
+        #expect(messages.count == 2, "\(messages.map { $0["title"] ?? "" })")
+        #expect((messages.first?["tags"] as? [String])?.contains(kept.tag) == true)
+        #expect(try phone.tap(NtfyPhone.actions(messages[0])[0]) == 200)
+        #expect(waitUntil(timeout: 10) { answers.count == 1 })
+        #expect(answers.sent.first?.id == "per_lost" && answers.sent.first?.answer == .permission(.once))
+    }
 }

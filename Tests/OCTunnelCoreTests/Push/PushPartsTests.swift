@@ -48,13 +48,17 @@ struct PushPartsTests {
         #expect(book.liveCount == 6)
     }
 
-    @Test("a tap is `octunnel1 ID NONCE` and nothing else; a stream line is one of ntfy's events or nothing")
+    @Test("a tap is `octunnel1 ID NONCE [SENDER]` and nothing else; a stream line is one of ntfy's events or nothing")
     func parsing() {
         let nonce = String(repeating: "ab", count: 16)
         #expect(PushTap.parse("octunnel1 per_x \(nonce)\n") == PushTap(requestID: "per_x", nonce: nonce))
+        let tagged = PushTap(requestID: "per_x", nonce: nonce, sender: "0a1b2c3d")
+        #expect(PushTap.parse("octunnel1 per_x \(nonce) 0a1b2c3d") == tagged && PushTap.parse(tagged.body) == tagged)
+        #expect(NonceBook().sender != NonceBook().sender && PushTap.isSender(NonceBook().sender))
         for bad in [
             "", "octunnel1 per_x", "octunnel2 per_x \(nonce)", "octunnel1 ../x \(nonce)", "octunnel1 per_x \(nonce.uppercased())",
-            "octunnel1  per_x \(nonce)", "octunnel1 per_x \(nonce) more",
+            "octunnel1  per_x \(nonce)", "octunnel1 per_x \(nonce) more", "octunnel1 per_x \(nonce) 0A1B2C3D",
+            "octunnel1 per_x \(nonce) 0a1b2c3", "octunnel1 per_x \(nonce) 0a1b2c3d e",
         ] {
             #expect(PushTap.parse(bad) == nil, "\(bad)")
         }

@@ -48,7 +48,7 @@ struct BurstSessionTests {
         #expect(during["sessions"] as? Int == 2 && during["burstSessions"] as? Int == 1, "\(during)")
         #expect(Self.logLines(fixture, "Accepted publickey").count == 2, "\(tunnel.stderrText)")
         let text = try fixture.run(["tunnel", "status"])
-        #expect(text.stdout.contains("(2 sessions)") && text.stdout.contains("sessions    2 (one extra for a burst"), "\(text)")
+        #expect(text.stdout.contains("(2 sessions)") && text.stdout.contains("sessions    2 · 1 extra session for bursts since start"), "\(text)")
         clients.forEach { $0.finish() }
 
         // Closed once nothing waited and nothing ran on it for 10 s.

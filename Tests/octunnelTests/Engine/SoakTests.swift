@@ -4,7 +4,8 @@ import Testing
 
 /// The short form of `scripts/soak.sh` (issue 29): a minute of connections of random size and
 /// kind through both ends, sshd re-keying every 512 KiB and both sessions reconnected every
-/// 15 s, every byte checked by the record that names its connection and offset.
+/// 15 s, 20 connections at once every fifth of the run (issue 56: bursts past the pool, some
+/// during a planned reconnect), every byte checked by the record that names its connection and offset.
 @Suite("the data-path soak, short", .ownThreads, .timeLimit(.minutes(4)))
 struct SoakTests {
     /// 60 s by hand (`scripts/soak.sh --long-tests`), 30 s in CI (issue 49); both sessions
@@ -17,7 +18,7 @@ struct SoakTests {
             try run("/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"], environment: [
                 "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                 "OCT": octunnelBinary, "SOAK_SECONDS": String(Int(Self.length)), "SOAK_WORKERS": "16", "SOAK_BUSY": "0",
-                "SOAK_RECONNECT": String(Int(Self.length / 4)),
+                "SOAK_RECONNECT": String(Int(Self.length / 4)), "SOAK_BURST_EVERY": String(Int(Self.length / 5)),
             ])
         }
         print(result.stdout)
@@ -37,6 +38,8 @@ struct SoakTests {
         // checked whole per worker, not for a speed.
         #expect((values["checked"] ?? 0) >= 48, "too few connections checked to prove anything: \(result.stdout)")
         #expect((values["rekeys"] ?? 0) >= 10, "sshd did not re-key: \(result.stdout)")
+        #expect((values["bursts"] ?? 0) >= 3, "too few bursts of 20: \(result.stdout)")
+        #expect((values["burst_checked"] ?? 0) >= 20, "too few burst connections checked whole: \(result.stdout)")
         #expect(!result.stdout.contains("problem "), "\(result.stdout)")
     }
 }

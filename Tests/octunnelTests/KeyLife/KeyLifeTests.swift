@@ -161,13 +161,16 @@ struct KeyRotationTests {
                      "is the new key; the old one is", "The VPS removed the old key's line", "is refused now"] {
             #expect(rotated.stderr.contains(step), "\(step): \(rotated)")
         }
+        #expect(rotated.stderr.contains("Asked the running tunnel up (pid \(tunnel.pid)) to sign in with the new key"), "\(rotated)")
+        let newKey = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        #expect(try await offPool { tunnel.waitForLine(containing: "authenticated as root with \(newKey)", timeout: 20) } != nil,
+                "the rotation's reconnect: \(tunnel.stderrText)")
         let served = loop.succeeded
         _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= served + 5 } }
         let (ok, failures) = loop.stop()
         #expect(failures.isEmpty, "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(tunnel.stderrText)")
         #expect(ok >= 8)
-        // The running tunnel signs in with the new key at its next session (asked for here, with
-        // no request in flight: `tunnel reconnect` ends the old session's open streams with it).
+        // A reconnect by hand as well: the new key again (the old session drains, nothing is cut).
         let newFingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let reconnect = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "20"]) }
         #expect(reconnect.status == 0, "\(reconnect)\n\(tunnel.stderrText)")

@@ -111,6 +111,40 @@ struct ServiceCommandTests {
         }
     }
 
+    /// Each end's unit runs its profile, whose push holds the URL, the token and CA files' paths and the detail.
+    @Test("the push saved by --save rides in both ends' units (the profile's push); no token in any file")
+    func bothUnitsCarryTheSavedPush() throws {
+        try Self.withSetup { setup, dir in
+            let token = "tk_unitSecret42"
+            try writeText(token + "\n", to: dir + "/ntfy-token", mode: 0o600)
+            try writeText("not a real CA\n", to: dir + "/ca.pem", mode: 0o644)
+            let home = OctunnelDirectory(path: setup.octunnelHome)
+            let profile = try ProfileName("work")
+            // What `tunnel up` and `home up` run for --push … --save (PushFlags → PushChoices).
+            let typed = PushChoices(url: "https://ntfy.example.org/oc-unit", tokenFile: dir + "/ntfy-token", caFile: dir + "/ca.pem",
+                                    detail: .full)
+            _ = try typed.resolve(home: home, profile: profile, save: true)
+
+            for role in ["tunnel", "home"] {
+                let installed = try setup.run(["install", role, "--profile", "work"])
+                #expect(installed.status == 0, "\(installed)")
+                let unit = try readText(setup.unitDirectory + "/octunnel-\(role)-work.service")
+                #expect(unit.contains(" \(role) up --home \(setup.octunnelHome) --profile work\n"), "\(unit)")
+                #expect(!unit.contains(token) && !installed.stdout.contains(token) && !installed.stderr.contains(token))
+            }
+            // What each unit's `up` runs with no push flag: the profile's saved push, the token read from its file.
+            let run = try #require(try PushChoices().resolve(home: home, profile: profile, save: false))
+            #expect(run.settings.url.text() == "https://ntfy.example.org/oc-unit" && run.settings.detail == .full)
+            #expect(run.settings.tokenFile == dir + "/ntfy-token" && run.settings.caFile == dir + "/ca.pem" && run.token == token)
+            let config = try readText(setup.octunnelHome + "/config.json")
+            #expect(!config.contains(token) && config.contains(dir + "/ntfy-token"), "\(config)")
+            let shown = try Octunnel.run(["config", "show", "--profile", "work", "--home", setup.octunnelHome], in: dir,
+                                         environment: setup.environment())
+            #expect(shown.status == 0 && shown.stdout.contains("oc-unit") && shown.stdout.contains(#""detail":"full""#)
+                    && !shown.stdout.contains(token), "\(shown)")
+        }
+    }
+
     @Test func aFileOctunnelDidNotWriteIsNeitherOverwrittenNorRemovedWithoutForce() throws {
         try Self.withSetup { setup, dir in
             let path = setup.unitDirectory + "/octunnel-tunnel.service"

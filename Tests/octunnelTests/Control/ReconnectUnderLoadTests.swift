@@ -1,0 +1,135 @@
+import Foundation
+import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// Make before break against the built binary, a real sshd and the OpenCode stand-in: planned
+/// reconnects while a client keeps requesting (issue 56's goal: 0 failed requests).
+@Suite("tunnel reconnect under requests", .ownThreads, .timeLimit(.minutes(3)))
+struct ReconnectUnderLoadTests {
+    @Test("five tunnel reconnects while a client requests every 50 ms, on a kept-open connection and on new ones: no request fails")
+    func fiveReconnectsLoseNothing() throws {
+        let fixture = try TunnelFixture()
+        // Without the event follower: its stream would hold the first session too (it drains up to 300 s).
+        let (tunnel, port) = try fixture.upToStandIn(extra: ["--no-notify"])
+        defer { tunnel.stopGracefullyOrKill() }
+        let requests = HealthRequests(port: port)
+        let thread = Thread { requests.run(every: 0.05) }
+        thread.start()
+        defer { requests.stop() }
+        try #require(waitUntil(timeout: 10) { requests.tally.served >= 4 }, "\(requests.tally) \(tunnel.stderrText)")
+        for _ in 0..<5 {
+            let result = try fixture.run(["tunnel", "reconnect"])
+            #expect(result.status == 0, "\(result) \(tunnel.stderrText)")
+            let served = requests.tally.served
+            #expect(waitUntil(timeout: 10) { requests.tally.served >= served + 4 })
+        }
+        // The kept-open connection holds the first session: it drains beside the current one.
+        let status = try Self.status(fixture)
+        #expect(status["reconnects"] as? Int == 5, "\(status)")
+        #expect(status["sessions"] as? Int == 2 && status["sessionsDraining"] as? Int == 1, "\(status)")
+        let human = try fixture.run(["tunnel", "status"])
+        #expect(human.stdout.contains("  sessions    2 · 1 replaced"), "\(human.stdout)")
+        requests.stop()
+        while !requests.stopped { Thread.sleep(forTimeInterval: 0.01) }
+        let tally = requests.tally
+        print("five reconnects under requests every 50 ms: \(tally.served) served, \(tally.failed.count) failed")
+        let log = tunnel.stderrText
+        #expect(tally.failed.isEmpty, "\(tally.failed.count) failed, \(tally.served) served: \(tally.failed.prefix(5))\n\(log)")
+        // Its connection closed, the first session goes: one session left.
+        var last: [String: Any] = [:]
+        #expect(waitUntil(timeout: 10) { last = (try? Self.status(fixture)) ?? [:]; return last["sessions"] as? Int == 1 },
+                "\(last) \(tunnel.stderrText)")
+        #expect(!tunnel.stderrText.contains("session lost"), "\(tunnel.stderrText)")
+    }
+
+    static func status(_ fixture: TunnelFixture) throws -> [String: Any] {
+        let run = try fixture.run(["tunnel", "status", "--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run)")
+    }
+}
+
+/// `GET /global/health` every interval, alternately on one connection kept open (HTTP/1.1
+/// keep-alive, as a browser's) and on a new connection closed after it; counts what failed.
+final class HealthRequests: @unchecked Sendable {
+    let port: Int
+    private let lock = NSLock()
+    private var served = 0
+    private var failed: [String] = []
+    private var stopping = false
+    private var done = false
+
+    init(port: Int) { self.port = port }
+
+    var tally: (served: Int, failed: [String]) {
+        lock.lock(); defer { lock.unlock() }
+        return (served, failed)
+    }
+
+    var stopped: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return done
+    }
+
+    func stop() {
+        lock.lock(); defer { lock.unlock() }
+        stopping = true
+    }
+
+    private var isStopping: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return stopping
+    }
+
+    func run(every interval: Double) {
+        var kept: Int32 = -1
+        var index = 0
+        while !isStopping {
+            let started = Date()
+            let keep = index % 2 == 0
+            var fd = keep ? kept : -1
+            if fd < 0 {
+                fd = connectLoopback(port)
+                if fd >= 0 { setSocketTimeout(fd, seconds: 10) }
+            }
+            let problem = fd < 0 ? "request \(index): no connection" : Self.request(fd, close: !keep).map { "request \(index): \($0)" }
+            if keep { kept = problem == nil ? fd : -1 }
+            if fd >= 0 && (!keep || problem != nil) { close(fd) }
+            lock.lock()
+            if let problem { failed.append(problem) } else { served += 1 }
+            lock.unlock()
+            index += 1
+            let pause = interval - Date().timeIntervalSince(started)
+            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+        }
+        if kept >= 0 { close(kept) }
+        lock.lock(); done = true; lock.unlock()
+    }
+
+    /// One request on `fd`; nil when a 200 with its whole body came back, else what went wrong.
+    static func request(_ fd: Int32, close: Bool) -> String? {
+        let text = "GET /global/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n"
+        guard writeAll(fd, Array(text.utf8)) else { return "write failed" }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = headerEnd(bytes) {
+                let head = String(decoding: bytes[..<end], as: UTF8.self)
+                guard head.hasPrefix("HTTP/1.1 200") else { return "answered \(head.prefix(40))" }
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if bytes.count - end >= length { return nil }
+            }
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { return bytes.isEmpty ? "no answer (connection ended)" : "answer cut after \(bytes.count) bytes" }
+            bytes += buffer[..<count]
+        }
+    }
+
+    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        let end: [UInt8] = [13, 10, 13, 10]
+        for index in 0...(bytes.count - 4) where Array(bytes[index..<index + 4]) == end { return index + 4 }
+        return nil
+    }
+}
