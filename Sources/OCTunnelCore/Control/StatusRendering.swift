@@ -31,8 +31,11 @@ extension StatusSnapshot {
             let verdict = health.ok ? "✓" : "✗"
             row("health", "\(verdict) \(health.detail) (\(Self.duration(now.timeIntervalSince(health.checkedAt))) ago)")
         }
-        if sessions > 1 {
-            row("sessions", "\(sessions) · \(sessionsDraining) replaced, keeping its connections until they end")
+        if sessions > 1 || burstSessions > 0 {
+            var text = "\(sessions)"
+            if sessionsDraining > 0 { text += " · \(sessionsDraining) replaced, keeping its connections until they end" }
+            if burstSessions > 0 { text += " · \(Self.count(burstSessions, "extra session")) for bursts since start" }
+            row("sessions", text)
         }
         if reconnects > 0 || lastError != nil {
             var text = reconnects == 0 ? "none" : "\(reconnects)"
@@ -62,7 +65,8 @@ extension StatusSnapshot {
         switch state {
         case .connected:
             let since = connectedSince.map { " for " + Self.duration(now.timeIntervalSince($0)) } ?? ""
-            parts = ["connected to \(host)\(since)", Self.count(openConnections, "open connection")]
+            parts = ["connected to \(host)\(since)" + (sessions > 1 ? " (\(sessions) sessions)" : ""),
+                     Self.count(openConnections, "open connection")]
             if let health {
                 let ago = Self.duration(now.timeIntervalSince(health.checkedAt)) + " ago"
                 if health.ok {

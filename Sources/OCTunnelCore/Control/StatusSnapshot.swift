@@ -118,6 +118,8 @@ public struct StatusSnapshot: Sendable, Equatable {
     /// (`sessionsDraining` of them), 0 while none is up.
     public var sessions = 0
     public var sessionsDraining = 0
+    /// Extra sessions opened for bursts of connections since start (`BurstSession`; `sessions` counts one up now).
+    public var burstSessions = 0
     /// Streams found stalled (bytes waiting with room to take them) and moved again: should stay 0.
     public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
@@ -186,7 +188,7 @@ extension StatusSnapshot {
             "remoteHost": orNull(remote?.host), "remotePort": orNull(remote?.port),
             "openConnections": openConnections, "totalConnections": totalConnections,
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
-            "sessions": sessions, "sessionsDraining": sessionsDraining,
+            "sessions": sessions, "sessionsDraining": sessionsDraining, "burstSessions": burstSessions,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
             "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
@@ -231,6 +233,7 @@ extension StatusSnapshot {
         (openConnections, totalConnections) = (wire.openConnections ?? 0, wire.totalConnections ?? 0)
         (bytesIn, bytesOut, reconnects, stalls) = (wire.bytesIn ?? 0, wire.bytesOut ?? 0, wire.reconnects ?? 0, wire.stalls ?? 0)
         (sessions, sessionsDraining) = (max(0, wire.sessions ?? 0), max(0, wire.sessionsDraining ?? 0))
+        burstSessions = max(0, wire.burstSessions ?? 0)
         (lastError, lastErrorAt) = (wire.lastError, wire.lastErrorAt.flatMap(Self.parseDate))
         (lastNetworkEvent, lastNetworkEventAt) = (wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate))
         forwards = (wire.forwards ?? []).enumerated().compactMap { index, item in

@@ -46,6 +46,11 @@ final class SessionDriver: PollOwner {
     let notifications = Locked<[StatusSnapshot.Notified]>([])
     /// How many requests wait for an answer, once the event follower has said (nil before).
     let permissionsWaiting = Locked<Int?>(nil)
+    /// A second session while clients queue for channels (BurstSession.swift).
+    private(set) lazy var burst = BurstSession(
+        source: ConnectorSource(opener: opener, wake: { [loop = UncheckedLoop(loop: loop)] in loop.loop.wakeUp() }),
+        keepalive: keepaliveInterval, scratch: scratch, enabled: burstAllowed, emit: emit)
+    private let burstAllowed: Bool
 
     /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
@@ -57,6 +62,7 @@ final class SessionDriver: PollOwner {
         self.opener = opener ?? SSHConnector(settings: settings)
         self.keepaliveInterval = keepalive
         reconnect = ReconnectState(exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty)
+        burstAllowed = forwards.allSatisfy(\.allowsOverlap)
         self.loop = loop
         self.forwards = forwards
         self.emit = emit
@@ -79,6 +85,7 @@ final class SessionDriver: PollOwner {
         if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
         if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
         if let result = connector.take() { try connectorFinished(result, now: now) }
+        burst.take(forwards: forwards, now: now)
         if reconnect.attemptIsDue(now: now, connectorRunning: connector.isRunning) { startConnector() }
         if loop.stopRequested {
             shutdownGracefully()
@@ -159,6 +166,7 @@ final class SessionDriver: PollOwner {
             set.wake(at: old.drainingSince.map { $0 + SessionSet.drainLimit } ?? now)
         }
         for forward in forwards { forward.register(in: set, live: live, now: now) }
+        burst.register(in: set, now: now)
         statusServer?.register(in: set)
         network.register(in: set)
         if reconnect.pending != nil { set.wakeNow() }
@@ -181,9 +189,10 @@ final class SessionDriver: PollOwner {
     /// One round after poll: each session's work and the forwards' on it (draining sessions
     /// first, then the current one), or the forwards alone while no session is up.
     private func drive(now: Double) {
-        if let burst = network.settled(now: now) {
-            reconnect.notice(.networkChange(NetworkWatcher.summary(burst.changes)), since: burst.since)
+        if let settled = network.settled(now: now) {
+            reconnect.notice(.networkChange(NetworkWatcher.summary(settled.changes)), since: settled.since)
         }
+        defer { burst.drive(primary: live, forwards: forwards, now: now) }
         for old in sessions.draining { drive(old, now: now) }
         guard let live else {
             if let noticed = reconnect.takePending() { roamWithoutSession(noticed, now: now) }
@@ -275,6 +284,7 @@ final class SessionDriver: PollOwner {
             live.dropReleasedChannels()
             sessions.remove(live)
         }
+        burst.shutdown(forwards: forwards, reason: end.text, deadline: deadline)
         for forward in forwards { forward.stop(end) }
     }
 
@@ -330,6 +340,7 @@ extension SessionDriver {
                 _ = live.session.flushOutgoing()
             }
             live.fail(end)
+            burst.drop(for: end, forwards: forwards)
         }
     }
 

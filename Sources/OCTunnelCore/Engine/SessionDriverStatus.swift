@@ -25,8 +25,9 @@ extension SessionDriver: StatusSource {
         snapshot.connectedSince = live == nil ? nil : record.connectedSince
         if state == .disconnected, let retryAt = reconnect.retryAt { snapshot.retryIn = max(0, retryAt - now) }
         snapshot.reconnects = max(0, record.sessions - 1)
-        snapshot.sessions = sessions.count
+        snapshot.sessions = sessions.count + burst.count
         snapshot.sessionsDraining = sessions.draining.count
+        snapshot.burstSessions = burst.opened
         if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
         for forward in forwards { forward.describe(into: &snapshot) }
         snapshot.health = health.value

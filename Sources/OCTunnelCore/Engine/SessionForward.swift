@@ -57,6 +57,21 @@ protocol SessionForward: AnyObject {
     /// Whether a second session may come up beside this one before it is dropped
     /// (make-before-break); not for a remote forward, whose VPS port the old session holds.
     var allowsOverlap: Bool { get }
+
+    // A burst's extra session (`BurstSession`): a second session to the same VPS the driver
+    // opens while clients queue for channels, and closes once the burst is over. Streams stay
+    // on the session that opened them. The home side has no such queue and keeps the defaults.
+
+    /// Channel opens this forward wants now (what the burst rule weighs): clients waiting for
+    /// one, and while a burst is on, the pool's refills.
+    func channelQueue(now: Double) -> Int
+
+    /// An extra session is up beside the driver's: it may open channels for waiting clients.
+    func extraStarted(_ extra: LiveSession, now: Double)
+
+    /// One round on the extra session: opens for waiting clients, its streams' pumps, its pool.
+    func driveExtra(_ extra: LiveSession, now: Double)
+
 }
 
 extension SessionForward {
@@ -65,4 +80,7 @@ extension SessionForward {
     func describe(into snapshot: inout StatusSnapshot) {}
     func takeArrivals() -> Int { 0 }
     var allowsOverlap: Bool { true }
+    func channelQueue(now: Double) -> Int { 0 }
+    func extraStarted(_ extra: LiveSession, now: Double) {}
+    func driveExtra(_ extra: LiveSession, now: Double) {}
 }

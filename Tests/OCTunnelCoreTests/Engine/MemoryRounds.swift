@@ -14,6 +14,16 @@ final class MemoryRounds {
     let events = Locked<[EngineEvent]>([])
     /// Why the session was dropped, once it was.
     private(set) var ended: SessionEnd?
+    /// Where a burst's extra sessions come from (in memory), and the burst session itself
+    /// once `allowBursts` made one: driven after each round as the driver drives it.
+    let source = MemorySource()
+    private(set) var burst: BurstSession?
+
+    /// Lets a burst open an extra session (from `source`), closed after `idleClose` s of nothing.
+    func allowBursts(idleClose: Double = BurstRule.idleClose) {
+        burst = BurstSession(source: source, keepalive: 15, scratch: ScratchBuffer(), enabled: true,
+                             rule: BurstRule(idleClose: idleClose)) { [events] event in events.update { $0.append(event) } }
+    }
 
     init(forwards make: (@escaping @Sendable (EngineEvent) -> Void) throws -> [SessionForward]) throws {
         loop = try EventLoop()
@@ -36,13 +46,18 @@ final class MemoryRounds {
     func round() throws {
         let now = MonotonicClock.now()
         session.now = now
+        source.tick(now)
+        burst?.take(forwards: forwards, now: now)
         let set = loop.pollSet
         set.reset()
         for forward in forwards { forward.register(in: set, live: live, now: now) }
+        burst?.register(in: set, now: now)
         set.wake(at: now + 0.01)
         try loop.poll(now: now)
         let later = MonotonicClock.now()
         session.now = later
+        source.tick(later)
+        defer { burst?.drive(primary: live, forwards: forwards, now: later) }
         guard let live else {
             for forward in forwards { forward.drive(nil, now: later) }
             return
