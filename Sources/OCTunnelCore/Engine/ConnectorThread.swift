@@ -6,7 +6,7 @@ import Foundation
 /// thread runs out on its own, and what it brings back is closed, never handed over.
 final class ConnectorThread: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<EstablishedSession, OCTunnelError>?
+    private var result: Result<EstablishedSession, AnyFailure>?
     /// Which attempt is current; a thread whose number is older was abandoned.
     private var generation = 0
     private(set) var isRunning = false
@@ -24,8 +24,10 @@ final class ConnectorThread: @unchecked Sendable {
         let mine = generation
         lock.unlock()
         let thread = Thread { [self] in
-            let outcome = Result<EstablishedSession, OCTunnelError> { () throws(OCTunnelError) -> EstablishedSession in
-                try connector.connect(onStage: onStage)
+            let outcome: Result<EstablishedSession, AnyFailure>
+            do { outcome = .success(try connector.connect(onStage: onStage)) } catch {
+                outcome = .failure(AnyFailure(octunnelFailure(error)
+                    ?? ConnectError.sshFailure(host: settings.target.host, port: settings.target.port, detail: "\(error)")))
             }
             if put(outcome, generation: mine) { wake() }
         }
@@ -34,7 +36,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// Keeps `value` if its attempt is still the current one; else closes what it opened.
-    private func put(_ value: Result<EstablishedSession, OCTunnelError>, generation attempt: Int) -> Bool {
+    private func put(_ value: Result<EstablishedSession, AnyFailure>, generation attempt: Int) -> Bool {
         lock.lock()
         let current = attempt == generation
         if current { result = value }
@@ -52,7 +54,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// The finished attempt's result, once (loop thread only).
-    func take() -> Result<EstablishedSession, OCTunnelError>? {
+    func take() -> Result<EstablishedSession, AnyFailure>? {
         lock.lock(); defer { lock.unlock() }
         guard let value = result else { return nil }
         result = nil

@@ -26,8 +26,8 @@ struct OutageProbe {
     private var saidAt = -Double.infinity
 
     /// Whether `error` means the attempt reached no SSH server at all (nothing sshd counts).
-    static func reachedNoServer(_ error: OCTunnelError) -> Bool {
-        switch error {
+    static func reachedNoServer(_ error: any OCTunnelFailure) -> Bool {
+        switch error.unboxed as? ConnectError {
         case .connectionRefused, .unreachable, .connectTimeout: return true
         default: return false
         }

@@ -41,7 +41,7 @@ final class SessionDriver: PollOwner {
     /// How many requests wait for an answer, once the event follower has said (nil before).
     let permissionsWaiting = Locked<Int?>(nil)
 
-    /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
+    /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelFailure.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
     init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
@@ -57,7 +57,7 @@ final class SessionDriver: PollOwner {
     /// Runs the loop until a stop request (returns after a graceful goodbye) or a failure
     /// retrying cannot fix (throws): one turn = adopt a connection result, build the poll set,
     /// poll, then one round on the session.
-    func run() throws(OCTunnelError) {
+    func run() throws {
         defer { statusServer?.stop() }
         SignalHandling.ignoreSIGPIPE()
         startConnector()
@@ -76,7 +76,7 @@ final class SessionDriver: PollOwner {
             do {
                 try loop.poll(now: now)
             } catch {
-                throw .sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
+                throw ConnectError.sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
             }
             drive(now: MonotonicClock.now())
         }
@@ -94,7 +94,7 @@ final class SessionDriver: PollOwner {
 
     /// Adopts a finished connection attempt: a new session (replacing the live one, if any),
     /// or a failure, retried or thrown when retrying cannot fix it.
-    private func connectorFinished(_ result: Result<EstablishedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
+    private func connectorFinished(_ result: Result<EstablishedSession, AnyFailure>, now: Double) throws {
         switch result {
         case .success(let established):
             if let old = live {

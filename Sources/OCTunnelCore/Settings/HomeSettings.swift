@@ -62,7 +62,7 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     /// Saves this as `profile`'s home section, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws {
         try ConfigFile(home: home).save(self, role: .home, profile: profile)
     }
 

@@ -65,7 +65,7 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     }
 
     /// Saves this as `profile`'s tunnel section, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws {
         try ConfigFile(home: home).save(self, role: .tunnel, profile: profile)
     }
 
