@@ -14,7 +14,7 @@ public protocol OCTunnelFailure: Error, LocalizedError, Sendable {
 
 extension OCTunnelFailure where Self: Equatable {
     /// Whether `other` is the same failure: the same room's type, case and values.
-    public func isSame(as other: any OCTunnelFailure) -> Bool { (other as? Self) == self }
+    public func isSame(as other: any OCTunnelFailure) -> Bool { (other.unboxed as? Self) == self }
 }
 
 extension OCTunnelFailure {
@@ -42,8 +42,11 @@ public func asFailure(_ error: any Error) -> any OCTunnelFailure {
 public struct UnexpectedFailure: OCTunnelFailure, Equatable {
     /// What was thrown, as Swift describes it.
     public let thrown: String
+    /// 69: unavailable.
     public var exitStatus: ExitStatus { .unavailable }
+    /// No layer of the path: octunnel itself.
     public var layer: String { "octunnel" }
+    /// What was thrown, as it is.
     public var errorDescription: String? { thrown }
 }
 
@@ -63,9 +66,16 @@ public struct AnyFailure: OCTunnelFailure, Equatable {
         AnyFailure(octunnelFailure(error) ?? LocalFileError.cannotRead(path: path, reason: "\(error)"))
     }
 
+    /// The boxed failure's exit code.
     public var exitStatus: ExitStatus { base.exitStatus }
+    /// The boxed failure's layer.
     public var layer: String { base.layer }
+    /// The boxed failure's words.
     public var errorDescription: String? { base.errorDescription }
 
+    /// Whether `other`, boxed or not, is the failure in this box.
+    public func isSame(as other: any OCTunnelFailure) -> Bool { base.isSame(as: other.unboxed) }
+
+    /// The same failure: the same room's type, case and values.
     public static func == (lhs: AnyFailure, rhs: AnyFailure) -> Bool { lhs.base.isSame(as: rhs.base) }
 }
