@@ -73,6 +73,6 @@ public struct PushSettings: Codable, Sendable, Equatable {
 
     /// Saves these settings as `profile`'s push, keeping everything else in the file.
     public func save(home: OctunnelDirectory, profile: ProfileName) throws(PushError) {
-        do { try ConfigFile(home: home).save(self, key: Self.key, profile: profile) } catch { throw .settings(.reading(home.configPath, failed: error)) }
+        do { try ConfigFile(home: home).save(self, key: Self.key, profile: profile) } catch { throw .settings(AnyFailure(asFailure(error))) }
     }
 }
