@@ -23,7 +23,7 @@ public struct HomeHealth: Sendable {
         var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
         check.localHost = home.host
         let event: HealthEvent
-        do throws {
+        do {
             event = .homePassed(try check.run(), home: home, password: credentials.usedText)
         } catch {
             event = .homeFailed(asFailure(error), home: home)

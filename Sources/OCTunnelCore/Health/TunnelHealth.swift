@@ -35,7 +35,7 @@ public struct TunnelHealth: Sendable {
             check.forwardRefusal = { engine?.lastForwardRefusal(0) }
             check.localHost = HealthCheck.address(forBind: bind)
             let event: HealthEvent
-            do throws {
+            do {
                 event = .tunnelPassed(try check.run(), host: host, password: credentials.usedText)
             } catch {
                 event = .tunnelFailed(asFailure(error))

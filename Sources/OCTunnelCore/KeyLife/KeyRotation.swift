@@ -191,7 +191,7 @@ public struct KeyRotation {
         // One refused sign-in per run at most: OpenSSH 9.8+ penalizes an address for each.
         let previousPath = store.previousPrivateKeyPath
         var oldRefused = false
-        do throws {
+        do {
             let answer = try check.run(keyPath: previousPath, KeyRotationVerb.retire)
             let report = try expectReport(answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent], old: state.old)
             // The successor that stays must be the new key: never "Rotated" with another key in the lineage.

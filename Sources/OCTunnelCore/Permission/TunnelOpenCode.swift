@@ -13,7 +13,7 @@ public enum TunnelOpenCode {
                                         timeout: Double = 10) throws -> PermissionClient {
         let snapshot: StatusSnapshot
         var role = Role.tunnel
-        do throws {
+        do {
             snapshot = try StatusClient(endpoint: StatusEndpoint(home: home, role: .tunnel, profile: profile)).query()
         } catch {
             let atHome = StatusClient(endpoint: StatusEndpoint(home: home, role: .home, profile: profile))

@@ -87,7 +87,7 @@ public struct UpRunner: Sendable {
             health?.stop()
             homeFollowing?.stop()
         }
-        do throws {
+        do {
             try engine.run()
         } catch {
             emit(.failed(asFailure(error)))
