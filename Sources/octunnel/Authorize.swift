@@ -102,5 +102,5 @@ extension Authorize: KeyLineWording {
 /// An error's one line, whoever threw it.
 func describe(_ error: Error) -> String {
     if let error = error as? SettingsError { return error.message }
-    return (error as? OCTunnelError)?.localizedDescription ?? "\(error)"
+    return octunnelFailure(error)?.localizedDescription ?? "\(error)"
 }

@@ -22,7 +22,7 @@ struct Config: ParsableCommand {
                     let name = try profile.resolved
                     let saved = try SavedSettings.load(from: home, profile: name)
                     let push = try PushSettings.shown(home: home, profile: name)
-                    guard saved != nil || push != nil else { throw OCTunnelError.noSettings(path: home.configPath, profile: name) }
+                    guard saved != nil || push != nil else { throw LocalFileError.noSettings(path: home.configPath, profile: name) }
                     var object = saved?.shown ?? [:]
                     object[PushSettings.key] = push
                     object["profile"] = name.rawValue
@@ -34,7 +34,7 @@ struct Config: ParsableCommand {
                         object[PushSettings.key] = try PushSettings.shown(home: home, profile: name)
                         if !object.isEmpty { profiles[name.rawValue] = object }
                     }
-                    guard !profiles.isEmpty else { throw OCTunnelError.noSettings(path: home.configPath) }
+                    guard !profiles.isEmpty else { throw LocalFileError.noSettings(path: home.configPath) }
                     Console.data(jsonLine(["profiles": profiles]))
                 }
             }

@@ -10,7 +10,7 @@ struct DirectoryOptions: ParsableArguments {
     var resolved: OctunnelDirectory { OctunnelDirectory.resolve(explicit: home) }
 
     /// The directory, created (0700) or checked first.
-    func prepared() throws(OCTunnelError) -> OctunnelDirectory {
+    func prepared() throws -> OctunnelDirectory {
         let directory = resolved
         try directory.prepare()
         return directory

@@ -24,7 +24,7 @@ enum Console {
 func runReportingErrors(_ body: () throws -> Void) throws {
     do {
         try body()
-    } catch let error as OCTunnelError {
+    } catch let error as any OCTunnelFailure {
         throw reported(error.localizedDescription, error.exitStatus)
     }
 }

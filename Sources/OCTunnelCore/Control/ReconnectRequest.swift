@@ -9,7 +9,7 @@ public struct ReconnectRequest: Sendable {
     public init(endpoint: StatusEndpoint) { client = StatusClient(endpoint: endpoint) }
 
     /// Asks the process to reconnect; returns its snapshot from just before.
-    public func send() throws(OCTunnelError) -> StatusSnapshot {
+    public func send() throws -> StatusSnapshot {
         let (snapshot, peer) = try client.exchange()
         // The kernel's word for who answered, not the pid the answer claims (one out of range: none).
         let pid = peer ?? Int32(exactly: snapshot.pid) ?? 0
@@ -17,7 +17,7 @@ public struct ReconnectRequest: Sendable {
             guard pid > 0 else { throw Errno.noSuchProcess }
             try Syscall.kill(pid, .reconnect)
         } catch {
-            throw .statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
+            throw StatusError.statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
         }
         return snapshot
     }

@@ -220,7 +220,7 @@ protocol ExtraSessionSource: AnyObject {
     /// Starts an attempt; the loop is woken when it ends.
     func start()
     /// The finished attempt, once: a session with its idle channel, or why it failed.
-    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), OCTunnelError>?
+    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), AnyFailure>?
     /// Forgets the attempt under way (what it brings is closed).
     func abandon()
 }
@@ -241,7 +241,7 @@ final class ConnectorSource: ExtraSessionSource {
     func start() { thread.start(opener: opener, onStage: { _ in }, wake: wake) }
     func abandon() { thread.abandon() }
 
-    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), OCTunnelError>? {
+    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), AnyFailure>? {
         thread.take().map { result in result.map { ($0.session, $0.idleChannel) } }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// thread runs out on its own, and what it brings back is closed, never handed over.
 final class ConnectorThread: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<OpenedSession, OCTunnelError>?
+    private var result: Result<OpenedSession, AnyFailure>?
     /// Which attempt is current; a thread whose number is older was abandoned.
     private var generation = 0
     private(set) var isRunning = false
@@ -23,8 +23,9 @@ final class ConnectorThread: @unchecked Sendable {
         let mine = generation
         lock.unlock()
         let thread = Thread { [self] in
-            let outcome = Result<OpenedSession, OCTunnelError> { () throws(OCTunnelError) -> OpenedSession in
-                try opener.open(onStage: onStage)
+            let outcome: Result<OpenedSession, AnyFailure>
+            do { outcome = .success(try opener.open(onStage: onStage)) } catch {
+                outcome = .failure(AnyFailure(asFailure(error)))
             }
             if put(outcome, generation: mine) { wake() }
         }
@@ -33,7 +34,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// Keeps `value` if its attempt is still the current one; else closes what it opened.
-    private func put(_ value: Result<OpenedSession, OCTunnelError>, generation attempt: Int) -> Bool {
+    private func put(_ value: Result<OpenedSession, AnyFailure>, generation attempt: Int) -> Bool {
         lock.lock()
         let current = attempt == generation
         if current { result = value }
@@ -51,7 +52,7 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// The finished attempt's result, once (loop thread only).
-    func take() -> Result<OpenedSession, OCTunnelError>? {
+    func take() -> Result<OpenedSession, AnyFailure>? {
         lock.lock(); defer { lock.unlock() }
         guard let value = result else { return nil }
         result = nil

@@ -15,15 +15,15 @@ public final class Engine: @unchecked Sendable {
 
     /// `tunnel up`'s engine: binds every local listener now, so a busy port fails before
     /// anything else happens.
-    public convenience init(tunnel options: TunnelOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
-        let locals = try options.forwards.map { (forward) throws(OCTunnelError) -> LocalForward in
+    public convenience init(tunnel options: TunnelOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws {
+        let locals = try options.forwards.map { (forward) throws -> LocalForward in
             try LocalForward(options: options, forward: forward, emit: onEvent)
         }
         let loop: EventLoop
         do {
             loop = try EventLoop()
         } catch {
-            throw .cannotListen(bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
+            throw ForwardError.cannotListen(bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
         }
         self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,
                   waitsOutPenalty: options.waitsOutPenalty, locals: locals, remotes: [], onEvent: onEvent)
@@ -32,16 +32,16 @@ public final class Engine: @unchecked Sendable {
     /// `home up`'s engine: resolves every home address now, so a bad one fails before any
     /// network work. A forward the VPS forbids stops alone, said as a warning; the run ends
     /// (exit 77) only when the VPS forbids every one.
-    public convenience init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
+    public convenience init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws {
         let loop: EventLoop
         do {
             loop = try EventLoop()
         } catch {
-            throw .sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
+            throw ConnectError.sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
         }
         let all = RemoteForwardList()
         let waker = UncheckedLoop(loop: loop)
-        let remotes = try options.forwards.enumerated().map { (index, forward) throws(OCTunnelError) -> RemoteForward in
+        let remotes = try options.forwards.enumerated().map { (index, forward) throws -> RemoteForward in
             try RemoteForward(forward, index: index, options: options, emit: onEvent, forbidden: { error in
                 // The others serve on; the run ends once the VPS forbids every forward.
                 if all.forwards.allSatisfy({ $0.fatal != nil }) { loop.requestStop() } else { onEvent(.warning(error.localizedDescription)) }
@@ -104,7 +104,7 @@ public final class Engine: @unchecked Sendable {
 
     /// Runs until `stop()` or a signal (returns) or a failure retrying cannot fix (throws),
     /// including a VPS that forbids every listen of this engine.
-    public func run() throws(OCTunnelError) {
+    public func run() throws {
         try driver.run()
         if !remotes.isEmpty, remotes.allSatisfy({ $0.fatal != nil }), let fatal = remotes.first?.fatal { throw fatal }
     }

@@ -47,13 +47,13 @@ public enum EngineEvent: Sendable {
     case streamStalled(StreamStall)
 }
 
-extension OCTunnelError {
+extension OCTunnelFailure {
     /// Failures that retrying cannot fix: the host key or our key.
     /// A refusal that ends by itself: a server that closes before its greeting, as sshd does
     /// while it penalizes this address (PerSourcePenalties, at most 10 minutes by default).
     /// `tunnel up` and `home up` wait it out even on their first connection.
     var passesByItself: Bool {
-        if case .closedBeforeGreeting = self { return true }
+        if case .closedBeforeGreeting? = unboxed as? ConnectError { return true }
         return false
     }
 

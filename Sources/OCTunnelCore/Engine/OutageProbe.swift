@@ -32,8 +32,8 @@ struct OutageProbe {
     /// EADDRNOTAVAIL: an offline laptop) fails at once and would knock every 0.5 s for nothing:
     /// it keeps the backoff, and the network change that brings a route back retries at once
     /// (`ReconnectState.actWithoutSession`).
-    static func reachedNoServer(_ error: OCTunnelError) -> Bool {
-        switch error {
+    static func reachedNoServer(_ error: any OCTunnelFailure) -> Bool {
+        switch error.unboxed as? ConnectError {
         case .connectionRefused, .connectTimeout: return true
         case .unreachable(_, _, _, let noRoute): return !noRoute
         default: return false

@@ -94,7 +94,7 @@ struct ReconnectState {
     }
 
     /// An attempt failed with `error` (`sessionUp`: a session still serves beside it).
-    mutating func attemptFailed(_ error: OCTunnelError, sessionUp: Bool, now: Double,
+    mutating func attemptFailed(_ error: any OCTunnelFailure, sessionUp: Bool, now: Double,
                                 random: Double = Double.random(in: -1...1)) -> AttemptVerdict {
         if replacing && sessionUp {
             replacing = false
@@ -106,10 +106,10 @@ struct ReconnectState {
         if OutageProbe.reachedNoServer(error) {
             let (delay, say) = outage.failed(now: now, random: random)
             retryAt = now + delay
-            return .probe(.attemptFailed(error), delay: delay, say: say)
+            return .probe(.attemptFailed(AnyFailure(error)), delay: delay, say: say)
         }
         outage.reset()
-        let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(error)
+        let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(AnyFailure(error))
         if error.passesByItself { penaltySaid = true }
         return .retry(end, delay: retry(after: end, uptime: nil, now: now, random: random))
     }

@@ -52,7 +52,7 @@ final class SessionDriver: PollOwner {
         keepalive: keepaliveInterval, scratch: scratch, enabled: burstAllowed, emit: emit)
     private let burstAllowed: Bool
 
-    /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelError.passesByItself`:
+    /// `waitsOutPenalty`: whether a refusal that ends by itself (`OCTunnelFailure.passesByItself`:
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
     /// `opener`: how sessions are opened (nil: libssh2's `SSHConnector` for `settings`).
@@ -71,7 +71,7 @@ final class SessionDriver: PollOwner {
     /// Runs the loop until a stop request (returns after a graceful goodbye) or a failure
     /// retrying cannot fix (throws): one turn = adopt a connection result, build the poll set,
     /// poll, then one round on the session.
-    func run() throws(OCTunnelError) {
+    func run() throws {
         defer { statusServer?.stop() }
         SignalHandling.ignoreSIGPIPE()
         startConnector()
@@ -80,7 +80,7 @@ final class SessionDriver: PollOwner {
 
     /// One turn of the loop; false once stopped (after the goodbye). `pollAtMost` caps the
     /// poll's sleep (a test's rounds; the loop's own cap is 60 s).
-    func turn(pollAtMost: Double = 60) throws(OCTunnelError) -> Bool {
+    func turn(pollAtMost: Double = 60) throws -> Bool {
         let now = MonotonicClock.now()
         if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
         if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
@@ -100,7 +100,7 @@ final class SessionDriver: PollOwner {
         do {
             try loop.poll(now: now)
         } catch {
-            throw .sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
+            throw ConnectError.sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
         }
         drive(now: MonotonicClock.now())
         return true
@@ -118,7 +118,7 @@ final class SessionDriver: PollOwner {
 
     /// Adopts a finished connection attempt: a new session (replacing the live one, if any,
     /// which drains: make before break), or a failure, retried or thrown when retrying cannot fix it.
-    private func connectorFinished(_ result: Result<OpenedSession, OCTunnelError>, now: Double) throws(OCTunnelError) {
+    private func connectorFinished(_ result: Result<OpenedSession, AnyFailure>, now: Double) throws {
         switch result {
         case .success(let established):
             let live = LiveSession(session: established.session, idleChannel: established.idleChannel, scratch: scratch,

@@ -25,9 +25,9 @@ public enum SessionEnd: Sendable, Equatable, CustomStringConvertible {
     /// A stop request, SIGINT or SIGTERM: the graceful goodbye.
     case stopped
     /// A connection attempt failed before any session was up.
-    case attemptFailed(OCTunnelError)
+    case attemptFailed(AnyFailure)
     /// The attempt met the same refusal that ends by itself as the one before (a penalizing
-    /// sshd, `OCTunnelError.passesByItself`): named in full once, then only this.
+    /// sshd, `OCTunnelFailure.passesByItself`): named in full once, then only this.
     case stillClosedBeforeGreeting
 
     /// One human line: what `disconnected: …`, `stopping: …` and `status` say.

@@ -7,7 +7,7 @@ import Foundation
 protocol SessionOpener: Sendable {
     /// Opens one authenticated session with its idle `session` channel, telling each stage
     /// as it ends; throws what the user is told.
-    func open(onStage: (StageReport) -> Void) throws(OCTunnelError) -> OpenedSession
+    func open(onStage: (StageReport) -> Void) throws -> OpenedSession
 }
 
 /// An authenticated session as the engine drives it, with its idle `session` channel and what

@@ -68,11 +68,11 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
 
     /// `validate` for a command: a problem is `badForward` (exit 64). `allowLAN` counts as given
     /// when the first forward (OpenCode's, from `--bind` / `--remote-host`) is off loopback already.
-    public static func check(_ forwards: [Forward], allowLAN: Bool) throws(OCTunnelError) {
+    public static func check(_ forwards: [Forward], allowLAN: Bool) throws {
         do {
             try validate(forwards, allowLAN: allowLAN || forwards.first.map { !Sockets.isLoopback($0.listen.host) } ?? false)
         } catch {
-            throw .badForward(reason: error.message)
+            throw ForwardError.badForward(reason: error.message)
         }
     }
 

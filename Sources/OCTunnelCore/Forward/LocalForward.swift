@@ -53,13 +53,13 @@ final class LocalForward: SessionForward, PollOwner {
 
     /// Binds the listener now, so a busy port fails before anything else happens. `forward`
     /// is one of `options.forwards` (OpenCode's by default); the rest of `options` is shared.
-    init(options: TunnelOptions, forward: Forward, emit: @escaping @Sendable (EngineEvent) -> Void) throws(OCTunnelError) {
+    init(options: TunnelOptions, forward: Forward, emit: @escaping @Sendable (EngineEvent) -> Void) throws {
         self.options = options
         self.forward = forward
         self.emit = emit
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
-        let (first, port) = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.listen(bind: forward.listen.host, port: forward.listen.port) }
+        let (first, port) = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.listen(bind: forward.listen.host, port: forward.listen.port) }
         listenPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
@@ -110,7 +110,7 @@ final class LocalForward: SessionForward, PollOwner {
         } catch .portInUse {
             return .unavailable("in use by another program here")
         } catch {
-            return .unavailable(OCTunnelError(error).localizedDescription)
+            return .unavailable(error.failure.localizedDescription)
         }
         for also in alsoLocal {
             if let socket = try? Sockets.listen(bind: also.host, port: port).socket {

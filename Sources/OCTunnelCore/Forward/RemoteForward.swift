@@ -59,7 +59,7 @@ final class RemoteForward: SessionForward, PollOwner {
     /// loop) when the VPS forbids this forward's listen. `wake` wakes the loop from another
     /// thread (the service follower's reads).
     init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         forbidden: @escaping (OCTunnelError) -> Void, wake: @escaping @Sendable () -> Void) throws(OCTunnelError) {
+         forbidden: @escaping (any OCTunnelFailure) -> Void, wake: @escaping @Sendable () -> Void) throws {
         self.forward = forward
         self.options = options
         self.emit = emit
@@ -67,7 +67,7 @@ final class RemoteForward: SessionForward, PollOwner {
         self.streams = streams
         listen = VPSListen(forward, index: index, options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
         home = forward.target
-        homeAddresses = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.resolve(host: forward.target.host, port: forward.target.port) }
+        homeAddresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.resolve(host: forward.target.host, port: forward.target.port) }
         follower = options.followService && forward.isOpenCode
             ? ServiceFollower(current: forward.target, allowedHost: forward.target.host, wake: wake) : nil
     }
@@ -87,7 +87,7 @@ final class RemoteForward: SessionForward, PollOwner {
     }
 
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
-    var fatal: OCTunnelError? { listen.fatal }
+    var fatal: (any OCTunnelFailure)? { listen.fatal }
 
     // MARK: - SessionForward
 

@@ -14,7 +14,7 @@ final class VPSListen {
     private let index: Int
     private let options: HomeForwardOptions
     private let emit: @Sendable (EngineEvent) -> Void
-    private let forbidden: (OCTunnelError) -> Void
+    private let forbidden: (any OCTunnelFailure) -> Void
     /// Records a refusal as the forward's last failure, for `status`.
     private let noteFailure: (String) -> Void
 
@@ -37,10 +37,10 @@ final class VPSListen {
     /// one, so a port the program sees free but sshd cannot bind never spins the loop.
     private var immediateListens = 0
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
-    private(set) var fatal: OCTunnelError?
+    private(set) var fatal: (any OCTunnelFailure)?
 
     init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         forbidden: @escaping (OCTunnelError) -> Void, noteFailure: @escaping (String) -> Void) {
+         forbidden: @escaping (any OCTunnelFailure) -> Void, noteFailure: @escaping (String) -> Void) {
         self.forward = forward
         self.index = index
         self.options = options
@@ -148,7 +148,7 @@ final class VPSListen {
             stepMarker(marker, live: live, now: now)
             emit(.listening(listen: HostPort(host: forward.listen.host, port: listener.boundPort), target: forward.target))
         case .refused(let policy?):
-            let error = OCTunnelError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
+            let error = ForwardError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
             fatal = error
             noteFailure("the VPS forbids listening on \(forward.listen)")
             forbidden(error)

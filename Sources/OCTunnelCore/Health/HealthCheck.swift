@@ -86,7 +86,7 @@ public struct HealthCheck: Sendable {
     /// password was given here is a pass with `passwordAsked`: only OpenCode 2 answers so, so the
     /// tunnel, the VPS, the home forward and a running OpenCode 2 are proven (a user signed in by
     /// `opencode pair` link has no password on the laptop). A password given and refused stays a failure.
-    public func health() throws(OCTunnelError) -> HealthAnswer {
+    public func health() throws -> HealthAnswer {
         let started = Date()
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var firstMiss: String?
@@ -140,36 +140,36 @@ public struct HealthCheck: Sendable {
         throw notOpenCode((firstMiss ?? "no answer") + "; none of \(routes) answered as OpenCode")
     }
 
-    private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
+    private func passwordError(_ generation: OpenCodeGeneration?) -> HealthError {
         credentials.password == nil
-            ? .healthNeedsPassword(generation: generation)
-            : .healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
+            ? HealthError.healthNeedsPassword(generation: generation)
+            : HealthError.healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
     }
 
-    private func notOpenCode(_ detail: String) -> OCTunnelError {
+    private func notOpenCode(_ detail: String) -> HealthError {
         .notOpenCode(remoteHost: remote.host, remotePort: remote.port, detail: credentials.shown(detail))
     }
 
     /// `home up`'s 502, its words shown as text from outside (whatever answers may forge one).
-    private func gatewayError(_ answer: HomeGatewayAnswer) -> OCTunnelError {
+    private func gatewayError(_ answer: HomeGatewayAnswer) -> ForwardError {
         .openCodeNotRunningAtHome(home: answer.home, detail: credentials.shown(answer.error), fix: credentials.shown(answer.fix))
     }
 
-    private func describe(_ failure: HTTPProbe.Failure, what: String) -> OCTunnelError {
+    private func describe(_ failure: HTTPProbe.Failure, what: String) -> any OCTunnelFailure {
         switch failure {
         case .cannotConnect(let reason):
-            return .healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
+            return HealthError.healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
                 + "(\(reason))", fix: "is `octunnel tunnel up` running?")
         case .closedWithoutAnswer:
             if let reason = forwardRefusal?() {
-                return .forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
+                return ForwardError.forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
             }
-            return .nothingListeningBehindVPS(remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
+            return ForwardError.nothingListeningBehindVPS(remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
         case .silent:
             // Not one byte: sshd accepted for a forward whose home end is gone (a dead session's).
-            return .staleForward(remoteHost: remote.host, remotePort: remote.port, seconds: Int(timeout))
+            return ForwardError.staleForward(remoteHost: remote.host, remotePort: remote.port, seconds: Int(timeout))
         case .timedOut:
-            return .healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
+            return HealthError.healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
                                  fix: "the home machine may be asleep or OpenCode busy; check `opencode serve` there")
         case .malformed(let detail):
             return notOpenCode(detail)
@@ -179,7 +179,7 @@ public struct HealthCheck: Sendable {
     /// Waits for `server.connected` on the event stream of `generation` ("stream before you
     /// send"), trying its streams in order while they are missing (404). Returns the stream
     /// that answered and how long it took.
-    public func events(generation: OpenCodeGeneration) throws(OCTunnelError) -> (path: String, ms: Int) {
+    public func events(generation: OpenCodeGeneration) throws -> (path: String, ms: Int) {
         let started = Date()
         let probe = probe(deadline: started.addingTimeInterval(timeout))
         var missing: [String] = []
@@ -193,7 +193,7 @@ public struct HealthCheck: Sendable {
             switch result.head.status {
             case 200:
                 guard result.found else {
-                    throw .healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
+                    throw HealthError.healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
                                         fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart "
                                             + "`opencode serve` on the home machine")
                 }
@@ -216,14 +216,14 @@ public struct HealthCheck: Sendable {
             }
         }
         let missed = missing.joined(separator: " and ")
-        throw .healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
+        throw HealthError.healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
                             fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 
     /// Both steps; the report says the version, the generation and how long each took. When
     /// OpenCode 2 asked for a password none was given for, the event stream is not asked for (it
     /// would answer 401 too).
-    public func run() throws(OCTunnelError) -> HealthReport {
+    public func run() throws -> HealthReport {
         let health = try health()
         if health.passwordAsked {
             return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: "",

@@ -6,10 +6,10 @@ import Foundation
 public enum HealthEvent: Sendable {
     /// OpenCode answered through the tunnel to the VPS `host`; `password` says which source.
     case tunnelPassed(HealthReport, host: String, password: String)
-    case tunnelFailed(OCTunnelError)
+    case tunnelFailed(any OCTunnelFailure)
     /// OpenCode answered on the home machine at `home`.
     case homePassed(HealthReport, home: HostPort, password: String)
-    case homeFailed(OCTunnelError, home: HostPort)
+    case homeFailed(any OCTunnelFailure, home: HostPort)
 
     /// One human line for stderr.
     public var text: String {

@@ -16,17 +16,17 @@ public struct HomeHealth: Sendable {
             try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5)).close()
         } catch {
             let reason: String
-            if case .refused = error { reason = "connection refused" } else { reason = OCTunnelError(error).localizedDescription }
+            if case .refused = error { reason = "connection refused" } else { reason = error.failure.localizedDescription }
             emit(.engine(.homeUnreachable(target: home, reason: reason)))
             return .init(ok: false, version: nil, checkedAt: Date(), detail: "nothing listens on \(home): \(reason)")
         }
         var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
         check.localHost = home.host
         let event: HealthEvent
-        do throws(OCTunnelError) {
+        do {
             event = .homePassed(try check.run(), home: home, password: credentials.usedText)
         } catch {
-            event = .homeFailed(error, home: home)
+            event = .homeFailed(asFailure(error), home: home)
         }
         emit(.health(event))
         return event.record(checkedAt: Date())

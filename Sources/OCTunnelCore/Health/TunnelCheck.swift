@@ -14,7 +14,7 @@ public struct CheckStage: Sendable {
 /// The verdict of `tunnel check`: every stage walked, and the failure that stopped it.
 public struct CheckResult: Sendable {
     public var stages: [CheckStage] = []
-    public var failure: OCTunnelError?
+    public var failure: (any OCTunnelFailure)?
     public var exitStatus: ExitStatus { failure?.exitStatus ?? .ok }
 }
 
@@ -58,7 +58,7 @@ public struct TunnelCheck: Sendable {
             do {
                 try engine.run()
                 collector.engineFinished(nil)
-            } catch let error as OCTunnelError {
+            } catch let error as any OCTunnelFailure {
                 collector.engineFinished(error)
             } catch {
                 collector.engineFinished(nil)
@@ -70,7 +70,7 @@ public struct TunnelCheck: Sendable {
             collector.waitForEngine()
         }
         guard collector.waitForForwardingOrFailure() else {
-            let error = collector.engineError ?? .sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: "stopped")
+            let error = collector.engineError ?? ConnectError.sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: "stopped")
             let done = Set(collector.result.stages.map(\.name))
             let failedStage = ConnectStage.allCases.first { !done.contains($0.rawValue) }?.rawValue ?? error.layer
             return collector.fail(failedStage, error)
@@ -92,6 +92,7 @@ public struct TunnelCheck: Sendable {
         do {
             health = try check.health()
         } catch {
+            let error = asFailure(error)
             if error.layer == "forward" { return collector.fail("forward", error) }
             collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"))
             return collector.fail(error.layer == "home" ? "home" : "health", error)
@@ -116,8 +117,8 @@ public struct TunnelCheck: Sendable {
     }
 
     /// Each forward beside OpenCode's, a stage each (`forward :18081`); the first failure.
-    private func checkOthers(_ engine: Engine, _ collector: StageCollector) -> OCTunnelError? {
-        var first: OCTunnelError?
+    private func checkOthers(_ engine: Engine, _ collector: StageCollector) -> (any OCTunnelFailure)? {
+        var first: (any OCTunnelFailure)?
         for (index, forward) in options.forwards.enumerated() where !forward.isOpenCode {
             let name = "forward \(forward.target)"
             let started = Date()
@@ -125,20 +126,20 @@ public struct TunnelCheck: Sendable {
                 engine.lastForwardRefusal(index)
             }
             let ms = Int(Date().timeIntervalSince(started) * 1000)
-            let error: OCTunnelError
+            let error: any OCTunnelFailure
             switch reach {
             case .answered(let what):
                 collector.add(CheckStage(name: name, ok: true, milliseconds: ms, detail: "VPS \(forward.target) answered: \(what)"))
                 continue
             case .nothingBehindVPS:
-                error = .nothingListeningBehindVPS(remoteHost: forward.target.host, remotePort: forward.target.port,
+                error = ForwardError.nothingListeningBehindVPS(remoteHost: forward.target.host, remotePort: forward.target.port,
                                                    reverseCommand: options.reverseCommand(for: forward))
             case .refused(let reason):
-                error = .forwardRefused(remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
+                error = ForwardError.forwardRefused(remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
             case .localForwardFailed(let reason):
-                error = .healthFailed(summary: "cannot reach the check's own forward to VPS \(forward.target) (\(reason))", fix: "run the check again")
+                error = HealthError.healthFailed(summary: "cannot reach the check's own forward to VPS \(forward.target) (\(reason))", fix: "run the check again")
             case .nothingAtHome(let answer):
-                error = .nothingListeningAtHome(remote: forward.target, home: answer.home, detail: OutsideText.shown(answer.error))
+                error = ForwardError.nothingListeningAtHome(remote: forward.target, home: answer.home, detail: OutsideText.shown(answer.error))
             }
             collector.addFailure(CheckStage(name: name, ok: false, milliseconds: ms, detail: error.localizedDescription))
             if first == nil { first = error }
@@ -154,7 +155,7 @@ private final class StageCollector: @unchecked Sendable {
     private(set) var result = CheckResult()
     private var isForwarding = false
     private var engineDone = false
-    private(set) var engineError: OCTunnelError?
+    private(set) var engineError: (any OCTunnelFailure)?
     private var started = Date()
 
     init(onStage: @escaping @Sendable (CheckStage) -> Void) { self.onStage = onStage }
@@ -169,7 +170,8 @@ private final class StageCollector: @unchecked Sendable {
     /// A failed stage that does not end the walk (another forward's).
     func addFailure(_ stage: CheckStage) { add(stage) }
 
-    func fail(_ name: String, _ error: OCTunnelError) -> CheckResult {
+    func fail(_ name: String, _ thrown: any Error) -> CheckResult {
+        let error = asFailure(thrown)
         add(CheckStage(name: name, ok: false, milliseconds: Int(Date().timeIntervalSince(started) * 1000), detail: error.localizedDescription))
         condition.lock()
         defer { condition.unlock() }
@@ -181,7 +183,7 @@ private final class StageCollector: @unchecked Sendable {
         condition.changing { isForwarding = true }
     }
 
-    func engineFinished(_ error: OCTunnelError?) {
+    func engineFinished(_ error: (any OCTunnelFailure)?) {
         condition.changing { (engineError, engineDone) = (error, true) }
     }
 

@@ -35,10 +35,10 @@ public struct TunnelHealth: Sendable {
             check.forwardRefusal = { engine?.lastForwardRefusal(0) }
             check.localHost = HealthCheck.address(forBind: bind)
             let event: HealthEvent
-            do throws(OCTunnelError) {
+            do {
                 event = .tunnelPassed(try check.run(), host: host, password: credentials.usedText)
             } catch {
-                event = .tunnelFailed(error)
+                event = .tunnelFailed(asFailure(error))
             }
             engine?.recordHealth(event.record(checkedAt: Date()))
             emit(event)

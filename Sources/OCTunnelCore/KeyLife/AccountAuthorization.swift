@@ -24,13 +24,13 @@ public struct AccountAuthorization: Sendable {
     /// Sets up the account and its drop-in, installs `key`'s line for `role` there and, with
     /// `check` (signing in as the account), proves it.
     public func authorize(key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                          say: (String) -> Void = { _ in }) throws(OCTunnelError) -> KeyAuthorization.Outcome {
+                          say: (String) -> Void = { _ in }) throws -> KeyAuthorization.Outcome {
         let line = KeyAuthorization.line(for: key, role: role, ends: ends, file: keys.file)
         let install = AuthorizedKeysScript.install(line: line, file: keys.file, sshdConfig: keys.sshdConfig)
         let program = AccountScript.program(dropIn, config: keys.sshdConfig, sshd: sshd, install: install)
         let output = try keys.ssh.run(target: keys.target, program: program)
         guard let report = AccountScript.Report.parse(output) else {
-            throw .vpsAnswerUnreadable(target: keys.target, detail: KeyAuthorization.shown(output))
+            throw AuthorizedKeysError.vpsAnswerUnreadable(target: keys.target, detail: KeyAuthorization.shown(output))
         }
         try refuseUnlessReady(report)
         let name = dropIn.account
@@ -44,27 +44,27 @@ public struct AccountAuthorization: Sendable {
     }
 
     /// The program's refusals and failures as errors, each with its fix.
-    private func refuseUnlessReady(_ report: AccountScript.Report) throws(OCTunnelError) {
+    private func refuseUnlessReady(_ report: AccountScript.Report) throws {
         let name = dropIn.account
         let config = keys.sshdConfig
         switch (report.result, report.reason ?? "") {
         case (.ready, _): return
         case (.refused, "notroot"):
-            throw .accountNeedsRoot(target: keys.target, account: name, advice: AccountDropIn.advice(user: name))
+            throw AuthorizedKeysError.accountNeedsRoot(target: keys.target, account: name, advice: AccountDropIn.advice(user: name))
         case (.refused, "nosshd"):
-            throw .accountNotSetUp(target: keys.target, account: name,
+            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
                                    reason: "\(sshd) or \(config) is not there (name them with --sshd and --sshd-config)")
         case (.refused, "sshdt"):
-            throw .accountNotSetUp(target: keys.target, account: name,
+            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
                                    reason: "`sshd -t` refused the configuration with the drop-in (\(report.said ?? "it said nothing")), "
                                        + "so it was taken out again")
         case (.refused, "notapplied"):
             let include = "Include \(AccountDropIn.directory(forConfig: config))/*.conf"
-            throw .accountNotSetUp(target: keys.target, account: name,
+            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
                                    reason: "`sshd -T` shows the drop-in's settings not applied to \(name): \(config) has no `\(include)` "
                                        + "before its other lines, or an earlier line wins; add `\(include)` at its top")
         case (_, let reason):
-            throw .accountNotSetUp(target: keys.target, account: name, reason: "the step \(reason.isEmpty ? "?" : reason) failed")
+            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name, reason: "the step \(reason.isEmpty ? "?" : reason) failed")
         }
     }
 
@@ -88,7 +88,7 @@ public struct AccountAuthorization: Sendable {
                 try check.session(keyPath: keyPath).close()
                 return
             } catch {
-                guard case .connectionRefused = error else { return }
+                guard case ConnectError.connectionRefused = error else { return }
                 Thread.sleep(forTimeInterval: 0.2)
             }
         }

@@ -28,7 +28,7 @@ public struct AuthorizedTargets: Sendable {
 
     /// Records that octunnel's key is authorized for `target` in `role`, `closed` or not (the
     /// target's older line replaced; the other lines kept).
-    public func add(_ target: SSHTarget, role: Role, closed: Bool = false) throws(OCTunnelError) {
+    public func add(_ target: SSHTarget, role: Role, closed: Bool = false) throws {
         let key = Self.line(target, role: role)
         let line = key + (closed ? " closed" : "")
         let current = lines()
@@ -37,7 +37,7 @@ public struct AuthorizedTargets: Sendable {
         do {
             try AtomicFile.write(Array(text.utf8), to: path, mode: 0o600)
         } catch {
-            throw .cannotWrite(path: path, reason: error.description)
+            throw LocalFileError.cannotWrite(path: path, reason: error.description)
         }
     }
 

@@ -42,7 +42,7 @@ public struct KeyAuthorization: Sendable {
     /// Installs `key`'s line for `role` and, with `check`, proves it by signing in with
     /// `keyPath` and asking for each of the line's ends.
     public func authorize(key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                          say: (String) -> Void = { _ in }) throws(OCTunnelError) -> Outcome {
+                          say: (String) -> Void = { _ in }) throws -> Outcome {
         let line = Self.line(for: key, role: role, ends: ends, file: file)
         let output = try ssh.run(target: target, program: AuthorizedKeysScript.install(line: line, file: file, sshdConfig: sshdConfig))
         return try installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
@@ -50,15 +50,15 @@ public struct KeyAuthorization: Sendable {
 
     /// What the install program printed in `output` (its report), then the proof, as `authorize`.
     func installed(_ output: String, line: String, key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                   say: (String) -> Void) throws(OCTunnelError) -> Outcome {
+                   say: (String) -> Void) throws -> Outcome {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw .vpsAnswerUnreadable(target: target, detail: Self.shown(output))
+            throw AuthorizedKeysError.vpsAnswerUnreadable(target: target, detail: Self.shown(output))
         }
         let added: Bool
         switch report.result {
         case .added: added = true
         case .present: added = false
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: Self.refusal(report, file: file))
+        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: Self.refusal(report, file: file))
         }
         if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
         say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
@@ -70,7 +70,7 @@ public struct KeyAuthorization: Sendable {
         case .refused(let why):
             // The key's line was there before: it may be for other forwards, or not octunnel's.
             let stale = added ? "" : "; the line already there for this key is not this one (other forwards, or an older line): replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
-            throw .keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why + stale)
+            throw AuthorizedKeysError.keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why + stale)
         }
     }
 

@@ -11,7 +11,7 @@ public struct KeyCheck: Sendable {
     public init(base: ConnectionSettings) { self.base = base }
 
     /// `base` signing in with the key file at `keyPath` (an encrypted one asks its passphrase).
-    public func settings(keyPath: String) throws(OCTunnelError) -> ConnectionSettings {
+    public func settings(keyPath: String) throws -> ConnectionSettings {
         var settings = base
         settings.authentication = .keyFile(keyPath)
         settings.unlockedKey = nil
@@ -21,7 +21,7 @@ public struct KeyCheck: Sendable {
     /// A session signed in with `keyPath`; the VPS refusing the key is `keyNotAuthorized` (77).
     /// An sshd that closes before its greeting (OpenSSH 9.8+ penalizing this address after a
     /// refused key, the rotation's own last check among them) is waited out, up to `penaltyWait`.
-    public func session(keyPath: String) throws(OCTunnelError) -> OneShotSession {
+    public func session(keyPath: String) throws -> OneShotSession {
         let settings = try settings(keyPath: keyPath)
         let deadline = MonotonicClock.now() + Self.penaltyWait
         var pause = 1.0
@@ -29,7 +29,7 @@ public struct KeyCheck: Sendable {
             do {
                 return try OneShotSession(settings)
             } catch {
-                guard case .closedBeforeGreeting = error, MonotonicClock.now() + pause < deadline else { throw error }
+                guard case ConnectError.closedBeforeGreeting = error, MonotonicClock.now() + pause < deadline else { throw error }
                 Thread.sleep(forTimeInterval: pause)
                 pause = min(pause * 2, 8)
             }
@@ -41,18 +41,18 @@ public struct KeyCheck: Sendable {
 
     /// Whether the VPS lets `keyPath` sign in: false only when it refuses the key; every other
     /// failure (no connection, host key, a bad key file) is thrown, never taken for a refusal.
-    public func signsIn(keyPath: String) throws(OCTunnelError) -> Bool {
+    public func signsIn(keyPath: String) throws -> Bool {
         do {
             try session(keyPath: keyPath).close()
             return true
         } catch {
-            if case .keyNotAuthorized = error { return false }
+            if case SignInError.keyNotAuthorized = error { return false }
             throw error
         }
     }
 
     /// Signs in with `keyPath` and runs `command` (a verb of the key's forced command).
-    public func run(keyPath: String, _ command: String) throws(OCTunnelError) -> String {
+    public func run(keyPath: String, _ command: String) throws -> String {
         let session = try session(keyPath: keyPath)
         defer { session.close() }
         return try session.run(command)
@@ -71,13 +71,13 @@ public struct KeyCheck: Sendable {
     /// mean allowed; "administratively prohibited" is refused); `.home`, a listen on `end`
     /// (granted, then cancelled; a port already taken, by the running `home up` say, is proved by
     /// the line's forced command answering `octunnel-inspect`, which only the home line has).
-    public func prove(keyPath: String, role: Role, end: HostPort) throws(OCTunnelError) -> Proof {
+    public func prove(keyPath: String, role: Role, end: HostPort) throws -> Proof {
         try prove(keyPath: keyPath, role: role, ends: [end])
     }
 
     /// `prove` for every end of a line, in one session: works only if each does (the words of
     /// each joined), else the first refusal.
-    public func prove(keyPath: String, role: Role, ends: [HostPort]) throws(OCTunnelError) -> Proof {
+    public func prove(keyPath: String, role: Role, ends: [HostPort]) throws -> Proof {
         let session = try session(keyPath: keyPath)
         defer { session.close() }
         var words: [String] = []
@@ -92,20 +92,20 @@ public struct KeyCheck: Sendable {
 
     /// One end, on `session`; `index` is its place in the line (the reclaim program's verb names
     /// any listen but the first).
-    private func prove(_ session: OneShotSession, role: Role, end: HostPort, index: Int) throws(OCTunnelError) -> Proof {
+    private func prove(_ session: OneShotSession, role: Role, end: HostPort, index: Int) throws -> Proof {
         switch role {
         case .tunnel:
             switch session.tryOpen(end) {
             case .opened: return .works("its forward to \(end) opened")
             case .connectFailed: return .works("its forward to \(end) is allowed (nothing listens there now)")
             case .prohibited(let why): return .refused("the VPS forbids its forward to \(end) (\(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why): throw .sshFailure(host: base.target.host, port: base.target.port, detail: "opening a forward to \(end): \(why)")
+            case .failed(let why): throw ConnectError.sshFailure(host: base.target.host, port: base.target.port, detail: "opening a forward to \(end): \(why)")
             }
         case .home:
             switch session.tryListen(end) {
             case .granted: return .works("its listen on \(end) was granted")
             case .forbidden(let why): return .refused("the VPS forbids it to listen on \(end) (sshd: \(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why): throw .sshFailure(host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
+            case .failed(let why): throw ConnectError.sshFailure(host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
             case .busy:
                 let verb = PortReclaimProgram.command(PortReclaimProgram.inspectVerb, listen: end, index: index)
                 let output = try session.run(verb)

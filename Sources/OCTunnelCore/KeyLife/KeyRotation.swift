@@ -91,8 +91,8 @@ public struct KeyRotation {
     /// Runs (or finishes) the rotation; `say` gets one line per step. With `ifOlderThan`, a key
     /// younger than that many days (by its file's time: the last swap or keygen) is left alone
     /// (nil, said), unless a rotation is pending.
-    public func run(ifOlderThan days: Int? = nil, say: (String) -> Void) throws(OCTunnelError) -> Outcome? {
-        try store.whileLocked { () throws(OCTunnelError) -> Outcome? in
+    public func run(ifOlderThan days: Int? = nil, say: (String) -> Void) throws -> Outcome? {
+        try store.whileLocked { () throws -> Outcome? in
             if let days, !FileBytes.exists(store.rotationStatePath) {
                 let age = Self.ageInDays(store.privateKeyPath)
                 guard age >= days else {
@@ -110,12 +110,12 @@ public struct KeyRotation {
         return max(0, Int(now.timeIntervalSince(written) / 86400))
     }
 
-    private func runLocked(say: (String) -> Void) throws(OCTunnelError) -> Outcome {
+    private func runLocked(say: (String) -> Void) throws -> Outcome {
         // 1. The pending state: the new pair in .next, the fingerprints on disk.
         let state: RotationState
         let resumed: Bool
         if let pending = try RotationState.load(store) {
-            guard pending.target == target else { throw .rotationPendingElsewhere(path: store.rotationStatePath, target: pending.target) }
+            guard pending.target == target else { throw RotationError.rotationPendingElsewhere(path: store.rotationStatePath, target: pending.target) }
             state = pending
             resumed = true
             say("Finishing the rotation started \(pending.started) (\(pending.old) → \(pending.new)).")
@@ -130,7 +130,7 @@ public struct KeyRotation {
         done(1)
 
         guard let end = state.endHostPort else {
-            throw .rotationStateBroken(path: store.rotationStatePath, reason: "its end \"\(OutsideText.shown(state.end, limit: 100))\" is not HOST:PORT")
+            throw RotationError.rotationStateBroken(path: store.rotationStatePath, reason: "its end \"\(OutsideText.shown(state.end, limit: 100))\" is not HOST:PORT")
         }
         let current = try store.publicHalf()
         let swapped = current.fingerprint == state.new
@@ -138,7 +138,7 @@ public struct KeyRotation {
         let oldPath = swapped ? store.previousPrivateKeyPath : store.privateKeyPath
         let newKey = try store.publicHalf(at: newPath)
         guard newKey.fingerprint == state.new, try store.publicHalf(at: oldPath).fingerprint == state.old else {
-            throw .rotationStateBroken(path: store.rotationStatePath,
+            throw RotationError.rotationStateBroken(path: store.rotationStatePath,
                                        reason: "the key files no longer hold \(state.old) and \(state.new) (current: \(current.fingerprint))")
         }
 
@@ -152,10 +152,10 @@ public struct KeyRotation {
                 // A first run the VPS refused at once: nothing names the new key anywhere, so the
                 // rotation is called off (state first, then .next) rather than left pending. So
                 // is one whose old line holds another successor (an add never replaces one).
-                if case .keyHeldByAnother = error {
+                if case AuthorizedKeysError.keyHeldByAnother = error {
                     try RotationState.remove(store)
                     try store.discardNext()
-                } else if !resumed, case .rotationNotOffered = error {
+                } else if !resumed, case RotationError.rotationNotOffered = error {
                     try RotationState.remove(store)
                     try store.discardNext()
                 }
@@ -172,7 +172,7 @@ public struct KeyRotation {
             proof = words
             say("The new key signs in: \(words).")
         case .refused(let why):
-            throw .keyLineDoesNotWork(fingerprint: newKey.fingerprint, target: target, reason: why)
+            throw AuthorizedKeysError.keyLineDoesNotWork(fingerprint: newKey.fingerprint, target: target, reason: why)
         }
         done(3)
 
@@ -186,33 +186,33 @@ public struct KeyRotation {
     }
 
     /// Steps 5 to 7: the old line retired by its own verb, the old key refused, the new key proved again.
-    private func retireOld(_ state: RotationState, newKey: SSHPublicKey, end: HostPort, say: (String) -> Void) throws(OCTunnelError) {
+    private func retireOld(_ state: RotationState, newKey: SSHPublicKey, end: HostPort, say: (String) -> Void) throws {
         // 5. The old line goes, removed by its own verb (only once its successor is there).
         // One refused sign-in per run at most: OpenSSH 9.8+ penalizes an address for each.
         let previousPath = store.previousPrivateKeyPath
         var oldRefused = false
-        do throws(OCTunnelError) {
+        do {
             let answer = try check.run(keyPath: previousPath, KeyRotationVerb.retire)
             let report = try expectReport(answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent], old: state.old)
             // The successor that stays must be the new key: never "Rotated" with another key in the lineage.
             if let successor = report.successor, successor != OctunnelKeyLine.tag(for: newKey) {
-                throw .keyHeldByAnother(fingerprint: state.old, target: target,
+                throw AuthorizedKeysError.keyHeldByAnother(fingerprint: state.old, target: target,
                                         detail: "the old key's line was retired for a successor that is not the new key (tag \(successor))")
             }
             say("The VPS removed the old key's line.")
         } catch {
-            guard case .keyNotAuthorized = error else { throw error }
+            guard case SignInError.keyNotAuthorized = error else { throw error }
             oldRefused = true
         }
         done(5)
 
         // 6. The old key is refused; the rotation is over.
         if !oldRefused, try check.signsIn(keyPath: previousPath) {
-            throw .oldKeyStillWorks(fingerprint: state.old, target: target)
+            throw AuthorizedKeysError.oldKeyStillWorks(fingerprint: state.old, target: target)
         }
         // 7. The new key is proved again: the line that stays is its own, and works.
         if case .refused(let why) = try check.prove(keyPath: store.privateKeyPath, role: state.role, end: end) {
-            throw .keyLineDoesNotWork(fingerprint: newKey.fingerprint, target: target, reason: why)
+            throw AuthorizedKeysError.keyLineDoesNotWork(fingerprint: newKey.fingerprint, target: target, reason: why)
         }
         try store.removeNext()
         try RotationState.remove(store)
@@ -221,15 +221,15 @@ public struct KeyRotation {
 
     /// The verb's report, if its result is one of `accepted`; otherwise the reason, as an error.
     private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>,
-                              old: String) throws(OCTunnelError) -> AuthorizedKeysReport {
+                              old: String) throws -> AuthorizedKeysReport {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw .rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))): it was installed before octunnel could rotate keys in place")
+            throw RotationError.rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))): it was installed before octunnel could rotate keys in place")
         }
         if report.result == .refused, report.reason == "held" {
-            throw .keyHeldByAnother(fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")
+            throw AuthorizedKeysError.keyHeldByAnother(fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")
         }
         guard accepted.contains(report.result) else {
-            throw .rotationNotOffered(target: target, reason: "`\(verb)` was \(report.summary)")
+            throw RotationError.rotationNotOffered(target: target, reason: "`\(verb)` was \(report.summary)")
         }
         return report
     }

@@ -33,38 +33,38 @@ public struct RotationState: Codable, Equatable, Sendable {
     public var endHostPort: HostPort? { try? HostPort.parse(end) }
 
     /// The pending rotation of `store`, nil when none is.
-    public static func load(_ store: KeyStore) throws(OCTunnelError) -> RotationState? {
+    public static func load(_ store: KeyStore) throws -> RotationState? {
         let path = store.rotationStatePath
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(path, limit: 64 * 1024) } catch { throw .cannotRead(path: path, reason: error.description) }
+        do { bytes = try FileBytes.read(path, limit: 64 * 1024) } catch { throw LocalFileError.cannotRead(path: path, reason: error.description) }
         guard let bytes else { return nil }
         do {
             return try JSONDecoder().decode(RotationState.self, from: Data(bytes))
         } catch {
-            throw .badConfig(path: path, reason: "not a rotation state octunnel wrote (\(error.localizedDescription)); the keys beside it are untouched")
+            throw LocalFileError.badConfig(path: path, reason: "not a rotation state octunnel wrote (\(error.localizedDescription)); the keys beside it are untouched")
         }
     }
 
     /// Writes it (0600, atomically).
-    func save(_ store: KeyStore) throws(OCTunnelError) {
+    func save(_ store: KeyStore) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let bytes: [UInt8]
-        do { bytes = Array(try encoder.encode(self)) + [0x0a] } catch { throw .cannotWrite(path: store.rotationStatePath, reason: "\(error)") }
+        do { bytes = Array(try encoder.encode(self)) + [0x0a] } catch { throw LocalFileError.cannotWrite(path: store.rotationStatePath, reason: "\(error)") }
         do {
             try AtomicFile.write(bytes, to: store.rotationStatePath, mode: 0o600)
         } catch {
-            throw .cannotWrite(path: store.rotationStatePath, reason: error.description)
+            throw LocalFileError.cannotWrite(path: store.rotationStatePath, reason: error.description)
         }
     }
 
     /// The rotation is over.
-    static func remove(_ store: KeyStore) throws(OCTunnelError) {
+    static func remove(_ store: KeyStore) throws {
         do {
             try Syscall.removeFile(store.rotationStatePath)
             try AtomicFile.syncDirectory(of: store.rotationStatePath)
         } catch {
-            throw .cannotWrite(path: store.rotationStatePath, reason: error.description)
+            throw LocalFileError.cannotWrite(path: store.rotationStatePath, reason: error.description)
         }
     }
 }

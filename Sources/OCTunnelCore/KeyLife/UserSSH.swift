@@ -27,7 +27,7 @@ public struct UserSSH: Sendable {
     /// the config): the port becomes `-p`, since ssh's destination takes none; no pseudo-terminal,
     /// no X11 or agent forwarding, and none of the config's LocalForward/RemoteForward for the host
     /// (a running `tunnel up` may hold the same local port).
-    public func arguments(target: String) throws(OCTunnelError) -> [String] {
+    public func arguments(target: String) throws -> [String] {
         var destination = target
         var port: [String] = []
         let at = target.unicodeScalars.lastIndex(of: "@")
@@ -39,10 +39,10 @@ public struct UserSSH: Sendable {
                 destination = user + parsed.host
                 if parsed.port != 0 { port = ["-p", String(parsed.port)] }
             } catch {
-                throw .badSSHConfig(path: target, reason: error.message)
+                throw SSHConfigError.badSSHConfig(path: target, reason: error.message)
             }
         }
-        guard !destination.hasPrefix("-") else { throw .badSSHConfig(path: target, reason: "a target cannot start with -") }
+        guard !destination.hasPrefix("-") else { throw SSHConfigError.badSSHConfig(path: target, reason: "a target cannot start with -") }
         return configArguments + port + ["-T", "-x", "-a", "-o", "ClearAllForwardings=yes", "--", destination, "/bin/sh -s"]
     }
 
@@ -51,21 +51,21 @@ public struct UserSSH: Sendable {
     /// unless the caller bounds the program's answer itself, as `keys list` does). ssh's own failure
     /// (exit 255: no login, no connection, host key refused) is `userSSHFailed` with ssh's words;
     /// the program's own exit status is left to its output (`AuthorizedKeysReport`).
-    public func run(target: String, program: String, outputLimit: Int = 65536) throws(OCTunnelError) -> String {
-        guard let sshPath else { throw .userSSHFailed(target: target, detail: "no ssh client on PATH: install OpenSSH's client, or add the line by hand (`octunnel pubkey --restrict`)") }
+    public func run(target: String, program: String, outputLimit: Int = 65536) throws -> String {
+        guard let sshPath else { throw AuthorizedKeysError.userSSHFailed(target: target, detail: "no ssh client on PATH: install OpenSSH's client, or add the line by hand (`octunnel pubkey --restrict`)") }
         let words = try arguments(target: target)
         let result: ChildProcess.Result
         do {
             result = try ChildProcess.run(sshPath, words, environment: environment, timeout: timeout, input: Array(program.utf8),
                                          outputLimit: outputLimit)
         } catch {
-            throw .userSSHFailed(target: target, detail: "cannot run \(sshPath): \(error.description)")
+            throw AuthorizedKeysError.userSSHFailed(target: target, detail: "cannot run \(sshPath): \(error.description)")
         }
         if result.timedOut {
-            throw .userSSHFailed(target: target, detail: "ssh did not finish within \(Int(timeout)) s")
+            throw AuthorizedKeysError.userSSHFailed(target: target, detail: "ssh did not finish within \(Int(timeout)) s")
         }
         if result.status == 255 {
-            throw .userSSHFailed(target: target, detail: Self.said(result.stderr) ?? "ssh exited with status 255")
+            throw AuthorizedKeysError.userSSHFailed(target: target, detail: Self.said(result.stderr) ?? "ssh exited with status 255")
         }
         return result.stdout
     }

@@ -19,7 +19,7 @@ public struct VPSKeys: Sendable {
         AuthorizedKeysScript.listLimit * (AuthorizedKeysScript.listedPrefix.utf8.count + OctunnelKeyLine.longestLine + 1) + 4096
 
     /// octunnel's lines, in the file's order.
-    public func list() throws(OCTunnelError) -> [OctunnelKeyLine] {
+    public func list() throws -> [OctunnelKeyLine] {
         let output = try ssh.run(target: target, program: AuthorizedKeysScript.list(file: file), outputLimit: Self.outputLimit)
         return try Self.lines(output, target: target, file: file)
     }
@@ -36,22 +36,22 @@ public struct VPSKeys: Sendable {
     /// Removes octunnel's line whose key has `fingerprint` (`SHA256:…`) and its whole lineage
     /// (`AuthorizedKeysScript.revoke`): also when the key's own line is gone already and only
     /// its successors are left.
-    public func revoke(fingerprint: String) throws(OCTunnelError) -> Revoked {
+    public func revoke(fingerprint: String) throws -> Revoked {
         guard let tag = OctunnelKeyLine.tag(fingerprint: fingerprint) else {
-            throw .authorizedKeysRefused(target: target, file: file, reason: "\(fingerprint) is not a SHA256 fingerprint")
+            throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: "\(fingerprint) is not a SHA256 fingerprint")
         }
         let blob = try list().first(where: { $0.key.fingerprint == fingerprint }).map { Data($0.key.blob).base64EncodedString() }
         let output = try ssh.run(target: target, program: AuthorizedKeysScript.revoke(tag: tag, keyBlob: blob, file: file),
                                  outputLimit: Self.outputLimit)
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw .vpsAnswerUnreadable(target: target, detail: KeyAuthorization.shown(output))
+            throw AuthorizedKeysError.vpsAnswerUnreadable(target: target, detail: KeyAuthorization.shown(output))
         }
         switch report.result {
         case .revoked, .absent:
             let removed = report.result == .revoked
                 ? Self.prefixed(output, AuthorizedKeysScript.removedPrefix).compactMap(OctunnelKeyLine.parse) : []
             return Revoked(removed: removed, left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).map { OutsideText.shown($0, limit: 300) })
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
+        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 
@@ -68,14 +68,14 @@ public struct VPSKeys: Sendable {
     }
 
     /// The listing's octunnel lines (`absent`: no file, none); anything but a listing is an error.
-    static func lines(_ output: String, target: String, file: String) throws(OCTunnelError) -> [OctunnelKeyLine] {
+    static func lines(_ output: String, target: String, file: String) throws -> [OctunnelKeyLine] {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw .vpsAnswerUnreadable(target: target, detail: KeyAuthorization.shown(output))
+            throw AuthorizedKeysError.vpsAnswerUnreadable(target: target, detail: KeyAuthorization.shown(output))
         }
         switch report.result {
         case .listed: return AuthorizedKeysScript.listedLines(in: output)
         case .absent: return []
-        default: throw .authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
+        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 }

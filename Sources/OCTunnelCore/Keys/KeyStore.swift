@@ -46,9 +46,9 @@ public struct KeyStore: Sendable {
     /// with it the current pair becomes `.prev` first, so a crash always leaves a whole pair.
     /// Runs under `lockPath`, so concurrent rotations happen one after the other.
     /// With `passphrase` the new key is written encrypted, as `ssh-keygen -N` writes it.
-    public func generate(comment: String, rotate: Bool, passphrase: SecretBuffer? = nil) throws(OCTunnelError) -> Generated {
+    public func generate(comment: String, rotate: Bool, passphrase: SecretBuffer? = nil) throws -> Generated {
         guard !comment.contains(where: \.isNewline) else {
-            throw .badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
+            throw KeyError.badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
         }
         try home.prepare()
         let (privateText, publicKey) = try makePair(comment: comment, passphrase: passphrase)
@@ -60,14 +60,14 @@ public struct KeyStore: Sendable {
         defer { lock.release() }
         // A rotation on the VPS is half done: its new pair waits in .next; replacing the key now
         // would leave the VPS with a successor nobody holds.
-        if FileBytes.exists(rotationStatePath) { throw .rotationPending(path: rotationStatePath) }
+        if FileBytes.exists(rotationStatePath) { throw RotationError.rotationPending(path: rotationStatePath) }
         let existing = FileBytes.exists(privateKeyPath)
         var previous: SSHPublicKey?
         var archived: String?
         if existing || FileBytes.exists(publicKeyPath) {
-            guard rotate else { throw .keyExists(path: privateKeyPath) }
+            guard rotate else { throw KeyError.keyExists(path: privateKeyPath) }
             guard existing else {
-                throw .badKeyFile(path: privateKeyPath, reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
+                throw KeyError.badKeyFile(path: privateKeyPath, reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
             }
             // The current key may be encrypted: its public half is enough to keep it.
             let current = try readKeyFile(at: privateKeyPath)
@@ -82,9 +82,9 @@ public struct KeyStore: Sendable {
             do {
                 try AtomicFile.create(privateText, at: privateKeyPath, mode: 0o600)
             } catch let error where error.errno == .fileExists {
-                throw .keyExists(path: privateKeyPath)
+                throw KeyError.keyExists(path: privateKeyPath)
             } catch {
-                throw .cannotWrite(path: privateKeyPath, reason: error.description)
+                throw LocalFileError.cannotWrite(path: privateKeyPath, reason: error.description)
             }
             try write(publicText, to: publicKeyPath, mode: 0o644)
         }
@@ -92,19 +92,19 @@ public struct KeyStore: Sendable {
     }
 
     /// A new key pair in OpenSSH's format: the private file's text and the public key.
-    private func makePair(comment: String, passphrase: SecretBuffer?) throws(OCTunnelError) -> (privateText: [UInt8], publicKey: SSHPublicKey) {
+    private func makePair(comment: String, passphrase: SecretBuffer?) throws -> (privateText: [UInt8], publicKey: SSHPublicKey) {
         do {
             let pair = try Ed25519KeyPair.generate()
             let check = try Crypto.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) }
             let text = try OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: check, passphrase: passphrase)
             return (Array(text.utf8), SSHPublicKey(ed25519: pair.publicKey, comment: comment))
         } catch {
-            throw .cannotWrite(path: privateKeyPath, reason: "\(error)")
+            throw LocalFileError.cannotWrite(path: privateKeyPath, reason: "\(error)")
         }
     }
 
     /// Runs `body` holding the key lock, as `generate` does: one key change at a time.
-    public func whileLocked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
+    public func whileLocked<T>(_ body: () throws -> T) throws -> T {
         try home.prepare()
         let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
@@ -113,14 +113,14 @@ public struct KeyStore: Sendable {
 
     /// The rotation's new pair (`.next`, unencrypted, 0600 / 0644, written atomically), made now,
     /// or the one already there: a pending new key is never replaced. Under `whileLocked`.
-    func makeNext(comment: String) throws(OCTunnelError) -> SSHPublicKey {
+    func makeNext(comment: String) throws -> SSHPublicKey {
         if FileBytes.exists(nextPrivateKeyPath) { return try publicHalf(at: nextPrivateKeyPath) }
         let (privateText, publicKey) = try makePair(comment: comment, passphrase: nil)
         try write(Array((publicKey.line + "\n").utf8), to: nextPublicKeyPath, mode: 0o644)
         do {
             try AtomicFile.create(privateText, at: nextPrivateKeyPath, mode: 0o600)
         } catch {
-            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+            throw LocalFileError.cannotWrite(path: nextPrivateKeyPath, reason: error.description)
         }
         return publicKey
     }
@@ -130,7 +130,7 @@ public struct KeyStore: Sendable {
     /// `removeNext`. Each file is replaced atomically, so a process that reads the key at any
     /// moment (`tunnel up` reconnecting) gets one whole key, old or new. Run again after a crash
     /// it carries on where it stopped. Under `whileLocked`.
-    func promoteNext() throws(OCTunnelError) -> (previous: SSHPublicKey, archived: String?) {
+    func promoteNext() throws -> (previous: SSHPublicKey, archived: String?) {
         let next = try readKeyFile(at: nextPrivateKeyPath)
         let nextPublic = try publicHalf(at: nextPrivateKeyPath)
         let currentPublic = try publicHalf(at: privateKeyPath)
@@ -150,33 +150,33 @@ public struct KeyStore: Sendable {
     }
 
     /// Deletes the `.next` pair once it is the current key (never a key held nowhere else).
-    func removeNext() throws(OCTunnelError) {
+    func removeNext() throws {
         guard FileBytes.exists(nextPrivateKeyPath) else { return }
         guard try publicHalf(at: nextPrivateKeyPath).blob == publicHalf(at: privateKeyPath).blob else {
-            throw .cannotWrite(path: nextPrivateKeyPath, reason: "it is not the current key; left in place")
+            throw LocalFileError.cannotWrite(path: nextPrivateKeyPath, reason: "it is not the current key; left in place")
         }
         do {
             try Syscall.removeFile(nextPublicKeyPath)
             try Syscall.removeFile(nextPrivateKeyPath)
         } catch {
-            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+            throw LocalFileError.cannotWrite(path: nextPrivateKeyPath, reason: error.description)
         }
     }
 
     /// Deletes the `.next` pair of a rotation that never got past asking the VPS: the VPS refused
     /// to add it, so no line anywhere names it. Only with the state file already gone.
-    func discardNext() throws(OCTunnelError) {
-        guard !FileBytes.exists(rotationStatePath) else { throw .rotationPending(path: rotationStatePath) }
+    func discardNext() throws {
+        guard !FileBytes.exists(rotationStatePath) else { throw RotationError.rotationPending(path: rotationStatePath) }
         do {
             try Syscall.removeFile(nextPublicKeyPath)
             try Syscall.removeFile(nextPrivateKeyPath)
         } catch {
-            throw .cannotWrite(path: nextPrivateKeyPath, reason: error.description)
+            throw LocalFileError.cannotWrite(path: nextPrivateKeyPath, reason: error.description)
         }
     }
 
     /// Moves an existing `.prev` pair aside under a timestamped name instead of deleting a key.
-    private func archiveOlderPrevious() throws(OCTunnelError) -> String? {
+    private func archiveOlderPrevious() throws -> String? {
         guard FileBytes.exists(previousPrivateKeyPath) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -188,16 +188,16 @@ public struct KeyStore: Sendable {
             attempt += 1
             target = privateKeyPath + ".prev-" + formatter.string(from: Date()) + "-\(attempt)"
         }
-        do { try Syscall.hardLink(previousPrivateKeyPath, as: target) } catch { throw .cannotWrite(path: target, reason: error.errno.description) }
+        do { try Syscall.hardLink(previousPrivateKeyPath, as: target) } catch { throw LocalFileError.cannotWrite(path: target, reason: error.errno.description) }
         if FileBytes.exists(previousPublicKeyPath) { try? Syscall.hardLink(previousPublicKeyPath, as: target + ".pub") }
         return target
     }
 
-    private func write(_ bytes: [UInt8], to path: String, mode: UInt16) throws(OCTunnelError) {
+    private func write(_ bytes: [UInt8], to path: String, mode: UInt16) throws {
         do {
             try AtomicFile.write(bytes, to: path, mode: mode)
         } catch {
-            throw .cannotWrite(path: path, reason: error.description)
+            throw LocalFileError.cannotWrite(path: path, reason: error.description)
         }
     }
 
@@ -213,34 +213,34 @@ public struct KeyStore: Sendable {
     /// Loads an unencrypted private key as ssh would: refuses a file others can read (77) and
     /// anything that is not a whole Ed25519 key in OpenSSH format (65); an encrypted key is
     /// opened with `unlockPrivateKey`.
-    public func loadPrivateKey(at path: String? = nil) throws(OCTunnelError) -> Loaded {
+    public func loadPrivateKey(at path: String? = nil) throws -> Loaded {
         let path = path ?? privateKeyPath
         let file = try readKeyFile(at: path)
         do {
             return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text))
         } catch {
-            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+            throw KeyError.badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
         }
     }
 
     /// Loads a private key, asking `passphrase` for one only when the key is encrypted.
     /// A wrong passphrase is exit 80; none to be had, 81. The passphrase is wiped on return.
     public func unlockPrivateKey(at path: String? = nil,
-                                 passphrase: (String) throws(PassphraseFailure) -> SecretBuffer) throws(OCTunnelError) -> Loaded {
+                                 passphrase: (String) throws(PassphraseFailure) -> SecretBuffer) throws -> Loaded {
         let path = path ?? privateKeyPath
         let file = try readKeyFile(at: path)
         let isEncrypted: Bool
         do {
             isEncrypted = try OpenSSHPrivateKey.publicKey(of: file.text).isEncrypted
         } catch {
-            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+            throw KeyError.badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
         }
         var secret: SecretBuffer?
         if isEncrypted {
             do {
                 secret = try passphrase("Enter passphrase for key '\(path)': ")
             } catch {
-                throw .passphraseUnavailable(path: path, reason: error.reason + "; or load the key into ssh-agent (`ssh-add \(path)`) and use --agent")
+                throw KeyError.passphraseUnavailable(path: path, reason: error.reason + "; or load the key into ssh-agent (`ssh-add \(path)`) and use --agent")
             }
         }
         defer { secret = nil }
@@ -248,9 +248,9 @@ public struct KeyStore: Sendable {
             return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret), wasEncrypted: isEncrypted)
         } catch {
             switch error {
-            case .wrongPassphrase: throw .wrongPassphrase(path: path)
-            case .needsPassphrase: throw .passphraseUnavailable(path: path, reason: "none was given")
-            case .format(let format): throw .badKeyFile(path: path, reason: format.reason.replacingOccurrences(of: "FILE", with: path))
+            case .wrongPassphrase: throw KeyError.wrongPassphrase(path: path)
+            case .needsPassphrase: throw KeyError.passphraseUnavailable(path: path, reason: "none was given")
+            case .format(let format): throw KeyError.badKeyFile(path: path, reason: format.reason.replacingOccurrences(of: "FILE", with: path))
             }
         }
     }
@@ -258,7 +258,7 @@ public struct KeyStore: Sendable {
     /// The public key of a private key file, read without its passphrase: the blob is in the
     /// clear; the comment (encrypted with the key) comes from the `.pub` file beside it when
     /// that holds the same key.
-    public func publicHalf(at path: String? = nil) throws(OCTunnelError) -> SSHPublicKey {
+    public func publicHalf(at path: String? = nil) throws -> SSHPublicKey {
         let path = path ?? privateKeyPath
         let file = try readKeyFile(at: path)
         let half: (key: SSHPublicKey, isEncrypted: Bool)
@@ -266,7 +266,7 @@ public struct KeyStore: Sendable {
             half = try OpenSSHPrivateKey.publicKey(of: file.text)
             if !half.isEncrypted { return try OpenSSHPrivateKey.decode(file.text).publicKey }
         } catch {
-            throw .badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
+            throw KeyError.badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
         }
         if let bytes = try? FileBytes.read(path + ".pub"), let line = String(validating: bytes, as: UTF8.self),
            let listed = SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)), listed.blob == half.key.blob {
@@ -280,38 +280,38 @@ public struct KeyStore: Sendable {
 
     /// Reads a private key file, refusing what ssh refuses before reading a byte of it: not a
     /// regular file (a FIFO, a device), readable by others, or too large.
-    private func readKeyFile(at path: String) throws(OCTunnelError) -> (raw: [UInt8], text: String) {
+    private func readKeyFile(at path: String) throws -> (raw: [UInt8], text: String) {
         let opened: OpenedFile?
         do {
             opened = try OpenedFile.open(path)
         } catch {
-            throw .cannotRead(path: path, reason: error.description)
+            throw LocalFileError.cannotRead(path: path, reason: error.description)
         }
-        guard let file = opened else { throw .noKey(path: path) }
+        guard let file = opened else { throw KeyError.noKey(path: path) }
         guard file.isRegular else {
-            throw .badKeyFile(path: path, reason: "it is \(file.kind), not a regular file")
+            throw KeyError.badKeyFile(path: path, reason: "it is \(file.kind), not a regular file")
         }
         let mode = file.info.permissions & 0o777
         if mode & 0o077 != 0 {
             if let target = FileBytes.symlinkTarget(path) {
-                throw .unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)
+                throw KeyError.unsafeLinkedKeyPermissions(path: path, target: target, mode: mode)
             }
-            throw .unsafeKeyPermissions(path: path, mode: mode)
+            throw KeyError.unsafeKeyPermissions(path: path, mode: mode)
         }
         let raw: [UInt8]
         do {
             raw = try file.readAll(limit: Self.sizeLimit)
         } catch {
-            throw .badKeyFile(path: path, reason: error.reason ?? error.description)
+            throw KeyError.badKeyFile(path: path, reason: error.reason ?? error.description)
         }
         guard let text = String(validating: raw, as: UTF8.self) else {
-            throw .badKeyFile(path: path, reason: "it is not text (binary or corrupt)")
+            throw KeyError.badKeyFile(path: path, reason: "it is not text (binary or corrupt)")
         }
         return (raw, text)
     }
 
     /// The user's public key, read from the private key (the `.pub` file is a convenience copy).
-    public func publicKey() throws(OCTunnelError) -> SSHPublicKey {
+    public func publicKey() throws -> SSHPublicKey {
         return try publicHalf()
     }
 }

@@ -1,16 +1,16 @@
 /// The passphrase for a new key: asked twice, as ssh-keygen does; both answers must match
 /// and not be empty (an empty one would leave the key unencrypted).
 public enum NewPassphrase {
-    public static func ask(_ prompt: PassphrasePrompt, for path: String) throws(OCTunnelError) -> SecretBuffer {
+    public static func ask(_ prompt: PassphrasePrompt, for path: String) throws -> SecretBuffer {
         let first: SecretBuffer
         let second: SecretBuffer
         do {
             first = try prompt.ask("Enter passphrase for the new key: ")
             second = try prompt.ask("Enter same passphrase again: ")
         } catch {
-            throw .passphraseUnavailable(path: path, reason: error.reason)
+            throw KeyError.passphraseUnavailable(path: path, reason: error.reason)
         }
-        guard first.count > 0, first.isEqual(to: second) else { throw .passphrasesDiffer }
+        guard first.count > 0, first.isEqual(to: second) else { throw KeyError.passphrasesDiffer }
         return first
     }
 }

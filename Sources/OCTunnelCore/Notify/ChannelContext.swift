@@ -61,7 +61,7 @@ final class ChannelContext: @unchecked Sendable {
     @discardableResult
     func answer(_ reply: PermissionReply, for moment: AgentMoment) -> String? {
         guard let sendReply = answerers.permission, let id = moment.permissionID else { return "nothing can answer it here" }
-        do throws(OCTunnelError) {
+        do {
             try sendReply(id, moment.directory, reply)
             emit(.notice(NotificationAnswer.sentLine(reply, moment)))
             return nil
@@ -75,7 +75,7 @@ final class ChannelContext: @unchecked Sendable {
     @discardableResult
     func answer(_ reply: QuestionReply, to question: AskedQuestion, for moment: AgentMoment) -> String? {
         guard let sendReply = answerers.question else { return "nothing can answer it here" }
-        do throws(OCTunnelError) {
+        do {
             try sendReply(question.id, moment.directory, reply)
             emit(.notice(QuestionNotificationAnswer.sentLine(reply, moment)))
             return nil
@@ -84,8 +84,8 @@ final class ChannelContext: @unchecked Sendable {
         }
     }
 
-    private func failed(_ what: String, _ error: OCTunnelError) -> String {
-        let said = OutsideText.redacting(error.errorDescription ?? "the reply failed", secrets: secrets)
+    private func failed(_ what: String, _ error: any Error) -> String {
+        let said = OutsideText.redacting(octunnelFailure(error)?.errorDescription ?? "the reply failed", secrets: secrets)
         emit(.warning("\(what): \(said)"))
         return said
     }

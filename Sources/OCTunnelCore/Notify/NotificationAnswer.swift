@@ -51,4 +51,4 @@ enum NotificationAnswer {
 
 /// Sends a reply chosen on a notification: `PermissionClient.answer` through the tunnel's local
 /// port, for the permission `id` of the project `directory` (nil: OpenCode's own).
-typealias PermissionAnswerer = @Sendable (_ id: String, _ directory: String?, _ reply: PermissionReply) throws(OCTunnelError) -> Void
+typealias PermissionAnswerer = @Sendable (_ id: String, _ directory: String?, _ reply: PermissionReply) throws -> Void

@@ -56,4 +56,4 @@ enum QuestionNotificationAnswer {
 
 /// Sends a question's reply chosen on a notification: `PermissionClient.answerQuestion` through
 /// the tunnel's local port, for the question `id` of the project `directory` (nil: OpenCode's own).
-typealias QuestionAnswerer = @Sendable (_ id: String, _ directory: String?, _ reply: QuestionReply) throws(OCTunnelError) -> Void
+typealias QuestionAnswerer = @Sendable (_ id: String, _ directory: String?, _ reply: QuestionReply) throws -> Void

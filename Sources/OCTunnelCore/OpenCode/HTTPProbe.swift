@@ -59,7 +59,7 @@ struct HTTPProbe {
             case .refused: throw .cannotConnect("connection refused")
             case .timedOut: throw .cannotConnect("no answer")
             case .unreachable(_, _, let reason, _), .cannotResolve(_, let reason): throw .cannotConnect(reason)
-            default: throw .cannotConnect(OCTunnelError(error).localizedDescription)
+            default: throw .cannotConnect(error.failure.localizedDescription)
             }
         }
         let connection = Connection(socket: socket)

@@ -42,7 +42,7 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     /// as OpenCode's own default).
     public static func load(passwordFile: String?, savedPasswordFile: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws(OCTunnelError) -> OpenCodeCredentials {
+    ) throws -> OpenCodeCredentials {
         let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "opencode"
         if let passwordFile {
             return OpenCodeCredentials(username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
@@ -63,40 +63,40 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     /// one trailing newline (LF or CRLF) is not part of the password. The file is opened once
     /// and checked (`fstat`) and read through that one descriptor: a file swapped in after the
     /// check is never the one read.
-    public static func readPasswordFile(_ path: String) throws(OCTunnelError) -> String {
+    public static func readPasswordFile(_ path: String) throws -> String {
         try readPasswordFile(path, afterCheck: {})
     }
 
     /// `readPasswordFile`, with `afterCheck` run between the checks and the read (tests swap the
     /// file at the path there).
-    static func readPasswordFile(_ path: String, afterCheck: () -> Void) throws(OCTunnelError) -> String {
+    static func readPasswordFile(_ path: String, afterCheck: () -> Void) throws -> String {
         let limit = 65536
         let opened: OpenedFile?
         do {
             opened = try OpenedFile.open(path)
         } catch {
-            throw .cannotRead(path: path, reason: error.errno.description)
+            throw LocalFileError.cannotRead(path: path, reason: error.errno.description)
         }
-        guard let file = opened else { throw .noPasswordFile(path: path) }
-        guard file.isRegular else { throw .badPasswordFile(path: path, reason: "not a regular file") }
+        guard let file = opened else { throw PasswordFileError.noPasswordFile(path: path) }
+        guard file.isRegular else { throw PasswordFileError.badPasswordFile(path: path, reason: "not a regular file") }
         let mode = file.info.permissions & 0o777
-        guard mode & 0o077 == 0 else { throw .unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
-        guard file.info.size <= limit else { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
+        guard mode & 0o077 == 0 else { throw PasswordFileError.unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
+        guard file.info.size <= limit else { throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB") }
         afterCheck()
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: limit)
         } catch {
-            if error.errno == .fileTooLarge { throw .badPasswordFile(path: path, reason: "larger than 64 KiB") }
-            throw .cannotRead(path: path, reason: error.errno.description)
+            if error.errno == .fileTooLarge { throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB") }
+            throw LocalFileError.cannotRead(path: path, reason: error.errno.description)
         }
         let data = Data(bytes)
-        guard var text = String(data: data, encoding: .utf8) else { throw .badPasswordFile(path: path, reason: "not UTF-8 text") }
+        guard var text = String(data: data, encoding: .utf8) else { throw PasswordFileError.badPasswordFile(path: path, reason: "not UTF-8 text") }
         if text.hasSuffix("\r\n") { text.removeLast(1) } // "\r\n" is one Character in Swift
         else if text.hasSuffix("\n") { text.removeLast() }
-        guard !text.isEmpty else { throw .badPasswordFile(path: path, reason: "it is empty") }
+        guard !text.isEmpty else { throw PasswordFileError.badPasswordFile(path: path, reason: "it is empty") }
         guard !text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else {
-            throw .badPasswordFile(path: path, reason: "it has more than one line")
+            throw PasswordFileError.badPasswordFile(path: path, reason: "it has more than one line")
         }
         return text
     }

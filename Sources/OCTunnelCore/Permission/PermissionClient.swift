@@ -22,7 +22,7 @@ public struct PermissionClient: Sendable {
 
     /// The pending permissions of each of `directories` (none: the server's own project), and
     /// which OpenCode answered.
-    public func list(directories: [String] = []) throws(OCTunnelError) -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
+    public func list(directories: [String] = []) throws -> (generation: OpenCodeGeneration, list: PendingPermissionList) {
         var (generation, list) = try pending(directories: directories, questions: true)
         let sessions = list.items.map { ($0.sessionID, $0.directory) } + list.questions.map { ($0.sessionID, $0.directory) }
         let titles = self.titles(of: sessions, generation: generation)
@@ -32,7 +32,7 @@ public struct PermissionClient: Sendable {
     }
 
     /// `list` without the sessions' titles, and with the questions only when asked (a reply needs neither).
-    private func pending(directories: [String], questions: Bool = false) throws(OCTunnelError) -> (
+    private func pending(directories: [String], questions: Bool = false) throws -> (
         generation: OpenCodeGeneration, list: PendingPermissionList
     ) {
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
@@ -76,27 +76,27 @@ public struct PermissionClient: Sendable {
 
     /// Sends `reply` to the pending permission `id` (looked for in `directories`); returns it.
     /// Throws `permissionNotPending` when OpenCode no longer has it.
-    public func answer(id: String, reply: PermissionReply, directories: [String] = []) throws(OCTunnelError) -> PendingPermission {
+    public func answer(id: String, reply: PermissionReply, directories: [String] = []) throws -> PendingPermission {
         let (generation, list) = try pending(directories: directories)
         guard let request = list.items.first(where: { $0.id == id }) else {
             // Past the list's cap it may still wait: say so rather than "gone".
             if list.more > 0 {
-                throw .permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first "
+                throw PermissionError.permissionFailed(detail: "permission \(OutsideText.shown(id, limit: 128)) is not among the first "
                     + "\(PendingPermissionList.limit) OpenCode lists (\(list.more) more wait); nothing was sent: answer it in OpenCode")
             }
-            throw .permissionNotPending(id: OutsideText.shown(id, limit: 128))
+            throw PermissionError.permissionNotPending(id: OutsideText.shown(id, limit: 128))
         }
         for route in PermissionReplyRoute.routes(for: generation) {
             let answer = try post(route.path(for: request), body: route.body(reply), directory: request.directory)
             switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
             case .answered: return request
-            case .gone: throw .permissionNotPending(id: request.id)
+            case .gone: throw PermissionError.permissionNotPending(id: request.id)
             case .routeMissing: continue
             case .refused(let generation): throw passwordError(generation)
             case .failed(let status, let body): throw replyFailed(status: status, body: body)
             }
         }
-        throw .permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows "
+        throw PermissionError.permissionFailed(detail: "this OpenCode has none of the reply routes octunnel knows "
             + "(\(PermissionReplyRoute.routes(for: generation).map { $0.path(for: request) }.joined(separator: ", ")))")
     }
 
@@ -105,9 +105,9 @@ public struct PermissionClient: Sendable {
     /// OpenCode lists for that question, which asks one question: whatever the caller stored or
     /// typed, nothing else reaches OpenCode. Sent once, never retried. Throws
     /// `questionNotPending` when OpenCode no longer has it.
-    public func answerQuestion(id: String, reply: QuestionReply, directories: [String] = []) throws(OCTunnelError) -> AskedQuestion {
+    public func answerQuestion(id: String, reply: QuestionReply, directories: [String] = []) throws -> AskedQuestion {
         let shownID = OutsideText.shown(id, secrets: credentials.secrets, limit: 128)
-        guard PendingPermission.isRouteSafe(id) else { throw .questionNotPending(id: shownID) }
+        guard PendingPermission.isRouteSafe(id) else { throw PermissionError.questionNotPending(id: shownID) }
         let places: [String?] = directories.isEmpty ? [nil] : directories.map { $0 }
         var generation: OpenCodeGeneration?
         var found: (request: AskedQuestion, directory: String?)?
@@ -116,20 +116,20 @@ public struct PermissionClient: Sendable {
             generation = known
             let path = known.api.questionListPath
             let (head, body) = try getList(path, directory: place)
-            guard head.status == 200 else { throw .permissionFailed(detail: "OpenCode's list of pending questions answered HTTP "
+            guard head.status == 200 else { throw PermissionError.permissionFailed(detail: "OpenCode's list of pending questions answered HTTP "
                 + "\(head.status) from \(path); nothing was sent") }
             if let request = AskedQuestion.listed(id, in: body, generation: known) { found = (request, place) }
         }
-        guard let generation, let (request, directory) = found else { throw .questionNotPending(id: shownID) }
+        guard let generation, let (request, directory) = found else { throw PermissionError.questionNotPending(id: shownID) }
         if case .answer(let label) = reply {
             guard request.count == 1 else {
-                throw .permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: "
+                throw PermissionError.permissionFailed(detail: "question \(request.id) asks \(request.count) questions at once; nothing was sent: "
                     + "answer it in OpenCode")
             }
             guard request.labels.contains(label) else {
                 let options = request.labels.map { "\"\(OutsideText.shown($0, secrets: credentials.secrets, limit: 80))\"" }.joined(
                     separator: ", ")
-                throw .permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an "
+                throw PermissionError.permissionFailed(detail: "\"\(OutsideText.shown(label, secrets: credentials.secrets, limit: 80))\" is not an "
                     + "option OpenCode lists for question \(request.id) (\(options.isEmpty ? "none octunnel can send" : options)); "
                     + "nothing was sent")
             }
@@ -138,8 +138,8 @@ public struct PermissionClient: Sendable {
         let answer = try post(route.path(for: request, reply), body: route.body(reply), directory: directory)
         switch route.judge(status: answer.0.status, contentType: answer.0.headers["content-type"], body: answer.1) {
         case .answered: return request
-        case .gone: throw .questionNotPending(id: request.id)
-        case .routeMissing: throw .permissionFailed(detail: "this OpenCode has no route to answer a question "
+        case .gone: throw PermissionError.questionNotPending(id: request.id)
+        case .routeMissing: throw PermissionError.permissionFailed(detail: "this OpenCode has no route to answer a question "
             + "(\(route.path(for: request, reply))); answer it in OpenCode")
         case .refused(let generation): throw passwordError(generation)
         case .failed(let status, let body): throw replyFailed(status: status, body: body)
@@ -147,7 +147,7 @@ public struct PermissionClient: Sendable {
     }
 
     /// One directory's list; the generation is found on the first (2.x's route, then 1.x's).
-    private func list(in directory: String?, generation: OpenCodeGeneration?) throws(OCTunnelError) -> (
+    private func list(in directory: String?, generation: OpenCodeGeneration?) throws -> (
         OpenCodeGeneration, PendingPermissionList
     ) {
         let tries = generations.reversed().filter { generation == nil || $0 == generation }.map { ($0, $0.api.permissionListPath) }
@@ -173,31 +173,31 @@ public struct PermissionClient: Sendable {
                 + "\(path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
         }
         if refused { throw passwordError(refusing) }
-        throw .permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
+        throw PermissionError.permissionFailed(detail: "OpenCode's list of pending permissions is not there (\(misses.joined(separator: "; ")))")
     }
 
     /// GETs a list at `path` (up to 1 MiB); no answer is `permissionFailed` naming the tunnel's end.
-    private func getList(_ path: String, directory: String?) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
+    private func getList(_ path: String, directory: String?) throws -> (HTTPProbe.Head, [UInt8]) {
         do {
             return try probe().get(path, headers: headers(directory), limit: 1 << 20)
         } catch {
-            throw .permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
+            throw PermissionError.permissionFailed(detail: "cannot reach OpenCode through the tunnel at \(HostPort(host: host, port: port)) "
                 + "(\(describe(error)))")
         }
     }
 
     /// POSTs a reply once; no answer is `permissionFailed` saying it may have been taken and is not sent again.
-    private func post(_ path: String, body: [UInt8], directory: String?) throws(OCTunnelError) -> (HTTPProbe.Head, [UInt8]) {
+    private func post(_ path: String, body: [UInt8], directory: String?) throws -> (HTTPProbe.Head, [UInt8]) {
         do {
             return try probe().post(path, body: body, headers: headers(directory))
         } catch {
-            throw .permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
+            throw PermissionError.permissionFailed(detail: "the reply got no answer (\(describe(error))); it may or may not have been taken, "
                 + "and it is not sent again: `octunnel permission list` shows whether it still waits")
         }
     }
 
     /// A reply OpenCode answered with another status: its status and a redacted preview of its body.
-    private func replyFailed(status: Int, body: [UInt8]) -> OCTunnelError {
+    private func replyFailed(status: Int, body: [UInt8]) -> PermissionError {
         .permissionFailed(detail: "OpenCode answered the reply with HTTP "
             + "\(status)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")")
     }
@@ -219,7 +219,7 @@ public struct PermissionClient: Sendable {
         return [("x-opencode-directory", directory.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")]
     }
 
-    private func passwordError(_ generation: OpenCodeGeneration?) -> OCTunnelError {
+    private func passwordError(_ generation: OpenCodeGeneration?) -> HealthError {
         credentials.password == nil
             ? .healthNeedsPassword(generation: generation)
             : .healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)

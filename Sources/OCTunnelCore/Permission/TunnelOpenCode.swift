@@ -10,18 +10,18 @@ public enum TunnelOpenCode {
     /// neither runs.
     public static func permissionClient(home: OctunnelDirectory, profile: ProfileName, passwordFile: String?,
                                         environment: [String: String] = ProcessInfo.processInfo.environment,
-                                        timeout: Double = 10) throws(OCTunnelError) -> PermissionClient {
+                                        timeout: Double = 10) throws -> PermissionClient {
         let snapshot: StatusSnapshot
         var role = Role.tunnel
-        do throws(OCTunnelError) {
+        do {
             snapshot = try StatusClient(endpoint: StatusEndpoint(home: home, role: .tunnel, profile: profile)).query()
         } catch {
             let atHome = StatusClient(endpoint: StatusEndpoint(home: home, role: .home, profile: profile))
-            guard case .notRunning = error, let found = try? atHome.query() else { throw error }
+            guard case StatusError.notRunning = error, let found = try? atHome.query() else { throw error }
             (snapshot, role) = (found, .home)
         }
         guard let local = snapshot.local else {
-            throw .notRunning(role: role, profile: profile,
+            throw StatusError.notRunning(role: role, profile: profile,
                               detail: "the running \(role) side (pid \(snapshot.pid)) reports no local port yet")
         }
         let sections = passwordFile == nil ? try SavedSettings.load(from: home, profile: profile) : nil

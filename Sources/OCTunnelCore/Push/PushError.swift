@@ -30,7 +30,7 @@ public enum PushError: Error, LocalizedError, Equatable, Sendable {
     /// `push test`: the push went out but no button was tapped within the wait.
     case notTapped(seconds: Int)
     /// Reading or saving the settings failed.
-    case settings(OCTunnelError)
+    case settings(AnyFailure)
 
     /// The documented exit code for this failure.
     public var exitStatus: ExitStatus {

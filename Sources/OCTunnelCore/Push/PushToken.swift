@@ -8,10 +8,10 @@ public enum PushToken {
             return try OpenCodeCredentials.readPasswordFile(path)
         } catch {
             switch error {
-            case .noPasswordFile: throw .noTokenFile(path: path)
-            case .unsafePasswordFile(_, let mode, _): throw .unsafeTokenFile(path: path, mode: mode)
-            case .badPasswordFile(_, let reason): throw .badTokenFile(path: path, reason: reason)
-            default: throw .settings(error)
+            case PasswordFileError.noPasswordFile: throw .noTokenFile(path: path)
+            case PasswordFileError.unsafePasswordFile(_, let mode, _): throw .unsafeTokenFile(path: path, mode: mode)
+            case PasswordFileError.badPasswordFile(_, let reason): throw .badTokenFile(path: path, reason: reason)
+            default: throw .settings(.reading(path, failed: error))
             }
         }
     }

@@ -35,15 +35,15 @@ public final class UnlockedKey: Sendable {
 /// The ssh-agent as octunnel sees it, checked before connecting.
 public enum AgentCheck {
     /// The agent's socket path, or why there is none.
-    public static func socket(environment: [String: String] = ProcessInfo.processInfo.environment) throws(OCTunnelError) -> String {
+    public static func socket(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         guard let socket = environment["SSH_AUTH_SOCK"], !socket.isEmpty else {
-            throw .agentUnavailable(reason: "SSH_AUTH_SOCK is not set (start one with `eval \"$(ssh-agent)\"`, then `ssh-add` your key)")
+            throw SignInError.agentUnavailable(reason: "SSH_AUTH_SOCK is not set (start one with `eval \"$(ssh-agent)\"`, then `ssh-add` your key)")
         }
         return socket
     }
 
     /// The agent's keys, in its order; an unreachable agent is exit 81.
-    public static func keys() throws(OCTunnelError) -> [SSHPublicKey] {
+    public static func keys() throws -> [SSHPublicKey] {
         let socket = try socket()
         do {
             return try SSHAgent.listKeys()
@@ -59,7 +59,7 @@ public enum AgentCheck {
     }
 
     /// The agent at `socket` did not answer.
-    static func unreachable(_ socket: String, _ error: LibSSH2Error) -> OCTunnelError {
+    static func unreachable(_ socket: String, _ error: LibSSH2Error) -> SignInError {
         .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)): start the agent again and `ssh-add` the key, or fix SSH_AUTH_SOCK")
     }
 
@@ -72,13 +72,13 @@ extension ConnectionSettings {
     /// Gets ready to sign in before the first connection: checks that the agent answers and
     /// holds a usable key, or opens the key file, asking for its passphrase (through
     /// `prompt`) only if it is encrypted; a decrypted key is kept for reconnects.
-    public func preparedForSignIn(prompt: PassphrasePrompt) throws(OCTunnelError) -> ConnectionSettings {
+    public func preparedForSignIn(prompt: PassphrasePrompt) throws -> ConnectionSettings {
         var prepared = self
         switch authentication {
         case .agent:
             let keys = try AgentCheck.keys()
             if !keys.contains(where: AgentCheck.isUsable) {
-                throw .agentHasNoUsableKeys(socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
+                throw SignInError.agentHasNoUsableKeys(socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
             }
         case .keyFile(let path):
             let store = KeyStore(home: OctunnelDirectory(path: "/"))

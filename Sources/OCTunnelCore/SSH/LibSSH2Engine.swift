@@ -52,7 +52,7 @@ extension SSHSession: EngineSession {
 
 extension SSHConnector: SessionOpener {
     /// `connect`, as the engine's opener: non-blocking, one `send()` per loop round from here on.
-    func open(onStage: (StageReport) -> Void) throws(OCTunnelError) -> OpenedSession {
+    func open(onStage: (StageReport) -> Void) throws -> OpenedSession {
         let established = try self.connect(onStage: onStage)
         established.session.startBatching()
         return OpenedSession(session: established.session, idleChannel: established.idleChannel, info: established.info)

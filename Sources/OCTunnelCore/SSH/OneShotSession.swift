@@ -14,7 +14,7 @@ public final class OneShotSession {
 
     /// Connects and signs in as `settings` say (`SSHConnector.connect`: the same host key trust
     /// as `tunnel up`); blocking, each call bounded by `settings.connectTimeout`.
-    public init(_ settings: ConnectionSettings) throws(OCTunnelError) {
+    public init(_ settings: ConnectionSettings) throws {
         target = settings.target
         established = try SSHConnector(settings: settings).connect()
         session.setBlocking(true)
@@ -24,7 +24,7 @@ public final class OneShotSession {
     /// Runs `command` on an `exec` channel (a forced command sees it as `SSH_ORIGINAL_COMMAND`)
     /// and returns its standard output, at most `limit` bytes (the rest read and dropped), once
     /// the VPS ends it. Stderr is dropped by libssh2. Past `seconds` it fails (`sshFailure`).
-    public func run(_ command: String, limit: Int = 64 * 1024, seconds: Double = 60) throws(OCTunnelError) -> String {
+    public func run(_ command: String, limit: Int = 64 * 1024, seconds: Double = 60) throws -> String {
         session.setTimeout(milliseconds: Int(seconds * 1000))
         // Messages name the verb, not its arguments (a key's blob is long and says nothing).
         let verb = command.split(separator: " ").first.map(String.init) ?? command
@@ -124,7 +124,7 @@ public final class OneShotSession {
 
     deinit { close() }
 
-    private func failure(_ detail: String) -> OCTunnelError {
+    private func failure(_ detail: String) -> ConnectError {
         .sshFailure(host: target.host, port: target.port, detail: detail)
     }
 }

@@ -8,7 +8,7 @@ public struct SSHConnector: Sendable {
 
     public init(settings: ConnectionSettings) { self.settings = settings }
 
-    public func connect(onStage: (StageReport) -> Void = { _ in }) throws(OCTunnelError) -> EstablishedSession {
+    public func connect(onStage: (StageReport) -> Void = { _ in }) throws -> EstablishedSession {
         let target = settings.target
         let identity = try clientIdentity()
 
@@ -18,9 +18,9 @@ public struct SSHConnector: Sendable {
             defer { clock = now }
             return Int((now.timeIntervalSince(clock) * 1000).rounded())
         }
-        let addresses = try OCTunnelError.fromSocket { () throws(SocketFailure) in try Sockets.resolve(host: target.host, port: target.port) }
+        let addresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.resolve(host: target.host, port: target.port) }
         onStage(StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
-        let socket = try OCTunnelError.fromSocket { () throws(SocketFailure) in
+        let socket = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in
             try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
         }
         onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
@@ -31,7 +31,7 @@ public struct SSHConnector: Sendable {
             session = try SSHSession(socket: socket)
         } catch {
             socket.close()
-            throw .sshFailure(host: target.host, port: target.port, detail: error.description)
+            throw ConnectError.sshFailure(host: target.host, port: target.port, detail: error.description)
         }
         session.setBlocking(true)
         session.setTimeout(milliseconds: Int(settings.connectTimeout * 1000))
@@ -51,7 +51,7 @@ public struct SSHConnector: Sendable {
 
         guard let hostKey = session.hostKey() else {
             session.close()
-            throw .sshFailure(host: target.host, port: target.port, detail: "the server presented no host key")
+            throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "the server presented no host key")
         }
         let trust: HostKeyTrust
         var notes: [String] = []
@@ -76,7 +76,7 @@ public struct SSHConnector: Sendable {
             idle = try session.openSessionChannel()
         } catch {
             session.close()
-            throw .sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
+            throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
         }
         let signer = (identity.isAgent ? "ssh-agent key " : "") + clientKey.fingerprint + (identity.path.map { " (\($0))" } ?? "")
         onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(signer)"))
@@ -90,13 +90,13 @@ public struct SSHConnector: Sendable {
     /// waits for the client to speak first, 2 s by default, and every connection paid that
     /// whole wait when this one was 2 s. A greeting slower than that is read by libssh2's
     /// handshake instead (`SSHSession.serverBanner`).
-    private func peekBanner(_ socket: OwnedDescriptor) throws(OCTunnelError) -> String? {
+    private func peekBanner(_ socket: OwnedDescriptor) throws -> String? {
         guard (try? socket.waitReadable(milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000))) == true else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
         let count = socket.receive(&buffer, buffer.count, options: .peek).count
         guard count > 0 else {
             socket.close()
-            throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
+            throw ConnectError.closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         // Split on the byte: as a String, "\r\n" is one Character and never equals "\n".
         let lines = buffer[..<count].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
@@ -108,12 +108,12 @@ public struct SSHConnector: Sendable {
         let first = (lines.first ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         if lines.count > 1 && first == Self.openSSHDrop {
             socket.close()
-            throw .closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
+            throw ConnectError.closedBeforeGreeting(host: settings.target.host, port: settings.target.port)
         }
         if lines.count > 1 || count == buffer.count {
             socket.close()
             let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
-            throw .notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
+            throw ConnectError.notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
         }
         return nil
     }
@@ -126,7 +126,7 @@ public struct SSHConnector: Sendable {
     /// How long the connector waits for the server to greet before libssh2's handshake speaks.
     static let bannerPeek = 0.3
 
-    private func classifyHandshakeFailure(_ error: LibSSH2Error, banner: String?) -> OCTunnelError {
+    private func classifyHandshakeFailure(_ error: LibSSH2Error, banner: String?) -> ConnectError {
         let target = settings.target
         switch error.code {
         case LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
@@ -166,19 +166,19 @@ extension SSHConnector {
 
     /// Checks the host key against the store, then (for a host it does not know) OpenSSH's
     /// known_hosts files; says why the key is accepted, or throws before authentication.
-    func verifyHostKey(_ key: SSHPublicKey, notes: inout [String]) throws(OCTunnelError) -> HostKeyTrust {
+    func verifyHostKey(_ key: SSHPublicKey, notes: inout [String]) throws -> HostKeyTrust {
         let target = settings.target
         let store = KnownHostsStore(path: settings.knownHostsPath)
         if let expected = settings.expectFingerprint, expected != key.fingerprint {
-            throw .hostKeyNotExpected(host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
+            throw TrustError.hostKeyNotExpected(host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
         }
         switch try store.verdict(host: target.host, port: target.port, key: key) {
         case .trusted:
             return .known
         case .changed(let known):
-            throw .hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
+            throw TrustError.hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
         case .revoked:
-            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
+            throw TrustError.hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
         case .unknown:
             break
         }
@@ -188,14 +188,14 @@ extension SSHConnector {
             return .openSSH(place)
         case .differs(let place, let known):
             let name = settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port) ?? target.hostPort.knownHostsName
-            throw .hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
+            throw TrustError.hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
                                              file: place.file, line: place.line, name: name)
         case .revoked(let place):
-            throw .hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
+            throw TrustError.hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
         case .otherTypes(let known):
             guard settings.strictHostKeyChecking.acceptsNewKeyType || settings.expectFingerprint != nil else {
                 try refuseUnknownHost(key)
-                throw .hostKeyTypeUnknownToOpenSSH(host: target.host, port: target.port, presentedType: key.type,
+                throw TrustError.hostKeyTypeUnknownToOpenSSH(host: target.host, port: target.port, presentedType: key.type,
                                                    presented: key.fingerprint, known: known.map(\.description))
             }
             try refuseUnknownHost(key)
@@ -210,14 +210,14 @@ extension SSHConnector {
 
     /// Throws unless a host no file knows may be trusted now: `--expect-fingerprint` (already
     /// compared) always may; `--no-trust-new` and StrictHostKeyChecking `yes` refuse it.
-    private func refuseUnknownHost(_ key: SSHPublicKey) throws(OCTunnelError) {
+    private func refuseUnknownHost(_ key: SSHPublicKey) throws {
         let target = settings.target
         guard settings.expectFingerprint == nil else { return }
         guard settings.trustNew else {
-            throw .unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
+            throw TrustError.unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
         }
         guard settings.strictHostKeyChecking.acceptsUnknownHost else {
-            throw .unknownHostRefusedByStrictChecking(host: target.host, port: target.port, presented: key.fingerprint)
+            throw TrustError.unknownHostRefusedByStrictChecking(host: target.host, port: target.port, presented: key.fingerprint)
         }
     }
 }
@@ -242,7 +242,7 @@ extension SSHConnector {
         }
     }
 
-    func clientIdentity() throws(OCTunnelError) -> ClientIdentity {
+    func clientIdentity() throws -> ClientIdentity {
         switch settings.authentication {
         case .agent:
             _ = try AgentCheck.socket()
@@ -258,11 +258,11 @@ extension SSHConnector {
     }
 
     /// Signs in; returns the public key the server accepted.
-    func authenticate(_ session: SSHSession, identity: ClientIdentity) throws(OCTunnelError) -> SSHPublicKey {
+    func authenticate(_ session: SSHSession, identity: ClientIdentity) throws -> SSHPublicKey {
         let target = settings.target
         if let methods = session.authenticationMethods(user: target.user) {
             guard methods.split(separator: ",").contains("publickey") else {
-                throw .passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
+                throw SignInError.passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
             }
         }
         switch identity {
@@ -281,7 +281,7 @@ extension SSHConnector {
 
     /// Runs one key's sign-in (unless the server needed none) and names what went wrong.
     func signIn(as key: SSHPublicKey, path: String, _ session: SSHSession,
-                        _ attempt: () throws(LibSSH2Error) -> Void) throws(OCTunnelError) {
+                        _ attempt: () throws(LibSSH2Error) -> Void) throws {
         let target = settings.target
         guard libssh2_userauth_authenticated(session.raw) == 0 else { return }
         do {
@@ -289,20 +289,20 @@ extension SSHConnector {
         } catch {
             switch error.code {
             case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
-                throw .keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
+                throw SignInError.keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
                                         publicLine: key.line,
                                         restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
             case LIBSSH2_ERROR_FILE:
-                throw .badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
+                throw KeyError.badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
             default:
-                throw .sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
+                throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
             }
         }
     }
 
     /// Tries the agent's Ed25519 and ECDSA keys in its order; RSA and DSA keys are skipped
     /// (libssh2 1.10.0 signs RSA only with ssh-rsa, which OpenSSH 8.8 and later refuse).
-    func authenticateWithAgent(_ session: SSHSession) throws(OCTunnelError) -> SSHPublicKey {
+    func authenticateWithAgent(_ session: SSHSession) throws -> SSHPublicKey {
         let target = settings.target
         let socket = try AgentCheck.socket()
         let agent: SSHAgent
@@ -316,7 +316,7 @@ extension SSHConnector {
         }
         let usable = identities.filter { AgentCheck.isUsable($0.key) }
         let skipped = identities.filter { !AgentCheck.isUsable($0.key) }.map { AgentCheck.describe($0.key) }
-        guard let first = usable.first else { throw .agentHasNoUsableKeys(socket: socket, skipped: skipped) }
+        guard let first = usable.first else { throw SignInError.agentHasNoUsableKeys(socket: socket, skipped: skipped) }
         var tried: [String] = []
         for identity in usable {
             tried.append(identity.key.fingerprint)
@@ -328,13 +328,13 @@ extension SSHConnector {
                 case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
                     continue
                 case LIBSSH2_ERROR_AGENT_PROTOCOL:
-                    throw .agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint) (\(error.message)); is it still running, or locked?")
+                    throw SignInError.agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint) (\(error.message)); is it still running, or locked?")
                 default:
-                    throw .sshFailure(host: target.host, port: target.port, detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
+                    throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
                 }
             }
         }
-        throw .agentKeysNotAuthorized(user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
+        throw SignInError.agentKeysNotAuthorized(user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
                                       publicLine: first.key.line,
                                       restrictedLine: restrictedAuthorizedKeysLine(first.key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
     }

@@ -59,10 +59,10 @@ public struct ServiceDefinition: Sendable {
     /// Refuses a definition whose paths (the binary, `--home` or `$OCTUNNEL_HOME`, the user's
     /// home) hold a control character: each format escapes what it can, but a path with a line
     /// break is a mistake or an attack, never a directory a service should run in.
-    public func validate() throws(OCTunnelError) {
+    public func validate() throws {
         for (what, path) in [("octunnel's home", octunnelHome), ("the octunnel binary's path", executable), ("$HOME", userHome)]
         where UserPath.hasControlCharacters(path) {
-            throw .controlCharactersInPath(what: what, path: path)
+            throw ServiceError.controlCharactersInPath(what: what, path: path)
         }
     }
 

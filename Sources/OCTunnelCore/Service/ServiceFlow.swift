@@ -49,7 +49,7 @@ public struct ServiceFlow: Sendable {
     /// With `rotateEvery`, the key's rotation is installed beside it (`ServiceDefinition.rotation`):
     /// run daily, it rotates the key on the VPS once it is that many days old.
     public func install(home: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
-                        rotateEvery: Int? = nil) throws(OCTunnelError) -> Installed {
+                        rotateEvery: Int? = nil) throws -> Installed {
         try checkInstallable(home: home, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)
         let manager = ServiceManager(definition: definition)
@@ -64,7 +64,7 @@ public struct ServiceFlow: Sendable {
         installed.rotation = rotation
         guard startNow else { return installed }
         guard manager.isAvailable else {
-            throw .serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
+            throw ServiceError.serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
         }
         try manager.run(commands)
         installed = Installed(outcome: outcome, commands: commands, started: true)
@@ -78,10 +78,10 @@ public struct ServiceFlow: Sendable {
     }
 
     /// What `install --print` (and `install`) need first: a valid definition and saved settings.
-    public func checkInstallable(home: OctunnelDirectory, profile: ProfileName, role: Role) throws(OCTunnelError) {
+    public func checkInstallable(home: OctunnelDirectory, profile: ProfileName, role: Role) throws {
         try definition.validate()
         guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
-            throw .noSettings(path: home.configPath, profile: profile, role: role)
+            throw LocalFileError.noSettings(path: home.configPath, profile: profile, role: role)
         }
     }
 
@@ -94,7 +94,7 @@ public struct ServiceFlow: Sendable {
 
     /// Stops the service (as far as the manager can) and removes the file, only octunnel's own
     /// unless `force`.
-    public func uninstall(force: Bool) throws(OCTunnelError) -> Removed {
+    public func uninstall(force: Bool) throws -> Removed {
         // The key's rotation goes with the service (its timer first, then its unit).
         for extra in installedRotation().reversed() {
             _ = try ServiceFlow(definition: extra).uninstallOne(force: force)
@@ -103,12 +103,12 @@ public struct ServiceFlow: Sendable {
     }
 
     /// `uninstall` of this definition's file alone.
-    func uninstallOne(force: Bool) throws(OCTunnelError) -> Removed {
+    func uninstallOne(force: Bool) throws -> Removed {
         let installer = ServiceInstaller(definition: definition)
         let state = try installer.state()
         guard state != .absent else { return .nothing }
         guard state == .ours || force else {
-            throw .serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
+            throw ServiceError.serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
         }
         let manager = ServiceManager(definition: definition)
         var warning: String?
@@ -128,9 +128,9 @@ public struct ServiceFlow: Sendable {
 
     /// `service status`'s rows (label, value): the unit's name, its file and whose it is, and
     /// what the service manager says. Not installed is `serviceNotInstalled`.
-    public func status(profile: ProfileName, role: Role) throws(OCTunnelError) -> [(String, String)] {
+    public func status(profile: ProfileName, role: Role) throws -> [(String, String)] {
         let state = try ServiceInstaller(definition: definition).state()
-        guard state != .absent else { throw .serviceNotInstalled(path: definition.path, role: role, profile: profile) }
+        guard state != .absent else { throw ServiceError.serviceNotInstalled(path: definition.path, role: role, profile: profile) }
         let whose: String
         switch state {
         case .ours: whose = "written by octunnel"

@@ -20,9 +20,9 @@ public struct ServiceInstaller: Sendable {
 
     public enum InstallOutcome: Sendable { case created, replaced, unchanged }
 
-    public func state() throws(OCTunnelError) -> FileState {
+    public func state() throws -> FileState {
         let read: (info: FileStatus, bytes: [UInt8])?
-        do { read = try FileBytes.readWithStatus(definition.path) } catch { throw .cannotRead(path: definition.path, reason: error.description) }
+        do { read = try FileBytes.readWithStatus(definition.path) } catch { throw LocalFileError.cannotRead(path: definition.path, reason: error.description) }
         guard let read else { return .absent }
         guard read.info.kind == .regular else { return .foreign }
         switch ServiceFileMark.verdict(of: String(decoding: read.bytes, as: UTF8.self)) {
@@ -33,11 +33,11 @@ public struct ServiceInstaller: Sendable {
     }
 
     /// Writes the file atomically (0644), creating its directory (and a LaunchAgent's log directory).
-    public func install(force: Bool) throws(OCTunnelError) -> InstallOutcome {
+    public func install(force: Bool) throws -> InstallOutcome {
         let text = definition.render()
         let state = try state()
         if !force && (state == .edited || state == .foreign) {
-            throw .serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: false)
+            throw ServiceError.serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: false)
         }
         var directories = [definition.directory]
         if definition.format == .launchd { directories.append(definition.logDirectory) }
@@ -45,7 +45,7 @@ public struct ServiceInstaller: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw .cannotWrite(path: directory, reason: (error as NSError).localizedDescription)
+                throw LocalFileError.cannotWrite(path: directory, reason: (error as NSError).localizedDescription)
             }
         }
         if state == .ours, (try? FileBytes.read(definition.path)) == Array(text.utf8) { return .unchanged }
@@ -56,21 +56,21 @@ public struct ServiceInstaller: Sendable {
                 try AtomicFile.write(Array(text.utf8), to: definition.path, mode: 0o644)
             }
         } catch {
-            if error.errno == .fileExists { throw .serviceFileNotOurs(path: definition.path, edited: false, removing: false) }
-            throw .cannotWrite(path: definition.path, reason: error.description)
+            if error.errno == .fileExists { throw ServiceError.serviceFileNotOurs(path: definition.path, edited: false, removing: false) }
+            throw LocalFileError.cannotWrite(path: definition.path, reason: error.description)
         }
         return state == .absent ? .created : .replaced
     }
 
     /// Removes the file (and a systemd enablement link to it); false when there was none.
     @discardableResult
-    public func uninstall(force: Bool) throws(OCTunnelError) -> Bool {
+    public func uninstall(force: Bool) throws -> Bool {
         let state = try state()
         if state == .absent { return false }
         if !force && state != .ours {
-            throw .serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
+            throw ServiceError.serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
         }
-        do { try Syscall.removeFile(definition.path) } catch { throw .cannotWrite(path: definition.path, reason: error.errno.description) }
+        do { try Syscall.removeFile(definition.path) } catch { throw LocalFileError.cannotWrite(path: definition.path, reason: error.errno.description) }
         if definition.format == .systemd { removeEnablementLink() }
         return true
     }

@@ -80,11 +80,11 @@ public struct ServiceManager: Sendable {
     public var isAvailable: Bool { ToolLocator.find(tool, environment: environment) != nil }
 
     /// Runs `commands` in order, stopping at the first failure that matters.
-    public func run(_ commands: [ServiceCommand]) throws(OCTunnelError) {
+    public func run(_ commands: [ServiceCommand]) throws {
         for command in commands {
             let result = execute(command.arguments)
             if result.status != 0 && !command.mayFail {
-                throw .serviceManagerFailed(command: command.shown, detail: result.detail)
+                throw ServiceError.serviceManagerFailed(command: command.shown, detail: result.detail)
             }
         }
     }

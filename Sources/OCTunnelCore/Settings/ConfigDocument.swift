@@ -17,21 +17,21 @@ struct ConfigDocument: Equatable {
 
     /// The file `value` at `path`; a top level or `profiles` that is not an object, a profile
     /// that is not one or whose name octunnel does not accept, is refused (65).
-    init(_ value: JSONValue, path: String) throws(OCTunnelError) {
+    init(_ value: JSONValue, path: String) throws {
         guard let top = value.members else {
-            guard case .array = value else { throw .badConfig(path: path, reason: "not JSON") }  // as JSONSerialization: no bare value
-            throw .badConfig(path: path, reason: "not a JSON object")
+            guard case .array = value else { throw LocalFileError.badConfig(path: path, reason: "not JSON") }  // as JSONSerialization: no bare value
+            throw LocalFileError.badConfig(path: path, reason: "not a JSON object")
         }
         guard let listed = top["profiles"] else {
             let profiles: JSONObject = [ProfileName.default.rawValue: .object([Role.tunnel.rawValue: value])]
             (self.top, isLegacy) = (["version": .integer(ConfigFile.version), "profiles": .object(profiles)], true)
             return
         }
-        guard let listed = listed.members else { throw .badConfig(path: path, reason: "profiles is not an object") }
+        guard let listed = listed.members else { throw LocalFileError.badConfig(path: path, reason: "profiles is not an object") }
         for (name, sections) in listed.members {
             let shown = OutsideText.shown(name, limit: 64)  // the file's text, quoted in the message
-            do { _ = try ProfileName(name) } catch { throw .badConfig(path: path, reason: "profiles.\(shown): \(error.description)") }
-            guard sections.members != nil else { throw .badConfig(path: path, reason: "profiles.\(shown) is not an object") }
+            do { _ = try ProfileName(name) } catch { throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown): \(error.description)") }
+            guard sections.members != nil else { throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown) is not an object") }
         }
         (self.top, isLegacy) = (top, false)
     }

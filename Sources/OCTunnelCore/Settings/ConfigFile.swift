@@ -23,9 +23,9 @@ public struct ConfigFile: Sendable {
     public var path: String { home.configPath }
 
     /// The file's profiles, as read; nil when there is no file.
-    public func read() throws(OCTunnelError) -> Contents? {
+    public func read() throws -> Contents? {
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch { throw .cannotRead(path: path, reason: error.description) }
+        do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch { throw LocalFileError.cannotRead(path: path, reason: error.description) }
         guard let bytes else { return nil }
         return try Contents(bytes: bytes, path: path)
     }
@@ -35,7 +35,7 @@ public struct ConfigFile: Sendable {
     /// once per such key: `ForwardListMismatch`), the file is written back in this version's
     /// shape first, if it can be: a file that cannot be written (a read-only directory, a home
     /// open to others or not the user's) is only read, and written back next time.
-    public func load(warn: (String) -> Void = ConfigFile.toStandardError) throws(OCTunnelError) -> Contents? {
+    public func load(warn: (String) -> Void = ConfigFile.toStandardError) throws -> Contents? {
         guard let contents = try read() else { return nil }
         let stale = contents.staleCopies()
         if contents.inCurrentShape() != nil { try? writeBack() }
@@ -62,24 +62,24 @@ public struct ConfigFile: Sendable {
     /// `document` as the file's text, atomically replacing it (0600); the caller holds the lock.
     private func write(_ document: ConfigDocument) throws {
         guard let text = JSONText.pretty(document.json) else {
-            throw OCTunnelError.cannotWrite(path: path, reason: "a value JSON cannot hold")
+            throw LocalFileError.cannotWrite(path: path, reason: "a value JSON cannot hold")
         }
         try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o600)
     }
 
     /// Replaces `role`'s section of `profile` with `section`, keeping everything else.
-    func save<Section: Encodable>(_ section: Section, role: Role, profile: ProfileName) throws(OCTunnelError) {
+    func save<Section: Encodable>(_ section: Section, role: Role, profile: ProfileName) throws {
         try save(section, key: role.rawValue, profile: profile)
     }
 
     /// Replaces the section `key` of `profile` (a role's, or `push`) with `section`, keeping everything else.
-    func save<Section: Encodable>(_ section: Section, key: String, profile: ProfileName) throws(OCTunnelError) {
+    func save<Section: Encodable>(_ section: Section, key: String, profile: ProfileName) throws {
         try home.prepare()
         let encoded: JSONValue
         do {
             encoded = try JSONValue(encoding: section)
         } catch {
-            throw .cannotWrite(path: path, reason: "\(error)")
+            throw LocalFileError.cannotWrite(path: path, reason: "\(error)")
         }
         do {
             try FileLock.withLock(home.configPath + ".lock") {
@@ -88,12 +88,12 @@ public struct ConfigFile: Sendable {
                 document.top["version"] = .integer(Self.version)
                 try write(document)
             }
-        } catch let error as OCTunnelError {
+        } catch let error as any OCTunnelFailure {
             throw error
         } catch let error as SystemError {
-            throw .cannotWrite(path: path, reason: error.description)
+            throw LocalFileError.cannotWrite(path: path, reason: error.description)
         } catch {
-            throw .cannotWrite(path: path, reason: "\(error)")
+            throw LocalFileError.cannotWrite(path: path, reason: "\(error)")
         }
     }
 
@@ -106,10 +106,10 @@ public struct ConfigFile: Sendable {
         /// Whether the file is the flat format from before profiles.
         public var isLegacy: Bool { document.isLegacy }
 
-        init(bytes: [UInt8], path: String) throws(OCTunnelError) {
+        init(bytes: [UInt8], path: String) throws {
             self.path = path
             guard let value = try? JSONValue.parse(Data(bytes)) else {
-                throw .badConfig(path: path, reason: "not JSON")
+                throw LocalFileError.badConfig(path: path, reason: "not JSON")
             }
             document = try ConfigDocument(value, path: path)
         }
@@ -123,18 +123,18 @@ public struct ConfigFile: Sendable {
         }
 
         /// `profile`'s sections, decoded and checked; nil when the file does not have it.
-        public func settings(of profile: ProfileName) throws(OCTunnelError) -> SavedSettings? {
+        public func settings(of profile: ProfileName) throws -> SavedSettings? {
             guard profiles.contains(profile) else { return nil }
             let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
             var settings = SavedSettings()
             if let tunnel = document[profile, .tunnel] {
                 let decoded = try decode(TunnelSettings.self, from: tunnel, at: isLegacy ? "" : prefix + "tunnel.")
-                do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
+                do { try decoded.validate() } catch { throw LocalFileError.badConfig(path: path, reason: error.message) }
                 settings.tunnel = decoded
             }
             if let home = document[profile, .home] {
                 let decoded = try decode(HomeSettings.self, from: home, at: prefix + "home.")
-                do { try decoded.validate() } catch { throw .badConfig(path: path, reason: error.message) }
+                do { try decoded.validate() } catch { throw LocalFileError.badConfig(path: path, reason: error.message) }
                 settings.home = decoded
             }
             return settings.tunnel == nil && settings.home == nil ? nil : settings
@@ -209,18 +209,18 @@ public struct ConfigFile: Sendable {
             return written
         }
 
-        private func decode<T: Decodable>(_ type: T.Type, from section: JSONValue, at prefix: String) throws(OCTunnelError) -> T {
-            guard section.members != nil else { throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not an object") }
+        private func decode<T: Decodable>(_ type: T.Type, from section: JSONValue, at prefix: String) throws -> T {
+            guard section.members != nil else { throw LocalFileError.badConfig(path: path, reason: "\(prefix.dropLast()) is not an object") }
             do {
                 return try section.decoded(as: type)
             } catch DecodingError.keyNotFound(let key, _) {
-                throw .badConfig(path: path, reason: "\"\(prefix)\(key.stringValue)\" is missing")
+                throw LocalFileError.badConfig(path: path, reason: "\"\(prefix)\(key.stringValue)\" is missing")
             } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-                throw .badConfig(path: path, reason: "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+                throw LocalFileError.badConfig(path: path, reason: "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
             } catch let error as TargetParseError {
-                throw .badConfig(path: path, reason: error.message)
+                throw LocalFileError.badConfig(path: path, reason: error.message)
             } catch {
-                throw .badConfig(path: path, reason: "\(prefix.dropLast()) is not valid")
+                throw LocalFileError.badConfig(path: path, reason: "\(prefix.dropLast()) is not valid")
             }
         }
     }

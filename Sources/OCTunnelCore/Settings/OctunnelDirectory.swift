@@ -35,7 +35,7 @@ public struct OctunnelDirectory: Sendable {
     /// anyone else is refused whatever its mode (its owner could swap the files in it, or plant
     /// links where octunnel writes, as OpenSSH's StrictModes refuses a `~/.ssh` of another user).
     /// Returns a note for stderr when it tightened the mode.
-    public func prepare() throws(OCTunnelError) -> String? {
+    public func prepare() throws -> String? {
         do {
             if try FileBytes.status(path) == nil {
                 let parent = (path as NSString).deletingLastPathComponent
@@ -46,27 +46,27 @@ public struct OctunnelDirectory: Sendable {
                 try? Syscall.changeMode(path, 0o700)
             }
         } catch let error as SystemError {
-            throw .cannotWrite(path: path, reason: error.description)
+            throw LocalFileError.cannotWrite(path: path, reason: error.description)
         } catch {
-            throw .cannotWrite(path: path, reason: "\(error)")
+            throw LocalFileError.cannotWrite(path: path, reason: "\(error)")
         }
         return try checkPermissions()
     }
 
     /// Verifies an existing home without creating it (for read-only commands).
     @discardableResult
-    public func checkPermissions() throws(OCTunnelError) -> String? {
+    public func checkPermissions() throws -> String? {
         guard let info = try? Syscall.fileStatus(path) else { return nil }
-        guard info.kind == .directory else { throw .unsafeHome(path: path, reason: "it is not a directory") }
+        guard info.kind == .directory else { throw LocalFileError.unsafeHome(path: path, reason: "it is not a directory") }
         let mode = info.permissions & 0o777
         guard info.isOwnedByMe else {
-            throw .unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
+            throw LocalFileError.unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
         }
         guard mode & 0o077 != 0 else { return nil }
         do {
             try Syscall.changeMode(path, 0o700)
         } catch {
-            throw .unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(error.errno)")
+            throw LocalFileError.unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(error.errno)")
         }
         return "tightened \(path) from mode \(String(mode, radix: 8)) to 700: it holds your private key"
     }

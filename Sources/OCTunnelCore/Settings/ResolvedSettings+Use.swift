@@ -16,14 +16,14 @@ extension ResolvedSettings {
 
     /// The connection to the VPS, its key loaded now (an encrypted key's passphrase asked
     /// once), after the note on an ssh config key octunnel cannot use (said through `say`).
-    public func signIn(directory: OctunnelDirectory, say: (String) -> Void) throws(OCTunnelError) -> ConnectionSettings {
+    public func signIn(directory: OctunnelDirectory, say: (String) -> Void) throws -> ConnectionSettings {
         if let note = keyNote(directory: directory) { say(note) }
         return try connection(directory: directory).preparedForSignIn(prompt: PassphrasePrompt())
     }
 
     /// OpenCode's user and password for the health test: `passwordFile` (`--password-file` as
     /// given), else the saved file, else the environment (`OpenCodeCredentials.load`).
-    public func credentials(passwordFile: String?) throws(OCTunnelError) -> OpenCodeCredentials {
+    public func credentials(passwordFile: String?) throws -> OpenCodeCredentials {
         try OpenCodeCredentials.load(passwordFile: passwordFile.map(UserPath.absolute), savedPasswordFile: savedPasswordFile)
     }
 
@@ -70,7 +70,7 @@ extension ResolvedSettings {
     /// `--save`: these settings become the profile's section of this role, every other
     /// section kept; values equal to the defaults that older files lack are left out. The
     /// tunnel's forwards are saved listening on 127.0.0.1 for OpenCode's: `--bind` is never saved.
-    public func save(to directory: OctunnelDirectory, agent: Bool, passwordFile: String?) throws(OCTunnelError) {
+    public func save(to directory: OctunnelDirectory, agent: Bool, passwordFile: String?) throws {
         switch role {
         case .tunnel:
             var saved = forwards

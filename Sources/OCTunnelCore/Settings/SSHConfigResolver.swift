@@ -73,7 +73,7 @@ public struct SSHConfigResolver: Sendable {
     public var userConfigPath: String { home + "/.ssh/config" }
 
     /// Resolves `text`, `[user@]host[:port]` as the command line gives it.
-    public func resolve(_ text: String) throws(OCTunnelError) -> SSHConfigResolution {
+    public func resolve(_ text: String) throws -> SSHConfigResolution {
         let parsed: SSHTarget
         let explicitPort: Int
         do {
@@ -81,7 +81,7 @@ public struct SSHConfigResolver: Sendable {
             let hostPart = text.unicodeScalars.lastIndex(of: "@").map { String(text.unicodeScalars[text.unicodeScalars.index(after: $0)...]) } ?? text
             explicitPort = try HostPort.parse(hostPart, defaultPort: 0).port
         } catch {
-            throw .badSSHConfig(path: text, reason: error.message)
+            throw SSHConfigError.badSSHConfig(path: text, reason: error.message)
         }
         let explicitUser = text.unicodeScalars.contains("@") ? parsed.user : nil
         let port = explicitPort == 0 ? nil : explicitPort
@@ -93,7 +93,7 @@ public struct SSHConfigResolver: Sendable {
 
     // MARK: ssh -G
 
-    private func resolveWithSSH(_ ssh: String, host: String, user: String?, port: Int?) throws(OCTunnelError) -> SSHConfigResolution {
+    private func resolveWithSSH(_ ssh: String, host: String, user: String?, port: Int?) throws -> SSHConfigResolution {
         var common: [String] = ["-G"]
         if let user { common += ["-l", user] }
         if let port { common += ["-p", String(port)] }
@@ -138,18 +138,18 @@ public struct SSHConfigResolver: Sendable {
         var all: [String: [String]] = [:]
     }
 
-    private func runSSHG(_ ssh: String, _ arguments: [String], host: String) throws(OCTunnelError) -> SSHGOutput {
+    private func runSSHG(_ ssh: String, _ arguments: [String], host: String) throws -> SSHGOutput {
         let result: ChildProcess.Result
         do {
             result = try ChildProcess.run(ssh, arguments, environment: environment)
         } catch {
-            throw .badSSHConfig(path: userConfigPath, reason: "cannot run \(ssh) -G: \(error.description)")
+            throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "cannot run \(ssh) -G: \(error.description)")
         }
         guard result.status == 0 else {
             let reason = result.stderr.split(separator: "\n").map(String.init)
                 .first(where: { !$0.hasPrefix("Pseudo-terminal") }) ?? "ssh -G exited with status \(result.status)"
             // ssh quotes the config in its complaints: its words are outside text here.
-            throw .badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
+            throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
         }
         var output = SSHGOutput()
         for line in result.stdout.split(separator: "\n") {
@@ -164,9 +164,9 @@ public struct SSHConfigResolver: Sendable {
 
     // MARK: reading the file
 
-    private func resolveFromFile(host: String, user: String?, port: Int?) throws(OCTunnelError) -> SSHConfigResolution {
+    private func resolveFromFile(host: String, user: String?, port: Int?) throws -> SSHConfigResolution {
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(userConfigPath) } catch { throw .cannotRead(path: userConfigPath, reason: error.description) }
+        do { bytes = try FileBytes.read(userConfigPath) } catch { throw LocalFileError.cannotRead(path: userConfigPath, reason: error.description) }
         guard let bytes else {
             return SSHConfigResolution(target: SSHTarget(user: user ?? localUser, host: host, port: port ?? 22), identityFile: nil,
                                        hostKeyAlias: nil, userKnownHostsFiles: nil, globalKnownHostsFiles: nil, ignored: [],
@@ -178,7 +178,7 @@ public struct SSHConfigResolver: Sendable {
         let configPort: Int?
         if let text = settings.values["port"] {
             guard let value = try? HostPort.parsePort(text) else {
-                throw .badSSHConfig(path: userConfigPath, reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
+                throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
             }
             configPort = value
         } else {
@@ -198,24 +198,24 @@ public struct SSHConfigResolver: Sendable {
 
     // MARK: shared
 
-    private func refuseProxies(_ values: [String: String], host: String, file: String) throws(OCTunnelError) {
+    private func refuseProxies(_ values: [String: String], host: String, file: String) throws {
         for keyword in ["proxyjump", "proxycommand"] {
             if let value = values[keyword], value.lowercased() != "none" {
                 let name = keyword == "proxyjump" ? "ProxyJump" : "ProxyCommand"
                 // The value is the config's text (or ssh -G's), quoted in the message.
-                throw .unsupportedSSHConfig(host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
+                throw SSHConfigError.unsupportedSSHConfig(host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
             }
         }
     }
 
-    private func validatedTarget(user: String, host: String, port: Int, file: String) throws(OCTunnelError) -> SSHTarget {
+    private func validatedTarget(user: String, host: String, port: Int, file: String) throws -> SSHTarget {
         do {
             try HostPort.validateHost(host)
             _ = try SSHTarget.parse("\(user)@x", defaultUser: user)
         } catch {
-            throw .badSSHConfig(path: file, reason: error.message)
+            throw SSHConfigError.badSSHConfig(path: file, reason: error.message)
         }
-        guard (1...65535).contains(port) else { throw .badSSHConfig(path: file, reason: "port \(port) is out of range") }
+        guard (1...65535).contains(port) else { throw SSHConfigError.badSSHConfig(path: file, reason: "port \(port) is out of range") }
         return SSHTarget(user: user, host: host, port: port)
     }
 

@@ -40,7 +40,7 @@ extension SavedConnection {
     }
 
     /// Saves this as `profile`'s section of its role, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws(OCTunnelError) {
+    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws {
         try ConfigFile(home: home).save(self, role: Self.role, profile: profile)
     }
 

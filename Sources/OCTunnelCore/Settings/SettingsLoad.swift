@@ -1,7 +1,7 @@
 extension ResolvedSettings {
     /// What a command runs: reads the profile's saved settings (a `config.json` that is not
     /// valid is 65, even with a typed target) and, for a typed target, ~/.ssh/config, then
-    /// `resolve`s. Throws `SettingsError` for a usage mistake, `OCTunnelError` otherwise.
+    /// `resolve`s. Throws `SettingsError` for a usage mistake, an `OCTunnelFailure` otherwise.
     public static func load(flags: SettingsFlags, directory: OctunnelDirectory, role: Role,
                             resolver: SSHConfigResolver = SSHConfigResolver()) throws -> ResolvedSettings {
         let saved = try SavedSettings.load(from: directory, profile: flags.profile)

@@ -1,5 +1,5 @@
 /// Why resolving, connecting or listening failed: System/'s own error (issue 49: the bottom layer
-/// knows nothing above it); `OCTunnelError(SocketFailure)` names it for the user, word for word
+/// knows nothing above it); `SocketFailure.failure` (Program/) names it for the user, word for word
 /// as before.
 public enum SocketFailure: Error, Sendable, Equatable {
     /// `getaddrinfo` failed (`gai_strerror`'s reason).

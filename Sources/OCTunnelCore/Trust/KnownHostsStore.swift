@@ -17,11 +17,11 @@ public struct KnownHostsStore: Sendable {
     }
 
     /// Reads the file (an absent file is empty). Never modifies it.
-    public func load() throws(OCTunnelError) -> KnownHostsFile {
+    public func load() throws -> KnownHostsFile {
         do {
             return KnownHostsFile(bytes: try FileBytes.read(path) ?? [])
         } catch {
-            throw .cannotRead(path: path, reason: error.description)
+            throw LocalFileError.cannotRead(path: path, reason: error.description)
         }
     }
 
@@ -34,7 +34,7 @@ public struct KnownHostsStore: Sendable {
     }
 
     /// Looks up `key` for `host`:`port`. Another key type on file counts as changed.
-    public func verdict(host: String, port: Int, key: SSHPublicKey) throws(OCTunnelError) -> Verdict {
+    public func verdict(host: String, port: Int, key: SSHPublicKey) throws -> Verdict {
         Self.verdict(in: try load(), name: HostPort(host: host, port: port).knownHostsName, key: key)
     }
 
@@ -71,14 +71,14 @@ public struct KnownHostsStore: Sendable {
     }
 
     /// Records a newly trusted key under the lock; a no-op when another process just did.
-    public func record(host: String, port: Int, key: SSHPublicKey) throws(OCTunnelError) {
+    public func record(host: String, port: Int, key: SSHPublicKey) throws {
         let name = HostPort(host: host, port: port).knownHostsName
-        try locked { () throws(OCTunnelError) in
+        try locked { () throws in
             var file = try load()
             switch Self.verdict(in: file, name: name, key: key) {
             case .trusted: return
             case .changed, .revoked:
-                throw OCTunnelError.cannotWrite(path: path, reason: "another key for \(name) was recorded meanwhile; connect again")
+                throw LocalFileError.cannotWrite(path: path, reason: "another key for \(name) was recorded meanwhile; connect again")
             case .unknown: break
             }
             file.append(name: name, key: SSHPublicKey(type: key.type, blob: key.blob))
@@ -87,11 +87,11 @@ public struct KnownHostsStore: Sendable {
     }
 
     /// Removes the entries for exactly `host`:`port`, under the lock.
-    public func remove(host: String, port: Int) throws(OCTunnelError) -> KnownHostsFile.Removal {
+    public func remove(host: String, port: Int) throws -> KnownHostsFile.Removal {
         let name = HostPort(host: host, port: port).knownHostsName
         // No file, nothing to remove: do not create a lock file (or need the home to exist).
         guard FileBytes.exists(path) else { return KnownHostsFile.Removal() }
-        return try locked { () throws(OCTunnelError) -> KnownHostsFile.Removal in
+        return try locked { () throws -> KnownHostsFile.Removal in
             var file = try load()
             let removal = file.remove(name: name)
             if removal.removed > 0 { try save(file) }
@@ -99,27 +99,27 @@ public struct KnownHostsStore: Sendable {
         }
     }
 
-    private func save(_ file: KnownHostsFile) throws(OCTunnelError) {
+    private func save(_ file: KnownHostsFile) throws {
         let target = try writeTarget()
         do {
             try AtomicFile.write(file.bytes, to: target, mode: 0o600)
         } catch {
-            throw .cannotWrite(path: target, reason: error.description)
+            throw LocalFileError.cannotWrite(path: target, reason: error.description)
         }
     }
 
     /// Where a save goes: the file itself, or, when it is a symbolic link (dotfiles kept in a
     /// repository), the file it leads to, so the link stays a link. `load` already refused
     /// anything but a regular file.
-    private func writeTarget() throws(OCTunnelError) -> String {
+    private func writeTarget() throws -> String {
         guard let target = FileBytes.symlinkTarget(path) else { return path }
         guard target.hasPrefix("/"), FileBytes.exists(target) else {
-            throw .cannotWrite(path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
+            throw LocalFileError.cannotWrite(path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
         }
         return target
     }
 
-    private func locked<T>(_ body: () throws(OCTunnelError) -> T) throws(OCTunnelError) -> T {
+    private func locked<T>(_ body: () throws -> T) throws -> T {
         let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
         return try body()

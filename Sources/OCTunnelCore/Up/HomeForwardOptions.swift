@@ -42,7 +42,7 @@ public struct HomeForwardOptions: Sendable {
     private var openCodeIndex: Int { forwards.firstIndex(where: \.isOpenCode) ?? 0 }
 
     /// Throws `badForward` (exit 64) unless the forwards can go together (`Forward.validate`).
-    public func checkForwards(allowLAN: Bool) throws(OCTunnelError) {
+    public func checkForwards(allowLAN: Bool) throws {
         try Forward.check(forwards, allowLAN: allowLAN)
     }
 }

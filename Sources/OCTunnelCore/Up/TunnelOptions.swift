@@ -40,7 +40,7 @@ public struct TunnelOptions: Sendable {
     public var openCode: Forward { forwards.first(where: \.isOpenCode) ?? forwards[0] }
 
     /// Throws `badForward` (exit 64) unless the forwards can go together (`Forward.validate`).
-    public func checkForwards(allowLAN: Bool) throws(OCTunnelError) {
+    public func checkForwards(allowLAN: Bool) throws {
         try Forward.check(forwards, allowLAN: allowLAN)
     }
 

@@ -7,7 +7,7 @@ public enum UpEvent: Sendable {
     case health(HealthEvent)
     /// A failure retrying cannot fix ended the run: a JSON line only (in text the CLI says
     /// `octunnel: …` as it does for every failure).
-    case failed(OCTunnelError)
+    case failed(any OCTunnelFailure)
 
     /// Whether the line is shown only with --verbose.
     public var isVerbose: Bool {

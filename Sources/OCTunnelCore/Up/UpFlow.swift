@@ -49,7 +49,7 @@ public struct UpFlow: Sendable {
     }
 
     /// Runs the settings' role until it is stopped (returns) or fails in a way retrying cannot fix (throws).
-    public func run() throws(OCTunnelError) {
+    public func run() throws {
         let connection = try settings.signIn(directory: directory, say: say)
         let runner: UpRunner
         let healthCheck: (() -> Void)?
@@ -87,7 +87,7 @@ public struct UpFlow: Sendable {
     }
 
     /// `--save`: the settings become the profile's section of their role, said on stderr.
-    private func save(signedInWith connection: ConnectionSettings) throws(OCTunnelError) {
+    private func save(signedInWith connection: ConnectionSettings) throws {
         let passwordFile = choices.passwordFile.map(UserPath.absolute) ?? settings.savedPasswordFile
         try settings.save(to: directory, agent: connection.authentication == .agent, passwordFile: passwordFile)
         let profile = settings.flags.profile

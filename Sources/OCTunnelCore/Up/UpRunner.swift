@@ -22,7 +22,7 @@ public struct UpRunner: Sendable {
 
     /// `tunnel up`: binds the local ports now (69 if busy). `health` (nil: `--no-health`) runs on
     /// OpenCode's first `forwarding` and after every later `connected`.
-    public init(tunnel options: TunnelOptions, health: TunnelHealth?, onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
+    public init(tunnel options: TunnelOptions, health: TunnelHealth?, onEvent: @escaping @Sendable (UpEvent) -> Void) throws {
         emit = onEvent
         role = .tunnel
         home = nil
@@ -46,7 +46,7 @@ public struct UpRunner: Sendable {
     /// `home up`: resolves the home addresses now. `wiring` (nil: `--no-notify` or no health
     /// test) follows OpenCode at home once its health test passes (`HomeFollowing`).
     public init(home options: HomeForwardOptions, wiring: UpWiring? = nil, healthTimeout: Double = 10,
-                onEvent: @escaping @Sendable (UpEvent) -> Void) throws(OCTunnelError) {
+                onEvent: @escaping @Sendable (UpEvent) -> Void) throws {
         emit = onEvent
         role = .home
         home = options.openCode.target
@@ -81,16 +81,16 @@ public struct UpRunner: Sendable {
     /// Handles SIGINT and SIGTERM, then runs until they come (returns) or a failure retrying
     /// cannot fix (emitted as `.failed`, then thrown). The notifications' programs still running
     /// then are ended and reaped before it returns.
-    public func run() throws(OCTunnelError) {
+    public func run() throws {
         engine.handleSignals()
         defer {
             health?.stop()
             homeFollowing?.stop()
         }
-        do throws(OCTunnelError) {
+        do {
             try engine.run()
         } catch {
-            emit(.failed(error))
+            emit(.failed(asFailure(error)))
             throw error
         }
     }

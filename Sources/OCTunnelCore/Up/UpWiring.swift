@@ -85,10 +85,10 @@ public final class UpWiring: @unchecked Sendable {
     private func notifier(host: String, port: Int, engine: Engine) -> Notifier {
         let client = PermissionClient(host: host, port: port, credentials: credentials)
         let answerers = ChannelAnswerers(
-            permission: { id, directory, reply throws(OCTunnelError) in
+            permission: { id, directory, reply throws in
                 _ = try client.answer(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
             },
-            question: { id, directory, reply throws(OCTunnelError) in
+            question: { id, directory, reply throws in
                 _ = try client.answerQuestion(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
             })
         return Notifier(channels: notify.channels(environment: environment) + channels, environment: environment,

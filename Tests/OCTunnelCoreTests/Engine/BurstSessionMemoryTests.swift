@@ -9,7 +9,7 @@ import Testing
 final class MemorySource: ExtraSessionSource {
     var connectDelay = 0.0
     var openDelay = 0.0
-    var refusal: OCTunnelError?
+    var refusal: AnyFailure?
     /// Every extra session made, in order, and how many attempts started.
     private(set) var made: [MemorySession] = []
     private(set) var attempts = 0
@@ -29,7 +29,7 @@ final class MemorySource: ExtraSessionSource {
         startedAt = MonotonicClock.now()
     }
 
-    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), OCTunnelError>? {
+    func take() -> Result<(session: any EngineSession, idleChannel: any EngineChannel), AnyFailure>? {
         guard let startedAt, now >= startedAt + connectDelay else { return nil }
         self.startedAt = nil
         if let refusal { return .failure(refusal) }
@@ -209,7 +209,7 @@ struct BurstSessionMemoryTests {
         let (rounds, forward) = try MemoryRounds.tunnel(warm: 0)
         defer { rounds.stop() }
         rounds.session.openDelay = Self.roundTrip / 4
-        rounds.source.refusal = .sshFailure(host: "127.0.0.1", port: 22, detail: "refused for the test")
+        rounds.source.refusal = AnyFailure(ConnectError.sshFailure(host: "127.0.0.1", port: 22, detail: "refused for the test"))
         rounds.allowBursts()
         rounds.start()
         for _ in 0..<2 {

@@ -6,12 +6,12 @@ import OCTunnelTestSupport
 /// connector's thread, as libssh2's connector runs), or fails as the test planned.
 final class MemoryOpener: SessionOpener, @unchecked Sendable {
     private let lock = NSLock()
-    private var planned: [OCTunnelError] = []
+    private var planned: [any OCTunnelFailure] = []
     private var made: [MemorySession] = []
     private var attempts = 0
 
     /// The next attempt fails with `error` (a replacement refused, the VPS away).
-    func failNext(_ error: OCTunnelError = .sshFailure(host: "127.0.0.1", port: 22, detail: "the test refused this attempt")) {
+    func failNext(_ error: any OCTunnelFailure = ConnectError.sshFailure(host: "127.0.0.1", port: 22, detail: "the test refused this attempt")) {
         lock.lock(); defer { lock.unlock() }
         planned.append(error)
     }
@@ -28,7 +28,7 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
         return attempts
     }
 
-    func open(onStage: (StageReport) -> Void) throws(OCTunnelError) -> OpenedSession {
+    func open(onStage: (StageReport) -> Void) throws -> OpenedSession {
         lock.lock()
         attempts += 1
         let failure = planned.isEmpty ? nil : planned.removeFirst()

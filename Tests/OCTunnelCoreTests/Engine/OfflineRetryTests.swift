@@ -8,8 +8,8 @@ import Testing
 /// knock every 0.5 s for nothing. It keeps the backoff, and a network change retries at once.
 @Suite("offline: no route keeps the backoff, a network change retries at once", .ownThreads)
 struct OfflineRetryTests {
-    static func failure(_ code: Int32) -> OCTunnelError {
-        OCTunnelError(Sockets.connectFailure(Errno(rawValue: code), host: "vps", port: 22, timeout: 15))
+    static func failure(_ code: Int32) -> AnyFailure {
+        AnyFailure(Sockets.connectFailure(Errno(rawValue: code), host: "vps", port: 22, timeout: 15).failure)
     }
 
     @Test("offline: the backoff (1, 2, 4 … 30 s), never the 0.5 s probe; a network change makes the next attempt now")

@@ -8,9 +8,9 @@ import Testing
 /// what each step says.
 @Suite("ReconnectState: the next attempt and the roaming under way, per cause", .ownThreads)
 struct ReconnectStateTests {
-    static let penalty = OCTunnelError.closedBeforeGreeting(host: "vps", port: 22)
-    static let refused = OCTunnelError.connectionRefused(host: "vps", port: 22)
-    static let hostKey = OCTunnelError.hostKeyChanged(host: "vps", port: 22, known: ["SHA256:a"], presented: "SHA256:b", file: "kh")
+    static let penalty = AnyFailure(ConnectError.closedBeforeGreeting(host: "vps", port: 22))
+    static let refused = AnyFailure(ConnectError.connectionRefused(host: "vps", port: 22))
+    static let hostKey = AnyFailure(TrustError.hostKeyChanged(host: "vps", port: 22, known: ["SHA256:a"], presented: "SHA256:b", file: "kh"))
 
     /// A state with one session up since `now`.
     static func connected(at now: Double = 10, exitOnFirstFailure: Bool = true) -> ReconnectState {
@@ -257,7 +257,7 @@ struct ReconnectStateTests {
         #expect(delays.filter { $0.key >= 400 }.values.allSatisfy { $0 == 2 }, "2 s after five minutes")
         #expect(said.first == 100)
         #expect(zip(said, said.dropFirst()).allSatisfy { $1 - $0 >= 10 && $1 - $0 < 12 }, "said every 10 s: \(said)")
-        let unreachable = OCTunnelError.unreachable(host: "vps", port: 22, reason: "timed out")
+        let unreachable = AnyFailure(ConnectError.unreachable(host: "vps", port: 22, reason: "timed out"))
         let late = state.attemptFailed(unreachable, sessionUp: false, now: now, random: 1)
         guard case .probe(.attemptFailed(unreachable), 2.2, _) = late else {
             Issue.record("an unreachable VPS is not probed every 2 s (+10 %) after five minutes")
@@ -275,10 +275,10 @@ struct ReconnectStateTests {
     @Test("only attempts that reached no SSH server are probed: a penalty, a host key, a refused key keep their rules")
     func whatReachedNoServer() {
         #expect(OutageProbe.reachedNoServer(Self.refused))
-        #expect(OutageProbe.reachedNoServer(.unreachable(host: "vps", port: 22, reason: "no route to host")))
-        #expect(OutageProbe.reachedNoServer(.connectTimeout(host: "vps", port: 22, seconds: 15)))
+        #expect(OutageProbe.reachedNoServer(ConnectError.unreachable(host: "vps", port: 22, reason: "no route to host")))
+        #expect(OutageProbe.reachedNoServer(ConnectError.connectTimeout(host: "vps", port: 22, seconds: 15)))
         #expect(!OutageProbe.reachedNoServer(Self.penalty))
         #expect(!OutageProbe.reachedNoServer(Self.hostKey))
-        #expect(!OutageProbe.reachedNoServer(.cannotResolve(host: "vps", reason: "no such host")))
+        #expect(!OutageProbe.reachedNoServer(ConnectError.cannotResolve(host: "vps", reason: "no such host")))
     }
 }

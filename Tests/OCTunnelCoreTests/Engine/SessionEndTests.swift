@@ -27,8 +27,8 @@ struct SessionEndTests {
             #expect(end.text == line)
             #expect("\(end)" == line)
         }
-        let error = OCTunnelError.connectTimeout(host: "vps", port: 22, seconds: 10)
-        #expect(SessionEnd.attemptFailed(error).text == error.localizedDescription)
+        let error = ConnectError.connectTimeout(host: "vps", port: 22, seconds: 10)
+        #expect(SessionEnd.attemptFailed(AnyFailure(error)).text == error.localizedDescription)
     }
 
     @Test("disconnected and stopping print the end's line, as text and as JSON")
@@ -49,6 +49,6 @@ struct SessionEndTests {
         #expect(!SessionEnd.silence(seconds: 46).retriesAtOnce)
         #expect(!SessionEnd.sendFailed("x").retriesAtOnce)
         #expect(SessionEnd.stopped.connectionNotice == nil)
-        #expect(SessionEnd.attemptFailed(.noKey(path: "k")).connectionNotice == "tunnel stopped")
+        #expect(SessionEnd.attemptFailed(AnyFailure(KeyError.noKey(path: "k"))).connectionNotice == "tunnel stopped")
     }
 }

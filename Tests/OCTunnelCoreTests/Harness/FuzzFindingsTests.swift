@@ -40,7 +40,7 @@ struct FuzzFindingsTests {
             #expect {
                 try resolveVPS(home: dir)
             } throws: { error in
-                guard let error = error as? OCTunnelError, case .badSSHConfig = error, let text = error.errorDescription else { return false }
+                guard let error = error as? SSHConfigError, case .badSSHConfig = error, let text = error.errorDescription else { return false }
                 return isClean(text) && text.contains("\\x1b[2J")
             }
         }
@@ -91,7 +91,7 @@ struct FuzzFindingsTests {
             #expect {
                 try SavedSettings.load(from: home)
             } throws: { error in
-                guard let error = error as? OCTunnelError, case .badConfig = error else { return false }
+                guard let error = error as? LocalFileError, case .badConfig = error else { return false }
                 return isClean(error.errorDescription ?? "")
             }
         }
@@ -117,7 +117,7 @@ struct FuzzFindingsTests {
             #expect {
                 try resolveVPS(home: dir)
             } throws: { error in
-                guard let error = error as? OCTunnelError, let text = error.errorDescription else { return false }
+                guard let error = octunnelFailure(error), let text = error.errorDescription else { return false }
                 return isClean(text) && text.contains(shown)
             }
         }
@@ -153,7 +153,7 @@ struct FuzzFindingsTests {
             #expect {
                 try SavedSettings.load(from: home)
             } throws: { error in
-                guard let error = error as? OCTunnelError, case .badConfig = error, let text = error.errorDescription else { return false }
+                guard let error = error as? LocalFileError, case .badConfig = error, let text = error.errorDescription else { return false }
                 return isClean(text) && text.contains("\\x85work\\x1b[2J")
             }
         }

@@ -21,7 +21,7 @@ struct HostileInputTests {
 
     @Test("sshd's debug text in the forbids-to-listen error is shown as OutsideText: no escape byte reaches the terminal")
     func listenRefusalTextIsOutsideText() {
-        let error = OCTunnelError.listenForbidden(remoteHost: "127.0.0.1", remotePort: 18080,
+        let error = ForwardError.listenForbidden(remoteHost: "127.0.0.1", remotePort: 18080,
                                                   reason: "port forwarding refused\u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}", listenLine: "restrict ssh-ed25519 AAAA")
         let message = error.errorDescription ?? ""
         #expect(!message.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e }, "\(message)")
@@ -38,7 +38,7 @@ struct HostileInputTests {
         }
         #expect(read == "checked-secret")
         // The swapped-in file, now at the path, is refused as it should be when it is the one opened.
-        #expect(throws: OCTunnelError.unsafePasswordFile(path: dir.file("pw"), mode: 0o644)) {
+        #expect(throws: PasswordFileError.unsafePasswordFile(path: dir.file("pw"), mode: 0o644)) {
             try OpenCodeCredentials.readPasswordFile(dir.file("pw"))
         }
     }
@@ -72,7 +72,7 @@ struct HostileInputTests {
         let home = "/u/oct\nExecStartPre=/bin/touch /tmp/x\n#"
         let definition = ServiceDefinition(role: .tunnel, profile: .default, format: format, executable: "/bin/true", octunnelHome: home,
                                            environment: ["HOME": "/u"])
-        #expect(throws: OCTunnelError.controlCharactersInPath(what: "octunnel's home", path: home)) { try definition.validate() }
+        #expect(throws: ServiceError.controlCharactersInPath(what: "octunnel's home", path: home)) { try definition.validate() }
         let text = definition.render()
         let lines = text.split(separator: "\n").map(String.init)
         #expect(!lines.contains { $0.hasPrefix("ExecStartPre") }, "\(text)")
@@ -98,12 +98,12 @@ struct HostileInputTests {
             try home.prepare()
             try writeBytes([UInt8](repeating: 0x20, count: 2 << 20), to: home.configPath)
             #expect { try ConfigFile(home: home).read() } throws: { error in
-                guard case .cannotRead(_, let reason)? = error as? OCTunnelError else { return false }
+                guard case .cannotRead(_, let reason)? = error as? LocalFileError else { return false }
                 return reason.contains("larger than 1 MiB")
             }
             let store = KeyStore(home: home)
             #expect(mkfifo(store.privateKeyPath, 0o600) == 0)
-            #expect(throws: OCTunnelError.badKeyFile(path: store.privateKeyPath, reason: "it is a FIFO, not a regular file")) { try store.loadPrivateKey() }
+            #expect(throws: KeyError.badKeyFile(path: store.privateKeyPath, reason: "it is a FIFO, not a regular file")) { try store.loadPrivateKey() }
         }
     }
 }

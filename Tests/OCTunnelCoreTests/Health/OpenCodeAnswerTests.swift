@@ -79,10 +79,10 @@ struct OpenCodeCredentialsTests {
     func refuses() throws {
         let dir = try TempDirectory("octunnel-pw")
         try dir.write("open", "s3cret\n", mode: 0o640)
-        #expect(throws: OCTunnelError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)) {
+        #expect(throws: PasswordFileError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)) {
             try OpenCodeCredentials.readPasswordFile(dir.file("open"))
         }
-        let open = OCTunnelError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)
+        let open = PasswordFileError.unsafePasswordFile(path: dir.file("open"), mode: 0o640)
         #expect(open.exitStatus == .permission)
         #expect(open.localizedDescription.contains("chmod 600 \(dir.file("open"))"))
         #expect(!open.localizedDescription.contains("s3cret"))
@@ -96,17 +96,17 @@ struct OpenCodeCredentialsTests {
             let target = URL(fileURLWithPath: dir.file("open")).resolvingSymlinksInPath().path
             #expect(text.contains("symbolic link to \(target)") && text.contains("chmod 600 \(target)"), "\(text)")
             #expect(!text.contains("chmod 600 \(dir.file("link"))"), "\(text)")
-            #expect(error.exitStatus == .permission)
+            #expect(asFailure(error).exitStatus == .permission)
         }
-        #expect(throws: OCTunnelError.noPasswordFile(path: dir.file("none"))) { try OpenCodeCredentials.readPasswordFile(dir.file("none")) }
-        #expect(OCTunnelError.noPasswordFile(path: "x").exitStatus == .noInput)
+        #expect(throws: PasswordFileError.noPasswordFile(path: dir.file("none"))) { try OpenCodeCredentials.readPasswordFile(dir.file("none")) }
+        #expect(PasswordFileError.noPasswordFile(path: "x").exitStatus == .noInput)
         try dir.write("empty", "\n", mode: 0o600)
         try dir.write("two", "a\nb\n", mode: 0o600)
         for name in ["empty", "two"] {
-            #expect(throws: OCTunnelError.self) { try OpenCodeCredentials.readPasswordFile(dir.file(name)) }
-            do { _ = try OpenCodeCredentials.readPasswordFile(dir.file(name)) } catch { #expect(error.exitStatus == .dataError) }
+            #expect(throws: PasswordFileError.self) { try OpenCodeCredentials.readPasswordFile(dir.file(name)) }
+            do { _ = try OpenCodeCredentials.readPasswordFile(dir.file(name)) } catch { #expect(asFailure(error).exitStatus == .dataError) }
         }
-        #expect(throws: OCTunnelError.badPasswordFile(path: dir.path, reason: "not a regular file")) { try OpenCodeCredentials.readPasswordFile(dir.path) }
+        #expect(throws: PasswordFileError.badPasswordFile(path: dir.path, reason: "not a regular file")) { try OpenCodeCredentials.readPasswordFile(dir.path) }
     }
 
     @Test("no file: OPENCODE_SERVER_PASSWORD; empty means none; exit 79 for OpenCode's password errors")
@@ -114,9 +114,9 @@ struct OpenCodeCredentialsTests {
         let credentials = try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_SERVER_PASSWORD": "pw"])
         #expect(credentials.password == "pw" && credentials.username == "opencode" && credentials.sourceText == "OPENCODE_SERVER_PASSWORD")
         #expect(try OpenCodeCredentials.load(passwordFile: nil, environment: ["OPENCODE_SERVER_PASSWORD": ""]).password == nil)
-        #expect(OCTunnelError.healthNeedsPassword(generation: .two).exitStatus.rawValue == 79)
-        #expect(OCTunnelError.healthPasswordRefused(generation: .one, username: "opencode", source: "x").exitStatus.rawValue == 79)
-        #expect(OCTunnelError.healthNeedsPassword(generation: .two).localizedDescription.hasPrefix(
+        #expect(HealthError.healthNeedsPassword(generation: .two).exitStatus.rawValue == 79)
+        #expect(HealthError.healthPasswordRefused(generation: .one, username: "opencode", source: "x").exitStatus.rawValue == 79)
+        #expect(HealthError.healthNeedsPassword(generation: .two).localizedDescription.hasPrefix(
             "OpenCode 2 asks for a password: set OPENCODE_PASSWORD to the one `opencode serve` printed"))
     }
 

@@ -52,18 +52,18 @@ struct KeyLifeLocalTests {
             ssh.timeout = 10
             // A child another test spawns at this moment may hold the script open for writing a
             // moment longer (ETXTBSY): try again.
-            var failure: OCTunnelError?
+            var failure: (any OCTunnelFailure)?
             for _ in 0..<20 {
                 do {
                     _ = try ssh.run(target: "vps", program: "echo hi")
                 } catch {
-                    failure = error as? OCTunnelError
+                    failure = octunnelFailure(error)
                     if error.localizedDescription.contains("Text file busy") { usleep(50_000); continue }
                 }
                 break
             }
             let error = try #require(failure)
-            guard case .userSSHFailed = error else { Issue.record("\(error)"); return }
+            guard case AuthorizedKeysError.userSSHFailed = error else { Issue.record("\(error)"); return }
             #expect(error.exitStatus == .unavailable)
             #expect(error.localizedDescription.contains("could not log in to the VPS with your ssh"))
             #expect(error.localizedDescription.contains("Permission denied (publickey)"))
@@ -76,27 +76,27 @@ struct KeyLifeLocalTests {
             let store = KeyStore(home: OctunnelDirectory(path: dir + "/oct"))
             let first = try store.generate(comment: "first", rotate: false).publicKey
             let second = try store.generate(comment: "second", rotate: true).publicKey
-            let next = try store.whileLocked { () throws(OCTunnelError) in try store.makeNext(comment: "third") }
+            let next = try store.whileLocked { () throws in try store.makeNext(comment: "third") }
             // Asked again (a resumed rotation), the pending key is kept, never replaced.
-            #expect(try store.whileLocked { () throws(OCTunnelError) in try store.makeNext(comment: "other") }.blob == next.blob)
+            #expect(try store.whileLocked { () throws in try store.makeNext(comment: "other") }.blob == next.blob)
             #expect(try FileBytes.status(store.nextPrivateKeyPath).map { $0.permissions & 0o777 } == 0o600)
             #expect(try store.publicKey().blob == second.blob)
             // Not the current key yet: never removed.
-            #expect(throws: OCTunnelError.self) { try store.removeNext() }
+            #expect(throws: LocalFileError.self) { try store.removeNext() }
             try RotationState(old: second.fingerprint, new: next.fingerprint, target: "vps", role: .tunnel, end: HostPort(host: "127.0.0.1", port: 18080)).save(store)
             #expect(try RotationState.load(store)?.new == next.fingerprint)
             #expect(try RotationState.load(store)?.endHostPort == HostPort(host: "127.0.0.1", port: 18080))
             #expect { try store.generate(comment: "x", rotate: true) } throws: { error in
-                (error as? OCTunnelError).map { if case .rotationPending = $0 { return true } else { return false } } ?? false
+                (error as? RotationError).map { if case .rotationPending = $0 { return true } else { return false } } ?? false
             }
-            let swap = try store.whileLocked { () throws(OCTunnelError) in try store.promoteNext() }
+            let swap = try store.whileLocked { () throws in try store.promoteNext() }
             #expect(swap.previous.blob == second.blob)
             let archived = try #require(swap.archived)
             #expect(try store.publicHalf(at: archived).blob == first.blob)
             #expect(try store.publicKey().blob == next.blob)
             #expect(try store.publicHalf(at: store.previousPrivateKeyPath).blob == second.blob)
             // Swapping again (a rerun after a crash) changes nothing and archives nothing.
-            let again = try store.whileLocked { () throws(OCTunnelError) in try store.promoteNext() }
+            let again = try store.whileLocked { () throws in try store.promoteNext() }
             #expect(again.archived == nil && again.previous.blob == second.blob)
             try store.removeNext()
             #expect(!FileManager.default.fileExists(atPath: store.nextPrivateKeyPath))

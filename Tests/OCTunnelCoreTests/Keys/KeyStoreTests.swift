@@ -32,12 +32,12 @@ struct KeyStoreTests {
             let privateBefore = try readBytes(store.privateKeyPath)
             let publicBefore = try readBytes(store.publicKeyPath)
 
-            #expect(throws: OCTunnelError.keyExists(path: store.privateKeyPath)) {
+            #expect(throws: KeyError.keyExists(path: store.privateKeyPath)) {
                 try store.generate(comment: "second", rotate: false)
             }
 
-            #expect(OCTunnelError.keyExists(path: store.privateKeyPath).exitStatus.rawValue == 73)
-            #expect(OCTunnelError.keyExists(path: store.privateKeyPath).errorDescription?.contains("--rotate") == true)
+            #expect(KeyError.keyExists(path: store.privateKeyPath).exitStatus.rawValue == 73)
+            #expect(KeyError.keyExists(path: store.privateKeyPath).errorDescription?.contains("--rotate") == true)
             #expect(try readBytes(store.privateKeyPath) == privateBefore)
             #expect(try readBytes(store.publicKeyPath) == publicBefore)
             #expect(!fileExists(store.previousPrivateKeyPath))
@@ -49,7 +49,7 @@ struct KeyStoreTests {
             let store = KeyStore(home: OctunnelDirectory(path: dir))
             try writeText("ssh-ed25519 AAAA leftover\n", to: store.publicKeyPath, mode: 0o644)
 
-            #expect(throws: OCTunnelError.keyExists(path: store.privateKeyPath)) {
+            #expect(throws: KeyError.keyExists(path: store.privateKeyPath)) {
                 try store.generate(comment: "c", rotate: false)
             }
             #expect(try readText(store.publicKeyPath) == "ssh-ed25519 AAAA leftover\n")
@@ -115,7 +115,7 @@ struct KeyStoreTests {
             try writeText("not a key\n", to: store.privateKeyPath)
             try writeText("ssh-ed25519 AAAA x\n", to: store.publicKeyPath, mode: 0o644)
 
-            let error = #expect(throws: OCTunnelError.self) { try store.generate(comment: "c", rotate: true) }
+            let error = #expect(throws: KeyError.self) { try store.generate(comment: "c", rotate: true) }
 
             #expect(error?.exitStatus == .dataError)
             #expect(try readText(store.privateKeyPath) == "not a key\n")
@@ -137,7 +137,7 @@ struct KeyStoreTests {
     @Test func aCommentWithALineBreakIsRefusedBeforeAnythingIsWritten() throws {
         try withTemporaryDirectory { dir in
             let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
-            #expect(throws: OCTunnelError.self) { try store.generate(comment: "a\nb", rotate: false) }
+            #expect(throws: KeyError.self) { try store.generate(comment: "a\nb", rotate: false) }
             #expect(!fileExists(store.privateKeyPath))
         }
     }
@@ -153,16 +153,16 @@ struct KeyStoreTests {
             #expect(chmod(store.privateKeyPath, 0o644) == 0)
             // The fix names the target, never `chmod 600 LINK` (think of a link to /etc/shadow).
             let target = try #require(realpath(store.privateKeyPath, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) })
-            let linked = OCTunnelError.unsafeLinkedKeyPermissions(path: link, target: target, mode: 0o644)
+            let linked = KeyError.unsafeLinkedKeyPermissions(path: link, target: target, mode: 0o644)
             #expect(throws: linked) { try store.loadPrivateKey(at: link) }
             #expect(!(linked.errorDescription ?? "").contains("chmod 600 \(link)"))
             #expect((linked.errorDescription ?? "").contains("chmod 600 \(target)"))
             #expect((linked.errorDescription ?? "").contains("replace the link"))
 
             #expect(symlink(dir + "/missing", dir + "/dangling") == 0)
-            #expect(throws: OCTunnelError.noKey(path: dir + "/dangling")) { try store.loadPrivateKey(at: dir + "/dangling") }
+            #expect(throws: KeyError.noKey(path: dir + "/dangling")) { try store.loadPrivateKey(at: dir + "/dangling") }
 
-            #expect(throws: OCTunnelError.badKeyFile(path: dir, reason: "it is a directory, not a regular file")) { try store.loadPrivateKey(at: dir) }
+            #expect(throws: KeyError.badKeyFile(path: dir, reason: "it is a directory, not a regular file")) { try store.loadPrivateKey(at: dir) }
         }
     }
 

@@ -141,7 +141,7 @@ struct OpenSSHKeyFormatTests {
             try kind.make(at: path)
             let before = try readBytes(path)
 
-            let error = #expect(throws: OCTunnelError.self) {
+            let error = #expect(throws: KeyError.self) {
                 try KeyStore(home: OctunnelDirectory(path: dir)).loadPrivateKey(at: path)
             }
 
@@ -167,10 +167,10 @@ struct OpenSSHKeyFormatTests {
             try setMode(0o644, of: store.privateKeyPath)
             let before = try readBytes(store.privateKeyPath)
 
-            #expect(throws: OCTunnelError.unsafeKeyPermissions(path: store.privateKeyPath, mode: 0o644)) {
+            #expect(throws: KeyError.unsafeKeyPermissions(path: store.privateKeyPath, mode: 0o644)) {
                 try store.loadPrivateKey()
             }
-            let error = OCTunnelError.unsafeKeyPermissions(path: store.privateKeyPath, mode: 0o644)
+            let error = KeyError.unsafeKeyPermissions(path: store.privateKeyPath, mode: 0o644)
             #expect(error.exitStatus.rawValue == 77)
             #expect(error.errorDescription?.contains("chmod 600 \(store.privateKeyPath)") == true)
             #expect(error.errorDescription?.contains("644") == true)
@@ -183,10 +183,10 @@ struct OpenSSHKeyFormatTests {
         try withTemporaryDirectory { dir in
             let store = KeyStore(home: OctunnelDirectory(path: dir))
 
-            #expect(throws: OCTunnelError.noKey(path: store.privateKeyPath)) { try store.loadPrivateKey() }
-            #expect(throws: OCTunnelError.noKey(path: store.privateKeyPath)) { try store.publicKey() }
-            #expect(OCTunnelError.noKey(path: store.privateKeyPath).exitStatus.rawValue == 66)
-            #expect(OCTunnelError.noKey(path: store.privateKeyPath).errorDescription?.contains("octunnel keygen") == true)
+            #expect(throws: KeyError.noKey(path: store.privateKeyPath)) { try store.loadPrivateKey() }
+            #expect(throws: KeyError.noKey(path: store.privateKeyPath)) { try store.publicKey() }
+            #expect(KeyError.noKey(path: store.privateKeyPath).exitStatus.rawValue == 66)
+            #expect(KeyError.noKey(path: store.privateKeyPath).errorDescription?.contains("octunnel keygen") == true)
             #expect(!fileExists(store.privateKeyPath))
         }
     }

@@ -54,7 +54,7 @@ struct OpenCodeThreeTests {
         #expect(Self.three != .two && Self.three.label == "API 3" && Self.three.rawValue == 3)
         let routes = OpenCodeAnswer.healthRoutes(of: OpenCodeGeneration.known + [Self.three])
         #expect(routes.last?.path == "/api/info" && routes.last?.generation == Self.three)
-        #expect(OCTunnelError.healthNeedsPassword(generation: Self.three).localizedDescription == "OpenCode 3 asks for a password.")
+        #expect(HealthError.healthNeedsPassword(generation: Self.three).localizedDescription == "OpenCode 3 asks for a password.")
         let report = HealthReport(version: "3", generation: Self.three, healthPath: "/api/info", eventsPath: "/api/event",
                                   healthMilliseconds: 1, eventsMilliseconds: 1, serverPort: 49374)
         #expect(PairPort.plan(for: report, localPort: 4096, choice: .automatic) == nil)

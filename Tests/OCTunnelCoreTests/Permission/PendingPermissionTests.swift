@@ -111,7 +111,7 @@ struct PendingPermissionTests {
 
     @Test("the gone message is plain and has its own exit code")
     func goneMessage() {
-        let error = OCTunnelError.permissionNotPending(id: "per_1")
+        let error = PermissionError.permissionNotPending(id: "per_1")
         #expect(error.exitStatus == .notPending)
         #expect(error.errorDescription?.contains("already answered elsewhere, or OpenCode restarted") == true)
     }

@@ -96,13 +96,13 @@ struct ServiceFileTests {
             try FileManager.default.createDirectory(atPath: installer.definition.directory, withIntermediateDirectories: true)
             try writeText("# my own unit\n", to: path, mode: 0o644)
 
-            let refused = #expect(throws: OCTunnelError.self) { try installer.install(force: false) }
+            let refused = #expect(throws: ServiceError.self) { try installer.install(force: false) }
             #expect(refused?.exitStatus == .cannotCreate)
             #expect(refused?.localizedDescription.contains("--force") == true)
             #expect(try readText(path) == "# my own unit\n")
             #expect(try installer.state() == .foreign)
 
-            let uninstallRefused = #expect(throws: OCTunnelError.self) { try installer.uninstall(force: false) }
+            let uninstallRefused = #expect(throws: ServiceError.self) { try installer.uninstall(force: false) }
             #expect(uninstallRefused?.exitStatus == .cannotCreate)
             #expect(try readText(path) == "# my own unit\n")
 
@@ -122,9 +122,9 @@ struct ServiceFileTests {
             try writeText(edited, to: path, mode: 0o644)
 
             #expect(try installer.state() == .edited)
-            let refused = #expect(throws: OCTunnelError.self) { try installer.install(force: false) }
+            let refused = #expect(throws: ServiceError.self) { try installer.install(force: false) }
             #expect(refused?.localizedDescription.contains("changed since") == true)
-            #expect(throws: OCTunnelError.self) { try installer.uninstall(force: false) }
+            #expect(throws: ServiceError.self) { try installer.uninstall(force: false) }
             #expect(try readText(path) == edited)
 
             #expect(try installer.uninstall(force: true))

@@ -65,7 +65,7 @@ struct OctunnelDirectoryTests {
             let path = dir + "/octunnel"
             try writeText("x", to: path)
 
-            let error = #expect(throws: OCTunnelError.self) { try OctunnelDirectory(path: path).prepare() }
+            let error = #expect(throws: LocalFileError.self) { try OctunnelDirectory(path: path).prepare() }
 
             #expect(error?.exitStatus.rawValue == 77)
             #expect(try readText(path) == "x")

@@ -149,28 +149,28 @@ struct ProfileSettingsTests {
             try home.prepare()
             try writeText(text, to: home.configPath)
 
-            let error = #expect(throws: OCTunnelError.self) { _ = try SavedSettings.all(in: home) }
+            let error = #expect(throws: LocalFileError.self) { _ = try SavedSettings.all(in: home) }
 
             #expect(error?.exitStatus == .dataError)
             #expect(error?.localizedDescription.contains(named) == true, "\(String(describing: error?.localizedDescription))")
             if saveRefused {
-                #expect(throws: OCTunnelError.self) { try tunnel.save(to: home, profile: ProfileName("work")) }
+                #expect(throws: LocalFileError.self) { try tunnel.save(to: home, profile: ProfileName("work")) }
                 #expect(try readText(home.configPath) == text)
             } else {
                 try tunnel.save(to: home, profile: ProfileName("work"))
                 #expect(try SavedSettings.load(from: home, profile: ProfileName("work")) == SavedSettings(tunnel: tunnel))
-                #expect(throws: OCTunnelError.self) { try SavedSettings.load(from: home) }
+                #expect(throws: LocalFileError.self) { try SavedSettings.load(from: home) }
             }
         }
     }
 
     @Test func noSettingsNamesTheProfileAndTheRoleOnlyWhenTheyAreNotTheDefaults() throws {
-        let plain = OCTunnelError.noSettings(path: "/c.json").localizedDescription
+        let plain = LocalFileError.noSettings(path: "/c.json").localizedDescription
         #expect(plain == "no saved settings in /c.json: run `octunnel tunnel up TARGET --save` first.")
-        let named = OCTunnelError.noSettings(path: "/c.json", profile: try ProfileName("work"), role: .home).localizedDescription
+        let named = LocalFileError.noSettings(path: "/c.json", profile: try ProfileName("work"), role: .home).localizedDescription
         #expect(named.contains("for profile work"))
         #expect(named.contains("octunnel home up TARGET --save --profile work"))
-        #expect(OCTunnelError.noSettings(path: "/c.json").exitStatus.rawValue == 66)
+        #expect(LocalFileError.noSettings(path: "/c.json").exitStatus.rawValue == 66)
     }
 }
 

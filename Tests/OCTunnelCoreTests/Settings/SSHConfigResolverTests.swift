@@ -82,7 +82,7 @@ struct SSHConfigResolverTests {
                 #expect {
                     try resolver.resolve(name)
                 } throws: { error in
-                    guard let error = error as? OCTunnelError, case .unsupportedSSHConfig = error else { return false }
+                    guard let error = error as? SSHConfigError, case .unsupportedSSHConfig = error else { return false }
                     return error.exitStatus == .config && error.exitStatus.rawValue == 78
                 }
             }

@@ -267,7 +267,7 @@ struct SavedForwardListTests {
             let directory = try TempDirectory()
             try directory.write("config.json", #"{"version":2,"profiles":{"default":{"tunnel":{"# + base + #","forwardList":"# + list + "}}}}")
             #expect(performing: { try SavedSettings.load(from: OctunnelDirectory(path: directory.path)) }, throws: { error in
-                guard let error = error as? OCTunnelError, case .badConfig = error else { return false }
+                guard let error = error as? LocalFileError, case .badConfig = error else { return false }
                 return error.exitStatus.rawValue == 65
             })
         }
@@ -307,7 +307,7 @@ struct SavedForwardListTests {
         try directory.write("config.json", text, mode: 0o600)
 
         #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
-        #expect(throws: OCTunnelError.self) { try SavedSettings.load(from: home, profile: Self.work) }
+        #expect(throws: LocalFileError.self) { try SavedSettings.load(from: home, profile: Self.work) }
         #expect(try readText(home.configPath) == text)
     }
 }

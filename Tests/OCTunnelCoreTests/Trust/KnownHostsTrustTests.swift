@@ -90,7 +90,7 @@ struct KnownHostsTrustTests {
             try store.record(host: "vps", port: 2222, key: try newHostKey())
             let before = try readBytes(store.path)
 
-            let error = #expect(throws: OCTunnelError.self) { try store.record(host: "vps", port: 2222, key: try newHostKey()) }
+            let error = #expect(throws: LocalFileError.self) { try store.record(host: "vps", port: 2222, key: try newHostKey()) }
 
             #expect(error?.exitStatus.rawValue == 73)
             #expect(try readBytes(store.path) == before)

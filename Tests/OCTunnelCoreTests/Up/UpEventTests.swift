@@ -24,7 +24,7 @@ struct UpEventTests {
     }
 
     @Test func aFailingHealthTestNamesItsLayer() {
-        let error = OCTunnelError.connectionRefused(host: "127.0.0.1", port: 4096)
+        let error = ConnectError.connectionRefused(host: "127.0.0.1", port: 4096)
         let tunnel = HealthEvent.tunnelFailed(error)
         #expect(tunnel.text == "health ✗ \(error.localizedDescription)")
         #expect(tunnel.jsonObject["layer"] as? String == "tcp" && tunnel.jsonObject["healthy"] as? Bool == false)
@@ -59,7 +59,7 @@ struct UpEventTests {
     }
 
     @Test func theFailureThatEndsARunIsAJSONLineOnly() {
-        let error = OCTunnelError.connectionRefused(host: "vps", port: 22)
+        let error = ConnectError.connectionRefused(host: "vps", port: 22)
         let event = UpEvent.failed(error)
         #expect(event.text == nil)
         #expect(event.jsonObject["event"] as? String == "error" && event.jsonObject["status"] as? String == "error")

@@ -29,7 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         default: _ = try check.events(generation: .two)
         }
     } catch {
-        checkText(error.errorDescription ?? "", bytes, lines: true)
+        checkText(asFailure(error).errorDescription ?? "", bytes, lines: true)
     }
     return 0
 }

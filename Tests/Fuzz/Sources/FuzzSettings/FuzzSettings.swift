@@ -111,6 +111,6 @@ private func outcome(_ contents: ConfigFile.Contents, _ profile: ProfileName) ->
         return String(describing: try contents.settings(of: profile))
     } catch {
         // The copy's message names the copy's path.
-        return "error " + (error.errorDescription ?? "").replacingOccurrences(of: copy.configPath, with: home.configPath)
+        return "error " + (asFailure(error).errorDescription ?? "").replacingOccurrences(of: copy.configPath, with: home.configPath)
     }
 }
