@@ -69,7 +69,7 @@ struct FarSideChoicesTests {
                 data += chunk
             sys.stdout.write(data.decode("utf-8", "replace"))
             """
-        let command = launcher + ["python3", "-c", script, String(port), path]
+        let command = launcher + [python3, "-c", script, String(port), path]
         return try run(command[0], Array(command.dropFirst())).stdout
     }
 
@@ -80,7 +80,7 @@ struct FarSideChoicesTests {
         // The home is the pair's client namespace; the VPS (sshd) and the LAN host its server namespace.
         let directories = try ServiceDirectories()
         let trapLog = directories.scratch.file("lan.log")
-        let lan = try RunningProcess(net.exec(.server)[0], Array(net.exec(.server).dropFirst()) + ["python3", "-c", Self.lanHost, net.serverAddress, trapLog])
+        let lan = try RunningProcess(net.exec(.server)[0], Array(net.exec(.server).dropFirst()) + [python3, "-c", Self.lanHost, net.serverAddress, trapLog])
         defer { lan.stopGracefullyOrKill() }
         let trapPort = try #require(lan.waitForLine(containing: "LISTENING", stdout: true).flatMap { Int($0.split(separator: " ").last ?? "") },
                                     "\(lan.stderrText)")
