@@ -111,7 +111,8 @@ struct FarSideChoicesTests {
         while Date().timeIntervalSince(started) < 3 {
             let again = try await offPool { try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server)) }
             #expect(OpenCodeServiceTests.answeredByOpenCode2(again), "\(again)\n\(home.stderrText)")
-            try await Task.sleep(nanoseconds: 200_000_000)  // requests spread over the follower's 1 s, not a synchronisation
+            // requests spread over the follower's 1 s, not a synchronisation
+            try await Task.sleep(nanoseconds: 200_000_000)
         }
         home.stopGracefullyOrKill()
         let trapped = (try? String(contentsOfFile: trapLog, encoding: .utf8)) ?? ""
@@ -143,7 +144,8 @@ struct FarSideChoicesTests {
             let answer = try await offPool { httpGet(port: remotePort, path: "/api/info") }
             #expect(OpenCodeServiceTests.answeredByOpenCode2(answer), "request \(served + 1) with the FIFO there: \(answer ?? "no answer")\n\(home.stderrText)")
             served += 1
-            try await Task.sleep(nanoseconds: 200_000_000)  // requests spread over the follower's 1 s, not a synchronisation
+            // requests spread over the follower's 1 s, not a synchronisation
+            try await Task.sleep(nanoseconds: 200_000_000)
         }
         let status = try await offPool { try fixture.run(["home", "status"]) }
         #expect(status.status == 0, "\(status.stderr)")
@@ -208,7 +210,8 @@ struct FarSideChoicesTests {
         let home = try TempDirectory("octunnel-agree")
         let made = try run(octunnelBinary, ["keygen", "--home", home.path])
         try #require(made.status == 0, "\(made.stderr)")
-        let nowhere = "root@127.0.0.1:\(freePort())"  // nothing listens: a spec that passes validation fails to connect, not with 64
+        // nothing listens: a spec that passes validation fails to connect, not with 64
+        let nowhere = "root@127.0.0.1:\(freePort())"
         let environment = inheritedEnvironment.merging(["XDG_STATE_HOME": home.file("state"), "XDG_CONFIG_HOME": home.file("config")]) { $1 }
         @Sendable func exit(_ arguments: [String]) throws -> ProcessResult {
             try run(octunnelBinary, arguments + ["--home", home.path], environment: environment)
