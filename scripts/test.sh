@@ -4,9 +4,10 @@
 # installed and run in a clean Debian 12 root; `scripts/package.sh --debian 13 --check`: the same
 # for Debian 13's, built in a Debian 13 root against libssh2 1.11.1), and ends with the Debian 13
 # leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again, against Debian 13's
-# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Before those, a short fuzz pass
-# (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few seconds
-# each on its kept corpus; a crash fails the run. Both Debian 13 steps share
+# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Beside the suite, a short fuzz
+# pass (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few seconds
+# each on its kept corpus; a crash fails the run. The package checks start with the build (their
+# release build is the longest job), the fuzz pass with the suite. Both Debian 13 steps share
 # one root, made once by debootstrap (~/.cache/octunnel); a whole run makes the missing roots
 # in the background while the host suite builds (its log: .build-roots/log).
 # Arguments go to `swift test` (e.g. --filter), and a run with arguments skips the package checks
@@ -37,12 +38,14 @@ step_started=$(date +%s)
 step_done() { steps+=("$1 $(( $(date +%s) - step_started )) s"); step_started=$(date +%s); }
 roots=""
 browser=""
+lint=""
 jobs_started=()
 at_exit() {
   # Should the build or the host suite fail, the roots are still waited for, never left half
   # made (debootstrap mounts /proc in its target while it works).
   [ -z "$roots" ] || wait "$roots" 2> /dev/null || true
   [ -z "$browser" ] || wait "$browser" 2> /dev/null || true
+  [ -z "$lint" ] || wait "$lint" 2> /dev/null || true
   local job
   for job in "${jobs_started[@]}"; do wait "${job#*:}" 2> /dev/null || true; done
   echo "== time: ${steps[*]/%/;} load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -69,8 +72,41 @@ if ! $only_debian && [ $# -eq 0 ]; then
   { made=0; debian_minbase_root bookworm && debian_build_root trixie || made=$?; echo "$made" > .build-roots/roots.status; exit "$made"; } > .build-roots/log 2>&1 &
   roots=$!
 fi
+start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
+# The package checks wait for the roots (made in the background since the start), then build.
+package_check() {
+  until [ -s .build-roots/roots.status ]; do sleep 1; done
+  [ "$(cat .build-roots/roots.status)" = 0 ] || { echo "making the Debian roots failed (.build-roots/log)"; return 1; }
+  bash scripts/package.sh "$@"
+}
+# The two package checks start now, beside the debug build and then the host suite. One release
+# build serves both packages and the Debian 13 leg (Debian 13's check waits for it under
+# package.sh's lock, then packages and proves the same binary in its roots). That build's
+# whole-module compile of OCTunnelCore is one long single-threaded job and was the critical path
+# of the run: started after the debug build it took 403-420 s of CI's 732 s with two busy loops
+# (.build-roots/deb12-package.log, "built in"), ending 229 s after the suite. Started here it
+# takes one thread beside the debug build's two: on 2 cores shared with other work, one more
+# runnable job is also a larger share of the machine for CI.
+if ! $only_debian && [ $# -eq 0 ]; then
+  start_job deb12-package package_check --check
+  start_job deb13-package package_check --debian 13 --check
+fi
+# The formatter's lint (scripts/format.sh --check, ~6 s of CPU) beside the build; a finding fails
+# the run after the build. Off until the tree is formatted in its own commit: that commit sets
+# format_lint=on here (OCTUNNEL_FORMAT_LINT=on runs it before then, =off skips it after).
+format_lint=${OCTUNNEL_FORMAT_LINT:-off}
+lint=""
+if [ "$format_lint" = on ]; then
+  bash scripts/format.sh --check > .build-roots/lint.log 2>&1 &
+  lint=$!
+fi
 swift build --build-tests
 step_done build
+if [ -n "$lint" ]; then
+  wait "$lint" || { cat .build-roots/lint.log >&2; fail "swift format lint: run scripts/format.sh, then commit (findings above)"; }
+  lint=""
+  step_done "lint (rest)"
+fi
 if [ -n "$browser" ]; then
   wait "$browser" || { cat .build-roots/browser.log >&2; fail "installing chromium and the desktop packages failed"; }
   browser=""
@@ -82,32 +118,17 @@ fi
 # once on 2 cores. Waiting for a place starts no clock. Swift Testing 6.3 reads this variable;
 # a toolchain that does not runs every test at once, still correct, only more crowded.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
-start_job() { local name=$1; shift; "$@" > ".build-roots/$name.log" 2>&1 & jobs_started+=("$name:$!"); }
-# The two package checks start now, beside the host suite: the release build's whole-module
-# compile of OCTunnelCore is one long single-threaded job, the critical path of the run, while the
-# suite's tests mostly wait on sockets and timers. One release build serves both packages and the
-# Debian 13 leg (Debian 13's check waits for it under package.sh's lock, then packages and proves
-# the same binary in its roots): until 2026-11-28 Debian 13's was a second release build in its
-# root, and the two held 355 of CI's 753 s with two busy loops beside them. Each check waits for
-# the roots (made in the background since the start).
-package_check() {
-  until [ -s .build-roots/roots.status ]; do sleep 1; done
-  [ "$(cat .build-roots/roots.status)" = 0 ] || { echo "making the Debian roots failed (.build-roots/log)"; return 1; }
-  bash scripts/package.sh "$@"
-}
-if ! $only_debian && [ $# -eq 0 ]; then
-  start_job deb12-package package_check --check
-  start_job deb13-package package_check --debian 13 --check
+# The fuzz pass (its own debug build of the core with the sanitizers, ~50 s alone, then each
+# target for 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it) beside the suite, whose tests mostly wait on
+# sockets and timers: after the suite, it was 124 s of CI's run with two busy loops.
+if ! $only_debian && [ $# -eq 0 ] && [ "${OCTUNNEL_FUZZ_SECONDS:-2}" != 0 ]; then
+  start_job fuzz fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-2}"
 fi
 if ! $only_debian; then
   swift test --skip-build --parallel --num-workers 2 "$@"
   step_done tests
   [ $# -eq 0 ] || exit 0
-  # Then the fuzz pass (a debug build ~50 s, 12 targets x 2 s; OCTUNNEL_FUZZ_SECONDS=0 skips it),
-  # beside what is left of the package checks; each job into its own log, printed when it fails.
-  if [ "${OCTUNNEL_FUZZ_SECONDS:-2}" != 0 ]; then
-    start_job fuzz fuzz_smoke "${OCTUNNEL_FUZZ_SECONDS:-2}"
-  fi
+  # What is left of the package checks and the fuzz pass; each job's log is printed when it fails.
   wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
   roots=""
   failed_jobs=()

@@ -7,7 +7,7 @@ public final class HostileHTTPServer: @unchecked Sendable {
     private let running: RunningProcess
 
     public init(mode: String, arguments: [String] = []) throws {
-        running = try RunningProcess("/usr/bin/env", ["python3", packageRoot + "/scripts/hostile-http.py", "--mode", mode] + arguments)
+        running = try RunningProcess(python3, [packageRoot + "/scripts/hostile-http.py", "--mode", mode] + arguments)
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
               let port = Int(line.split(separator: " ").last ?? "") else {
             throw HarnessError("hostile-http.py did not start: \(running.stderrText)")

@@ -39,7 +39,7 @@ public final class OpenCodeStandIn: @unchecked Sendable {
         arguments += options.filter(\.0).map(\.1)
         if let service { arguments.append("--service=" + service) }
         arguments += extraArguments
-        let command = launcher + ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + ["python3"] + arguments
+        let command = launcher + ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [python3] + arguments
         running = try RunningProcess(command[0], Array(command.dropFirst()))
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
               let port = Int(line.split(separator: " ").last ?? "") else {

@@ -86,6 +86,10 @@ public final class SSHDServer: @unchecked Sendable {
         for _ in 0..<5 {
             if port == 0 || pid != 0 { port = freePort() }
             // sshd keeps the first value it reads for a keyword: the test's own lines go first.
+            // SHLVL=1: a login's shell starts as a nested one, so bash skips the ~/.bashrc it reads
+            // for a command sshd runs (bash sources it only while SHLVL < 2). Logins as root then
+            // never run this machine's rc files (here `pyenv init`, ~0.4 s a login, and 60 s when
+            // its rehash lock is left stale), only the account's shell on a plain environment.
             let config = """
             \(extraConfig)
             Port \(port)
@@ -101,6 +105,7 @@ public final class SSHDServer: @unchecked Sendable {
             PidFile \(directory.file("sshd.pid"))
             LogLevel VERBOSE
             UseDNS no
+            SetEnv SHLVL=1
             """
             try directory.write("sshd_config", config + "\n", mode: 0o600)
             let listening = "Server listening on \(listenAddress) port \(port)."

@@ -199,31 +199,3 @@ public struct ServiceDefinition: Sendable {
         }
     }
 }
-
-/// This binary's absolute path, as the user reached it: a symlink such as Homebrew's
-/// `bin/octunnel` is kept, so a service outlives upgrades.
-public enum ExecutablePath {
-    /// `argument0` made absolute (searched on `PATH` when it has no `/`), else the running image.
-    public static func resolve(argument0: String = CommandLine.arguments.first ?? "",
-                               environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if argument0.contains("/") {
-            let absolute = argument0.hasPrefix("/") ? argument0 : FileManager.default.currentDirectoryPath + "/" + argument0
-            return (absolute as NSString).standardizingPath
-        }
-        if !argument0.isEmpty, let found = ToolLocator.find(argument0, environment: environment) { return found }
-        return Bundle.main.executablePath ?? argument0
-    }
-}
-
-/// Finds programs on `PATH`, as a shell does.
-public enum ToolLocator {
-    /// The first executable `name` in `$PATH`, or nil.
-    public static func find(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        let path = environment["PATH"] ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where directory.hasPrefix("/") {
-            let candidate = directory + "/" + name
-            if let info = try? Syscall.fileStatus(candidate), info.kind == .regular, Syscall.isExecutable(candidate) { return candidate }
-        }
-        return nil
-    }
-}

@@ -39,7 +39,8 @@ struct OpenCodeAnswerTests {
         guard case .foreign(let detail) = classify("/global/health", 200, #"{"status":"ok"}"#) else { Issue.record("not foreign"); return }
         #expect(detail.contains("HTTP 200 from /global/health"))
         #expect(detail.contains("status"))
-        #expect(classify("/api/info", 200, #"{"version":"1.0"}"#) != .openCode(version: "1.0", generation: .two)) // no pid
+        // no pid: not OpenCode 2.x's /api/info
+        #expect(classify("/api/info", 200, #"{"version":"1.0"}"#) != .openCode(version: "1.0", generation: .two))
         guard case .foreign = classify("/global/health", 404, "404 page not found", type: "text/plain") else { Issue.record("plain 404"); return }
         guard case .foreign(let error) = classify("/global/health", 500, "boom", type: "text/plain") else { Issue.record("500"); return }
         #expect(error.contains("HTTP 500"))

@@ -11,7 +11,7 @@ struct CatchUpDeadlineTests {
     @Test("against a peer that accepts and never answers, with 9 directories seen: over by the deadline, nothing told, the lists' failure said once")
     func silentHome() async throws {
         // A real listener that never accepts: the kernel completes each connection, no byte comes back.
-        let silent = try RunningProcess("/usr/bin/env", ["python3", "-c", """
+        let silent = try RunningProcess(python3, ["-c", """
         import socket, time
         s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(128)
         print("LISTENING", s.getsockname()[1], flush=True); time.sleep(120)

@@ -28,7 +28,8 @@ struct SessionFreeTests {
         session.startBatching()
         session.newRound()
         var byte: UInt8 = 0
-        for channel in channels { _ = channel.read(into: &byte, count: 1) }   // nothing has come: the round's socket is drained
+        // nothing has come: the round's socket is drained
+        for channel in channels { _ = channel.read(into: &byte, count: 1) }
         return (session, channels)
     }
 

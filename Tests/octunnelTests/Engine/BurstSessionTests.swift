@@ -26,7 +26,7 @@ struct BurstSessionTests {
         defer { echo.stop() }
         let fixture = try TunnelFixture()
         let relayPort = freePort()
-        let relay = try RunningProcess("/usr/bin/env", ["python3", packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
+        let relay = try RunningProcess(python3, [packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
                                                         String(relayPort), "127.0.0.1", String(fixture.sshd.port), "20"])
         defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
         try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")

@@ -142,7 +142,7 @@ func bytesThroughProblem(launcher: [String], port: Int, scratch: TempDirectory, 
     port, path, out, timeout = int(sys.argv[1]), sys.argv[2], sys.argv[3], float(sys.argv[4])
     open(out, "wb").write(get(port, path, timeout))
     """
-    let command = launcher + ["/usr/bin/env", "python3", "-c", client, String(port), "/bytes/\(size)", output, String(timeout)]
+    let command = launcher + [python3, "-c", client, String(port), "/bytes/\(size)", output, String(timeout)]
     let result = try run(command[0], Array(command.dropFirst()))
     guard result.status == 0 else { return "the request failed: \(result.stderr.split(separator: "\n").last ?? "")" }
     let response = try readBytes(output)

@@ -205,7 +205,7 @@ struct CheckAndHealthTests {
 
         let plist = try fixture.run(["tunnel", "reverse-command", "me@vps.example.com:2222", "--format", "launchd"])
         #expect(plist.status == 0)
-        let parsed = try runTool("/usr/bin/env", ["python3", "-c",
+        let parsed = try runTool(python3, ["-c",
             "import plistlib,sys,json; p=plistlib.loads(sys.stdin.buffer.read()); print(json.dumps(p))"], stdin: plist.stdout)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(parsed.utf8)) as? [String: Any])
         #expect(object["KeepAlive"] as? Bool == true)

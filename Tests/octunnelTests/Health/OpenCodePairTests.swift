@@ -77,7 +77,7 @@ struct OpenCodePairTests {
         without.stopGracefullyOrKill()
 
         // Another program holds 49374 on the laptop: named and skipped, the tunnel serves on.
-        let holderCommand = laptop.exec + ["/usr/bin/env", "python3", "-c",
+        let holderCommand = laptop.exec + [python3, "-c",
                                            "import socket,sys,time\ns=socket.socket();s.bind(('127.0.0.1',49374));s.listen();print('HELD',flush=True);time.sleep(600)"]
         let holder = try RunningProcess(holderCommand[0], Array(holderCommand.dropFirst()))
         defer { holder.signal(SIGKILL); _ = holder.waitForExit(timeout: 5) }
@@ -100,7 +100,7 @@ struct OpenCodePairTests {
     /// GET /api/info on the laptop's 127.0.0.1:`port`, status line and body.
     static func getInLaptop(_ laptop: NetworkNamespaceLink, port: Int) throws -> String {
         let script = "import http.client,sys\nc=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=10)\nc.request('GET','/api/info')\nr=c.getresponse()\nprint(r.status,r.read().decode())"
-        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(port)]
+        let command = laptop.exec + [python3, "-c", script, String(port)]
         return try run(command[0], Array(command.dropFirst())).stdout
     }
 
@@ -126,7 +126,7 @@ struct OpenCodePairTests {
         c.request("POST", "/api/pair", headers={"Authorization": "Basic " + token})
         print(info["url"] + "/auth/connect/" + json.loads(c.getresponse().read())["code"])
         """
-        let command = net.exec(.client) + ["/usr/bin/env", "python3", "-c", script, scratch.file("state") + "/opencode/service.json"]
+        let command = net.exec(.client) + [python3, "-c", script, scratch.file("state") + "/opencode/service.json"]
         let result = try run(command[0], Array(command.dropFirst()))
         guard result.status == 0, result.stdout.hasPrefix("http://127.0.0.1:49374/auth/connect/") else {
             throw HarnessError("no pair link from the service: \(result)")
@@ -136,7 +136,7 @@ struct OpenCodePairTests {
 
     /// Opens `link` on the laptop as a browser would (`browser`); its lines.
     static func open(_ link: String, in laptop: NetworkNamespaceLink) throws -> [String] {
-        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", browser, link]
+        let command = laptop.exec + [python3, "-c", browser, link]
         return try run(command[0], Array(command.dropFirst())).stdout.split(separator: "\n").map(String.init)
     }
 }

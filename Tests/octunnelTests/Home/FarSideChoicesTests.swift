@@ -69,7 +69,7 @@ struct FarSideChoicesTests {
                 data += chunk
             sys.stdout.write(data.decode("utf-8", "replace"))
             """
-        let command = launcher + ["python3", "-c", script, String(port), path]
+        let command = launcher + [python3, "-c", script, String(port), path]
         return try run(command[0], Array(command.dropFirst())).stdout
     }
 
@@ -80,7 +80,7 @@ struct FarSideChoicesTests {
         // The home is the pair's client namespace; the VPS (sshd) and the LAN host its server namespace.
         let directories = try ServiceDirectories()
         let trapLog = directories.scratch.file("lan.log")
-        let lan = try RunningProcess(net.exec(.server)[0], Array(net.exec(.server).dropFirst()) + ["python3", "-c", Self.lanHost, net.serverAddress, trapLog])
+        let lan = try RunningProcess(net.exec(.server)[0], Array(net.exec(.server).dropFirst()) + [python3, "-c", Self.lanHost, net.serverAddress, trapLog])
         defer { lan.stopGracefullyOrKill() }
         let trapPort = try #require(lan.waitForLine(containing: "LISTENING", stdout: true).flatMap { Int($0.split(separator: " ").last ?? "") },
                                     "\(lan.stderrText)")
@@ -111,7 +111,8 @@ struct FarSideChoicesTests {
         while Date().timeIntervalSince(started) < 3 {
             let again = try await offPool { try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server)) }
             #expect(OpenCodeServiceTests.answeredByOpenCode2(again), "\(again)\n\(home.stderrText)")
-            try await Task.sleep(nanoseconds: 200_000_000)  // requests spread over the follower's 1 s, not a synchronisation
+            // requests spread over the follower's 1 s, not a synchronisation
+            try await Task.sleep(nanoseconds: 200_000_000)
         }
         home.stopGracefullyOrKill()
         let trapped = (try? String(contentsOfFile: trapLog, encoding: .utf8)) ?? ""
@@ -143,7 +144,8 @@ struct FarSideChoicesTests {
             let answer = try await offPool { httpGet(port: remotePort, path: "/api/info") }
             #expect(OpenCodeServiceTests.answeredByOpenCode2(answer), "request \(served + 1) with the FIFO there: \(answer ?? "no answer")\n\(home.stderrText)")
             served += 1
-            try await Task.sleep(nanoseconds: 200_000_000)  // requests spread over the follower's 1 s, not a synchronisation
+            // requests spread over the follower's 1 s, not a synchronisation
+            try await Task.sleep(nanoseconds: 200_000_000)
         }
         let status = try await offPool { try fixture.run(["home", "status"]) }
         #expect(status.status == 0, "\(status.stderr)")
@@ -208,7 +210,8 @@ struct FarSideChoicesTests {
         let home = try TempDirectory("octunnel-agree")
         let made = try run(octunnelBinary, ["keygen", "--home", home.path])
         try #require(made.status == 0, "\(made.stderr)")
-        let nowhere = "root@127.0.0.1:\(freePort())"  // nothing listens: a spec that passes validation fails to connect, not with 64
+        // nothing listens: a spec that passes validation fails to connect, not with 64
+        let nowhere = "root@127.0.0.1:\(freePort())"
         let environment = inheritedEnvironment.merging(["XDG_STATE_HOME": home.file("state"), "XDG_CONFIG_HOME": home.file("config")]) { $1 }
         @Sendable func exit(_ arguments: [String]) throws -> ProcessResult {
             try run(octunnelBinary, arguments + ["--home", home.path], environment: environment)

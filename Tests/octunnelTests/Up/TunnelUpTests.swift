@@ -318,7 +318,7 @@ struct OpenOrderTests {
         let fixture = try TunnelFixture()
         // 50 ms each way in front of sshd, so each channel open takes a visible round trip.
         let relayPort = freePort()
-        let relay = try RunningProcess("/usr/bin/env", ["python3", packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
+        let relay = try RunningProcess(python3, [packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
                                                         String(relayPort), "127.0.0.1", String(fixture.sshd.port), "50"])
         defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
         try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")

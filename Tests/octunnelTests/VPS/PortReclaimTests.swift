@@ -120,7 +120,7 @@ struct PortReclaimTests {
     func otherProgram() async throws {
         let fixture = try TunnelFixture()
         let homeKey = try HomeKey(fixture: fixture)
-        let holder = try RunningProcess("/usr/bin/env", ["python3", "-c", """
+        let holder = try RunningProcess(python3, ["-c", """
             import socket, sys, time
             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", 0)); s.listen(16)

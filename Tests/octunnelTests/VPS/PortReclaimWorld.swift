@@ -57,7 +57,7 @@ final class World: @unchecked Sendable {
 
     /// scripts/lib/delay-relay.py with no delay on `address:port`, to sshd on the VPS's loopback.
     private static func startTCPRelay(address: String, port: Int, sshdPort: Int, launcher: [String]) throws -> RunningProcess {
-        let command = launcher + ["/usr/bin/env", "python3", packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
+        let command = launcher + [python3, packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
                                   "127.0.0.1", String(sshdPort), "0"]
         let relay = try RunningProcess(command[0], Array(command.dropFirst()))
         guard relay.waitForLine(containing: "LISTENING", stdout: true) != nil else {
@@ -138,7 +138,7 @@ final class World: @unchecked Sendable {
             threading.Thread(target=attempt, args=(time.time(),), daemon=True).start()
             time.sleep(0.5)
         """
-        let command = laptop.exec + ["/usr/bin/env", "python3", "-c", script, String(port)]
+        let command = laptop.exec + [python3, "-c", script, String(port)]
         let phone = try RunningProcess(command[0], Array(command.dropFirst()))
         guard try await offPool({ phone.firstServed(after: Date(timeIntervalSince1970: 0), timeout: 30) }) != nil else {
             phone.signal(SIGKILL)

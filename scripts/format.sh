@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Formats the Swift sources (Sources, Tests, Package.swift) with the toolchain's `swift format` and
+# the checked-in .swift-format: 4 spaces, 120 columns, the code's own line breaks kept where they fit.
+#   scripts/format.sh           formats every file in place
+#   scripts/format.sh --check   changes nothing; fails (exit 1) on any finding of
+#                               `swift format lint --strict` (CI's lint step, scripts/test.sh)
+# Rules off in .swift-format, which the tree does not follow and the formatter cannot fix:
+# AlwaysUseLowerCamelCase (System/'s `system_poll`-style names for the libc call they wrap),
+# NoBlockComments (`0 /* NETLINK_ROUTE */` names a C constant in place), ReplaceForEachWithForLoop.
+# Lines the formatter cannot break (string literals, end-of-line comments it will not move) stay
+# long; `--check` prints how many are over 140 columns, as a note.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+paths=(Sources Tests Package.swift)
+command -v swift > /dev/null || { echo "format.sh: no swift on PATH" >&2; exit 69; }
+swift format --version > /dev/null 2>&1 || { echo "format.sh: this toolchain has no \`swift format\` (Swift 6 ships it)" >&2; exit 69; }
+case "${1:-}" in
+  --check)
+    swift format lint --strict --parallel -r "${paths[@]}"
+    long=$(find Sources Tests -name '*.swift' -not -path '*/.*' -exec awk 'length > 140' {} + | wc -l)
+    [ "$long" = 0 ] || echo "format.sh: note: $long lines over 140 columns (string literals or comments the formatter cannot break)" >&2
+    ;;
+  "") swift format format --in-place --parallel -r "${paths[@]}" ;;
+  *) echo "usage: $0 [--check]" >&2; exit 64 ;;
+esac
