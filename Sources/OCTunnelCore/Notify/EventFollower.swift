@@ -78,9 +78,15 @@ final class EventFollower: @unchecked Sendable {
         condition.lock()
         stopped = true
         condition.signal()
-        streamCut?.signal()
         condition.unlock()
+        stopSignal?.signal()
         notifier.stop()
+    }
+
+    /// What `stop()` signals: the current stream's cut (a stream starting later sees `stopped`).
+    private var stopSignal: StopSignal? {
+        condition.lock(); defer { condition.unlock() }
+        return streamCut
     }
 
     private var isStopped: Bool {
