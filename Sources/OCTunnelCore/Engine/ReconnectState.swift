@@ -25,8 +25,8 @@ struct ReconnectState {
 
     /// What a failed connection attempt leads to.
     enum AttemptVerdict: Equatable {
-        /// The replacement failed; the live session stays.
-        case keepCurrent
+        /// The replacement (made for the reason given) failed; the live session stays.
+        case keepCurrent(ReconnectReason)
         /// The run ends with the error.
         case giveUp
         /// The next attempt starts after `delay` seconds; `end` says why.
@@ -52,6 +52,8 @@ struct ReconnectState {
     private(set) var roaming: Noticed?
     /// A make-before-break reconnect: the next session replaces the live one.
     private(set) var replacing = false
+    /// Why the replacement under way was started (its failure is said by it).
+    private var replacingFor = ReconnectReason.requested
     /// Connection attempts since start.
     private(set) var attempts = 0
     private(set) var everConnected = false
@@ -99,7 +101,7 @@ struct ReconnectState {
         if replacing && sessionUp {
             replacing = false
             roaming = nil
-            return .keepCurrent
+            return .keepCurrent(replacingFor)
         }
         let waitedOut = error.passesByItself && waitsOutPenalty
         if error.isFatalOnReconnect || (!everConnected && exitOnFirstFailure && !waitedOut) { return .giveUp }
@@ -162,6 +164,7 @@ struct ReconnectState {
             let event = RoamingEvent.reconnectingNow(noticed.cause, reason: reason.text)
             if reason.oldPathWorks && allowsOverlap {
                 replacing = true
+                replacingFor = reason
                 return (.replace, event)
             }
             return (.drop(.roamed(noticed.cause, reason), sayGoodbye: noticed.cause == .requested), event)

@@ -134,10 +134,10 @@ final class SessionDriver: PollOwner {
             if let event = reconnect.sessionStarted(now: now) { say(event) }
         case .failure(let error):
             switch reconnect.attemptFailed(error, sessionUp: live != nil, now: now) {
-            case .keepCurrent:
+            case .keepCurrent(let reason):
                 // The old session still serves; the replacement is not needed any more.
                 record.failed(.attemptFailed(error))
-                emit(.warning("reconnect requested, but a new session failed (\(error.localizedDescription)); the current one stays"))
+                emit(.warning("\(reason.text), but a new session failed (\(error.localizedDescription)); the current one stays"))
             case .giveUp:
                 for forward in forwards { forward.stop(.attemptFailed(error)) }
                 throw error

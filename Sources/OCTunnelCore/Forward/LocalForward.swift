@@ -428,6 +428,11 @@ final class ChannelPool {
     private var demand = PoolDemand()
     private var backoff = OpenBackoff()
     private var warm: [WarmChannel] = []
+    /// The far side closed a pooled channel that had sat idle (not a quick close): it closes idle
+    /// connections (nginx after 60 s), so refilling the whole pool only buys the next close after
+    /// as long, a few wake-ups each, for ever (issue 56: 2.23 a second after a burst of 20). Until
+    /// a client comes, a pool that follows demand keeps one channel.
+    private var idleClosed = false
     /// Server-first bytes kept per pooled channel; past this the channel is simply not read.
     static let greetingLimit = 64 * 1024
     /// A pooled channel the far side closes sooner than this after its open means that nothing
@@ -440,13 +445,19 @@ final class ChannelPool {
     var count: Int { warm.count }
 
     /// The pool size wanted now.
-    func size(now: Double) -> Int { fixedSize ?? demand.size(now: now) }
+    func size(now: Double) -> Int { fixedSize ?? (idleClosed ? min(1, demand.size(now: now)) : demand.size(now: now)) }
 
     /// A session to the VPS has started (see `PoolDemand.sessionStarted`).
-    func sessionStarted(now: Double) { demand.sessionStarted(now: now) }
+    func sessionStarted(now: Double) {
+        idleClosed = false
+        demand.sessionStarted(now: now)
+    }
 
     /// A client came while `burst` clients that came in the last second are open.
-    func noteBurst(_ burst: Int, now: Double) { demand.record(burst: burst, now: now) }
+    func noteBurst(_ burst: Int, now: Double) {
+        idleClosed = false
+        demand.record(burst: burst, now: now)
+    }
 
     /// Whether to open another pooled channel now.
     func wantsOpen(now: Double) -> Bool { warm.count < size(now: now) && backoff.allows(now: now) }
@@ -484,6 +495,8 @@ final class ChannelPool {
             if now - pooled.openedAt < Self.quickClose {
                 farSideDead = true
                 backoff.failed(now: now)
+            } else {
+                idleClosed = true
             }
             live.release(pooled.channel)
             warm.remove(at: index)

@@ -29,6 +29,8 @@ public struct TunnelHealth: Sendable {
     /// Starts the test against the forward's `localPort`; `engine` says why a forward was
     /// refused, and keeps the result for `status`.
     func start(localPort: Int, engine: Engine?, emit: @escaping @Sendable (HealthEvent) -> Void) {
+        // After the session that just came up: what the follower streamed before is on an older one.
+        let sessionSince = MonotonicClock.now()
         let thread = Thread {
             var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
                                     credentials: credentials)
@@ -43,7 +45,8 @@ public struct TunnelHealth: Sendable {
             engine?.recordHealth(event.record(checkedAt: Date()))
             emit(event)
             if case .tunnelPassed(let report, _, _) = event, let engine {
-                wiring?.openCodeAnswered(report, host: HealthCheck.address(forBind: bind), port: localPort, engine: engine)
+                wiring?.openCodeAnswered(report, host: HealthCheck.address(forBind: bind), port: localPort, engine: engine,
+                                         sessionSince: sessionSince)
             }
         }
         thread.start()

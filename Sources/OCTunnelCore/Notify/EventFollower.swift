@@ -8,8 +8,14 @@ import Foundation
 /// with the fix, and asked again less and less often (up to every 30 s).
 ///
 /// Asleep when nothing happens (issue 48): its thread waits for the stream's bytes, for the
-/// next "finished" to settle, or for `stop()` (a `StopSignal` it polls beside the socket),
-/// never on a tick; OpenCode's heartbeats are its only wake-ups.
+/// next "finished" to settle, or for `stop()` or a move (the stream's own `StopSignal`, polled
+/// beside the socket), never on a tick; OpenCode's heartbeats are its only wake-ups.
+///
+/// Moved with the tunnel (issue 56): after a planned reconnect the old SSH session drains until
+/// its streams end, so a stream held on it would keep it (and the VPS's session process) for
+/// `SessionSet.drainLimit`. A `follow` whose `movingStreamsBefore` is later than the stream's
+/// start ends that stream cleanly and asks again at once, on the new session, with the catch-up
+/// every cut gets: nothing is lost or told twice, and the old session drains to nothing.
 final class EventFollower: @unchecked Sendable {
     private let host: String
     private let port: Int
@@ -25,9 +31,14 @@ final class EventFollower: @unchecked Sendable {
     private var running = false
     private var stopped = false
     private var said = Set<String>()
-    /// What `stop()` signals to the thread asleep on the stream (nil if no pipe could be made:
-    /// then the stop is seen at the stream's next bytes).
-    private let stopSignal = try? StopSignal()
+    /// What ends the current stream at once where its thread sleeps (`stop()`, a move); one per
+    /// stream, nil between streams (or if no pipe could be made: then the end is seen at the
+    /// stream's next bytes).
+    private var streamCut: StopSignal?
+    /// When the current stream started (`MonotonicClock`); nil between streams.
+    private var streamSince: Double?
+    /// The current stream was ended to move it: the next is asked at once, without the pause.
+    private var moving = false
 
     init(
         host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier,
@@ -42,12 +53,18 @@ final class EventFollower: @unchecked Sendable {
     }
 
     /// Follows `path` (the event stream the health test found), read as `generation` sends it
-    /// (nil: the known generation that serves `path`); starts the thread the first time.
-    func follow(path: String, generation: OpenCodeGeneration? = nil) {
+    /// (nil: the known generation that serves `path`); starts the thread the first time. A stream
+    /// already open that started before `movingStreamsBefore` (`MonotonicClock`: when the tunnel's
+    /// new session came up) is ended and asked again at once, on the new session.
+    func follow(path: String, generation: OpenCodeGeneration? = nil, movingStreamsBefore: Double? = nil) {
         condition.lock()
         defer { condition.unlock() }
         self.path = path
         self.generation = generation
+        if running, let before = movingStreamsBefore, let since = streamSince, since < before, let streamCut {
+            moving = true
+            streamCut.signal()
+        }
         guard !running, !stopped else { return condition.signal() }
         running = true
         let thread = Thread { [self] in run() }
@@ -61,6 +78,12 @@ final class EventFollower: @unchecked Sendable {
         condition.changing { stopped = true }
         stopSignal?.signal()
         notifier.stop()
+    }
+
+    /// What `stop()` signals: the current stream's cut (a stream starting later sees `stopped`).
+    private var stopSignal: StopSignal? {
+        condition.lock(); defer { condition.unlock() }
+        return streamCut
     }
 
     private var isStopped: Bool {
@@ -86,8 +109,8 @@ final class EventFollower: @unchecked Sendable {
                     waiting(waitingSaid)
                 }
             }
-            if let stopSignal {
-                probe.idle = HTTPProbe.IdleWork(stop: stopSignal, nextTurn: { watch.nextDue }, turn: { deliver(&watch) })
+            if let cut = streamStarting() {
+                probe.idle = HTTPProbe.IdleWork(stop: cut, nextTurn: { watch.nextDue }, turn: { deliver(&watch) })
             }
             do {
                 var connected = false
@@ -115,9 +138,20 @@ final class EventFollower: @unchecked Sendable {
             }
             watch.reconnected()
             condition.lock()
-            if !stopped { _ = condition.wait(until: Date().addingTimeInterval(pause)) }
+            (streamCut, streamSince) = (nil, nil)
+            if !stopped && !moving { _ = condition.wait(until: Date().addingTimeInterval(pause)) }
+            moving = false
             condition.unlock()
         }
+    }
+
+    /// The coming stream's cut, signalled already if `stop()` came first; its start noted.
+    private func streamStarting() -> StopSignal? {
+        condition.lock(); defer { condition.unlock() }
+        streamCut = try? StopSignal()
+        streamSince = MonotonicClock.now()
+        if stopped { streamCut?.signal() }
+        return streamCut
     }
 
     /// What the cut hid (issue 48), or what waited before `tunnel up` started: asked of OpenCode's

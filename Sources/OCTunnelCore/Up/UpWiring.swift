@@ -35,11 +35,12 @@ public final class UpWiring: @unchecked Sendable {
 
     /// OpenCode answered `report` at `host:port` (the tunnel's local end, or OpenCode at home):
     /// follows its event stream (started the first time, pointed at the stream that answered
-    /// after) and, on the laptop, says or opens the pair port once.
-    func openCodeAnswered(_ report: HealthReport, host: String, port: Int, engine: Engine) {
+    /// after; one that started before `sessionSince`, on a session since replaced, is moved to the
+    /// new one) and, on the laptop, says or opens the pair port once.
+    func openCodeAnswered(_ report: HealthReport, host: String, port: Int, engine: Engine, sessionSince: Double? = nil) {
         if notify.enabled {
             let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
-            follower(host: host, port: port, engine: engine)?.follow(path: path)
+            follower(host: host, port: port, engine: engine)?.follow(path: path, movingStreamsBefore: sessionSince)
         }
         if let pairPort, let plan = PairPort.plan(for: report, localPort: port, choice: pairPort), firstPairWord() {
             let guessed = report.serverPort == nil

@@ -105,6 +105,33 @@ struct LocalForwardMemoryTests {
     }
 }
 
+extension LocalForwardMemoryTests {
+    @Test("pooled channels the VPS closes after sitting idle (a server's idle timeout) are not all replaced: one is, until a client comes")
+    func idleClosedPoolKeepsOne() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: nil)
+        defer { rounds.stop() }
+        rounds.start()
+        let session = rounds.session
+        let direct = { session.channels.filter { $0.target != nil } }
+        let open = { direct().filter { !$0.isFreed && !$0.peerEOF } }
+        // A session's start expects a browser's six.
+        #expect(try rounds.run { direct().count == 6 })
+        // Past the quick close (2 s: that would mean nothing listens), the server closes them all as idle.
+        let aged = MonotonicClock.now() + ChannelPool.quickClose + 0.1
+        #expect(try rounds.run { MonotonicClock.now() > aged })
+        for channel in direct() { channel.deliverEOF() }
+        #expect(try rounds.run { direct().filter(\.isFreed).count == 6 })
+        #expect(try rounds.run { open().count == 1 }, "one pooled channel is kept")
+        #expect(!(try rounds.run(within: 0.5) { direct().count > 7 }), "the pool refilled in full: \(direct().count) opens")
+        // A client comes: demand is live again, the pool refills to six behind it.
+        let client = try Self.client(of: forward)
+        defer { client.finish() }
+        #expect(writeAll(client.fd, Array("hi".utf8)))
+        #expect(try rounds.run { open().count == 7 }, "the client's channel and six pooled expected: \(open().count) open")
+        #expect(session.misuses.isEmpty)
+    }
+}
+
 /// Two forwards on one session take turns for its one open in flight (`OpenTurn`).
 @Suite("two LocalForwards sharing an in-memory session", .ownThreads)
 struct SharedSessionMemoryTests {

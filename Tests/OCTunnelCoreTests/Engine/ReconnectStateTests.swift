@@ -161,8 +161,14 @@ struct ReconnectStateTests {
 
         state.notice(.requested, since: 100)
         _ = Self.act(&state, decision: .reconnect(.requested), overlap: true, now: 100)
-        #expect(state.attemptFailed(Self.refused, sessionUp: true, now: 101) == .keepCurrent)
+        #expect(state.attemptFailed(Self.refused, sessionUp: true, now: 101) == .keepCurrent(.requested))
         #expect(!state.replacing && state.roaming == nil && state.retryAt == nil)
+
+        // A moved route's replacement that fails is said by its own reason, not as a request.
+        state.notice(.networkChange("routes changed"), since: 110)
+        let moved = ReconnectReason.routeMoved(from: "10.0.0.1", to: "10.0.0.2")
+        _ = Self.act(&state, decision: .reconnect(moved), overlap: true, now: 110)
+        #expect(state.attemptFailed(Self.refused, sessionUp: true, now: 111) == .keepCurrent(moved))
     }
 
     @Test("requested, home up: the session says goodbye and goes, the next attempt at once")

@@ -10,8 +10,8 @@ struct ReconnectUnderLoadTests {
     @Test("five tunnel reconnects while a client requests every 50 ms, on a kept-open connection and on new ones: no request fails")
     func fiveReconnectsLoseNothing() throws {
         let fixture = try TunnelFixture()
-        // Without the event follower: its stream would hold the first session too (it drains up to 300 s).
-        let (tunnel, port) = try fixture.upToStandIn(extra: ["--no-notify"])
+        // Notifications on (the default): the event follower moves its stream to each new session.
+        let (tunnel, port) = try fixture.upToStandIn()
         defer { tunnel.stopGracefullyOrKill() }
         let requests = HealthRequests(port: port)
         let thread = Thread { requests.run(every: 0.05) }
