@@ -239,20 +239,4 @@ section="$work/section.md"
 cat "$section"
 
 # Replace this label's section in OUT (or append it), leaving the rest as it was.
-python3 - "$section" "$OUT" <<'PY'
-import sys
-section = open(sys.argv[1]).read()
-path = sys.argv[2]
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = "# Benchmarks: octunnel vs ssh -N -L\n"
-heading = section.split("\n", 1)[0]
-start = text.find("\n" + heading + "\n")
-if start >= 0:
-    end = text.find("\n## ", start + 1)
-    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
+python3 scripts/lib/replace-section.py "$section" "$OUT"
