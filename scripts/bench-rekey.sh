@@ -10,14 +10,11 @@
 # REKEY_DELAY_MS (default 0) puts scripts/lib/delay-relay.py in front of sshd, holding each
 # chunk that long each way (a WAN's round trip of twice that) for both tunnels.
 # OCT names the octunnel binary (default: a release build).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/bench-prelude.sh"
 ROUNDS=${REKEY_ROUNDS:-10}
 STREAMS=${REKEY_STREAMS:-8}
 MIB=${REKEY_MIB:-16}
 STALL=${REKEY_STALL:-30}
-. scripts/lib/sshd.sh
-. scripts/lib/scratch.sh
 release_octunnel
 scratch_dir rekey
 

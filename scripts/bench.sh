@@ -38,8 +38,7 @@
 # of ssh -N -L, named BENCH_VERSUS_NAME in the table: the same rows, written to
 # docs/benchmarks-versus.md; the sections that only compare with OpenSSH (the goals of issue 10,
 # re-keys, soak, package, roaming, reclaim, Debian 13) are skipped.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/bench-prelude.sh"
 SECS=${BENCH_SECONDS:-5}
 BULK_MB=${BENCH_BULK_MB:-1024}
 SHORT=${BENCH_SHORT:-10000}
@@ -52,7 +51,6 @@ if [ -n "$VERSUS" ]; then
 fi
 
 . scripts/lib/packages.sh
-. scripts/lib/sshd.sh
 install_missing "${OCTUNNEL_PACKAGES[@]}" nginx-light wrk curl iproute2 strace linux-perf chromium
 LOOPBACK=${BENCH_LOOPBACK:-1}
 OUT=${BENCH_OUT:-$OUT}
@@ -61,7 +59,6 @@ swift build -c release --product octunnel 2>&1 | tail -1
 OCT="$(swift build -c release --show-bin-path)/octunnel"
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-. scripts/lib/scratch.sh
 scratch_dir bench
 wait_http() { for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$1/global/health" && return 0; sleep 0.02; done; return 1; }
 # wait_http inside network namespace $1 (one shell there polls, so no per-try namespace entry).

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A minimal HTTP CONNECT proxy for the push tests: logs each request line to the file given,
 tunnels CONNECT to its target on 127.0.0.1 only. Prints "LISTENING <port>" once it accepts."""
-import socket, sys, threading
+import os, socket, sys, threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from byte_pipe import forward  # noqa: E402
 
 log_path = sys.argv[1]
 listener = socket.socket()
@@ -11,13 +14,7 @@ print("LISTENING", listener.getsockname()[1], flush=True)
 
 def pump(a, b):
     try:
-        while True:
-            data = a.recv(65536)
-            if not data:
-                break
-            b.sendall(data)
-    except OSError:
-        pass
+        forward(a, b)
     finally:
         for s in (a, b):
             try:

@@ -31,9 +31,13 @@ Listens on 127.0.0.1 only.
 import argparse
 import base64
 import json
+import os
 import socket
 import sys
 import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from byte_pipe import forward as pipe  # noqa: E402
 
 ESC = "\x1b"
 NASTY = ESC + "[31m" + ESC + "]0;pwned" + "\x07" + ESC + "[2J"
@@ -144,18 +148,6 @@ def handle(conn, mode):
             conn.close()
         except OSError:
             pass
-
-
-def pipe(source, sink):
-    try:
-        while True:
-            data = source.recv(65536)
-            if not data:
-                break
-            sink.sendall(data)
-        sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
 
 
 def relay(conn, target, lost):

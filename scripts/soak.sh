@@ -24,8 +24,7 @@
 #                                         # lengths (OCTUNNEL_LONG_TESTS=1: a 60 s outage at each
 #                                         # end, a 3-minute event stream, this soak for 60 s);
 #                                         # CI runs them shorter (Tests/…/TestLengths.swift)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/bench-prelude.sh"
 if [ "${1:-}" = --long-tests ]; then
   swift build --build-tests
   OCTUNNEL_LONG_TESTS=1 exec swift test --skip-build --parallel --num-workers 2 \
@@ -35,8 +34,6 @@ SECONDS_=${SOAK_SECONDS:-600}
 WORKERS=${SOAK_WORKERS:-64}
 BUSY=${SOAK_BUSY:-2}
 RECONNECT=${SOAK_RECONNECT:-20}
-. scripts/lib/sshd.sh
-. scripts/lib/scratch.sh
 scratch_dir soak
 if [ -n "${SOAK_DEB13:-}" ]; then
   . scripts/lib/roots.sh

@@ -25,8 +25,7 @@ extension HomeCommand {
         @Option(help: "The address OpenCode listens on, on this machine.")
         var homeHost: String?
 
-        @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
-        var keepalive: Int = Defaults.keepaliveSeconds
+        @OptionGroup var keepaliveOption: KeepaliveOption
 
         @Flag(help: "Log each forwarded connection.")
         var verbose = false
@@ -49,7 +48,6 @@ extension HomeCommand {
         var allowLan = false
 
         func validate() throws {
-            if let problem = OptionRange.keepalive.problem(keepalive) { throw ValidationError(problem) }
             if let homeHost { _ = try parseHostPort(homeHost.contains(":") ? "[\(homeHost)]" : homeHost) }
             _ = try additionalForwards()
         }
@@ -70,7 +68,7 @@ extension HomeCommand {
                 }
                 settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
                                                                notify: settings.notify.enabled)
-                var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
+                var choices = connect.choices(keepalive: keepaliveOption.keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors
                 let events = EventPrinter(json: connect.json, verbose: verbose)
                 try UpFlow(settings: settings, directory: directory, choices: choices, say: Console.say, show: events.show).run()

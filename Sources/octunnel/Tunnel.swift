@@ -33,8 +33,7 @@ extension Tunnel {
                                    valueName: "[BIND:]PORT:HOST:HOSTPORT"))
         var forward: [ForwardArgument<ListensHere>] = []
 
-        @Option(help: "Seconds between keepalive probes; about three unanswered intervals mean the session is dead.")
-        var keepalive: Int = Defaults.keepaliveSeconds
+        @OptionGroup var keepaliveOption: KeepaliveOption
 
         @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection the VPS opens to the home server (default: follow demand, 1-32; 0 turns it off).", valueName: "N"))
         var warm: Int?
@@ -54,7 +53,6 @@ extension Tunnel {
 
         func validate() throws {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
-            if let problem = OptionRange.keepalive.problem(keepalive) { throw ValidationError(problem) }
             if let warm, let problem = OptionRange.warm.problem(warm) { throw ValidationError(problem) }
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
                 throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
@@ -78,7 +76,7 @@ extension Tunnel {
                 settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
                                                                notify: settings.notify.enabled)
                 settings.notify.push?.yields = true  // home up, beside OpenCode, pushes a request first
-                var choices = connect.choices(keepalive: keepalive, allowLAN: allowLan, health: !noHealth, save: save)
+                var choices = connect.choices(keepalive: keepaliveOption.keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.warm = warm
                 choices.homeHint = !connect.json
                 let events = EventPrinter(json: connect.json, verbose: verbose)

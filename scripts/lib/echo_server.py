@@ -3,6 +3,8 @@ import os
 import socket
 import threading
 
+from byte_pipe import forward
+
 
 def serve(processes=1):
     """Echoes every connection on 127.0.0.1 (a free port, printed as "PORT n") until killed:
@@ -20,15 +22,7 @@ def serve(processes=1):
 
     def echo(conn):
         with conn:
-            try:
-                while True:
-                    data = conn.recv(262144)
-                    if not data:
-                        break
-                    conn.sendall(data)
-                conn.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
+            forward(conn, conn, 262144)
 
     while True:
         conn, _ = listener.accept()

@@ -18,16 +18,13 @@
 # Root only. Run alone (`bash scripts/lib/issue56.sh`; OCT=path/to/octunnel to skip the release build;
 # BENCH_I56_LABEL names the section, default the binary's version) or from scripts/bench.sh; either way
 # it writes the section "Issue 56's goals: LABEL" of docs/benchmarks.md (BENCH_OUT: another file).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/bench-prelude.sh"
 SECS=${BENCH_SECONDS:-5}
 REPEATS=${BENCH_REPEATS:-3}
 SAMPLES=${BENCH_WAN_SAMPLES:-5}
 DELAY=${BENCH_WAN_DELAY_MS:-20}
 OUTAGE_LONG=${BENCH_OUTAGE_LONG:-1}
 OUT=${BENCH_OUT:-docs/benchmarks.md}
-. scripts/lib/sshd.sh
-. scripts/lib/scratch.sh
 [ "$(id -u)" -eq 0 ] || { echo "issue 56: skipped (not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)" >&2; exit 0; }
 for tool in wrk nginx curl; do command -v "$tool" >/dev/null || { echo "issue 56: $tool is not installed" >&2; exit 1; }; done
 release_octunnel
@@ -239,20 +236,4 @@ section="$work/section.md"
 cat "$section"
 
 # Replace this label's section in OUT (or append it), leaving the rest as it was.
-python3 - "$section" "$OUT" <<'PY'
-import sys
-section = open(sys.argv[1]).read()
-path = sys.argv[2]
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = "# Benchmarks: octunnel vs ssh -N -L\n"
-heading = section.split("\n", 1)[0]
-start = text.find("\n" + heading + "\n")
-if start >= 0:
-    end = text.find("\n## ", start + 1)
-    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
+python3 scripts/lib/replace-section.py "$section" "$OUT"

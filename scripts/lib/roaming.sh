@@ -138,19 +138,4 @@ section="$work/section.md"
 cat "$section"
 
 # Replace the section in docs/benchmarks.md (or append it), leaving the rest as bench.sh wrote it.
-python3 - "$section" docs/benchmarks.md <<'PY'
-import re, sys
-section = open(sys.argv[1]).read()
-path = sys.argv[2]
-try:
-    text = open(path).read()
-except FileNotFoundError:
-    text = "# Benchmarks: octunnel vs ssh -N -L\n"
-start = text.find("\n## Roaming (")
-if start >= 0:
-    end = text.find("\n## ", start + 1)
-    text = text[:start] + "\n" + section + (text[end:] if end >= 0 else "")
-else:
-    text = text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
+python3 scripts/lib/replace-section.py "$section" docs/benchmarks.md "## Roaming ("

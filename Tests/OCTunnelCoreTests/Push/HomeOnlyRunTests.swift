@@ -72,16 +72,9 @@ struct HomeOnlyRunTests {
     @Test("a run of permissions, questions, finishes and failures: each pushed once; each first tap answers once, each second nothing",
           arguments: ["opencode1", "opencode2"])
     func everyMomentOnce(flavor: String) throws {
-        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
-        let server = try NtfyServer()
-        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
-        defer { backend.stop() }
-        let run = try HomePushTests.start(backend, server, password: password)
-        defer { run.following.stop() }
-        let (phone, lines) = (run.phone, run.lines)
-        try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains("notifications: following OpenCode's events") } })
-        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+        let scene = try HomePushTests.scene(flavor)
+        defer { scene.stop() }
+        let (backend, phone, lines) = (scene.backend, scene.run.phone, scene.run.lines)
 
         let steps = Int(TestLengths.seconds(field: 60, short: 8))
         let started = Date()

@@ -11,18 +11,10 @@ import Testing
 /// cancels with the reason (scripts/test.sh's Debian 13 leg runs them).
 @Suite("home up pushes to a phone and its buttons answer", .serialized, .ownThreads, .timeLimit(.minutes(3)))
 struct HomePushTests {
-    /// Collects the engine's events, from any thread.
-    final class Lines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var all: [String] = []
-        func add(_ event: EngineEvent) { lock.lock(); all.append(event.text); lock.unlock() }
-        var text: [String] { lock.lock(); defer { lock.unlock() }; return all }
-    }
-
     /// A running `home up` following `backend` and pushing through `server`.
     struct Running {
         let following: HomeFollowing
-        let lines: Lines
+        let lines: EngineEventLines
         let phone: NtfyPhone
         let home: HostPort
     }
@@ -34,7 +26,7 @@ struct HomePushTests {
         let connection = ConnectionSettings(target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
                                             authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
         let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
-        let lines = Lines()
+        let lines = EngineEventLines()
         let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
         let settings = try given ?? PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
                                                  replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), detail: .full)
@@ -45,6 +37,46 @@ struct HomePushTests {
         let following = HomeFollowing(wiring: wiring, home: home, timeout: 10)
         following.start(passed: nil, engine: engine)
         return Running(following: following, lines: lines, phone: NtfyPhone(topicURL: settings.url.text()), home: home)
+    }
+
+    /// A test's start: a fresh ntfy server (without Debian 13's, the test cancels with the reason), OpenCode's stand-in of
+    /// `flavor` holding a password planted to be looked for, and `home up` following it and pushing (`waited`: once it
+    /// follows the stand-in's one event stream).
+    struct Scene {
+        let server: NtfyServer
+        let password: String
+        let backend: OpenCodeStandIn
+        let run: Running
+
+        /// Stops `home up`, then the stand-in.
+        func stop() {
+            run.following.stop()
+            backend.stop()
+        }
+    }
+
+    static func scene(_ flavor: String, waited: Bool = true) throws -> Scene {
+        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
+        let server = try NtfyServer()
+        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
+        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
+        let run: Running
+        do { run = try start(backend, server, password: password) } catch {
+            backend.stop()
+            throw error
+        }
+        let scene = Scene(server: server, password: password, backend: backend, run: run)
+        guard waited else { return scene }
+        do {
+            let lines = run.lines
+            let following = "notifications: following OpenCode's events"
+            try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains(following) } }, "\(lines.text)")
+            try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+        } catch {
+            scene.stop()
+            throw error
+        }
+        return scene
     }
 
     static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
@@ -67,16 +99,9 @@ struct HomePushTests {
     @Test("permission, question, answered elsewhere, finish and failure: pushed once each, every button once",
           arguments: ["opencode1", "opencode2"])
     func pushesAndAnswers(flavor: String) throws {
-        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
-        let server = try NtfyServer()
-        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
-        let backend = try OpenCodeStandIn(flavor: flavor, password: password)
-        defer { backend.stop() }
-        let run = try Self.start(backend, server, password: password)
-        defer { run.following.stop() }
-        let (phone, lines) = (run.phone, run.lines)
-        try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains("notifications: following OpenCode's events") } }, "\(lines.text)")
-        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+        let scene = try Self.scene(flavor)
+        defer { scene.stop() }
+        let (server, password, backend, phone, lines) = (scene.server, scene.password, scene.backend, scene.run.phone, scene.run.lines)
 
         // A permission: pushed with three buttons; Allow always reaches OpenCode once.
         let asked = Date()
@@ -144,16 +169,9 @@ struct HomePushTests {
     /// (the reply stream's next try, at most `PushNotificationChannel.Limits.retry` s), both answerable.
     @Test("ntfy down while the agent asks twice: both pushed once within 5 s of its return, and both answerable")
     func ntfyDownAndBack() throws {
-        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
-        let server = try NtfyServer()
-        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
-        defer { backend.stop() }
-        let run = try Self.start(backend, server, password: password)
-        defer { run.following.stop() }
-        let (phone, lines) = (run.phone, run.lines)
-        try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains("notifications: following OpenCode's events") } })
-        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+        let scene = try Self.scene("opencode2")
+        defer { scene.stop() }
+        let (server, backend, phone, lines) = (scene.server, scene.backend, scene.run.phone, scene.run.lines)
 
         server.stop()
         let first = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))
@@ -183,13 +201,9 @@ struct HomePushTests {
     /// `tunnel up` yields, so a permission appears once on the phone, and its button answers once.
     @Test("both ends pushing to one topic: a permission appears once on the phone (home up's), and its tap answers once")
     func bothEndsOnce() throws {
-        guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
-        let server = try NtfyServer()
-        let password = "pw-\(UUID().uuidString.prefix(8))-planted"
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
-        defer { backend.stop() }
-        let home = try Self.start(backend, server, password: password)
-        defer { home.following.stop() }
+        let scene = try Self.scene("opencode2", waited: false)
+        defer { scene.stop() }
+        let (server, password, backend, home) = (scene.server, scene.password, scene.backend, scene.run)
         let settings = PushSettings(url: try PushURL.parse(home.phone.topicURL), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"),
                                     detail: .full)
         let laptop = try Self.start(backend, server, password: password, settings: settings, yields: true)

@@ -37,14 +37,6 @@ final class ButtonChannel: NotificationChannel, @unchecked Sendable {
 /// `home up` (the quiet retries find it), and a channel of the test's own answers a permission.
 @Suite("home up follows OpenCode itself, through any channel", .ownThreads, .timeLimit(.minutes(2)))
 struct HomeFollowingTests {
-    /// Collects the engine's events, from any thread.
-    final class Lines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var all: [String] = []
-        func add(_ event: EngineEvent) { lock.lock(); all.append(event.text); lock.unlock() }
-        var text: [String] { lock.lock(); defer { lock.unlock() }; return all }
-    }
-
     static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
         ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
     }
@@ -65,7 +57,7 @@ struct HomeFollowingTests {
         let connection = ConnectionSettings(target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
                                             authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
         let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
-        let lines = Lines()
+        let lines = EngineEventLines()
         let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
         var notify = NotifyOptions()
         notify.desktop = false

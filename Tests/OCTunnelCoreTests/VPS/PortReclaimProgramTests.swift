@@ -72,8 +72,7 @@ struct PortReclaimProgramTests {
     @Test("a holder that is not an sshd session is named and never ended, whatever its connections look like", arguments: shells)
     func otherProgram(shell: String) throws {
         let proc = try RecordedProc(busy: true)
-        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
-        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 9, inode: 70002))
+        proc.heldWithClient(retransmits: 9)
         try proc.process(4_194_500, name: "python3", ppid: 1, sockets: [70001, 70002])
         try proc.write()
         let uid = getuid()
@@ -110,8 +109,7 @@ struct PortReclaimProgramTests {
     @Test("the holder's fds unreadable (a non-root VPS user): the one session marked by octunnel-mark is the holder, its client from SSH_CONNECTION", arguments: shells)
     func markedSession(shell: String) throws {
         let proc = try RecordedProc(busy: true)
-        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
-        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
+        proc.heldWithClient(retransmits: 4)
         // Another client on another sshd port with the same client port: not the marked one.
         proc.tcp.append(RecordedProc.line(local: "0200000A:0017", remote: "087100CB:C832", state: "01", inode: 70004))
         try proc.session(4_194_500, environ: ["SSH_ORIGINAL_COMMAND=octunnel-mark", "OCTUNNEL_LISTEN=127.0.0.1:18080;",
@@ -131,8 +129,7 @@ struct PortReclaimProgramTests {
     @Test("environments are read as NUL-separated variables: a client's LC_* value with a newline forges neither SSH_CONNECTION nor a mark", arguments: shells)
     func forgedVariablesInValues(shell: String) throws {
         let proc = try RecordedProc(busy: true)
-        proc.tcp.append(RecordedProc.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
-        proc.tcp.append(RecordedProc.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: 4, inode: 70002))
+        proc.heldWithClient(retransmits: 4)
         // `ssh -o 'SetEnv=LC_X=foo<newline>SSH_CONNECTION=6.6.6.6 …'`: sshd puts the accepted
         // LC_X before its own SSH_CONNECTION.
         try proc.session(4_194_500, environ: ["LC_X=foo\nSSH_CONNECTION=6.6.6.6 1 10.0.0.2 22", "SSH_ORIGINAL_COMMAND=octunnel-mark",
@@ -446,6 +443,13 @@ final class RecordedProc {
                      uid: UInt32 = getuid(), inode: Int, rto: Int = 20, when: Int? = nil) -> String {
         "   0: \(local) \(remote) \(state) \(hex(tx, 8)):00000000 \(hex(timer, 2)):\(hex(when ?? (timer == 0 ? 0 : 28), 8)) \(hex(retransmits, 8)) "
             + "\(String(repeating: " ", count: max(0, 5 - String(uid).count)))\(uid)        0 \(inode) 1 0000000000000000 \(rto) 4 30 10 -1"
+    }
+
+    /// The listen 127.0.0.1:18080 (inode 70001) and an sshd session's client connection from
+    /// 203.0.113.7:51250 (inode 70002): 92 bytes unacknowledged, resent `retransmits` times.
+    func heldWithClient(retransmits: Int) {
+        tcp.append(Self.line(local: "0100007F:46A0", remote: "00000000:0000", state: "0A", inode: 70001))
+        tcp.append(Self.line(local: "0200000A:0016", remote: "077100CB:C832", state: "01", tx: 92, timer: 1, retransmits: retransmits, inode: 70002))
     }
 
     /// `value` in upper-case hex, zero-padded to `width` digits.
