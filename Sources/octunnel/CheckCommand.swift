@@ -45,7 +45,7 @@ extension Tunnel {
                     if let failure = result.failure { verdict["layer"] = failure.layer; verdict["message"] = failure.localizedDescription }
                     Console.data(jsonLine(verdict))
                 } else if result.failure == nil, result.stages.contains(where: \.skipped) {
-                    Console.say("OpenCode 2 is reachable through \(settings.target.host); its API and event stream were not checked (no password given here)")
+                    Console.say("OpenCode 2 is reachable through \(settings.target.host); " + "its API and event stream were not checked (no password given here)")
                 } else if result.failure == nil {
                     Console.say("all layers ✓: OpenCode is reachable through \(settings.target.host)")
                 }

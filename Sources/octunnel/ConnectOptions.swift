@@ -27,7 +27,7 @@ struct ConnectOptions: ParsableArguments {
     @Option(help: "Seconds the health test and the event stream may take.")
     var healthTimeout: Int = Defaults.healthTimeoutSeconds
 
-    @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, like a key; one trailing newline is dropped). Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD (set but empty: no password).", valueName: "PATH"))
+    @Option(help: ArgumentHelp("A file holding OpenCode's password (only you may read it, " + "like a key; one trailing newline is dropped). Default: the " + "saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD (set but empty: no password).", valueName: "PATH"))
     var passwordFile: String?
 
     /// The choices of an `up` run these options carry, with the command's own.

@@ -36,11 +36,11 @@ extension HomeCommand {
         @Flag(help: "Save the target, ports, forwards and notify choices as this machine's home settings (and `service install home`'s).")
         var save = false
 
-        @Flag(help: "Close a forwarded connection OpenCode cannot take instead of answering it with an HTTP 502 naming the fix (for services that are not HTTP).")
+        @Flag(help: ArgumentHelp("Close a forwarded connection OpenCode cannot take instead " + "of answering it with an HTTP 502 naming the fix (for services that are not HTTP)."))
         var noHttpErrors = false
 
         @Option(name: [.customShort("R"), .customLong("forward")],
-                help: ArgumentHelp("Another forward over the same session, as `ssh -R` writes it: the VPS listens on VPS_BIND:VPS_PORT and each connection goes to HOST:HOME_PORT here, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
+                help: ArgumentHelp("Another forward over the same session, as `ssh -R` writes " + "it: the VPS listens on VPS_BIND:VPS_PORT and each connection " + "goes to HOST:HOME_PORT here, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
                                    valueName: "[VPS_BIND:]VPS_PORT:HOST:HOME_PORT"))
         var forward: [ForwardArgument<ListensOnVPS>] = []
 

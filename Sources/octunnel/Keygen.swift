@@ -4,7 +4,7 @@ import OCTunnelCore
 struct Keygen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make the Ed25519 key octunnel signs in with (OpenSSH format).",
-        discussion: "Prints the public line on stdout. An existing key is never overwritten; --rotate keeps it as id_ed25519.prev. --rotate --install also replaces it on the VPS, through the key's own line (installed by `octunnel authorize`), with no admin login."
+        discussion: "Prints the public line on stdout. An existing " + "key is never overwritten; --rotate keeps it as " + "id_ed25519.prev. --rotate --install also replaces " + "it on the VPS, through the key's own line (installed by `octunnel authorize`), with no admin login."
     )
 
     @OptionGroup var options: DirectoryOptions
@@ -28,7 +28,7 @@ struct Keygen: ParsableCommand {
         }
         if let comment, let problem = KeyStore.commentProblem(comment) { throw ValidationError(problem) }
         if onVPS.install && !rotate { throw ValidationError("--install goes with --rotate: `octunnel keygen --rotate --install [TARGET]`") }
-        if onVPS.install && passphrase { throw ValidationError("--install makes the new key without a passphrase (a running tunnel signs in with it unattended); rotate without --install for an encrypted key") }
+        if onVPS.install && passphrase { throw ValidationError("--install makes the new key without a passphrase (a running " + "tunnel signs in with it unattended); rotate without --install for an encrypted key") }
         if let ifOlderThan = onVPS.ifOlderThan, !(0...3650).contains(ifOlderThan) { throw ValidationError("--if-older-than \(ifOlderThan) is out of range (0-3650 days)") }
         if !onVPS.install && (onVPS.listen || onVPS.ifOlderThan != nil || targetOptions.target != nil || targetOptions.remotePort != nil || targetOptions.remoteHost != nil || targetOptions.homePort != nil) {
             throw ValidationError("a target, --listen, --if-older-than, --remote-port, --remote-host and --home-port go with --rotate --install")
@@ -79,7 +79,8 @@ struct Keygen: ParsableCommand {
                                        comment: comment ?? KeyStore.defaultComment())
             guard let outcome = try rotation.run(ifOlderThan: onVPS.ifOlderThan, say: Console.say) else { return }
             Console.data(outcome.new.line)
-            Console.say("Rotated on \(rotation.target): \(outcome.old) → \(outcome.new.fingerprint)\(outcome.resumed ? " (an interrupted rotation, finished)" : "").")
+            let resumed = outcome.resumed ? " (an interrupted rotation, finished)" : ""
+            Console.say("Rotated on \(rotation.target): \(outcome.old) → \(outcome.new.fingerprint)\(resumed).")
             if let archived = outcome.archived { Console.say("The key that was .prev before is kept as \(archived).") }
             // `tunnel up` makes before it breaks: asked now, it signs in with the new key losing nothing.
             // `home up` cannot (its listen belongs to one session): it takes the new key at its next reconnect.
@@ -94,12 +95,12 @@ struct Keygen: ParsableCommand {
 
 /// `keygen --rotate --install`'s own flags: the rotation on the VPS, its role and its age.
 struct RotationOnVPSFlags: ParsableArguments {
-    @Flag(help: "With --rotate: install the new key on the VPS (TARGET, default: the saved one) through the current key's line, prove it, then remove the old line. Safe to stop anywhere: run it again to finish.")
+    @Flag(help: ArgumentHelp("With --rotate: install the new key on the VPS (TARGET, " + "default: the saved one) through the current key's " + "line, prove it, then remove the old line. Safe to stop anywhere: run it again to finish."))
     var install = false
 
     @Flag(help: "With --install: the home machine's key (`home up`'s saved settings and listen; the default when only those are saved).")
     var listen = false
 
-    @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old (a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
+    @Option(help: ArgumentHelp("With --install: rotate only if the key is at least DAYS days old " + "(a pending rotation is always finished); what `service install --rotate-every` runs daily.", valueName: "DAYS"))
     var ifOlderThan: Int?
 }

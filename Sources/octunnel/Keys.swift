@@ -10,7 +10,7 @@ struct KeysCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List octunnel's lines on the VPS: role, forwards, fingerprint, device (the comment), the day each was added and its lineage (stdout)."
+            abstract: "List octunnel's lines on the VPS: role, forwards, fingerprint, " + "device (the comment), the day each was added and its lineage (stdout)."
         )
 
         @OptionGroup var vps: VPSKeysFile

@@ -3,7 +3,7 @@ import OCTunnelCore
 
 /// The notification choices of `tunnel up` and `home up` (`NotifySettings`), for the settings' resolution.
 struct NotifyFlags: ParsableArguments {
-    @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks for permission or fails, the facts in its environment (OCTUNNEL_EVENT, OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
+    @Option(help: ArgumentHelp("A program run (no shell) each time the agent finishes, asks " + "for permission or fails, the facts in its environment (OCTUNNEL_EVENT, " + "OCTUNNEL_SESSION_TITLE, OCTUNNEL_MESSAGE, …): a two-line script can push them to a phone.",
                                valueName: "PROGRAM"))
     var notifyCommand: String?
 

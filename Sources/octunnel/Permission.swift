@@ -18,7 +18,7 @@ extension PermissionCommand {
 
         @OptionGroup var options: PermissionOptions
 
-        @Flag(help: "Print one JSON object on stdout (openCode, permissions: id, sessionID, sessionTitle, permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions).")
+        @Flag(help: ArgumentHelp("Print one JSON object on stdout (openCode, " + "permissions: id, sessionID, sessionTitle, " + "permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions)."))
         var json = false
 
         func run() throws {

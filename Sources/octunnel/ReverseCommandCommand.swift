@@ -13,7 +13,7 @@ extension Tunnel {
         @OptionGroup var profile: ProfileOptions
         @OptionGroup var targetOptions: TunnelTargetOptions
 
-        @Option(help: "ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent plist); home, home-systemd, home-launchd: the same with `octunnel home up` instead of ssh.")
+        @Option(help: ArgumentHelp("ssh, autossh, systemd (a user unit) or launchd (a LaunchAgent " + "plist); home, home-systemd, home-launchd: the same with `octunnel home up` instead of ssh."))
         var format: String = "ssh"
 
         func validate() throws {

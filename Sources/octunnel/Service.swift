@@ -27,7 +27,7 @@ extension Service {
         @Flag(help: "Replace a file octunnel did not write, or one changed since it wrote it.")
         var force = false
 
-        @Option(help: ArgumentHelp("Also rotate the role's key on the VPS once it is DAYS days old (`keygen --rotate --install`, checked daily by a systemd timer or a LaunchAgent; the VPS line must come from `octunnel authorize`).", valueName: "DAYS"))
+        @Option(help: ArgumentHelp("Also rotate the role's key on the VPS once it is DAYS " + "days old (`keygen --rotate --install`, checked daily " + "by a systemd timer or a LaunchAgent; the VPS line must come from `octunnel authorize`).", valueName: "DAYS"))
         var rotateEvery: Int?
 
         func validate() throws {
@@ -46,7 +46,7 @@ extension Service {
                         if index > 0 { Console.data("") }
                         Console.data(String(file.render().dropLast()))
                     }
-                    Console.say("nothing written; `octunnel service install \(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
+                    Console.say("nothing written; `octunnel service install " + "\(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
                     return
                 }
                 let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery)

@@ -4,7 +4,7 @@ import OCTunnelCore
 /// `tunnel status` and `home status`: ask the running process of that role and profile
 /// through its status socket. Never starts anything; nothing running is exit 3.
 struct StatusOptions: RoleAction {
-    @Flag(help: "Print one JSON object on stdout (state, target, hostKey, cipher, connectedSince, local, remote, openConnections, totalConnections, bytesIn, bytesOut, reconnects, lastError, health).")
+    @Flag(help: ArgumentHelp("Print one JSON object on stdout (state, target, " + "hostKey, cipher, connectedSince, local, remote, " + "openConnections, totalConnections, bytesIn, bytesOut, reconnects, lastError, health)."))
     var json = false
 
     static var commandName: String { "status" }

@@ -22,20 +22,20 @@ extension Tunnel {
         @Option(help: "The local port clients connect to (0 picks a free one).")
         var localPort: Int?
 
-        @Option(help: "The local address to listen on, and only it (default: \(Defaults.bind) and, where the machine has IPv6, ::1, on the same port, as `ssh -L`).")
+        @Option(help: ArgumentHelp("The local address to listen on, and only it (default: \(Defaults.bind) " + "and, where the machine has IPv6, ::1, on the same port, as `ssh -L`)."))
         var bind: String?
 
         @Flag(help: "Allow a non-loopback --bind or -L address (anyone on that network could use the tunnel).")
         var allowLan = false
 
         @Option(name: [.customShort("L"), .customLong("forward")],
-                help: ArgumentHelp("Another forward over the same session, as `ssh -L` writes it: this machine's PORT (on BIND) to HOST:HOSTPORT as the VPS sees it, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
+                help: ArgumentHelp("Another forward over the same session, as `ssh -L` writes " + "it: this machine's PORT (on BIND) to HOST:HOSTPORT as " + "the VPS sees it, e.g. the app the agent builds (repeatable; OpenCode's stays the first).",
                                    valueName: "[BIND:]PORT:HOST:HOSTPORT"))
         var forward: [ForwardArgument<ListensHere>] = []
 
         @OptionGroup var keepaliveOption: KeepaliveOption
 
-        @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection the VPS opens to the home server (default: follow demand, 1-32; 0 turns it off).", valueName: "N"))
+        @Option(help: ArgumentHelp("Channels to keep open ahead of need, each an idle connection " + "the VPS opens to the home server (default: follow demand, 1-32; 0 turns it off).", valueName: "N"))
         var warm: Int?
 
         @Flag(help: "Log each client connection.")
@@ -55,7 +55,7 @@ extension Tunnel {
             if let localPort { try checkPort(localPort, "--local-port", allowZero: true) }
             if let warm, let problem = OptionRange.warm.problem(warm) { throw ValidationError(problem) }
             if let bind, !Sockets.isLoopback(bind) && !allowLan {
-                throw ValidationError("--bind \(bind) is not a loopback address: anyone on that network could use the tunnel. Add --allow-lan if that is what you want.")
+                throw ValidationError("--bind \(bind) is not a loopback address: anyone " + "on that network could use the tunnel. Add --allow-lan if that is what you want.")
             }
             _ = try additionalForwards()
         }

@@ -12,7 +12,7 @@ struct TunnelTargetOptions: ParsableArguments {
     @Option(help: "The VPS address the reverse tunnel listens on.")
     var remoteHost: String?
 
-    @Option(help: "The OpenCode port on the home machine (what `home up` connects to, and the printed reverse-tunnel command's target): \(Defaults.homePort) for `opencode serve` (default), 49374 for OpenCode 2's background service (49375 on its `local` channel; `opencode service status` prints it).")
+    @Option(help: ArgumentHelp("The OpenCode port on the home machine (what `home up` connects " + "to, and the printed reverse-tunnel command's target): \(Defaults.homePort) " + "for `opencode serve` (default), 49374 for OpenCode 2's " + "background service (49375 on its `local` channel; `opencode service status` prints it)."))
     var homePort: Int?
 
     func validate() throws {

@@ -27,7 +27,7 @@ extension EngineEvent {
         case .disconnected(let reason, let retryIn):
             return "disconnected: \(reason.text); retrying in \(String(format: "%.1f", retryIn)) s"
         case .nothingListening(let target, let command):
-            return "nothing listens on VPS \(target): the home machine's reverse tunnel is probably down. On the home machine run:\n  \(command)"
+            return "nothing listens on VPS \(target): the home machine's " + "reverse tunnel is probably down. On the home machine run:\n  \(command)"
         case .forwardRefused(let target, let reason):
             return "the VPS refused to forward to \(target) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
         case .clientOpened(let id, let peer):

@@ -91,7 +91,7 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         var seen: [Direction: [Int: Forward]] = [:]
         for forward in forwards {
             if !allowLAN && !Sockets.isLoopback(forward.listen.host) && forward.listen.host != "localhost" {
-                throw .init("\(forward) listens on \(forward.listen.host), not a loopback address: anyone on that network could use it. Add --allow-lan if that is what you want.")
+                throw .init("\(forward) listens on \(forward.listen.host), not a loopback " + "address: anyone on that network could use it. Add --allow-lan if that is what you want.")
             }
             if forward.listen.port != 0, let other = seen[forward.direction]?[forward.listen.port] {
                 throw .init("\(forward) listens on port \(forward.listen.port), as \(other) does: give each forward its own port")

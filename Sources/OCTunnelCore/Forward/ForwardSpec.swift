@@ -41,7 +41,7 @@ public struct ForwardSpec: Hashable, Sendable {
     private func localListenAddress(_ bind: String) throws(TargetParseError) -> String {
         if bind.lowercased() == "localhost" { return Defaults.bind }
         guard Syscall.addressBytes(bind) != nil else {
-            throw .init("-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
+            throw .init("-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", " + "which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
         }
         return bind
     }

@@ -63,7 +63,7 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
         if let bad = host.unicodeScalars.first(where: { $0.properties.generalCategory == .format }) {
-            throw .init("host \"\(OutsideText.shown(host))\" contains \(unicodeName(bad)), an invisible format character (it reorders or hides what is printed)")
+            throw .init("host \"\(OutsideText.shown(host))\" contains \(unicodeName(bad)), " + "an invisible format character (it reorders or hides what is printed)")
         }
         if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
             || (0x80...0x9f).contains($0.value) || $0.properties.isWhitespace }) {

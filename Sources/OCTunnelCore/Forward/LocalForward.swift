@@ -7,7 +7,8 @@ import Foundation
 /// channel to the forward's target as the VPS sees it, joined to the client by a `ForwardedStream`.
 ///
 /// Only one open can be in flight per libssh2 session (its state lives in the session,
-/// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so channels are opened ahead of need (`ChannelPool`): a new client takes a
+/// channel.c:144; the session's forwards take turns, `LiveSession.takeTurn`), so
+/// channels are opened ahead of need (`ChannelPool`): a new client takes a
 /// pooled channel at once and the pool refills behind it. Without one, clients wait in
 /// arrival order for the next open (all opens go to the same target, so whichever completes
 /// serves the next client, or the pool); `takeNextWaiting` lets one that has already sent its
@@ -69,7 +70,7 @@ final class LocalForward: SessionForward, PollOwner {
                 listeners.append(try Sockets.listen(bind: "::1", port: port).socket)
                 alsoLocal.append(HostPort(host: "::1", port: port))
             } catch .portInUse {
-                emit(.warning("[::1]:\(port) is in use by another program; clients that reach this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
+                emit(.warning("[::1]:\(port) is in use by another program; clients that reach " + "this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
             } catch {
                 // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
             }

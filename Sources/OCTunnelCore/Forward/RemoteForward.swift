@@ -82,7 +82,7 @@ final class RemoteForward: SessionForward, PollOwner {
         let from = home
         home = service.address
         homeAddresses = move.addresses
-        emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) to \(home) (\(service.registration ?? "its settings")): forwarding there")))
+        emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) " + "to \(home) (\(service.registration ?? "its settings")): forwarding there")))
         return true
     }
 

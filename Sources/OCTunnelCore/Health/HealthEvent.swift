@@ -17,13 +17,13 @@ public enum HealthEvent: Sendable {
         case .tunnelPassed(let report, let host, _) where report.passwordAsked:
             return "health ✓ OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .tunnelPassed(let report, let host, let password):
-            return "health ✓ OpenCode \(report.version) (\(report.generation.label)) healthy through \(host) (\(report.healthMilliseconds) ms), event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
+            return "health ✓ OpenCode \(report.version) (\(report.generation.label)) " + "healthy through \(host) (\(report.healthMilliseconds) ms), " + "event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
         case .tunnelFailed(let error):
             return "health ✗ \(error.localizedDescription)"
         case .homePassed(let report, let home, _) where report.passwordAsked:
             return "home health ✓ OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .homePassed(let report, let home, let password):
-            return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) on \(home), event stream \(report.eventsPath) ready, \(password)"
+            return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) " + "on \(home), event stream \(report.eventsPath) ready, \(password)"
         case .homeFailed(let error, let home):
             return "home health ✗ on \(home): \(error.localizedDescription)"
         }

@@ -106,7 +106,7 @@ public struct TunnelCheck: Sendable {
             return collector.result
         }
         collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
-                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
+                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy " + "through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
         do {
             let events = try check.events(generation: health.generation)
             collector.add(CheckStage(name: "events", ok: true, milliseconds: events.ms, detail: "\(events.path) sent server.connected"))

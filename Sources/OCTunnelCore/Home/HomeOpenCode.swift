@@ -32,11 +32,11 @@ public struct HomeOpenCode: Sendable {
         if let registration = service.registration {
             line = "OpenCode 2's background service (\(service.channel)) at \(service.address), from \(registration)"
         } else {
-            line = "OpenCode 2's background service (\(service.channel)) is not running; its settings name \(service.address) (from \(files.shown(files.configDirectory))): forwarding there"
+            line = "OpenCode 2's background service (\(service.channel)) " + "is not running; its settings name \(service.address) " + "(from \(files.shown(files.configDirectory))): forwarding there"
         }
         line += service.passwordFile.map { "; its password from \($0), kept on this machine" } ?? "; no password in its files"
         if service.address != configured, answers(configured) {
-            line += "; OpenCode also answers on \(configured) (a foreground `opencode serve`?): give --home-port \(configured.port) to forward that one instead"
+            line += "; OpenCode also answers on \(configured) (a foreground " + "`opencode serve`?): give --home-port \(configured.port) to forward that one instead"
         }
         lines.append(OutsideText.shown(line))
         return HomeOpenCode(home: service.address, service: service, lines: lines)

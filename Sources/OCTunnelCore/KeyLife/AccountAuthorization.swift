@@ -38,7 +38,7 @@ public struct AccountAuthorization: Sendable {
             : "The account \(name) exists on \(keys.target); it was left as it was.")
         let file = AccountDropIn.directory(forConfig: keys.sshdConfig) + "/" + dropIn.fileName
         say("sshd on \(keys.target) refuses \(name) Unix-socket, agent and X11 forwarding, a terminal and ~/.ssh/rc (\(file), "
-            + "\(report.dropIn == "same" ? "already so" : "written"), checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
+            + "\(report.dropIn == "same" ? "already so" : "written"), " + "checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
         if let check { Self.waitForSSHD(check, keyPath: keyPath) }
         return try keys.installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
     }

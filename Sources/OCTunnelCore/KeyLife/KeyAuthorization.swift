@@ -62,14 +62,14 @@ public struct KeyAuthorization: Sendable {
         }
         if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
         say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
-            : "\(file) on \(target) already has a line for \(key.fingerprint); nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
+            : "\(file) on \(target) already has a line for \(key.fingerprint); " + "nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
         guard let check, !ends.isEmpty else { return Outcome(line: line, added: added, proof: nil) }
         switch try check.prove(keyPath: keyPath, role: role, ends: ends) {
         case .works(let words):
             return Outcome(line: line, added: added, proof: words)
         case .refused(let why):
             // The key's line was there before: it may be for other forwards, or not octunnel's.
-            let stale = added ? "" : "; the line already there for this key is not this one (other forwards, or an older line): replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
+            let stale = added ? "" : "; the line already there for this key is not " + "this one (other forwards, or an older line): " + "replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
             throw AuthorizedKeysError.keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why + stale)
         }
     }

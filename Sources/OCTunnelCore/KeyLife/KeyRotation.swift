@@ -54,12 +54,12 @@ public struct KeyRotation {
     public static func keyProblem(_ settings: ResolvedSettings, directory: OctunnelDirectory) -> String? {
         let target = settings.target.description
         if settings.useAgent {
-            return "the \(settings.role) settings for \(target) sign in with the ssh-agent's keys (--agent), not octunnel's key; rotate those keys yourself"
+            return "the \(settings.role) settings for \(target) sign in with " + "the ssh-agent's keys (--agent), not octunnel's key; rotate those keys yourself"
         }
         let used = settings.keyPath(directory: directory)
         guard used == directory.privateKeyPath else {
             let source = settings.flags.identity != nil ? "--identity" : "the ssh config's IdentityFile"
-            return "\(settings.role) up signs in to \(target) with \(used) (\(source)), not octunnel's key \(directory.privateKeyPath), the one --install rotates"
+            return "\(settings.role) up signs in to \(target) with \(used) (\(source)), " + "not octunnel's key \(directory.privateKeyPath), the one --install rotates"
         }
         return nil
     }
@@ -223,7 +223,7 @@ public struct KeyRotation {
     private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>,
                               old: String) throws -> AuthorizedKeysReport {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw RotationError.rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))): it was installed before octunnel could rotate keys in place")
+            throw RotationError.rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))" + "): it was installed before octunnel could rotate keys in place")
         }
         if report.result == .refused, report.reason == "held" {
             throw AuthorizedKeysError.keyHeldByAnother(fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")

@@ -39,7 +39,7 @@ public struct KeyStore: Sendable {
     public static func commentProblem(_ comment: String) -> String? {
         guard let bad = comment.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value)
             || $0.properties.generalCategory == .format }) else { return nil }
-        return "--comment contains \(HostPort.unicodeName(bad)), \(bad.properties.generalCategory == .format ? "an invisible format character" : "a control character"): give one without it"
+        return "--comment contains \(HostPort.unicodeName(bad)), " + "\(bad.properties.generalCategory == .format ? "an invisible format character" : "a control character")" + ": give one without it"
     }
 
     /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);

@@ -149,7 +149,7 @@ public enum OpenSSHPrivateKey {
             guard let first = lines.first else { throw .init("the file is empty") }
             if first.hasPrefix("-----BEGIN") && first != begin {
                 if first.contains("ENCRYPTED") { throw .init("it is an encrypted PEM key; octunnel needs an OpenSSH Ed25519 key (`ssh-keygen -p -f FILE` converts it)") }
-                throw .init("it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))), not an OpenSSH private key; convert it with `ssh-keygen -p -f FILE` or make a new one with `octunnel keygen`")
+                throw .init("it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))" + "), not an OpenSSH private key; convert it with `ssh-keygen " + "-p -f FILE` or make a new one with `octunnel keygen`")
             }
             guard first == begin else {
                 if SSHPublicKey.parse(line: first) != nil { throw .init("it is a public key, not a private key") }
@@ -176,11 +176,11 @@ public enum OpenSSHPrivateKey {
                     }
                     // The file sets the cost: a huge count would hold octunnel for hours, so it is refused unrun.
                     guard rounds <= maximumRounds else {
-                        throw KeyFormatError("its passphrase is stretched with \(rounds) bcrypt rounds, more than the \(maximumRounds) octunnel runs (ssh-keygen's default is \(KeyEncryption.defaultRounds)); re-encrypt it with fewer: `ssh-keygen -p -a \(KeyEncryption.defaultRounds) -f FILE`")
+                        throw KeyFormatError("its passphrase is stretched with \(rounds) bcrypt " + "rounds, more than the \(maximumRounds) octunnel " + "runs (ssh-keygen's default is \(KeyEncryption.defaultRounds)); " + "re-encrypt it with fewer: `ssh-keygen -p -a \(KeyEncryption.defaultRounds) -f FILE`")
                     }
                     encryption = Encryption(salt: salt, rounds: Int(rounds))
                 default:
-                    throw KeyFormatError("it is encrypted with \(cipher)/\(kdf); octunnel opens keys encrypted as ssh-keygen writes them (aes256-ctr/bcrypt): re-encrypt it with `ssh-keygen -p -f FILE`")
+                    throw KeyFormatError("it is encrypted with \(cipher)/\(kdf); " + "octunnel opens keys encrypted as ssh-keygen " + "writes them (aes256-ctr/bcrypt): re-encrypt it with `ssh-keygen -p -f FILE`")
                 }
                 let count = try reader.uint32()
                 guard count == 1 else { throw KeyFormatError("it holds \(count) keys; exactly one is expected") }

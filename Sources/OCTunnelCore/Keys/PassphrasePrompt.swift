@@ -51,7 +51,7 @@ public struct PassphrasePrompt: Sendable {
         if environment["SSH_ASKPASS_REQUIRE"]?.lowercased() == "never" {
             return .none(reason: "there is no terminal and SSH_ASKPASS_REQUIRE=never forbids SSH_ASKPASS")
         }
-        return .none(reason: "there is no terminal to ask on, and SSH_ASKPASS is not used without DISPLAY (set SSH_ASKPASS to a program that prints it and SSH_ASKPASS_REQUIRE=force)")
+        return .none(reason: "there is no terminal to ask on, and SSH_ASKPASS is not used without " + "DISPLAY (set SSH_ASKPASS to a program that prints it and SSH_ASKPASS_REQUIRE=force)")
     }
 
     /// OpenSSH's `_PATH_SSH_ASKPASS_DEFAULT` on Debian.

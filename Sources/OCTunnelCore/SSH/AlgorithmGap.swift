@@ -66,7 +66,7 @@ struct AlgorithmGap: Equatable {
             let library = gcm ? Self.newerLibrary : "octunnel built on libssh2 1.11.1 or newer (Debian 13 ships it)"
             return "Its ciphers (\(theirs)) are all AEAD ciphers, which libssh2 \(libssh2) cannot speak "
                 + "(AES-GCM came in libssh2 1.11.0, chacha20-poly1305 in 1.11.1). "
-                + "Ways out, best first: \(library); only as a last resort, add \(onOld ? "aes256-ctr" : "aes256-gcm@openssh.com") to the server's Ciphers."
+                + "Ways out, best first: \(library); only as a last resort, " + "add \(onOld ? "aes256-ctr" : "aes256-gcm@openssh.com") to the server's Ciphers."
         }
         return "Its \(list.rawValue) (\(theirs.isEmpty ? "none" : theirs)) and the ones octunnel speaks on libssh2 \(libssh2) (\(ours)) "
             + "have none in common: allow one of octunnel's in the server's \(list.keyword)"

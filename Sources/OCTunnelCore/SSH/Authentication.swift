@@ -60,7 +60,7 @@ public enum AgentCheck {
 
     /// The agent at `socket` did not answer.
     static func unreachable(_ socket: String, _ error: LibSSH2Error) -> SignInError {
-        .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)): start the agent again and `ssh-add` the key, or fix SSH_AUTH_SOCK")
+        .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)" + "): start the agent again and `ssh-add` the key, " + "or fix SSH_AUTH_SOCK")
     }
 
     static func describe(_ key: SSHPublicKey) -> String {

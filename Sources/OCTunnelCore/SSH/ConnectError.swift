@@ -43,12 +43,14 @@ public enum ConnectError: OCTunnelFailure, Equatable {
         case .notSSH(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
         case .closedBeforeGreeting(let host, let port):
-            return "\(Self.endpoint(host, port)) closed the connection before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it "
-                + "penalizes this address (PerSourcePenalties: 1 s for each connection that never tried to authenticate, 5 s for each failed "
-                + "authentication, refusing the whole address from 15 s of penalty on, for up to 10 minutes by default, every machine behind "
-                + "the same NAT too): wait and try again (tunnel up retries by itself), or exempt the address with PerSourcePenaltyExemptList. "
-                + "On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. "
-                + "MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way."
+            return [
+                "\(Self.endpoint(host, port)) closed the connection ", "before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it ",
+                "penalizes this address (PerSourcePenalties: 1 ", "s for each connection that never tried to authenticate, 5 s for each failed ",
+                "authentication, refusing the whole address from ", "15 s of penalty on, for up to 10 minutes by default, every machine behind ",
+                "the same NAT too): wait and try again (tunnel up ", "retries by itself), or exempt the address with PerSourcePenaltyExemptList. ",
+                "On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. ",
+                "MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way.",
+            ].joined()
         case .noCommonAlgorithms(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) and octunnel have no algorithm in common. \(detail)"
         case .sshFailure(let host, let port, let detail):

@@ -67,7 +67,7 @@ enum LibSSH2 {
 /// only has it where it also has strict key exchange.
 enum SSHAlgorithms {
     static let hostKeys = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521"
-    static let keyExchange = "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-group18-sha512,diffie-hellman-group14-sha256"
+    static let keyExchange = "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2" + "-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-g" + "roup18-sha512,diffie-hellman-group14-sha256"
     static let ciphers = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr,aes192-ctr"
     static let macs = "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512"
 

@@ -328,7 +328,7 @@ extension SSHConnector {
                 case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
                     continue
                 case LIBSSH2_ERROR_AGENT_PROTOCOL:
-                    throw SignInError.agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint) (\(error.message)); is it still running, or locked?")
+                    throw SignInError.agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint)" + " (\(error.message)); is it still running, or locked?")
                 default:
                     throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
                 }

@@ -101,7 +101,7 @@ public struct ReverseCommand: Sendable {
         switch format {
         case .launchd, .homeLaunchd:
             return LoginService(label: "dev.octunnel.home", summary: summary, arguments: program, comments: [
-                "~/Library/LaunchAgents/dev.octunnel.home.plist; load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist",
+                "~/Library/LaunchAgents/dev.octunnel.home.plist; " + "load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist",
             ])
         default:
             return LoginService(label: "octunnel-home.service", summary: summary, arguments: program, comments: [

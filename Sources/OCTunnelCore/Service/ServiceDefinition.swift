@@ -181,7 +181,7 @@ public struct ServiceDefinition: Sendable {
     /// The sentence the file's header starts with, naming the command that removes it.
     var header: String {
         let option = profile.isDefault ? "" : " --profile \(profile)"
-        return "Written by `octunnel service install \(role)\(option)\(installOptions)`; `octunnel service uninstall \(role)\(option)` removes it."
+        return "Written by `octunnel service install \(role)\(option)\(installOptions)`; " + "`octunnel service uninstall \(role)\(option)` removes it."
     }
 
     /// The header without `--` (not allowed in an XML comment).

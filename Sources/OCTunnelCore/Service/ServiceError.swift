@@ -39,9 +39,9 @@ public enum ServiceError: OCTunnelFailure, Equatable {
             let option = profile.isDefault ? "" : " --profile \(profile)"
             return "not installed (no \(path)): run `octunnel service install \(role)\(option)`."
         case .serviceManagerFailed(let command, let detail):
-            return "`\(command)` failed (\(detail)); the service file is in place: run that command yourself where the service manager is reachable."
+            return "`\(command)` failed (\(detail)); the service file " + "is in place: run that command yourself where the service manager is reachable."
         case .controlCharactersInPath(let what, let path):
-            return "\(what) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); octunnel will not write it into a service file. Use a path without one."
+            return "\(what) \"\(OutsideText.shown(path))\" contains " + "a control character (a line break or an escape " + "code); octunnel will not write it into a service file. Use a path without one."
         }
     }
 }

@@ -116,10 +116,10 @@ public struct ServiceFlow: Sendable {
             do {
                 try manager.run(manager.disableCommands)
             } catch {
-                warning = "warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: "")) It may keep running until you stop it."
+                warning = "warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: ""))" + " It may keep running until you stop it."
             }
         } else {
-            warning = "\(manager.tool) not found on PATH: if the service is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))"
+            warning = "\(manager.tool) not found on PATH: if the service " + "is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))"
         }
         _ = try installer.uninstall(force: force)
         if manager.isAvailable { try? manager.run(manager.afterRemovalCommands) }

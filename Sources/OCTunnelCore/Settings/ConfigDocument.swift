@@ -19,7 +19,8 @@ struct ConfigDocument: Equatable {
     /// that is not one or whose name octunnel does not accept, is refused (65).
     init(_ value: JSONValue, path: String) throws {
         guard let top = value.members else {
-            guard case .array = value else { throw LocalFileError.badConfig(path: path, reason: "not JSON") }  // as JSONSerialization: no bare value
+            // as JSONSerialization: no bare value
+            guard case .array = value else { throw LocalFileError.badConfig(path: path, reason: "not JSON") }
             throw LocalFileError.badConfig(path: path, reason: "not a JSON object")
         }
         guard let listed = top["profiles"] else {

@@ -166,7 +166,8 @@ public struct ConfigFile: Sendable {
 
         /// The file in this version's shape, every section saved before `forwardList` (or whose
         /// copy says something else than its list) written anew over its old keys (which stay,
-        /// as the copy older versions read; every other key kept); nil when there is nothing to write back: every section has its list, the file
+        /// as the copy older versions read; every other key kept); nil when there is
+        /// nothing to write back: every section has its list, the file
         /// is from before profiles (converted by the next save, as the version that wrote it
         /// reads only that shape), or a section is not valid (a file that is refused is never
         /// rewritten).

@@ -60,7 +60,7 @@ public struct OctunnelDirectory: Sendable {
         guard info.kind == .directory else { throw LocalFileError.unsafeHome(path: path, reason: "it is not a directory") }
         let mode = info.permissions & 0o777
         guard info.isOwnedByMe else {
-            throw LocalFileError.unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), who could change the keys in it; use a directory of your own with --home")
+            throw LocalFileError.unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), " + "who could change the keys in it; use a directory of your own with --home")
         }
         guard mode & 0o077 != 0 else { return nil }
         do {

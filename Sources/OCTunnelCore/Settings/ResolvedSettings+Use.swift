@@ -11,7 +11,7 @@ extension ResolvedSettings {
     public func keyNote(directory: OctunnelDirectory) -> String? {
         guard !useAgent, flags.identity == nil, let config = sshConfig, config.identityFile == nil,
               !config.skippedIdentities.isEmpty else { return nil }
-        return "note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", ")) is not a key octunnel can sign with; using \(keyPath(directory: directory))"
+        return "note: the ssh config's IdentityFile \(config.skippedIdentities.joined(separator: ", "))" + " is not a key octunnel can sign with; using " + "\(keyPath(directory: directory))"
     }
 
     /// The connection to the VPS, its key loaded now (an encrypted key's passphrase asked

@@ -10,7 +10,7 @@ extension ResolvedSettings {
         if let text = flags.target {
             let resolution = try resolver.resolve(text)
             if !resolution.ignored.isEmpty, case .file(let path) = resolution.source {
-                notes.append("note: without the ssh client, octunnel read \(resolver.displayPath(path)) for HostName, User, Port and IdentityFile only; ignored for \(text): \(resolution.ignored.joined(separator: ", "))")
+                notes.append("note: without the ssh client, octunnel read \(resolver.displayPath(path))" + " for HostName, User, Port and IdentityFile only; " + "ignored for \(text): \(resolution.ignored.joined(separator: ", "))")
             }
             sshConfig = resolution
         }

@@ -97,6 +97,6 @@ public struct UpFlow: Sendable {
 
     /// What to keep running on the home machine, said once in text mode.
     static func homeMachineHint(_ reverse: ReverseCommand) -> String {
-        "home machine: keep this running there (the reverse tunnel):\n  \(reverse.render(.ssh))\n  or, with octunnel there: \(reverse.render(.home))"
+        "home machine: keep this running there (the reverse tunnel):\n " + " \(reverse.render(.ssh))\n  or, with octunnel there: \(reverse.render(.home))"
     }
 }

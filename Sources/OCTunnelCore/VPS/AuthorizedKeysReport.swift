@@ -100,7 +100,7 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         case .listed: return "\(lines ?? 0) octunnel line(s)" + ((skipped ?? 0) > 0 ? ", \(skipped ?? 0) left out (too long or too many)" : "")
         case .failed: return "the VPS could not \(Self.failures[reason ?? ""] ?? "finish (\(reason ?? "?"))"): authorized_keys is as it was"
         case .refused where reason == "elsewhere":
-            return "refused: sshd reads keys only from \((files ?? "?").replacingScalars(",", with: ", ")) (AuthorizedKeysFile in sshd_config); authorized_keys is as it was"
+            return "refused: sshd reads keys only from \((files ?? "?").replacingScalars(",", with: ", "))" + " (AuthorizedKeysFile in sshd_config); authorized_keys is as it was"
         case .refused: return "refused: " + (Self.refusals[reason ?? ""] ?? "\(reason ?? "no reason given")") + "; authorized_keys is as it was"
         }
     }

@@ -11,7 +11,7 @@ public enum ListenHolder: Sendable {
 
     /// What a dead session's port costs without the program, said once for every text that
     /// used to prescribe ClientAliveInterval alone.
-    public static let withoutProgram = "sshd frees it when it notices the session died: `ClientAliveInterval 15` (and `ClientAliveCountMax 3`) in sshd_config does that within 45 s only while nothing connects to the port; while clients keep trying, only TCP gives up, after 15-30 min"
+    public static let withoutProgram = "sshd frees it when it notices the session died: " + "`ClientAliveInterval 15` (and `ClientAliveCountMax " + "3`) in sshd_config does that within 45 s only " + "while nothing connects to the port; while clients keep trying, only TCP gives up, after 15-30 min"
 
     /// The clause after "the VPS refused to listen on …: ".
     public var text: String {
@@ -25,7 +25,7 @@ public enum ListenHolder: Sendable {
             }
         case .oldKeyLine(let line):
             let install = line == nil ? "(the line to install was shown above)" : "(the line to install follows)"
-            return "the port is taken, most likely by this machine's earlier session that died without closing. octunnel takes such a port back itself when the key's authorized_keys line allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
+            return "the port is taken, most likely by this machine's earlier " + "session that died without closing. octunnel takes such " + "a port back itself when the key's authorized_keys line " + "allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
         case .noAnswer(let why):
             return "the port is taken, and the key's program on the VPS could not be asked (\(why)); asked again on the next retry"
         }
@@ -47,7 +47,7 @@ public enum ListenHolder: Sendable {
             return object
         case .oldKeyLine(let line):
             var object: [String: Any] = ["holder": "unknown",
-                                         "fix": "the authorized_keys line printed by `octunnel pubkey --restrict --listen` (octunnel then takes a dead session's port back itself)",
+                                         "fix": "the authorized_keys line printed by `octunnel pubkey " + "--restrict --listen` (octunnel then takes a dead session's port back itself)",
                                          "detail": Self.withoutProgram]
             if let line { object["authorizedKeysLine"] = line }
             return object

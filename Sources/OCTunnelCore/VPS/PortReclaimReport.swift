@@ -113,11 +113,11 @@ public struct PortReclaimReport: Equatable, Sendable {
         case .unproven:
             return "held by an sshd session\(from) not yet proven dead (\(evidence); resent 3 times needed)"
         case .other:
-            return "taken by another program (\(name ?? "?"), pid \(pid.map(String.init) ?? "?"), uid \(uid.map(String.init) ?? "?")), not an sshd session of this user: left alone"
+            return "taken by another program (\(name ?? "?"), " + "pid \(pid.map(String.init) ?? "?"), uid " + "\(uid.map(String.init) ?? "?")), not an sshd session of this user: left alone"
         case .own:
             return "held by this very session"
         case .unseen:
-            return "held by a process this VPS user cannot look at (uid \(uid.map(String.init) ?? "?")): as a non-root user, sshd's session processes are not readable in /proc, so octunnel cannot tell a dead session from anything else"
+            return "held by a process this VPS user cannot look at (uid \(uid.map(String.init) ?? "?")" + "): as a non-root user, sshd's session processes are not readable " + "in /proc, so octunnel cannot tell a dead session from anything else"
         case .refused:
             return "the VPS program did not know the verb"
         case .failed:
