@@ -166,9 +166,11 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     /// Whether `live` should open a channel for the pool now: the driver's session whenever the
-    /// pool is short; an extra one only while a burst is on (`BurstRule.poolHelp`).
+    /// pool is short; an extra one only while a burst is on (`BurstRule.poolHelp`). The opens in
+    /// flight on the other sessions count as pooled: with no client waiting they land in the pool,
+    /// and a pool one over its size never shrinks back (two sessions each adding the 20th made 21).
     private func wantsPoolOpen(on live: LiveSession, now: Double) -> Bool {
-        pool.wantsOpen(now: now) && (live !== extra || now - lastQueued < BurstRule.poolHelp)
+        pool.wantsOpen(now: now, inFlight: opening.count) && (live !== extra || now - lastQueued < BurstRule.poolHelp)
     }
 
     func ready(tag: Int, events: PollEvents) {
@@ -460,8 +462,8 @@ final class ChannelPool {
         demand.record(burst: burst, now: now)
     }
 
-    /// Whether to open another pooled channel now.
-    func wantsOpen(now: Double) -> Bool { warm.count < size(now: now) && backoff.allows(now: now) }
+    /// Whether to open another pooled channel now, with `inFlight` opens under way that will land in it.
+    func wantsOpen(now: Double, inFlight: Int = 0) -> Bool { warm.count + inFlight < size(now: now) && backoff.allows(now: now) }
 
     /// When the backoff lets the next pool open happen, if one is wanted and held back.
     func nextOpenTime(now: Double) -> Double? {

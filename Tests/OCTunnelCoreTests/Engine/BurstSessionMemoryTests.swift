@@ -115,10 +115,40 @@ struct BurstSessionMemoryTests {
         #expect(rounds.source.attempts == 0, "the pool filled with nobody waiting: one session")
         let clients = try Self.clients(24, of: forward)
         defer { clients.forEach { $0.finish() } }
-        #expect(try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 24 && forward.pool.count == 20 })
+        let refilled = try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 24 && forward.pool.count == 20 }
+        #expect(refilled, "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count) of 20")
         let extra = try #require(rounds.source.made.first, "4 waiting and 20 refills: a second session")
         #expect(extra.channels.count - 1 >= 5, "the extra opened \(extra.channels.count - 1) of 24")
         #expect(rounds.session.misuses.isEmpty && extra.misuses.isEmpty)
+    }
+
+    @Test("an open in flight on one session counts for the pool: the other does not add the 20th too (a pool of 21 for ever)")
+    func poolNeverOverfills() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
+        defer { rounds.stop() }
+        rounds.source.connectDelay = 0.05
+        rounds.allowBursts()
+        rounds.start()
+        #expect(try rounds.run { forward.pool.count == 20 })
+        // The driver's next open stays unanswered while the extra serves the clients and refills the pool.
+        rounds.session.holdsAnswers = true
+        let clients = try Self.clients(24, of: forward)
+        defer { clients.forEach { $0.finish() } }
+        let settled = try rounds.run {
+            Self.served([rounds.session] + rounds.source.made).count == 24 && rounds.session.isCallPending
+                && rounds.source.made.first.map { !$0.isCallPending } == true && forward.pool.count >= 19
+        }
+        #expect(settled, "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count)")
+        // Still nothing more after a while: the extra leaves the 20th to the open in flight.
+        let until = MonotonicClock.now() + 0.2
+        try rounds.run { MonotonicClock.now() > until }
+        #expect(forward.pool.count == 19)
+        rounds.session.holdsAnswers = false
+        #expect(try rounds.run { !rounds.session.isCallPending })
+        let after = MonotonicClock.now() + 0.2
+        try rounds.run { MonotonicClock.now() > after }
+        #expect(forward.pool.count == 20, "the pool's size is 20")
+        #expect(rounds.session.misuses.isEmpty && rounds.source.made.allSatisfy { $0.misuses.isEmpty })
     }
 
     @Test("a browser's six does not open a second session")

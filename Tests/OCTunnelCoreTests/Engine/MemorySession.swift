@@ -41,6 +41,10 @@ final class MemorySession: EngineSession {
     var misuses: [String] = []
     /// The open or listen in flight: its arguments and when it is answered.
     private var pending: (call: String, due: Double)?
+    /// Whether an open or a listen is in flight.
+    var isCallPending: Bool { pending != nil }
+    /// While true, the VPS answers no open or listen, whatever its due time (a test's exact order).
+    var holdsAnswers = false
     /// The most calls started while another was pending (1 when the engine keeps the rule).
     private(set) var opensStarted = 0
     private(set) var failure: Int32?
@@ -78,7 +82,7 @@ final class MemorySession: EngineSession {
     private func step(_ call: String) -> Bool {
         if let pending {
             if pending.call != call { misuses.append("\(call) while \(pending.call) was pending") }
-            guard now >= pending.due else { return false }
+            guard now >= pending.due, !holdsAnswers else { return false }
             self.pending = nil
             receivedBytes += 1
             return true
