@@ -202,6 +202,41 @@ struct SessionDriverMemoryTests {
         // Sessions that drained are gone; the first still holds the kept-open connection until it ends.
         #expect(try driver.run { driver.driver.sessions.count <= 2 })
     }
+
+    @Test("thirty planned reconnects at random spacing, opens answering after 10-60 ms, the pool on: no request lost or late")
+    func manyReconnectsWithPoolAndSlowOpens() throws {
+        let driver = try MemoryDriver(warm: nil)
+        defer { driver.stop() }
+        _ = try driver.session(0)
+        let port = driver.local.listenPort
+        let outcome = Locked<(served: Int, failed: [String])>((0, []))
+        let finished = Locked(false)
+        let requester = Thread {
+            RequestLoop.run(port: port, every: 0.02, count: 400, outcome: outcome)
+            finished.value = true
+        }
+        requester.start()
+        var generator = SystemRandomNumberGenerator()
+        var reconnects = 0
+        var nextReconnect = MonotonicClock.now() + 0.2
+        #expect(try driver.run(within: 60) {
+            for session in driver.opener.sessions where session.openDelay == 0 {
+                session.openDelay = Double.random(in: 0.01...0.06, using: &generator)
+            }
+            VPSPlay.answerRequests(on: driver.opener.sessions)
+            if reconnects < 30 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
+                driver.loop.requestReconnect()
+                reconnects += 1
+                nextReconnect = MonotonicClock.now() + Double.random(in: 0.02...0.3, using: &generator)
+            }
+            return finished.value
+        })
+        let result = outcome.value
+        #expect(reconnects == 30)
+        #expect(result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
+        #expect(result.served == 400)
+        #expect(driver.opener.sessions.allSatisfy { $0.misuses.isEmpty }, "\(driver.opener.sessions.flatMap(\.misuses).prefix(3))")
+    }
 }
 
 /// The VPS's side of `RequestLoop`: every channel that has carried a whole "ping\n" request gets
