@@ -71,7 +71,7 @@ struct Authorize: ParsableCommand {
         }
         try runReportingErrors {
             try home.checkPermissions()
-            let store = KeyStore(home: home)
+            let store = KeyStore(directory: home)
             let key = try store.publicKey()
             let keys = KeyAuthorization(ssh: UserSSH(), target: target, file: file, sshdConfig: sshdConfig)
             let outcome = try account.flatMap(AccountDropIn.init(account:)).map {

@@ -21,7 +21,7 @@ struct Config: ParsableCommand {
                 if profile.isNamed {
                     let name = try profile.resolved
                     let saved = try SavedSettings.load(from: home, profile: name)
-                    let push = try PushSettings.shown(home: home, profile: name)
+                    let push = try PushSettings.shown(directory: home, profile: name)
                     guard saved != nil || push != nil else { throw LocalFileError.noSettings(path: home.configPath, profile: name) }
                     var object = saved?.shown ?? [:]
                     object[PushSettings.key] = push
@@ -29,9 +29,9 @@ struct Config: ParsableCommand {
                     Console.data(jsonLine(object))
                 } else {
                     var profiles: [String: Any] = [:]
-                    for name in try ConfigFile(home: home).load()?.profiles ?? [] {
+                    for name in try ConfigFile(directory: home).load()?.profiles ?? [] {
                         var object = try SavedSettings.load(from: home, profile: name)?.shown ?? [:]
-                        object[PushSettings.key] = try PushSettings.shown(home: home, profile: name)
+                        object[PushSettings.key] = try PushSettings.shown(directory: home, profile: name)
                         if !object.isEmpty { profiles[name.rawValue] = object }
                     }
                     guard !profiles.isEmpty else { throw LocalFileError.noSettings(path: home.configPath) }

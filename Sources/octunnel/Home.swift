@@ -66,7 +66,7 @@ extension HomeCommand {
                     flags.forwards = forwards
                     notifyFlags.apply(to: &flags)
                 }
-                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                settings.notify.push = try pushFlags.resolve(directory: directory, profile: try profile.resolved, save: save,
                                                                notify: settings.notify.enabled)
                 var choices = connect.choices(keepalive: keepaliveOption.keepalive, allowLAN: allowLan, health: !noHealth, save: save)
                 choices.httpErrors = !noHttpErrors

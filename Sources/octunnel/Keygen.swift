@@ -40,7 +40,7 @@ struct Keygen: ParsableCommand {
         try runReportingErrors {
             let home = options.resolved
             if let note = try home.prepare() { Console.say("octunnel: \(note)") }
-            let store = KeyStore(home: home)
+            let store = KeyStore(directory: home)
             let secret = passphrase ? try NewPassphrase.ask(PassphrasePrompt(), for: store.privateKeyPath) : nil
             let made = try store.generate(comment: comment ?? KeyStore.defaultComment(), rotate: rotate, passphrase: secret)
             Console.data(made.publicKey.line)
@@ -64,7 +64,7 @@ struct Keygen: ParsableCommand {
     /// else the saved one, for the role's OpenCode end.
     private func rotateOnVPS() throws {
         let home = options.resolved
-        let store = KeyStore(home: home)
+        let store = KeyStore(directory: home)
         let pending = try? RotationState.load(store)
         let role = KeyRotation.role(listen: onVPS.listen, pending: pending, directory: home, profile: try profile.resolved)
         var chosen = targetOptions
@@ -84,7 +84,7 @@ struct Keygen: ParsableCommand {
             if let archived = outcome.archived { Console.say("The key that was .prev before is kept as \(archived).") }
             // `tunnel up` makes before it breaks: asked now, it signs in with the new key losing nothing.
             // `home up` cannot (its listen belongs to one session): it takes the new key at its next reconnect.
-            let running = StatusEndpoint(home: home, role: .tunnel, profile: try profile.resolved)
+            let running = StatusEndpoint(directory: home, role: .tunnel, profile: try profile.resolved)
             if role == .tunnel, let pid = ReconnectRequest.askIfRunning(at: running) {
                 Console.say("Asked the running tunnel up (pid \(pid)) to sign in with the new key: a new session now;"
                             + " connections open stay on the old one until they end.")

@@ -18,7 +18,7 @@ struct PermissionOptions: ParsableArguments {
     }
 
     func client() throws -> PermissionClient {
-        try TunnelOpenCode.permissionClient(home: directory.resolved, profile: try profile.resolved, passwordFile: passwordFile.map(UserPath.absolute))
+        try TunnelOpenCode.permissionClient(directory: directory.resolved, profile: try profile.resolved, passwordFile: passwordFile.map(UserPath.absolute))
     }
 
     /// `permission allow|always|reject ID`: sends `reply` and says what it did.

@@ -29,7 +29,7 @@ struct Pubkey: ParsableCommand {
         try runReportingErrors {
             let home = options.resolved
             try home.checkPermissions()
-            let key = try KeyStore(home: home).publicKey()
+            let key = try KeyStore(directory: home).publicKey()
             if fingerprint {
                 Console.data(key.fingerprint)
             } else if restrict && line.listen {

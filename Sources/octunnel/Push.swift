@@ -42,7 +42,7 @@ extension PushCommand {
             try runReportingPushErrors {
                 let outcome = try PushSetup.run(
                     url: url, tokenFile: pushTokenFile.map(UserPath.absolute), caFile: pushCaFile.map(UserPath.absolute),
-                    detail: pushDetail, home: directory.prepared(), profile: profile.resolved)
+                    detail: pushDetail, directory: directory.prepared(), profile: profile.resolved)
                 outcome.advice.prefix(2).forEach(Console.say)
                 Console.data(outcome.subscribeAddress)
                 QRCode(outcome.subscribeAddress)?.terminalLines.forEach(Console.say)
@@ -67,7 +67,7 @@ extension PushCommand {
             try runReportingPushErrors {
                 let home = directory.resolved
                 let name = try profile.resolved
-                guard let settings = try PushSettings.load(home: home, profile: name) else { throw PushError.notSetUp(profile: name) }
+                guard let settings = try PushSettings.load(directory: home, profile: name) else { throw PushError.notSetUp(profile: name) }
                 let token = try settings.tokenFile.map { path throws(PushError) in try PushToken.read(path) }
                 Console.say("push: sending a test push through \(settings.url.server); tap its button (waiting up to \(Int(wait)) s)")
                 let seconds = try PushTest.run(settings: settings, token: token, wait: wait, report: Console.say)

@@ -25,7 +25,7 @@ struct PushFlags: ParsableArguments {
 
     /// The run's push (nil: none), saved as the profile's push with `save`; a push flag with
     /// notifications off (`--no-notify`, typed or saved) is a usage error.
-    func resolve(home: OctunnelDirectory, profile: ProfileName, save: Bool, notify: Bool) throws -> PushRun? {
+    func resolve(directory: OctunnelDirectory, profile: ProfileName, save: Bool, notify: Bool) throws -> PushRun? {
         let choices = PushChoices(url: push, tokenFile: pushTokenFile, caFile: pushCaFile, detail: pushDetail)
         if !notify && !choices.isEmpty {
             Console.say("octunnel: --push and its options with notifications off (--no-notify, typed or saved): pick one")
@@ -33,7 +33,7 @@ struct PushFlags: ParsableArguments {
         }
         var run: PushRun?
         try runReportingPushErrors {
-            run = try choices.resolve(home: home, profile: profile, save: save)
+            run = try choices.resolve(directory: directory, profile: profile, save: save)
         }
         return run
     }

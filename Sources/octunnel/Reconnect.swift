@@ -24,7 +24,7 @@ struct ReconnectOptions: RoleAction {
     /// Asks `role`'s process to reconnect and says how it went.
     func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
-            let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
+            let endpoint = StatusEndpoint(directory: directory.resolved, role: role, profile: try profile.resolved)
             let outcome = try ReconnectRequest(endpoint: endpoint).run(wait: wait, role: role) { pid in
                 if !json { Console.say("asked octunnel \(role) (pid \(pid)) to reconnect") }
             }

@@ -40,7 +40,7 @@ extension Service {
                 let (definition, home, profile, role) = try options.definition()
                 let flow = ServiceFlow(definition: definition)
                 if print {
-                    try flow.checkInstallable(home: home, profile: profile, role: role)
+                    try flow.checkInstallable(directory: home, profile: profile, role: role)
                     let files = [definition] + (rotateEvery.map(definition.rotation(everyDays:)) ?? [])
                     for (index, file) in files.enumerated() {
                         if index > 0 { Console.data("") }
@@ -49,7 +49,7 @@ extension Service {
                     Console.say("nothing written; `octunnel service install " + "\(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
                     return
                 }
-                let installed = try flow.install(home: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery)
+                let installed = try flow.install(directory: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery)
                 flow.lines(installed).forEach(Console.say)
             }
         }

@@ -14,7 +14,7 @@ struct StatusOptions: RoleAction {
     /// Prints the status of `role`'s process (stdout), or fails with one line (stderr).
     func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
         try runReportingErrors {
-            let endpoint = StatusEndpoint(home: directory.resolved, role: role, profile: try profile.resolved)
+            let endpoint = StatusEndpoint(directory: directory.resolved, role: role, profile: try profile.resolved)
             let snapshot = try StatusClient(endpoint: endpoint).query()
             if json {
                 Console.data(snapshot.jsonText)

@@ -73,7 +73,7 @@ extension Tunnel {
                     notifyFlags.apply(to: &flags)
                     flags.pairPort = try? pairPortFlags.choice()
                 }
-                settings.notify.push = try pushFlags.resolve(home: directory, profile: try profile.resolved, save: save,
+                settings.notify.push = try pushFlags.resolve(directory: directory, profile: try profile.resolved, save: save,
                                                                notify: settings.notify.enabled)
                 settings.notify.push?.yields = true  // home up, beside OpenCode, pushes a request first
                 var choices = connect.choices(keepalive: keepaliveOption.keepalive, allowLAN: allowLan, health: !noHealth, save: save)

@@ -3,15 +3,15 @@ import Foundation
 /// Where one role and profile's status socket lives: `run/tunnel.sock` (profile `work`:
 /// `run/tunnel-work.sock`) in octunnel's home, in a directory only its owner can enter.
 public struct StatusEndpoint: Sendable {
-    public let home: OctunnelDirectory
+    public let directory: OctunnelDirectory
     public let role: Role
     public let profile: ProfileName
 
-    public init(home: OctunnelDirectory, role: Role, profile: ProfileName) {
-        (self.home, self.role, self.profile) = (home, role, profile)
+    public init(directory: OctunnelDirectory, role: Role, profile: ProfileName) {
+        (self.directory, self.role, self.profile) = (directory, role, profile)
     }
 
-    public var path: String { home.runtimePath(role: role, profile: profile, suffix: ".sock") }
+    public var path: String { directory.runtimePath(role: role, profile: profile, suffix: ".sock") }
 
     /// What is found at the socket's path, as both ends judge it: a socket is trusted only if it
     /// is a socket owned by this user and a process accepts on it.

@@ -37,7 +37,7 @@ final class StatusServer: PollOwner {
         self.source = source
         let path = endpoint.path
         func failure(_ reason: String) -> StatusServerError { StatusServerError(path: path, reason: reason) }
-        try Self.prepareDirectory(endpoint.home.runtimeDirectory, failure)
+        try Self.prepareDirectory(endpoint.directory.runtimeDirectory, failure)
         guard let address = UnixSocket.address(path) else {
             throw failure("the path is too long for a Unix socket (\(path.utf8.count) bytes); use a shorter --home")
         }

@@ -2,22 +2,22 @@ import Foundation
 
 /// The user's Ed25519 identity in octunnel's home: generation, rotation and safe loading.
 public struct KeyStore: Sendable {
-    public let home: OctunnelDirectory
+    public let directory: OctunnelDirectory
 
-    public init(home: OctunnelDirectory) { self.home = home }
+    public init(directory: OctunnelDirectory) { self.directory = directory }
 
-    public var privateKeyPath: String { home.privateKeyPath }
-    public var publicKeyPath: String { home.publicKeyPath }
-    public var previousPrivateKeyPath: String { home.privateKeyPath + ".prev" }
-    public var previousPublicKeyPath: String { home.privateKeyPath + ".prev.pub" }
+    public var privateKeyPath: String { directory.privateKeyPath }
+    public var publicKeyPath: String { directory.publicKeyPath }
+    public var previousPrivateKeyPath: String { directory.privateKeyPath + ".prev" }
+    public var previousPublicKeyPath: String { directory.privateKeyPath + ".prev.pub" }
     /// A rotation's new pair before it becomes the current one (`keygen --rotate --install`).
-    public var nextPrivateKeyPath: String { home.privateKeyPath + ".next" }
-    public var nextPublicKeyPath: String { home.privateKeyPath + ".next.pub" }
+    public var nextPrivateKeyPath: String { directory.privateKeyPath + ".next" }
+    public var nextPublicKeyPath: String { directory.privateKeyPath + ".next.pub" }
     /// The pending rotation's state (`RotationState`): while it exists, `.next` is never deleted
     /// and a plain `keygen --rotate` is refused.
-    public var rotationStatePath: String { home.privateKeyPath + ".rotation" }
+    public var rotationStatePath: String { directory.privateKeyPath + ".rotation" }
     /// Held while a key pair is made or rotated.
-    var lockPath: String { home.path + "/.keygen.lock" }
+    var lockPath: String { directory.path + "/.keygen.lock" }
 
     /// What `keygen` made: the new public key and, after a rotation, the retired one.
     public struct Generated: Sendable {
@@ -50,7 +50,7 @@ public struct KeyStore: Sendable {
         guard !comment.contains(where: \.isNewline) else {
             throw KeyError.badKeyFile(path: privateKeyPath, reason: "the comment cannot contain a line break")
         }
-        try home.prepare()
+        try directory.prepare()
         let (privateText, publicKey) = try makePair(comment: comment, passphrase: passphrase)
         let publicText = Array((publicKey.line + "\n").utf8)
 
@@ -105,7 +105,7 @@ public struct KeyStore: Sendable {
 
     /// Runs `body` holding the key lock, as `generate` does: one key change at a time.
     public func whileLocked<T>(_ body: () throws -> T) throws -> T {
-        try home.prepare()
+        try directory.prepare()
         let lock = try FileLock.forChange(lockPath)
         defer { lock.release() }
         return try body()

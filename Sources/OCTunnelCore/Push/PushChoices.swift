@@ -22,8 +22,8 @@ public struct PushChoices: Sendable, Equatable {
     /// for the same server), else the saved push, with the typed
     /// file paths and detail over it; the token read from its file (as a key is: only its owner may
     /// read it). With `save` and a flag typed, the result becomes the profile's saved push.
-    public func resolve(home: OctunnelDirectory, profile: ProfileName, save: Bool) throws(PushError) -> PushRun? {
-        let saved = try PushSettings.load(home: home, profile: profile)
+    public func resolve(directory: OctunnelDirectory, profile: ProfileName, save: Bool) throws(PushError) -> PushRun? {
+        let saved = try PushSettings.load(directory: directory, profile: profile)
         var settings: PushSettings
         if let url {
             let parsed = try PushURL.parse(url)
@@ -46,7 +46,7 @@ public struct PushChoices: Sendable, Equatable {
         if let caFile { settings.caFile = UserPath.absolute(caFile) }
         if let detail { settings.detail = detail }
         let token = try settings.tokenFile.map { path throws(PushError) in try PushToken.read(path) }
-        if save && !isEmpty { try settings.save(home: home, profile: profile) }
+        if save && !isEmpty { try settings.save(directory: directory, profile: profile) }
         return PushRun(settings: settings, token: token)
     }
 }

@@ -42,11 +42,11 @@ public struct PushSettings: Codable, Sendable, Equatable {
     }
 
     /// The saved push of `profile` in `home`'s config.json; nil when none was set up.
-    public static func load(home: OctunnelDirectory, profile: ProfileName) throws(PushError) -> PushSettings? {
+    public static func load(directory: OctunnelDirectory, profile: ProfileName) throws(PushError) -> PushSettings? {
         let contents: ConfigFile.Contents?
-        do { contents = try ConfigFile(home: home).read() } catch { throw .settings(.reading(home.configPath, failed: error)) }
+        do { contents = try ConfigFile(directory: directory).read() } catch { throw .settings(.reading(directory.configPath, failed: error)) }
         guard let section = contents?.section(PushSettings.key, of: profile) else { return nil }
-        let path = home.configPath
+        let path = directory.configPath
         guard section.members != nil else {
             throw .settings(AnyFailure(LocalFileError.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not an object")))
         }
@@ -62,17 +62,17 @@ public struct PushSettings: Codable, Sendable, Equatable {
 
     /// What `config show` prints of `profile`'s saved push: the section as config.json holds it (the
     /// token file's path, never a token); nil when none was set up.
-    public static func shown(home: OctunnelDirectory, profile: ProfileName) throws -> [String: Any]? {
+    public static func shown(directory: OctunnelDirectory, profile: ProfileName) throws -> [String: Any]? {
         let settings: PushSettings?
-        do throws(PushError) { settings = try load(home: home, profile: profile) } catch {
+        do throws(PushError) { settings = try load(directory: directory, profile: profile) } catch {
             if case .settings(let inner) = error { throw inner.base }
-            throw LocalFileError.badConfig(path: home.configPath, reason: error.localizedDescription)
+            throw LocalFileError.badConfig(path: directory.configPath, reason: error.localizedDescription)
         }
         return settings.flatMap { (try? JSONValue(encoding: $0))?.members?.foundation }
     }
 
     /// Saves these settings as `profile`'s push, keeping everything else in the file.
-    public func save(home: OctunnelDirectory, profile: ProfileName) throws(PushError) {
-        do { try ConfigFile(home: home).save(self, key: Self.key, profile: profile) } catch { throw .settings(AnyFailure(asFailure(error))) }
+    public func save(directory: OctunnelDirectory, profile: ProfileName) throws(PushError) {
+        do { try ConfigFile(directory: directory).save(self, key: Self.key, profile: profile) } catch { throw .settings(AnyFailure(asFailure(error))) }
     }
 }

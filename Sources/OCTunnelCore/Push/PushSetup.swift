@@ -17,7 +17,7 @@ public enum PushSetup {
     /// Runs setup and saves; nothing is saved unless the server answered as ntfy and took the token.
     public static func run(
         url text: String, tokenFile: String?, caFile: String?, detail: PushDetail,
-        home: OctunnelDirectory, profile: ProfileName
+        directory: OctunnelDirectory, profile: ProfileName
     ) throws(PushError) -> Outcome {
         var url = try PushURL.parse(text)
         if url.topic == nil { url = url.with(topic: PushSettings.newTopic(prefix: "oc-")) }
@@ -28,7 +28,7 @@ public enum PushSetup {
         let http = PushHTTP(options: PushHTTPOptions(caFile: caFile))
         try checkHealth(url, http: http)
         for topic in [url, settings.replyURL] { try checkRead(topic, token: token, http: http) }
-        try settings.save(home: home, profile: profile)
+        try settings.save(directory: directory, profile: profile)
         return Outcome(settings: settings, advice: advice(for: settings))
     }
 

@@ -81,7 +81,7 @@ extension ConnectionSettings {
                 throw SignInError.agentHasNoUsableKeys(socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
             }
         case .keyFile(let path):
-            let store = KeyStore(home: OctunnelDirectory(path: "/"))
+            let store = KeyStore(directory: OctunnelDirectory(path: "/"))
             let loaded = try store.unlockPrivateKey(at: path) { (text: String) throws(PassphraseFailure) -> SecretBuffer in
                 try prompt.ask(text)
             }

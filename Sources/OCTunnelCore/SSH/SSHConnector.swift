@@ -249,7 +249,7 @@ extension SSHConnector {
             return .agent
         case .keyFile(let path):
             if let unlocked = settings.unlockedKey, unlocked.path == path { return .memory(unlocked) }
-            let store = KeyStore(home: OctunnelDirectory(path: "/"))
+            let store = KeyStore(directory: OctunnelDirectory(path: "/"))
             let loaded = try store.unlockPrivateKey(at: path) { (_: String) throws(PassphraseFailure) -> SecretBuffer in
                 throw PassphraseFailure(reason: "it was not decrypted when octunnel started")
             }

@@ -48,9 +48,9 @@ public struct ServiceFlow: Sendable {
 
     /// With `rotateEvery`, the key's rotation is installed beside it (`ServiceDefinition.rotation`):
     /// run daily, it rotates the key on the VPS once it is that many days old.
-    public func install(home: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
+    public func install(directory: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
                         rotateEvery: Int? = nil) throws -> Installed {
-        try checkInstallable(home: home, profile: profile, role: role)
+        try checkInstallable(directory: directory, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)
         let manager = ServiceManager(definition: definition)
         var commands = manager.enableCommands(replacing: outcome == .replaced)
@@ -78,10 +78,10 @@ public struct ServiceFlow: Sendable {
     }
 
     /// What `install --print` (and `install`) need first: a valid definition and saved settings.
-    public func checkInstallable(home: OctunnelDirectory, profile: ProfileName, role: Role) throws {
+    public func checkInstallable(directory: OctunnelDirectory, profile: ProfileName, role: Role) throws {
         try definition.validate()
-        guard try SavedSettings.load(from: home, profile: profile)?.has(role) == true else {
-            throw LocalFileError.noSettings(path: home.configPath, profile: profile, role: role)
+        guard try SavedSettings.load(from: directory, profile: profile)?.has(role) == true else {
+            throw LocalFileError.noSettings(path: directory.configPath, profile: profile, role: role)
         }
     }
 

@@ -16,11 +16,11 @@ public struct ConfigFile: Sendable {
     /// A settings file is a few hundred bytes; a larger one than this is refused, not read.
     static let sizeLimit = 1 << 20
 
-    public let home: OctunnelDirectory
+    public let directory: OctunnelDirectory
 
-    public init(home: OctunnelDirectory) { self.home = home }
+    public init(directory: OctunnelDirectory) { self.directory = directory }
 
-    public var path: String { home.configPath }
+    public var path: String { directory.configPath }
 
     /// The file's profiles, as read; nil when there is no file.
     public func read() throws -> Contents? {
@@ -51,9 +51,9 @@ public struct ConfigFile: Sendable {
     /// Writes the file, as it is when the lock is held, back in this version's shape; only in
     /// a home that is the user's alone (reading never tightens a home, nor writes in another's).
     private func writeBack() throws {
-        guard let info = try? Syscall.fileStatus(home.path), info.kind == .directory, info.isOwnedByMe,
+        guard let info = try? Syscall.fileStatus(directory.path), info.kind == .directory, info.isOwnedByMe,
               info.permissions & 0o077 == 0 else { return }
-        try FileLock.withLock(home.configPath + ".lock") {
+        try FileLock.withLock(directory.configPath + ".lock") {
             guard let document = try read()?.inCurrentShape() else { return }
             try write(document)
         }
@@ -74,7 +74,7 @@ public struct ConfigFile: Sendable {
 
     /// Replaces the section `key` of `profile` (a role's, or `push`) with `section`, keeping everything else.
     func save<Section: Encodable>(_ section: Section, key: String, profile: ProfileName) throws {
-        try home.prepare()
+        try directory.prepare()
         let encoded: JSONValue
         do {
             encoded = try JSONValue(encoding: section)
@@ -82,7 +82,7 @@ public struct ConfigFile: Sendable {
             throw LocalFileError.cannotWrite(path: path, reason: "\(error)")
         }
         do {
-            try FileLock.withLock(home.configPath + ".lock") {
+            try FileLock.withLock(directory.configPath + ".lock") {
                 var document = try read()?.document ?? ConfigDocument()
                 document[profile, key] = encoded
                 document.top["version"] = .integer(Self.version)

@@ -92,7 +92,7 @@ extension ResolvedSettings {
         var key: SSHPublicKey?
         if case .keyFile(let path) = connection.authentication {
             if path == directory.privateKeyPath {
-                key = try? KeyStore(home: directory).publicKey()
+                key = try? KeyStore(directory: directory).publicKey()
             } else if let text = try? String(contentsOfFile: path + ".pub", encoding: .utf8) {
                 key = SSHPublicKey.parse(line: text.trimmingCharacters(in: .whitespacesAndNewlines))
             }

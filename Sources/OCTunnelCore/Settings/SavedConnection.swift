@@ -40,8 +40,8 @@ extension SavedConnection {
     }
 
     /// Saves this as `profile`'s section of its role, keeping every other profile and section.
-    public func save(to home: OctunnelDirectory, profile: ProfileName = .default) throws {
-        try ConfigFile(home: home).save(self, role: Self.role, profile: profile)
+    public func save(to directory: OctunnelDirectory, profile: ProfileName = .default) throws {
+        try ConfigFile(directory: directory).save(self, role: Self.role, profile: profile)
     }
 
     /// Checks the user, the hosts (the VPS, its listening address, then `otherHosts`) and the

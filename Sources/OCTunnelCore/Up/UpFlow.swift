@@ -81,7 +81,7 @@ public struct UpFlow: Sendable {
         }
         if choices.save { try save(signedInWith: connection) }
         healthCheck?()
-        runner.serveStatus(at: StatusEndpoint(home: directory, role: settings.role, profile: settings.flags.profile))
+        runner.serveStatus(at: StatusEndpoint(directory: directory, role: settings.role, profile: settings.flags.profile))
         if settings.role == .tunnel && choices.homeHint { say(Self.homeMachineHint(settings.reverse)) }
         try runner.run()
     }

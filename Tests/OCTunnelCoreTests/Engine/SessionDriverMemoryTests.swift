@@ -57,7 +57,7 @@ struct SessionDriverMemoryTests {
         #expect(try driver.run { driver.opener.sessions.count == 2 && driver.driver.sessions.current !== nil
             && driver.driver.sessions.draining.count == 1 })
         let second = driver.opener.sessions[1]
-        let status = driver.driver.statusSnapshot(for: StatusEndpoint(home: OctunnelDirectory(path: "/nonexistent"), role: .tunnel,
+        let status = driver.driver.statusSnapshot(for: StatusEndpoint(directory: OctunnelDirectory(path: "/nonexistent"), role: .tunnel,
                                                                        profile: .default))
         #expect(status.sessions == 2 && status.sessionsDraining == 1)
         #expect(status.humanLines().contains("  sessions    2 · 1 replaced, keeping its connections until they end"))

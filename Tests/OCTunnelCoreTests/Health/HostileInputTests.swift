@@ -97,11 +97,11 @@ struct HostileInputTests {
             let home = OctunnelDirectory(path: dir + "/oct")
             try home.prepare()
             try writeBytes([UInt8](repeating: 0x20, count: 2 << 20), to: home.configPath)
-            #expect { try ConfigFile(home: home).read() } throws: { error in
+            #expect { try ConfigFile(directory: home).read() } throws: { error in
                 guard case .cannotRead(_, let reason)? = error as? LocalFileError else { return false }
                 return reason.contains("larger than 1 MiB")
             }
-            let store = KeyStore(home: home)
+            let store = KeyStore(directory: home)
             #expect(mkfifo(store.privateKeyPath, 0o600) == 0)
             #expect(throws: KeyError.badKeyFile(path: store.privateKeyPath, reason: "it is a FIFO, not a regular file")) { try store.loadPrivateKey() }
         }

@@ -73,7 +73,7 @@ struct KeyLifeLocalTests {
     @Test("the .next pair: made once, swapped in with the old key as .prev (an older .prev archived), removed only once current; plain --rotate refused while pending")
     func nextPairAndSwap() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/oct"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/oct"))
             let first = try store.generate(comment: "first", rotate: false).publicKey
             let second = try store.generate(comment: "second", rotate: true).publicKey
             let next = try store.whileLocked { () throws in try store.makeNext(comment: "third") }

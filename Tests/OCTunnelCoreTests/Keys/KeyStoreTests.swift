@@ -8,7 +8,7 @@ struct KeyStoreTests {
     @Test func generateWritesAPrivatePairInAPrivateHome() throws {
         try withTemporaryDirectory { dir in
             let home = OctunnelDirectory(path: dir + "/config/octunnel")
-            let store = KeyStore(home: home)
+            let store = KeyStore(directory: home)
 
             let made = try store.generate(comment: "me@box", rotate: false)
 
@@ -27,7 +27,7 @@ struct KeyStoreTests {
 
     @Test func generateWithoutRotateNeverTouchesAnExistingKey() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             _ = try store.generate(comment: "first", rotate: false)
             let privateBefore = try readBytes(store.privateKeyPath)
             let publicBefore = try readBytes(store.publicKeyPath)
@@ -46,7 +46,7 @@ struct KeyStoreTests {
 
     @Test func aLonePublicKeyAlsoBlocksGenerate() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir))
             try writeText("ssh-ed25519 AAAA leftover\n", to: store.publicKeyPath, mode: 0o644)
 
             #expect(throws: KeyError.keyExists(path: store.privateKeyPath)) {
@@ -59,7 +59,7 @@ struct KeyStoreTests {
 
     @Test func rotateKeepsTheOldPairAsPrev() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             let old = try store.generate(comment: "old", rotate: false)
             let oldPrivate = try readBytes(store.privateKeyPath)
 
@@ -83,7 +83,7 @@ struct KeyStoreTests {
 
     @Test func repeatedRotationsNeverLoseAKey() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             var made = [try store.generate(comment: "k0", rotate: false)]
             for index in 1...3 {
                 made.append(try store.generate(comment: "k\(index)", rotate: true))
@@ -98,11 +98,11 @@ struct KeyStoreTests {
             let secondArchive = try #require(made[3].archivedOlder)
             #expect(secondArchive != archived)
 
-            let privateFiles = try FileManager.default.contentsOfDirectory(atPath: store.home.path)
+            let privateFiles = try FileManager.default.contentsOfDirectory(atPath: store.directory.path)
                 .filter { $0.hasPrefix("id_ed25519") && !$0.hasSuffix(".pub") }
             var keysOnDisk = Set<[UInt8]>()
             for name in privateFiles {
-                keysOnDisk.insert(try store.loadPrivateKey(at: store.home.path + "/" + name).decoded.publicKey.blob)
+                keysOnDisk.insert(try store.loadPrivateKey(at: store.directory.path + "/" + name).decoded.publicKey.blob)
             }
             #expect(privateFiles.count == 4, "\(privateFiles)")
             #expect(keysOnDisk == Set(made.map(\.publicKey.blob)))
@@ -111,7 +111,7 @@ struct KeyStoreTests {
 
     @Test func rotateRefusesToRetireAKeyItCannotRead() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir))
             try writeText("not a key\n", to: store.privateKeyPath)
             try writeText("ssh-ed25519 AAAA x\n", to: store.publicKeyPath, mode: 0o644)
 
@@ -129,14 +129,14 @@ struct KeyStoreTests {
         #expect(comment.count > "octunnel@".count)
         #expect(comment.allSatisfy { !$0.isWhitespace })
         try withTemporaryDirectory { dir in
-            let made = try KeyStore(home: OctunnelDirectory(path: dir)).generate(comment: comment, rotate: false)
+            let made = try KeyStore(directory: OctunnelDirectory(path: dir)).generate(comment: comment, rotate: false)
             #expect(made.publicKey.line.hasSuffix(" " + comment))
         }
     }
 
     @Test func aCommentWithALineBreakIsRefusedBeforeAnythingIsWritten() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             #expect(throws: KeyError.self) { try store.generate(comment: "a\nb", rotate: false) }
             #expect(!fileExists(store.privateKeyPath))
         }
@@ -144,7 +144,7 @@ struct KeyStoreTests {
 
     @Test func aSymlinkedKeyIsJudgedByTheFileItPointsTo() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             let made = try store.generate(comment: "linked", rotate: false)
             let link = dir + "/link_ed25519"
             #expect(symlink(store.privateKeyPath, link) == 0)

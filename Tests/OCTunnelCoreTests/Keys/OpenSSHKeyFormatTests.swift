@@ -50,7 +50,7 @@ struct OpenSSHKeyFormatTests {
 
     @Test func sshKeygenDerivesOurPublicLineFromOurPrivateKey() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             let made = try store.generate(comment: "interop@test", rotate: false)
 
             let derived = try sshKeygen(["-y", "-f", store.privateKeyPath]).stdout
@@ -64,7 +64,7 @@ struct OpenSSHKeyFormatTests {
 
     @Test func sshKeygenShowsOurFingerprint() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             let made = try store.generate(comment: "interop@test", rotate: false)
 
             for file in [store.privateKeyPath, store.publicKeyPath] {
@@ -81,7 +81,7 @@ struct OpenSSHKeyFormatTests {
             let path = dir + "/F"
             try sshKeygen(["-q", "-t", "ed25519", "-N", "", "-f", path, "-C", "c"])
 
-            let loaded = try KeyStore(home: OctunnelDirectory(path: dir)).loadPrivateKey(at: path)
+            let loaded = try KeyStore(directory: OctunnelDirectory(path: dir)).loadPrivateKey(at: path)
 
             let pubLine = try readText(path + ".pub").trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(loaded.decoded.publicKey.line == pubLine)
@@ -142,7 +142,7 @@ struct OpenSSHKeyFormatTests {
             let before = try readBytes(path)
 
             let error = #expect(throws: KeyError.self) {
-                try KeyStore(home: OctunnelDirectory(path: dir)).loadPrivateKey(at: path)
+                try KeyStore(directory: OctunnelDirectory(path: dir)).loadPrivateKey(at: path)
             }
 
             guard case .badKeyFile(let reportedPath, let reason)? = error else {
@@ -162,7 +162,7 @@ struct OpenSSHKeyFormatTests {
 
     @Test func aKeyOthersCanReadIsRefusedWithExit77AndTheChmodToRun() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir + "/home"))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir + "/home"))
             _ = try store.generate(comment: "c", rotate: false)
             try setMode(0o644, of: store.privateKeyPath)
             let before = try readBytes(store.privateKeyPath)
@@ -181,7 +181,7 @@ struct OpenSSHKeyFormatTests {
 
     @Test func aMissingKeyIsNoKeyWithExit66() throws {
         try withTemporaryDirectory { dir in
-            let store = KeyStore(home: OctunnelDirectory(path: dir))
+            let store = KeyStore(directory: OctunnelDirectory(path: dir))
 
             #expect(throws: KeyError.noKey(path: store.privateKeyPath)) { try store.loadPrivateKey() }
             #expect(throws: KeyError.noKey(path: store.privateKeyPath)) { try store.publicKey() }

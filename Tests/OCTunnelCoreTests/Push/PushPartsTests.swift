@@ -123,12 +123,12 @@ struct PushPartsTests {
         let tunnel: [String: Any] = ["target": "me@vps", "remotePort": 18080, "unknownKey": ["kept": true]]
         let raw: [String: Any] = ["version": 2, "profiles": ["work": ["tunnel": tunnel]]]
         try JSONSerialization.data(withJSONObject: raw).write(to: URL(fileURLWithPath: home.configPath))
-        #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == nil)
+        #expect(try PushSettings.load(directory: home, profile: ProfileName("work")) == nil)
         let settings = PushSettings(
             url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t", detail: .full)
-        try settings.save(home: home, profile: ProfileName("work"))
-        #expect(try PushSettings.load(home: home, profile: ProfileName("work")) == settings)
-        #expect(try PushSettings.load(home: home, profile: .default) == nil)
+        try settings.save(directory: home, profile: ProfileName("work"))
+        #expect(try PushSettings.load(directory: home, profile: ProfileName("work")) == settings)
+        #expect(try PushSettings.load(directory: home, profile: .default) == nil)
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.configPath))) as? [String: Any]
         let work = (written?["profiles"] as? [String: Any])?["work"] as? [String: Any]
         func text(_ value: Any) throws -> String {

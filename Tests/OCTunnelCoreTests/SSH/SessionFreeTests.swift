@@ -14,7 +14,7 @@ struct SessionFreeTests {
     /// in the event loop's mode (non-blocking, batched), after a round whose read found nothing.
     static func sessionAsTheLoopLeavesIt(channels count: Int, in home: TempDirectory, sshd: SSHDServer, echo: TCPTestServer)
         throws -> (SSHSession, [SSHChannel]) {
-        let store = KeyStore(home: OctunnelDirectory(path: home.file("oct")))
+        let store = KeyStore(directory: OctunnelDirectory(path: home.file("oct")))
         let settings = ConnectionSettings(target: SSHTarget(user: "root", host: "127.0.0.1", port: sshd.port),
                                           authentication: .keyFile(store.privateKeyPath), knownHostsPath: home.file("known_hosts"))
         let established = try SSHConnector(settings: settings).connect()
@@ -36,7 +36,7 @@ struct SessionFreeTests {
     @Test("a batched, non-blocking session with open channels is freed when it is dropped", arguments: [0, 3])
     func droppedSessionIsFreed(channels count: Int) async throws {
         let home = try TempDirectory("octunnel-session-free")
-        let store = KeyStore(home: OctunnelDirectory(path: home.file("oct")))
+        let store = KeyStore(directory: OctunnelDirectory(path: home.file("oct")))
         let key = try store.generate(comment: "session-free", rotate: false).publicKey
         let sshd = try SSHDServer(authorizedKeys: [key.line])
         defer { sshd.stop() }

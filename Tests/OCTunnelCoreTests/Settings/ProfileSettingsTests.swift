@@ -101,12 +101,12 @@ struct ProfileSettingsTests {
             expected.remoteHost = "::1"
 
             #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: expected))
-            #expect(try ConfigFile(home: home).read()?.isLegacy == true)
+            #expect(try ConfigFile(directory: home).read()?.isLegacy == true)
             #expect(try readText(home.configPath) == old, "reading never rewrites")
 
             try other.save(to: home, profile: ProfileName("work"))
 
-            #expect(try ConfigFile(home: home).read()?.isLegacy == false)
+            #expect(try ConfigFile(directory: home).read()?.isLegacy == false)
             #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: expected))
             #expect(try SavedSettings.load(from: home, profile: ProfileName("work")) == SavedSettings(tunnel: other))
             let object = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(home.configPath))) as? [String: Any])

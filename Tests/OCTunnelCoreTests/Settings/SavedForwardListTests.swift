@@ -195,7 +195,7 @@ struct SavedForwardListTests {
             section[key] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
         }
         var warnings: [String] = []
-        let contents = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) }))
+        let contents = try #require(try ConfigFile(directory: home).load(warn: { warnings.append($0) }))
         #expect(try contents.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
         #expect(warnings.count == 1, "\(warnings)")
         let warning = try #require(warnings.first)
@@ -213,7 +213,7 @@ struct SavedForwardListTests {
         let fresh = try readText(directory.file("fresh/config.json"))
         #expect(try canonical(section(written, "default", role)) == canonical(section(fresh, "default", role)))
         warnings = []
-        #expect(try ConfigFile(home: home).load(warn: { warnings.append($0) })?.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
+        #expect(try ConfigFile(directory: home).load(warn: { warnings.append($0) })?.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
         #expect(warnings.isEmpty, "\(warnings)")
         #expect(try readText(home.configPath) == written)
     }
@@ -230,7 +230,7 @@ struct SavedForwardListTests {
         }
         #expect(try section(text, "default", role)["remotePort"] == nil)
         var warnings: [String] = []
-        let contents = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) }))
+        let contents = try #require(try ConfigFile(directory: home).load(warn: { warnings.append($0) }))
         #expect(try contents.settings(of: .default) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
         #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: Self.oldTunnel, home: Self.oldHome))
         #expect(warnings.isEmpty, "\(warnings)")
@@ -245,7 +245,7 @@ struct SavedForwardListTests {
             section["forwardList"] = [["opencode": true, "forward": "127.0.0.1:6000:127.0.0.1:19000"], ["forward": "127.0.0.1:3000:127.0.0.1:18082"]]
         }
         var warnings: [String] = []
-        let settings = try #require(try ConfigFile(home: home).load(warn: { warnings.append($0) })?.settings(of: .default)?.tunnel)
+        let settings = try #require(try ConfigFile(directory: home).load(warn: { warnings.append($0) })?.settings(of: .default)?.tunnel)
         #expect(settings.forwards.map(\.description) == ["-L 127.0.0.1:6000:127.0.0.1:19000", "-L 127.0.0.1:3000:127.0.0.1:18082"])
         #expect(warnings.count == 1 && warnings[0].contains("\"profiles.default.tunnel.remotePort\" is 18091 but"), "\(warnings)")
         // The copy now says the edit: an older version runs it too.

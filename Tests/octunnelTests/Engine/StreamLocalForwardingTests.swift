@@ -21,7 +21,7 @@ struct StreamLocalForwardingTests {
     /// Tries `ssh -R SOCKET:…` and `ssh -L PORT:SOCKET` with `line` in authorized_keys.
     static func attempt(listenLine: Bool, sshdConfig: String) throws -> Outcome {
         let home = try TempDirectory("octunnel-streamlocal")
-        let store = KeyStore(home: OctunnelDirectory(path: home.file("oct")))
+        let store = KeyStore(directory: OctunnelDirectory(path: home.file("oct")))
         let key = try store.generate(comment: "streamlocal", rotate: false).publicKey
         let line = listenLine ? listenAuthorizedKeysLine(key, remotePort: 18080) : restrictedAuthorizedKeysLine(key, remotePort: 18080)
         let sshd = try SSHDServer(authorizedKeys: [line], extraConfig: sshdConfig)

@@ -18,7 +18,7 @@ final class TunnelFixture: @unchecked Sendable {
     init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
          sshdAddress: String = "127.0.0.1", sshdLauncher: [String] = []) throws {
         home = try TempDirectory("octunnel-home")
-        let store = KeyStore(home: OctunnelDirectory(path: home.path))
+        let store = KeyStore(directory: OctunnelDirectory(path: home.path))
         let key = try store.generate(comment: "test@octunnel", rotate: false).publicKey
         self.key = key
         var lines: [String] = []

@@ -42,7 +42,7 @@ struct AccountTests {
 
         // The home's key, from a directory of its own, into the same account (the account is there now).
         let homeDirectory = try TempDirectory("octunnel-home-key")
-        let homeKey = try KeyStore(home: OctunnelDirectory(path: homeDirectory.path)).generate(comment: "home@test", rotate: false).publicKey
+        let homeKey = try KeyStore(directory: OctunnelDirectory(path: homeDirectory.path)).generate(comment: "home@test", rotate: false).publicKey
         let remotePort = freePort()
         let home = try OCTunnelTestSupport.run(octunnelBinary, ["authorize", "vps", "--listen", "--remote-port", String(remotePort), "--home",
                                                                 homeDirectory.path] + options, environment: fixture.environment())

@@ -12,7 +12,7 @@ struct AuthorizedKeyFirstTests {
     func authorizedKeyFirst() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
-        let admin = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicHalf(at: fixture.adminKeyPath).fingerprint
+        let admin = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicHalf(at: fixture.adminKeyPath).fingerprint
         let port = ["--remote-port", String(backend.port), "--connect-timeout", "10"]
         let before = try fixture.run(["tunnel", "check", "vps"] + port)
         #expect(before.stderr.contains("root with \(admin) (\(fixture.adminKeyPath))"), "\(before)")
@@ -54,7 +54,7 @@ struct AuthorizedKeyFirstTests {
         #expect(try fixture.run(["authorize", "vps"] + port + fixture.authorizeOptions).status == 0)
         let rotated = try fixture.run(["keygen", "--rotate", "--install", "vps"] + port)
         #expect(rotated.status == 0, "\(rotated)")
-        let fingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let checked = try fixture.run(["tunnel", "check", "vps", "--connect-timeout", "10"] + port)
         #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
     }
@@ -69,7 +69,7 @@ struct AuthorizedKeyFirstTests {
         #expect(stopped.status == 137, "\(stopped)")
         let finished = try fixture.run(arguments)
         #expect(finished.status == 0 && finished.stderr.contains("Finishing the rotation"), "\(finished)")
-        let fingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let checked = try fixture.run(["tunnel", "check", "vps", "--remote-port", String(backend.port), "--connect-timeout", "10"])
         #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
     }

@@ -32,7 +32,7 @@ final class KeyLifeFixture: @unchecked Sendable {
          alsoReads: [String] = []) throws {
         octunnel = try TempDirectory("octunnel-keylife")
         user = try TempDirectory("octunnel-user")
-        key = try KeyStore(home: OctunnelDirectory(path: octunnel.path)).generate(comment: "laptop@test", rotate: false).publicKey
+        key = try KeyStore(directory: OctunnelDirectory(path: octunnel.path)).generate(comment: "laptop@test", rotate: false).publicKey
         adminKeyPath = user.file("admin")
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "admin@test", "-f", adminKeyPath])
         let admin = try String(contentsOfFile: adminKeyPath + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -94,7 +94,7 @@ final class KeyLifeFixture: @unchecked Sendable {
 
     /// The base64 blob of the key in `path` (a private key), for finding its line.
     func blob(ofKeyAt path: String) throws -> String {
-        let key = try KeyStore(home: OctunnelDirectory(path: octunnel.path)).publicHalf(at: path)
+        let key = try KeyStore(directory: OctunnelDirectory(path: octunnel.path)).publicHalf(at: path)
         return key.line.split(separator: " ")[1].description
     }
 

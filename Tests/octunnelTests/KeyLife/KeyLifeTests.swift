@@ -162,7 +162,7 @@ struct KeyRotationTests {
             #expect(rotated.stderr.contains(step), "\(step): \(rotated)")
         }
         #expect(rotated.stderr.contains("Asked the running tunnel up (pid \(tunnel.pid)) to sign in with the new key"), "\(rotated)")
-        let newKey = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let newKey = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         #expect(try await offPool { tunnel.waitForLine(containing: "authenticated as root with \(newKey)", timeout: 20) } != nil,
                 "the rotation's reconnect: \(tunnel.stderrText)")
         let served = loop.succeeded
@@ -171,7 +171,7 @@ struct KeyRotationTests {
         #expect(failures.isEmpty, "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(tunnel.stderrText)")
         #expect(ok >= 8)
         // A reconnect by hand as well: the new key again (the old session drains, nothing is cut).
-        let newFingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let newFingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let reconnect = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "20"]) }
         #expect(reconnect.status == 0, "\(reconnect)\n\(tunnel.stderrText)")
         #expect(try await offPool { tunnel.waitForLine(containing: "authenticated as root with \(newFingerprint)", timeout: 20) } != nil,
@@ -216,7 +216,7 @@ struct KeyRotationTests {
         try expectRotated(fixture, old: old)
         // At its next session home up signs in with the new key and listens again (a home
         // reconnect cannot overlap: the old session holds the port, so requests wait meanwhile).
-        let newFingerprint = try KeyStore(home: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let newFingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
         let reconnect = try await offPool { try fixture.run(["home", "reconnect", "--wait", "20"]) }
         #expect(reconnect.status == 0, "\(reconnect)\n\(homeSide.stderrText)")
         #expect(try await offPool { homeSide.waitForLine(containing: "authenticated as root with \(newFingerprint)", timeout: 20) } != nil,

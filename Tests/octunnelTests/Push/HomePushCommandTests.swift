@@ -38,7 +38,7 @@ struct HomePushCommandTests {
         #expect(try await offPool { home.waitForLine(containing: "push: \(id) rejected from the phone") } != nil, "\(home.stderrText)")
         #expect(!server.storedBytes().contains(password) && !home.stderrText.contains(password))
 
-        let saved = try PushSettings.load(home: OctunnelDirectory(path: fixture.home.path), profile: .default)
+        let saved = try PushSettings.load(directory: OctunnelDirectory(path: fixture.home.path), profile: .default)
         #expect(saved?.url.text() == topic && saved?.detail == .full, "\(String(describing: saved))")
         let shown = try fixture.run(["config", "show"])
         #expect(shown.status == 0 && shown.stdout.contains("\"push\"") && shown.stdout.contains("\"home\""), "\(shown)")
@@ -66,7 +66,7 @@ struct HomePushCommandTests {
     func pushOnlyProfileAndMistakes() throws {
         let home = try TempDirectory("octunnel-push-home")
         let settings = PushSettings(url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
-        try settings.save(home: OctunnelDirectory(path: home.path), profile: .default)
+        try settings.save(directory: OctunnelDirectory(path: home.path), profile: .default)
         let shown = try run(octunnelBinary, ["config", "show", "--home", home.path])
         #expect(shown.status == 0 && shown.stdout.contains("ntfy.example.org"), "\(shown)")
         let named = try run(octunnelBinary, ["config", "show", "--home", home.path, "--profile", "default"])
@@ -88,7 +88,7 @@ struct HomePushCommandTests {
         try await NotifyTests.withStandIn { backend, password, fixture, _ in
             let settings = PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
                                         replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
-            try settings.save(home: OctunnelDirectory(path: fixture.home.path), profile: .default)
+            try settings.save(directory: OctunnelDirectory(path: fixture.home.path), profile: .default)
             let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
                                                              "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port"],
                                             environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })

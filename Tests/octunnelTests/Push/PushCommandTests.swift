@@ -17,7 +17,7 @@ struct PushCommandTests {
         let address = setup.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(address.hasPrefix(server.url + "/oc-") && !address.contains("\n"))
         #expect(setup.stderr.contains("\u{2580}") && setup.stderr.contains("upstream-base-url"))
-        let saved = try PushSettings.load(home: OctunnelDirectory(path: home.path), profile: .default)
+        let saved = try PushSettings.load(directory: OctunnelDirectory(path: home.path), profile: .default)
         #expect(saved?.url.text() == address && saved?.detail == .full && saved.map { !setup.stderr.contains($0.replyTopic) } == true)
 
         let tested = try RunningProcess(octunnelBinary, ["push", "test", "--home", home.path, "--wait", "30"])

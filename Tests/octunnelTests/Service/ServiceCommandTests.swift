@@ -123,7 +123,7 @@ struct ServiceCommandTests {
             // What `tunnel up` and `home up` run for --push … --save (PushFlags → PushChoices).
             let typed = PushChoices(url: "https://ntfy.example.org/oc-unit", tokenFile: dir + "/ntfy-token", caFile: dir + "/ca.pem",
                                     detail: .full)
-            _ = try typed.resolve(home: home, profile: profile, save: true)
+            _ = try typed.resolve(directory: home, profile: profile, save: true)
 
             for role in ["tunnel", "home"] {
                 let installed = try setup.run(["install", role, "--profile", "work"])
@@ -133,7 +133,7 @@ struct ServiceCommandTests {
                 #expect(!unit.contains(token) && !installed.stdout.contains(token) && !installed.stderr.contains(token))
             }
             // What each unit's `up` runs with no push flag: the profile's saved push, the token read from its file.
-            let run = try #require(try PushChoices().resolve(home: home, profile: profile, save: false))
+            let run = try #require(try PushChoices().resolve(directory: home, profile: profile, save: false))
             #expect(run.settings.url.text() == "https://ntfy.example.org/oc-unit" && run.settings.detail == .full)
             #expect(run.settings.tokenFile == dir + "/ntfy-token" && run.settings.caFile == dir + "/ca.pem" && run.token == token)
             let config = try readText(setup.octunnelHome + "/config.json")

@@ -191,7 +191,7 @@ struct HomeKey {
     init(fixture: TunnelFixture) throws {
         self.fixture = fixture
         home = try TempDirectory("octunnel-homekey")
-        key = try KeyStore(home: OctunnelDirectory(path: home.path)).generate(comment: "home@octunnel", rotate: false).publicKey
+        key = try KeyStore(directory: OctunnelDirectory(path: home.path)).generate(comment: "home@octunnel", rotate: false).publicKey
     }
 
     /// Adds the home key's line for `remotePort` (and the `also` ports, as `-R` forwards), as

@@ -14,7 +14,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     writeFile(bytes, to: home.configPath)
     let contents: ConfigFile.Contents
     do {
-        guard let read = try ConfigFile(home: home).read() else { preconditionFailure("the file just written is missing") }
+        guard let read = try ConfigFile(directory: home).read() else { preconditionFailure("the file just written is missing") }
         contents = read
     } catch {
         checkShown(error, "reading \(hex(bytes))")
@@ -71,7 +71,7 @@ private func checkSave(_ bytes: [UInt8], _ before: ConfigFile.Contents, _ profil
                        _ save: () throws -> Void) {
     writeFile(bytes, to: copy.configPath)
     do { try save() } catch { preconditionFailure("saving a loaded section failed: \(error) for \(hex(bytes))") }
-    guard let after = try? ConfigFile(home: copy).read() else { preconditionFailure("the saved file does not read: \(hex(bytes))") }
+    guard let after = try? ConfigFile(directory: copy).read() else { preconditionFailure("the saved file does not read: \(hex(bytes))") }
     precondition(before.profiles.sorted() == after.profiles.sorted(), "profiles changed: \(hex(bytes))")
     for other in before.profiles {
         precondition(outcome(before, other) == outcome(after, other), "profile \(other) changed by saving \(profile): \(hex(bytes))")
