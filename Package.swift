@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "OCTunnelCore", targets: ["OCTunnelCore"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
     ],
     targets: [
         .systemLibrary(

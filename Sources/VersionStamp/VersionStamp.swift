@@ -9,9 +9,12 @@ struct VersionStamp: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let output = context.pluginWorkDirectoryURL.appendingPathComponent("generated")
         let script = context.package.directoryURL.appendingPathComponent("scripts/version.sh")
-        return [.prebuildCommand(displayName: "octunnel's version (scripts/version.sh)",
-                                 executable: URL(fileURLWithPath: "/bin/sh"),
-                                 arguments: [script.path, "--swift", output.appendingPathComponent("OCTunnelBuild.swift").path],
-                                 outputFilesDirectory: output)]
+        return [
+            .prebuildCommand(
+                displayName: "octunnel's version (scripts/version.sh)",
+                executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: [script.path, "--swift", output.appendingPathComponent("OCTunnelBuild.swift").path],
+                outputFilesDirectory: output)
+        ]
     }
 }

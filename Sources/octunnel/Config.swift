@@ -22,7 +22,9 @@ struct Config: ParsableCommand {
                     let name = try profile.resolved
                     let saved = try SavedSettings.load(from: home, profile: name)
                     let push = try PushSettings.shown(directory: home, profile: name)
-                    guard saved != nil || push != nil else { throw LocalFileError.noSettings(path: home.configPath, profile: name) }
+                    guard saved != nil || push != nil else {
+                        throw LocalFileError.noSettings(path: home.configPath, profile: name)
+                    }
                     var object = saved?.shown ?? [:]
                     object[PushSettings.key] = push
                     object["profile"] = name.rawValue

@@ -32,7 +32,9 @@ extension Array {
     /// the first that is not a forward is a usage error (exit 64) with the parser's sentence.
     func forwards<Side>(defaultBind: String) throws -> [Forward] where Element == ForwardArgument<Side> {
         do throws(TargetParseError) {
-            return try map { (argument) throws(TargetParseError) in try argument.parsed.get().forward(defaultBind: defaultBind) }
+            return try map { (argument) throws(TargetParseError) in
+                try argument.parsed.get().forward(defaultBind: defaultBind)
+            }
         } catch {
             throw ValidationError(error.message)
         }

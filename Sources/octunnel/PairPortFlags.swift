@@ -3,8 +3,12 @@ import OCTunnelCore
 
 /// `tunnel up`'s choice of the port OpenCode 2's pair links name (`PairPortChoice`).
 struct PairPortFlags: ParsableArguments {
-    @Option(help: ArgumentHelp("Also listen on this port for OpenCode 2's `opencode pair` links: " + "auto (default, or as saved) takes the home server's own port " + "when it is one of OpenCode's (49374, 49375, 4096); N (1024-65535) takes N whatever the far side says.",
-                               valueName: "auto|N"))
+    @Option(
+        help: ArgumentHelp(
+            "Also listen on this port for OpenCode 2's `opencode pair` links: "
+                + "auto (default, or as saved) takes the home server's own port "
+                + "when it is one of OpenCode's (49374, 49375, 4096); N (1024-65535) takes N whatever the far side says.",
+            valueName: "auto|N"))
     var pairPort: String?
 
     @Flag(help: "Never listen on the port pair links name.")

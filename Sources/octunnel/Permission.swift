@@ -14,11 +14,17 @@ struct PermissionCommand: ParsableCommand {
 
 extension PermissionCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show what OpenCode waits for an answer to: id, how long ago, what is asked, session, directory; then its questions.")
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Show what OpenCode waits for an answer to: id, how long ago, what is asked, session, directory; then its questions."
+        )
 
         @OptionGroup var options: PermissionOptions
 
-        @Flag(help: ArgumentHelp("Print one JSON object on stdout (openCode, " + "permissions: id, sessionID, sessionTitle, " + "permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions)."))
+        @Flag(
+            help: ArgumentHelp(
+                "Print one JSON object on stdout (openCode, " + "permissions: id, sessionID, sessionTitle, "
+                    + "permission, patterns, directory, askedAt, secondsAgo; more; questions; moreQuestions)."))
         var json = false
 
         func run() throws {
@@ -35,9 +41,18 @@ extension PermissionCommand {
     struct Reply<Kind: ReplyKind>: ParsableCommand {
         static var configuration: CommandConfiguration {
             switch Kind.reply {
-            case .once: CommandConfiguration(commandName: "allow", abstract: "Allow a pending permission once (exit 4 if it no longer waits).")
-            case .always: CommandConfiguration(commandName: "always", abstract: "Allow a pending permission and the same ones after it in this session (exit 4 if it no longer waits).")
-            case .reject: CommandConfiguration(commandName: "reject", abstract: "Reject a pending permission (exit 4 if it no longer waits).")
+            case .once:
+                CommandConfiguration(
+                    commandName: "allow", abstract: "Allow a pending permission once (exit 4 if it no longer waits).")
+            case .always:
+                CommandConfiguration(
+                    commandName: "always",
+                    abstract:
+                        "Allow a pending permission and the same ones after it in this session (exit 4 if it no longer waits)."
+                )
+            case .reject:
+                CommandConfiguration(
+                    commandName: "reject", abstract: "Reject a pending permission (exit 4 if it no longer waits).")
             }
         }
         @OptionGroup var options: PermissionOptions
@@ -52,7 +67,8 @@ extension PermissionCommand {
     enum Reject: ReplyKind { static let reply = PermissionReply.reject }
 
     struct Answer: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Answer a pending question with one of its options (exit 4 if it no longer waits).")
+        static let configuration = CommandConfiguration(
+            abstract: "Answer a pending question with one of its options (exit 4 if it no longer waits).")
         @OptionGroup var options: PermissionOptions
         @Argument(help: "The question's id, as `permission list` shows it.") var id: String
         @Argument(help: "The option's label, exactly as `permission list` shows it between [ ].") var label: String
@@ -60,7 +76,9 @@ extension PermissionCommand {
     }
 
     struct Dismiss: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Dismiss a pending question: the agent is told you declined to answer (exit 4 if it no longer waits).")
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Dismiss a pending question: the agent is told you declined to answer (exit 4 if it no longer waits).")
         @OptionGroup var options: PermissionOptions
         @Argument(help: "The question's id, as `permission list` shows it.") var id: String
         func run() throws { try options.answer(question: id, .dismiss) }

@@ -6,10 +6,17 @@ struct PermissionOptions: ParsableArguments {
     @OptionGroup var directory: DirectoryOptions
     @OptionGroup var profile: ProfileOptions
 
-    @Option(help: ArgumentHelp("A file holding OpenCode's password. Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD.", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "A file holding OpenCode's password. Default: the saved one, else $OPENCODE_PASSWORD, else $OPENCODE_SERVER_PASSWORD.",
+            valueName: "PATH"))
     var passwordFile: String?
 
-    @Option(name: .customLong("project"), help: ArgumentHelp("A project directory on the home machine to ask about (repeatable; default: the one OpenCode was started in).", valueName: "DIR"))
+    @Option(
+        name: .customLong("project"),
+        help: ArgumentHelp(
+            "A project directory on the home machine to ask about (repeatable; default: the one OpenCode was started in).",
+            valueName: "DIR"))
     var projects: [String] = []
 
     func validate() throws {
@@ -18,7 +25,9 @@ struct PermissionOptions: ParsableArguments {
     }
 
     func client() throws -> PermissionClient {
-        try TunnelOpenCode.permissionClient(directory: directory.resolved, profile: try profile.resolved, passwordFile: passwordFile.map(UserPath.absolute))
+        try TunnelOpenCode.permissionClient(
+            directory: directory.resolved, profile: try profile.resolved,
+            passwordFile: passwordFile.map(UserPath.absolute))
     }
 
     /// `permission allow|always|reject ID`: sends `reply` and says what it did.

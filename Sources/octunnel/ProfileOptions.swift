@@ -3,7 +3,9 @@ import OCTunnelCore
 
 /// `--profile`, on every command that reads or writes saved settings.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The saved settings to use (default: $OCTUNNEL_PROFILE, else `default`).", valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp("The saved settings to use (default: $OCTUNNEL_PROFILE, else `default`).", valueName: "NAME")
+    )
     var profile: String?
 
     func validate() throws { _ = try resolved }

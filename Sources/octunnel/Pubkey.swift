@@ -19,9 +19,15 @@ struct Pubkey: ParsableCommand {
     func validate() throws {
         try line.checkRemote()
         if fingerprint && restrict { throw ValidationError("--fingerprint and --restrict cannot be combined") }
-        if line.listen && !restrict { throw ValidationError("--listen goes with --restrict: `octunnel pubkey --restrict --listen`") }
-        if !line.tunnelForward.isEmpty && (!restrict || line.listen) { throw ValidationError("-L goes with --restrict (the laptop's line); the home's line takes -R") }
-        if !line.homeForward.isEmpty && !line.listen { throw ValidationError("-R goes with --restrict --listen (the home's line); the laptop's line takes -L") }
+        if line.listen && !restrict {
+            throw ValidationError("--listen goes with --restrict: `octunnel pubkey --restrict --listen`")
+        }
+        if !line.tunnelForward.isEmpty && (!restrict || line.listen) {
+            throw ValidationError("-L goes with --restrict (the laptop's line); the home's line takes -R")
+        }
+        if !line.homeForward.isEmpty && !line.listen {
+            throw ValidationError("-R goes with --restrict --listen (the home's line); the laptop's line takes -L")
+        }
         if restrict { _ = try line.forwards() }
     }
 
@@ -45,5 +51,6 @@ struct Pubkey: ParsableCommand {
 
 extension Pubkey: KeyLineWording {
     static let goesWith = ["--restrict"]
-    static let listenHelp = "With --restrict: the home machine's line instead (`home up`): the key may only ask the VPS to listen on that port."
+    static let listenHelp =
+        "With --restrict: the home machine's line instead (`home up`): the key may only ask the VPS to listen on that port."
 }

@@ -17,18 +17,25 @@ extension PushDetail: ExpressibleByArgument {}
 extension PushCommand {
     struct Setup: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make the push and reply topics on an ntfy server, check it answers, save them, and show the address to subscribe to."
+            abstract:
+                "Make the push and reply topics on an ntfy server, check it answers, save them, and show the address to subscribe to."
         )
 
         @OptionGroup var directory: DirectoryOptions
         @OptionGroup var profile: ProfileOptions
-        @Argument(help: "The ntfy server, with a topic or without one (a random topic is made): https://ntfy.example.org[/TOPIC].")
+        @Argument(
+            help:
+                "The ntfy server, with a topic or without one (a random topic is made): https://ntfy.example.org[/TOPIC]."
+        )
         var url: String
         @Option(
             help: ArgumentHelp(
-                "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.", valueName: "PATH"))
+                "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
+                valueName: "PATH"))
         var pushTokenFile: String?
-        @Option(help: ArgumentHelp("A CA certificate file trusted beside the system's, for a server with its own CA.", valueName: "PATH"))
+        @Option(
+            help: ArgumentHelp(
+                "A CA certificate file trusted beside the system's, for a server with its own CA.", valueName: "PATH"))
         var pushCaFile: String?
         @Option(help: "What a push shows: brief (the kind of moment only) or full (session, what is asked).")
         var pushDetail: PushDetail = .brief
@@ -41,7 +48,8 @@ extension PushCommand {
         func run() throws {
             try runReportingPushErrors {
                 let outcome = try PushSetup.run(
-                    url: url, tokenFile: pushTokenFile.map(UserPath.absolute), caFile: pushCaFile.map(UserPath.absolute),
+                    url: url, tokenFile: pushTokenFile.map(UserPath.absolute),
+                    caFile: pushCaFile.map(UserPath.absolute),
                     detail: pushDetail, directory: directory.prepared(), profile: profile.resolved)
                 outcome.advice.prefix(2).forEach(Console.say)
                 Console.data(outcome.subscribeAddress)
@@ -60,19 +68,26 @@ extension PushCommand {
         @Option(help: "Seconds to wait for the button's tap.") var wait: Double = 120
 
         func validate() throws {
-            guard wait > 0, wait <= 3600 else { throw ValidationError("--wait \(wait) is out of range (0-3600 seconds)") }
+            guard wait > 0, wait <= 3600 else {
+                throw ValidationError("--wait \(wait) is out of range (0-3600 seconds)")
+            }
         }
 
         func run() throws {
             try runReportingPushErrors {
                 let home = directory.resolved
                 let name = try profile.resolved
-                guard let settings = try PushSettings.load(directory: home, profile: name) else { throw PushError.notSetUp(profile: name) }
+                guard let settings = try PushSettings.load(directory: home, profile: name) else {
+                    throw PushError.notSetUp(profile: name)
+                }
                 let token = try settings.tokenFile.map { path throws(PushError) in try PushToken.read(path) }
-                Console.say("push: sending a test push through \(settings.url.server); tap its button (waiting up to \(Int(wait)) s)")
+                Console.say(
+                    "push: sending a test push through \(settings.url.server); tap its button (waiting up to \(Int(wait)) s)"
+                )
                 let seconds = try PushTest.run(settings: settings, token: token, wait: wait, report: Console.say)
                 Console.say(
-                    "push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work")
+                    "push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work"
+                )
             }
         }
     }

@@ -3,19 +3,28 @@ import OCTunnelCore
 
 /// The phone push of `tunnel up` and `home up` (`PushChoices`): typed over the profile's saved push.
 struct PushFlags: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Push the agent's moments to a phone through this ntfy topic, with buttons that answer (default: the push `push setup` saved).",
-        valueName: "URL"))
+    @Option(
+        help: ArgumentHelp(
+            "Push the agent's moments to a phone through this ntfy topic, with buttons that answer (default: the push `push setup` saved).",
+            valueName: "URL"))
     var push: String?
 
-    @Option(help: ArgumentHelp("A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
-                               valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
+            valueName: "PATH"))
     var pushTokenFile: String?
 
-    @Option(help: "What a push shows: brief (the kind of moment only) or full (session, what is asked); default: brief, or as saved.")
+    @Option(
+        help:
+            "What a push shows: brief (the kind of moment only) or full (session, what is asked); default: brief, or as saved."
+    )
     var pushDetail: PushDetail?
 
-    @Option(help: ArgumentHelp("A CA certificate file trusted beside the system's, for an ntfy server with its own CA.", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "A CA certificate file trusted beside the system's, for an ntfy server with its own CA.", valueName: "PATH")
+    )
     var pushCaFile: String?
 
     func validate() throws {
@@ -28,7 +37,8 @@ struct PushFlags: ParsableArguments {
     func resolve(directory: OctunnelDirectory, profile: ProfileName, save: Bool, notify: Bool) throws -> PushRun? {
         let choices = PushChoices(url: push, tokenFile: pushTokenFile, caFile: pushCaFile, detail: pushDetail)
         if !notify && !choices.isEmpty {
-            Console.say("octunnel: --push and its options with notifications off (--no-notify, typed or saved): pick one")
+            Console.say(
+                "octunnel: --push and its options with notifications off (--no-notify, typed or saved): pick one")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         var run: PushRun?

@@ -33,9 +33,14 @@ struct ReconnectOptions: RoleAction {
                 if json { Console.data(jsonLine(["event": "reconnectRequested", "pid": pid])) }
             case .reconnected(let pid, let seconds, let reconnects):
                 if json {
-                    Console.data(jsonLine(["event": "reconnected", "pid": pid, "seconds": (seconds * 1000).rounded() / 1000, "reconnects": reconnects]))
+                    Console.data(
+                        jsonLine([
+                            "event": "reconnected", "pid": pid, "seconds": (seconds * 1000).rounded() / 1000,
+                            "reconnects": reconnects,
+                        ]))
                 } else {
-                    Console.say(String(format: "reconnected in %.1f s (%d reconnects since start)", seconds, reconnects))
+                    Console.say(
+                        String(format: "reconnected in %.1f s (%d reconnects since start)", seconds, reconnects))
                 }
             }
         }

@@ -27,12 +27,19 @@ extension Service {
         @Flag(help: "Replace a file octunnel did not write, or one changed since it wrote it.")
         var force = false
 
-        @Option(help: ArgumentHelp("Also rotate the role's key on the VPS once it is DAYS " + "days old (`keygen --rotate --install`, checked daily " + "by a systemd timer or a LaunchAgent; the VPS line must come from `octunnel authorize`).", valueName: "DAYS"))
+        @Option(
+            help: ArgumentHelp(
+                "Also rotate the role's key on the VPS once it is DAYS "
+                    + "days old (`keygen --rotate --install`, checked daily "
+                    + "by a systemd timer or a LaunchAgent; the VPS line must come from `octunnel authorize`).",
+                valueName: "DAYS"))
         var rotateEvery: Int?
 
         func validate() throws {
             if print && now { throw ValidationError("--print writes nothing, so it cannot be combined with --now") }
-            if let rotateEvery, !(1...3650).contains(rotateEvery) { throw ValidationError("--rotate-every \(rotateEvery) is out of range (1-3650 days)") }
+            if let rotateEvery, !(1...3650).contains(rotateEvery) {
+                throw ValidationError("--rotate-every \(rotateEvery) is out of range (1-3650 days)")
+            }
         }
 
         func run() throws {
@@ -46,10 +53,14 @@ extension Service {
                         if index > 0 { Console.data("") }
                         Console.data(String(file.render().dropLast()))
                     }
-                    Console.say("nothing written; `octunnel service install " + "\(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
+                    Console.say(
+                        "nothing written; `octunnel service install "
+                            + "\(role)` would write this to \(files.map(\.path).joined(separator: ", "))")
                     return
                 }
-                let installed = try flow.install(directory: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery)
+                let installed = try flow.install(
+                    directory: home, profile: profile, role: role, force: force, startNow: now, rotateEvery: rotateEvery
+                )
                 flow.lines(installed).forEach(Console.say)
             }
         }
@@ -81,7 +92,8 @@ extension Service {
 
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Say whether the service file is installed, whose it is, and what the service manager says (stdout)."
+            abstract:
+                "Say whether the service file is installed, whose it is, and what the service manager says (stdout)."
         )
 
         @OptionGroup var options: ServiceOptions

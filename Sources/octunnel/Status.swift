@@ -4,12 +4,17 @@ import OCTunnelCore
 /// `tunnel status` and `home status`: ask the running process of that role and profile
 /// through its status socket. Never starts anything; nothing running is exit 3.
 struct StatusOptions: RoleAction {
-    @Flag(help: ArgumentHelp("Print one JSON object on stdout (state, target, " + "hostKey, cipher, connectedSince, local, remote, " + "openConnections, totalConnections, bytesIn, bytesOut, reconnects, lastError, health)."))
+    @Flag(
+        help: ArgumentHelp(
+            "Print one JSON object on stdout (state, target, " + "hostKey, cipher, connectedSince, local, remote, "
+                + "openConnections, totalConnections, bytesIn, bytesOut, reconnects, lastError, health)."))
     var json = false
 
     static var commandName: String { "status" }
 
-    static func abstract(up: String) -> String { "Show how the running `\(up)` of this profile is doing (exit 3 if none runs)." }
+    static func abstract(up: String) -> String {
+        "Show how the running `\(up)` of this profile is doing (exit 3 if none runs)."
+    }
 
     /// Prints the status of `role`'s process (stdout), or fails with one line (stderr).
     func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {

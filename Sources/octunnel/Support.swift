@@ -6,7 +6,9 @@ import OCTunnelCore
 /// one, and it would be written into saved settings and service files.
 func refuseControlCharacters(_ path: String?, option: String) throws {
     guard let path, UserPath.hasControlCharacters(path) else { return }
-    throw ValidationError("\(option) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); give a path without one")
+    throw ValidationError(
+        "\(option) \"\(OutsideText.shown(path))\" contains a control character (a line break or an escape code); give a path without one"
+    )
 }
 
 /// Talk goes to stderr; stdout carries only data.
@@ -40,7 +42,8 @@ func parseTarget(_ text: String) throws -> SSHTarget {
     do {
         return try SSHTarget.parse(text)
     } catch {
-        throw ValidationError("bad target \"\(text)\": \(error.message) (expected [user@]host[:port], IPv6 as [::1]:2222)")
+        throw ValidationError(
+            "bad target \"\(text)\": \(error.message) (expected [user@]host[:port], IPv6 as [::1]:2222)")
     }
 }
 

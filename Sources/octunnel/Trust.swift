@@ -8,7 +8,8 @@ struct Trust: ParsableCommand {
     )
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List trusted host keys: host:port, key type, fingerprint.")
+        static let configuration = CommandConfiguration(
+            abstract: "List trusted host keys: host:port, key type, fingerprint.")
 
         @OptionGroup var options: DirectoryOptions
 
@@ -51,7 +52,9 @@ struct Trust: ParsableCommand {
                 Console.say("Removed \(removal.removed) \(noun) for \(target) from \(store.path).")
                 if !removal.keptPatternLines.isEmpty {
                     let lines = removal.keptPatternLines.map(String.init).joined(separator: ", ")
-                    Console.say("Kept line(s) \(lines): they match \(target) through a wildcard pattern; edit them by hand if they are wrong.")
+                    Console.say(
+                        "Kept line(s) \(lines): they match \(target) through a wildcard pattern; edit them by hand if they are wrong."
+                    )
                 }
             }
         }

@@ -10,7 +10,7 @@ let uses: [Target.Dependency] = [core, "FuzzSupport"]
 let package = Package(
     name: "octunnel-fuzz",
     dependencies: [
-        .package(name: "octunnel", path: "../.."),
+        .package(name: "octunnel", path: "../..")
     ],
     targets: [
         .executableTarget(name: "FuzzPrivateKey", dependencies: [core]),

@@ -5,7 +5,8 @@ import Foundation
 /// Debian 13 leg runs a binary built in that root (`OCTUNNEL_BINARY`).
 public let octunnelLibSSH2Version: [Int] = {
     guard let printed = try? run(octunnelBinary, ["--version"]).stdout,
-          let range = printed.range(of: #"libssh2 [0-9]+(\.[0-9]+)*"#, options: .regularExpression) else { return [] }
+        let range = printed.range(of: #"libssh2 [0-9]+(\.[0-9]+)*"#, options: .regularExpression)
+    else { return [] }
     return printed[range].dropFirst("libssh2 ".count).split(separator: ".").compactMap { Int($0) }
 }()
 

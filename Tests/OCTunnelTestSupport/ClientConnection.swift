@@ -35,7 +35,9 @@ public final class ClientConnection: @unchecked Sendable {
         startThread(\.writer, "one writer per connection, before finish()") { [self] in
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, min(chunk, bytes.count - offset), Int32(MSG_NOSIGNAL)) }
+                let n = bytes.withUnsafeBytes {
+                    send(fd, $0.baseAddress! + offset, min(chunk, bytes.count - offset), Int32(MSG_NOSIGNAL))
+                }
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { return }
                 offset += n
@@ -67,8 +69,10 @@ public final class ClientConnection: @unchecked Sendable {
 
     /// Runs `work` on a thread of its own in `slot`, which must be free and the connection not
     /// finished (`rule` says so otherwise); `finish()` waits for it.
-    private func startThread(_ slot: ReferenceWritableKeyPath<ClientConnection, ThreadSlot> & Sendable, _ rule: String,
-                             _ work: @escaping @Sendable () -> Void) {
+    private func startThread(
+        _ slot: ReferenceWritableKeyPath<ClientConnection, ThreadSlot> & Sendable, _ rule: String,
+        _ work: @escaping @Sendable () -> Void
+    ) {
         let done = DispatchSemaphore(value: 0)
         lock.lock()
         precondition(self[keyPath: slot].done == nil && !finished, "\(rule)")

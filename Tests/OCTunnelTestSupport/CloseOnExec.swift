@@ -13,7 +13,8 @@ import Foundation
 // first two (glibc declares them for _GNU_SOURCE only), so they are looked up once by name.
 
 private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-private typealias Accept4 = @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
+private typealias Accept4 =
+    @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
 
 private let pipe2Function: Pipe2 = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") else { fatalError("glibc has no pipe2") }
@@ -21,7 +22,9 @@ private let pipe2Function: Pipe2 = {
 }()
 
 private let accept4Function: Accept4 = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4") else { fatalError("glibc has no accept4") }
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4") else {
+        fatalError("glibc has no accept4")
+    }
     return unsafeBitCast(symbol, to: Accept4.self)
 }()
 

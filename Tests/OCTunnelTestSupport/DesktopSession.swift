@@ -18,7 +18,9 @@ public final class DesktopSession: @unchecked Sendable {
         }
     }
 
-    public static let programs = ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", "/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/notify-send"]
+    public static let programs = [
+        "/usr/bin/dbus-daemon", "/usr/bin/dbus-send", "/usr/bin/Xvfb", "/usr/bin/dunst", "/usr/bin/notify-send",
+    ]
 
     public let directory: TempDirectory
     public let environment: [String: String]
@@ -30,18 +32,29 @@ public final class DesktopSession: @unchecked Sendable {
         }
         directory = try TempDirectory("octunnel-desktop")
         let base = ["PATH": "/usr/bin:/bin", "HOME": directory.path]
-        let bus = try RunningProcess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--print-address=1",
-                                                               "--address=unix:path=\(directory.file("bus"))"], environment: base)
-        let display = try RunningProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "640x480x24"], environment: base)
+        let bus = try RunningProcess(
+            "/usr/bin/dbus-daemon",
+            [
+                "--session", "--nofork", "--nopidfile", "--print-address=1",
+                "--address=unix:path=\(directory.file("bus"))",
+            ], environment: base)
+        let display = try RunningProcess(
+            "/usr/bin/Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "640x480x24"], environment: base)
         var processes = [bus, display]
         func give(up why: String) -> HarnessError {
             processes.reversed().forEach { $0.stopGracefullyOrKill() }
             return HarnessError(why)
         }
-        guard waitUntil(timeout: 20, { bus.stdout.first?.hasPrefix("unix:") == true && display.stdout.first.flatMap { Int($0) } != nil }) else {
+        guard
+            waitUntil(
+                timeout: 20,
+                { bus.stdout.first?.hasPrefix("unix:") == true && display.stdout.first.flatMap { Int($0) } != nil })
+        else {
             throw give(up: "the session bus or Xvfb did not start: \(bus.stderrText) \(display.stderrText)")
         }
-        let session = base.merging(["DBUS_SESSION_BUS_ADDRESS": bus.stdout[0], "DISPLAY": ":\(display.stdout[0])"]) { $1 }
+        let session = base.merging(["DBUS_SESSION_BUS_ADDRESS": bus.stdout[0], "DISPLAY": ":\(display.stdout[0])"]) {
+            $1
+        }
         // dunst's context menu (`dunstctl context`) asks its `dmenu` program to pick one of the
         // actions shown ("#Label (summary) [id,name]" a line): this one picks the line naming the
         // action written to `pick` (`choose(action:)`), and none before; what it picked goes to `picked`.
@@ -54,17 +67,25 @@ public final class DesktopSession: @unchecked Sendable {
             """
         try pick.write(toFile: directory.file("pick.sh"), atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.file("pick.sh"))
-        try "[global]\n    dmenu = \(directory.file("pick.sh"))\n".write(toFile: directory.file("dunstrc"), atomically: true, encoding: .utf8)
-        let server = try RunningProcess("/usr/bin/dunst", ["-conf", directory.file("dunstrc"), "-print"], environment: session)
+        try "[global]\n    dmenu = \(directory.file("pick.sh"))\n".write(
+            toFile: directory.file("dunstrc"), atomically: true, encoding: .utf8)
+        let server = try RunningProcess(
+            "/usr/bin/dunst", ["-conf", directory.file("dunstrc"), "-print"], environment: session)
         processes.append(server)
         // Ready once it owns the Notifications name on the bus.
         let owned = waitUntil(timeout: 20) {
-            let answer = try? run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                                         "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"],
-                                  environment: session)
+            let answer = try? run(
+                "/usr/bin/dbus-send",
+                [
+                    "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications",
+                ],
+                environment: session)
             return answer?.stdout.contains("boolean true") == true || !server.isRunning
         }
-        guard owned, server.isRunning else { throw give(up: "dunst did not take the Notifications name: \(server.stderrText)") }
+        guard owned, server.isRunning else {
+            throw give(up: "dunst did not take the Notifications name: \(server.stderrText)")
+        }
         environment = session
         self.processes = processes
     }
@@ -77,7 +98,9 @@ public final class DesktopSession: @unchecked Sendable {
             let prefix = "\t\(key): "
             guard line.hasPrefix(prefix) else { return nil }
             var text = String(line.dropFirst(prefix.count))
-            if text.hasPrefix("'") && text.hasSuffix("'") && text.count >= 2 { text = String(text.dropFirst().dropLast()) }
+            if text.hasPrefix("'") && text.hasSuffix("'") && text.count >= 2 {
+                text = String(text.dropFirst().dropLast())
+            }
             return text
         }
         for line in processes.last?.stdout ?? [] {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure of the test harness itself (not of the code under test).
@@ -14,7 +14,9 @@ public struct HarnessError: Error, CustomStringConvertible {
 public func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
     let template = (NSTemporaryDirectory() as NSString).appendingPathComponent("octunnel-test-XXXXXX")
     var buffer = Array(template.utf8CString)
-    guard let made = mkdtemp(&buffer) else { throw HarnessError("mkdtemp \(template): \(String(cString: strerror(errno)))") }
+    guard let made = mkdtemp(&buffer) else {
+        throw HarnessError("mkdtemp \(template): \(String(cString: strerror(errno)))")
+    }
     let path = String(cString: made)
     defer { try? FileManager.default.removeItem(atPath: path) }
     return try body(path)

@@ -9,7 +9,8 @@ public final class HostileHTTPServer: @unchecked Sendable {
     public init(mode: String, arguments: [String] = []) throws {
         running = try RunningProcess(python3, [packageRoot + "/scripts/hostile-http.py", "--mode", mode] + arguments)
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
-              let port = Int(line.split(separator: " ").last ?? "") else {
+            let port = Int(line.split(separator: " ").last ?? "")
+        else {
             throw HarnessError("hostile-http.py did not start: \(running.stderrText)")
         }
         self.port = port

@@ -22,6 +22,7 @@ public func namespacesOrSkip<T>(_ test: String, _ make: () async throws -> T) as
 }
 
 private func skipForNamespaces(_ test: String, _ unavailable: NetworkNamespacesUnavailable) throws -> Never {
-    FileHandle.standardError.write(Data("\(test) skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
+    FileHandle.standardError.write(
+        Data("\(test) skipped: network namespaces unavailable: \(unavailable.reason)\n".utf8))
     try Test.cancel("network namespaces unavailable here: \(unavailable.reason)")
 }

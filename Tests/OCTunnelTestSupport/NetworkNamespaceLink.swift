@@ -19,7 +19,9 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
     /// link, so programs here reach e.g. an sshd listening there. Throws
     /// `NetworkNamespacesUnavailable` when namespaces cannot be made at all.
     public init(to pair: NetworkNamespacePair, side: NetworkNamespacePair.Side) throws {
-        guard let ip = NetworkNamespacePair.ipTool else { throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed") }
+        guard let ip = NetworkNamespacePair.ipTool else {
+            throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed")
+        }
         self.ip = ip
         let tag = String(UInt32.random(in: 0x1000...0xFFFF), radix: 16)
         // Named like the pair's, so NetworkNamespacePair.removeStale finds it after a crash.
@@ -34,12 +36,14 @@ public final class NetworkNamespaceLink: @unchecked Sendable {
 
         let made = try run(ip, ["netns", "add", namespace])
         guard made.status == 0 else {
-            throw NetworkNamespacesUnavailable(reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw NetworkNamespacesUnavailable(
+                reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         do {
             try ipOrThrow(["-n", namespace, "link", "set", "lo", "up"])
-            try Veth.join(ip: ip, VethEnd(namespace: namespace, device: here, address: address),
-                          VethEnd(namespace: far, device: there, address: peerAddress))
+            try Veth.join(
+                ip: ip, VethEnd(namespace: namespace, device: here, address: address),
+                VethEnd(namespace: far, device: there, address: peerAddress))
             try ipOrThrow(["-n", namespace, "route", "add", reach + "/32", "via", peerAddress, "dev", here])
         } catch {
             remove()

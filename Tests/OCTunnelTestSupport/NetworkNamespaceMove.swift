@@ -19,7 +19,9 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
 
     /// Adds the link, up and addressed on both ends, carrying nothing until `move()`.
     public init(_ pair: NetworkNamespacePair) throws {
-        guard let ip = NetworkNamespacePair.ipTool else { throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed") }
+        guard let ip = NetworkNamespacePair.ipTool else {
+            throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed")
+        }
         self.ip = ip
         self.pair = pair
         // 10.100-149.b.(4k+1)/30: never the pair's (10.200-250) nor a NetworkNamespaceLink's (10.150-199).
@@ -27,8 +29,9 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
         clientAddress = "10.\(a).\(b).\(4 * k + 1)"
         serverAddress = "10.\(a).\(b).\(4 * k + 2)"
         let client = pair.namespace(.client), server = pair.namespace(.server)
-        try Veth.join(ip: ip, VethEnd(namespace: client, device: clientDevice, address: clientAddress),
-                      VethEnd(namespace: server, device: serverDevice, address: serverAddress))
+        try Veth.join(
+            ip: ip, VethEnd(namespace: client, device: clientDevice, address: clientAddress),
+            VethEnd(namespace: server, device: serverDevice, address: serverAddress))
     }
 
     /// Waits (polling, up to `timeout` s) until no IPv6 address of the client is still
@@ -37,10 +40,13 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
     public func settle(timeout: Double = 10) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let result = try OCTunnelTestSupport.run(ip, ["-n", pair.namespace(.client), "-6", "addr", "show", "tentative"])
+            let result = try OCTunnelTestSupport.run(
+                ip, ["-n", pair.namespace(.client), "-6", "addr", "show", "tentative"])
             guard result.status == 0 else { throw HarnessError("ip -6 addr show tentative: \(result.stderr)") }
             if result.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
-            guard Date() < deadline else { throw HarnessError("IPv6 addresses still tentative after \(timeout) s: \(result.stdout)") }
+            guard Date() < deadline else {
+                throw HarnessError("IPv6 addresses still tentative after \(timeout) s: \(result.stdout)")
+            }
             usleep(100_000)
         }
     }
@@ -79,9 +85,15 @@ public final class NetworkNamespaceMove: @unchecked Sendable {
     /// The client's local TCP ports with an established connection to `port` on the server's
     /// first-link address (`ss` in the client's namespace).
     public func establishedClientPorts(toServerPort port: Int) throws -> [Int] {
-        let ss: String = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss"].first(where: { (path: String) in access(path, X_OK) == 0 }) ?? "ss"
-        let result = try OCTunnelTestSupport.run(ip, ["netns", "exec", pair.namespace(.client), ss, "-tnH", "state", "established",
-                                         "dst", "\(pair.serverAddress):\(port)"])
+        let ss: String =
+            ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss"].first(where: { (path: String) in access(path, X_OK) == 0 })
+            ?? "ss"
+        let result = try OCTunnelTestSupport.run(
+            ip,
+            [
+                "netns", "exec", pair.namespace(.client), ss, "-tnH", "state", "established",
+                "dst", "\(pair.serverAddress):\(port)",
+            ])
         guard result.status == 0 else { throw HarnessError("ss: \(result.stderr)") }
         return result.stdout.split(separator: "\n").compactMap { line in
             // "0 0 10.1.2.1:40000 10.1.2.2:22" (state omitted when filtered)

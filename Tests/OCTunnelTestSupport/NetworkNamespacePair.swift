@@ -33,14 +33,20 @@ public final class NetworkNamespacePair: @unchecked Sendable {
     static let prefix = "oct-"
 
     /// iproute2's `ip`, wherever this distribution puts it.
-    public static let ipTool: String? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { access($0, X_OK) == 0 }
+    public static let ipTool: String? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first {
+        access($0, X_OK) == 0
+    }
 
     /// Creates both namespaces, the veth between them and their addresses. Throws
     /// `NetworkNamespacesUnavailable` when this machine cannot make namespaces at all; any later
     /// failure removes what was made and throws `HarnessError`.
     public init() throws {
-        guard let ip = Self.ipTool else { throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed") }
-        guard geteuid() == 0 else { throw NetworkNamespacesUnavailable(reason: "not root: `ip netns add` needs CAP_SYS_ADMIN and CAP_NET_ADMIN") }
+        guard let ip = Self.ipTool else {
+            throw NetworkNamespacesUnavailable(reason: "iproute2's `ip` is not installed")
+        }
+        guard geteuid() == 0 else {
+            throw NetworkNamespacesUnavailable(reason: "not root: `ip netns add` needs CAP_SYS_ADMIN and CAP_NET_ADMIN")
+        }
         self.ip = ip
         Self.removeStale(ip: ip)
         let suffix = String(UInt32.random(in: 0...0xFFFFFF), radix: 16)
@@ -54,20 +60,30 @@ public final class NetworkNamespacePair: @unchecked Sendable {
 
         let made = try run(ip, ["netns", "add", clientNamespace])
         guard made.status == 0 else {
-            throw NetworkNamespacesUnavailable(reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw NetworkNamespacesUnavailable(
+                reason: "`ip netns add` failed: \(made.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         do {
             try ipOrThrow(["netns", "add", serverNamespace])
             try ipOrThrow(["-n", clientNamespace, "link", "set", "lo", "up"])
             try ipOrThrow(["-n", serverNamespace, "link", "set", "lo", "up"])
             // Joined down: the fixed neighbour entries come first (Veth.join says why no IPv6).
-            try Veth.join(ip: ip, VethEnd(namespace: clientNamespace, device: clientDevice, address: clientAddress, mac: clientMAC),
-                          VethEnd(namespace: serverNamespace, device: serverDevice, address: serverAddress, mac: serverMAC), up: false)
+            try Veth.join(
+                ip: ip,
+                VethEnd(namespace: clientNamespace, device: clientDevice, address: clientAddress, mac: clientMAC),
+                VethEnd(namespace: serverNamespace, device: serverDevice, address: serverAddress, mac: serverMAC),
+                up: false)
             // Each end knows the other's MAC for good, as a client keeps reaching its home router
             // when the path beyond it dies: during a cut, packets vanish silently (connects hang
             // until their timeout) instead of failing fast on an ARP miss ("no route to host").
-            try ipOrThrow(["-n", clientNamespace, "neigh", "replace", serverAddress, "lladdr", serverMAC, "dev", clientDevice, "nud", "permanent"])
-            try ipOrThrow(["-n", serverNamespace, "neigh", "replace", clientAddress, "lladdr", clientMAC, "dev", serverDevice, "nud", "permanent"])
+            try ipOrThrow([
+                "-n", clientNamespace, "neigh", "replace", serverAddress, "lladdr", serverMAC, "dev", clientDevice,
+                "nud", "permanent",
+            ])
+            try ipOrThrow([
+                "-n", serverNamespace, "neigh", "replace", clientAddress, "lladdr", clientMAC, "dev", serverDevice,
+                "nud", "permanent",
+            ])
             try setLink(.client, up: true)
             try setLink(.server, up: true)
         } catch {
@@ -90,7 +106,10 @@ public final class NetworkNamespacePair: @unchecked Sendable {
         if up {
             // Taking a device down flushes even its permanent neighbour entries.
             let (address, mac) = side == .client ? (serverAddress, serverMAC) : (clientAddress, clientMAC)
-            try ipOrThrow(["-n", namespace(side), "neigh", "replace", address, "lladdr", mac, "dev", device(side), "nud", "permanent"])
+            try ipOrThrow([
+                "-n", namespace(side), "neigh", "replace", address, "lladdr", mac, "dev", device(side), "nud",
+                "permanent",
+            ])
         }
     }
 
@@ -98,7 +117,12 @@ public final class NetworkNamespacePair: @unchecked Sendable {
     /// round trip grows by twice that. Throws when the kernel has no netem.
     public func addDelay(_ side: Side, milliseconds: Int) throws {
         let tc = (ip as NSString).deletingLastPathComponent + "/tc"
-        let result = try run(ip, ["netns", "exec", namespace(side), tc, "qdisc", "add", "dev", device(side), "root", "netem", "delay", "\(milliseconds)ms"])
+        let result = try run(
+            ip,
+            [
+                "netns", "exec", namespace(side), tc, "qdisc", "add", "dev", device(side), "root", "netem", "delay",
+                "\(milliseconds)ms",
+            ])
         guard result.status == 0 else { throw HarnessError("tc netem on \(namespace(side)): \(result.stderr)") }
     }
 
@@ -122,8 +146,10 @@ public final class NetworkNamespacePair: @unchecked Sendable {
         guard let listed = try? run(ip, ["netns", "list"]), listed.status == 0 else { return }
         for line in listed.stdout.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? ""),
-                  pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard name.hasPrefix(prefix),
+                let pid = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? ""),
+                pid != getpid(), kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
             _ = try? run(ip, ["netns", "delete", name])
         }
     }

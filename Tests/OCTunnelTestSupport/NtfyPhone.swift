@@ -55,6 +55,7 @@ public struct NtfyPhone: Sendable {
     }
 
     private var common: [String] {
-        ["-sS", "--max-time", "10"] + (token.map { ["-H", "Authorization: Bearer \($0)"] } ?? []) + (caFile.map { ["--cacert", $0] } ?? [])
+        ["-sS", "--max-time", "10"] + (token.map { ["-H", "Authorization: Bearer \($0)"] } ?? [])
+            + (caFile.map { ["--cacert", $0] } ?? [])
     }
 }

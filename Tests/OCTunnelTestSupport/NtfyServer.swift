@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real ntfy server (Debian 13's `ntfy` 2.11) on a free loopback port, with its own config,
@@ -56,7 +56,8 @@ public final class NtfyServer: @unchecked Sendable {
                 ["user", "--config", directory.file("server.yml"), "add", "--role=admin", "phone"],
                 environment: ["NTFY_PASSWORD": "phone-password-1"])
             let made = try tool(["token", "--config", directory.file("server.yml"), "add", "phone"])
-            guard let range = (made.stdout + made.stderr).range(of: #"tk_[A-Za-z0-9]+"#, options: .regularExpression) else {
+            guard let range = (made.stdout + made.stderr).range(of: #"tk_[A-Za-z0-9]+"#, options: .regularExpression)
+            else {
                 throw HarnessError("ntfy token add printed no token: \(made)")
             }
             token = String((made.stdout + made.stderr)[range])
@@ -75,7 +76,8 @@ public final class NtfyServer: @unchecked Sendable {
         // ntfy logs "Listening on" before its listeners bind (server.go starts each in a goroutine
         // after the line): wait until the port accepts, or a test's first request races the bind.
         guard waitUntil(timeout: 30, { Self.accepts(port: port) }) else {
-            throw HarnessError("ntfy serve said it listens but 127.0.0.1:\(port) accepts nothing: \(process.stderrText)")
+            throw HarnessError(
+                "ntfy serve said it listens but 127.0.0.1:\(port) accepts nothing: \(process.stderrText)")
         }
     }
 
@@ -107,21 +109,26 @@ public final class NtfyServer: @unchecked Sendable {
     /// Every byte ntfy keeps on disk (its message cache and its write-ahead log), as text.
     public func storedBytes() -> String {
         ["cache.db", "cache.db-wal", "cache.db-shm"].map { name in
-            String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: directory.file(name)))) ?? Data(), as: UTF8.self)
+            String(
+                decoding: (try? Data(contentsOf: URL(fileURLWithPath: directory.file(name)))) ?? Data(), as: UTF8.self)
         }.joined()
     }
 
     @discardableResult
     private func tool(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
-        let result = try run("/usr/bin/env", environment.map { "\($0.key)=\($0.value)" } + [loader] + command(arguments))
-        guard result.status == 0 else { throw HarnessError("ntfy \(arguments.joined(separator: " ")) failed: \(result)") }
+        let result = try run(
+            "/usr/bin/env", environment.map { "\($0.key)=\($0.value)" } + [loader] + command(arguments))
+        guard result.status == 0 else {
+            throw HarnessError("ntfy \(arguments.joined(separator: " ")) failed: \(result)")
+        }
         return result
     }
 
     private var loader: String { root + "/lib64/ld-linux-x86-64.so.2" }
 
     private func command(_ arguments: [String]) -> [String] {
-        ["--library-path", "\(root)/lib/x86_64-linux-gnu:\(root)/usr/lib/x86_64-linux-gnu", root + "/usr/bin/ntfy"] + arguments
+        ["--library-path", "\(root)/lib/x86_64-linux-gnu:\(root)/usr/lib/x86_64-linux-gnu", root + "/usr/bin/ntfy"]
+            + arguments
     }
 
     /// A CA, and a certificate for 127.0.0.1 it signs (openssl, this machine's).
@@ -139,7 +146,8 @@ public final class NtfyServer: @unchecked Sendable {
                 "-keyout", d.file("server.key"), "-out", d.file("server.csr"),
             ],
             [
-                "x509", "-req", "-in", d.file("server.csr"), "-CA", d.file("ca.pem"), "-CAkey", d.file("ca.key"), "-CAcreateserial",
+                "x509", "-req", "-in", d.file("server.csr"), "-CA", d.file("ca.pem"), "-CAkey", d.file("ca.key"),
+                "-CAcreateserial",
                 "-days", "2", "-extfile", d.file("san.cnf"), "-out", d.file("server.pem"),
             ],
         ] {
@@ -150,14 +158,21 @@ public final class NtfyServer: @unchecked Sendable {
 
     private static func locate() -> (root: String?, reason: String) {
         let environment = ProcessInfo.processInfo.environment
-        var candidates = [environment["OCTUNNEL_NTFY_ROOT"], environment["OCTUNNEL_SSHD_ROOT"]].compactMap { $0 }.filter { !$0.isEmpty }
+        var candidates = [environment["OCTUNNEL_NTFY_ROOT"], environment["OCTUNNEL_SSHD_ROOT"]].compactMap { $0 }.filter
+        { !$0.isEmpty }
         let cache = (environment["XDG_CACHE_HOME"] ?? (NSHomeDirectory() + "/.cache")) + "/octunnel"
         let built = ((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [])
             .filter { $0.hasPrefix("trixie-build-") && !$0.contains(".partial") }.sorted().map { cache + "/" + $0 }
         candidates += built
-        for root in candidates where FileManager.default.isExecutableFile(atPath: root + "/usr/bin/ntfy") { return (root, "") }
+        for root in candidates where FileManager.default.isExecutableFile(atPath: root + "/usr/bin/ntfy") {
+            return (root, "")
+        }
         let looked =
-            candidates.isEmpty ? "no Debian 13 root yet in \(cache)" : "none of \(candidates.joined(separator: ", ")) has /usr/bin/ntfy"
-        return (nil, "no ntfy server to test against: \(looked) (scripts/test.sh's Debian 13 leg makes the root and installs ntfy in it)")
+            candidates.isEmpty
+            ? "no Debian 13 root yet in \(cache)" : "none of \(candidates.joined(separator: ", ")) has /usr/bin/ntfy"
+        return (
+            nil,
+            "no ntfy server to test against: \(looked) (scripts/test.sh's Debian 13 leg makes the root and installs ntfy in it)"
+        )
     }
 }

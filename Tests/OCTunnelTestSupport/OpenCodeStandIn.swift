@@ -24,26 +24,38 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     /// `hono401`: 1.x refuses with Hono's "Unauthorized" text instead of an empty 401.
     /// `service`: 2.x registers as OpenCode 2's background service of that channel, in the
     /// state and config directories `environment` names (`XDG_STATE_HOME`, `XDG_CONFIG_HOME`).
-    public init(flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
-                launcher: [String] = [], port: Int = 0, noPassword: Bool = false, devBuild: Bool = false,
-                heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false,
-                service: String? = nil, environment: [String: String] = [:], extraArguments: [String] = []) throws {
-        var arguments = [packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
-                         "--heartbeat", String(heartbeat)]
+    public init(
+        flavor: String = "opencode1", password: String? = nil, version: String? = nil, heartbeat: Double = 10,
+        launcher: [String] = [], port: Int = 0, noPassword: Bool = false, devBuild: Bool = false,
+        heartbeatFirst: Bool = false, webAuth: Bool = false, hono401: Bool = false,
+        service: String? = nil, environment: [String: String] = [:], extraArguments: [String] = []
+    ) throws {
+        var arguments = [
+            packageRoot + "/scripts/opencode-standin.py", "--port", String(port), "--flavor", flavor, "--quiet",
+            "--heartbeat", String(heartbeat),
+        ]
         // One word, `--password=…`: a made-up password starts with "-" one time in 64
         // (token_urlsafe), and argparse takes a separate "-…" word for an option.
         if let password { arguments.append("--password=" + password) }
         if let version { arguments += ["--version", version] }
-        let options: [(Bool, String)] = [(noPassword, "--no-password"), (devBuild, "--dev-build"), (heartbeatFirst, "--heartbeat-first"),
-                                         (webAuth, "--web-auth"), (hono401, "--hono-401")]
+        let options: [(Bool, String)] = [
+            (noPassword, "--no-password"), (devBuild, "--dev-build"), (heartbeatFirst, "--heartbeat-first"),
+            (webAuth, "--web-auth"), (hono401, "--hono-401"),
+        ]
         arguments += options.filter(\.0).map(\.1)
         if let service { arguments.append("--service=" + service) }
         arguments += extraArguments
-        let command = launcher + ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [python3] + arguments
+        let command =
+            launcher + ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [
+                python3
+            ] + arguments
         running = try RunningProcess(command[0], Array(command.dropFirst()))
         guard let line = running.waitForLine(containing: "LISTENING", stdout: true, timeout: 15),
-              let port = Int(line.split(separator: " ").last ?? "") else {
-            throw NSError(domain: "OpenCodeStandIn", code: 1, userInfo: [NSLocalizedDescriptionKey: "stand-in did not start: \(running.stderrText)"])
+            let port = Int(line.split(separator: " ").last ?? "")
+        else {
+            throw NSError(
+                domain: "OpenCodeStandIn", code: 1,
+                userInfo: [NSLocalizedDescriptionKey: "stand-in did not start: \(running.stderrText)"])
         }
         self.port = port
         if let password {
@@ -56,15 +68,20 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     }
 
     /// POSTs `body` (JSON) to `path` on the stand-in, with `authorization` if given: its status and body.
-    public func post(_ path: String, _ body: [String: Any], authorization: String? = nil) -> (status: Int, body: String) {
-        exchange("POST", path, body: (try? JSONSerialization.data(withJSONObject: body)) ?? Data(), authorization: authorization)
+    public func post(_ path: String, _ body: [String: Any], authorization: String? = nil) -> (status: Int, body: String)
+    {
+        exchange(
+            "POST", path, body: (try? JSONSerialization.data(withJSONObject: body)) ?? Data(),
+            authorization: authorization)
     }
 
     /// Adds a pending permission through the test route (`POST /standin/permission`); its id.
     /// `title` names the session (OpenCode's session route answers it).
     /// `directory`: the project it is asked in (default: the stand-in's own, /home/me/project).
-    public func askPermission(session: String, permission: String = "bash", patterns: [String], title: String? = nil,
-                              directory: String? = nil) -> String? {
+    public func askPermission(
+        session: String, permission: String = "bash", patterns: [String], title: String? = nil,
+        directory: String? = nil
+    ) -> String? {
         var spec: [String: Any] = ["sessionID": session, "permission": permission, "patterns": patterns]
         if let title { spec["title"] = title }
         if let directory { spec["directory"] = directory }
@@ -75,7 +92,9 @@ public final class OpenCodeStandIn: @unchecked Sendable {
     /// Every reply the stand-in received (`GET /standin/replies`): method, path, body, status.
     public var replies: [[String: Any]] {
         let answer = exchange("GET", "/standin/replies", body: Data(), authorization: nil)
-        return ((try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["replies"] as? [[String: Any]]) ?? []
+        return
+            ((try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["replies"]
+            as? [[String: Any]]) ?? []
     }
 
     /// Basic authorization with the stand-in's password, as a client of it sends.
@@ -83,12 +102,15 @@ public final class OpenCodeStandIn: @unchecked Sendable {
         password.map { "Basic " + Data("opencode:\($0)".utf8).base64EncodedString() }
     }
 
-    private func exchange(_ method: String, _ path: String, body: Data, authorization: String?) -> (status: Int, body: String) {
+    private func exchange(
+        _ method: String, _ path: String, body: Data, authorization: String?
+    ) -> (status: Int, body: String) {
         let fd = connectLoopback(port)
         guard fd >= 0 else { return (-1, "") }
         defer { close(fd) }
         setSocketTimeout(fd, seconds: 10)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        var head =
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
         if let authorization { head += "Authorization: \(authorization)\r\n" }
         guard writeAll(fd, Array((head + "\r\n").utf8) + [UInt8](body)) else { return (-1, "") }
         let answer = String(decoding: readAll(fd), as: UTF8.self)

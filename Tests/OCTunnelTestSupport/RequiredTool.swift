@@ -7,8 +7,10 @@ public var isCI: Bool { !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmp
 
 /// A tool the test cannot run without. Missing: the test is cancelled with `why` (a visible
 /// skip, on stderr and in the result, never a `return` that passes), or fails when `isCI`.
-public func requireTool(_ path: String, _ why: String,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+public func requireTool(
+    _ path: String, _ why: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     guard !FileManager.default.isExecutableFile(atPath: path) else { return }
     let reason = "\(path) is not installed: \(why)"
     FileHandle.standardError.write(Data("skipped: \(reason)\n".utf8))

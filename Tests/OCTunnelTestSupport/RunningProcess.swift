@@ -11,7 +11,9 @@ public final class RunningProcess: @unchecked Sendable {
     /// child) even while the child still runs and its pipes are open.
     private let output = OutputLines()
 
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil) throws {
+    public init(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+    ) throws {
         // Every end close-on-exec from the start (CloseOnExec.swift): the child gets its ends as
         // 0, 1 and 2 (posix_spawn's dup2 clears the flag there), and a child that another test
         // spawns meanwhile never inherits a copy that holds the pipe open.
@@ -20,7 +22,9 @@ public final class RunningProcess: @unchecked Sendable {
         guard let input = closeOnExecPipe() else { (out + err).forEach { close($0) }; throw POSIXError(.EMFILE) }
         defer { close(out[1]); close(err[1]); close(input[0]) }
         do {
-            pid = try spawn(path, arguments, stdin: stdin == nil ? -1 : input[0], stdout: out[1], stderr: err[1], environment: environment)
+            pid = try spawn(
+                path, arguments, stdin: stdin == nil ? -1 : input[0], stdout: out[1], stderr: err[1],
+                environment: environment)
         } catch {
             close(out[0]); close(err[0]); close(input[1])
             throw error
@@ -64,8 +68,9 @@ public final class RunningProcess: @unchecked Sendable {
     /// kernel then counts this process's peak (hundreds of MB in a full test run) as the child's.
     private func sampleHighWater() {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return }
         peakKilobytes = max(peakKilobytes ?? 0, kilobytes)
     }
 
@@ -87,7 +92,9 @@ public final class RunningProcess: @unchecked Sendable {
     public var stderrText: String { stderr.joined(separator: "\n") }
 
     /// Waits for a line (stderr, or stdout with `stdout: true`) containing `text`; returns it.
-    public func waitForLine(containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20) -> String? {
+    public func waitForLine(
+        containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20
+    ) -> String? {
         output.waitForLine(containing: text, stdout: stdout, after: index, timeout: timeout)
     }
 
@@ -116,7 +123,8 @@ public final class RunningProcess: @unchecked Sendable {
     /// CPU seconds used so far (user + system), from /proc.
     public var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -153,7 +161,11 @@ private final class OutputLines: @unchecked Sendable {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
                     lock.lock()
-                    if isStdout { stdoutLines.append(line); stdoutArrivals.append(Date()) } else { stderrLines.append(line) }
+                    if isStdout {
+                        stdoutLines.append(line); stdoutArrivals.append(Date())
+                    } else {
+                        stderrLines.append(line)
+                    }
                     lock.broadcast()
                     lock.unlock()
                 }
@@ -162,7 +174,11 @@ private final class OutputLines: @unchecked Sendable {
             lock.lock()
             if !pending.isEmpty {
                 let line = String(decoding: pending, as: UTF8.self)
-                if isStdout { stdoutLines.append(line); stdoutArrivals.append(Date()) } else { stderrLines.append(line) }
+                if isStdout {
+                    stdoutLines.append(line); stdoutArrivals.append(Date())
+                } else {
+                    stderrLines.append(line)
+                }
             }
             openStreams -= 1
             lock.broadcast()
@@ -175,7 +191,9 @@ private final class OutputLines: @unchecked Sendable {
     var stderr: [String] { lock.lock(); defer { lock.unlock() }; return stderrLines }
     func stdoutArrival(_ index: Int) -> Date { lock.lock(); defer { lock.unlock() }; return stdoutArrivals[index] }
 
-    func waitForLine(containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20) -> String? {
+    func waitForLine(
+        containing text: String, stdout: Bool = false, after index: Int = 0, timeout: Double = 20
+    ) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
         defer { lock.unlock() }

@@ -20,7 +20,9 @@ public final class SSHAgentProcess: @unchecked Sendable {
         let ready = waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socketPath) }
         guard ready else {
             stop()
-            throw NSError(domain: "SSHAgentProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "ssh-agent did not create \(socketPath)"])
+            throw NSError(
+                domain: "SSHAgentProcess", code: 1,
+                userInfo: [NSLocalizedDescriptionKey: "ssh-agent did not create \(socketPath)"])
         }
     }
 
@@ -29,9 +31,12 @@ public final class SSHAgentProcess: @unchecked Sendable {
 
     /// `ssh-add FILE` into this agent.
     public func add(_ keyFile: String) throws {
-        let result = try run("/usr/bin/ssh-add", ["-q", keyFile], environment: ["PATH": "/usr/bin:/bin", "SSH_AUTH_SOCK": socketPath])
+        let result = try run(
+            "/usr/bin/ssh-add", ["-q", keyFile], environment: ["PATH": "/usr/bin:/bin", "SSH_AUTH_SOCK": socketPath])
         guard result.status == 0 else {
-            throw NSError(domain: "SSHAgentProcess", code: 2, userInfo: [NSLocalizedDescriptionKey: "ssh-add \(keyFile): \(result.stderr)"])
+            throw NSError(
+                domain: "SSHAgentProcess", code: 2,
+                userInfo: [NSLocalizedDescriptionKey: "ssh-add \(keyFile): \(result.stderr)"])
         }
     }
 

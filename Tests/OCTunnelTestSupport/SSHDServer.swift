@@ -20,8 +20,11 @@ public final class SSHDServer: @unchecked Sendable {
         let chroot = root.map { ["/usr/sbin/chroot", $0] } ?? []
         let command = chroot + ["/usr/sbin/sshd", "-V"]
         guard let result = try? run(command[0], Array(command.dropFirst())),
-              let range = (result.stderr + result.stdout).range(of: #"OpenSSH_[0-9]+\.[0-9]+"#, options: .regularExpression) else { return nil }
-        let numbers = (result.stderr + result.stdout)[range].dropFirst("OpenSSH_".count).split(separator: ".").compactMap { Int($0) }
+            let range = (result.stderr + result.stdout).range(
+                of: #"OpenSSH_[0-9]+\.[0-9]+"#, options: .regularExpression)
+        else { return nil }
+        let numbers = (result.stderr + result.stdout)[range].dropFirst("OpenSSH_".count).split(separator: ".")
+            .compactMap { Int($0) }
         return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
     }()
 
@@ -47,8 +50,10 @@ public final class SSHDServer: @unchecked Sendable {
 
     /// `launcher` and `listenAddress` run sshd in another network namespace, e.g.
     /// `NetworkNamespacePair.exec(.server)` and its `serverAddress`.
-    public init(authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "",
-                listenAddress: String = "127.0.0.1", launcher: [String] = []) throws {
+    public init(
+        authorizedKeys: [String], hostKeyType: String = "ed25519", extraConfig: String = "",
+        listenAddress: String = "127.0.0.1", launcher: [String] = []
+    ) throws {
         self.listenAddress = listenAddress
         self.launcher = launcher
         directory = try TempDirectory("octunnel-sshd")
@@ -58,12 +63,20 @@ public final class SSHDServer: @unchecked Sendable {
         self.extraConfig = extraConfig
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", hostKeyType, "-N", "", "-f", hostKeyPath])
         try directory.write("authorized_keys", authorizedKeys.joined(separator: "\n") + "\n", mode: 0o600)
-        try? FileManager.default.createDirectory(atPath: (Self.root ?? "") + "/run/sshd", withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: (Self.root ?? "") + "/run/sshd", withIntermediateDirectories: true)
         if let root = Self.root {
-            for (path, what) in [(root + directory.file("authorized_keys"), "the test's temp directory \(directory.path)"), (root + "/proc/self/stat", "/proc")]
+            for (path, what) in [
+                (root + directory.file("authorized_keys"), "the test's temp directory \(directory.path)"),
+                (root + "/proc/self/stat", "/proc"),
+            ]
             where !FileManager.default.fileExists(atPath: path) {
-                throw NSError(domain: "SSHDServer", code: 2, userInfo: [NSLocalizedDescriptionKey:
-                    "OCTUNNEL_SSHD_ROOT=\(root): \(what) is not visible inside it; mount it there (scripts/test.sh's Debian 13 leg does)"])
+                throw NSError(
+                    domain: "SSHDServer", code: 2,
+                    userInfo: [
+                        NSLocalizedDescriptionKey:
+                            "OCTUNNEL_SSHD_ROOT=\(root): \(what) is not visible inside it; mount it there (scripts/test.sh's Debian 13 leg does)"
+                    ])
             }
         }
         try start()
@@ -91,27 +104,28 @@ public final class SSHDServer: @unchecked Sendable {
             // never run this machine's rc files (here `pyenv init`, ~0.4 s a login, and 60 s when
             // its rehash lock is left stale), only the account's shell on a plain environment.
             let config = """
-            \(extraConfig)
-            Port \(port)
-            ListenAddress \(listenAddress)
-            HostKey \(hostKeyPath)
-            AuthorizedKeysFile \(authorizedKeysPath)
-            PasswordAuthentication no
-            KbdInteractiveAuthentication no
-            UsePAM no
-            StrictModes no
-            AllowTcpForwarding yes
-            PermitRootLogin yes
-            PidFile \(directory.file("sshd.pid"))
-            LogLevel VERBOSE
-            UseDNS no
-            SetEnv SHLVL=1
-            """
+                \(extraConfig)
+                Port \(port)
+                ListenAddress \(listenAddress)
+                HostKey \(hostKeyPath)
+                AuthorizedKeysFile \(authorizedKeysPath)
+                PasswordAuthentication no
+                KbdInteractiveAuthentication no
+                UsePAM no
+                StrictModes no
+                AllowTcpForwarding yes
+                PermitRootLogin yes
+                PidFile \(directory.file("sshd.pid"))
+                LogLevel VERBOSE
+                UseDNS no
+                SetEnv SHLVL=1
+                """
             try directory.write("sshd_config", config + "\n", mode: 0o600)
             let listening = "Server listening on \(listenAddress) port \(port)."
             let listenedBefore = log.components(separatedBy: listening).count
             let chroot = Self.root.map { ["/usr/sbin/chroot", $0] } ?? []
-            let command = launcher + chroot + ["/usr/sbin/sshd", "-D", "-f", directory.file("sshd_config"), "-E", logPath]
+            let command =
+                launcher + chroot + ["/usr/sbin/sshd", "-D", "-f", directory.file("sshd_config"), "-E", logPath]
             pid = try spawn(command[0], Array(command.dropFirst()))
             let ready = waitUntil(timeout: 10) {
                 guard isRunning else { return true }
@@ -124,7 +138,8 @@ public final class SSHDServer: @unchecked Sendable {
             if ready && isRunning { return }
             stop(hard: true)
         }
-        throw NSError(domain: "SSHDServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "sshd did not start: \(log)"])
+        throw NSError(
+            domain: "SSHDServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "sshd did not start: \(log)"])
     }
 
     /// Stops sshd and every per-connection child: SIGTERM, or SIGKILL for `hard`.
@@ -146,7 +161,11 @@ public final class SSHDServer: @unchecked Sendable {
     public var sessionProcesses: [(pid: Int32, name: String)] {
         guard pid != 0 else { return [] }
         return descendants(of: pid).map { child in
-            (child, ((try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+            (
+                child,
+                ((try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+            )
         }
     }
 
@@ -192,7 +211,8 @@ public final class SSHDServer: @unchecked Sendable {
 /// environment get this one.
 public var inheritedEnvironment: [String: String] {
     ProcessInfo.processInfo.environment.filter {
-        !["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME", "DBUS_SESSION_BUS_ADDRESS"].contains($0.key)
+        !["OPENCODE_PASSWORD", "OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME", "DBUS_SESSION_BUS_ADDRESS"]
+            .contains($0.key)
     }
 }
 
@@ -205,8 +225,10 @@ public func spawn(_ path: String, _ arguments: [String]) throws -> pid_t {
 /// standard streams. Not Foundation's `Process`: ssh and sshd close every inherited
 /// descriptor at start, which Foundation on Linux mistakes for an exit, after which its one
 /// monitor thread blocks in waitpid and no other child's exit is ever seen.
-public func spawn(_ path: String, _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32,
-                  environment: [String: String]?) throws -> pid_t {
+public func spawn(
+    _ path: String, _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32,
+    environment: [String: String]?
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -231,7 +253,8 @@ public func spawn(_ path: String, _ arguments: [String], stdin: Int32, stdout: I
     let argv = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
-    let envp = addingSanitizerSettings(to: environment ?? inheritedEnvironment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+    let envp =
+        addingSanitizerSettings(to: environment ?? inheritedEnvironment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { envp.forEach { free($0) } }
     let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EIO) }
@@ -243,7 +266,8 @@ func descendants(of root: Int32) -> [Int32] {
     var parents: [Int32: Int32] = [:]
     for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
         guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { continue }
+            let close = stat.lastIndex(of: ")")
+        else { continue }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         if fields.count > 1, let ppid = Int32(fields[1]) { parents[pid] = ppid }
     }
@@ -263,8 +287,9 @@ func descendants(of root: Int32) -> [Int32] {
 public func runTool(_ path: String, _ arguments: [String], stdin: String? = nil) throws -> String {
     let result = try run(path, arguments, stdin: stdin)
     guard result.status == 0 else {
-        throw NSError(domain: "runTool", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "\(path) \(arguments) failed: \(result.stderr)"])
+        throw NSError(
+            domain: "runTool", code: Int(result.status),
+            userInfo: [NSLocalizedDescriptionKey: "\(path) \(arguments) failed: \(result.stderr)"])
     }
     return result.stdout
 }
-

@@ -22,7 +22,9 @@ public final class SSLHRelay: @unchecked Sendable {
         port = freePort()
         let command = launcher + [Self.binary, "-f", "-n", "-p", "\(address):\(port)", "--ssh", target]
         process = try RunningProcess(command[0], Array(command.dropFirst()))
-        let ss: String = ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss"].first(where: { (path: String) in access(path, X_OK) == 0 }) ?? "ss"
+        let ss: String =
+            ["/usr/bin/ss", "/bin/ss", "/usr/sbin/ss"].first(where: { (path: String) in access(path, X_OK) == 0 })
+            ?? "ss"
         let listening = waitUntil(timeout: 10) {
             guard process.isRunning else { return true }
             let probe = launcher + [ss, "-ltnH", "sport", "=", ":\(port)"]
@@ -62,7 +64,8 @@ public final class SSLHRelay: @unchecked Sendable {
     /// Whether `pid` has exited (gone, or a zombie nobody reaped yet).
     private static func isGone(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
+            let close = stat.lastIndex(of: ")")
+        else { return true }
         return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
     }
 }

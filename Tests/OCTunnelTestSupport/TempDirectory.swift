@@ -27,8 +27,10 @@ public final class TempDirectory: @unchecked Sendable {
 /// between this call and the bind it is for, which made a listener fail with EADDRINUSE under
 /// a busy suite (a relay's bind in OpenOrderTests, CI 23:05).
 public func freePort() -> Int {
-    let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
-        .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } } ?? 32768
+    let ephemeralLow =
+        (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+        .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } }
+        ?? 32768
     let range = max(1024, ephemeralLow - 12000)...(ephemeralLow - 1)
     for _ in 0..<500 {
         let port = Int.random(in: range)
@@ -46,7 +48,9 @@ private func canBind(_ port: Int) -> Bool {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = in_port_t(UInt16(port).bigEndian)
-    return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
 }
 
 /// A port the kernel picks (bind to 0, read, close): the fallback when no port below the range was free.
@@ -57,9 +61,13 @@ private func ephemeralPort() -> Int {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
@@ -84,7 +92,11 @@ public func connectLoopback(_ port: Int) -> Int32 {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
-    let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    let rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
     if rc != 0 { close(fd); return -1 }
     return fd
 }
@@ -126,7 +138,8 @@ public let packageRoot: String = {
 /// else the built binary beside the test bundle.
 public let octunnelBinary: String = {
     if let chosen = ProcessInfo.processInfo.environment["OCTUNNEL_BINARY"], !chosen.isEmpty { return chosen }
-    let candidates = [Bundle.main.bundlePath, Bundle.main.bundleURL.deletingLastPathComponent().path]
+    let candidates =
+        [Bundle.main.bundlePath, Bundle.main.bundleURL.deletingLastPathComponent().path]
         .map { $0 + "/octunnel" } + [packageRoot + "/.build/debug/octunnel"]
     for path in candidates where FileManager.default.isExecutableFile(atPath: path) { return path }
     // swift test puts test bundles and products in one folder: walk up from the test binary.

@@ -18,8 +18,11 @@ extension ReconnectRequest {
         onAsked(before.pid)
         guard wait > 0 else { return .asked(pid: before.pid) }
         guard let after = waitForNewSession(after: before, timeout: Double(wait)) else {
-            throw StatusError.statusNotAnswered(path: client.endpoint.path,
-                                     reason: "asked to reconnect, but no new session came up within \(wait) s; `octunnel \(role) status` says why")
+            throw StatusError.statusNotAnswered(
+                path: client.endpoint.path,
+                reason:
+                    "asked to reconnect, but no new session came up within \(wait) s; `octunnel \(role) status` says why"
+            )
         }
         return .reconnected(pid: after.pid, seconds: Date().timeIntervalSince(startedAt), reconnects: after.reconnects)
     }

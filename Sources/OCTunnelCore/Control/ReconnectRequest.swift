@@ -17,7 +17,8 @@ public struct ReconnectRequest: Sendable {
             guard pid > 0 else { throw Errno.noSuchProcess }
             try Syscall.kill(pid, .reconnect)
         } catch {
-            throw StatusError.statusNotAnswered(path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
+            throw StatusError.statusNotAnswered(
+                path: client.endpoint.path, reason: "cannot signal pid \(pid): \(error)")
         }
         return snapshot
     }
@@ -37,7 +38,8 @@ public struct ReconnectRequest: Sendable {
         var pause = 0.05
         while MonotonicClock.now() < deadline {
             if let now = try? client.query(), now.state == .connected,
-               now.reconnects > before.reconnects || (before.state != .connected && now.connectedSince != nil) {
+                now.reconnects > before.reconnects || (before.state != .connected && now.connectedSince != nil)
+            {
                 return now
             }
             Thread.sleep(forTimeInterval: pause)

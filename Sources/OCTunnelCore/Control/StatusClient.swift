@@ -26,10 +26,14 @@ public struct StatusClient: Sendable {
             throw StatusError.notRunning(role: role, profile: profile, detail: nil)
         case .stale:
             let command = "octunnel \(role.upCommand.joined(separator: " "))"
-            throw StatusError.notRunning(role: role, profile: profile,
-                              detail: "the status socket \(endpoint.path) was left by a process that ended (the next `\(command)` replaces it)")
+            throw StatusError.notRunning(
+                role: role, profile: profile,
+                detail:
+                    "the status socket \(endpoint.path) was left by a process that ended (the next `\(command)` replaces it)"
+            )
         case .untrusted(let reason):
-            throw StatusError.notRunning(role: role, profile: profile, detail: "\(endpoint.path) is not trusted: \(reason)")
+            throw StatusError.notRunning(
+                role: role, profile: profile, detail: "\(endpoint.path) is not trusted: \(reason)")
         case .answering(let connected):
             socket = connected
         }
@@ -37,7 +41,8 @@ public struct StatusClient: Sendable {
         let peer = socket.peerPID
         let text = try readReply(socket)
         guard let snapshot = StatusSnapshot(jsonText: text) else {
-            throw StatusError.statusNotAnswered(path: endpoint.path, reason: text.isEmpty ? "it closed without a status" : "its answer is not a status")
+            throw StatusError.statusNotAnswered(
+                path: endpoint.path, reason: text.isEmpty ? "it closed without a status" : "its answer is not a status")
         }
         return (snapshot, peer)
     }
@@ -57,7 +62,7 @@ public struct StatusClient: Sendable {
                 throw StatusError.statusNotAnswered(path: endpoint.path, reason: "poll: \(error)")
             }
             guard ready else { continue }
-            let count = socket.read(&buffer, buffer.count)  // EINTR retried there
+            let count = socket.read(&buffer, buffer.count) // EINTR retried there
             guard count > 0 else { break }
             bytes.append(contentsOf: buffer[..<count])
             guard bytes.count <= 1 << 20 else {

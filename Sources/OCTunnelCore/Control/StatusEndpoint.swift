@@ -29,7 +29,9 @@ public struct StatusEndpoint: Sendable {
     /// Looks at the path without following a symlink, then tries to connect.
     func probe() -> Probe {
         let found: FileStatus?
-        do { found = try Syscall.fileStatus(path, followingLinks: false) } catch { return .untrusted(error.errno.description) }
+        do { found = try Syscall.fileStatus(path, followingLinks: false) } catch {
+            return .untrusted(error.errno.description)
+        }
         guard let info = found else { return .absent }
         guard info.kind == .socket else { return .untrusted("it is not a socket") }
         guard info.isOwnedByMe else { return .untrusted("it is owned by uid \(info.owner), not you") }

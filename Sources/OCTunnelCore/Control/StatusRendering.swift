@@ -6,34 +6,48 @@ extension StatusSnapshot {
     /// each as `OutsideText` shows it.
     public func humanLines(now: Date = Date()) -> [String] {
         var lines = [summary(now: now)]
-        func row(_ label: String, _ value: String) { lines.append("  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value) }
+        func row(_ label: String, _ value: String) {
+            lines.append("  " + label.padding(toLength: 12, withPad: " ", startingAt: 0) + value)
+        }
         if let local, let remote {
             let locals = ([local] + alsoLocal).map(\.description).joined(separator: " and ")
             row("forwarding", role == .home ? "VPS \(remote) → \(local)" : "\(locals) → VPS \(remote)")
         }
         // The forwards beside OpenCode's, each with its own counts.
         for forward in forwards.dropFirst() {
-            let path = role == .home ? "VPS \(forward.forward.listen) → \(forward.forward.target)" : "\(forward.forward.listen) → VPS \(forward.forward.target)"
-            var text = "\(path) · \(Self.count(forward.totalConnections, "connection")) · \(Self.bytes(forward.bytesIn)) in"
+            let path =
+                role == .home
+                ? "VPS \(forward.forward.listen) → \(forward.forward.target)"
+                : "\(forward.forward.listen) → VPS \(forward.forward.target)"
+            var text =
+                "\(path) · \(Self.count(forward.totalConnections, "connection")) · \(Self.bytes(forward.bytesIn)) in"
             if let error = forward.lastError { text += " · last error: \(error)" }
             row("forwarding", text)
         }
         if let hostKey {
             let algorithms = [cipher, mac].compactMap { $0 }.joined(separator: ", ")
-            row("host key", [hostKeyType, hostKey].compactMap { $0 }.joined(separator: " ") + (algorithms.isEmpty ? "" : " (\(algorithms))"))
+            row(
+                "host key",
+                [hostKeyType, hostKey].compactMap { $0 }.joined(separator: " ")
+                    + (algorithms.isEmpty ? "" : " (\(algorithms))"))
         }
         if let clientKey {
             let file = clientKeyFile.map { OutsideText.shown($0, limit: 256) } ?? "an ssh-agent key"
             row("signed in", "as \(target.user) with \(clientKey) (\(file))")
         }
-        row("traffic", "\(Self.count(totalConnections, "connection")) since start · \(Self.bytes(bytesIn)) in · \(Self.bytes(bytesOut)) out")
+        row(
+            "traffic",
+            "\(Self.count(totalConnections, "connection")) since start · \(Self.bytes(bytesIn)) in · \(Self.bytes(bytesOut)) out"
+        )
         if let health {
             let verdict = health.ok ? "✓" : "✗"
             row("health", "\(verdict) \(health.detail) (\(Self.duration(now.timeIntervalSince(health.checkedAt))) ago)")
         }
         if sessions > 1 || burstSessions > 0 {
             var text = "\(sessions)"
-            if sessionsDraining > 0 { text += " · \(sessionsDraining) replaced, keeping its connections until they end" }
+            if sessionsDraining > 0 {
+                text += " · \(sessionsDraining) replaced, keeping its connections until they end"
+            }
             if burstSessions > 0 { text += " · \(Self.count(burstSessions, "extra session")) for bursts since start" }
             row("sessions", text)
         }
@@ -52,7 +66,9 @@ extension StatusSnapshot {
             let ago = lastNetworkEventAt.map { " (\(Self.duration(now.timeIntervalSince($0))) ago)" } ?? ""
             row("network", lastNetworkEvent + ago)
         }
-        if stalls > 0 { row("stalls", "\(stalls) stalled connection(s) found and moved again (a bug: please report it)") }
+        if stalls > 0 {
+            row("stalls", "\(stalls) stalled connection(s) found and moved again (a bug: please report it)")
+        }
         row("process", "pid \(pid) · profile \(profile)")
         // The snapshot is what another process wrote on the status socket: shown as outside text.
         return lines.map { OutsideText.shown($0, limit: 4096) }
@@ -65,8 +81,10 @@ extension StatusSnapshot {
         switch state {
         case .connected:
             let since = connectedSince.map { " for " + Self.duration(now.timeIntervalSince($0)) } ?? ""
-            parts = ["connected to \(host)\(since)" + (sessions > 1 ? " (\(sessions) sessions)" : ""),
-                     Self.count(openConnections, "open connection")]
+            parts = [
+                "connected to \(host)\(since)" + (sessions > 1 ? " (\(sessions) sessions)" : ""),
+                Self.count(openConnections, "open connection"),
+            ]
             if let health {
                 let ago = Self.duration(now.timeIntervalSince(health.checkedAt)) + " ago"
                 if health.ok {

@@ -45,9 +45,13 @@ final class StatusServer: PollOwner {
         case .absent:
             break
         case .stale:
-            do { try Syscall.removeFile(path) } catch { throw failure("cannot remove the stale socket: \(error.errno)") }
+            do { try Syscall.removeFile(path) } catch {
+                throw failure("cannot remove the stale socket: \(error.errno)")
+            }
         case .answering:
-            throw failure("another octunnel \(endpoint.role) (profile \(endpoint.profile)) is running and answers there; this one will not")
+            throw failure(
+                "another octunnel \(endpoint.role) (profile \(endpoint.profile)) is running and answers there; this one will not"
+            )
         case .untrusted(let reason):
             throw failure("\(reason); it was left in place and is not used")
         }
@@ -55,11 +59,13 @@ final class StatusServer: PollOwner {
         let socket: (socket: OwnedDescriptor, device: UInt, inode: UInt)
         do {
             socket = try UnixSocket.listen(at: address, path: path, mode: 0o600, backlog: 16)
-        } catch where error.call == "socket" {
+        } catch  where error.call == "socket" {
             throw failure(error.description)
         } catch {
-            throw failure(error.errno == .addressInUse && error.call == "bind"
-                          ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first" : error.errno.description)
+            throw failure(
+                error.errno == .addressInUse && error.call == "bind"
+                    ? "another octunnel \(endpoint.role) (profile \(endpoint.profile)) took it first"
+                    : error.errno.description)
         }
         (listener, device, inode) = socket
     }
@@ -68,15 +74,23 @@ final class StatusServer: PollOwner {
 
     /// Creates the runtime directory (0700) or checks an existing one: a real directory of
     /// this user's, tightened to 0700 if it was open to others.
-    private static func prepareDirectory(_ directory: String, _ failure: (String) -> StatusServerError) throws(StatusServerError) {
-        do { try Syscall.makeDirectory(directory, mode: 0o700, existing: true) } catch { throw failure("cannot create \(directory): \(error.errno)") }
+    private static func prepareDirectory(
+        _ directory: String, _ failure: (String) -> StatusServerError
+    ) throws(StatusServerError) {
+        do { try Syscall.makeDirectory(directory, mode: 0o700, existing: true) } catch {
+            throw failure("cannot create \(directory): \(error.errno)")
+        }
         let found: FileStatus?
-        do { found = try Syscall.fileStatus(directory, followingLinks: false) } catch { throw failure("\(directory): \(error.errno)") }
+        do { found = try Syscall.fileStatus(directory, followingLinks: false) } catch {
+            throw failure("\(directory): \(error.errno)")
+        }
         guard let info = found else { throw failure("\(directory): \(Errno.noSuchFile)") }
         guard info.kind == .directory else { throw failure("\(directory) is not a directory") }
         guard info.isOwnedByMe else { throw failure("\(directory) is owned by uid \(info.owner), not you") }
         if info.isOpenToOthers {
-            do { try Syscall.changeMode(directory, 0o700) } catch { throw failure("\(directory) is open to others and chmod 700 failed: \(error.errno)") }
+            do { try Syscall.changeMode(directory, 0o700) } catch {
+                throw failure("\(directory) is open to others and chmod 700 failed: \(error.errno)")
+            }
         }
     }
 

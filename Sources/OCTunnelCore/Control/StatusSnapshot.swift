@@ -57,8 +57,10 @@ public struct StatusSnapshot: Sendable, Equatable {
         /// Its own last failure (a refused forward, nothing listening behind the VPS).
         public var lastError: String?
 
-        public init(_ forward: Forward, openConnections: Int = 0, totalConnections: Int = 0,
-                    bytesIn: Int = 0, bytesOut: Int = 0, lastError: String? = nil) {
+        public init(
+            _ forward: Forward, openConnections: Int = 0, totalConnections: Int = 0,
+            bytesIn: Int = 0, bytesOut: Int = 0, lastError: String? = nil
+        ) {
             self.forward = forward
             self.openConnections = openConnections
             self.totalConnections = totalConnections
@@ -190,21 +192,29 @@ extension StatusSnapshot {
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
             "sessions": sessions, "sessionsDraining": sessionsDraining, "burstSessions": burstSessions,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
-            "lastNetworkEvent": orNull(lastNetworkEvent), "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
+            "lastNetworkEvent": orNull(lastNetworkEvent),
+            "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
         ]
         object["forwards"] = forwards.map { forward -> [String: Any] in
-            ["listen": forward.forward.listen.description, "target": forward.forward.target.description, "openCode": forward.forward.isOpenCode,
-             "local": forward.thisMachineEnd.description, "remote": forward.vpsEnd.description,
-             "openConnections": forward.openConnections, "totalConnections": forward.totalConnections,
-             "bytesIn": forward.bytesIn, "bytesOut": forward.bytesOut, "lastError": orNull(forward.lastError)]
+            [
+                "listen": forward.forward.listen.description, "target": forward.forward.target.description,
+                "openCode": forward.forward.isOpenCode,
+                "local": forward.thisMachineEnd.description, "remote": forward.vpsEnd.description,
+                "openConnections": forward.openConnections, "totalConnections": forward.totalConnections,
+                "bytesIn": forward.bytesIn, "bytesOut": forward.bytesOut, "lastError": orNull(forward.lastError),
+            ]
         }
         if let health {
-            object["health"] = ["ok": health.ok, "version": orNull(health.version),
-                                "checkedAt": Self.formatDate(health.checkedAt), "detail": health.detail]
+            object["health"] = [
+                "ok": health.ok, "version": orNull(health.version),
+                "checkedAt": Self.formatDate(health.checkedAt), "detail": health.detail,
+            ]
         } else {
             object["health"] = NSNull()
         }
-        object["notifications"] = notifications.map { ["kind": $0.kind, "text": $0.text, "at": Self.formatDate($0.at)] }
+        object["notifications"] = notifications.map {
+            ["kind": $0.kind, "text": $0.text, "at": Self.formatDate($0.at)]
+        }
         object["permissionsWaiting"] = permissionsWaiting.map { $0 as Any } ?? NSNull()
         return object
     }
@@ -215,10 +225,10 @@ extension StatusSnapshot {
     /// Reads what `jsonText` wrote (decoded as `StatusWire`); nil when it is not a status object.
     public init?(jsonText: String) {
         guard let wire = StatusWire(jsonText: jsonText),
-              let role = wire.role.flatMap(Role.init(rawValue:)),
-              let profile = wire.profile.flatMap({ try? ProfileName($0) }),
-              let state = wire.state.flatMap(State.init(rawValue:)),
-              let target = wire.target.flatMap({ try? SSHTarget.parse($0) })
+            let role = wire.role.flatMap(Role.init(rawValue:)),
+            let profile = wire.profile.flatMap({ try? ProfileName($0) }),
+            let state = wire.state.flatMap(State.init(rawValue:)),
+            let target = wire.target.flatMap({ try? SSHTarget.parse($0) })
         else { return nil }
         self.init(role: role, profile: profile, pid: wire.pid ?? 0, state: state, target: target)
         (hostKey, hostKeyType, cipher, mac, kex) = (wire.hostKey, wire.hostKeyType, wire.cipher, wire.mac, wire.kex)
@@ -231,21 +241,28 @@ extension StatusSnapshot {
         }
         remote = wire.remote.flatMap { try? HostPort.parse($0) }
         (openConnections, totalConnections) = (wire.openConnections ?? 0, wire.totalConnections ?? 0)
-        (bytesIn, bytesOut, reconnects, stalls) = (wire.bytesIn ?? 0, wire.bytesOut ?? 0, wire.reconnects ?? 0, wire.stalls ?? 0)
+        (bytesIn, bytesOut, reconnects, stalls) = (
+            wire.bytesIn ?? 0, wire.bytesOut ?? 0, wire.reconnects ?? 0, wire.stalls ?? 0
+        )
         (sessions, sessionsDraining) = (max(0, wire.sessions ?? 0), max(0, wire.sessionsDraining ?? 0))
         burstSessions = max(0, wire.burstSessions ?? 0)
         (lastError, lastErrorAt) = (wire.lastError, wire.lastErrorAt.flatMap(Self.parseDate))
-        (lastNetworkEvent, lastNetworkEventAt) = (wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate))
+        (lastNetworkEvent, lastNetworkEventAt) = (
+            wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate)
+        )
         forwards = (wire.forwards ?? []).enumerated().compactMap { index, item in
             guard let forward = Self.forward(item, role: role, index: index) else { return nil }
-            return ForwardStatus(forward, openConnections: item.openConnections ?? 0, totalConnections: item.totalConnections ?? 0,
-                                 bytesIn: item.bytesIn ?? 0, bytesOut: item.bytesOut ?? 0, lastError: item.lastError)
+            return ForwardStatus(
+                forward, openConnections: item.openConnections ?? 0, totalConnections: item.totalConnections ?? 0,
+                bytesIn: item.bytesIn ?? 0, bytesOut: item.bytesOut ?? 0, lastError: item.lastError)
         }
         if let health = wire.health, let ok = health.ok, let checkedAt = health.checkedAt.flatMap(Self.parseDate) {
             self.health = Health(ok: ok, version: health.version, checkedAt: checkedAt, detail: health.detail ?? "")
         }
         notifications = (wire.notifications ?? []).suffix(3).compactMap { item in
-            guard let kind = item.kind, let text = item.text, let at = item.at.flatMap(Self.parseDate) else { return nil }
+            guard let kind = item.kind, let text = item.text, let at = item.at.flatMap(Self.parseDate) else {
+                return nil
+            }
             return Notified(kind: kind, text: text, at: at)
         }
         permissionsWaiting = wire.permissionsWaiting.map { max(0, $0) }
@@ -262,7 +279,8 @@ extension StatusSnapshot {
             return Forward(direction: direction, listen: listen, target: target, isOpenCode: isOpenCode)
         }
         guard let local = address(item.local), let remote = address(item.remote) else { return nil }
-        return direction == .local ? Forward(direction: direction, listen: local, target: remote, isOpenCode: isOpenCode)
+        return direction == .local
+            ? Forward(direction: direction, listen: local, target: remote, isOpenCode: isOpenCode)
             : Forward(direction: direction, listen: remote, target: local, isOpenCode: isOpenCode)
     }
 

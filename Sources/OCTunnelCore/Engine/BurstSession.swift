@@ -81,8 +81,11 @@ final class BurstSession: PollOwner {
     private var saidFailure = false
     private var socketReady = false
 
-    init(source: any ExtraSessionSource, keepalive: Double, scratch: ScratchBuffer, enabled: Bool, rule: BurstRule = BurstRule(),
-         emit: @escaping @Sendable (EngineEvent) -> Void) {
+    init(
+        source: any ExtraSessionSource, keepalive: Double, scratch: ScratchBuffer, enabled: Bool,
+        rule: BurstRule = BurstRule(),
+        emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
         connector = source
         self.rule = rule
         keepaliveInterval = keepalive
@@ -101,8 +104,9 @@ final class BurstSession: PollOwner {
         guard let result = connector.take() else { return }
         switch result {
         case .success(let established):
-            let live = LiveSession(session: established.session, idleChannel: established.idleChannel, scratch: scratch,
-                                   keepaliveInterval: keepaliveInterval, highWater: SessionDriver.highWater, now: now)
+            let live = LiveSession(
+                session: established.session, idleChannel: established.idleChannel, scratch: scratch,
+                keepaliveInterval: keepaliveInterval, highWater: SessionDriver.highWater, now: now)
             extra = live
             opened += 1
             rule.started(now: now)
@@ -111,8 +115,10 @@ final class BurstSession: PollOwner {
             rule.failed(now: now)
             guard !saidFailure else { return }
             saidFailure = true
-            emit(.warning("a second session for a burst of connections failed (\(error.localizedDescription)); "
-                          + "the first serves them alone"))
+            emit(
+                .warning(
+                    "a second session for a burst of connections failed (\(error.localizedDescription)); "
+                        + "the first serves them alone"))
         }
     }
 
@@ -120,7 +126,9 @@ final class BurstSession: PollOwner {
     func register(in set: PollSet, now: Double) {
         guard let extra else { return }
         let session = extra.session
-        set.watch(session.socket, events: session.outgoingBacklog > 0 ? [.readable, .writable] : .readable, owner: self, tag: 0)
+        set.watch(
+            session.socket, events: session.outgoingBacklog > 0 ? [.readable, .writable] : .readable, owner: self,
+            tag: 0)
         set.wake(at: extra.keepalive.nextDeadline)
         if extra.isFreeingChannels || extra.keepalive.isOutstanding { set.wake(at: now + 0.5) }
         if extra.turn.hasPriorityPending { set.wakeNow() }
@@ -151,8 +159,12 @@ final class BurstSession: PollOwner {
         let session = extra.session
         session.newRound()
         extra.beginRound()
-        if session.outgoingBacklog > 0 && !session.flushOutgoing() { return extra.fail(.sendFailed(session.outgoingFailure)) }
-        if socketReady, case .failed(let code) = extra.idleChannel.read(into: scratch.pointer, count: scratch.size) { extra.fail(code) }
+        if session.outgoingBacklog > 0 && !session.flushOutgoing() {
+            return extra.fail(.sendFailed(session.outgoingFailure))
+        }
+        if socketReady, case .failed(let code) = extra.idleChannel.read(into: scratch.pointer, count: scratch.size) {
+            extra.fail(code)
+        }
         extra.noteInbound(now: now)
         if extra.isAlive {
             switch extra.keepalive.check(now: now, channel: extra.idleChannel) {

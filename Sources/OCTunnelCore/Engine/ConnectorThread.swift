@@ -14,8 +14,10 @@ final class ConnectorThread: @unchecked Sendable {
     private(set) var startedAt = 0.0
 
     /// Starts one attempt; `wake` is called (from the thread) when its result is ready.
-    func start(opener: any SessionOpener, onStage: @escaping @Sendable (StageReport) -> Void,
-               wake: @escaping @Sendable () -> Void) {
+    func start(
+        opener: any SessionOpener, onStage: @escaping @Sendable (StageReport) -> Void,
+        wake: @escaping @Sendable () -> Void
+    ) {
         isRunning = true
         startedAt = MonotonicClock.now()
         lock.lock()

@@ -23,43 +23,61 @@ public final class Engine: @unchecked Sendable {
         do {
             loop = try EventLoop()
         } catch {
-            throw ForwardError.cannotListen(bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
+            throw ForwardError.cannotListen(
+                bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
         }
-        self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,
-                  waitsOutPenalty: options.waitsOutPenalty, locals: locals, remotes: [], onEvent: onEvent)
+        self.init(
+            loop: loop, settings: options.connection, keepalive: options.keepalive,
+            exitOnFirstFailure: options.exitOnFirstFailure,
+            waitsOutPenalty: options.waitsOutPenalty, locals: locals, remotes: [], onEvent: onEvent)
     }
 
     /// `home up`'s engine: resolves every home address now, so a bad one fails before any
     /// network work. A forward the VPS forbids stops alone, said as a warning; the run ends
     /// (exit 77) only when the VPS forbids every one.
-    public convenience init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws {
+    public convenience init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws
+    {
         let loop: EventLoop
         do {
             loop = try EventLoop()
         } catch {
-            throw ConnectError.sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
+            throw ConnectError.sshFailure(
+                host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
         }
         let all = RemoteForwardList()
         let waker = UncheckedLoop(loop: loop)
         let remotes = try options.forwards.enumerated().map { (index, forward) throws -> RemoteForward in
-            try RemoteForward(forward, index: index, options: options, emit: onEvent, forbidden: { error in
-                // The others serve on; the run ends once the VPS forbids every forward.
-                if all.forwards.allSatisfy({ $0.fatal != nil }) { loop.requestStop() } else { onEvent(.warning(error.localizedDescription)) }
-            }, wake: { waker.loop.wakeUp() })
+            try RemoteForward(
+                forward, index: index, options: options, emit: onEvent,
+                forbidden: { error in
+                    // The others serve on; the run ends once the VPS forbids every forward.
+                    if all.forwards.allSatisfy({ $0.fatal != nil }) {
+                        loop.requestStop()
+                    } else {
+                        onEvent(.warning(error.localizedDescription))
+                    }
+                }, wake: { waker.loop.wakeUp() })
         }
         all.forwards = remotes
-        self.init(loop: loop, settings: options.connection, keepalive: options.keepalive, exitOnFirstFailure: options.exitOnFirstFailure,
-                  waitsOutPenalty: true, locals: [], remotes: remotes, onEvent: onEvent)
+        self.init(
+            loop: loop, settings: options.connection, keepalive: options.keepalive,
+            exitOnFirstFailure: options.exitOnFirstFailure,
+            waitsOutPenalty: true, locals: [], remotes: remotes, onEvent: onEvent)
     }
 
-    private init(loop: EventLoop, settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool,
-                 locals: [LocalForward], remotes: [RemoteForward], onEvent: @escaping @Sendable (EngineEvent) -> Void) {
+    private init(
+        loop: EventLoop, settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool,
+        waitsOutPenalty: Bool,
+        locals: [LocalForward], remotes: [RemoteForward], onEvent: @escaping @Sendable (EngineEvent) -> Void
+    ) {
         self.loop = loop
         self.locals = locals
         self.remotes = remotes
         emit = onEvent
-        driver = SessionDriver(settings: settings, keepalive: keepalive, exitOnFirstFailure: exitOnFirstFailure, waitsOutPenalty: waitsOutPenalty,
-                               loop: loop, forwards: locals + remotes, emit: onEvent)
+        driver = SessionDriver(
+            settings: settings, keepalive: keepalive, exitOnFirstFailure: exitOnFirstFailure,
+            waitsOutPenalty: waitsOutPenalty,
+            loop: loop, forwards: locals + remotes, emit: onEvent)
     }
 
     /// The ports this machine listens on, one per forward it listens for in their order (useful with port 0).
@@ -68,16 +86,22 @@ public final class Engine: @unchecked Sendable {
     /// Why the VPS last refused the `index`th local forward (e.g. "administratively prohibited"),
     /// if it has; safe from any thread, so a health test can name the refusal instead of
     /// "nothing listens".
-    public func lastForwardRefusal(_ index: Int) -> String? { locals.indices.contains(index) ? locals[index].lastForwardRefusal : nil }
+    public func lastForwardRefusal(_ index: Int) -> String? {
+        locals.indices.contains(index) ? locals[index].lastForwardRefusal : nil
+    }
 
     /// Answers `status` at `endpoint` from the loop (call before `run()`, on its thread).
     /// Throws when it cannot; the engine runs as well without.
-    public func serveStatus(at endpoint: StatusEndpoint) throws(StatusServerError) { try driver.serveStatus(at: endpoint) }
+    public func serveStatus(at endpoint: StatusEndpoint) throws(StatusServerError) {
+        try driver.serveStatus(at: endpoint)
+    }
 
     /// OpenCode's forward listens on `port` too (loopback), for links that name it: OpenCode 2's
     /// pair links name the home server's own port (`PairPort`). Safe from any thread.
     func alsoListenForOpenCode(port: Int) -> LocalForward.AlsoListen {
-        guard let openCode = locals.first(where: { $0.forward.isOpenCode }) else { return .unavailable("no OpenCode forward") }
+        guard let openCode = locals.first(where: { $0.forward.isOpenCode }) else {
+            return .unavailable("no OpenCode forward")
+        }
         let result = openCode.alsoListen(port: port)
         loop.wakeUp()
         return result
@@ -85,7 +109,8 @@ public final class Engine: @unchecked Sendable {
 
     /// Keeps a notification for `status` (its last three); safe from any thread.
     func recordNotification(_ moment: AgentMoment) {
-        let notified = StatusSnapshot.Notified(kind: moment.kind.rawValue, text: "\(moment.headline): \(moment.message)", at: moment.at)
+        let notified = StatusSnapshot.Notified(
+            kind: moment.kind.rawValue, text: "\(moment.headline): \(moment.message)", at: moment.at)
         driver.notifications.update { $0 = Array(($0 + [notified]).suffix(3)) }
     }
 

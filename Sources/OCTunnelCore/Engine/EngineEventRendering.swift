@@ -23,13 +23,16 @@ extension EngineEvent {
         case .connected(let target, let info):
             return "connected to \(target.hostPort) (\(info.cipher), \(info.mac))"
         case .forwarding(let listen, let target, let alsoListening, _):
-            return "forwarding \(([listen] + alsoListening).map(\.description).joined(separator: " and ")) → VPS \(target)"
+            return
+                "forwarding \(([listen] + alsoListening).map(\.description).joined(separator: " and ")) → VPS \(target)"
         case .disconnected(let reason, let retryIn):
             return "disconnected: \(reason.text); retrying in \(String(format: "%.1f", retryIn)) s"
         case .nothingListening(let target, let command):
-            return "nothing listens on VPS \(target): the home machine's " + "reverse tunnel is probably down. On the home machine run:\n  \(command)"
+            return "nothing listens on VPS \(target): the home machine's "
+                + "reverse tunnel is probably down. On the home machine run:\n  \(command)"
         case .forwardRefused(let target, let reason):
-            return "the VPS refused to forward to \(target) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
+            return
+                "the VPS refused to forward to \(target) (\(reason)): check AllowTcpForwarding and the key's permitopen on the VPS"
         case .clientOpened(let id, let peer):
             return "connection \(id) from \(peer)"
         case .clientClosed(let id, let sent, let received):
@@ -51,13 +54,19 @@ extension EngineEvent {
         case .listening(let listen, let target):
             return "VPS \(listen) → home \(target)"
         case .listenRefused(let listen, let retryIn, let holder):
-            return "the VPS refused to listen on \(listen): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s" + holder.appendix
+            return
+                "the VPS refused to listen on \(listen): \(holder.text); retrying in \(String(format: "%.1f", retryIn)) s"
+                + holder.appendix
         case .portTakenBack(let listen, let report):
             return "VPS \(listen) taken back: \(report.summary); listening again"
         case .homeUnreachable(let home, let reason, let openCode):
             let answer = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode)
-            guard openCode else { return "the app forwarded to \(home) is not running on this machine: \(answer.error) (\(reason)); \(answer.fix)" }
-            return "OpenCode is not running on this machine: \(answer.error) (\(reason)); start `opencode serve --port \(home.port)` here"
+            guard openCode else {
+                return
+                    "the app forwarded to \(home) is not running on this machine: \(answer.error) (\(reason)); \(answer.fix)"
+            }
+            return
+                "OpenCode is not running on this machine: \(answer.error) (\(reason)); start `opencode serve --port \(home.port)` here"
         case .roaming(let event):
             return event.text
         case .streamStalled(let stall):
@@ -70,24 +79,44 @@ extension EngineEvent {
     public var jsonObject: [String: Any] {
         switch self {
         case .connecting(let target, let attempt):
-            return ["event": "connecting", "status": "connecting", "host": target.host, "port": target.port, "user": target.user, "attempt": attempt]
+            return [
+                "event": "connecting", "status": "connecting", "host": target.host, "port": target.port,
+                "user": target.user, "attempt": attempt,
+            ]
         case .stage(let report):
-            return ["event": "stage", "status": "connecting", "stage": report.stage.rawValue, "ms": report.milliseconds, "detail": report.detail]
+            return [
+                "event": "stage", "status": "connecting", "stage": report.stage.rawValue, "ms": report.milliseconds,
+                "detail": report.detail,
+            ]
         case .connected(let target, let info):
-            return ["event": "connected", "status": "connected", "host": target.host, "port": target.port, "user": target.user,
-                    "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type, "newlyTrusted": info.newlyTrusted,
-                    "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange].merging(info.hostKeyTrustJSON) { $1 }
+            return [
+                "event": "connected", "status": "connected", "host": target.host, "port": target.port,
+                "user": target.user,
+                "hostKey": info.hostKey.fingerprint, "hostKeyType": info.hostKey.type,
+                "newlyTrusted": info.newlyTrusted,
+                "cipher": info.cipher, "mac": info.mac, "kex": info.keyExchange,
+            ].merging(info.hostKeyTrustJSON) { $1 }
         case .forwarding(let listen, let target, let alsoListening, let openCode):
-            return ["event": "forwarding", "status": "connected", "localHost": listen.host, "localPort": listen.port,
-                    "localHosts": ([listen] + alsoListening).map(\.host),
-                    "remoteHost": target.host, "remotePort": target.port, "openCode": openCode]
+            return [
+                "event": "forwarding", "status": "connected", "localHost": listen.host, "localPort": listen.port,
+                "localHosts": ([listen] + alsoListening).map(\.host),
+                "remoteHost": target.host, "remotePort": target.port, "openCode": openCode,
+            ]
         case .disconnected(let reason, let retryIn):
-            return ["event": "disconnected", "status": "disconnected", "reason": reason.text, "retryIn": (retryIn * 10).rounded() / 10]
+            return [
+                "event": "disconnected", "status": "disconnected", "reason": reason.text,
+                "retryIn": (retryIn * 10).rounded() / 10,
+            ]
         case .nothingListening(let target, let command):
-            return ["event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(target)",
-                    "remoteHost": target.host, "remotePort": target.port, "reverseCommand": command]
+            return [
+                "event": "nothingListening", "status": "error", "message": "nothing listens on VPS \(target)",
+                "remoteHost": target.host, "remotePort": target.port, "reverseCommand": command,
+            ]
         case .forwardRefused(let target, let reason):
-            return ["event": "forwardRefused", "status": "error", "message": reason, "remoteHost": target.host, "remotePort": target.port]
+            return [
+                "event": "forwardRefused", "status": "error", "message": reason, "remoteHost": target.host,
+                "remotePort": target.port,
+            ]
         case .clientOpened(let id, let peer):
             return ["event": "clientOpened", "id": id, "peer": peer]
         case .clientClosed(let id, let sent, let received):
@@ -105,24 +134,37 @@ extension EngineEvent {
         case .notice(let text):
             return ["event": "notice", "message": text]
         case .notification(let moment):
-            var object: [String: Any] = ["event": "notification", "kind": moment.kind.rawValue, "sessionID": OutsideText.shown(moment.sessionID, limit: 200),
-                                         "headline": moment.headline, "message": moment.message]
+            var object: [String: Any] = [
+                "event": "notification", "kind": moment.kind.rawValue,
+                "sessionID": OutsideText.shown(moment.sessionID, limit: 200),
+                "headline": moment.headline, "message": moment.message,
+            ]
             if let title = moment.title { object["title"] = OutsideText.shown(title, limit: 200) }
             if let directory = moment.directory { object["directory"] = OutsideText.shown(directory, limit: 500) }
             return object
         case .listening(let listen, let target):
-            return ["event": "listening", "status": "connected", "remoteHost": listen.host, "remotePort": listen.port,
-                    "homeHost": target.host, "homePort": target.port]
+            return [
+                "event": "listening", "status": "connected", "remoteHost": listen.host, "remotePort": listen.port,
+                "homeHost": target.host, "homePort": target.port,
+            ]
         case .listenRefused(let listen, let retryIn, let holder):
-            return ["event": "listenRefused", "status": "error", "message": "the VPS refused to listen on \(listen) (port busy)",
-                    "remoteHost": listen.host, "remotePort": listen.port, "retryIn": (retryIn * 10).rounded() / 10]
-                .merging(holder.jsonObject) { $1 }
+            return [
+                "event": "listenRefused", "status": "error",
+                "message": "the VPS refused to listen on \(listen) (port busy)",
+                "remoteHost": listen.host, "remotePort": listen.port, "retryIn": (retryIn * 10).rounded() / 10,
+            ]
+            .merging(holder.jsonObject) { $1 }
         case .portTakenBack(let listen, let report):
-            return ["event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": listen.host,
-                    "remotePort": listen.port, "client": report.client ?? "", "pid": report.pid ?? 0]
+            return [
+                "event": "portTakenBack", "status": "connecting", "message": report.summary, "remoteHost": listen.host,
+                "remotePort": listen.port, "client": report.client ?? "", "pid": report.pid ?? 0,
+            ]
         case .homeUnreachable(let home, let reason, let openCode):
-            return ["event": "homeUnreachable", "status": "error", "message": HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode).error,
-                    "reason": reason, "homeHost": home.host, "homePort": home.port]
+            return [
+                "event": "homeUnreachable", "status": "error",
+                "message": HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode).error,
+                "reason": reason, "homeHost": home.host, "homePort": home.port,
+            ]
         case .roaming(let event):
             return event.jsonObject
         case .streamStalled(let stall):

@@ -14,7 +14,8 @@ enum EngineKnobs {
     /// The send buffer's high-water mark (see `LiveSession.highWater`).
     static let sendHighWater: Int = {
         guard let text = ProcessInfo.processInfo.environment["OCTUNNEL_SEND_HIGH_WATER"],
-              let value = Int(text), value > 0 else { return defaultSendHighWater }
+            let value = Int(text), value > 0
+        else { return defaultSendHighWater }
         return value
     }()
 

@@ -113,7 +113,8 @@ final class ForwardedStream {
         let socketReady = socketReady || freshlyAttached
         freshlyAttached = false
         guard moveUpstream(channel, live, socketReady: socketReady, retryHeld: !EngineKnobs.stuckUpstream),
-              failed == nil, live.isAlive else { return }
+            failed == nil, live.isAlive
+        else { return }
         moveDownstream(channel, live, readChannel: readChannel)
     }
 
@@ -129,7 +130,9 @@ final class ForwardedStream {
     /// socket → channel: leftovers first, then fresh bytes read straight into scratch, then EOF.
     /// False when the stream or the session failed. `retryHeld` false leaves the leftovers
     /// (`EngineKnobs.stuckUpstream`).
-    private func moveUpstream(_ channel: any EngineChannel, _ live: LiveSession, socketReady: Bool, retryHeld: Bool) -> Bool {
+    private func moveUpstream(
+        _ channel: any EngineChannel, _ live: LiveSession, socketReady: Bool, retryHeld: Bool
+    ) -> Bool {
         let scratch = live.scratch
         if !upstream.isEmpty {
             guard retryHeld else { return true }
@@ -177,8 +180,11 @@ final class ForwardedStream {
         let scratch = live.scratch
         if !downstream.isEmpty {
             let written = downstream.withHead { socket.transmit($0, $1) }
-            if case .moved(let count) = written { downstream.consume(count); moved += count }
-            else if case .failed(let error) = written { return markFailed("client: \(error)") }
+            if case .moved(let count) = written {
+                downstream.consume(count); moved += count
+            } else if case .failed(let error) = written {
+                return markFailed("client: \(error)")
+            }
         }
         // Reading a channel costs a recv() on the SSH socket; the driver has already drained it
         // this round, so only channels with queued data (or EOF) need a read. At most two reads
@@ -186,7 +192,8 @@ final class ForwardedStream {
         var reads = 0
         if readWaitsForTheVPS(live) && !readChannel { reads = 2 }
         while reads < 2 && downstream.isEmpty && !channelEOF
-                && ((readChannel && reads == 0) || channel.hasQueuedData || channel.isEOF) {
+            && ((readChannel && reads == 0) || channel.hasQueuedData || channel.isEOF)
+        {
             reads += 1
             switch channel.read(into: scratch.pointer, count: scratch.size) {
             case .bytes(let count):
@@ -316,18 +323,21 @@ extension ForwardedStream {
         let windows = channel.windows
         var held: String?
         switch upstreamBlocked {
-        case .sendRoom?: held = "the send buffer was above its mark (\(live.session.outgoingBacklog) bytes wait for the socket now)"
+        case .sendRoom?:
+            held = "the send buffer was above its mark (\(live.session.outgoingBacklog) bytes wait for the socket now)"
         case .channel(let receivedAt)?:
-            held = "the channel refused a write with its window open (a key exchange under way?); "
+            held =
+                "the channel refused a write with its window open (a key exchange under way?); "
                 + "\(live.session.receivedBytes - receivedAt) bytes received from the VPS since, "
                 + "\(live.session.outgoingBacklog) bytes of ours wait for the socket, which "
                 + (live.session.socketTakesMore ? "takes more" : "takes no more")
                 + " (\(live.session.unacknowledgedBytes.map(String.init) ?? "?") bytes sent and not yet acknowledged)"
         case nil: held = nil
         }
-        return StreamStall(id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
-                           receiveWindow: windows.receive, sendWindow: windows.send, pendingToVPS: upstream.count,
-                           pendingToClient: downstream.count, sent: sent, received: received, heldBecause: toClient ? nil : held)
+        return StreamStall(
+            id: id, direction: toClient ? .toClient : .toVPS, seconds: seconds, queuedInLibSSH2: windows.queued,
+            receiveWindow: windows.receive, sendWindow: windows.send, pendingToVPS: upstream.count,
+            pendingToClient: downstream.count, sent: sent, received: received, heldBecause: toClient ? nil : held)
     }
 
     /// Whether the channel refused these bytes with its window open (a key exchange under way)

@@ -2,9 +2,9 @@
 /// Signal handlers write these too, so a reason is a plain byte (async-signal-safe `write`).
 enum LoopWake: UInt8, CaseIterable {
     /// Stop cleanly (a stop request, SIGINT, SIGTERM).
-    case stop = 0x73        // "s"
+    case stop = 0x73 // "s"
     /// Reconnect now (SIGUSR1: `octunnel tunnel reconnect` / `home reconnect`).
-    case reconnect = 0x72   // "r"
+    case reconnect = 0x72 // "r"
     /// Only look again: something finished on another thread (a connection attempt).
-    case look = 0x63        // "c"
+    case look = 0x63 // "c"
 }

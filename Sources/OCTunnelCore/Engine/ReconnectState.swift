@@ -96,8 +96,10 @@ struct ReconnectState {
     }
 
     /// An attempt failed with `error` (`sessionUp`: a session still serves beside it).
-    mutating func attemptFailed(_ error: any OCTunnelFailure, sessionUp: Bool, now: Double,
-                                random: Double = Double.random(in: -1...1)) -> AttemptVerdict {
+    mutating func attemptFailed(
+        _ error: any OCTunnelFailure, sessionUp: Bool, now: Double,
+        random: Double = Double.random(in: -1...1)
+    ) -> AttemptVerdict {
         if replacing && sessionUp {
             replacing = false
             roaming = nil
@@ -111,15 +113,18 @@ struct ReconnectState {
             return .probe(.attemptFailed(AnyFailure(error)), delay: delay, say: say)
         }
         outage.reset()
-        let end: SessionEnd = error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(AnyFailure(error))
+        let end: SessionEnd =
+            error.passesByItself && penaltySaid ? .stillClosedBeforeGreeting : .attemptFailed(AnyFailure(error))
         if error.passesByItself { penaltySaid = true }
         return .retry(end, delay: retry(after: end, uptime: nil, now: now, random: random))
     }
 
     /// A session that lived `uptime` seconds (nil: an attempt) ended for `end`: the delay
     /// before the next attempt, none after roaming.
-    mutating func retry(after end: SessionEnd, uptime: Double?, now: Double,
-                        random: Double = Double.random(in: -1...1)) -> Double {
+    mutating func retry(
+        after end: SessionEnd, uptime: Double?, now: Double,
+        random: Double = Double.random(in: -1...1)
+    ) -> Double {
         let delay = end.retriesAtOnce ? 0 : policy.nextDelay(afterUptime: uptime, random: random)
         retryAt = now + delay
         return delay
@@ -146,15 +151,19 @@ struct ReconnectState {
     /// replacement is connecting.
     mutating func causeToActOn(clientsArrived: Bool, quietFor: Double?, now: Double) -> Noticed? {
         var noticed = takePending()
-        if noticed == nil, clientsArrived, let quietFor { noticed = Noticed(cause: .clientAfterSilence(quietFor), since: now) }
+        if noticed == nil, clientsArrived, let quietFor {
+            noticed = Noticed(cause: .clientAfterSilence(quietFor), since: now)
+        }
         guard let noticed, !replacing else { return nil }
         return noticed
     }
 
     /// What to do about `noticed` with a session up, given `decision` (made from the facts),
     /// and the event that says it.
-    mutating func act(on noticed: Noticed, decision: RoamingDecision, allowsOverlap: Bool,
-                      now: Double) -> (step: Step, event: RoamingEvent) {
+    mutating func act(
+        on noticed: Noticed, decision: RoamingDecision, allowsOverlap: Bool,
+        now: Double
+    ) -> (step: Step, event: RoamingEvent) {
         if roaming == nil || noticed.cause == .requested { roaming = noticed }
         switch decision {
         case .probe(let deadline):
@@ -174,8 +183,10 @@ struct ReconnectState {
     /// What to do about `noticed` while no session is up (`attemptStartedAt`: when the attempt
     /// under way began, nil when none runs): the next attempt starts now, abandoning one that
     /// began before the cause (on a network that may be gone). Nil: nothing to do.
-    mutating func actWithoutSession(on noticed: Noticed, attemptStartedAt: Double?,
-                                    now: Double) -> (abandonAttempt: Bool, event: RoamingEvent)? {
+    mutating func actWithoutSession(
+        on noticed: Noticed, attemptStartedAt: Double?,
+        now: Double
+    ) -> (abandonAttempt: Bool, event: RoamingEvent)? {
         policy.networkChanged()
         let reason: String
         if let startedAt = attemptStartedAt {

@@ -28,8 +28,10 @@ enum RoamingDecision: Equatable {
     /// unknown: then only a probe can tell); `preferredSource` the address a new connection to
     /// the VPS would leave from now (nil when unknown, or when the forwards cannot overlap two
     /// sessions: then a probe keeps the session that works).
-    static func decide(_ cause: RoamingCause, localAddress: String?, addresses: Set<String>?, preferredSource: String? = nil,
-                       roundTrip: Double?, now: Double) -> RoamingDecision {
+    static func decide(
+        _ cause: RoamingCause, localAddress: String?, addresses: Set<String>?, preferredSource: String? = nil,
+        roundTrip: Double?, now: Double
+    ) -> RoamingDecision {
         if cause == .requested { return .reconnect(.requested) }
         let local = localAddress.map(unmapped)
         if let local, let addresses, !addresses.contains(local) {
@@ -62,7 +64,8 @@ public enum ReconnectReason: Sendable, Equatable {
         switch self {
         case .requested: return "reconnect requested"
         case .addressGone(let address): return "the session's address \(address) is gone"
-        case .routeMoved(let from, let to): return "the route to the VPS now leaves from \(to), not the session's \(from)"
+        case .routeMoved(let from, let to):
+            return "the route to the VPS now leaves from \(to), not the session's \(from)"
         }
     }
 
@@ -101,7 +104,8 @@ extension RoamingCause {
         switch self {
         case .networkChange(let detail): return "network changed (\(detail))"
         case .wake(let seconds): return "woke after \(RoamingEvent.seconds(seconds)) asleep"
-        case .clientAfterSilence(let seconds): return "a client came after \(RoamingEvent.seconds(seconds)) without a word from the VPS"
+        case .clientAfterSilence(let seconds):
+            return "a client came after \(RoamingEvent.seconds(seconds)) without a word from the VPS"
         case .requested: return "reconnect requested"
         }
     }
@@ -128,7 +132,8 @@ extension RoamingEvent {
         case .probing(let cause, let deadline):
             return "\(cause.headline): probing the session (answer within \(Self.seconds(deadline)))"
         case .reconnectingNow(let cause, let reason):
-            return cause == .requested ? "reconnect requested: reconnecting now" : "\(cause.headline): \(reason); reconnecting now"
+            return cause == .requested
+                ? "reconnect requested: reconnecting now" : "\(cause.headline): \(reason); reconnecting now"
         case .kept(let cause, let seconds):
             return "the session answered in \(Self.seconds(seconds)) after \(cause.noun): kept"
         case .reconnected(let cause, let seconds):

@@ -56,8 +56,11 @@ final class SessionDriver: PollOwner {
     /// sshd penalizing this address) is waited out even on the very first connection (`tunnel
     /// up`, `home up`; not `tunnel check`, which reports it).
     /// `opener`: how sessions are opened (nil: libssh2's `SSHConnector` for `settings`).
-    init(settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true, loop: EventLoop,
-         forwards: [SessionForward], opener: (any SessionOpener)? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) {
+    init(
+        settings: ConnectionSettings, keepalive: Double, exitOnFirstFailure: Bool, waitsOutPenalty: Bool = true,
+        loop: EventLoop,
+        forwards: [SessionForward], opener: (any SessionOpener)? = nil, emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
         self.settings = settings
         self.opener = opener ?? SSHConnector(settings: settings)
         self.keepaliveInterval = keepalive
@@ -82,7 +85,9 @@ final class SessionDriver: PollOwner {
     /// poll's sleep (a test's rounds; the loop's own cap is 60 s).
     func turn(pollAtMost: Double = 60) throws -> Bool {
         let now = MonotonicClock.now()
-        if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) { reconnect.notice(.wake(asleep), since: now) }
+        if let asleep = wake.check(now: now, suspended: MonotonicClock.suspended()) {
+            reconnect.notice(.wake(asleep), since: now)
+        }
         if loop.takeReconnectRequest() { reconnect.notice(.requested, since: now) }
         if let result = connector.take() { try connectorFinished(result, now: now) }
         burst.take(forwards: forwards, now: now)
@@ -100,7 +105,8 @@ final class SessionDriver: PollOwner {
         do {
             try loop.poll(now: now)
         } catch {
-            throw ConnectError.sshFailure(host: settings.target.host, port: settings.target.port, detail: error.description)
+            throw ConnectError.sshFailure(
+                host: settings.target.host, port: settings.target.port, detail: error.description)
         }
         drive(now: MonotonicClock.now())
         return true
@@ -121,8 +127,9 @@ final class SessionDriver: PollOwner {
     private func connectorFinished(_ result: Result<OpenedSession, AnyFailure>, now: Double) throws {
         switch result {
         case .success(let established):
-            let live = LiveSession(session: established.session, idleChannel: established.idleChannel, scratch: scratch,
-                                   keepaliveInterval: keepaliveInterval, highWater: Self.highWater, now: now)
+            let live = LiveSession(
+                session: established.session, idleChannel: established.idleChannel, scratch: scratch,
+                keepaliveInterval: keepaliveInterval, highWater: Self.highWater, now: now)
             if let old = sessions.adopt(live, now: now) {
                 // Make before break: new connections go to the new session from now on; the
                 // old one keeps its streams until they end (`closeDrained`).
@@ -137,7 +144,10 @@ final class SessionDriver: PollOwner {
             case .keepCurrent(let reason):
                 // The old session still serves; the replacement is not needed any more.
                 record.failed(.attemptFailed(error))
-                emit(.warning("\(reason.text), but a new session failed (\(error.localizedDescription)); the current one stays"))
+                emit(
+                    .warning(
+                        "\(reason.text), but a new session failed (\(error.localizedDescription)); the current one stays"
+                    ))
             case .giveUp:
                 for forward in forwards { forward.stop(.attemptFailed(error)) }
                 throw error
@@ -213,7 +223,8 @@ final class SessionDriver: PollOwner {
         if session.outgoingBacklog > 0 && !session.flushOutgoing() {
             return ended(live, for: .sendFailed(session.outgoingFailure), now: now)
         }
-        if live.socketReady, case .failed(let code) = live.idleChannel.read(into: scratch.pointer, count: scratch.size) {
+        if live.socketReady, case .failed(let code) = live.idleChannel.read(into: scratch.pointer, count: scratch.size)
+        {
             live.fail(code)
         }
         live.noteInbound(now: now)
@@ -253,7 +264,8 @@ final class SessionDriver: PollOwner {
     /// Closes draining sessions that no forward holds any more, or that drained too long:
     /// a goodbye to the VPS, then freed.
     private func closeDrained(now: Double) {
-        for old in sessions.draining where SessionSet.overdue(old, now: now) || !forwards.contains(where: { $0.holds(old) }) {
+        for old in sessions.draining
+        where SessionSet.overdue(old, now: now) || !forwards.contains(where: { $0.holds(old) }) {
             old.session.disconnect(reason: SessionEnd.replaced.text)
             _ = old.session.flushOutgoing()
             drop(old, for: .replaced)
@@ -295,7 +307,6 @@ final class SessionDriver: PollOwner {
     }
 }
 
-
 // MARK: - When the session may have died unnoticed: keepalive and roaming
 
 /// What the driver does when the session may have died unnoticed: the keepalive's verdicts,
@@ -318,14 +329,17 @@ extension SessionDriver {
     func roam(_ live: LiveSession, now: Double) {
         let keepalive = live.keepalive
         let quietFor = keepalive.isQuiet(now: now) && !keepalive.isProbing ? now - keepalive.lastInbound : nil
-        guard let noticed = reconnect.causeToActOn(clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
+        guard
+            let noticed = reconnect.causeToActOn(
+                clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
         else { return }
         let socket = live.session.socket
         let overlap = forwards.allSatisfy(\.allowsOverlap)
-        let decision = RoamingDecision.decide(noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
-                                              addresses: InterfaceAddresses.current(),
-                                              preferredSource: overlap ? InterfaceAddresses.preferredSource(toward: socket) : nil,
-                                              roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
+        let decision = RoamingDecision.decide(
+            noticed.cause, localAddress: InterfaceAddresses.local(of: socket),
+            addresses: InterfaceAddresses.current(),
+            preferredSource: overlap ? InterfaceAddresses.preferredSource(toward: socket) : nil,
+            roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
         let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
         say(event)
         switch step {
@@ -348,8 +362,11 @@ extension SessionDriver {
     /// now, not when the backoff would have let it; one that began on the old network may wait
     /// out its whole connect timeout on a path that is gone, so it is abandoned.
     func roamWithoutSession(_ noticed: ReconnectState.Noticed, now: Double) {
-        guard let step = reconnect.actWithoutSession(on: noticed, attemptStartedAt: connector.isRunning ? connector.startedAt : nil,
-                                                     now: now) else { return }
+        guard
+            let step = reconnect.actWithoutSession(
+                on: noticed, attemptStartedAt: connector.isRunning ? connector.startedAt : nil,
+                now: now)
+        else { return }
         if step.abandonAttempt { connector.abandon() }
         record.roamed("\(noticed.cause.headline): attempting now")
         emit(.roaming(step.event))
@@ -391,8 +408,11 @@ final class LiveSession {
     /// Whether the session's socket polled readable this turn (the driver's poll sets it).
     var socketReady = false
 
-    init(session: any EngineSession, idleChannel: any EngineChannel, scratch: ScratchBuffer, keepaliveInterval: Double, highWater: Int,
-         now: Double) {
+    init(
+        session: any EngineSession, idleChannel: any EngineChannel, scratch: ScratchBuffer, keepaliveInterval: Double,
+        highWater: Int,
+        now: Double
+    ) {
         self.session = session
         self.idleChannel = idleChannel
         self.scratch = scratch

@@ -6,13 +6,20 @@ extension SessionDriver: StatusSource {
     func statusSnapshot(for endpoint: StatusEndpoint) -> StatusSnapshot {
         let now = MonotonicClock.now()
         let state: StatusSnapshot.State
-        if record.stopping { state = .stopping }
-        else if live != nil { state = .connected }
-        else if connector.isRunning { state = record.sessions > 0 || reconnect.attempts > 1 ? .retrying : .connecting }
-        else if reconnect.retryAt != nil { state = .disconnected }
-        else { state = .connecting }
-        var snapshot = StatusSnapshot(role: endpoint.role, profile: endpoint.profile, pid: Int(Syscall.processID), state: state,
-                                      target: settings.target)
+        if record.stopping {
+            state = .stopping
+        } else if live != nil {
+            state = .connected
+        } else if connector.isRunning {
+            state = record.sessions > 0 || reconnect.attempts > 1 ? .retrying : .connecting
+        } else if reconnect.retryAt != nil {
+            state = .disconnected
+        } else {
+            state = .connecting
+        }
+        var snapshot = StatusSnapshot(
+            role: endpoint.role, profile: endpoint.profile, pid: Int(Syscall.processID), state: state,
+            target: settings.target)
         if let info = record.info {
             snapshot.hostKey = info.hostKey.fingerprint
             snapshot.hostKeyType = info.hostKey.type

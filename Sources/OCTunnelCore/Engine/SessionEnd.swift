@@ -35,9 +35,11 @@ public enum SessionEnd: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .silence(let seconds): return "no answer from the VPS for \(seconds) s (keepalive)"
         case .unansweredProbe(let seconds, let cause):
-            return "no answer to a probe within \(String(format: "%.1f", seconds)) s after \(cause?.noun ?? "a network change")"
+            return
+                "no answer to a probe within \(String(format: "%.1f", seconds)) s after \(cause?.noun ?? "a network change")"
         case .sendFailed(let detail): return "connection to VPS lost (send: \(detail))"
-        case .vpsClosed(let code, let message): return "connection to VPS lost (\(message.isEmpty ? "libssh2 error \(code)" : message))"
+        case .vpsClosed(let code, let message):
+            return "connection to VPS lost (\(message.isEmpty ? "libssh2 error \(code)" : message))"
         case .roamed(let cause, let reason): return "\(cause.headline): \(reason.text)"
         case .requestFailed(let detail): return detail
         case .replaced: return "replaced by a new session"

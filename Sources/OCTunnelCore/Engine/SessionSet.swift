@@ -42,7 +42,8 @@ struct SessionSet {
     /// the VPS within a keepalive interval takes new connections again (a planned reconnect never
     /// leaves things worse than before it). One not heard for longer may share the path that failed.
     mutating func restoreDrained(now: Double) -> LiveSession? {
-        guard current == nil, let newest = draining.last(where: { $0.isAlive && !$0.keepalive.isQuiet(now: now) }) else { return nil }
+        guard current == nil, let newest = draining.last(where: { $0.isAlive && !$0.keepalive.isQuiet(now: now) })
+        else { return nil }
         draining.removeAll { $0 === newest }
         newest.endDraining()
         current = newest

@@ -31,8 +31,10 @@ public struct StreamStall: Sendable, Equatable {
 
     /// One human line for stderr.
     public var text: String {
-        let waiting = direction == .toClient ? "\(queuedInLibSSH2) bytes from the VPS waiting for the client"
-                                             : "\(pendingToVPS) bytes from the client waiting for the VPS"
+        let waiting =
+            direction == .toClient
+            ? "\(queuedInLibSSH2) bytes from the VPS waiting for the client"
+            : "\(pendingToVPS) bytes from the client waiting for the VPS"
         return "connection \(id) stalled for \(Int(seconds)) s with \(waiting) (libssh2 queue \(queuedInLibSSH2), "
             + "receive window \(receiveWindow), send window \(sendWindow), held \(pendingToVPS) up / \(pendingToClient) down, "
             + "\(sent) bytes sent, \(received) received\(heldBecause.map { "; held: \($0)" } ?? "")); moving it again"
@@ -40,9 +42,12 @@ public struct StreamStall: Sendable, Equatable {
 
     /// The event's JSON object.
     public var jsonObject: [String: Any] {
-        ["event": "streamStalled", "id": id, "direction": direction.rawValue, "seconds": (seconds * 10).rounded() / 10,
-         "queuedInLibssh2": queuedInLibSSH2, "receiveWindow": receiveWindow, "sendWindow": sendWindow,
-         "pendingToVPS": pendingToVPS, "pendingToClient": pendingToClient, "sent": sent, "received": received]
-            .merging(heldBecause.map { ["heldBecause": $0] } ?? [:]) { first, _ in first }
+        [
+            "event": "streamStalled", "id": id, "direction": direction.rawValue,
+            "seconds": (seconds * 10).rounded() / 10,
+            "queuedInLibssh2": queuedInLibSSH2, "receiveWindow": receiveWindow, "sendWindow": sendWindow,
+            "pendingToVPS": pendingToVPS, "pendingToClient": pendingToClient, "sent": sent, "received": received,
+        ]
+        .merging(heldBecause.map { ["heldBecause": $0] } ?? [:]) { first, _ in first }
     }
 }

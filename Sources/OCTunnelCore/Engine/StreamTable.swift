@@ -96,7 +96,9 @@ final class StreamTable {
     /// Calls made after `pumpAll` may have pulled packets off the socket for streams already
     /// visited: look again before the loop sleeps.
     func noteUndeliveredData(_ live: LiveSession) {
-        hasUndeliveredData = streams.values.contains { stream in stream.session.map { stream.hasUndeliveredChannelData($0) } ?? false }
+        hasUndeliveredData = streams.values.contains { stream in
+            stream.session.map { stream.hasUndeliveredChannelData($0) } ?? false
+        }
     }
 
     /// The stall watch, each stream with its own session (a draining session's streams too).
@@ -106,7 +108,8 @@ final class StreamTable {
         var waiting: [Int: Int] = [:]
         for stream in Array(streams.values) where stream.channel != nil {
             guard let session = stream.session, session.isAlive,
-                  let stall = stream.stallCandidate(session, seconds: elapsed) else { continue }
+                let stall = stream.stallCandidate(session, seconds: elapsed)
+            else { continue }
             if suspects[stream.id] == stream.moved {
                 stalls += 1
                 emit(.streamStalled(stall))
@@ -164,8 +167,11 @@ final class StreamTable {
     /// target now), the addresses it also listens on, connections open (`alsoOpen`: those
     /// outside the table) and since start, bytes both ways (finished and open streams), its
     /// last failure, the stalls.
-    func describe(into snapshot: inout StatusSnapshot, forward running: Forward, alsoListening: [HostPort] = [], alsoOpen: Int = 0) {
-        var forward = StatusSnapshot.ForwardStatus(running, openConnections: streams.count + alsoOpen, totalConnections: issued)
+    func describe(
+        into snapshot: inout StatusSnapshot, forward running: Forward, alsoListening: [HostPort] = [], alsoOpen: Int = 0
+    ) {
+        var forward = StatusSnapshot.ForwardStatus(
+            running, openConnections: streams.count + alsoOpen, totalConnections: issued)
         // The first forward (OpenCode's) gives the session's `local` and `remote`, kept for
         // scripts; counts add up.
         if snapshot.forwards.isEmpty {

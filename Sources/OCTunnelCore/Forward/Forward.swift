@@ -48,7 +48,9 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `[BIND:]PORT:HOST:HOSTPORT` (`ForwardSpec`) and binds `defaultBind` when BIND is
     /// not written: for a value read from a file, where nothing else can give the bind.
-    public static func parse(_ text: String, direction: Direction, defaultBind: String) throws(TargetParseError) -> Forward {
+    public static func parse(
+        _ text: String, direction: Direction, defaultBind: String
+    ) throws(TargetParseError) -> Forward {
         try ForwardSpec.parse(text, direction: direction).forward(defaultBind: defaultBind)
     }
 
@@ -70,7 +72,8 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
     /// when the first forward (OpenCode's, from `--bind` / `--remote-host`) is off loopback already.
     public static func check(_ forwards: [Forward], allowLAN: Bool) throws {
         do {
-            try validate(forwards, allowLAN: allowLAN || forwards.first.map { !Sockets.isLoopback($0.listen.host) } ?? false)
+            try validate(
+                forwards, allowLAN: allowLAN || forwards.first.map { !Sockets.isLoopback($0.listen.host) } ?? false)
         } catch {
             throw ForwardError.badForward(reason: error.message)
         }
@@ -80,8 +83,11 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
     /// the VPS port it goes to, and its home port taken to be its local one, as a dev server's
     /// usually is. A remote forward is its own home side.
     public var homeSide: Forward {
-        direction == .remote ? self
-            : Forward(direction: .remote, listen: target, target: HostPort(host: Defaults.homeHost, port: listen.port), isOpenCode: isOpenCode)
+        direction == .remote
+            ? self
+            : Forward(
+                direction: .remote, listen: target, target: HostPort(host: Defaults.homeHost, port: listen.port),
+                isOpenCode: isOpenCode)
     }
 
     /// Checks a session's forwards together: no listening port twice on the same end (a port
@@ -91,10 +97,14 @@ public struct Forward: Hashable, Sendable, CustomStringConvertible {
         var seen: [Direction: [Int: Forward]] = [:]
         for forward in forwards {
             if !allowLAN && !Sockets.isLoopback(forward.listen.host) && forward.listen.host != "localhost" {
-                throw .init("\(forward) listens on \(forward.listen.host), not a loopback " + "address: anyone on that network could use it. Add --allow-lan if that is what you want.")
+                throw .init(
+                    "\(forward) listens on \(forward.listen.host), not a loopback "
+                        + "address: anyone on that network could use it. Add --allow-lan if that is what you want.")
             }
             if forward.listen.port != 0, let other = seen[forward.direction]?[forward.listen.port] {
-                throw .init("\(forward) listens on port \(forward.listen.port), as \(other) does: give each forward its own port")
+                throw .init(
+                    "\(forward) listens on port \(forward.listen.port), as \(other) does: give each forward its own port"
+                )
             }
             seen[forward.direction, default: [:]][forward.listen.port] = forward
         }

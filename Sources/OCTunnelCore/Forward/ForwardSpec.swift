@@ -24,7 +24,9 @@ public struct ForwardSpec: Hashable, Sendable {
         guard bind?.isEmpty != true, !host.isEmpty else { throw usage(text, direction) }
         if let bind { try HostPort.validateHost(bind) }
         try HostPort.validateHost(host)
-        return ForwardSpec(text: text, direction: direction, bind: bind, listenPort: listenPort, targetHost: host, targetPort: targetPort)
+        return ForwardSpec(
+            text: text, direction: direction, bind: bind, listenPort: listenPort, targetHost: host,
+            targetPort: targetPort)
     }
 
     /// The forward, listening on BIND, else on `defaultBind`. A `-L` listens on an IP address
@@ -35,13 +37,17 @@ public struct ForwardSpec: Hashable, Sendable {
         guard !bind.isEmpty else { throw Self.usage(text, direction) }
         if self.bind == nil { try HostPort.validateHost(bind) }
         let listen = direction == .local ? try localListenAddress(bind) : bind
-        return Forward(direction: direction, listen: HostPort(host: listen, port: listenPort), target: HostPort(host: targetHost, port: targetPort))
+        return Forward(
+            direction: direction, listen: HostPort(host: listen, port: listenPort),
+            target: HostPort(host: targetHost, port: targetPort))
     }
 
     private func localListenAddress(_ bind: String) throws(TargetParseError) -> String {
         if bind.lowercased() == "localhost" { return Defaults.bind }
         guard Syscall.addressBytes(bind) != nil else {
-            throw .init("-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", " + "which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
+            throw .init(
+                "-L \"\(OutsideText.shown(text, limit: 100))\" listens on \"\(bind)\", "
+                    + "which is not an IP address of this machine: give 127.0.0.1, ::1 or localhost")
         }
         return bind
     }

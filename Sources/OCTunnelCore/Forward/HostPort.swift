@@ -43,7 +43,8 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     /// Parses a TCP port from 1 to 65535 (0 when `allowZero`).
     public static func parsePort(_ text: String, allowZero: Bool = false) throws(TargetParseError) -> Int {
         guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let value = Int(text) else {
+            let value = Int(text)
+        else {
             throw .init("port \"\(text)\" is not a number")
         }
         guard (allowZero ? 0 : 1)...65535 ~= value else { throw .init("port \(value) is out of range (1-65535)") }
@@ -63,10 +64,14 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
         guard !host.isEmpty else { throw .init("empty host") }
         guard host.utf8.count <= 253 else { throw .init("host name too long") }
         if let bad = host.unicodeScalars.first(where: { $0.properties.generalCategory == .format }) {
-            throw .init("host \"\(OutsideText.shown(host))\" contains \(unicodeName(bad)), " + "an invisible format character (it reorders or hides what is printed)")
+            throw .init(
+                "host \"\(OutsideText.shown(host))\" contains \(unicodeName(bad)), "
+                    + "an invisible format character (it reorders or hides what is printed)")
         }
-        if let bad = host.unicodeScalars.first(where: { forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
-            || (0x80...0x9f).contains($0.value) || $0.properties.isWhitespace }) {
+        if let bad = host.unicodeScalars.first(where: {
+            forbiddenInHost.contains($0) || $0.value < 0x20 || $0.value == 0x7f
+                || (0x80...0x9f).contains($0.value) || $0.properties.isWhitespace
+        }) {
             throw .init("host \"\(OutsideText.shown(host))\" contains \"\(OutsideText.shown(String(bad)))\"")
         }
         if host.unicodeScalars.first == "-" { throw .init("host \"\(host)\" starts with -") }

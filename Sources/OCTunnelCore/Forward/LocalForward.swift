@@ -60,7 +60,9 @@ final class LocalForward: SessionForward, PollOwner {
         self.emit = emit
         streams = StreamTable(emit: emit)
         pool = ChannelPool(fixedSize: options.warm)
-        let (first, port) = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.listen(bind: forward.listen.host, port: forward.listen.port) }
+        let (first, port) = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in
+            try Sockets.listen(bind: forward.listen.host, port: forward.listen.port)
+        }
         listenPort = port
         var listeners = [first]
         var alsoLocal: [HostPort] = []
@@ -70,7 +72,11 @@ final class LocalForward: SessionForward, PollOwner {
                 listeners.append(try Sockets.listen(bind: "::1", port: port).socket)
                 alsoLocal.append(HostPort(host: "::1", port: port))
             } catch .portInUse {
-                emit(.warning("[::1]:\(port) is in use by another program; clients that reach " + "this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"))
+                emit(
+                    .warning(
+                        "[::1]:\(port) is in use by another program; clients that reach "
+                            + "this machine's localhost as ::1 get that program, not the tunnel (127.0.0.1:\(port) works)"
+                    ))
             } catch {
                 // No IPv6 loopback on this machine (disabled, or no IPv6 at all): 127.0.0.1 serves alone.
             }
@@ -135,8 +141,11 @@ final class LocalForward: SessionForward, PollOwner {
     func sessionStarted(_ live: LiveSession, now: Double) {
         pool.sessionStarted(now: now)
         if !announced {
-            emit(.forwarding(listen: HostPort(host: forward.listen.host, port: listenPort), target: forward.target, alsoListening: alsoLocal,
-                             openCode: forward.isOpenCode))
+            emit(
+                .forwarding(
+                    listen: HostPort(host: forward.listen.host, port: listenPort), target: forward.target,
+                    alsoListening: alsoLocal,
+                    openCode: forward.isOpenCode))
             announced = true
         }
     }
@@ -159,7 +168,9 @@ final class LocalForward: SessionForward, PollOwner {
     /// While the session is in doubt (a quick probe), waiting clients wait for its answer.
     private func registerOpens(in set: PollSet, _ live: LiveSession, now: Double) {
         let inFlight = opening[ObjectIdentifier(live)] != nil
-        if !inFlight && !live.keepalive.isProbing && (!waiting.isEmpty || wantsPoolOpen(on: live, now: now)) && live.turnIsFree(for: self) {
+        if !inFlight && !live.keepalive.isProbing && (!waiting.isEmpty || wantsPoolOpen(on: live, now: now))
+            && live.turnIsFree(for: self)
+        {
             set.wakeNow()
         }
         if inFlight { set.wake(at: now + 0.5) }
@@ -256,7 +267,6 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(extra)
     }
 
-
     private func closeListener() {
         let all = listeners
         addedLock.lock(); defer { addedLock.unlock() }
@@ -287,7 +297,8 @@ final class LocalForward: SessionForward, PollOwner {
     /// Clients that came while the session was down wait up to the connect timeout.
     private func expireWaitingClients(now: Double) {
         while let first = waiting.first, let stream = streams[first],
-              now - stream.createdAt >= options.connection.connectTimeout {
+            now - stream.createdAt >= options.connection.connectTimeout
+        {
             waiting.removeFirst()
             finish(stream, live: nil, reason: "no SSH session within \(Int(options.connection.connectTimeout)) s")
         }
@@ -312,7 +323,8 @@ final class LocalForward: SessionForward, PollOwner {
             }
             let key = ObjectIdentifier(live)
             if opening[key] == nil {
-                guard !live.isDraining, !waiting.isEmpty || wantsPoolOpen(on: live, now: now), live.takeTurn(self) else { return }
+                guard !live.isDraining, !waiting.isEmpty || wantsPoolOpen(on: live, now: now), live.takeTurn(self)
+                else { return }
                 if let first = waiting.first, let stream = streams[first] {
                     opening[key] = stream.peer
                 } else {
@@ -322,7 +334,9 @@ final class LocalForward: SessionForward, PollOwner {
             }
             guard let origin = opening[key] else { return }
             let target = forward.target
-            switch live.session.openDirect(host: target.host, port: target.port, originHost: origin.host, originPort: origin.port) {
+            switch live.session.openDirect(
+                host: target.host, port: target.port, originHost: origin.host, originPort: origin.port)
+            {
             case .wouldBlock:
                 return
             case .opened(let channel):
@@ -348,7 +362,9 @@ final class LocalForward: SessionForward, PollOwner {
                     refusalLock.lock(); refusal = error.message; refusalLock.unlock()
                     streams.noteFailure("the VPS refused the forward: \(error.message)")
                     emit(.forwardRefused(target: target, reason: error.message))
-                    if let client { finish(client, live: live, reason: "the VPS refused the forward: \(error.message)") }
+                    if let client {
+                        finish(client, live: live, reason: "the VPS refused the forward: \(error.message)")
+                    }
                 }
             }
         }
@@ -463,7 +479,9 @@ final class ChannelPool {
     }
 
     /// Whether to open another pooled channel now, with `inFlight` opens under way that will land in it.
-    func wantsOpen(now: Double, inFlight: Int = 0) -> Bool { warm.count + inFlight < size(now: now) && backoff.allows(now: now) }
+    func wantsOpen(now: Double, inFlight: Int = 0) -> Bool {
+        warm.count + inFlight < size(now: now) && backoff.allows(now: now)
+    }
 
     /// When the backoff lets the next pool open happen, if one is wanted and held back.
     func nextOpenTime(now: Double) -> Double? {

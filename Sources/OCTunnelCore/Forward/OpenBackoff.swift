@@ -14,7 +14,9 @@ struct OpenBackoff {
 
     func allows(now: Double) -> Bool { now >= notBefore }
 
-    private func step(_ failures: Int) -> Double { min(Self.longest, Self.first * Double(1 << min(max(failures - 1, 0), 5))) }
+    private func step(_ failures: Int) -> Double {
+        min(Self.longest, Self.first * Double(1 << min(max(failures - 1, 0), 5)))
+    }
 
     /// A pool open is starting: while failing, it uses up this step.
     mutating func opened(now: Double) {

@@ -58,17 +58,24 @@ final class RemoteForward: SessionForward, PollOwner {
     /// OpenCode's follows its service (`options.followService`). `forbidden` is called (on the
     /// loop) when the VPS forbids this forward's listen. `wake` wakes the loop from another
     /// thread (the service follower's reads).
-    init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         forbidden: @escaping (any OCTunnelFailure) -> Void, wake: @escaping @Sendable () -> Void) throws {
+    init(
+        _ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
+        forbidden: @escaping (any OCTunnelFailure) -> Void, wake: @escaping @Sendable () -> Void
+    ) throws {
         self.forward = forward
         self.options = options
         self.emit = emit
         let streams = StreamTable(emit: emit)
         self.streams = streams
-        listen = VPSListen(forward, index: index, options: options, emit: emit, forbidden: forbidden, noteFailure: { streams.noteFailure($0) })
+        listen = VPSListen(
+            forward, index: index, options: options, emit: emit, forbidden: forbidden,
+            noteFailure: { streams.noteFailure($0) })
         home = forward.target
-        homeAddresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.resolve(host: forward.target.host, port: forward.target.port) }
-        follower = options.followService && forward.isOpenCode
+        homeAddresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in
+            try Sockets.resolve(host: forward.target.host, port: forward.target.port)
+        }
+        follower =
+            options.followService && forward.isOpenCode
             ? ServiceFollower(current: forward.target, allowedHost: forward.target.host, wake: wake) : nil
     }
 
@@ -82,7 +89,12 @@ final class RemoteForward: SessionForward, PollOwner {
         let from = home
         home = service.address
         homeAddresses = move.addresses
-        emit(.openCodeHome(home: home, detail: OutsideText.shown("OpenCode 2's background service moved from \(from) " + "to \(home) (\(service.registration ?? "its settings")): forwarding there")))
+        emit(
+            .openCodeHome(
+                home: home,
+                detail: OutsideText.shown(
+                    "OpenCode 2's background service moved from \(from) "
+                        + "to \(home) (\(service.registration ?? "its settings")): forwarding there")))
         return true
     }
 
@@ -177,13 +189,16 @@ final class RemoteForward: SessionForward, PollOwner {
                 let id = streams.newID()
                 emit(.clientOpened(id: id, peer: "VPS \(forward.listen)"))
                 followService(now: now)
-                startConnecting(id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
+                startConnecting(
+                    id: id, channel: channel, from: 0, deadline: now + options.homeConnectTimeout, live: live, now: now)
             }
         }
     }
 
     /// A non-blocking connect to the home port's address `index` (then the next, on failure).
-    private func startConnecting(id: Int, channel: any EngineChannel, from index: Int, deadline: Double, live: LiveSession, now: Double) {
+    private func startConnecting(
+        id: Int, channel: any EngineChannel, from index: Int, deadline: Double, live: LiveSession, now: Double
+    ) {
         var failure = Errno.connectionRefused
         for position in index..<homeAddresses.count {
             let (family, address) = homeAddresses[position]
@@ -191,22 +206,29 @@ final class RemoteForward: SessionForward, PollOwner {
             case .connected(let socket):
                 return join(id: id, socket: socket, channel: channel, live: live, now: now)
             case .inProgress(let socket):
-                connecting[id] = HomeConnection(socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1,
-                                                home: home)
+                connecting[id] = HomeConnection(
+                    socket: socket, channel: channel, deadline: deadline, nextAddress: position + 1,
+                    home: home)
                 return
             case .failed(let code):
                 failure = code
             }
         }
-        noAddressLeft(id: id, channel: channel, deadline: deadline, reason: Self.describe(failure), live: live, now: now)
+        noAddressLeft(
+            id: id, channel: channel, deadline: deadline, reason: Self.describe(failure), live: live, now: now)
     }
 
     /// Every address of the home refused `channel`'s connection: with the service followed, it
     /// waits for the files to be read again (off the loop) and tries where they say; else a 502.
-    private func noAddressLeft(id: Int, channel: any EngineChannel, deadline: Double, reason: String, live: LiveSession, now: Double) {
-        guard let follower else { return homeUnreachable(id: id, channel: channel, reason: reason, live: live, now: now) }
+    private func noAddressLeft(
+        id: Int, channel: any EngineChannel, deadline: Double, reason: String, live: LiveSession, now: Double
+    ) {
+        guard let follower else {
+            return homeUnreachable(id: id, channel: channel, reason: reason, live: live, now: now)
+        }
         let read = follower.ask(now: now, force: true)
-        awaitingService[id] = AwaitingService(channel: channel, deadline: deadline, read: read, home: home, reason: reason)
+        awaitingService[id] = AwaitingService(
+            channel: channel, deadline: deadline, read: read, home: home, reason: reason)
     }
 
     /// Connections that waited for the service's files: moved, each tries the new address;
@@ -217,7 +239,8 @@ final class RemoteForward: SessionForward, PollOwner {
         for (id, waiting) in awaitingService {
             if waiting.home != home {
                 awaitingService[id] = nil
-                startConnecting(id: id, channel: waiting.channel, from: 0, deadline: waiting.deadline, live: live, now: now)
+                startConnecting(
+                    id: id, channel: waiting.channel, from: 0, deadline: waiting.deadline, live: live, now: now)
             } else if follower.isDone(waiting.read) || now >= waiting.deadline {
                 awaitingService[id] = nil
                 homeUnreachable(id: id, channel: waiting.channel, reason: waiting.reason, live: live, now: now)
@@ -237,13 +260,18 @@ final class RemoteForward: SessionForward, PollOwner {
                     if connection.home != home {
                         // Started for the address the service had before it moved (another
                         // connection's failure moved it meanwhile): try where it is now.
-                        startConnecting(id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live, now: now)
+                        startConnecting(
+                            id: id, channel: connection.channel, from: 0, deadline: connection.deadline, live: live,
+                            now: now)
                     } else if connection.nextAddress < homeAddresses.count {
-                        startConnecting(id: id, channel: connection.channel, from: connection.nextAddress,
-                                        deadline: connection.deadline, live: live, now: now)
+                        startConnecting(
+                            id: id, channel: connection.channel, from: connection.nextAddress,
+                            deadline: connection.deadline, live: live, now: now)
                     } else {
-                        noAddressLeft(id: id, channel: connection.channel, deadline: connection.deadline, reason: Self.describe(failure),
-                                      live: live, now: now)
+                        noAddressLeft(
+                            id: id, channel: connection.channel, deadline: connection.deadline,
+                            reason: Self.describe(failure),
+                            live: live, now: now)
                     }
                 } else {
                     join(id: id, socket: connection.socket, channel: connection.channel, live: live, now: now)
@@ -251,8 +279,9 @@ final class RemoteForward: SessionForward, PollOwner {
             } else if now >= connection.deadline {
                 connecting[id] = nil
                 connection.socket.close()
-                homeUnreachable(id: id, channel: connection.channel,
-                                reason: "no answer within \(Int(options.homeConnectTimeout)) s", live: live, now: now)
+                homeUnreachable(
+                    id: id, channel: connection.channel,
+                    reason: "no answer within \(Int(options.homeConnectTimeout)) s", live: live, now: now)
             }
         }
     }
@@ -273,7 +302,8 @@ final class RemoteForward: SessionForward, PollOwner {
         }
         emit(.clientDropped(id: id, reason: "home \(home): \(reason)"))
         if options.httpErrors {
-            let response = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: forward.isOpenCode).response
+            let response = HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: forward.isOpenCode)
+                .response
             let result = response.withUnsafeBytes { channel.write($0.baseAddress!, count: $0.count) }
             if case .failed(let code) = result, LibSSH2Error.isSessionLevel(code) { return live.fail(code) }
         }

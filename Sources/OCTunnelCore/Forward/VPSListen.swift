@@ -39,8 +39,10 @@ final class VPSListen {
     /// Why this forward stopped (the VPS forbids its listen): `Engine.run` throws it once every forward has one.
     private(set) var fatal: (any OCTunnelFailure)?
 
-    init(_ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
-         forbidden: @escaping (any OCTunnelFailure) -> Void, noteFailure: @escaping (String) -> Void) {
+    init(
+        _ forward: Forward, index: Int, options: HomeForwardOptions, emit: @escaping @Sendable (EngineEvent) -> Void,
+        forbidden: @escaping (any OCTunnelFailure) -> Void, noteFailure: @escaping (String) -> Void
+    ) {
         self.forward = forward
         self.index = index
         self.options = options
@@ -55,7 +57,9 @@ final class VPSListen {
     }
 
     /// Where the VPS listens, as `status` says it: the bound port once listening.
-    var listening: HostPort { listener.map { HostPort(host: forward.listen.host, port: $0.boundPort) } ?? forward.listen }
+    var listening: HostPort {
+        listener.map { HostPort(host: forward.listen.host, port: $0.boundPort) } ?? forward.listen
+    }
 
     /// A refused listen is asked again in the same session: 1 s doubling to 5 s (a listen is
     /// one request on a live session; a dead session's port is taken back at once when the
@@ -146,19 +150,28 @@ final class VPSListen {
             self.marker = marker
             nextBeat = now
             stepMarker(marker, live: live, now: now)
-            emit(.listening(listen: HostPort(host: forward.listen.host, port: listener.boundPort), target: forward.target))
+            emit(
+                .listening(
+                    listen: HostPort(host: forward.listen.host, port: listener.boundPort), target: forward.target))
         case .refused(let policy?):
-            let error = ForwardError.listenForbidden(remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy, listenLine: options.listenLine)
+            let error = ForwardError.listenForbidden(
+                remoteHost: forward.listen.host, remotePort: forward.listen.port, reason: policy,
+                listenLine: options.listenLine)
             fatal = error
             noteFailure("the VPS forbids listening on \(forward.listen)")
             forbidden(error)
         case .refused(nil):
             // Ask the key's program what holds the port (and to end it if it is a dead session of ours).
-            let command = RemoteCommand(command: verb(PortReclaimProgram.reclaimVerb), deadline: now + Self.reclaimTimeout)
+            let command = RemoteCommand(
+                command: verb(PortReclaimProgram.reclaimVerb), deadline: now + Self.reclaimTimeout)
             reclaim = command
             stepReclaim(command, live: live, now: now)
         case .failed(let error):
-            if LibSSH2Error.isSessionLevel(error.code) { live.fail(error.code) } else { live.fail(.requestFailed(error.description)) }
+            if LibSSH2Error.isSessionLevel(error.code) {
+                live.fail(error.code)
+            } else {
+                live.fail(.requestFailed(error.description))
+            }
         }
     }
 
@@ -170,7 +183,8 @@ final class VPSListen {
             marker = nil
             nextBeat = .infinity
             if command.command == verb(PortReclaimProgram.beatVerb), case .finished(let output) = state,
-               PortReclaimReport.parse(output)?.result == .refused, live.isAlive {
+                PortReclaimReport.parse(output)?.result == .refused, live.isAlive
+            {
                 marker = RemoteCommand(command: verb(PortReclaimProgram.markVerb), deadline: .infinity)
                 marker?.step(live, now: now)
             }

@@ -14,8 +14,10 @@ public struct HealthReport: Sendable {
     /// The home server's own port, as 2.x's `/api/info` names it (nil: not asked, or not said).
     public var serverPort: Int?
 
-    public init(version: String, generation: OpenCodeGeneration, healthPath: String, eventsPath: String,
-                healthMilliseconds: Int, eventsMilliseconds: Int, passwordAsked: Bool = false, serverPort: Int? = nil) {
+    public init(
+        version: String, generation: OpenCodeGeneration, healthPath: String, eventsPath: String,
+        healthMilliseconds: Int, eventsMilliseconds: Int, passwordAsked: Bool = false, serverPort: Int? = nil
+    ) {
         self.version = version
         self.generation = generation
         self.healthPath = healthPath
@@ -27,7 +29,8 @@ public struct HealthReport: Sendable {
     }
 
     /// What a health line says when OpenCode 2 asked for a password none was given for.
-    public static let passwordAskedText = "it asks for a password; none given here: the API and event stream were not checked"
+    public static let passwordAskedText =
+        "it asks for a password; none given here: the API and event stream were not checked"
     /// How to have them checked.
     public static let passwordAskedFix = "to check them, set OPENCODE_PASSWORD or give --password-file PATH"
 }
@@ -61,8 +64,11 @@ public struct HealthCheck: Sendable {
     /// The generations whose health routes are tried (`OpenCodeGeneration.known`).
     public var generations = OpenCodeGeneration.known
 
-    public init(localPort: Int, remote: HostPort, reverseCommand: String, timeout: Double = Double(Defaults.healthTimeoutSeconds),
-                credentials: OpenCodeCredentials = OpenCodeCredentials()) {
+    public init(
+        localPort: Int, remote: HostPort, reverseCommand: String,
+        timeout: Double = Double(Defaults.healthTimeoutSeconds),
+        credentials: OpenCodeCredentials = OpenCodeCredentials()
+    ) {
         self.localPort = localPort
         self.remote = remote
         self.reverseCommand = reverseCommand
@@ -72,7 +78,8 @@ public struct HealthCheck: Sendable {
 
     private func probe(deadline: Date) -> HTTPProbe {
         HTTPProbe(
-            host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
+            host: localHost, port: localPort, deadline: deadline, authorization: credentials.authorization,
+            secrets: credentials.secrets)
     }
 
     /// Walks the health routes until one names OpenCode's version and generation.
@@ -102,13 +109,15 @@ public struct HealthCheck: Sendable {
             } catch {
                 throw describe(error, what: "GET \(route.path)")
             }
-            let answer = OpenCodeAnswer.classify(path: route.path, status: head.status, contentType: head.headers["content-type"],
-                                                 body: body, secrets: credentials.secrets, generations: generations)
+            let answer = OpenCodeAnswer.classify(
+                path: route.path, status: head.status, contentType: head.headers["content-type"],
+                body: body, secrets: credentials.secrets, generations: generations)
             switch answer {
             case .openCode(let version, let generation):
-                return HealthAnswer(version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
-                                    ms: Int(Date().timeIntervalSince(started) * 1000),
-                                    serverPort: generation.api.serverPort(health: route.path, body: body))
+                return HealthAnswer(
+                    version: credentials.shown(version, limit: 80), generation: generation, path: route.path,
+                    ms: Int(Date().timeIntervalSince(started) * 1000),
+                    serverPort: generation.api.serverPort(health: route.path, body: body))
             case .needsPassword:
                 refusals.append((route.path, answer))
             case .foreign(let detail):
@@ -118,21 +127,26 @@ public struct HealthCheck: Sendable {
                 throw gatewayError(answer)
             case .routeMissing, .webPage:
                 if firstMiss == nil {
-                    firstMiss = "HTTP \(head.status) from "
+                    firstMiss =
+                        "HTTP \(head.status) from "
                         + "\(route.path)\(body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(body, secrets: credentials.secrets))")"
                 }
             }
             // A refusal that names its generation says what it is: no need to ask the other routes.
-            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations), !named.api.ownsUnnamedRefusals {
+            if let named = OpenCodeAnswer.refusingGeneration(refusals, generations: generations),
+                !named.api.ownsUnnamedRefusals
+            {
                 break walk
             }
         }
         if !refusals.isEmpty {
             let generation = OpenCodeAnswer.refusingGeneration(refusals, generations: generations)
             if let generation, generation.api.refusalProvesServer, credentials.password == nil,
-               let refused = refusals.first(where: { $0.answer == .needsPassword(generation: generation) }) {
-                return HealthAnswer(version: String(generation.rawValue), generation: generation, path: refused.path,
-                                    ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
+                let refused = refusals.first(where: { $0.answer == .needsPassword(generation: generation) })
+            {
+                return HealthAnswer(
+                    version: String(generation.rawValue), generation: generation, path: refused.path,
+                    ms: Int(Date().timeIntervalSince(started) * 1000), passwordAsked: true)
             }
             throw passwordError(generation)
         }
@@ -143,7 +157,8 @@ public struct HealthCheck: Sendable {
     private func passwordError(_ generation: OpenCodeGeneration?) -> HealthError {
         credentials.password == nil
             ? HealthError.healthNeedsPassword(generation: generation)
-            : HealthError.healthPasswordRefused(generation: generation, username: credentials.username, source: credentials.sourceText)
+            : HealthError.healthPasswordRefused(
+                generation: generation, username: credentials.username, source: credentials.sourceText)
     }
 
     private func notOpenCode(_ detail: String) -> HealthError {
@@ -152,25 +167,29 @@ public struct HealthCheck: Sendable {
 
     /// `home up`'s 502, its words shown as text from outside (whatever answers may forge one).
     private func gatewayError(_ answer: HomeGatewayAnswer) -> ForwardError {
-        .openCodeNotRunningAtHome(home: answer.home, detail: credentials.shown(answer.error), fix: credentials.shown(answer.fix))
+        .openCodeNotRunningAtHome(
+            home: answer.home, detail: credentials.shown(answer.error), fix: credentials.shown(answer.fix))
     }
 
     private func describe(_ failure: HTTPProbe.Failure, what: String) -> any OCTunnelFailure {
         switch failure {
         case .cannotConnect(let reason):
-            return HealthError.healthFailed(summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
-                + "(\(reason))", fix: "is `octunnel tunnel up` running?")
+            return HealthError.healthFailed(
+                summary: "cannot reach the local forward \(HostPort(host: localHost, port: localPort)) "
+                    + "(\(reason))", fix: "is `octunnel tunnel up` running?")
         case .closedWithoutAnswer:
             if let reason = forwardRefusal?() {
                 return ForwardError.forwardRefused(remoteHost: remote.host, remotePort: remote.port, reason: reason)
             }
-            return ForwardError.nothingListeningBehindVPS(remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
+            return ForwardError.nothingListeningBehindVPS(
+                remoteHost: remote.host, remotePort: remote.port, reverseCommand: reverseCommand)
         case .silent:
             // Not one byte: sshd accepted for a forward whose home end is gone (a dead session's).
             return ForwardError.staleForward(remoteHost: remote.host, remotePort: remote.port, seconds: Int(timeout))
         case .timedOut:
-            return HealthError.healthFailed(summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
-                                 fix: "the home machine may be asleep or OpenCode busy; check `opencode serve` there")
+            return HealthError.healthFailed(
+                summary: "\(what) through VPS \(remote) got no answer within \(Int(timeout)) s",
+                fix: "the home machine may be asleep or OpenCode busy; check `opencode serve` there")
         case .malformed(let detail):
             return notOpenCode(detail)
         }
@@ -193,17 +212,19 @@ public struct HealthCheck: Sendable {
             switch result.head.status {
             case 200:
                 guard result.found else {
-                    throw HealthError.healthFailed(summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
-                                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart "
-                                            + "`opencode serve` on the home machine")
+                    throw HealthError.healthFailed(
+                        summary: "the event stream \(path) did not send server.connected within \(Int(timeout)) s",
+                        fix: "OpenCode answers but its event stream is not ready; clients would miss events. Restart "
+                            + "`opencode serve` on the home machine")
                 }
                 return (path, Int(Date().timeIntervalSince(started) * 1000))
             case 401:
                 throw passwordError(generation)
             default:
                 let type = result.head.headers["content-type"]
-                let answer = OpenCodeAnswer.classify(path: path, status: result.head.status, contentType: type, body: result.body,
-                                                     secrets: credentials.secrets, generations: generations)
+                let answer = OpenCodeAnswer.classify(
+                    path: path, status: result.head.status, contentType: type, body: result.body,
+                    secrets: credentials.secrets, generations: generations)
                 if case .routeMissing = answer {
                     missing.append(path)
                     continue
@@ -211,13 +232,16 @@ public struct HealthCheck: Sendable {
                 if case .homeGateway(let gateway) = answer {
                     throw gatewayError(gateway)
                 }
-                throw notOpenCode("HTTP \(result.head.status) from "
-                    + "\(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")")
+                throw notOpenCode(
+                    "HTTP \(result.head.status) from "
+                        + "\(path)\(result.body.isEmpty ? "" : ": \(OpenCodeAnswer.preview(result.body, secrets: credentials.secrets))")"
+                )
             }
         }
         let missed = missing.joined(separator: " and ")
-        throw HealthError.healthFailed(summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
-                            fix: "clients need it to follow sessions; update OpenCode on the home machine")
+        throw HealthError.healthFailed(
+            summary: "OpenCode (\(generation.label)) has no event stream: \(missed) answered 404",
+            fix: "clients need it to follow sessions; update OpenCode on the home machine")
     }
 
     /// Both steps; the report says the version, the generation and how long each took. When
@@ -226,12 +250,14 @@ public struct HealthCheck: Sendable {
     public func run() throws -> HealthReport {
         let health = try health()
         if health.passwordAsked {
-            return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: "",
-                                healthMilliseconds: health.ms, eventsMilliseconds: 0, passwordAsked: true)
+            return HealthReport(
+                version: health.version, generation: health.generation, healthPath: health.path, eventsPath: "",
+                healthMilliseconds: health.ms, eventsMilliseconds: 0, passwordAsked: true)
         }
         let events = try events(generation: health.generation)
-        return HealthReport(version: health.version, generation: health.generation, healthPath: health.path, eventsPath: events.path,
-                            healthMilliseconds: health.ms, eventsMilliseconds: events.ms, serverPort: health.serverPort)
+        return HealthReport(
+            version: health.version, generation: health.generation, healthPath: health.path, eventsPath: events.path,
+            healthMilliseconds: health.ms, eventsMilliseconds: events.ms, serverPort: health.serverPort)
     }
 
     /// Where to reach a forward listening on `bind`: the wildcard addresses are reached on loopback.

@@ -28,12 +28,15 @@ public enum HealthError: OCTunnelFailure, Equatable {
             return "\(summary): \(fix)"
         case .healthNeedsPassword(let generation):
             return generation?.api.passwordNeededText
-                ?? "OpenCode asks for a password: set OPENCODE_PASSWORD (and " + "OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
+                ?? "OpenCode asks for a password: set OPENCODE_PASSWORD (and "
+                + "OPENCODE_SERVER_USERNAME if it is not `opencode`), or give --password-file PATH."
         case .healthPasswordRefused(let generation, let username, let source):
             let hint = (generation ?? .one).api.passwordRefusedHint
-            return "OpenCode refused the password (from \(source)) for user " + "`\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
+            return "OpenCode refused the password (from \(source)) for user "
+                + "`\(username)`: \(hint); set OPENCODE_SERVER_USERNAME if its user is not `opencode`."
         case .notOpenCode(let remoteHost, let remotePort, let detail):
-            return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) " + "but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
+            return "something answers on VPS \(Self.endpoint(remoteHost, remotePort)) "
+                + "but it is not an OpenCode server (\(detail)): check --remote-port and --home-port."
         }
     }
 }

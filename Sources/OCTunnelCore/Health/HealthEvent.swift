@@ -15,15 +15,20 @@ public enum HealthEvent: Sendable {
     public var text: String {
         switch self {
         case .tunnelPassed(let report, let host, _) where report.passwordAsked:
-            return "health ✓ OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
+            return
+                "health ✓ OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .tunnelPassed(let report, let host, let password):
-            return "health ✓ OpenCode \(report.version) (\(report.generation.label)) " + "healthy through \(host) (\(report.healthMilliseconds) ms), " + "event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
+            return "health ✓ OpenCode \(report.version) (\(report.generation.label)) "
+                + "healthy through \(host) (\(report.healthMilliseconds) ms), "
+                + "event stream \(report.eventsPath) ready (\(report.eventsMilliseconds) ms), \(password)"
         case .tunnelFailed(let error):
             return "health ✗ \(error.localizedDescription)"
         case .homePassed(let report, let home, _) where report.passwordAsked:
-            return "home health ✓ OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
+            return
+                "home health ✓ OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
         case .homePassed(let report, let home, let password):
-            return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) " + "on \(home), event stream \(report.eventsPath) ready, \(password)"
+            return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) "
+                + "on \(home), event stream \(report.eventsPath) ready, \(password)"
         case .homeFailed(let error, let home):
             return "home health ✗ on \(home): \(error.localizedDescription)"
         }
@@ -33,25 +38,39 @@ public enum HealthEvent: Sendable {
     public var jsonObject: [String: Any] {
         switch self {
         case .tunnelPassed(let report, _, let password) where report.passwordAsked,
-             .homePassed(let report, _, let password) where report.passwordAsked:
-            var object: [String: Any] = ["event": "health", "status": "connected", "healthy": true, "api": report.generation.rawValue,
-                                         "path": report.healthPath, "password": password, "passwordAsked": true,
-                                         "unchecked": ["api", "events"], "message": "OpenCode 2 reached (\(HealthReport.passwordAskedText))"]
-            if case .homePassed(_, let home, _) = self { object["home"] = home.description } else { object["ms"] = report.healthMilliseconds }
+            .homePassed(let report, _, let password) where report.passwordAsked:
+            var object: [String: Any] = [
+                "event": "health", "status": "connected", "healthy": true, "api": report.generation.rawValue,
+                "path": report.healthPath, "password": password, "passwordAsked": true,
+                "unchecked": ["api", "events"], "message": "OpenCode 2 reached (\(HealthReport.passwordAskedText))",
+            ]
+            if case .homePassed(_, let home, _) = self {
+                object["home"] = home.description
+            } else {
+                object["ms"] = report.healthMilliseconds
+            }
             return object
         case .tunnelPassed(let report, _, let password):
-            return ["event": "health", "status": "connected", "healthy": true, "version": report.version,
-                    "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
-                    "password": password, "ms": report.healthMilliseconds, "eventsMs": report.eventsMilliseconds]
+            return [
+                "event": "health", "status": "connected", "healthy": true, "version": report.version,
+                "api": report.generation.rawValue, "path": report.healthPath, "eventsPath": report.eventsPath,
+                "password": password, "ms": report.healthMilliseconds, "eventsMs": report.eventsMilliseconds,
+            ]
         case .tunnelFailed(let error):
-            return ["event": "health", "status": "error", "healthy": false, "layer": error.layer,
-                    "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]
+            return [
+                "event": "health", "status": "error", "healthy": false, "layer": error.layer,
+                "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue),
+            ]
         case .homePassed(let report, let home, let password):
-            return ["event": "health", "status": "connected", "healthy": true, "version": report.version,
-                    "api": report.generation.rawValue, "home": home.description, "password": password]
+            return [
+                "event": "health", "status": "connected", "healthy": true, "version": report.version,
+                "api": report.generation.rawValue, "home": home.description, "password": password,
+            ]
         case .homeFailed(let error, let home):
-            return ["event": "health", "status": "error", "healthy": false, "layer": error.layer, "home": home.description,
-                    "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]
+            return [
+                "event": "health", "status": "error", "healthy": false, "layer": error.layer, "home": home.description,
+                "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue),
+            ]
         }
     }
 
@@ -59,15 +78,23 @@ public enum HealthEvent: Sendable {
     public func record(checkedAt: Date) -> StatusSnapshot.Health {
         switch self {
         case .tunnelPassed(let report, let host, _) where report.passwordAsked:
-            return .init(ok: true, version: nil, checkedAt: checkedAt, detail: "OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText))")
+            return .init(
+                ok: true, version: nil, checkedAt: checkedAt,
+                detail: "OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText))")
         case .homePassed(let report, let home, _) where report.passwordAsked:
-            return .init(ok: true, version: nil, checkedAt: checkedAt, detail: "OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText))")
+            return .init(
+                ok: true, version: nil, checkedAt: checkedAt,
+                detail: "OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText))")
         case .tunnelPassed(let report, let host, _):
-            return .init(ok: true, version: report.version, checkedAt: checkedAt,
-                         detail: "OpenCode \(report.version) (\(report.generation.label)) through \(host), event stream \(report.eventsPath) ready")
+            return .init(
+                ok: true, version: report.version, checkedAt: checkedAt,
+                detail:
+                    "OpenCode \(report.version) (\(report.generation.label)) through \(host), event stream \(report.eventsPath) ready"
+            )
         case .homePassed(let report, let home, _):
-            return .init(ok: true, version: report.version, checkedAt: checkedAt,
-                         detail: "OpenCode \(report.version) (\(report.generation.label)) on \(home)")
+            return .init(
+                ok: true, version: report.version, checkedAt: checkedAt,
+                detail: "OpenCode \(report.version) (\(report.generation.label)) on \(home)")
         case .tunnelFailed(let error), .homeFailed(let error, _):
             return .init(ok: false, version: nil, checkedAt: checkedAt, detail: error.localizedDescription)
         }

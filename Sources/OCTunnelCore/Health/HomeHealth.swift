@@ -16,11 +16,16 @@ public struct HomeHealth: Sendable {
             try Sockets.connect(host: home.host, port: home.port, timeout: min(timeout, 5)).close()
         } catch {
             let reason: String
-            if case .refused = error { reason = "connection refused" } else { reason = error.failure.localizedDescription }
+            if case .refused = error {
+                reason = "connection refused"
+            } else {
+                reason = error.failure.localizedDescription
+            }
             emit(.engine(.homeUnreachable(target: home, reason: reason)))
             return .init(ok: false, version: nil, checkedAt: Date(), detail: "nothing listens on \(home): \(reason)")
         }
-        var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
+        var check = HealthCheck(
+            localPort: home.port, remote: home, reverseCommand: "", timeout: timeout, credentials: credentials)
         check.localHost = home.host
         let event: HealthEvent
         do {

@@ -27,13 +27,18 @@ public struct TunnelCheck: Sendable {
     public let healthTimeout: Double
     public let credentials: OpenCodeCredentials
 
-    public init(options: TunnelOptions, healthTimeout: Double = Double(Defaults.healthTimeoutSeconds), credentials: OpenCodeCredentials = OpenCodeCredentials()) {
+    public init(
+        options: TunnelOptions, healthTimeout: Double = Double(Defaults.healthTimeoutSeconds),
+        credentials: OpenCodeCredentials = OpenCodeCredentials()
+    ) {
         var options = options
         options.exitOnFirstFailure = true
         options.waitsOutPenalty = false
         // Every forward on a private port (0: a free one each).
         options.forwards = options.forwards.map {
-            Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: 0), target: $0.target, isOpenCode: $0.isOpenCode)
+            Forward(
+                direction: .local, listen: HostPort(host: Defaults.bind, port: 0), target: $0.target,
+                isOpenCode: $0.isOpenCode)
         }
         self.options = options
         self.healthTimeout = healthTimeout
@@ -46,7 +51,10 @@ public struct TunnelCheck: Sendable {
         do {
             engine = try Engine(tunnel: options) { event in
                 if case .stage(let report) = event {
-                    collector.add(CheckStage(name: report.stage.rawValue, ok: true, milliseconds: report.milliseconds, detail: report.detail))
+                    collector.add(
+                        CheckStage(
+                            name: report.stage.rawValue, ok: true, milliseconds: report.milliseconds,
+                            detail: report.detail))
                 } else if case .forwarding = event {
                     collector.forwarding()
                 }
@@ -70,7 +78,10 @@ public struct TunnelCheck: Sendable {
             collector.waitForEngine()
         }
         guard collector.waitForForwardingOrFailure() else {
-            let error = collector.engineError ?? ConnectError.sshFailure(host: options.connection.target.host, port: options.connection.target.port, detail: "stopped")
+            let error =
+                collector.engineError
+                ?? ConnectError.sshFailure(
+                    host: options.connection.target.host, port: options.connection.target.port, detail: "stopped")
             let done = Set(collector.result.stages.map(\.name))
             let failedStage = ConnectStage.allCases.first { !done.contains($0.rawValue) }?.rawValue ?? error.layer
             return collector.fail(failedStage, error)
@@ -84,8 +95,10 @@ public struct TunnelCheck: Sendable {
 
     /// OpenCode's forward: the forward, the health routes, the event stream.
     private func checkOpenCode(_ engine: Engine, _ collector: StageCollector) -> CheckResult {
-        var check = HealthCheck(localPort: engine.listenPorts[0], remote: options.openCode.target, reverseCommand: options.reverseCommand(for: options.openCode),
-                                timeout: healthTimeout, credentials: credentials)
+        var check = HealthCheck(
+            localPort: engine.listenPorts[0], remote: options.openCode.target,
+            reverseCommand: options.reverseCommand(for: options.openCode),
+            timeout: healthTimeout, credentials: credentials)
         check.forwardRefusal = { engine.lastForwardRefusal(0) }
         let started = Date()
         let health: HealthAnswer
@@ -94,22 +107,40 @@ public struct TunnelCheck: Sendable {
         } catch {
             let error = asFailure(error)
             if error.layer == "forward" { return collector.fail("forward", error) }
-            collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"))
+            collector.add(
+                CheckStage(
+                    name: "forward", ok: true, milliseconds: 0,
+                    detail: "VPS \(options.openCode.target) accepts connections"))
             return collector.fail(error.layer == "home" ? "home" : "health", error)
         }
         let total = Int(Date().timeIntervalSince(started) * 1000)
-        collector.add(CheckStage(name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"))
+        collector.add(
+            CheckStage(
+                name: "forward", ok: true, milliseconds: 0, detail: "VPS \(options.openCode.target) accepts connections"
+            ))
         if health.passwordAsked {
-            collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
-                                     detail: "OpenCode 2 reached through \(options.connection.target.host) (\(health.path)): \(HealthReport.passwordAskedText)"))
-            collector.add(CheckStage(name: "events", ok: true, milliseconds: 0, detail: "not checked: \(HealthReport.passwordAskedFix)", skipped: true))
+            collector.add(
+                CheckStage(
+                    name: "health", ok: true, milliseconds: total,
+                    detail:
+                        "OpenCode 2 reached through \(options.connection.target.host) (\(health.path)): \(HealthReport.passwordAskedText)"
+                ))
+            collector.add(
+                CheckStage(
+                    name: "events", ok: true, milliseconds: 0, detail: "not checked: \(HealthReport.passwordAskedFix)",
+                    skipped: true))
             return collector.result
         }
-        collector.add(CheckStage(name: "health", ok: true, milliseconds: total,
-                                 detail: "OpenCode \(health.version) (\(health.generation.label)) healthy " + "through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
+        collector.add(
+            CheckStage(
+                name: "health", ok: true, milliseconds: total,
+                detail: "OpenCode \(health.version) (\(health.generation.label)) healthy "
+                    + "through \(options.connection.target.host) (\(health.path)), \(credentials.usedText)"))
         do {
             let events = try check.events(generation: health.generation)
-            collector.add(CheckStage(name: "events", ok: true, milliseconds: events.ms, detail: "\(events.path) sent server.connected"))
+            collector.add(
+                CheckStage(
+                    name: "events", ok: true, milliseconds: events.ms, detail: "\(events.path) sent server.connected"))
         } catch {
             return collector.fail("events", error)
         }
@@ -129,19 +160,27 @@ public struct TunnelCheck: Sendable {
             let error: any OCTunnelFailure
             switch reach {
             case .answered(let what):
-                collector.add(CheckStage(name: name, ok: true, milliseconds: ms, detail: "VPS \(forward.target) answered: \(what)"))
+                collector.add(
+                    CheckStage(
+                        name: name, ok: true, milliseconds: ms, detail: "VPS \(forward.target) answered: \(what)"))
                 continue
             case .nothingBehindVPS:
-                error = ForwardError.nothingListeningBehindVPS(remoteHost: forward.target.host, remotePort: forward.target.port,
-                                                   reverseCommand: options.reverseCommand(for: forward))
+                error = ForwardError.nothingListeningBehindVPS(
+                    remoteHost: forward.target.host, remotePort: forward.target.port,
+                    reverseCommand: options.reverseCommand(for: forward))
             case .refused(let reason):
-                error = ForwardError.forwardRefused(remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
+                error = ForwardError.forwardRefused(
+                    remoteHost: forward.target.host, remotePort: forward.target.port, reason: reason)
             case .localForwardFailed(let reason):
-                error = HealthError.healthFailed(summary: "cannot reach the check's own forward to VPS \(forward.target) (\(reason))", fix: "run the check again")
+                error = HealthError.healthFailed(
+                    summary: "cannot reach the check's own forward to VPS \(forward.target) (\(reason))",
+                    fix: "run the check again")
             case .nothingAtHome(let answer):
-                error = ForwardError.nothingListeningAtHome(remote: forward.target, home: answer.home, detail: OutsideText.shown(answer.error))
+                error = ForwardError.nothingListeningAtHome(
+                    remote: forward.target, home: answer.home, detail: OutsideText.shown(answer.error))
             }
-            collector.addFailure(CheckStage(name: name, ok: false, milliseconds: ms, detail: error.localizedDescription))
+            collector.addFailure(
+                CheckStage(name: name, ok: false, milliseconds: ms, detail: error.localizedDescription))
             if first == nil { first = error }
         }
         return first
@@ -172,7 +211,10 @@ private final class StageCollector: @unchecked Sendable {
 
     func fail(_ name: String, _ thrown: any Error) -> CheckResult {
         let error = asFailure(thrown)
-        add(CheckStage(name: name, ok: false, milliseconds: Int(Date().timeIntervalSince(started) * 1000), detail: error.localizedDescription))
+        add(
+            CheckStage(
+                name: name, ok: false, milliseconds: Int(Date().timeIntervalSince(started) * 1000),
+                detail: error.localizedDescription))
         condition.lock()
         defer { condition.unlock() }
         result.failure = error

@@ -32,8 +32,9 @@ public struct TunnelHealth: Sendable {
         // After the session that just came up: what the follower streamed before is on an older one.
         let sessionSince = MonotonicClock.now()
         let thread = Thread {
-            var check = HealthCheck(localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
-                                    credentials: credentials)
+            var check = HealthCheck(
+                localPort: localPort, remote: remote, reverseCommand: reverseCommand, timeout: timeout,
+                credentials: credentials)
             check.forwardRefusal = { engine?.lastForwardRefusal(0) }
             check.localHost = HealthCheck.address(forBind: bind)
             let event: HealthEvent
@@ -45,8 +46,9 @@ public struct TunnelHealth: Sendable {
             engine?.recordHealth(event.record(checkedAt: Date()))
             emit(event)
             if case .tunnelPassed(let report, _, _) = event, let engine {
-                wiring?.openCodeAnswered(report, host: HealthCheck.address(forBind: bind), port: localPort, engine: engine,
-                                         sessionSince: sessionSince)
+                wiring?.openCodeAnswered(
+                    report, host: HealthCheck.address(forBind: bind), port: localPort, engine: engine,
+                    sessionSince: sessionSince)
             }
         }
         thread.start()

@@ -19,8 +19,10 @@ public struct HomeOpenCode: Sendable {
     /// `configured`: the address from the flags, the saved settings or the default;
     /// `portGiven`: whether the user chose its port (`--home-port`, or a saved port other than
     /// the default). `answers` says whether something accepts connections on an address.
-    public static func choose(configured: HostPort, portGiven: Bool, files: OpenCodeServiceFiles = OpenCodeServiceFiles(),
-                              answers: (HostPort) -> Bool = HomeOpenCode.accepts) -> HomeOpenCode {
+    public static func choose(
+        configured: HostPort, portGiven: Bool, files: OpenCodeServiceFiles = OpenCodeServiceFiles(),
+        answers: (HostPort) -> Bool = HomeOpenCode.accepts
+    ) -> HomeOpenCode {
         guard !portGiven else { return HomeOpenCode(home: configured, service: nil, lines: []) }
         let (found, problems) = files.find(allowedHost: configured.host)
         var lines = problems.map { OutsideText.shown($0.text) }
@@ -32,11 +34,18 @@ public struct HomeOpenCode: Sendable {
         if let registration = service.registration {
             line = "OpenCode 2's background service (\(service.channel)) at \(service.address), from \(registration)"
         } else {
-            line = "OpenCode 2's background service (\(service.channel)) " + "is not running; its settings name \(service.address) " + "(from \(files.shown(files.configDirectory))): forwarding there"
+            line =
+                "OpenCode 2's background service (\(service.channel)) "
+                + "is not running; its settings name \(service.address) "
+                + "(from \(files.shown(files.configDirectory))): forwarding there"
         }
-        line += service.passwordFile.map { "; its password from \($0), kept on this machine" } ?? "; no password in its files"
+        line +=
+            service.passwordFile.map { "; its password from \($0), kept on this machine" }
+            ?? "; no password in its files"
         if service.address != configured, answers(configured) {
-            line += "; OpenCode also answers on \(configured) (a foreground " + "`opencode serve`?): give --home-port \(configured.port) to forward that one instead"
+            line +=
+                "; OpenCode also answers on \(configured) (a foreground "
+                + "`opencode serve`?): give --home-port \(configured.port) to forward that one instead"
         }
         lines.append(OutsideText.shown(line))
         return HomeOpenCode(home: service.address, service: service, lines: lines)
@@ -45,13 +54,16 @@ public struct HomeOpenCode: Sendable {
     /// The health test's credentials: the user's when they gave a password, else the service's.
     public func credentials(given: OpenCodeCredentials) -> OpenCodeCredentials {
         guard given.password == nil, given.source == nil, let service, let password = service.password,
-              let file = service.passwordFile else { return given }
+            let file = service.passwordFile
+        else { return given }
         return OpenCodeCredentials(password: password, source: .openCodeService(file))
     }
 
     /// Whether something accepts a TCP connection on `address` within a second.
     public static func accepts(_ address: HostPort) -> Bool {
-        guard let socket = try? Sockets.connect(host: address.host, port: address.port, timeout: 1) else { return false }
+        guard let socket = try? Sockets.connect(host: address.host, port: address.port, timeout: 1) else {
+            return false
+        }
         socket.close()
         return true
     }

@@ -21,7 +21,9 @@ public struct OpenCodeServiceFiles: Sendable {
     public let environment: [String: String]
     public let userHome: String
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, userHome: String = NSHomeDirectory()) {
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, userHome: String = NSHomeDirectory()
+    ) {
         self.environment = environment
         self.userHome = userHome
     }
@@ -32,7 +34,8 @@ public struct OpenCodeServiceFiles: Sendable {
     public static func fileName(channel: String) -> String {
         if ["latest", "dev", "beta", "next"].contains(channel) { return "service.json" }
         let safe = channel.unicodeScalars.map { scalar -> String in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar)) ? String(scalar) : "-"
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
+                ? String(scalar) : "-"
         }.joined()
         return "service-\(safe).json"
     }
@@ -95,7 +98,9 @@ public struct OpenCodeServiceFiles: Sendable {
     /// `allowedHost`, the home host the user gave), and a password goes only to the address its
     /// own file names (the settings' password to a registration only when it names the port
     /// and host the settings do).
-    public func find(allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns) -> (
+    public func find(
+        allowedHost: String? = nil, processRuns: (Int) -> Bool = OpenCodeServiceFiles.processRuns
+    ) -> (
         service: Service?, problems: [Problem]
     ) {
         var problems: [Problem] = []
@@ -110,33 +115,51 @@ public struct OpenCodeServiceFiles: Sendable {
             if let registration = read(registrationPath, problems: &problems) {
                 switch Self.address(ofURL: registration.url) {
                 case .some(let address) where !Self.isOnThisMachine(address.host, allowedHost: allowedHost):
-                    problems.append(Problem(path: shown(registrationPath), reason: "names \(address), not a loopback address: not "
-                        + "used (octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(
+                        Problem(
+                            path: shown(registrationPath),
+                            reason: "names \(address), not a loopback address: not "
+                                + "used (octunnel forwards only to this machine, or to the --home-host you give)"))
                 case .some(let address):
                     let pid = registration.pid
                     if let pid, pid > 0, !processRuns(pid) {
-                        problems.append(Problem(path: shown(registrationPath), reason: "names process \(pid), which is not running: "
-                            + "a stale registration"))
+                        problems.append(
+                            Problem(
+                                path: shown(registrationPath),
+                                reason: "names process \(pid), which is not running: "
+                                    + "a stale registration"))
                     } else {
                         let own = nonEmpty(registration.password)
                         let fromSettings =
-                            own == nil && settingsAddress.map { Self.sameService($0, address) } == true ? settingsPassword : nil
+                            own == nil && settingsAddress.map { Self.sameService($0, address) } == true
+                            ? settingsPassword : nil
                         let password = own ?? fromSettings
-                        let file = own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil
-                        return (Service(address: address, password: password, registration: shown(registrationPath),
-                                        passwordFile: file, channel: channel, pid: pid), problems)
+                        let file =
+                            own != nil ? shown(registrationPath) : fromSettings != nil ? shown(settingsPath) : nil
+                        return (
+                            Service(
+                                address: address, password: password, registration: shown(registrationPath),
+                                passwordFile: file, channel: channel, pid: pid), problems
+                        )
                     }
                 case .none:
-                    problems.append(Problem(path: shown(registrationPath), reason: "has no usable \"url\" (an http://HOST:PORT address)"))
+                    problems.append(
+                        Problem(
+                            path: shown(registrationPath), reason: "has no usable \"url\" (an http://HOST:PORT address)"
+                        ))
                 }
             }
             if settings != nil, fromSettings == nil {
                 if let address = settingsAddress, Self.isOnThisMachine(address.host, allowedHost: allowedHost) {
-                    fromSettings = Service(address: address, password: settingsPassword, registration: nil,
-                                           passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
+                    fromSettings = Service(
+                        address: address, password: settingsPassword, registration: nil,
+                        passwordFile: settingsPassword != nil ? shown(settingsPath) : nil, channel: channel, pid: nil)
                 } else if let address = settingsAddress {
-                    problems.append(Problem(path: shown(settingsPath), reason: "names \(address), not a loopback address: not used "
-                        + "(octunnel forwards only to this machine, or to the --home-host you give)"))
+                    problems.append(
+                        Problem(
+                            path: shown(settingsPath),
+                            reason: "names \(address), not a loopback address: not used "
+                                + "(octunnel forwards only to this machine, or to the --home-host you give)"))
                 } else {
                     problems.append(Problem(path: shown(settingsPath), reason: "names no usable hostname and port"))
                 }
@@ -151,7 +174,9 @@ public struct OpenCodeServiceFiles: Sendable {
         let port = settings.port ?? defaultPort(channel: channel)
         let named = settings.hostname.flatMap { $0.isEmpty ? nil : $0 }
         let host = named.map { HealthCheck.address(forBind: $0) } ?? Defaults.homeHost
-        guard (1...65535).contains(port), (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil else {
+        guard (1...65535).contains(port),
+            (try? HostPort.parse(host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")) != nil
+        else {
             return nil
         }
         return HostPort(host: host, port: port)
@@ -160,7 +185,8 @@ public struct OpenCodeServiceFiles: Sendable {
     /// Whether `host` is this machine as an address says it (loopback, or `localhost`), or the
     /// home host the user gave.
     static func isOnThisMachine(_ host: String, allowedHost: String?) -> Bool {
-        Sockets.isLoopback(host) || host.lowercased() == "localhost" || (allowedHost.map { $0.lowercased() == host.lowercased() } ?? false)
+        Sockets.isLoopback(host) || host.lowercased() == "localhost"
+            || (allowedHost.map { $0.lowercased() == host.lowercased() } ?? false)
     }
 
     /// Whether the settings' address and a registration's are the same service: one port, and
@@ -168,7 +194,8 @@ public struct OpenCodeServiceFiles: Sendable {
     private static func sameService(_ settings: HostPort, _ registration: HostPort) -> Bool {
         guard settings.port == registration.port else { return false }
         let loopback = { (host: String) in Sockets.isLoopback(host) || host.lowercased() == "localhost" }
-        return settings.host.lowercased() == registration.host.lowercased() || (loopback(settings.host) && loopback(registration.host))
+        return settings.host.lowercased() == registration.host.lowercased()
+            || (loopback(settings.host) && loopback(registration.host))
     }
 
     /// A file's JSON object; nil when it is absent; a problem when it is there but not to be
@@ -181,7 +208,9 @@ public struct OpenCodeServiceFiles: Sendable {
         do {
             opened = try OpenedFile.open(path, followingLinks: false)
         } catch {
-            let reason = error.errno == .symbolicLink ? "is a symbolic link: not followed, not used (OpenCode writes a file there)"
+            let reason =
+                error.errno == .symbolicLink
+                ? "is a symbolic link: not followed, not used (OpenCode writes a file there)"
                 : "cannot be read (\(error.errno.description.lowercased()))"
             problems.append(Problem(path: shown(path), reason: reason))
             return nil
@@ -192,13 +221,19 @@ public struct OpenCodeServiceFiles: Sendable {
             return nil
         }
         guard file.info.isOwnedByMe else {
-            problems.append(Problem(path: shown(path), reason: "is owned by uid \(file.info.owner), not you: not used (anyone else "
-                + "could write what it says)"))
+            problems.append(
+                Problem(
+                    path: shown(path),
+                    reason: "is owned by uid \(file.info.owner), not you: not used (anyone else "
+                        + "could write what it says)"))
             return nil
         }
         guard !file.info.isWritableByOthers else {
-            problems.append(Problem(path: shown(path), reason: "may be written by others (mode "
-                + "\(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
+            problems.append(
+                Problem(
+                    path: shown(path),
+                    reason: "may be written by others (mode "
+                        + "\(String(file.info.permissions, radix: 8))): not used; `chmod go-w` it"))
             return nil
         }
         let bytes: [UInt8]
@@ -220,12 +255,16 @@ public struct OpenCodeServiceFiles: Sendable {
     /// wildcards made loopback as `localURL` upstream does.
     static func address(ofURL value: String?) -> HostPort? {
         guard let text = value, let url = URL(string: text), url.scheme == "http" || url.scheme == "https",
-              var host = url.host, !host.isEmpty else { return nil }
+            var host = url.host, !host.isEmpty
+        else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = url.port ?? (url.scheme == "https" ? 443 : 80)
         guard (1...65535).contains(port) else { return nil }
         let connectable = HealthCheck.address(forBind: host)
-        guard (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)")) != nil else {
+        guard
+            (try? HostPort.parse(connectable.contains(":") ? "[\(connectable)]:\(port)" : "\(connectable):\(port)"))
+                != nil
+        else {
             return nil
         }
         return HostPort(host: connectable, port: port)

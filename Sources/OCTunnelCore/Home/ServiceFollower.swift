@@ -34,8 +34,11 @@ final class ServiceFollower: @unchecked Sendable {
 
     /// `allowedHost`: the home host the user gave (the files may name it as well as loopback);
     /// `wake`: wakes the loop when a read is done.
-    init(current: HostPort, files: OpenCodeServiceFiles = OpenCodeServiceFiles(), allowedHost: String? = nil, interval: Double = 1,
-         wake: @escaping @Sendable () -> Void) {
+    init(
+        current: HostPort, files: OpenCodeServiceFiles = OpenCodeServiceFiles(), allowedHost: String? = nil,
+        interval: Double = 1,
+        wake: @escaping @Sendable () -> Void
+    ) {
         self.current = current
         self.files = files
         self.allowedHost = allowedHost
@@ -89,8 +92,10 @@ final class ServiceFollower: @unchecked Sendable {
             // Only a running service's registration moves it: between a stop and the next start
             // the settings name where it may come back, not where it is (the 502 says it is not running).
             var move: Move?
-            if let service = files.find(allowedHost: allowedHost).service, service.registration != nil, service.address != current,
-               let addresses = try? Sockets.resolve(host: service.address.host, port: service.address.port) {
+            if let service = files.find(allowedHost: allowedHost).service, service.registration != nil,
+                service.address != current,
+                let addresses = try? Sockets.resolve(host: service.address.host, port: service.address.port)
+            {
                 move = Move(service: service, addresses: addresses)
             }
             var again = false

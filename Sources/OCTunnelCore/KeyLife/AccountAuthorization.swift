@@ -23,8 +23,10 @@ public struct AccountAuthorization: Sendable {
 
     /// Sets up the account and its drop-in, installs `key`'s line for `role` there and, with
     /// `check` (signing in as the account), proves it.
-    public func authorize(key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                          say: (String) -> Void = { _ in }) throws -> KeyAuthorization.Outcome {
+    public func authorize(
+        key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
+        say: (String) -> Void = { _ in }
+    ) throws -> KeyAuthorization.Outcome {
         let line = KeyAuthorization.line(for: key, role: role, ends: ends, file: keys.file)
         let install = AuthorizedKeysScript.install(line: line, file: keys.file, sshdConfig: keys.sshdConfig)
         let program = AccountScript.program(dropIn, config: keys.sshdConfig, sshd: sshd, install: install)
@@ -34,13 +36,18 @@ public struct AccountAuthorization: Sendable {
         }
         try refuseUnlessReady(report)
         let name = dropIn.account
-        say(report.made ? "Created the account \(name) on \(keys.target): no password, its own home, /bin/sh."
-            : "The account \(name) exists on \(keys.target); it was left as it was.")
+        say(
+            report.made
+                ? "Created the account \(name) on \(keys.target): no password, its own home, /bin/sh."
+                : "The account \(name) exists on \(keys.target); it was left as it was.")
         let file = AccountDropIn.directory(forConfig: keys.sshdConfig) + "/" + dropIn.fileName
-        say("sshd on \(keys.target) refuses \(name) Unix-socket, agent and X11 forwarding, a terminal and ~/.ssh/rc (\(file), "
-            + "\(report.dropIn == "same" ? "already so" : "written"), " + "checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
+        say(
+            "sshd on \(keys.target) refuses \(name) Unix-socket, agent and X11 forwarding, a terminal and ~/.ssh/rc (\(file), "
+                + "\(report.dropIn == "same" ? "already so" : "written"), "
+                + "checked with sshd -t and sshd -T); \(Self.reloadWords(report.reload))")
         if let check { Self.waitForSSHD(check, keyPath: keyPath) }
-        return try keys.installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
+        return try keys.installed(
+            output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
     }
 
     /// The program's refusals and failures as errors, each with its fix.
@@ -50,21 +57,26 @@ public struct AccountAuthorization: Sendable {
         switch (report.result, report.reason ?? "") {
         case (.ready, _): return
         case (.refused, "notroot"):
-            throw AuthorizedKeysError.accountNeedsRoot(target: keys.target, account: name, advice: AccountDropIn.advice(user: name))
+            throw AuthorizedKeysError.accountNeedsRoot(
+                target: keys.target, account: name, advice: AccountDropIn.advice(user: name))
         case (.refused, "nosshd"):
-            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
-                                   reason: "\(sshd) or \(config) is not there (name them with --sshd and --sshd-config)")
+            throw AuthorizedKeysError.accountNotSetUp(
+                target: keys.target, account: name,
+                reason: "\(sshd) or \(config) is not there (name them with --sshd and --sshd-config)")
         case (.refused, "sshdt"):
-            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
-                                   reason: "`sshd -t` refused the configuration with the drop-in (\(report.said ?? "it said nothing")), "
-                                       + "so it was taken out again")
+            throw AuthorizedKeysError.accountNotSetUp(
+                target: keys.target, account: name,
+                reason: "`sshd -t` refused the configuration with the drop-in (\(report.said ?? "it said nothing")), "
+                    + "so it was taken out again")
         case (.refused, "notapplied"):
             let include = "Include \(AccountDropIn.directory(forConfig: config))/*.conf"
-            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name,
-                                   reason: "`sshd -T` shows the drop-in's settings not applied to \(name): \(config) has no `\(include)` "
-                                       + "before its other lines, or an earlier line wins; add `\(include)` at its top")
+            throw AuthorizedKeysError.accountNotSetUp(
+                target: keys.target, account: name,
+                reason: "`sshd -T` shows the drop-in's settings not applied to \(name): \(config) has no `\(include)` "
+                    + "before its other lines, or an earlier line wins; add `\(include)` at its top")
         case (_, let reason):
-            throw AuthorizedKeysError.accountNotSetUp(target: keys.target, account: name, reason: "the step \(reason.isEmpty ? "?" : reason) failed")
+            throw AuthorizedKeysError.accountNotSetUp(
+                target: keys.target, account: name, reason: "the step \(reason.isEmpty ? "?" : reason) failed")
         }
     }
 
@@ -74,7 +86,8 @@ public struct AccountAuthorization: Sendable {
         case "pid": return "sshd was reloaded (SIGHUP to the pid in its PidFile)."
         case "systemctl": return "sshd was reloaded (systemctl reload)."
         default:
-            return "sshd could NOT be reloaded (no running sshd found by its PidFile, no systemctl): it applies the drop-in only once "
+            return
+                "sshd could NOT be reloaded (no running sshd found by its PidFile, no systemctl): it applies the drop-in only once "
                 + "reloaded: run `systemctl reload ssh` (or `kill -HUP` sshd's pid) there."
         }
     }

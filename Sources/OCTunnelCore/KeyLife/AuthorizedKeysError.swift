@@ -38,23 +38,35 @@ public enum AuthorizedKeysError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .userSSHFailed(let target, let detail):
-            return "could not log in to the VPS with your ssh (`ssh \(target)`): " + "\(detail). Check that `ssh \(target)` logs you in, then run this again."
+            return "could not log in to the VPS with your ssh (`ssh \(target)`): "
+                + "\(detail). Check that `ssh \(target)` logs you in, then run this again."
         case .authorizedKeysRefused(let target, let file, let reason):
             return "\(file) on \(target) was left unchanged: \(reason)."
         case .vpsAnswerUnreadable(let target, let detail):
-            return "\(target) did not answer as octunnel's program does (\(detail)); " + "nothing is known to have changed: check with `octunnel keys list \(target)`."
+            return "\(target) did not answer as octunnel's program does (\(detail)); "
+                + "nothing is known to have changed: check with `octunnel keys list \(target)`."
         case .keyLineDoesNotWork(let fingerprint, let target, let reason):
-            return "key \(fingerprint) signs in to \(target), but \(reason). " + "Check the VPS's sshd_config (`AllowTcpForwarding`, " + "`DisableForwarding`, `PermitOpen`, `PermitListen`) and `octunnel keys list \(target)`."
+            return "key \(fingerprint) signs in to \(target), but \(reason). "
+                + "Check the VPS's sshd_config (`AllowTcpForwarding`, "
+                + "`DisableForwarding`, `PermitOpen`, `PermitListen`) and `octunnel keys list \(target)`."
         case .oldKeyStillWorks(let fingerprint, let target):
-            return "the old key \(fingerprint) was retired on \(target) " + "but still signs in: another line lets it in. Remove " + "it (`octunnel keys list \(target)`, then `octunnel " + "keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
+            return "the old key \(fingerprint) was retired on \(target) "
+                + "but still signs in: another line lets it in. Remove "
+                + "it (`octunnel keys list \(target)`, then `octunnel "
+                + "keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
         case .accountNeedsRoot(let target, let account, let advice):
-            return "`ssh \(target)` is not a root login, so octunnel cannot create the account \(account) nor add its sshd drop-in there: "
+            return
+                "`ssh \(target)` is not a root login, so octunnel cannot create the account \(account) nor add its sshd drop-in there: "
                 + "log in as root for `authorize --account` (e.g. `octunnel authorize --account \(account) root@HOST`); "
                 + "meanwhile \(advice)."
         case .accountNotSetUp(let target, let account, let reason):
-            return "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
+            return
+                "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
         case .keyHeldByAnother(let fingerprint, let target, let detail):
-            return "someone else holds this key: revoke it from your " + "own login (`octunnel keys revoke \(fingerprint) " + "\(target)`: its line and every successor), then " + "authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated."
+            return "someone else holds this key: revoke it from your "
+                + "own login (`octunnel keys revoke \(fingerprint) "
+                + "\(target)`: its line and every successor), then "
+                + "authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated."
         }
     }
 }

@@ -12,7 +12,8 @@ public enum AuthorizedKeysPath {
         guard !path.isEmpty else { return "give a path, e.g. \(standard)" }
         if path.hasPrefix("-") { return "a path cannot start with -" }
         guard OctunnelKeyLine.isSafeFile(path) else {
-            return "\"\(OutsideText.shown(path, limit: 200))\" is not a path octunnel " + "writes into a key line: use letters, digits and / . _ - only, at most 255 bytes"
+            return "\"\(OutsideText.shown(path, limit: 200))\" is not a path octunnel "
+                + "writes into a key line: use letters, digits and / . _ - only, at most 255 bytes"
         }
         return nil
     }

@@ -31,7 +31,9 @@ public struct KeyAuthorization: Sendable {
 
     /// The line `role` needs for `key`, with `ends` (the tunnel's forwards' VPS ends, or the
     /// home's listens, OpenCode's first), dated `added` (UTC).
-    public static func line(for key: SSHPublicKey, role: Role, ends: [HostPort], file: String, added: Date = Date()) -> String {
+    public static func line(
+        for key: SSHPublicKey, role: Role, ends: [HostPort], file: String, added: Date = Date()
+    ) -> String {
         let day = OctunnelKeyLine.today(added)
         switch role {
         case .tunnel: return restrictedAuthorizedKeysLine(key, targets: ends, added: day, file: file)
@@ -41,16 +43,23 @@ public struct KeyAuthorization: Sendable {
 
     /// Installs `key`'s line for `role` and, with `check`, proves it by signing in with
     /// `keyPath` and asking for each of the line's ends.
-    public func authorize(key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                          say: (String) -> Void = { _ in }) throws -> Outcome {
+    public func authorize(
+        key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
+        say: (String) -> Void = { _ in }
+    ) throws -> Outcome {
         let line = Self.line(for: key, role: role, ends: ends, file: file)
-        let output = try ssh.run(target: target, program: AuthorizedKeysScript.install(line: line, file: file, sshdConfig: sshdConfig))
-        return try installed(output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
+        let output = try ssh.run(
+            target: target, program: AuthorizedKeysScript.install(line: line, file: file, sshdConfig: sshdConfig))
+        return try installed(
+            output, line: line, key: key, keyPath: keyPath, role: role, ends: ends, check: check, say: say)
     }
 
     /// What the install program printed in `output` (its report), then the proof, as `authorize`.
-    func installed(_ output: String, line: String, key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort], check: KeyCheck?,
-                   say: (String) -> Void) throws -> Outcome {
+    func installed(
+        _ output: String, line: String, key: SSHPublicKey, keyPath: String, role: Role, ends: [HostPort],
+        check: KeyCheck?,
+        say: (String) -> Void
+    ) throws -> Outcome {
         guard let report = AuthorizedKeysReport.parse(output) else {
             throw AuthorizedKeysError.vpsAnswerUnreadable(target: target, detail: Self.shown(output))
         }
@@ -58,19 +67,31 @@ public struct KeyAuthorization: Sendable {
         switch report.result {
         case .added: added = true
         case .present: added = false
-        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: Self.refusal(report, file: file))
+        default:
+            throw AuthorizedKeysError.authorizedKeysRefused(
+                target: target, file: file, reason: Self.refusal(report, file: file))
         }
-        if report.modesFixed { say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.") }
-        say(added ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
-            : "\(file) on \(target) already has a line for \(key.fingerprint); " + "nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
+        if report.modesFixed {
+            say("Made the home directory, ~/.ssh and \(file) on \(target) writable by you only, as sshd requires.")
+        }
+        say(
+            added
+                ? "Added the \(role == .tunnel ? "laptop" : "home") line for \(key.fingerprint) to \(file) on \(target)."
+                : "\(file) on \(target) already has a line for \(key.fingerprint); "
+                    + "nothing was changed (`octunnel keys list \(target)` shows whether it is octunnel's).")
         guard let check, !ends.isEmpty else { return Outcome(line: line, added: added, proof: nil) }
         switch try check.prove(keyPath: keyPath, role: role, ends: ends) {
         case .works(let words):
             return Outcome(line: line, added: added, proof: words)
         case .refused(let why):
             // The key's line was there before: it may be for other forwards, or not octunnel's.
-            let stale = added ? "" : "; the line already there for this key is not " + "this one (other forwards, or an older line): " + "replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
-            throw AuthorizedKeysError.keyLineDoesNotWork(fingerprint: key.fingerprint, target: target, reason: why + stale)
+            let stale =
+                added
+                ? ""
+                : "; the line already there for this key is not " + "this one (other forwards, or an older line): "
+                    + "replace it with `octunnel keys revoke \(key.fingerprint) \(target)`, then authorize again"
+            throw AuthorizedKeysError.keyLineDoesNotWork(
+                fingerprint: key.fingerprint, target: target, reason: why + stale)
         }
     }
 
@@ -83,9 +104,11 @@ public struct KeyAuthorization: Sendable {
         case (.refused, "owner"):
             return report.summary + "; on the VPS, make it yours: `sudo chown $USER: \(file)`"
         case (.refused, "symlink"), (.refused, "notfile"):
-            return report.summary + "; octunnel edits only a regular file of your own: replace it with one (`ls -l \(file)` on the VPS)"
+            return report.summary
+                + "; octunnel edits only a regular file of your own: replace it with one (`ls -l \(file)` on the VPS)"
         case (.failed, _):
-            return report.summary + "; check that you own and may write \(file) and its directory on the VPS (`ls -ld \(file) $(dirname \(file))`)"
+            return report.summary
+                + "; check that you own and may write \(file) and its directory on the VPS (`ls -ld \(file) $(dirname \(file))`)"
         default:
             return report.summary
         }

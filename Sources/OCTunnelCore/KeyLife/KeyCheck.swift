@@ -29,7 +29,9 @@ public struct KeyCheck: Sendable {
             do {
                 return try OneShotSession(settings)
             } catch {
-                guard case ConnectError.closedBeforeGreeting = error, MonotonicClock.now() + pause < deadline else { throw error }
+                guard case ConnectError.closedBeforeGreeting = error, MonotonicClock.now() + pause < deadline else {
+                    throw error
+                }
                 Thread.sleep(forTimeInterval: pause)
                 pause = min(pause * 2, 8)
             }
@@ -98,19 +100,27 @@ public struct KeyCheck: Sendable {
             switch session.tryOpen(end) {
             case .opened: return .works("its forward to \(end) opened")
             case .connectFailed: return .works("its forward to \(end) is allowed (nothing listens there now)")
-            case .prohibited(let why): return .refused("the VPS forbids its forward to \(end) (\(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why): throw ConnectError.sshFailure(host: base.target.host, port: base.target.port, detail: "opening a forward to \(end): \(why)")
+            case .prohibited(let why):
+                return .refused("the VPS forbids its forward to \(end) (\(OutsideText.shown(why, limit: 200)))")
+            case .failed(let why):
+                throw ConnectError.sshFailure(
+                    host: base.target.host, port: base.target.port, detail: "opening a forward to \(end): \(why)")
             }
         case .home:
             switch session.tryListen(end) {
             case .granted: return .works("its listen on \(end) was granted")
-            case .forbidden(let why): return .refused("the VPS forbids it to listen on \(end) (sshd: \(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why): throw ConnectError.sshFailure(host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
+            case .forbidden(let why):
+                return .refused("the VPS forbids it to listen on \(end) (sshd: \(OutsideText.shown(why, limit: 200)))")
+            case .failed(let why):
+                throw ConnectError.sshFailure(
+                    host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
             case .busy:
                 let verb = PortReclaimProgram.command(PortReclaimProgram.inspectVerb, listen: end, index: index)
                 let output = try session.run(verb)
                 guard let report = PortReclaimReport.parse(output), report.result != .refused else {
-                    return .refused("\(end) is taken and the key's line did not answer `\(verb)`: it is not the home's line for that listen")
+                    return .refused(
+                        "\(end) is taken and the key's line did not answer `\(verb)`: it is not the home's line for that listen"
+                    )
                 }
                 return .works("\(end) is held (\(report.summary)) and the key's line answered for it")
             }

@@ -41,10 +41,15 @@ public struct KeyRotation {
     /// Whose key a rotation replaces: the pending rotation's role; else the home's with
     /// `listen`; else the home's when this machine saved only `home up` settings for the profile
     /// (a home machine), else the laptop's.
-    public static func role(listen: Bool, pending: RotationState?, directory: OctunnelDirectory, profile: ProfileName) -> Role {
+    public static func role(
+        listen: Bool, pending: RotationState?, directory: OctunnelDirectory, profile: ProfileName
+    ) -> Role {
         if let pending { return pending.role }
         if listen { return .home }
-        if let saved = try? SavedSettings.load(from: directory, profile: profile), saved.has(.home), !saved.has(.tunnel) { return .home }
+        if let saved = try? SavedSettings.load(from: directory, profile: profile), saved.has(.home), !saved.has(.tunnel)
+        {
+            return .home
+        }
         return .tunnel
     }
 
@@ -54,12 +59,14 @@ public struct KeyRotation {
     public static func keyProblem(_ settings: ResolvedSettings, directory: OctunnelDirectory) -> String? {
         let target = settings.target.description
         if settings.useAgent {
-            return "the \(settings.role) settings for \(target) sign in with " + "the ssh-agent's keys (--agent), not octunnel's key; rotate those keys yourself"
+            return "the \(settings.role) settings for \(target) sign in with "
+                + "the ssh-agent's keys (--agent), not octunnel's key; rotate those keys yourself"
         }
         let used = settings.keyPath(directory: directory)
         guard used == directory.privateKeyPath else {
             let source = settings.flags.identity != nil ? "--identity" : "the ssh config's IdentityFile"
-            return "\(settings.role) up signs in to \(target) with \(used) (\(source)), " + "not octunnel's key \(directory.privateKeyPath), the one --install rotates"
+            return "\(settings.role) up signs in to \(target) with \(used) (\(source)), "
+                + "not octunnel's key \(directory.privateKeyPath), the one --install rotates"
         }
         return nil
     }
@@ -106,7 +113,8 @@ public struct KeyRotation {
 
     /// Whole days since the file at `path` was last written (0 when that cannot be read).
     static func ageInDays(_ path: String, now: Date = Date()) -> Int {
-        guard let written = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return 0 }
+        guard let written = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        else { return 0 }
         return max(0, Int(now.timeIntervalSince(written) / 86400))
     }
 
@@ -115,7 +123,9 @@ public struct KeyRotation {
         let state: RotationState
         let resumed: Bool
         if let pending = try RotationState.load(store) {
-            guard pending.target == target else { throw RotationError.rotationPendingElsewhere(path: store.rotationStatePath, target: pending.target) }
+            guard pending.target == target else {
+                throw RotationError.rotationPendingElsewhere(path: store.rotationStatePath, target: pending.target)
+            }
             state = pending
             resumed = true
             say("Finishing the rotation started \(pending.started) (\(pending.old) → \(pending.new)).")
@@ -130,7 +140,9 @@ public struct KeyRotation {
         done(1)
 
         guard let end = state.endHostPort else {
-            throw RotationError.rotationStateBroken(path: store.rotationStatePath, reason: "its end \"\(OutsideText.shown(state.end, limit: 100))\" is not HOST:PORT")
+            throw RotationError.rotationStateBroken(
+                path: store.rotationStatePath,
+                reason: "its end \"\(OutsideText.shown(state.end, limit: 100))\" is not HOST:PORT")
         }
         let current = try store.publicHalf()
         let swapped = current.fingerprint == state.new
@@ -138,8 +150,9 @@ public struct KeyRotation {
         let oldPath = swapped ? store.previousPrivateKeyPath : store.privateKeyPath
         let newKey = try store.publicHalf(at: newPath)
         guard newKey.fingerprint == state.new, try store.publicHalf(at: oldPath).fingerprint == state.old else {
-            throw RotationError.rotationStateBroken(path: store.rotationStatePath,
-                                       reason: "the key files no longer hold \(state.old) and \(state.new) (current: \(current.fingerprint))")
+            throw RotationError.rotationStateBroken(
+                path: store.rotationStatePath,
+                reason: "the key files no longer hold \(state.old) and \(state.new) (current: \(current.fingerprint))")
         }
 
         // 2. The successor line, added by the old line's own verb.
@@ -147,7 +160,8 @@ public struct KeyRotation {
             let answer = try check.run(keyPath: oldPath, KeyRotationVerb.addCommand(for: newKey))
             let report: AuthorizedKeysReport
             do {
-                report = try expectReport(answer, verb: KeyRotationVerb.add, accepted: [.added, .present], old: state.old)
+                report = try expectReport(
+                    answer, verb: KeyRotationVerb.add, accepted: [.added, .present], old: state.old)
             } catch {
                 // A first run the VPS refused at once: nothing names the new key anywhere, so the
                 // rotation is called off (state first, then .next) rather than left pending. So
@@ -193,11 +207,13 @@ public struct KeyRotation {
         var oldRefused = false
         do {
             let answer = try check.run(keyPath: previousPath, KeyRotationVerb.retire)
-            let report = try expectReport(answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent], old: state.old)
+            let report = try expectReport(
+                answer, verb: KeyRotationVerb.retire, accepted: [.retired, .absent], old: state.old)
             // The successor that stays must be the new key: never "Rotated" with another key in the lineage.
             if let successor = report.successor, successor != OctunnelKeyLine.tag(for: newKey) {
-                throw AuthorizedKeysError.keyHeldByAnother(fingerprint: state.old, target: target,
-                                        detail: "the old key's line was retired for a successor that is not the new key (tag \(successor))")
+                throw AuthorizedKeysError.keyHeldByAnother(
+                    fingerprint: state.old, target: target,
+                    detail: "the old key's line was retired for a successor that is not the new key (tag \(successor))")
             }
             say("The VPS removed the old key's line.")
         } catch {
@@ -220,13 +236,19 @@ public struct KeyRotation {
     }
 
     /// The verb's report, if its result is one of `accepted`; otherwise the reason, as an error.
-    private func expectReport(_ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>,
-                              old: String) throws -> AuthorizedKeysReport {
+    private func expectReport(
+        _ output: String, verb: String, accepted: Set<AuthorizedKeysReport.Result>,
+        old: String
+    ) throws -> AuthorizedKeysReport {
         guard let report = AuthorizedKeysReport.parse(output) else {
-            throw RotationError.rotationNotOffered(target: target, reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))" + "): it was installed before octunnel could rotate keys in place")
+            throw RotationError.rotationNotOffered(
+                target: target,
+                reason: "the key's line on the VPS did not answer `\(verb)` (\(KeyAuthorization.shown(output))"
+                    + "): it was installed before octunnel could rotate keys in place")
         }
         if report.result == .refused, report.reason == "held" {
-            throw AuthorizedKeysError.keyHeldByAnother(fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")
+            throw AuthorizedKeysError.keyHeldByAnother(
+                fingerprint: old, target: target, detail: "`\(verb)` was \(report.summary)")
         }
         guard accepted.contains(report.result) else {
             throw RotationError.rotationNotOffered(target: target, reason: "`\(verb)` was \(report.summary)")

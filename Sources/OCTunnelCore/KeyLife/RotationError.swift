@@ -31,13 +31,18 @@ public enum RotationError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .rotationNotOffered(let target, let reason):
-            return "the key cannot rotate itself on \(target): \(reason). " + "Install a line that can, once, through your own login: " + "`octunnel authorize \(target)` (with --listen on the home machine), then run this again."
+            return "the key cannot rotate itself on \(target): \(reason). "
+                + "Install a line that can, once, through your own login: "
+                + "`octunnel authorize \(target)` (with --listen on the home machine), then run this again."
         case .rotationPending(let path):
-            return "a key rotation on the VPS is half done (\(path)); its new " + "key waits beside the current one. Finish it first: `octunnel keygen --rotate --install`."
+            return "a key rotation on the VPS is half done (\(path)); its new "
+                + "key waits beside the current one. Finish it first: `octunnel keygen --rotate --install`."
         case .rotationPendingElsewhere(let path, let target):
-            return "a key rotation towards \(target) is half done (\(path)); finish it first: `octunnel keygen --rotate --install \(target)`."
+            return
+                "a key rotation towards \(target) is half done (\(path)); finish it first: `octunnel keygen --rotate --install \(target)`."
         case .rotationStateBroken(let path, let reason):
-            return "the pending rotation in \(path) does not match the keys: \(reason). No key was deleted; move \(path) away to start over."
+            return
+                "the pending rotation in \(path) does not match the keys: \(reason). No key was deleted; move \(path) away to start over."
         }
     }
 }

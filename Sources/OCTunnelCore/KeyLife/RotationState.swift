@@ -36,12 +36,18 @@ public struct RotationState: Codable, Equatable, Sendable {
     public static func load(_ store: KeyStore) throws -> RotationState? {
         let path = store.rotationStatePath
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(path, limit: 64 * 1024) } catch { throw LocalFileError.cannotRead(path: path, reason: error.description) }
+        do { bytes = try FileBytes.read(path, limit: 64 * 1024) } catch {
+            throw LocalFileError.cannotRead(path: path, reason: error.description)
+        }
         guard let bytes else { return nil }
         do {
             return try JSONDecoder().decode(RotationState.self, from: Data(bytes))
         } catch {
-            throw LocalFileError.badConfig(path: path, reason: "not a rotation state octunnel wrote (\(error.localizedDescription)); the keys beside it are untouched")
+            throw LocalFileError.badConfig(
+                path: path,
+                reason:
+                    "not a rotation state octunnel wrote (\(error.localizedDescription)); the keys beside it are untouched"
+            )
         }
     }
 
@@ -50,7 +56,9 @@ public struct RotationState: Codable, Equatable, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let bytes: [UInt8]
-        do { bytes = Array(try encoder.encode(self)) + [0x0a] } catch { throw LocalFileError.cannotWrite(path: store.rotationStatePath, reason: "\(error)") }
+        do { bytes = Array(try encoder.encode(self)) + [0x0a] } catch {
+            throw LocalFileError.cannotWrite(path: store.rotationStatePath, reason: "\(error)")
+        }
         do {
             try AtomicFile.write(bytes, to: store.rotationStatePath, mode: 0o600)
         } catch {

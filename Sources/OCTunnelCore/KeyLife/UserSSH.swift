@@ -42,8 +42,12 @@ public struct UserSSH: Sendable {
                 throw SSHConfigError.badSSHConfig(path: target, reason: error.message)
             }
         }
-        guard !destination.hasPrefix("-") else { throw SSHConfigError.badSSHConfig(path: target, reason: "a target cannot start with -") }
-        return configArguments + port + ["-T", "-x", "-a", "-o", "ClearAllForwardings=yes", "--", destination, "/bin/sh -s"]
+        guard !destination.hasPrefix("-") else {
+            throw SSHConfigError.badSSHConfig(path: target, reason: "a target cannot start with -")
+        }
+        return configArguments + port + [
+            "-T", "-x", "-a", "-o", "ClearAllForwardings=yes", "--", destination, "/bin/sh -s",
+        ]
     }
 
     /// Runs `program` with POSIX sh on the VPS as the user logs in there (`ssh TARGET /bin/sh -s`,
@@ -52,20 +56,30 @@ public struct UserSSH: Sendable {
     /// (exit 255: no login, no connection, host key refused) is `userSSHFailed` with ssh's words;
     /// the program's own exit status is left to its output (`AuthorizedKeysReport`).
     public func run(target: String, program: String, outputLimit: Int = 65536) throws -> String {
-        guard let sshPath else { throw AuthorizedKeysError.userSSHFailed(target: target, detail: "no ssh client on PATH: install OpenSSH's client, or add the line by hand (`octunnel pubkey --restrict`)") }
+        guard let sshPath else {
+            throw AuthorizedKeysError.userSSHFailed(
+                target: target,
+                detail:
+                    "no ssh client on PATH: install OpenSSH's client, or add the line by hand (`octunnel pubkey --restrict`)"
+            )
+        }
         let words = try arguments(target: target)
         let result: ChildProcess.Result
         do {
-            result = try ChildProcess.run(sshPath, words, environment: environment, timeout: timeout, input: Array(program.utf8),
-                                         outputLimit: outputLimit)
+            result = try ChildProcess.run(
+                sshPath, words, environment: environment, timeout: timeout, input: Array(program.utf8),
+                outputLimit: outputLimit)
         } catch {
-            throw AuthorizedKeysError.userSSHFailed(target: target, detail: "cannot run \(sshPath): \(error.description)")
+            throw AuthorizedKeysError.userSSHFailed(
+                target: target, detail: "cannot run \(sshPath): \(error.description)")
         }
         if result.timedOut {
-            throw AuthorizedKeysError.userSSHFailed(target: target, detail: "ssh did not finish within \(Int(timeout)) s")
+            throw AuthorizedKeysError.userSSHFailed(
+                target: target, detail: "ssh did not finish within \(Int(timeout)) s")
         }
         if result.status == 255 {
-            throw AuthorizedKeysError.userSSHFailed(target: target, detail: Self.said(result.stderr) ?? "ssh exited with status 255")
+            throw AuthorizedKeysError.userSSHFailed(
+                target: target, detail: Self.said(result.stderr) ?? "ssh exited with status 255")
         }
         return result.stdout
     }
@@ -84,8 +98,12 @@ extension UserSSH {
     /// Why `target` cannot be given to ssh, or nil (ssh would read a leading `-` as an option).
     public static func targetProblem(_ target: String) -> String? {
         if target.isEmpty { return "give the VPS as you log in there: [user@]host[:port] or a Host of ~/.ssh/config" }
-        if target.hasPrefix("-") { return "bad target \"\(OutsideText.shown(target, limit: 100))\": a target cannot start with -" }
-        if target.contains(where: { $0.isWhitespace || $0.isNewline }) || target.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) {
+        if target.hasPrefix("-") {
+            return "bad target \"\(OutsideText.shown(target, limit: 100))\": a target cannot start with -"
+        }
+        if target.contains(where: { $0.isWhitespace || $0.isNewline })
+            || target.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f })
+        {
             return "bad target \"\(OutsideText.shown(target, limit: 100))\": it contains a space or a control character"
         }
         return nil

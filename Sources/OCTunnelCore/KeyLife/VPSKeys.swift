@@ -16,11 +16,13 @@ public struct VPSKeys: Sendable {
     /// at most `OctunnelKeyLine.longestLine` bytes, each after its prefix, and the report: the
     /// bound of `keys list`, not ssh's usual 64 KiB.
     static let outputLimit =
-        AuthorizedKeysScript.listLimit * (AuthorizedKeysScript.listedPrefix.utf8.count + OctunnelKeyLine.longestLine + 1) + 4096
+        AuthorizedKeysScript.listLimit
+        * (AuthorizedKeysScript.listedPrefix.utf8.count + OctunnelKeyLine.longestLine + 1) + 4096
 
     /// octunnel's lines, in the file's order.
     public func list() throws -> [OctunnelKeyLine] {
-        let output = try ssh.run(target: target, program: AuthorizedKeysScript.list(file: file), outputLimit: Self.outputLimit)
+        let output = try ssh.run(
+            target: target, program: AuthorizedKeysScript.list(file: file), outputLimit: Self.outputLimit)
         return try Self.lines(output, target: target, file: file)
     }
 
@@ -38,27 +40,37 @@ public struct VPSKeys: Sendable {
     /// its successors are left.
     public func revoke(fingerprint: String) throws -> Revoked {
         guard let tag = OctunnelKeyLine.tag(fingerprint: fingerprint) else {
-            throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: "\(fingerprint) is not a SHA256 fingerprint")
+            throw AuthorizedKeysError.authorizedKeysRefused(
+                target: target, file: file, reason: "\(fingerprint) is not a SHA256 fingerprint")
         }
-        let blob = try list().first(where: { $0.key.fingerprint == fingerprint }).map { Data($0.key.blob).base64EncodedString() }
-        let output = try ssh.run(target: target, program: AuthorizedKeysScript.revoke(tag: tag, keyBlob: blob, file: file),
-                                 outputLimit: Self.outputLimit)
+        let blob = try list().first(where: { $0.key.fingerprint == fingerprint }).map {
+            Data($0.key.blob).base64EncodedString()
+        }
+        let output = try ssh.run(
+            target: target, program: AuthorizedKeysScript.revoke(tag: tag, keyBlob: blob, file: file),
+            outputLimit: Self.outputLimit)
         guard let report = AuthorizedKeysReport.parse(output) else {
             throw AuthorizedKeysError.vpsAnswerUnreadable(target: target, detail: KeyAuthorization.shown(output))
         }
         switch report.result {
         case .revoked, .absent:
-            let removed = report.result == .revoked
+            let removed =
+                report.result == .revoked
                 ? Self.prefixed(output, AuthorizedKeysScript.removedPrefix).compactMap(OctunnelKeyLine.parse) : []
-            return Revoked(removed: removed, left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).map { OutsideText.shown($0, limit: 300) })
-        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
+            return Revoked(
+                removed: removed,
+                left: Self.prefixed(output, AuthorizedKeysScript.leftPrefix).map { OutsideText.shown($0, limit: 300) })
+        default:
+            throw AuthorizedKeysError.authorizedKeysRefused(
+                target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 
     /// The lines of `output` after `prefix`, without it (a CR before the newline dropped), at most `listLimit`.
     static func prefixed(_ output: String, _ prefix: String) -> [String] {
         var found: [String] = []
-        for line in output.split(separator: "\n", omittingEmptySubsequences: true) where found.count < AuthorizedKeysScript.listLimit {
+        for line in output.split(separator: "\n", omittingEmptySubsequences: true)
+        where found.count < AuthorizedKeysScript.listLimit {
             guard line.hasPrefix(prefix) else { continue }
             var text = String(line.dropFirst(prefix.count))
             if text.hasSuffix("\r") { text.removeLast() }
@@ -75,7 +87,9 @@ public struct VPSKeys: Sendable {
         switch report.result {
         case .listed: return AuthorizedKeysScript.listedLines(in: output)
         case .absent: return []
-        default: throw AuthorizedKeysError.authorizedKeysRefused(target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
+        default:
+            throw AuthorizedKeysError.authorizedKeysRefused(
+                target: target, file: file, reason: KeyAuthorization.refusal(report, file: file))
         }
     }
 }

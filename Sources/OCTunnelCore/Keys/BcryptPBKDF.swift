@@ -8,9 +8,13 @@ public enum BcryptPBKDF {
     }
 
     /// Derives `count` bytes from `passphrase` and `salt` with `rounds` rounds.
-    public static func derive(passphrase: UnsafeRawBufferPointer, salt: [UInt8], count: Int, rounds: Int) throws(Failure) -> SecretBuffer {
+    public static func derive(
+        passphrase: UnsafeRawBufferPointer, salt: [UInt8], count: Int, rounds: Int
+    ) throws(Failure) -> SecretBuffer {
         let blockSize = 32
-        guard rounds >= 1, passphrase.count > 0, !salt.isEmpty, count > 0, count <= blockSize * blockSize, salt.count <= 1 << 20 else {
+        guard rounds >= 1, passphrase.count > 0, !salt.isEmpty, count > 0, count <= blockSize * blockSize,
+            salt.count <= 1 << 20
+        else {
             throw .badParameters
         }
         let stride = (count + blockSize - 1) / blockSize

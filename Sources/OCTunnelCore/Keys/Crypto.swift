@@ -12,7 +12,8 @@ public struct OpenSSLError: Error, CustomStringConvertible, Sendable {
         while case let code = ERR_get_error(), code != 0 {
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            reasons.append(
+                String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         self.reasons = reasons
     }
@@ -63,7 +64,9 @@ enum Crypto {
 
     /// AES-CTR over `data` in place (`EVP_aes_{128,192,256}_ctr`): encryption and decryption
     /// are the same operation. `key` is 16, 24 or 32 bytes, `iv` 16.
-    static func aesCTR(key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, data: UnsafeMutableRawBufferPointer) throws(OpenSSLError) {
+    static func aesCTR(
+        key: UnsafeRawBufferPointer, iv: UnsafeRawBufferPointer, data: UnsafeMutableRawBufferPointer
+    ) throws(OpenSSLError) {
         let cipher: OpaquePointer?
         switch key.count {
         case 16: cipher = EVP_aes_128_ctr()
@@ -73,13 +76,17 @@ enum Crypto {
         }
         guard iv.count == 16, let context = EVP_CIPHER_CTX_new() else { throw OpenSSLError("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }
-        guard EVP_CipherInit_ex(context, cipher, nil, key.bindMemory(to: UInt8.self).baseAddress,
-                                iv.bindMemory(to: UInt8.self).baseAddress, 1) == 1 else { throw OpenSSLError("EVP_CipherInit_ex") }
+        guard
+            EVP_CipherInit_ex(
+                context, cipher, nil, key.bindMemory(to: UInt8.self).baseAddress,
+                iv.bindMemory(to: UInt8.self).baseAddress, 1) == 1
+        else { throw OpenSSLError("EVP_CipherInit_ex") }
         guard data.count > 0 else { return }
         var produced: Int32 = 0
         let bytes = data.bindMemory(to: UInt8.self)
         guard EVP_CipherUpdate(context, bytes.baseAddress, &produced, bytes.baseAddress, Int32(data.count)) == 1,
-              Int(produced) == data.count else { throw OpenSSLError("EVP_CipherUpdate") }
+            Int(produced) == data.count
+        else { throw OpenSSLError("EVP_CipherUpdate") }
     }
 
     /// HMAC-SHA1 (`HMAC` with `EVP_sha1`), used by OpenSSH's hashed known_hosts names.
@@ -106,7 +113,9 @@ public struct Ed25519KeyPair: Sendable, Equatable {
 
     /// Generates a new key with OpenSSL (`EVP_PKEY_keygen` on `EVP_PKEY_ED25519`).
     public static func generate() throws(OpenSSLError) -> Ed25519KeyPair {
-        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else { throw OpenSSLError("EVP_PKEY_CTX_new_id") }
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else {
+            throw OpenSSLError("EVP_PKEY_CTX_new_id")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { throw OpenSSLError("EVP_PKEY_keygen_init") }
         var key: OpaquePointer?

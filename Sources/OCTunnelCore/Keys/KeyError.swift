@@ -35,13 +35,20 @@ public enum KeyError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .keyExists(let path):
-            return "a key already exists at \(path); it was left untouched. " + "To replace it, keeping the old pair as \(path).prev, run `octunnel keygen --rotate`."
+            return "a key already exists at \(path); it was left untouched. "
+                + "To replace it, keeping the old pair as \(path).prev, run `octunnel keygen --rotate`."
         case .noKey(let path):
-            return path.hasSuffix("/id_ed25519") ? "no key yet (\(path)): run `octunnel keygen`." : "no key at \(path): check --identity, or run `octunnel keygen`."
+            return path.hasSuffix("/id_ed25519")
+                ? "no key yet (\(path)): run `octunnel keygen`."
+                : "no key at \(path): check --identity, or run `octunnel keygen`."
         case .unsafeKeyPermissions(let path, let mode):
-            return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); " + "ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
+            return "private key \(path) is readable by others (mode \(String(mode, radix: 8))); "
+                + "ssh refuses such keys and so does octunnel. Fix: chmod 600 \(path)"
         case .unsafeLinkedKeyPermissions(let path, let target, let mode):
-            return "private key \(path) is a symbolic link to \(target), which " + "others can read (mode \(String(mode, radix: 8))); ssh refuses " + "such keys and so does octunnel. Fix the target's mode if " + "it is your key (chmod 600 \(target)), or replace the link with a copy of the key only you can read."
+            return "private key \(path) is a symbolic link to \(target), which "
+                + "others can read (mode \(String(mode, radix: 8))); ssh refuses "
+                + "such keys and so does octunnel. Fix the target's mode if "
+                + "it is your key (chmod 600 \(target)), or replace the link with a copy of the key only you can read."
         case .badKeyFile(let path, let reason):
             return "cannot use key file \(path): \(reason)."
         case .wrongPassphrase(let path):

@@ -37,9 +37,15 @@ public struct KeyStore: Sendable {
     /// format character (a bidi override such as U+202E, a zero-width one such as U+200B) would
     /// make the line read as something it is not.
     public static func commentProblem(_ comment: String) -> String? {
-        guard let bad = comment.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value)
-            || $0.properties.generalCategory == .format }) else { return nil }
-        return "--comment contains \(HostPort.unicodeName(bad)), " + "\(bad.properties.generalCategory == .format ? "an invisible format character" : "a control character")" + ": give one without it"
+        guard
+            let bad = comment.unicodeScalars.first(where: {
+                $0.value < 0x20 || $0.value == 0x7f || (0x80...0x9f).contains($0.value)
+                    || $0.properties.generalCategory == .format
+            })
+        else { return nil }
+        return "--comment contains \(HostPort.unicodeName(bad)), "
+            + "\(bad.properties.generalCategory == .format ? "an invisible format character" : "a control character")"
+            + ": give one without it"
     }
 
     /// Makes a new key pair. Without `rotate` an existing key is never touched (exit 73);
@@ -67,7 +73,9 @@ public struct KeyStore: Sendable {
         if existing || FileBytes.exists(publicKeyPath) {
             guard rotate else { throw KeyError.keyExists(path: privateKeyPath) }
             guard existing else {
-                throw KeyError.badKeyFile(path: privateKeyPath, reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
+                throw KeyError.badKeyFile(
+                    path: privateKeyPath,
+                    reason: "it is missing but \(publicKeyPath) exists; move that file away before making a new key")
             }
             // The current key may be encrypted: its public half is enough to keep it.
             let current = try readKeyFile(at: privateKeyPath)
@@ -88,11 +96,14 @@ public struct KeyStore: Sendable {
             }
             try write(publicText, to: publicKeyPath, mode: 0o644)
         }
-        return Generated(publicKey: publicKey, privateKeyPath: privateKeyPath, previous: previous, archivedOlder: archived)
+        return Generated(
+            publicKey: publicKey, privateKeyPath: privateKeyPath, previous: previous, archivedOlder: archived)
     }
 
     /// A new key pair in OpenSSH's format: the private file's text and the public key.
-    private func makePair(comment: String, passphrase: SecretBuffer?) throws -> (privateText: [UInt8], publicKey: SSHPublicKey) {
+    private func makePair(
+        comment: String, passphrase: SecretBuffer?
+    ) throws -> (privateText: [UInt8], publicKey: SSHPublicKey) {
         do {
             let pair = try Ed25519KeyPair.generate()
             let check = try Crypto.randomBytes(4).reduce(0) { $0 << 8 | UInt32($1) }
@@ -139,7 +150,9 @@ public struct KeyStore: Sendable {
         }
         let current = try readKeyFile(at: privateKeyPath)
         var archived: String?
-        if FileBytes.exists(previousPrivateKeyPath), (try? publicHalf(at: previousPrivateKeyPath))?.blob != currentPublic.blob {
+        if FileBytes.exists(previousPrivateKeyPath),
+            (try? publicHalf(at: previousPrivateKeyPath))?.blob != currentPublic.blob
+        {
             archived = try archiveOlderPrevious()
         }
         try write(current.raw, to: previousPrivateKeyPath, mode: 0o600)
@@ -153,7 +166,8 @@ public struct KeyStore: Sendable {
     func removeNext() throws {
         guard FileBytes.exists(nextPrivateKeyPath) else { return }
         guard try publicHalf(at: nextPrivateKeyPath).blob == publicHalf(at: privateKeyPath).blob else {
-            throw LocalFileError.cannotWrite(path: nextPrivateKeyPath, reason: "it is not the current key; left in place")
+            throw LocalFileError.cannotWrite(
+                path: nextPrivateKeyPath, reason: "it is not the current key; left in place")
         }
         do {
             try Syscall.removeFile(nextPublicKeyPath)
@@ -188,7 +202,9 @@ public struct KeyStore: Sendable {
             attempt += 1
             target = privateKeyPath + ".prev-" + formatter.string(from: Date()) + "-\(attempt)"
         }
-        do { try Syscall.hardLink(previousPrivateKeyPath, as: target) } catch { throw LocalFileError.cannotWrite(path: target, reason: error.errno.description) }
+        do { try Syscall.hardLink(previousPrivateKeyPath, as: target) } catch {
+            throw LocalFileError.cannotWrite(path: target, reason: error.errno.description)
+        }
         if FileBytes.exists(previousPublicKeyPath) { try? Syscall.hardLink(previousPublicKeyPath, as: target + ".pub") }
         return target
     }
@@ -225,8 +241,10 @@ public struct KeyStore: Sendable {
 
     /// Loads a private key, asking `passphrase` for one only when the key is encrypted.
     /// A wrong passphrase is exit 80; none to be had, 81. The passphrase is wiped on return.
-    public func unlockPrivateKey(at path: String? = nil,
-                                 passphrase: (String) throws(PassphraseFailure) -> SecretBuffer) throws -> Loaded {
+    public func unlockPrivateKey(
+        at path: String? = nil,
+        passphrase: (String) throws(PassphraseFailure) -> SecretBuffer
+    ) throws -> Loaded {
         let path = path ?? privateKeyPath
         let file = try readKeyFile(at: path)
         let isEncrypted: Bool
@@ -240,17 +258,23 @@ public struct KeyStore: Sendable {
             do {
                 secret = try passphrase("Enter passphrase for key '\(path)': ")
             } catch {
-                throw KeyError.passphraseUnavailable(path: path, reason: error.reason + "; or load the key into ssh-agent (`ssh-add \(path)`) and use --agent")
+                throw KeyError.passphraseUnavailable(
+                    path: path,
+                    reason: error.reason + "; or load the key into ssh-agent (`ssh-add \(path)`) and use --agent")
             }
         }
         defer { secret = nil }
         do {
-            return Loaded(path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret), wasEncrypted: isEncrypted)
+            return Loaded(
+                path: path, raw: file.raw, decoded: try OpenSSHPrivateKey.decode(file.text, passphrase: secret),
+                wasEncrypted: isEncrypted)
         } catch {
             switch error {
             case .wrongPassphrase: throw KeyError.wrongPassphrase(path: path)
             case .needsPassphrase: throw KeyError.passphraseUnavailable(path: path, reason: "none was given")
-            case .format(let format): throw KeyError.badKeyFile(path: path, reason: format.reason.replacingOccurrences(of: "FILE", with: path))
+            case .format(let format):
+                throw KeyError.badKeyFile(
+                    path: path, reason: format.reason.replacingOccurrences(of: "FILE", with: path))
             }
         }
     }
@@ -269,7 +293,9 @@ public struct KeyStore: Sendable {
             throw KeyError.badKeyFile(path: path, reason: error.reason.replacingOccurrences(of: "FILE", with: path))
         }
         if let bytes = try? FileBytes.read(path + ".pub"), let line = String(validating: bytes, as: UTF8.self),
-           let listed = SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)), listed.blob == half.key.blob {
+            let listed = SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)),
+            listed.blob == half.key.blob
+        {
             return listed
         }
         return half.key
@@ -328,13 +354,17 @@ let authorizedKeysNowhere = "127.0.0.1:1"
 /// forced command answers the rotation verbs (`KeyRotationVerb`) and refuses everything else, as
 /// `/bin/false` did. `added` is the line's day (yyyymmdd, UTC; nil: today) and `file` the
 /// authorized_keys file it goes in, which its rotation verbs edit (`OctunnelKeyLine`).
-public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, targets: [HostPort], added: String? = nil,
-                                         file: String = OctunnelKeyLine.defaultFile) -> String {
+public func restrictedAuthorizedKeysLine(
+    _ key: SSHPublicKey, targets: [HostPort], added: String? = nil,
+    file: String = OctunnelKeyLine.defaultFile
+) -> String {
     OctunnelKeyLine(role: .tunnel, ends: targets, key: key, added: added, file: file).line
 }
 
 /// `restrictedAuthorizedKeysLine` for one forward, to `remoteHost:remotePort`.
-public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
+public func restrictedAuthorizedKeysLine(
+    _ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int
+) -> String {
     restrictedAuthorizedKeysLine(key, targets: [HostPort(host: remoteHost, port: remotePort)])
 }
 
@@ -345,21 +375,26 @@ public func restrictedAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String
 /// but its program: the rotation verbs (`KeyRotationVerb`), then `PortReclaimProgram`, which can
 /// only end a dead sshd session of this user that holds one of those very ports. `added` and
 /// `file` as for `restrictedAuthorizedKeysLine`.
-public func listenAuthorizedKeysLine(_ key: SSHPublicKey, listens: [HostPort], added: String? = nil,
-                                     file: String = OctunnelKeyLine.defaultFile) -> String {
+public func listenAuthorizedKeysLine(
+    _ key: SSHPublicKey, listens: [HostPort], added: String? = nil,
+    file: String = OctunnelKeyLine.defaultFile
+) -> String {
     OctunnelKeyLine(role: .home, ends: listens, key: key, added: added, file: file).line
 }
 
 /// `listenAuthorizedKeysLine` for one listen on `remoteHost:remotePort`.
-public func listenAuthorizedKeysLine(_ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int) -> String {
+public func listenAuthorizedKeysLine(
+    _ key: SSHPublicKey, remoteHost: String = Defaults.remoteHost, remotePort: Int
+) -> String {
     listenAuthorizedKeysLine(key, listens: [HostPort(host: remoteHost, port: remotePort)])
 }
 
 /// The options of `listenAuthorizedKeysLine`, for messages that do not have the key at hand:
 /// its program carries no tag (`K=`), so the line works but its rotation verbs refuse.
 public func listenAuthorizedKeysOptions(listens: [HostPort]) -> String {
-    OctunnelKeyLine.options(role: .home, ends: listens,
-                            command: OctunnelKeyLine.forcedCommand(role: .home, ends: listens, tag: nil, added: OctunnelKeyLine.today()))
+    OctunnelKeyLine.options(
+        role: .home, ends: listens,
+        command: OctunnelKeyLine.forcedCommand(role: .home, ends: listens, tag: nil, added: OctunnelKeyLine.today()))
 }
 
 /// `listenAuthorizedKeysOptions` for one listen on `remoteHost:remotePort`.

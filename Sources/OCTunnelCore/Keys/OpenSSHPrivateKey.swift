@@ -15,8 +15,10 @@ public enum OpenSSHPrivateKey {
     }
 
     /// The same, encrypting when `passphrase` is given (`salt` is random when nil).
-    public static func encode(_ pair: Ed25519KeyPair, comment: String, checkValue: UInt32, passphrase: SecretBuffer?,
-                              rounds: Int = KeyEncryption.defaultRounds, salt: [UInt8]? = nil) throws(OpenSSLError) -> String {
+    public static func encode(
+        _ pair: Ed25519KeyPair, comment: String, checkValue: UInt32, passphrase: SecretBuffer?,
+        rounds: Int = KeyEncryption.defaultRounds, salt: [UInt8]? = nil
+    ) throws(OpenSSLError) -> String {
         let publicKey = SSHPublicKey(ed25519: pair.publicKey, comment: comment)
         var secret = SSHWireWriter()
         secret.uint32(checkValue)
@@ -94,8 +96,10 @@ public enum OpenSSHPrivateKey {
     /// Decodes an armoured key, decrypting it with `passphrase` when it is encrypted. A file
     /// asking for more than `maximumRounds` KDF rounds is refused before any round runs (the
     /// fuzz target lowers the bound to keep each input fast).
-    public static func decode(_ text: String, passphrase: SecretBuffer?,
-                              maximumRounds: Int = KeyEncryption.maximumRounds) throws(KeyUnlockError) -> Decoded {
+    public static func decode(
+        _ text: String, passphrase: SecretBuffer?,
+        maximumRounds: Int = KeyEncryption.maximumRounds
+    ) throws(KeyUnlockError) -> Decoded {
         let container: Container
         do { container = try Container(text, maximumRounds: maximumRounds) } catch { throw .format(error) }
         var secret = container.secret
@@ -105,7 +109,8 @@ public enum OpenSSHPrivateKey {
             guard passphrase.count > 0 else { throw .wrongPassphrase }
             do {
                 let keyAndIV = try passphrase.withUnsafeBytes { bytes throws(BcryptPBKDF.Failure) in
-                    try BcryptPBKDF.derive(passphrase: bytes, salt: encryption.salt, count: 48, rounds: encryption.rounds)
+                    try BcryptPBKDF.derive(
+                        passphrase: bytes, salt: encryption.salt, count: 48, rounds: encryption.rounds)
                 }
                 try KeyEncryption.crypt(&secret, keyAndIV: keyAndIV)
             } catch {
@@ -113,10 +118,14 @@ public enum OpenSSHPrivateKey {
             }
         }
         do {
-            return try decode(publicBlob: container.publicBlob, secret: secret, blockSize: container.encryption == nil ? 8 : KeyEncryption.blockSize)
+            return try decode(
+                publicBlob: container.publicBlob, secret: secret,
+                blockSize: container.encryption == nil ? 8 : KeyEncryption.blockSize)
         } catch let error as KeyFormatError {
             // Different check values after decryption are OpenSSH's sign of a wrong passphrase.
-            if container.encryption != nil && error.reason.hasPrefix("its check values differ") { throw .wrongPassphrase }
+            if container.encryption != nil && error.reason.hasPrefix("its check values differ") {
+                throw .wrongPassphrase
+            }
             throw .format(error)
         } catch {
             throw .format(KeyFormatError("it is truncated or corrupt"))
@@ -148,8 +157,15 @@ public enum OpenSSHPrivateKey {
                 .filter { !$0.isEmpty }
             guard let first = lines.first else { throw .init("the file is empty") }
             if first.hasPrefix("-----BEGIN") && first != begin {
-                if first.contains("ENCRYPTED") { throw .init("it is an encrypted PEM key; octunnel needs an OpenSSH Ed25519 key (`ssh-keygen -p -f FILE` converts it)") }
-                throw .init("it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))" + "), not an OpenSSH private key; convert it with `ssh-keygen " + "-p -f FILE` or make a new one with `octunnel keygen`")
+                if first.contains("ENCRYPTED") {
+                    throw .init(
+                        "it is an encrypted PEM key; octunnel needs an OpenSSH Ed25519 key (`ssh-keygen -p -f FILE` converts it)"
+                    )
+                }
+                throw .init(
+                    "it is a PEM key (\(first.trimmingCharacters(in: CharacterSet(charactersIn: "- ")))"
+                        + "), not an OpenSSH private key; convert it with `ssh-keygen "
+                        + "-p -f FILE` or make a new one with `octunnel keygen`")
             }
             guard first == begin else {
                 if SSHPublicKey.parse(line: first) != nil { throw .init("it is a public key, not a private key") }
@@ -160,7 +176,9 @@ public enum OpenSSHPrivateKey {
             guard let data = Data(base64Encoded: body) else { throw .init("its base64 body is corrupt") }
             do {
                 var reader = SSHWireReader([UInt8](data))
-                guard try reader.raw(magic.count) == magic else { throw KeyFormatError("it does not start with openssh-key-v1") }
+                guard try reader.raw(magic.count) == magic else {
+                    throw KeyFormatError("it does not start with openssh-key-v1")
+                }
                 let cipher = try reader.text()
                 let kdf = try reader.text()
                 let options = try reader.string()
@@ -171,16 +189,23 @@ public enum OpenSSHPrivateKey {
                     var optionReader = SSHWireReader(options)
                     let salt = try optionReader.string()
                     let rounds = try optionReader.uint32()
-                    guard optionReader.isAtEnd, !salt.isEmpty, salt.count <= KeyEncryption.maximumSaltBytes, rounds >= 1 else {
+                    guard optionReader.isAtEnd, !salt.isEmpty, salt.count <= KeyEncryption.maximumSaltBytes, rounds >= 1
+                    else {
                         throw KeyFormatError("its bcrypt options are corrupt")
                     }
                     // The file sets the cost: a huge count would hold octunnel for hours, so it is refused unrun.
                     guard rounds <= maximumRounds else {
-                        throw KeyFormatError("its passphrase is stretched with \(rounds) bcrypt " + "rounds, more than the \(maximumRounds) octunnel " + "runs (ssh-keygen's default is \(KeyEncryption.defaultRounds)); " + "re-encrypt it with fewer: `ssh-keygen -p -a \(KeyEncryption.defaultRounds) -f FILE`")
+                        throw KeyFormatError(
+                            "its passphrase is stretched with \(rounds) bcrypt "
+                                + "rounds, more than the \(maximumRounds) octunnel "
+                                + "runs (ssh-keygen's default is \(KeyEncryption.defaultRounds)); "
+                                + "re-encrypt it with fewer: `ssh-keygen -p -a \(KeyEncryption.defaultRounds) -f FILE`")
                     }
                     encryption = Encryption(salt: salt, rounds: Int(rounds))
                 default:
-                    throw KeyFormatError("it is encrypted with \(cipher)/\(kdf); " + "octunnel opens keys encrypted as ssh-keygen " + "writes them (aes256-ctr/bcrypt): re-encrypt it with `ssh-keygen -p -f FILE`")
+                    throw KeyFormatError(
+                        "it is encrypted with \(cipher)/\(kdf); " + "octunnel opens keys encrypted as ssh-keygen "
+                            + "writes them (aes256-ctr/bcrypt): re-encrypt it with `ssh-keygen -p -f FILE`")
                 }
                 let count = try reader.uint32()
                 guard count == 1 else { throw KeyFormatError("it holds \(count) keys; exactly one is expected") }
@@ -201,7 +226,9 @@ public enum OpenSSHPrivateKey {
         guard publicType == "ssh-ed25519" else {
             throw KeyFormatError("it is an \(publicType) key; octunnel uses Ed25519 keys (`octunnel keygen`)")
         }
-        guard secret.count % blockSize == 0 else { throw KeyFormatError("its private section is not padded to \(blockSize) bytes") }
+        guard secret.count % blockSize == 0 else {
+            throw KeyFormatError("its private section is not padded to \(blockSize) bytes")
+        }
         var secretReader = SSHWireReader(secret)
         let check1 = try secretReader.uint32()
         let check2 = try secretReader.uint32()
@@ -210,13 +237,16 @@ public enum OpenSSHPrivateKey {
         guard type == "ssh-ed25519" else { throw KeyFormatError("it is an \(type) key; octunnel uses Ed25519 keys") }
         let publicKey = try secretReader.string()
         let secretKey = try secretReader.string()
-        guard publicKey.count == 32, secretKey.count == 64 else { throw KeyFormatError("its Ed25519 key has the wrong length") }
+        guard publicKey.count == 32, secretKey.count == 64 else {
+            throw KeyFormatError("its Ed25519 key has the wrong length")
+        }
         let comment = String(decoding: try secretReader.string(), as: UTF8.self)
         let padding = secretReader.rest()
         for (index, byte) in padding.enumerated() where Int(byte) != index + 1 {
             throw KeyFormatError("its padding is corrupt")
         }
-        guard Array(secretKey[32...]) == publicKey, publicBlob == SSHPublicKey(ed25519: publicKey, comment: "").blob else {
+        guard Array(secretKey[32...]) == publicKey, publicBlob == SSHPublicKey(ed25519: publicKey, comment: "").blob
+        else {
             throw KeyFormatError("its public and private halves do not match")
         }
         let pair: Ed25519KeyPair
@@ -225,7 +255,9 @@ public enum OpenSSHPrivateKey {
         } catch {
             throw KeyFormatError("OpenSSL cannot load its Ed25519 seed")
         }
-        guard pair.publicKey == publicKey else { throw KeyFormatError("its public key does not belong to its private key") }
+        guard pair.publicKey == publicKey else {
+            throw KeyFormatError("its public key does not belong to its private key")
+        }
         return Decoded(pair: pair, comment: comment)
     }
 }
@@ -258,8 +290,9 @@ public enum KeyEncryption {
         let failure: OpenSSLError? = keyAndIV.withUnsafeBytes { material in
             data.withUnsafeMutableBytes { bytes -> OpenSSLError? in
                 do {
-                    try Crypto.aesCTR(key: UnsafeRawBufferPointer(rebasing: material[0..<32]),
-                                      iv: UnsafeRawBufferPointer(rebasing: material[32..<48]), data: bytes)
+                    try Crypto.aesCTR(
+                        key: UnsafeRawBufferPointer(rebasing: material[0..<32]),
+                        iv: UnsafeRawBufferPointer(rebasing: material[32..<48]), data: bytes)
                     return nil
                 } catch let error as OpenSSLError {
                     return error

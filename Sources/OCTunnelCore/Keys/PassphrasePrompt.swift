@@ -51,7 +51,9 @@ public struct PassphrasePrompt: Sendable {
         if environment["SSH_ASKPASS_REQUIRE"]?.lowercased() == "never" {
             return .none(reason: "there is no terminal and SSH_ASKPASS_REQUIRE=never forbids SSH_ASKPASS")
         }
-        return .none(reason: "there is no terminal to ask on, and SSH_ASKPASS is not used without " + "DISPLAY (set SSH_ASKPASS to a program that prints it and SSH_ASKPASS_REQUIRE=force)")
+        return .none(
+            reason: "there is no terminal to ask on, and SSH_ASKPASS is not used without "
+                + "DISPLAY (set SSH_ASKPASS to a program that prints it and SSH_ASKPASS_REQUIRE=force)")
     }
 
     /// OpenSSH's `_PATH_SSH_ASKPASS_DEFAULT` on Debian.
@@ -91,7 +93,10 @@ enum Askpass {
         }
         let exited = status < 128
         guard exited && status == 0 else {
-            throw PassphraseFailure(reason: "the SSH_ASKPASS program \(program) \(exited ? "exited with status \(status)" : "was killed") (cancelled?)")
+            throw PassphraseFailure(
+                reason:
+                    "the SSH_ASKPASS program \(program) \(exited ? "exited with status \(status)" : "was killed") (cancelled?)"
+            )
         }
         let end = buffer.withUnsafeBytes { bytes in
             bytes[0..<length].firstIndex(where: { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }) ?? length

@@ -32,7 +32,8 @@ public struct SSHPublicKey: Sendable, Equatable {
     /// Splits on space and tab scalars, as ssh does: a comment starting with a combining mark
     /// must not fuse with the space before it.
     public static func parse(line: String) -> SSHPublicKey? {
-        let fields = line.unicodeScalars.split(maxSplits: 2, whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let fields = line.unicodeScalars.split(maxSplits: 2, whereSeparator: { $0 == " " || $0 == "\t" }).map(
+            String.init)
         guard fields.count >= 2, let data = Data(base64Encoded: String(fields[1])) else { return nil }
         let blob = [UInt8](data)
         var reader = SSHWireReader(blob)
@@ -46,8 +47,10 @@ public struct SSHPublicKey: Sendable, Equatable {
     /// space, so a line break cannot start a second authorized_keys line with options of its own.
     public var line: String {
         let base = "\(type) \(Data(blob).base64EncodedString())"
-        let shown = String(String.UnicodeScalarView(comment.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
-            .trimmingCharacters(in: .whitespacesAndNewlines)  // as `parse(line:)` reads it back
+        let shown = String(
+            String.UnicodeScalarView(comment.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines) // as `parse(line:)` reads it back
         return shown.isEmpty ? base : "\(base) \(shown)"
     }
 

@@ -31,7 +31,8 @@ struct SSHWireReader {
     mutating func uint32() throws(WireError) -> UInt32 {
         guard remaining >= 4 else { throw .truncated }
         defer { offset += 4 }
-        return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
+        return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+            | UInt32(bytes[offset + 3])
     }
 
     mutating func byte() throws(WireError) -> UInt8 {

@@ -32,7 +32,9 @@ public final class SecretBuffer: @unchecked Sendable {
     }
 
     /// Writes the bytes in place.
-    public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    public func withUnsafeMutableBytes<R, E: Error>(
+        _ body: (UnsafeMutableRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
         try body(UnsafeMutableRawBufferPointer(rebasing: pointer[0..<count]))
     }
 
@@ -46,7 +48,10 @@ public final class SecretBuffer: @unchecked Sendable {
 
     /// Whether both hold the same bytes (constant time).
     public func isEqual(to other: SecretBuffer) -> Bool {
-        count == other.count && withUnsafeBytes { a in other.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, count) == 0 } }
+        count == other.count
+            && withUnsafeBytes { a in
+                other.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, count) == 0 }
+            }
     }
 
     deinit {

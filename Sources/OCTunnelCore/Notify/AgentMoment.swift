@@ -47,12 +47,15 @@ public struct AgentMoment: Sendable, Equatable {
     /// what is asked, the ids): each surface is made from these.
     func redacted(_ secrets: [String]) -> AgentMoment {
         func clean(_ text: String) -> String { OutsideText.redacting(text, secrets: secrets) }
-        var moment = AgentMoment(kind: kind, sessionID: clean(sessionID), title: title.map(clean), directory: directory.map(clean),
-                                 detail: detail.map(clean), at: at)
+        var moment = AgentMoment(
+            kind: kind, sessionID: clean(sessionID), title: title.map(clean), directory: directory.map(clean),
+            detail: detail.map(clean), at: at)
         moment.permissionID = permissionID.map(clean)
         // A question whose id or labels hold a secret gets no actions: a label is sent back as it
         // came or not at all.
-        moment.question = question.flatMap { asked in ([asked.id] + asked.labels).allSatisfy { clean($0) == $0 } ? asked : nil }
+        moment.question = question.flatMap { asked in
+            ([asked.id] + asked.labels).allSatisfy { clean($0) == $0 } ? asked : nil
+        }
         moment.merged = merged
         return moment
     }
@@ -80,11 +83,12 @@ public struct AgentMoment: Sendable, Equatable {
     /// The notification's body (one line, clean for a terminal).
     public var message: String {
         if let merged {
-            let what = switch kind {
-            case .finished: "finished"
-            case .permission: "permissions asked"
-            case .failed: "failures"
-            }
+            let what =
+                switch kind {
+                case .finished: "finished"
+                case .permission: "permissions asked"
+                case .failed: "failures"
+                }
             return "+\(merged.count) more \(what) in \(sessionName)"
         }
         switch kind {
@@ -111,11 +115,15 @@ public struct AgentMoment: Sendable, Equatable {
 
     /// What `--notify-command` gets in its environment.
     public var environment: [String: String] {
-        var values = ["OCTUNNEL_EVENT": kind.rawValue, "OCTUNNEL_SESSION_ID": OutsideText.shown(sessionID, limit: 200),
-                      "OCTUNNEL_SESSION_TITLE": OutsideText.shown(title ?? "", limit: 200), "OCTUNNEL_MESSAGE": message,
-                      "OCTUNNEL_TITLE": headline]
+        var values = [
+            "OCTUNNEL_EVENT": kind.rawValue, "OCTUNNEL_SESSION_ID": OutsideText.shown(sessionID, limit: 200),
+            "OCTUNNEL_SESSION_TITLE": OutsideText.shown(title ?? "", limit: 200), "OCTUNNEL_MESSAGE": message,
+            "OCTUNNEL_TITLE": headline,
+        ]
         values["OCTUNNEL_DIRECTORY"] = OutsideText.shown(directory ?? "", limit: 500)
-        if let permissionID, kind == .permission, merged == nil { values["OCTUNNEL_PERMISSION_ID"] = OutsideText.shown(permissionID, limit: 200) }
+        if let permissionID, kind == .permission, merged == nil {
+            values["OCTUNNEL_PERMISSION_ID"] = OutsideText.shown(permissionID, limit: 200)
+        }
         if let merged { values["OCTUNNEL_MERGED"] = String(merged.count) }
         return values
     }

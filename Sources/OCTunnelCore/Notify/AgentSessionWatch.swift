@@ -125,7 +125,9 @@ public struct AgentSessionWatch: Sendable {
         var session = sessions[id] ?? Session()
         session.heard = heard
         defer { store(session, as: id) }
-        if let directory = event.directory ?? event.string(.directory) { session.directory = kept(directory, Limits.directory) }
+        if let directory = event.directory ?? event.string(.directory) {
+            session.directory = kept(directory, Limits.directory)
+        }
         if let seq = event.seq { session.logSeq = max(session.logSeq ?? seq, seq) }
         switch event.type {
         case "session.execution.started":
@@ -159,10 +161,12 @@ public struct AgentSessionWatch: Sendable {
             session.busy = false
             session.idleSince = nil
             let message = event.fields.text[.message] ?? event.fields.error?.message
-            let key = "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
+            let key =
+                "\(id)|execution|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
             guard toldErrors.insert(key) else { return [] }
             return [moment(.failed, id, session, detail: message ?? "the turn failed", at: date)]
-        case let type where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
+        case let type
+        where type.hasPrefix("session.tool.") || type.hasPrefix("session.text.") || type.hasPrefix("session.reasoning."):
             let call = kept(event.string(.callID) ?? event.string(.id) ?? "", Limits.id)
             if type.hasSuffix(".started") || type.hasSuffix(".called") || type.hasSuffix(".progress") {
                 if type.hasPrefix("session.tool.") { toolRuns(call, in: &session) }
@@ -174,7 +178,11 @@ public struct AgentSessionWatch: Sendable {
             if let part = event.fields.part, part.text[.type] == "tool" {
                 let call = kept(part.text[.callID] ?? part.text[.id] ?? "", Limits.id)
                 let status = part.stateStatus
-                if status == "running" || status == "pending" { toolRuns(call, in: &session) } else { session.runningTools.remove(call) }
+                if status == "running" || status == "pending" {
+                    toolRuns(call, in: &session)
+                } else {
+                    session.runningTools.remove(call)
+                }
             }
             if session.busy || session.idleSince != nil { working(&session) }
         case "permission.asked", "permission.updated", "permission.v2.asked", "question.asked", "question.v2.asked":
@@ -188,7 +196,9 @@ public struct AgentSessionWatch: Sendable {
     }
 
     /// A permission request or a question: told once per request id, noted as waiting.
-    private mutating func asked(_ event: OpenCodeEvent, in id: String, _ session: Session, at date: Date) -> [AgentMoment] {
+    private mutating func asked(
+        _ event: OpenCodeEvent, in id: String, _ session: Session, at date: Date
+    ) -> [AgentMoment] {
         let named = event.string(.id).map { kept($0, Limits.id) }
         let request = named ?? unnamedRequest(id)
         waits(request, in: id)
@@ -206,13 +216,16 @@ public struct AgentSessionWatch: Sendable {
 
     /// `session.error`: failed with the error's name and message, once; a user's abort and a
     /// context overflow (OpenCode compacts and goes on) are not failures.
-    private mutating func sessionError(_ event: OpenCodeEvent, in id: String, _ session: inout Session, at date: Date) -> [AgentMoment] {
+    private mutating func sessionError(
+        _ event: OpenCodeEvent, in id: String, _ session: inout Session, at date: Date
+    ) -> [AgentMoment] {
         let error = event.fields.error
         let name = error?.name ?? "error"
         answered(in: id)
         guard name != "MessageAbortedError", name != "ContextOverflowError" else { return [] }
         let message = error?.dataMessage
-        let key = "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
+        let key =
+            "\(id)|\(kept(name, Limits.id))|\(kept(message ?? "", Limits.detail))|\(kept(event.string(.id) ?? "", Limits.id))"
         guard toldErrors.insert(key) else { return [] }
         session.busy = false
         session.idleSince = nil
@@ -226,7 +239,8 @@ public struct AgentSessionWatch: Sendable {
     /// nobody listened, and how long before `date` where its id tells.
     public mutating func caughtUp(_ pending: PendingPermissionList, at date: Date = Date()) -> [AgentMoment] {
         var moments: [AgentMoment] = []
-        let asked = pending.items.map { ($0.id, $0.sessionID, $0.directory, $0.sessionTitle, $0.asked, $0.askedAt, true) }
+        let asked =
+            pending.items.map { ($0.id, $0.sessionID, $0.directory, $0.sessionTitle, $0.asked, $0.askedAt, true) }
             + pending.questions.map { ($0.id, $0.sessionID, $0.directory, $0.sessionTitle, $0.text, $0.askedAt, false) }
         for (whole, wholeSession, directory, title, what, askedAt, isPermission) in asked {
             let request = kept(whole, Limits.id), session = kept(wholeSession, Limits.id)
@@ -236,7 +250,8 @@ public struct AgentSessionWatch: Sendable {
             if known.title == nil, let title { known.title = kept(title, Limits.title) }
             if known.directory == nil, let directory { known.directory = kept(directory, Limits.directory) }
             let when = askedAt.map { ", \(PendingPermission.ago(max(0, date.timeIntervalSince($0))))" } ?? ""
-            var moment = moment(.permission, session, known, detail: "\(what) (asked while you were away\(when))", at: date)
+            var moment = moment(
+                .permission, session, known, detail: "\(what) (asked while you were away\(when))", at: date)
             if isPermission { moment.permissionID = request }
             moments.append(moment)
         }
@@ -250,7 +265,8 @@ public struct AgentSessionWatch: Sendable {
     /// that a session is absent).
     public func working(in body: [UInt8]) -> Set<String>? {
         guard body.count <= 1 << 20, let object = decodeWire([String: SessionStatusWire].self, body),
-              object.count <= Limits.sessions else { return nil }
+            object.count <= Limits.sessions
+        else { return nil }
         var working = Set<String>()
         for (id, status) in object where status.type != "idle" { working.insert(kept(id, Limits.id)) }
         return working
@@ -269,8 +285,11 @@ public struct AgentSessionWatch: Sendable {
             settling.remove(id)
             answered(in: id)
             guard session.parent == nil else { continue }
-            moments.append(moment(.finished, id, session, detail: "the agent is done and waits for you (finished while you were "
-                + "away)", at: date))
+            moments.append(
+                moment(
+                    .finished, id, session,
+                    detail: "the agent is done and waits for you (finished while you were "
+                        + "away)", at: date))
         }
         return moments
     }
@@ -282,9 +301,9 @@ public struct AgentSessionWatch: Sendable {
         sessions.filter { (id, session) in
             (session.busy || session.idleSince != nil) && !active.contains(id) && PendingPermission.isRouteSafe(id)
         }
-            .sorted { ($0.value.heard, $0.key) > ($1.value.heard, $1.key) }
-            .prefix(limit)
-            .map { ($0.key, $0.value.logSeq) }
+        .sorted { ($0.value.heard, $0.key) > ($1.value.heard, $1.key) }
+        .prefix(limit)
+        .map { ($0.key, $0.value.logSeq) }
     }
 
     /// 2.x: the turns that ended while the stream was cut (issue 48), from `active` (the sessions
@@ -297,7 +316,9 @@ public struct AgentSessionWatch: Sendable {
     /// (its end, live or in the next catch-up, is told); one never heard of stays unknown (whether
     /// it is a subagent's is not known); a subagent's end is never told; a session whose log was not read
     /// (or was read to no execution step) is judged next time.
-    public mutating func caughtUp(active: Set<String>, logs: [String: AgentSessionLog], at date: Date = Date()) -> [AgentMoment] {
+    public mutating func caughtUp(
+        active: Set<String>, logs: [String: AgentSessionLog], at date: Date = Date()
+    ) -> [AgentMoment] {
         for id in active.sorted() {
             guard var session = sessions[id], !session.busy || session.idleSince != nil else { continue }
             working(&session)
@@ -307,7 +328,9 @@ public struct AgentSessionWatch: Sendable {
         }
         var moments: [AgentMoment] = []
         for (id, read) in logs.sorted(by: { $0.key < $1.key }) {
-            guard var session = sessions[id], session.busy || session.idleSince != nil, !active.contains(id) else { continue }
+            guard var session = sessions[id], session.busy || session.idleSince != nil, !active.contains(id) else {
+                continue
+            }
             let seen = session.logSeq
             if let seq = read.seq { session.logSeq = max(seen ?? seq, seq) }
             guard let last = read.last, seen.map({ last.seq > $0 }) ?? true else {
@@ -324,10 +347,14 @@ public struct AgentSessionWatch: Sendable {
             case .interrupted:
                 (kind, detail) = (.finished, "")
             case .succeeded:
-                (kind, detail) = (.finished, "the agent is done and waits for you (finished while you were away\(when))")
+                (kind, detail) = (
+                    .finished, "the agent is done and waits for you (finished while you were away\(when))"
+                )
             case .failed(let message):
                 let key = "\(id)|execution|\(kept(message, Limits.detail))|seq \(last.seq)"
-                (kind, detail) = (.failed, toldErrors.insert(key) ? "\(message) (failed while you were away\(when))" : "")
+                (kind, detail) = (
+                    .failed, toldErrors.insert(key) ? "\(message) (failed while you were away\(when))" : ""
+                )
             }
             session.busy = false
             session.idleSince = nil
@@ -369,9 +396,12 @@ public struct AgentSessionWatch: Sendable {
     }
 
     /// A moment of session `id`, named by what the stream said of it; `detail` kept as texts are.
-    private func moment(_ kind: AgentMoment.Kind, _ id: String, _ session: Session, detail: String?, at date: Date) -> AgentMoment {
-        AgentMoment(kind: kind, sessionID: id, title: session.title, directory: session.directory,
-                    detail: detail.map { kept($0, Limits.detail) }, at: date)
+    private func moment(
+        _ kind: AgentMoment.Kind, _ id: String, _ session: Session, detail: String?, at date: Date
+    ) -> AgentMoment {
+        AgentMoment(
+            kind: kind, sessionID: id, title: session.title, directory: session.directory,
+            detail: detail.map { kept($0, Limits.detail) }, at: date)
     }
 
     /// When the next idle becomes due, if one waits.
@@ -405,8 +435,10 @@ public struct AgentSessionWatch: Sendable {
     }
 
     /// The events that say a request was answered (or rejected).
-    static let answers: Set<String> = ["permission.replied", "permission.v2.replied", "question.replied", "question.rejected",
-                                       "question.v2.replied", "question.v2.rejected"]
+    static let answers: Set<String> = [
+        "permission.replied", "permission.v2.replied", "question.replied", "question.rejected",
+        "question.v2.replied", "question.v2.rejected",
+    ]
 
     /// How many permission requests and questions wait for an answer, as far as this stream told
     /// (at most `Limits.waiting`): asked, and neither answered nor ended with their session.
@@ -452,7 +484,8 @@ public struct AgentSessionWatch: Sendable {
         if let title = fields.text[.title], !title.isEmpty { return title }
         if let reason = fields.text[.reason], !reason.isEmpty { return reason }
         let what = fields.text[.permission] ?? fields.text[.action] ?? fields.text[.type] ?? "a permission"
-        let patterns = fields.patterns ?? fields.resources ?? fields.text[.pattern].map { [$0] } ?? fields.patternList ?? []
+        let patterns =
+            fields.patterns ?? fields.resources ?? fields.text[.pattern].map { [$0] } ?? fields.patternList ?? []
         return patterns.isEmpty ? what : "\(what): \(patterns.prefix(3).joined(separator: ", "))"
     }
 }

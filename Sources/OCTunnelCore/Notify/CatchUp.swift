@@ -44,11 +44,16 @@ struct CatchUp {
     /// GETs through the tunnel until `deadline`: a 200's body, else nil.
     private func read(until deadline: Date) -> OpenCodeRead {
         let (host, port, credentials) = (host, port, credentials)
-        return OpenCodeRead(secrets: credentials.secrets, timeLeft: { deadline.timeIntervalSinceNow > 0 }) { path, directory in
+        return OpenCodeRead(secrets: credentials.secrets, timeLeft: { deadline.timeIntervalSinceNow > 0 }) {
+            path, directory in
             let probe = HTTPProbe(
-                host: host, port: port, deadline: deadline, authorization: credentials.authorization, secrets: credentials.secrets)
-            guard let (head, body) = try? probe.get(path, headers: PermissionClient.directoryHeaders(directory), limit: 1 << 20 + 1),
-                  head.status == 200 else { return nil }
+                host: host, port: port, deadline: deadline, authorization: credentials.authorization,
+                secrets: credentials.secrets)
+            guard
+                let (head, body) = try? probe.get(
+                    path, headers: PermissionClient.directoryHeaders(directory), limit: 1 << 20 + 1),
+                head.status == 200
+            else { return nil }
             return body
         }
     }

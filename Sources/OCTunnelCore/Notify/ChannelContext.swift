@@ -17,8 +17,10 @@ final class ChannelContext: @unchecked Sendable {
     private var waiting = 0
     private var stopped = false
 
-    init(environment: [String: String], secrets: [String], groups: ChildGroups, answerers: ChannelAnswerers,
-         emit: @escaping @Sendable (EngineEvent) -> Void) {
+    init(
+        environment: [String: String], secrets: [String], groups: ChildGroups, answerers: ChannelAnswerers,
+        emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
         self.environment = environment.filter { !$0.key.hasPrefix("OPENCODE_") }
         (self.secrets, self.groups, self.answerers, self.emit) = (secrets, groups, answerers, emit)
     }
@@ -60,7 +62,9 @@ final class ChannelContext: @unchecked Sendable {
     /// still lists, never retried) and says the outcome on stderr; the failure said, or nil.
     @discardableResult
     func answer(_ reply: PermissionReply, for moment: AgentMoment) -> String? {
-        guard let sendReply = answerers.permission, let id = moment.permissionID else { return "nothing can answer it here" }
+        guard let sendReply = answerers.permission, let id = moment.permissionID else {
+            return "nothing can answer it here"
+        }
         do {
             try sendReply(id, moment.directory, reply)
             emit(.notice(NotificationAnswer.sentLine(reply, moment)))
@@ -85,7 +89,8 @@ final class ChannelContext: @unchecked Sendable {
     }
 
     private func failed(_ what: String, _ error: any Error) -> String {
-        let said = OutsideText.redacting(octunnelFailure(error)?.errorDescription ?? "the reply failed", secrets: secrets)
+        let said = OutsideText.redacting(
+            octunnelFailure(error)?.errorDescription ?? "the reply failed", secrets: secrets)
         emit(.warning("\(what): \(said)"))
         return said
     }

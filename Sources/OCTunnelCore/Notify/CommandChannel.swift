@@ -24,18 +24,24 @@ final class CommandChannel: NotificationChannel {
     }
 
     func deliver(_ moment: AgentMoment, context: ChannelContext) {
-        Self.run(options.program, environment: context.environment.merging(moment.environment) { $1 }, timeout: options.timeout,
-                 groups: context.groups, secrets: context.secrets, emit: context.emit)
+        Self.run(
+            options.program, environment: context.environment.merging(moment.environment) { $1 },
+            timeout: options.timeout,
+            groups: context.groups, secrets: context.secrets, emit: context.emit)
     }
 
     /// Runs `command`, waited for up to `timeout` s (its whole process group killed then, with
     /// `groups`); a failure is a warning.
-    static func run(_ command: String, environment: [String: String], timeout: Double, groups: ChildGroups? = nil, secrets: [String] = [],
-                    emit: @Sendable (EngineEvent) -> Void) {
+    static func run(
+        _ command: String, environment: [String: String], timeout: Double, groups: ChildGroups? = nil,
+        secrets: [String] = [],
+        emit: @Sendable (EngineEvent) -> Void
+    ) {
         let shown = OutsideText.shown(command, limit: 120)
         do {
-            let result = try ChildProcess.run(command, [], environment: environment, timeout: timeout, searchPath: !command.contains("/"),
-                                              groups: groups)
+            let result = try ChildProcess.run(
+                command, [], environment: environment, timeout: timeout, searchPath: !command.contains("/"),
+                groups: groups)
             if result.timedOut {
                 emit(.warning("--notify-command \(shown) ran longer than \(Int(timeout)) s and was stopped"))
             } else if result.status != 0 {

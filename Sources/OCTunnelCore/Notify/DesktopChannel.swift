@@ -24,14 +24,16 @@ final class DesktopChannel: NotificationChannel {
         let environment = context.environment
         guard context.answerable(moment) && Self.offersActions(moment), context.beginWaiting() else {
             guard let command = Self.command(moment, environment: environment) else { return }
-            _ = try? ChildProcess.run(command.path, command.arguments, environment: environment, timeout: Self.showTimeout,
-                                      groups: context.groups)
+            _ = try? ChildProcess.run(
+                command.path, command.arguments, environment: environment, timeout: Self.showTimeout,
+                groups: context.groups)
             return
         }
         let command = Self.command(moment, environment: environment, actions: true, secrets: context.secrets)
         let result = command.flatMap {
-            try? ChildProcess.run($0.path, $0.arguments, environment: environment, timeout: NotificationAnswer.wait + Self.showTimeout,
-                                  groups: context.groups)
+            try? ChildProcess.run(
+                $0.path, $0.arguments, environment: environment, timeout: NotificationAnswer.wait + Self.showTimeout,
+                groups: context.groups)
         }
         guard context.endWaiting(), let result else { return }
         let failure: String?
@@ -46,8 +48,9 @@ final class DesktopChannel: NotificationChannel {
             headline = NotificationAnswer.failedHeadline(moment)
         }
         guard let failure, let path = Self.notifySend else { return }
-        _ = try? ChildProcess.run(path, ["--app-name=octunnel", "--urgency=normal", "--", headline, Self.body(failure)],
-                                  environment: environment, timeout: Self.showTimeout, groups: context.groups)
+        _ = try? ChildProcess.run(
+            path, ["--app-name=octunnel", "--urgency=normal", "--", headline, Self.body(failure)],
+            environment: environment, timeout: Self.showTimeout, groups: context.groups)
     }
 
     /// Whether this desktop can show `moment`'s actions (notify-send can; osascript cannot).
@@ -58,24 +61,36 @@ final class DesktopChannel: NotificationChannel {
     /// The program that shows `moment`, nil without a desktop session. With `actions` (a
     /// permission or a question that may be answered from it, Linux only), it carries
     /// `NotificationAnswer`'s or `QuestionNotificationAnswer`'s actions and waits for a choice.
-    static func command(_ moment: AgentMoment, environment: [String: String], actions: Bool = false,
-                        secrets: [String] = []) -> (path: String, arguments: [String])? {
-#if os(macOS)
-        func quoted(_ text: String) -> String {
-            "\"" + text.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"") + "\""
-        }
-        return ("/usr/bin/osascript", ["-e", "display notification \(quoted(moment.message)) with title \(quoted(moment.headline))"])
-#else
-        guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }
-        guard let path = notifySend else { return nil }
-        return (path, ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")"]
-                    + (actions ? actionArguments(moment, secrets: secrets) : []) + ["--", moment.headline, body(moment.message)])
-#endif
+    static func command(
+        _ moment: AgentMoment, environment: [String: String], actions: Bool = false,
+        secrets: [String] = []
+    ) -> (path: String, arguments: [String])? {
+        #if os(macOS)
+            func quoted(_ text: String) -> String {
+                "\"" + text.replacingScalars("\\", with: "\\\\").replacingScalars("\"", with: "\\\"") + "\""
+            }
+            return (
+                "/usr/bin/osascript",
+                ["-e", "display notification \(quoted(moment.message)) with title \(quoted(moment.headline))"]
+            )
+        #else
+            guard environment["DBUS_SESSION_BUS_ADDRESS"]?.isEmpty == false else { return nil }
+            guard let path = notifySend else { return nil }
+            return (
+                path,
+                ["--app-name=octunnel", "--urgency=\(moment.kind == .finished ? "normal" : "critical")"]
+                    + (actions ? actionArguments(moment, secrets: secrets) : []) + [
+                        "--", moment.headline, body(moment.message),
+                    ]
+            )
+        #endif
     }
 
     /// The actions of `moment`'s notification: a question's options where it offers them, else a permission's replies.
     static func actionArguments(_ moment: AgentMoment, secrets: [String]) -> [String] {
-        guard let question = moment.question, QuestionNotificationAnswer.answerable(moment) else { return NotificationAnswer.arguments }
+        guard let question = moment.question, QuestionNotificationAnswer.answerable(moment) else {
+            return NotificationAnswer.arguments
+        }
         return QuestionNotificationAnswer.arguments(question, secrets: secrets)
     }
 

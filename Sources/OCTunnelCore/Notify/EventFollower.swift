@@ -43,7 +43,8 @@ final class EventFollower: @unchecked Sendable {
     init(
         host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier,
         waiting: @escaping @Sendable (Int) -> Void = { _ in },
-         emit: @escaping @Sendable (EngineEvent) -> Void) {
+        emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
         self.waiting = waiting
         self.host = host
         self.port = port
@@ -101,7 +102,8 @@ final class EventFollower: @unchecked Sendable {
             let generation = self.generation ?? OpenCodeGeneration.serving(eventPath: path) ?? .two
             condition.unlock()
             var probe = HTTPProbe(
-                host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization, secrets: credentials.secrets)
+                host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization,
+                secrets: credentials.secrets)
             let deliver: (inout AgentSessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
                 if watch.waitingCount != waitingSaid {
@@ -118,19 +120,25 @@ final class EventFollower: @unchecked Sendable {
                     if !connected {
                         connected = true
                         catchUp(&watch, generation: generation)
-                        sayOnce("following", "notifications: following OpenCode's events (\(path)): told here when the agent "
-                            + "finishes, asks for permission or fails", warning: false)
+                        sayOnce(
+                            "following",
+                            "notifications: following OpenCode's events (\(path)): told here when the agent "
+                                + "finishes, asks for permission or fails", warning: false)
                     }
                     if let decoded = generation.api.event(data: event.data) {
                         for moment in watch.feed(decoded, now: MonotonicClock.now()) { notifier.notify(moment) }
-                        if let request = AgentSessionWatch.answeredRequest(decoded) { notifier.answered(requestID: request) }
+                        if let request = AgentSessionWatch.answeredRequest(decoded) {
+                            notifier.answered(requestID: request)
+                        }
                     }
                     deliver(&watch)
                     if event.data.contains("server.connected") { pause = 1 }
                     return isStopped
                 }
                 if result.head.status != 200 {
-                    sayOnce("status \(result.head.status)", Self.refusal(status: result.head.status, path: path, credentials: credentials))
+                    sayOnce(
+                        "status \(result.head.status)",
+                        Self.refusal(status: result.head.status, path: path, credentials: credentials))
                     pause = min(pause * 2, 30)
                 }
             } catch {
@@ -162,8 +170,10 @@ final class EventFollower: @unchecked Sendable {
         var catchUp = CatchUp(host: host, port: port, credentials: credentials)
         if !catchUp.generations.contains(generation) { catchUp.generations.append(generation) }
         let moments = catchUp.moments(&watch) { reason in
-            sayOnce("catch-up", "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the "
-                + "stream is told")
+            sayOnce(
+                "catch-up",
+                "notifications: could not ask OpenCode what waits for an answer (\(reason)); only what comes on the "
+                    + "stream is told")
         }
         for moment in moments { notifier.notify(moment) }
     }
@@ -176,7 +186,8 @@ final class EventFollower: @unchecked Sendable {
     /// Why the event stream cannot be followed, and the fix.
     static func refusal(status: Int, path: String, credentials: OpenCodeCredentials) -> String {
         if status == 401 && credentials.password == nil {
-            return "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell "
+            return
+                "notifications: OpenCode's event stream \(path) asks for a password (none given here), so octunnel cannot tell "
                 + "you when the agent finishes or asks: set OPENCODE_PASSWORD or give --password-file PATH"
         }
         if status == 401 {

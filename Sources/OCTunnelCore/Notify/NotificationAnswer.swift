@@ -10,7 +10,9 @@ import Foundation
 /// merged "+N more"), gets actions; the only thing an action sends is that id's reply.
 enum NotificationAnswer {
     /// The action names: OpenCode's own words for the replies (`PermissionReply`'s raw values).
-    static let actions: [(reply: PermissionReply, label: String)] = [(.once, "Allow once"), (.always, "Allow always"), (.reject, "Reject")]
+    static let actions: [(reply: PermissionReply, label: String)] = [
+        (.once, "Allow once"), (.always, "Allow always"), (.reject, "Reject"),
+    ]
 
     /// Seconds a notification with actions waits for a choice; then it expires (the server closes
     /// it, `--expire-time`) and its program ends: the permission still waits in
@@ -31,11 +33,11 @@ enum NotificationAnswer {
 
     /// Whether `moment` gets actions: a permission told alone that named its request.
     static func answerable(_ moment: AgentMoment) -> Bool {
-#if os(macOS)
-        return false  // osascript's notifications have no actions
-#else
-        return moment.kind == .permission && moment.merged == nil && moment.permissionID?.isEmpty == false
-#endif
+        #if os(macOS)
+            return false // osascript's notifications have no actions
+        #else
+            return moment.kind == .permission && moment.merged == nil && moment.permissionID?.isEmpty == false
+        #endif
     }
 
     /// The line on stderr once a reply was sent.

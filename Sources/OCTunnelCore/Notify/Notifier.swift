@@ -54,10 +54,13 @@ final class Notifier: @unchecked Sendable {
 
     /// A notifier over `channels` (each started now, stopped by `stop()`); `answerers` send the
     /// replies a channel is given.
-    init(channels: [any NotificationChannel], environment: [String: String] = ProcessInfo.processInfo.environment,
-         secrets: [String] = [], record: @escaping @Sendable (AgentMoment) -> Void = { _ in },
-         answerers: ChannelAnswerers = ChannelAnswerers(), emit: @escaping @Sendable (EngineEvent) -> Void) {
-        context = ChannelContext(environment: environment, secrets: secrets, groups: ChildGroups(), answerers: answerers, emit: emit)
+    init(
+        channels: [any NotificationChannel], environment: [String: String] = ProcessInfo.processInfo.environment,
+        secrets: [String] = [], record: @escaping @Sendable (AgentMoment) -> Void = { _ in },
+        answerers: ChannelAnswerers = ChannelAnswerers(), emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
+        context = ChannelContext(
+            environment: environment, secrets: secrets, groups: ChildGroups(), answerers: answerers, emit: emit)
         self.record = record
         immediate = channels.filter(\.immediate)
         queued = channels.filter { !$0.immediate }
@@ -65,11 +68,16 @@ final class Notifier: @unchecked Sendable {
     }
 
     /// A notifier over the channels `options` asks for (`NotifyOptions.channels`).
-    convenience init(options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment, secrets: [String] = [],
-                     record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, answer: PermissionAnswerer? = nil,
-                     answerQuestion: QuestionAnswerer? = nil, emit: @escaping @Sendable (EngineEvent) -> Void) {
-        self.init(channels: options.channels(environment: environment), environment: environment, secrets: secrets, record: record,
-                  answerers: ChannelAnswerers(permission: answer, question: answerQuestion), emit: emit)
+    convenience init(
+        options: NotifyOptions, environment: [String: String] = ProcessInfo.processInfo.environment,
+        secrets: [String] = [],
+        record: @escaping @Sendable (AgentMoment) -> Void = { _ in }, answer: PermissionAnswerer? = nil,
+        answerQuestion: QuestionAnswerer? = nil, emit: @escaping @Sendable (EngineEvent) -> Void
+    ) {
+        self.init(
+            channels: options.channels(environment: environment), environment: environment, secrets: secrets,
+            record: record,
+            answerers: ChannelAnswerers(permission: answer, question: answerQuestion), emit: emit)
     }
 
     /// How many of the moments the queue can take now.
@@ -102,7 +110,9 @@ final class Notifier: @unchecked Sendable {
         }
         wakeLane()
         condition.unlock()
-        for channel in immediate where channel.followsAnswers { channel.answered(requestID: requestID, context: context) }
+        for channel in immediate where channel.followsAnswers {
+            channel.answered(requestID: requestID, context: context)
+        }
     }
 
     /// Ends every program that runs (its whole group) and waits for them, up to

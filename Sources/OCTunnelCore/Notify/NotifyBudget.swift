@@ -57,7 +57,9 @@ struct NotifyBudget: Sendable {
                 continue
             }
             let first = waiting.first
-            var notice = AgentMoment(kind: kind, sessionID: first.sessionID, title: first.title, directory: first.directory, detail: nil, at: first.at)
+            var notice = AgentMoment(
+                kind: kind, sessionID: first.sessionID, title: first.title, directory: first.directory, detail: nil,
+                at: first.at)
             notice.merged = AgentMoment.Merged(count: waiting.count, otherSessions: waiting.sessions.count - 1)
             notices.append(notice)
         }

@@ -28,7 +28,9 @@ public struct NotifyOptions: Sendable, Equatable {
     /// program's, and the desktop's when `environment` has a desktop session.
     func channels(environment: [String: String]) -> [any NotificationChannel] {
         var channels: [any NotificationChannel] = [StderrChannel()]
-        if let command { channels.append(CommandChannel(CommandChannel.Options(program: command, timeout: commandTimeout))) }
+        if let command {
+            channels.append(CommandChannel(CommandChannel.Options(program: command, timeout: commandTimeout)))
+        }
         if desktop, let channel = DesktopChannel(environment: environment) { channels.append(channel) }
         if let push { channels.append(PushNotificationChannel(push)) }
         return channels

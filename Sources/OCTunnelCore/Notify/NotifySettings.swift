@@ -18,8 +18,9 @@ public struct NotifySettings: Codable, Equatable, Sendable {
     /// What `--save` writes for `options`: only what differs from the defaults.
     public init(saving options: NotifyOptions) {
         let timeout = Int(options.commandTimeout)
-        self.init(notify: options.enabled ? nil : false, notifyCommand: options.command,
-                  notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout)
+        self.init(
+            notify: options.enabled ? nil : false, notifyCommand: options.command,
+            notifyTimeout: timeout == NotifyOptions.defaultTimeout ? nil : timeout)
     }
 
     /// True when nothing is chosen.
@@ -31,7 +32,8 @@ public struct NotifySettings: Codable, Equatable, Sendable {
     public func resolved(saved: NotifySettings?) -> NotifyOptions {
         let typed = notify != nil || notifyCommand != nil
         let enabled = notify ?? (notifyCommand != nil ? true : saved?.notify ?? true)
-        var options = NotifyOptions(enabled: enabled, command: enabled ? (typed ? notifyCommand : saved?.notifyCommand) : nil)
+        var options = NotifyOptions(
+            enabled: enabled, command: enabled ? (typed ? notifyCommand : saved?.notifyCommand) : nil)
         options.commandTimeout = Double(notifyTimeout ?? saved?.notifyTimeout ?? NotifyOptions.defaultTimeout)
         return options
     }

@@ -17,11 +17,12 @@ enum QuestionNotificationAnswer {
 
     /// Whether `moment` gets actions: a question told alone whose request offers them.
     static func answerable(_ moment: AgentMoment) -> Bool {
-#if os(macOS)
-        return false  // osascript's notifications have no actions
-#else
-        return moment.merged == nil && moment.question.map { $0.offersActions && ShownLabels.forms($0.labels) != nil } == true
-#endif
+        #if os(macOS)
+            return false // osascript's notifications have no actions
+        #else
+            return moment.merged == nil
+                && moment.question.map { $0.offersActions && ShownLabels.forms($0.labels) != nil } == true
+        #endif
     }
 
     /// The `--action` and `--expire-time` options for `question`'s notification: `q<i>=<label shown>`
@@ -36,10 +37,14 @@ enum QuestionNotificationAnswer {
     /// back to `question`'s stored label; nil when the notification was closed, expired, the
     /// program stopped, or the name is none of its actions.
     static func chosen(_ stdout: String, _ question: AskedQuestion) -> QuestionReply? {
-        guard let line = stdout.split(whereSeparator: \.isNewline).last?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let line = stdout.split(whereSeparator: \.isNewline).last?.trimmingCharacters(in: .whitespaces) else {
+            return nil
+        }
         if line == dismissAction { return .dismiss }
-        guard line.hasPrefix("q"), line.utf8.count <= 3, let index = Int(line.dropFirst()), String(index) == line.dropFirst(),
-              question.labels.indices.contains(index) else { return nil }
+        guard line.hasPrefix("q"), line.utf8.count <= 3, let index = Int(line.dropFirst()),
+            String(index) == line.dropFirst(),
+            question.labels.indices.contains(index)
+        else { return nil }
         return .answer(question.labels[index])
     }
 

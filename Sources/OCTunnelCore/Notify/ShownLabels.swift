@@ -57,7 +57,9 @@ enum ShownLabels {
         guard scalars.count > limit else { return OutsideText.shown(text, limit: limit) }
         let head = (limit - 1) / 2
         let tail = limit - 1 - head
-        let shown = { (part: ArraySlice<Unicode.Scalar>) in OutsideText.shown(String(String.UnicodeScalarView(part)), limit: limit) }
+        let shown = { (part: ArraySlice<Unicode.Scalar>) in
+            OutsideText.shown(String(String.UnicodeScalarView(part)), limit: limit)
+        }
         return shown(scalars[..<head]) + "…" + shown(scalars[(scalars.count - tail)...])
     }
 

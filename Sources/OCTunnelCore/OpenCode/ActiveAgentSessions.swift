@@ -8,9 +8,12 @@ public enum ActiveAgentSessions {
     /// The ids listed as running, kept as `AgentSessionWatch` keeps ids (redacted, cut); nil for a body
     /// past 1 MiB, of another shape, or naming more than `limit` sessions (a list cut short
     /// cannot say that a session is absent).
-    public static func parse(_ body: [UInt8], limit: Int = AgentSessionWatch.sessionLimit, secrets: [String] = []) -> Set<String>? {
+    public static func parse(
+        _ body: [UInt8], limit: Int = AgentSessionWatch.sessionLimit, secrets: [String] = []
+    ) -> Set<String>? {
         guard body.count <= 1 << 20, let data = decodeWire(DataEnvelope<[String: SessionStatusWire]>.self, body)?.data,
-              data.count <= limit else { return nil }
+            data.count <= limit
+        else { return nil }
         var running = Set<String>()
         for (id, state) in data where state.type != "idle" {
             running.insert(KeptText.kept(id, bytes: AgentSessionWatch.Limits.id, secrets: secrets))

@@ -47,18 +47,23 @@ public struct AgentSessionLog: Sendable, Equatable {
         var read = AgentSessionLog()
         var entries = 0
         var synced = false
-        for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) where entries < entryLimit {
+        for line in body.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        where entries < entryLimit {
             guard line.starts(with: Array("data:".utf8)) else { continue }
             entries += 1
             let json = line.dropFirst(5).drop { $0 == UInt8(ascii: " ") }
-            guard let entry = try? JSONDecoder().decode(Entry.self, from: Data(json)), let type = entry.type else { continue }
+            guard let entry = try? JSONDecoder().decode(Entry.self, from: Data(json)), let type = entry.type else {
+                continue
+            }
             if type == "log.synced" || type == "log.caught_up" {
                 guard entry.aggregateID.map({ $0 == session }) ?? true else { continue }
                 synced = true
                 if let seq = entry.seq?.value { read.seq = max(read.seq ?? seq, seq) }
                 continue
             }
-            guard let durable = entry.durable, let seq = durable.seq?.value, durable.aggregateID.map({ $0 == session }) ?? true else {
+            guard let durable = entry.durable, let seq = durable.seq?.value,
+                durable.aggregateID.map({ $0 == session }) ?? true
+            else {
                 continue
             }
             read.seq = max(read.seq ?? seq, seq)

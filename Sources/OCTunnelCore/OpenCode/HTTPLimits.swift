@@ -13,13 +13,17 @@ enum HTTPLimits {
 
     /// A three-digit status code; nil for anything else ("-5", "99999999999999999999").
     static func statusCode<S: StringProtocol>(_ text: S) -> Int? {
-        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return Int(text).flatMap { (100...999).contains($0) ? $0 : nil }
     }
 
     /// Content-Length: decimal digits only (no sign, no spaces inside) that fit an `Int`.
     static func contentLength(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+        guard !text.isEmpty, text.utf8.count <= 18,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else {
             return nil
         }
         return Int(text)
@@ -30,7 +34,8 @@ enum HTTPLimits {
     static func chunkSize(_ line: String) -> Int? {
         let digits = (line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
             .trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
-        guard !digits.isEmpty, digits.utf8.count <= 15, digits.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit })
+        guard !digits.isEmpty, digits.utf8.count <= 15,
+            digits.utf8.allSatisfy({ $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit })
         else { return nil }
         return Int(digits, radix: 16)
     }

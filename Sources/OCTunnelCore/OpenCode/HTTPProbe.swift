@@ -49,8 +49,10 @@ struct HTTPProbe {
         init(socket: OwnedDescriptor) { self.socket = socket }
     }
 
-    private func open(path: String, accept: String, method: String = "GET", body: [UInt8] = [],
-                      headers: [(String, String)] = []) throws(Failure) -> Connection {
+    private func open(
+        path: String, accept: String, method: String = "GET", body: [UInt8] = [],
+        headers: [(String, String)] = []
+    ) throws(Failure) -> Connection {
         let socket: OwnedDescriptor
         do {
             socket = try Sockets.connect(host: host, port: port, timeout: max(0.1, deadline.timeIntervalSinceNow))
@@ -63,7 +65,8 @@ struct HTTPProbe {
             }
         }
         let connection = Connection(socket: socket)
-        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\n"
+        var request =
+            "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\n"
             + "User-Agent: octunnel\r\nConnection: close\r\n"
         if let authorization { request += "Authorization: \(authorization)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
@@ -86,13 +89,17 @@ struct HTTPProbe {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw .timedOut }
             guard let idle else {
-                if (try? connection.socket.waitReadable(milliseconds: Int32(min(remaining, 86_400) * 1000) + 1)) == true { break }
+                if (try? connection.socket.waitReadable(milliseconds: Int32(min(remaining, 86_400) * 1000) + 1)) == true
+                {
+                    break
+                }
                 throw .timedOut
             }
             var wait = remaining
             if let next = idle.nextTurn() { wait = min(wait, max(0, next - MonotonicClock.now())) }
             let waited =
-                (try? connection.socket.waitReadable(milliseconds: Int32(min(wait, 86_400) * 1000) + 1, unless: idle.stop)) ?? .timedOut
+                (try? connection.socket.waitReadable(
+                    milliseconds: Int32(min(wait, 86_400) * 1000) + 1, unless: idle.stop)) ?? .timedOut
             if waited == .readable { break }
             if waited == .stopped { throw .timedOut }
             idle.turn()
@@ -107,13 +114,17 @@ struct HTTPProbe {
     private func readLine(_ connection: Connection) throws(Failure) -> String? {
         while true {
             if let newline = connection.buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                guard newline <= HTTPLimits.lineBytes else { throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB") }
+                guard newline <= HTTPLimits.lineBytes else {
+                    throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB")
+                }
                 var line = Array(connection.buffer[..<newline])
                 connection.buffer.removeSubrange(...newline)
                 if line.last == UInt8(ascii: "\r") { line.removeLast() }
                 return String(decoding: line, as: UTF8.self)
             }
-            if connection.buffer.count > HTTPLimits.lineBytes { throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB") }
+            if connection.buffer.count > HTTPLimits.lineBytes {
+                throw .malformed("a line longer than \(HTTPLimits.lineBytes / 1024) KiB")
+            }
             guard try fill(connection) else { return nil }
         }
     }
@@ -125,7 +136,9 @@ struct HTTPProbe {
         } catch .timedOut where connection.buffer.isEmpty {
             throw .silent
         } catch .malformed where !connection.buffer.starts(with: Array("HTTP/".utf8)) {
-            throw .malformed("it answered \"\(quoted(String(decoding: connection.buffer, as: UTF8.self), limit: 60))\" instead of HTTP")
+            throw .malformed(
+                "it answered \"\(quoted(String(decoding: connection.buffer, as: UTF8.self), limit: 60))\" instead of HTTP"
+            )
         }
         guard let statusLine else { throw .closedWithoutAnswer }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
@@ -139,10 +152,13 @@ struct HTTPProbe {
             count += 1
             bytes += line.utf8.count + 2
             guard count <= HTTPLimits.headerCount, bytes <= HTTPLimits.headBytes else {
-                throw .malformed("its answer has more than \(HTTPLimits.headerCount) headers or \(HTTPLimits.headBytes / 1024) KiB of them")
+                throw .malformed(
+                    "its answer has more than \(HTTPLimits.headerCount) headers or \(HTTPLimits.headBytes / 1024) KiB of them"
+                )
             }
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return Head(status: status, headers: headers)
     }
@@ -152,7 +168,9 @@ struct HTTPProbe {
     /// Lengths from the server are checked before any arithmetic: a malformed one is an
     /// error, never a trap.
     @discardableResult
-    private func streamBody(_ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool) throws(Failure)
+    private func streamBody(
+        _ connection: Connection, head: Head, limit: Int, _ consume: ([UInt8]) throws(Failure) -> Bool
+    ) throws(Failure)
         -> Bool
     {
         var total = 0
@@ -204,12 +222,15 @@ struct HTTPProbe {
     }
 
     /// GET `path`; the body is cut at `limit` bytes.
-    func get(_ path: String, accept: String = "application/json", limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
+    func get(_ path: String, accept: String = "application/json", limit: Int = 65536) throws(Failure) -> (Head, [UInt8])
+    {
         try exchange(method: "GET", path, body: [], headers: [], accept: accept, limit: limit)
     }
 
     /// POST `body` (JSON) to `path` with `headers`; the answer's body is cut at `limit` bytes.
-    func post(_ path: String, body: [UInt8], headers: [(String, String)] = [], limit: Int = 65536) throws(Failure) -> (Head, [UInt8]) {
+    func post(
+        _ path: String, body: [UInt8], headers: [(String, String)] = [], limit: Int = 65536
+    ) throws(Failure) -> (Head, [UInt8]) {
         try exchange(method: "POST", path, body: body, headers: headers, limit: limit)
     }
 
@@ -219,8 +240,10 @@ struct HTTPProbe {
     }
 
     /// One request and its whole answer: the head and the body cut at `limit` bytes.
-    private func exchange(method: String, _ path: String, body: [UInt8], headers: [(String, String)], accept: String = "application/json",
-                          limit: Int) throws(Failure) -> (Head, [UInt8]) {
+    private func exchange(
+        method: String, _ path: String, body: [UInt8], headers: [(String, String)], accept: String = "application/json",
+        limit: Int
+    ) throws(Failure) -> (Head, [UInt8]) {
         let connection = try open(path: path, accept: accept, method: method, body: body, headers: headers)
         let head = try readHead(connection)
         var answer: [UInt8] = []
@@ -241,7 +264,9 @@ struct HTTPProbe {
 
     /// GET an event stream and hand each event to `onEvent` until it returns true. A non-200
     /// answer is returned with its body (up to 64 KiB) so the caller can judge it.
-    func events(_ path: String, limit: Int = HTTPLimits.eventStreamBytes, onEvent: (ServerSentEvent) -> Bool) throws(Failure)
+    func events(
+        _ path: String, limit: Int = HTTPLimits.eventStreamBytes, onEvent: (ServerSentEvent) -> Bool
+    ) throws(Failure)
         -> EventsResult
     {
         let connection = try open(path: path, accept: "text/event-stream")
@@ -263,7 +288,8 @@ struct HTTPProbe {
                     events = try reader.feed(piece)
                 } catch {
                     switch error {
-                    case .lineTooLong(let limit): throw Failure.malformed("the event stream \(path) sent a line longer than \(limit) bytes")
+                    case .lineTooLong(let limit):
+                        throw Failure.malformed("the event stream \(path) sent a line longer than \(limit) bytes")
                     case .eventTooLarge(let limit):
                         throw Failure.malformed("the event stream \(path) sent an event larger than \(limit) bytes")
                     }
@@ -272,7 +298,8 @@ struct HTTPProbe {
                 return true
             }
             if full && !found {
-                throw Failure.malformed("the event stream \(path) sent \(HTTPLimits.eventStreamBytes >> 20) MiB without server.connected")
+                throw Failure.malformed(
+                    "the event stream \(path) sent \(HTTPLimits.eventStreamBytes >> 20) MiB without server.connected")
             }
         } catch .timedOut {
             return EventsResult(head: head, body: [], found: found)

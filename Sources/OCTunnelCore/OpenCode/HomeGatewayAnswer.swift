@@ -16,9 +16,12 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
     /// The answer for a home port that refused, timed out or failed with `reason`: OpenCode's,
     /// or (`openCode` false) another forward's, the app the agent builds.
     public static func unreachable(home: HostPort, reason: String, openCode: Bool = true) -> HomeGatewayAnswer {
-        let what = reason == "connection refused" ? "nothing listens on \(home) on the home machine"
+        let what =
+            reason == "connection refused"
+            ? "nothing listens on \(home) on the home machine"
             : "cannot reach \(home) on the home machine (\(reason))"
-        let fix = openCode ? "start `opencode serve --port \(home.port)` there" : "start the app there, listening on \(home)"
+        let fix =
+            openCode ? "start `opencode serve --port \(home.port)` there" : "start the app there, listening on \(home)"
         return HomeGatewayAnswer(home: home, error: what, fix: fix)
     }
 
@@ -31,7 +34,8 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
     /// The whole HTTP/1.1 response, `Connection: close`.
     public var response: [UInt8] {
         let body = self.body
-        let head = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        let head =
+            "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
             + "Connection: close\r\nX-Octunnel: home\r\n\r\n"
         return Array(head.utf8) + body
     }
@@ -41,11 +45,13 @@ public struct HomeGatewayAnswer: Equatable, Sendable {
         guard status == 502, let wire = decodeWire(Wire.self, body), wire.octunnel == "home" else { return nil }
         // The address is shown to the user as it is: one that would not print as itself (a
         // zero-width or bidirectional character in the host) is not taken, as if it were missing.
-        let home = wire.home.flatMap { try? HostPort.parse($0) }
+        let home =
+            wire.home.flatMap { try? HostPort.parse($0) }
             .flatMap { OutsideText.shown($0.description) == $0.description ? $0 : nil }
             ?? HostPort(host: Defaults.homeHost, port: Defaults.homePort)
-        return HomeGatewayAnswer(home: home, error: wire.error ?? "OpenCode is not reachable on the home machine",
-                                 fix: wire.fix ?? "start `opencode serve --port \(home.port)` there")
+        return HomeGatewayAnswer(
+            home: home, error: wire.error ?? "OpenCode is not reachable on the home machine",
+            fix: wire.fix ?? "start `opencode serve --port \(home.port)` there")
     }
 }
 

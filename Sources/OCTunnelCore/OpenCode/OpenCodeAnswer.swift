@@ -23,20 +23,28 @@ public enum OpenCodeAnswer: Equatable, Sendable {
     /// generation's own (`OpenCodeDialect.healthRoutes`), oldest generation first: 1.x's
     /// `/global/health`; 2.x's `/api/info` (current 2.0.x), `/api/status` (documented for 2.0.x,
     /// 404 on 2.0.3) and `/api/health` (2.0.3 and the 2.0 betas).
-    public static func healthRoutes(of generations: [OpenCodeGeneration]) -> [(path: String, generation: OpenCodeGeneration)] {
+    public static func healthRoutes(
+        of generations: [OpenCodeGeneration]
+    ) -> [(path: String, generation: OpenCodeGeneration)] {
         generations.flatMap { generation in generation.api.healthRoutes.map { ($0, generation) } }
     }
 
     /// `healthRoutes(of:)` the generations octunnel knows.
-    public static var healthRoutes: [(path: String, generation: OpenCodeGeneration)] { healthRoutes(of: OpenCodeGeneration.known) }
+    public static var healthRoutes: [(path: String, generation: OpenCodeGeneration)] {
+        healthRoutes(of: OpenCodeGeneration.known)
+    }
 
     /// The port of the server's own address, as 2.x's `/api/info` names it (`OpenCodeTwo.serverPort`).
-    public static func serverPort(info body: [UInt8]) -> Int? { OpenCodeGeneration.two.api.serverPort(health: "/api/info", body: body) }
+    public static func serverPort(info body: [UInt8]) -> Int? {
+        OpenCodeGeneration.two.api.serverPort(health: "/api/info", body: body)
+    }
 
     /// Judges `status`, `contentType` and `body` received from `path`; a body quoted in the
     /// answer has `secrets` (what the request sent: a server may echo them) redacted.
-    public static func classify(path: String, status: Int, contentType: String?, body: [UInt8], secrets: [String] = [],
-                                generations: [OpenCodeGeneration] = OpenCodeGeneration.known) -> OpenCodeAnswer {
+    public static func classify(
+        path: String, status: Int, contentType: String?, body: [UInt8], secrets: [String] = [],
+        generations: [OpenCodeGeneration] = OpenCodeGeneration.known
+    ) -> OpenCodeAnswer {
         let generation = healthRoutes(of: generations).first { $0.path == path }?.generation
         let isHTML = (contentType?.lowercased() ?? "").contains("text/html") || looksLikeHTML(body)
         if let gateway = HomeGatewayAnswer.parse(status: status, body: body) { return .homeGateway(gateway) }
@@ -51,14 +59,19 @@ public enum OpenCodeAnswer: Equatable, Sendable {
             // 2.x's API answers {"_tag":"UnauthorizedError",…} (packages/server/src/middleware/
             // authorization.ts); 1.x's basic auth answers "Unauthorized" (Hono) or nothing (its
             // Effect server). Only a body naming itself says 2.x: 1.x guards /api/… paths too.
-            if let named = OpenCodeGeneration.naming(refusal: body, among: generations) { return .needsPassword(generation: named) }
+            if let named = OpenCodeGeneration.naming(refusal: body, among: generations) {
+                return .needsPassword(generation: named)
+            }
             return .needsPassword(generation: generation.flatMap { $0.api.ownsUnnamedRefusals ? $0 : nil })
         case 404:
-            if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || isJSON(body) { return .routeMissing }
+            if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || isJSON(body) {
+                return .routeMissing
+            }
             if isHTML { return .webPage }
             return .foreign(detail: "HTTP 404 from \(path): \(preview(body, secrets: secrets))")
         default:
-            return .foreign(detail: "HTTP \(status) from \(path)\(body.isEmpty ? "" : ": \(preview(body, secrets: secrets))")")
+            return .foreign(
+                detail: "HTTP \(status) from \(path)\(body.isEmpty ? "" : ": \(preview(body, secrets: secrets))")")
         }
     }
 
@@ -73,14 +86,19 @@ public enum OpenCodeAnswer: Equatable, Sendable {
     /// `/global/health` is 1.x (2.x would have named itself on `/api/info`). An unnamed 401 body
     /// never decides: 1.x's Hono server says "Unauthorized", its Effect server and a guarded
     /// 2.x web app send nothing.
-    static func refusingGeneration(_ refusals: [(path: String, answer: OpenCodeAnswer)],
-                                   generations: [OpenCodeGeneration] = OpenCodeGeneration.known) -> OpenCodeGeneration? {
-        for generation in generations where refusals.contains(where: { $0.answer == .needsPassword(generation: generation) }) {
+    static func refusingGeneration(
+        _ refusals: [(path: String, answer: OpenCodeAnswer)],
+        generations: [OpenCodeGeneration] = OpenCodeGeneration.known
+    ) -> OpenCodeGeneration? {
+        for generation in generations
+        where refusals.contains(where: { $0.answer == .needsPassword(generation: generation) }) {
             if !generation.api.ownsUnnamedRefusals { return generation }
         }
         let routes = healthRoutes(of: generations)
         for refusal in refusals {
-            if let owner = routes.first(where: { $0.path == refusal.path })?.generation, owner.api.ownsUnnamedRefusals { return owner }
+            if let owner = routes.first(where: { $0.path == refusal.path })?.generation, owner.api.ownsUnnamedRefusals {
+                return owner
+            }
         }
         return nil
     }
@@ -92,7 +110,8 @@ public enum OpenCodeAnswer: Equatable, Sendable {
     }
 
     static func looksLikeHTML(_ body: [UInt8]) -> Bool {
-        let start = String(decoding: body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let start = String(decoding: body.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            .lowercased()
         return start.hasPrefix("<!doctype html") || start.hasPrefix("<html")
     }
 

@@ -40,16 +40,19 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
     /// `OPENCODE_PASSWORD`, `OPENCODE_SERVER_PASSWORD` (the first variable set decides; empty
     /// means no password). The user comes from `OPENCODE_SERVER_USERNAME` (default `opencode`,
     /// as OpenCode's own default).
-    public static func load(passwordFile: String?, savedPasswordFile: String? = nil,
+    public static func load(
+        passwordFile: String?, savedPasswordFile: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> OpenCodeCredentials {
         let user = environment["OPENCODE_SERVER_USERNAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "opencode"
         if let passwordFile {
-            return OpenCodeCredentials(username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
+            return OpenCodeCredentials(
+                username: user, password: try readPasswordFile(passwordFile), source: .file(passwordFile))
         }
         if let savedPasswordFile {
             return OpenCodeCredentials(
-                username: user, password: try readPasswordFile(savedPasswordFile), source: .savedFile(savedPasswordFile))
+                username: user, password: try readPasswordFile(savedPasswordFile), source: .savedFile(savedPasswordFile)
+            )
         }
         for name in passwordVariables {
             if let value = environment[name] {
@@ -80,20 +83,32 @@ public struct OpenCodeCredentials: Sendable, CustomStringConvertible, CustomDebu
         guard let file = opened else { throw PasswordFileError.noPasswordFile(path: path) }
         guard file.isRegular else { throw PasswordFileError.badPasswordFile(path: path, reason: "not a regular file") }
         let mode = file.info.permissions & 0o777
-        guard mode & 0o077 == 0 else { throw PasswordFileError.unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path)) }
-        guard file.info.size <= limit else { throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB") }
+        guard mode & 0o077 == 0 else {
+            throw PasswordFileError.unsafePasswordFile(path: path, mode: mode, target: FileBytes.symlinkTarget(path))
+        }
+        guard file.info.size <= limit else {
+            throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB")
+        }
         afterCheck()
         let bytes: [UInt8]
         do {
             bytes = try file.readAll(limit: limit)
         } catch {
-            if error.errno == .fileTooLarge { throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB") }
+            if error.errno == .fileTooLarge {
+                throw PasswordFileError.badPasswordFile(path: path, reason: "larger than 64 KiB")
+            }
             throw LocalFileError.cannotRead(path: path, reason: error.errno.description)
         }
         let data = Data(bytes)
-        guard var text = String(data: data, encoding: .utf8) else { throw PasswordFileError.badPasswordFile(path: path, reason: "not UTF-8 text") }
-        if text.hasSuffix("\r\n") { text.removeLast(1) } // "\r\n" is one Character in Swift
-        else if text.hasSuffix("\n") { text.removeLast() }
+        guard var text = String(data: data, encoding: .utf8) else {
+            throw PasswordFileError.badPasswordFile(path: path, reason: "not UTF-8 text")
+        }
+        if text.hasSuffix("\r\n") {
+            text.removeLast(1)
+        } // "\r\n" is one Character in Swift
+        else if text.hasSuffix("\n") {
+            text.removeLast()
+        }
         guard !text.isEmpty else { throw PasswordFileError.badPasswordFile(path: path, reason: "it is empty") }
         guard !text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else {
             throw PasswordFileError.badPasswordFile(path: path, reason: "it has more than one line")

@@ -73,7 +73,10 @@ public struct OpenCodeRead: Sendable {
     let timeLeft: @Sendable () -> Bool
     let secrets: [String]
 
-    public init(secrets: [String], timeLeft: @escaping @Sendable () -> Bool, get: @escaping @Sendable (String, String?) -> [UInt8]?) {
+    public init(
+        secrets: [String], timeLeft: @escaping @Sendable () -> Bool,
+        get: @escaping @Sendable (String, String?) -> [UInt8]?
+    ) {
         (self.secrets, self.timeLeft, self.get) = (secrets, timeLeft, get)
     }
 }

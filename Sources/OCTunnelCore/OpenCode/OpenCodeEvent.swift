@@ -15,8 +15,10 @@ public struct OpenCodeEvent: Sendable {
 
     /// The event in `data` (one `data:` of the stream), in any of the shapes above; nil past 1 MiB or without a type.
     public init?(data: String) {
-        guard data.utf8.count <= 1 << 20, let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(data.utf8)),
-              let type = envelope.inner.type else { return nil }
+        guard data.utf8.count <= 1 << 20,
+            let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(data.utf8)),
+            let type = envelope.inner.type
+        else { return nil }
         self.type = type
         fields = envelope.inner.data ?? envelope.inner.properties ?? Fields()
         directory = envelope.directory
@@ -114,7 +116,8 @@ public struct OpenCodeEvent: Sendable {
             public init(from decoder: Decoder) throws {
                 let strings = try decoder.container(keyedBy: Key.self)
                 for key in Key.allCases { text[key] = strings.lenient(key) }
-                let state = try? decoder.container(keyedBy: Nested.self).nestedContainer(keyedBy: Nested.self, forKey: .state)
+                let state = try? decoder.container(keyedBy: Nested.self).nestedContainer(
+                    keyedBy: Nested.self, forKey: .state)
                 stateStatus = state?.lenient(.status)
             }
         }

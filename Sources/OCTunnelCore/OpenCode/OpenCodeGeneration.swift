@@ -31,10 +31,14 @@ public struct OpenCodeGeneration: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { label }
 
-    public static func == (lhs: OpenCodeGeneration, rhs: OpenCodeGeneration) -> Bool { lhs.api.number == rhs.api.number }
+    public static func == (lhs: OpenCodeGeneration, rhs: OpenCodeGeneration) -> Bool {
+        lhs.api.number == rhs.api.number
+    }
 
     /// The generation among `generations` whose event streams include `path` (the one the health test found).
-    public static func serving(eventPath path: String, among generations: [OpenCodeGeneration] = known) -> OpenCodeGeneration? {
+    public static func serving(
+        eventPath path: String, among generations: [OpenCodeGeneration] = known
+    ) -> OpenCodeGeneration? {
         generations.first { $0.eventPaths.contains(path) }
     }
 

@@ -13,7 +13,8 @@ public struct OpenCodeOne: OpenCodeDialect {
 
     public func version(healthy path: String, body: [UInt8]) -> String? {
         guard let health = decodeWire(HealthWire.self, body), health.healthy == true, let version = health.version,
-              !version.isEmpty else { return nil }
+            !version.isEmpty
+        else { return nil }
         return version
     }
 
@@ -59,10 +60,13 @@ public struct OpenCodeOne: OpenCodeDialect {
 
     /// The sessions seen working that `GET /session/status` of their directory no longer lists; a
     /// directory that does not answer in time is left out, and none of its sessions is judged.
-    public func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment] {
+    public func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment]
+    {
         var working: [String?: Set<String>] = [:]
         for directory in [nil] + directories.map(Optional.some) where read.timeLeft() {
-            guard let body = read.get("/session/status", directory), let listed = watch.working(in: body) else { continue }
+            guard let body = read.get("/session/status", directory), let listed = watch.working(in: body) else {
+                continue
+            }
             working[directory] = listed
         }
         return watch.caughtUp(working: working)

@@ -14,7 +14,9 @@ public struct OpenCodeTwo: OpenCodeDialect {
 
     /// `/api/health` says `healthy`; `/api/info` and `/api/status` carry the server's `pid`.
     public func version(healthy path: String, body: [UInt8]) -> String? {
-        guard let health = decodeWire(HealthWire.self, body), let version = health.version, !version.isEmpty else { return nil }
+        guard let health = decodeWire(HealthWire.self, body), let version = health.version, !version.isEmpty else {
+            return nil
+        }
         let healthy = path == "/api/health" ? health.healthy == true : health.pid != nil
         return healthy ? version : nil
     }
@@ -57,7 +59,9 @@ public struct OpenCodeTwo: OpenCodeDialect {
 
     public func sessionPath(_ session: String) -> String { "/api/session/\(session)" }
 
-    public func sessionTitle(_ body: [UInt8]) -> String? { decodeWire(DataEnvelope<SessionInfoWire>.self, body)?.data.title }
+    public func sessionTitle(_ body: [UInt8]) -> String? {
+        decodeWire(DataEnvelope<SessionInfoWire>.self, body)?.data.title
+    }
 
     public var permissionReplyRoutes: [PermissionReplyRoute] { [.two] }
 
@@ -70,14 +74,19 @@ public struct OpenCodeTwo: OpenCodeDialect {
 
     /// The sessions seen working that `GET /api/session/active` no longer lists, judged by their
     /// logs (`GET /api/session/:id/log?after=SEQ`); nothing when the active list cannot be had.
-    public func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment] {
-        guard let body = read.get("/api/session/active", nil), let active = ActiveAgentSessions.parse(body, secrets: read.secrets) else {
+    public func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment]
+    {
+        guard let body = read.get("/api/session/active", nil),
+            let active = ActiveAgentSessions.parse(body, secrets: read.secrets)
+        else {
             return []
         }
         var logs: [String: AgentSessionLog] = [:]
         for (session, after) in watch.logsToRead(active: active, limit: CatchUp.logLimit) where read.timeLeft() {
             let path = "/api/session/\(session)/log" + (after.map { "?after=\($0)" } ?? "")
-            guard let body = read.get(path, nil), let log = AgentSessionLog.parse(body, session: session, secrets: read.secrets) else {
+            guard let body = read.get(path, nil),
+                let log = AgentSessionLog.parse(body, session: session, secrets: read.secrets)
+            else {
                 continue
             }
             logs[session] = log

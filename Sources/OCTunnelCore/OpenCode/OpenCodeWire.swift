@@ -94,8 +94,9 @@ struct PermissionEntryWire<Keys: PermissionEntryKeys>: Decodable {
     init(from decoder: Decoder) throws {
         let object = try decoder.container(keyedBy: Keys.self)
         let patterns = object.lenient(.patterns, as: [LooseText].self) ?? []
-        wire = PermissionRequestWire(id: object.lenient(.id), sessionID: object.lenient(.sessionID), kind: object.lenient(.kind),
-                                     patterns: patterns.map(\.text))
+        wire = PermissionRequestWire(
+            id: object.lenient(.id), sessionID: object.lenient(.sessionID), kind: object.lenient(.kind),
+            patterns: patterns.map(\.text))
     }
 }
 
@@ -162,6 +163,8 @@ struct LogSeq: Decodable {
     let value: Int?
     init(from decoder: Decoder) throws {
         let double = try? decoder.singleValueContainer().decode(Double.self)
-        value = double.flatMap { $0.isFinite && $0 >= 0 && $0 <= Double(AgentSessionLog.seqLimit) && $0.rounded() == $0 ? Int($0) : nil }
+        value = double.flatMap {
+            $0.isFinite && $0 >= 0 && $0 <= Double(AgentSessionLog.seqLimit) && $0.rounded() == $0 ? Int($0) : nil
+        }
     }
 }

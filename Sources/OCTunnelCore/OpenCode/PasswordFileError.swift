@@ -28,9 +28,13 @@ public enum PasswordFileError: OCTunnelFailure, Equatable {
         case .noPasswordFile(let path):
             return "no password file at \(path): check --password-file."
         case .unsafePasswordFile(let path, let mode, let target?):
-            return "password file \(path) is a symbolic link to \(target), " + "which others can read (mode \(String(mode, radix: 8))); " + "octunnel refuses it, as ssh refuses such keys. Fix the " + "target's mode if it is yours (chmod 600 \(target)), or replace the link with a copy only you can read."
+            return "password file \(path) is a symbolic link to \(target), "
+                + "which others can read (mode \(String(mode, radix: 8))); "
+                + "octunnel refuses it, as ssh refuses such keys. Fix the "
+                + "target's mode if it is yours (chmod 600 \(target)), or replace the link with a copy only you can read."
         case .unsafePasswordFile(let path, let mode, nil):
-            return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); " + "octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
+            return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); "
+                + "octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
         case .badPasswordFile(let path, let reason):
             return "cannot use password file \(path): \(reason)."
         }

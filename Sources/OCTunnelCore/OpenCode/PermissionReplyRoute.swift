@@ -42,8 +42,10 @@ public struct PermissionReplyRoute: Sendable, Equatable, CustomStringConvertible
     private let route: @Sendable (PendingPermission) -> String
 
     /// A route of `generation`: `route` makes the path from a request whose ids are route-safe.
-    public init(name: String, generation: OpenCodeGeneration, replyKey: String = "reply",
-                route: @escaping @Sendable (PendingPermission) -> String) {
+    public init(
+        name: String, generation: OpenCodeGeneration, replyKey: String = "reply",
+        route: @escaping @Sendable (PendingPermission) -> String
+    ) {
         (self.name, self.generation, self.replyKey, self.route) = (name, generation, replyKey, route)
     }
 
@@ -86,14 +88,17 @@ public struct PermissionReplyRoute: Sendable, Equatable, CustomStringConvertible
 
     /// What an answer of `generation`'s reply routes means: 200 `true` or 204 taken, a tagged 404
     /// gone, another 404 as the generation says, 1.x's web app a missing route, 401 refused.
-    static func judge(status: Int, contentType: String?, body: [UInt8], generation: OpenCodeGeneration) -> PermissionReplyOutcome {
+    static func judge(
+        status: Int, contentType: String?, body: [UInt8], generation: OpenCodeGeneration
+    ) -> PermissionReplyOutcome {
         let tag = TaggedErrorWire.tag(of: body)
         switch status {
         case 200 where decodeWire(Bool.self, Array(body.prefix(65536))) == true, 204:
             return .answered
         case 401:
             return .refused(generation: OpenCodeGeneration.naming(refusal: body) ?? generation)
-        case 404 where tag.map(["PermissionNotFoundError", "QuestionNotFoundError", "SessionNotFoundError"].contains) == true:
+        case 404
+        where tag.map(["PermissionNotFoundError", "QuestionNotFoundError", "SessionNotFoundError"].contains) == true:
             return .gone
         case 404:
             return generation.api.replyNotFound(body: body)

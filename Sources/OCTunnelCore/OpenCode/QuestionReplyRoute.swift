@@ -49,7 +49,9 @@ public struct QuestionReplyRoute: Sendable, Equatable {
     public func body(_ reply: QuestionReply) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        guard case .answer(let label) = reply, let data = try? encoder.encode(Answers(answers: [[label]])) else { return [] }
+        guard case .answer(let label) = reply, let data = try? encoder.encode(Answers(answers: [[label]])) else {
+            return []
+        }
         return Array(data)
     }
 

@@ -54,7 +54,8 @@ public struct ServerSentEventReader: Sendable {
     }
 
     /// Feeds the next bytes of the stream; returns the events they complete, in order.
-    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) throws(Failure) -> [ServerSentEvent] where Bytes.Element == UInt8 {
+    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) throws(Failure) -> [ServerSentEvent]
+    where Bytes.Element == UInt8 {
         var events: [ServerSentEvent] = []
         for byte in bytes {
             if atStart {
@@ -110,7 +111,9 @@ public struct ServerSentEventReader: Sendable {
             data.append(value); hasData = true
         case "id": if !valueBytes.contains(0) { lastEventID = value }
         case "retry":
-            if !valueBytes.isEmpty, valueBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) { retry = Int(value) }
+            if !valueBytes.isEmpty, valueBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                retry = Int(value)
+            }
         default: break
         }
         return nil
@@ -119,7 +122,8 @@ public struct ServerSentEventReader: Sendable {
     private mutating func dispatch() -> ServerSentEvent? {
         defer { type = ""; data = []; hasData = false; dataBytes = 0; retry = nil }
         guard hasData else { return nil }
-        return ServerSentEvent(type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"),
-                               lastEventID: lastEventID, retry: retry)
+        return ServerSentEvent(
+            type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"),
+            lastEventID: lastEventID, retry: retry)
     }
 }

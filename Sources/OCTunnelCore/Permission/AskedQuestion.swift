@@ -33,7 +33,8 @@ public struct AskedQuestion: Sendable, Equatable {
     /// The request `wire` (an event's fields or a list entry, `QuestionRequestWire`); nil without
     /// a route-safe id and session.
     public init?(wire: QuestionRequestWire) {
-        guard let id = wire.id, let session = wire.sessionID, PendingPermission.isRouteSafe(id), PendingPermission.isRouteSafe(session)
+        guard let id = wire.id, let session = wire.sessionID, PendingPermission.isRouteSafe(id),
+            PendingPermission.isRouteSafe(session)
         else {
             return nil
         }
@@ -41,15 +42,19 @@ public struct AskedQuestion: Sendable, Equatable {
         let first = questions.first ?? nil
         let options = first?.options ?? []
         let labels = options.prefix(PendingPermissionList.patternLimit + 1).compactMap { $0 }
-        let usable = options.count <= PendingPermissionList.patternLimit && labels.count == options.count
+        let usable =
+            options.count <= PendingPermissionList.patternLimit && labels.count == options.count
             && labels.allSatisfy { !$0.isEmpty && $0.utf8.count <= Self.labelLimit }
-        self.init(id: id, sessionID: session, count: questions.count, multiple: first?.multiple == true, labels: usable ? labels : [])
+        self.init(
+            id: id, sessionID: session, count: questions.count, multiple: first?.multiple == true,
+            labels: usable ? labels : [])
     }
 
     /// The request in `fields`, as its JSON would carry them (`init(wire:)`).
     public init?(fields: [String: Any]) {
         guard let json = try? JSONSerialization.data(withJSONObject: fields),
-              let wire = try? JSONDecoder().decode(QuestionRequestWire.self, from: json) else { return nil }
+            let wire = try? JSONDecoder().decode(QuestionRequestWire.self, from: json)
+        else { return nil }
         self.init(wire: wire)
     }
 

@@ -21,7 +21,9 @@ public struct PendingPermission: Sendable, Equatable {
     public var sessionTitle: String?
 
     public init(id: String, sessionID: String, kind: String, patterns: [String], directory: String?, askedAt: Date?) {
-        (self.id, self.sessionID, self.kind, self.patterns, self.directory, self.askedAt) = (id, sessionID, kind, patterns, directory, askedAt)
+        (self.id, self.sessionID, self.kind, self.patterns, self.directory, self.askedAt) = (
+            id, sessionID, kind, patterns, directory, askedAt
+        )
     }
 
     /// "bash: git push, git tag": what a person is asked to allow.
@@ -30,9 +32,11 @@ public struct PendingPermission: Sendable, Equatable {
     /// Whether `text` can be an OpenCode id in a route: 1-128 ASCII letters, digits, `_` or `-`.
     /// Anything else (a `/`, `..`, a space) never reaches a request line.
     public static func isRouteSafe(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D
-        }
+        !text.isEmpty && text.utf8.count <= 128
+            && text.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F
+                    || $0 == 0x2D
+            }
     }
 
     /// When an ascending OpenCode id (`per_` + 12 hex digits of (ms × 0x1000 + counter) mod 2⁴⁸ +
@@ -48,7 +52,7 @@ public struct PendingPermission: Sendable, Equatable {
         let kept = Int64(value >> 12)
         let nowMs = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let behind = ((nowMs - kept) % wrap + wrap) % wrap
-        if behind > wrap - 60_000 { return now }  // up to a minute ahead: another clock, "just now"
+        if behind > wrap - 60_000 { return now } // up to a minute ahead: another clock, "just now"
         return Date(timeIntervalSince1970: Double(nowMs - behind) / 1000)
     }
 }

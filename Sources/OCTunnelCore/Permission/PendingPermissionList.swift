@@ -24,12 +24,16 @@ public struct PendingPermissionList: Sendable, Equatable {
     /// The list in `body`, OpenCode `generation`'s shape (`OpenCodeDialect.pendingPermissions`: 1.x
     /// a bare array, 2.x `{"data":[…]}`); nil when the body is not that shape. Texts pass
     /// `OutsideText.shown` with `secrets`.
-    public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
-                             secrets: [String] = [], now: Date = Date()) -> PendingPermissionList? {
+    public static func parse(
+        _ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
+        secrets: [String] = [], now: Date = Date()
+    ) -> PendingPermissionList? {
         guard let entries = generation.api.pendingPermissions(body) else { return nil }
         var list = PendingPermissionList()
         for entry in entries {
-            guard let entry, let id = entry.id, isSafe(id, secrets), let session = entry.sessionID, isSafe(session, secrets) else {
+            guard let entry, let id = entry.id, isSafe(id, secrets), let session = entry.sessionID,
+                isSafe(session, secrets)
+            else {
                 list.skipped += 1
                 continue
             }
@@ -38,13 +42,14 @@ public struct PendingPermissionList: Sendable, Equatable {
                 continue
             }
             let patterns = entry.patterns
-            let shownPatterns = patterns.prefix(patternLimit).map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: textLimit) }
+            let shownPatterns =
+                patterns.prefix(patternLimit).map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: textLimit) }
                 + (patterns.count > patternLimit ? ["+\(patterns.count - patternLimit) more"] : [])
             list.items.append(
                 PendingPermission(
                     id: id, sessionID: session, kind: OutsideText.shown(entry.kind ?? "?", secrets: secrets, limit: 80),
-                                                patterns: shownPatterns, directory: directory,
-                                                askedAt: PendingPermission.askedAt(id: id, now: now)))
+                    patterns: shownPatterns, directory: directory,
+                    askedAt: PendingPermission.askedAt(id: id, now: now)))
         }
         return list
     }

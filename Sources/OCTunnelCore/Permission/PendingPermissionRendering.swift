@@ -6,7 +6,9 @@ extension PendingPermissionList {
     /// One line per request: id, how long ago, what is asked, session and directory; then
     /// "+N more" when the list was cut. Empty when nothing waits.
     public func humanLines(now: Date = Date()) -> [String] {
-        func line(_ id: String, _ askedAt: Date?, _ what: String, _ sessionID: String, _ title: String?, _ directory: String?) -> String {
+        func line(
+            _ id: String, _ askedAt: Date?, _ what: String, _ sessionID: String, _ title: String?, _ directory: String?
+        ) -> String {
             let ago = askedAt.map { PendingPermission.ago(now.timeIntervalSince($0)) } ?? "-"
             let session = title.map { "\($0), session \(sessionID)" } ?? "session \(sessionID)"
             return "\(id)  \(ago)  \(what)  (\(session)\(directory.map { ", \(OutsideText.shown($0))" } ?? ""))"
@@ -15,7 +17,9 @@ extension PendingPermissionList {
             + (more > 0 ? ["+\(more) more"] : [])
             + questions.map { question in
                 let options = question.options.isEmpty ? "" : " [\(question.options.joined(separator: ", "))]"
-                return line(question.id, question.askedAt, "question: \(question.text)\(options)", question.sessionID, question.sessionTitle, question.directory)
+                return line(
+                    question.id, question.askedAt, "question: \(question.text)\(options)", question.sessionID,
+                    question.sessionTitle, question.directory)
             }
             + (moreQuestions > 0 ? ["+\(moreQuestions) more questions"] : [])
     }
@@ -30,18 +34,26 @@ extension PendingPermissionList {
     /// "questions":[{id, sessionID, sessionTitle?, question, options, directory, askedAt, secondsAgo}],"moreQuestions"}`.
     public func jsonText(generation: OpenCodeGeneration, now: Date = Date()) -> String {
         let permissions: [[String: Any]] = items.map { item in
-            var object: [String: Any] = ["id": item.id, "sessionID": item.sessionID, "permission": item.kind, "patterns": item.patterns,
-                                         "directory": item.directory.map { $0 as Any } ?? NSNull()]
+            var object: [String: Any] = [
+                "id": item.id, "sessionID": item.sessionID, "permission": item.kind, "patterns": item.patterns,
+                "directory": item.directory.map { $0 as Any } ?? NSNull(),
+            ]
             if let title = item.sessionTitle { object["sessionTitle"] = title }
             return object.merging(Self.when(item.askedAt, now: now)) { $1 }
         }
         let questions: [[String: Any]] = self.questions.map { question in
-            var object: [String: Any] = ["id": question.id, "sessionID": question.sessionID, "question": question.text, "options": question.options,
-                                         "directory": question.directory.map { $0 as Any } ?? NSNull()]
+            var object: [String: Any] = [
+                "id": question.id, "sessionID": question.sessionID, "question": question.text,
+                "options": question.options,
+                "directory": question.directory.map { $0 as Any } ?? NSNull(),
+            ]
             if let title = question.sessionTitle { object["sessionTitle"] = title }
             return object.merging(Self.when(question.askedAt, now: now)) { $1 }
         }
-        return jsonLine(["openCode": generation.label, "permissions": permissions, "more": more, "questions": questions, "moreQuestions": moreQuestions])
+        return jsonLine([
+            "openCode": generation.label, "permissions": permissions, "more": more, "questions": questions,
+            "moreQuestions": moreQuestions,
+        ])
     }
 }
 

@@ -20,15 +20,19 @@ public struct PendingQuestion: Sendable, Equatable {
     /// The questions in `body`, OpenCode `generation`'s shape; nil when the body is not that
     /// shape. Bounded as `PendingPermissionList.parse`: requests, texts and options capped,
     /// ids route-safe and without a secret, texts through `OutsideText.shown`.
-    public static func parse(_ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
-                             secrets: [String] = [], now: Date = Date()) -> (items: [PendingQuestion], more: Int)? {
+    public static func parse(
+        _ body: [UInt8], generation: OpenCodeGeneration, directory: String?,
+        secrets: [String] = [], now: Date = Date()
+    ) -> (items: [PendingQuestion], more: Int)? {
         guard let entries = generation.api.pendingQuestions(body) else { return nil }
         var items: [PendingQuestion] = []
         var more = 0
         let limit = PendingPermissionList.textLimit
         for entry in entries {
             guard let entry, let id = entry.id, let session = entry.sessionID,
-                [id, session].allSatisfy({ PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0 })
+                [id, session].allSatisfy({
+                    PendingPermission.isRouteSafe($0) && OutsideText.redacting($0, secrets: secrets) == $0
+                })
             else { continue }
             guard items.count < PendingPermissionList.limit else { more += 1; continue }
             let asked = entry.questions ?? []
@@ -37,9 +41,13 @@ public struct PendingQuestion: Sendable, Equatable {
             let question = header + (first?.question ?? "?")
             let options = (first?.options ?? []).prefix(PendingPermissionList.patternLimit)
                 .map { OutsideText.shown($0 ?? "?", secrets: secrets, limit: 80) }
-            let text = OutsideText.shown(question, secrets: secrets, limit: limit) + (asked.count > 1 ? " (+\(asked.count - 1) more)" : "")
-            items.append(PendingQuestion(id: id, sessionID: session, text: text, options: options, directory: directory,
-                                         askedAt: PendingPermission.askedAt(id: id, now: now)))
+            let text =
+                OutsideText.shown(question, secrets: secrets, limit: limit)
+                + (asked.count > 1 ? " (+\(asked.count - 1) more)" : "")
+            items.append(
+                PendingQuestion(
+                    id: id, sessionID: session, text: text, options: options, directory: directory,
+                    askedAt: PendingPermission.askedAt(id: id, now: now)))
         }
         return (items, more)
     }

@@ -27,9 +27,11 @@ public enum PermissionError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .permissionNotPending(let id):
-            return "permission \(id) is no longer pending: it " + "was already answered elsewhere, or OpenCode " + "restarted. Nothing was sent again; `octunnel permission list` shows what still waits."
+            return "permission \(id) is no longer pending: it " + "was already answered elsewhere, or OpenCode "
+                + "restarted. Nothing was sent again; `octunnel permission list` shows what still waits."
         case .questionNotPending(let id):
-            return "question \(id) is no longer pending: it " + "was already answered elsewhere, or OpenCode " + "restarted. Nothing was sent; `octunnel permission list` shows what still waits."
+            return "question \(id) is no longer pending: it " + "was already answered elsewhere, or OpenCode "
+                + "restarted. Nothing was sent; `octunnel permission list` shows what still waits."
         case .permissionFailed(let detail):
             return "\(detail)."
         }

@@ -56,11 +56,15 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     /// Every code with its meaning, for `octunnel --help`: "Exit codes: 0 ok, 3 not running (status), …".
     public static var helpSummary: String {
-        "Exit codes: " + allCases.map { "\($0.rawValue) \($0.documentation.help)" }.joined(separator: ", ") + ". See docs/cli.md."
+        "Exit codes: " + allCases.map { "\($0.rawValue) \($0.documentation.help)" }.joined(separator: ", ")
+            + ". See docs/cli.md."
     }
 
     /// Exit codes a service manager must not restart on (systemd's `RestartPreventExitStatus=`):
     /// retrying cannot fix them.
     public static let notRetriedByServices: [Int32] =
-        [ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission, .config, .wrongPassphrase, .credentialsUnavailable].map(\.rawValue)
+        [
+            ExitStatus.usage, .dataError, .noInput, .hostKeyChanged, .permission, .config, .wrongPassphrase,
+            .credentialsUnavailable,
+        ].map(\.rawValue)
 }

@@ -6,11 +6,13 @@ extension SocketFailure {
         switch self {
         case .cannotResolve(let host, let reason): ConnectError.cannotResolve(host: host, reason: reason)
         case .refused(let host, let port): ConnectError.connectionRefused(host: host, port: port)
-        case .timedOut(let host, let port, let seconds): ConnectError.connectTimeout(host: host, port: port, seconds: seconds)
+        case .timedOut(let host, let port, let seconds):
+            ConnectError.connectTimeout(host: host, port: port, seconds: seconds)
         case .unreachable(let host, let port, let reason, _):
             ConnectError.unreachable(host: host, port: port, reason: reason, noRoute: isNoRoute)
         case .portInUse(let bind, let port): ForwardError.localPortInUse(bind: bind, port: port)
-        case .cannotListen(let bind, let port, let reason): ForwardError.cannotListen(bind: bind, port: port, reason: reason)
+        case .cannotListen(let bind, let port, let reason):
+            ForwardError.cannotListen(bind: bind, port: port, reason: reason)
         }
     }
 

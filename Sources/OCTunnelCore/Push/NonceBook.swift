@@ -54,7 +54,9 @@ public final class NonceBook: @unchecked Sendable {
         for answer in answers {
             var generator = SystemRandomNumberGenerator()
             let nonce = (0..<Self.nonceBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            live.append(Entry(requestID: requestID, directory: directory, answer: answer, nonce: nonce, expires: now + lifetime))
+            live.append(
+                Entry(requestID: requestID, directory: directory, answer: answer, nonce: nonce, expires: now + lifetime)
+            )
             nonces.append(Self.hex(nonce))
         }
         if live.count > capacity { retire(live.prefix(live.count - capacity).map(\.nonce), expired: true) }

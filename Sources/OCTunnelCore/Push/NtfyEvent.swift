@@ -18,8 +18,11 @@ public struct NtfyEvent: Decodable, Sendable, Equatable {
     /// The event on `line`, or nil.
     public static func parse(_ line: String) -> NtfyEvent? {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
-        guard trimmed.hasPrefix("{"), let event = try? JSONDecoder().decode(NtfyEvent.self, from: Data(trimmed.utf8)) else { return nil }
-        guard (1...idLimit).contains(event.id.utf8.count), event.id.utf8.allSatisfy({ PushURL.isTopic(String(UnicodeScalar($0))) }) else {
+        guard trimmed.hasPrefix("{"), let event = try? JSONDecoder().decode(NtfyEvent.self, from: Data(trimmed.utf8))
+        else { return nil }
+        guard (1...idLimit).contains(event.id.utf8.count),
+            event.id.utf8.allSatisfy({ PushURL.isTopic(String(UnicodeScalar($0))) })
+        else {
             return nil
         }
         return event
@@ -54,7 +57,8 @@ public struct PushTap: Sendable, Equatable {
     /// The tap in a message's text; nil when it is not one.
     public static func parse(_ text: String) -> PushTap? {
         guard text.utf8.count <= 256 else { return nil }
-        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", omittingEmptySubsequences: false)
+        let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(
+            separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3 || parts.count == 4, parts[0] == prefix, PendingPermission.isRouteSafe(String(parts[1])),
             NonceBook.bytes(hex: String(parts[2])) != nil
         else { return nil }
@@ -65,6 +69,7 @@ public struct PushTap: Sendable, Equatable {
 
     /// Whether `text` is a sender's tag: `senderDigits` lowercase hex digits.
     static func isSender(_ text: String) -> Bool {
-        text.utf8.count == senderDigits && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        text.utf8.count == senderDigits
+            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }

@@ -30,7 +30,9 @@ public struct NtfyMessage: Encodable, Sendable, Equatable {
     public let tags: [String]
     public let actions: [Action]?
 
-    public init(topic: String, title: String, message: String, priority: Int = 3, tags: [String] = [], actions: [Action] = []) {
+    public init(
+        topic: String, title: String, message: String, priority: Int = 3, tags: [String] = [], actions: [Action] = []
+    ) {
         (self.topic, self.title, self.message, self.priority, self.tags) = (topic, title, message, priority, tags)
         self.actions = actions.isEmpty ? nil : Array(actions.prefix(Self.actionLimit))
     }
@@ -42,13 +44,16 @@ public struct NtfyMessage: Encodable, Sendable, Equatable {
         func clean(_ text: String) -> String { OutsideText.redacting(text, secrets: secrets) }
         let cleaned = NtfyMessage(
             topic: topic, title: clean(title), message: clean(message), priority: priority, tags: tags,
-            actions: (actions ?? []).map { Action(label: clean($0.label), url: $0.url, headers: $0.headers, body: $0.body) })
+            actions: (actions ?? []).map {
+                Action(label: clean($0.label), url: $0.url, headers: $0.headers, body: $0.body)
+            })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(cleaned) else { return [] }
         var text = String(decoding: data, as: UTF8.self)
         for secret in secrets {
-            guard let escaped = try? String(decoding: encoder.encode(secret), as: UTF8.self).dropFirst().dropLast() else { continue }
+            guard let escaped = try? String(decoding: encoder.encode(secret), as: UTF8.self).dropFirst().dropLast()
+            else { continue }
             text = OutsideText.redacting(text, secrets: [String(escaped)])
         }
         return Array(text.utf8)

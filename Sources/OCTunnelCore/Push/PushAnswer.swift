@@ -27,4 +27,5 @@ extension QuestionReply: Hashable {
 /// permission allow|always|reject` (`PermissionClient.answer`: only to a request OpenCode still
 /// lists, never retried); for a question, `PermissionClient.answerQuestion`. Arguments: OpenCode's
 /// request id, the project directory it was asked in (nil: OpenCode's own), the answer.
-public typealias PushAnswerer = @Sendable (_ requestID: String, _ directory: String?, _ answer: PushAnswer) throws -> Void
+public typealias PushAnswerer =
+    @Sendable (_ requestID: String, _ directory: String?, _ answer: PushAnswer) throws -> Void

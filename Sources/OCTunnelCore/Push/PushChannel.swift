@@ -16,7 +16,9 @@ public final class PushChannel: @unchecked Sendable {
     private let asked = Locked<[(id: String, moment: AgentMoment)]>([])
 
     /// A channel through `settings`; `timeout`: seconds a publish may take before its answer counts as lost.
-    public init(settings: PushSettings, token: String?, secrets: [String], book: NonceBook = NonceBook(), timeout: Double = 15) {
+    public init(
+        settings: PushSettings, token: String?, secrets: [String], book: NonceBook = NonceBook(), timeout: Double = 15
+    ) {
         (self.settings, self.token, self.book) = (settings, token, book)
         self.secrets = secrets.filter { !$0.isEmpty }
         var options = PushHTTPOptions(caFile: settings.caFile)
@@ -44,13 +46,16 @@ public final class PushChannel: @unchecked Sendable {
             let answers = notice.answers(for: moment)
             let nonces = book.issue(requestID: requestID, directory: moment.directory, answers: answers)
             actions = zip(answers, nonces).map { answer, nonce in
-                button(notice.label(answer, secrets: secrets), PushTap(requestID: requestID, nonce: nonce, sender: book.sender))
+                button(
+                    notice.label(answer, secrets: secrets),
+                    PushTap(requestID: requestID, nonce: nonce, sender: book.sender))
             }
             if !actions.isEmpty { remember(requestID, moment) }
         }
         try send(
             NtfyMessage(
-                topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags + extra, actions: actions))
+                topic: settings.url.topic ?? "", title: title, message: message, priority: priority, tags: tags + extra,
+                actions: actions))
     }
 
     /// Says on the phone that request `requestID` was answered elsewhere (the laptop, a terminal,
@@ -64,7 +69,10 @@ public final class PushChannel: @unchecked Sendable {
         guard let moment else { return }
         book.retire(requestID: requestID)
         let (title, message) = notice.answeredElsewhere(moment)
-        try send(NtfyMessage(topic: settings.url.topic ?? "", title: title, message: message, priority: 2, tags: ["heavy_check_mark"]))
+        try send(
+            NtfyMessage(
+                topic: settings.url.topic ?? "", title: title, message: message, priority: 2, tags: ["heavy_check_mark"]
+            ))
     }
 
     /// Whether a push with a button for request `requestID` is on the topic already, sent in the last
@@ -100,7 +108,8 @@ public final class PushChannel: @unchecked Sendable {
     /// A button that posts `tap` to the reply topic, with the token when there is one.
     func button(_ label: String, _ tap: PushTap) -> NtfyMessage.Action {
         NtfyMessage.Action(
-            label: label, url: settings.replyURL.text(), headers: token.map { ["Authorization": "Bearer \($0)"] }, body: tap.body)
+            label: label, url: settings.replyURL.text(), headers: token.map { ["Authorization": "Bearer \($0)"] },
+            body: tap.body)
     }
 
     /// Publishes `message` (`POST /` with its JSON) and checks the server took it.
@@ -114,8 +123,11 @@ public final class PushChannel: @unchecked Sendable {
     }
 
     /// A listener for this channel's reply topic that sends each verified tap through `answer`.
-    public func listener(answer: @escaping PushAnswerer, report: @escaping @Sendable (String) -> Void) -> ReplyListener {
-        ReplyListener(url: settings.replyURL, token: token, http: http, book: book, secrets: secrets, answer: answer, report: report)
+    public func listener(answer: @escaping PushAnswerer, report: @escaping @Sendable (String) -> Void) -> ReplyListener
+    {
+        ReplyListener(
+            url: settings.replyURL, token: token, http: http, book: book, secrets: secrets, answer: answer,
+            report: report)
     }
 
     /// Throws unless `answer` is 200: 401/403 the token, anything else quoted (redacted).

@@ -28,19 +28,23 @@ public struct PushChoices: Sendable, Equatable {
         if let url {
             let parsed = try PushURL.parse(url)
             guard parsed.topic != nil else {
-                throw .badURL(text: url, reason: "--push needs a topic (or run `octunnel push setup \(url)` to make one)")
+                throw .badURL(
+                    text: url, reason: "--push needs a topic (or run `octunnel push setup \(url)` to make one)")
             }
-            let reply = saved.flatMap { $0.url == parsed ? $0.replyTopic : nil } ?? PushSettings.newTopic(prefix: "oc-reply-")
+            let reply =
+                saved.flatMap { $0.url == parsed ? $0.replyTopic : nil } ?? PushSettings.newTopic(prefix: "oc-reply-")
             // The saved token and CA belong to the saved server: kept for another topic on it only.
             let sameServer = saved?.url.serverRoot == parsed.serverRoot
-            settings = PushSettings(url: parsed, replyTopic: reply, tokenFile: sameServer ? saved?.tokenFile : nil,
-                                    caFile: sameServer ? saved?.caFile : nil, detail: saved?.detail ?? .brief)
+            settings = PushSettings(
+                url: parsed, replyTopic: reply, tokenFile: sameServer ? saved?.tokenFile : nil,
+                caFile: sameServer ? saved?.caFile : nil, detail: saved?.detail ?? .brief)
         } else if let saved {
             settings = saved
         } else if isEmpty {
             return nil
         } else {
-            throw .badURL(text: "", reason: "--push-token-file, --push-ca-file and --push-detail need --push URL or a saved push")
+            throw .badURL(
+                text: "", reason: "--push-token-file, --push-ca-file and --push-detail need --push URL or a saved push")
         }
         if let tokenFile { settings.tokenFile = UserPath.absolute(tokenFile) }
         if let caFile { settings.caFile = UserPath.absolute(caFile) }

@@ -49,11 +49,12 @@ public enum PushError: Error, LocalizedError, Equatable, Sendable {
     public var errorDescription: String? {
         switch self {
         case .badURL(let text, let reason):
-            return "bad push URL \"\(text)\": \(reason). Give an ntfy server and topic, e.g. https://ntfy.example.org/mytopic."
+            return
+                "bad push URL \"\(text)\": \(reason). Give an ntfy server and topic, e.g. https://ntfy.example.org/mytopic."
         case .certificateNotVerified(let url, let detail):
             return
                 "the push server \(url) presented a certificate that does not verify (\(OutsideText.shown(detail, limit: 200))); "
-                    + "nothing was sent. For a self-hosted server with its own CA, give that CA with --push-ca-file PATH."
+                + "nothing was sent. For a self-hosted server with its own CA, give that CA with --push-ca-file PATH."
         case .transport(let url, let detail):
             return "cannot reach the push server \(url): \(OutsideText.shown(detail, limit: 200))."
         case .timedOut(let url):
@@ -65,7 +66,8 @@ public enum PushError: Error, LocalizedError, Equatable, Sendable {
         case .ended(let url):
             return "the push server \(url) ended the reply stream; reading it again."
         case .status(let url, let status, let body):
-            return "the push server \(url) answered HTTP \(status)\(body.isEmpty ? "" : ": \(OutsideText.shown(body, limit: 200))")."
+            return
+                "the push server \(url) answered HTTP \(status)\(body.isEmpty ? "" : ": \(OutsideText.shown(body, limit: 200))")."
         case .tokenRefused(let url, let status, let hasToken):
             return hasToken
                 ? "the push server \(url) refused the access token (HTTP \(status)): check --push-token-file "
@@ -73,21 +75,23 @@ public enum PushError: Error, LocalizedError, Equatable, Sendable {
                 : "the push server \(url) wants an access token (HTTP \(status)): make one (`ntfy token add USER` on the server) "
                     + "and give it with --push-token-file PATH."
         case .notNtfy(let url, let detail):
-            return "\(url) answered, but not as an ntfy server does (\(OutsideText.shown(detail, limit: 200))): check the URL."
+            return
+                "\(url) answered, but not as an ntfy server does (\(OutsideText.shown(detail, limit: 200))): check the URL."
         case .noTokenFile(let path):
             return "no push token file at \(path): check --push-token-file."
         case .unsafeTokenFile(let path, let mode):
             return
                 "push token file \(path) is readable by others (mode \(String(mode, radix: 8))); "
-                    + "octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
+                + "octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
         case .badTokenFile(let path, let reason):
             return "cannot use push token file \(path): \(reason)."
         case .notSetUp(let profile):
-            return "no push set up\(profile.isDefault ? "" : " for profile \(profile)"): run `octunnel push setup URL` first."
+            return
+                "no push set up\(profile.isDefault ? "" : " for profile \(profile)"): run `octunnel push setup URL` first."
         case .notTapped(let seconds):
             return
                 "the test push was sent, but no button was tapped within \(seconds) s: "
-                    + "check that the phone subscribes to the address `push setup` printed."
+                + "check that the phone subscribes to the address `push setup` printed."
         case .settings(let error):
             return error.errorDescription
         }

@@ -47,7 +47,9 @@ public struct PushNotice: Sendable {
                 case .permission: moment.question == nil ? "OpenCode asks for permission" : "OpenCode asks a question"
                 }
             let count = moment.merged.map { " (+\($0.count) more)" } ?? ""
-            return (title + count, moment.kind == .permission ? "It waits for your answer." : "Open OpenCode to see it.")
+            return (
+                title + count, moment.kind == .permission ? "It waits for your answer." : "Open OpenCode to see it."
+            )
         }
         let headline = moment.question == nil ? moment.headline : "OpenCode asks a question: \(moment.sessionName)"
         return (headline, moment.message)
@@ -68,6 +70,9 @@ public struct PushNotice: Sendable {
         guard detail == .full, let moment else {
             return ("OpenCode: answered elsewhere", "A \(what) was answered elsewhere; its buttons do nothing now.")
         }
-        return ("OpenCode: answered elsewhere", "The \(what) in \(moment.sessionName) was answered elsewhere; its buttons do nothing now.")
+        return (
+            "OpenCode: answered elsewhere",
+            "The \(what) in \(moment.sessionName) was answered elsewhere; its buttons do nothing now."
+        )
     }
 }

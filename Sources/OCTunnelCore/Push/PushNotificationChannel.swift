@@ -57,7 +57,9 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
     func start(_ context: ChannelContext) {
         let channel = PushChannel(settings: settings, token: token, secrets: context.secrets)
         let listener = channel.listener(
-            answer: { [weak self] id, directory, answer in try self?.send(answer, to: id, directory: directory, context: context) },
+            answer: { [weak self] id, directory, answer in
+                try self?.send(answer, to: id, directory: directory, context: context)
+            },
             report: { context.emit(.notice($0)) })
         listener.maxBackoff = Limits.retry
         listener.opened = { [weak self] in self?.flush(context: context) }
@@ -111,7 +113,9 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
                 say(error, context: context)
                 let tried = next
                 state.update { state in
-                    if let index = state.unsent.firstIndex(where: { $0.id == tried.id }) { state.unsent[index].tried = tried.tried }
+                    if let index = state.unsent.firstIndex(where: { $0.id == tried.id }) {
+                        state.unsent[index].tried = tried.tried
+                    }
                     if !Self.mayHeal(error) { state.unsent.removeAll { $0.id == tried.id } }
                     state.flushing = false
                 }
@@ -128,7 +132,10 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         let until = Date() + Limits.yield
         while Date() < until, !context.isStopped { Thread.sleep(forTimeInterval: 0.1) }
         guard (try? channel.alreadyPushed(requestID: id)) == true else { return false }
-        context.emit(.notice("push: \(OutsideText.shown(id, secrets: context.secrets, limit: 128)) was pushed by the other end already"))
+        context.emit(
+            .notice(
+                "push: \(OutsideText.shown(id, secrets: context.secrets, limit: 128)) was pushed by the other end already"
+            ))
         return true
     }
 
@@ -153,7 +160,9 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         }
         // Never pushed: nothing on the phone to follow up.
         guard !here, !kept, let channel = state.value.channel else { return }
-        do throws(PushError) { try channel.answeredElsewhere(requestID: requestID) } catch { say(error, context: context) }
+        do throws(PushError) { try channel.answeredElsewhere(requestID: requestID) } catch {
+            say(error, context: context)
+        }
     }
 
     func stop() {
@@ -174,17 +183,23 @@ final class PushNotificationChannel: NotificationChannel, @unchecked Sendable {
         state.update { _ = $0.answeredHere.insert(id) }
         switch answer {
         case .permission(let reply):
-            guard let send = context.answerers.permission else { throw NoAnswerer(what: "nothing can answer a permission here") }
+            guard let send = context.answerers.permission else {
+                throw NoAnswerer(what: "nothing can answer a permission here")
+            }
             try send(id, directory, reply)
         case .question(let reply):
-            guard let send = context.answerers.question else { throw NoAnswerer(what: "nothing can answer a question here") }
+            guard let send = context.answerers.question else {
+                throw NoAnswerer(what: "nothing can answer a question here")
+            }
             try send(id, directory, reply)
         }
     }
 
     /// Says a push that failed, once until the failure changes (ntfy down: one line, not one a moment).
     private func say(_ error: PushError, context: ChannelContext) {
-        let text = "push: " + OutsideText.redacting(error.localizedDescription, secrets: context.secrets + [token].compactMap { $0 })
+        let text =
+            "push: "
+            + OutsideText.redacting(error.localizedDescription, secrets: context.secrets + [token].compactMap { $0 })
         var fresh = false
         state.update { state in
             fresh = state.lastSaid != text

@@ -19,8 +19,12 @@ public struct PushSettings: Codable, Sendable, Equatable {
     /// The key of the section in a profile.
     public static let key = "push"
 
-    public init(url: PushURL, replyTopic: String, tokenFile: String? = nil, caFile: String? = nil, detail: PushDetail = .brief) {
-        (self.url, self.replyTopic, self.tokenFile, self.caFile, self.detail) = (url, replyTopic, tokenFile, caFile, detail)
+    public init(
+        url: PushURL, replyTopic: String, tokenFile: String? = nil, caFile: String? = nil, detail: PushDetail = .brief
+    ) {
+        (self.url, self.replyTopic, self.tokenFile, self.caFile, self.detail) = (
+            url, replyTopic, tokenFile, caFile, detail
+        )
     }
 
     /// The reply topic's URL.
@@ -31,7 +35,9 @@ public struct PushSettings: Codable, Sendable, Equatable {
     public static func newTopic(prefix: String) -> String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
         var generator = SystemRandomNumberGenerator()
-        var bits = (UInt64.random(in: .min ... .max, using: &generator), UInt64.random(in: .min ... .max, using: &generator))
+        var bits = (
+            UInt64.random(in: .min ... .max, using: &generator), UInt64.random(in: .min ... .max, using: &generator)
+        )
         var name = prefix
         for _ in 0..<26 {
             name.append(alphabet[Int(bits.0 & 31)])
@@ -44,19 +50,28 @@ public struct PushSettings: Codable, Sendable, Equatable {
     /// The saved push of `profile` in `home`'s config.json; nil when none was set up.
     public static func load(directory: OctunnelDirectory, profile: ProfileName) throws(PushError) -> PushSettings? {
         let contents: ConfigFile.Contents?
-        do { contents = try ConfigFile(directory: directory).read() } catch { throw .settings(.reading(directory.configPath, failed: error)) }
+        do { contents = try ConfigFile(directory: directory).read() } catch {
+            throw .settings(.reading(directory.configPath, failed: error))
+        }
         guard let section = contents?.section(PushSettings.key, of: profile) else { return nil }
         let path = directory.configPath
         guard section.members != nil else {
-            throw .settings(AnyFailure(LocalFileError.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not an object")))
+            throw .settings(
+                AnyFailure(
+                    LocalFileError.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not an object")))
         }
         do {
             let settings = try section.decoded(as: PushSettings.self)
-            guard PushURL.isTopic(settings.replyTopic), settings.url.topic != nil else { throw CocoaError(.coderInvalidValue) }
+            guard PushURL.isTopic(settings.replyTopic), settings.url.topic != nil else {
+                throw CocoaError(.coderInvalidValue)
+            }
             return settings
         } catch {
             throw .settings(
-                AnyFailure(LocalFileError.badConfig(path: path, reason: "profiles.\(profile.rawValue).push is not valid (run `octunnel push setup` again)")))
+                AnyFailure(
+                    LocalFileError.badConfig(
+                        path: path,
+                        reason: "profiles.\(profile.rawValue).push is not valid (run `octunnel push setup` again)")))
         }
     }
 
@@ -73,6 +88,8 @@ public struct PushSettings: Codable, Sendable, Equatable {
 
     /// Saves these settings as `profile`'s push, keeping everything else in the file.
     public func save(directory: OctunnelDirectory, profile: ProfileName) throws(PushError) {
-        do { try ConfigFile(directory: directory).save(self, key: Self.key, profile: profile) } catch { throw .settings(AnyFailure(asFailure(error))) }
+        do { try ConfigFile(directory: directory).save(self, key: Self.key, profile: profile) } catch {
+            throw .settings(AnyFailure(asFailure(error)))
+        }
     }
 }

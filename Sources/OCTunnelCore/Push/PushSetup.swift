@@ -36,7 +36,9 @@ public enum PushSetup {
     static func checkHealth(_ url: PushURL, http: PushHTTP) throws(PushError) {
         let health = url.serverRoot
         let answer = try http.send(PushHTTPRequest(method: "GET", url: health).at("/v1/health"))
-        guard answer.status == 200 else { throw .notNtfy(url: health.shown, detail: "GET /v1/health answered HTTP \(answer.status)") }
+        guard answer.status == 200 else {
+            throw .notNtfy(url: health.shown, detail: "GET /v1/health answered HTTP \(answer.status)")
+        }
         struct Health: Decodable { let healthy: Bool }
         guard let decoded = try? JSONDecoder().decode(Health.self, from: Data(answer.body)) else {
             throw .notNtfy(url: health.shown, detail: "GET /v1/health answered no {\"healthy\":…}")
@@ -61,7 +63,8 @@ public enum PushSetup {
         ]
         if settings.tokenFile != nil {
             lines.append(
-                "The server has access control: in the app, add the server as a user (Settings, Manage users) that may read this topic.")
+                "The server has access control: in the app, add the server as a user (Settings, Manage users) that may read this topic."
+            )
         }
         if settings.url.host != "ntfy.sh" {
             lines.append(
@@ -69,7 +72,9 @@ public enum PushSetup {
                     + "set `upstream-base-url: \"https://ntfy.sh\"` in the server's server.yml (and restart ntfy)."
             )
         }
-        lines.append("Whoever knows the topic can read these pushes and answer them: keep the address to yourself (docs/security.md).")
+        lines.append(
+            "Whoever knows the topic can read these pushes and answer them: keep the address to yourself (docs/security.md)."
+        )
         lines.append("Then: `octunnel push test` sends one push with a button, and says when its tap came back.")
         return lines
     }

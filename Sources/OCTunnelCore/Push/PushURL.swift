@@ -28,7 +28,9 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
         }
         var rest = Substring(text.dropFirst(secure ? 8 : 7))
         guard !rest.contains(where: { $0 == "?" || $0 == "#" }) else { throw bad("it must have no query or fragment") }
-        guard !rest.contains("@") else { throw bad("it must hold no user or password (give an access token with --push-token-file)") }
+        guard !rest.contains("@") else {
+            throw bad("it must hold no user or password (give an access token with --push-token-file)")
+        }
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<slash]
         rest = rest[slash...].drop { $0 == "/" }
@@ -45,7 +47,9 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
         }
         let port = hostPort.port
         guard (1...65535).contains(port) else { throw bad("its port must be 1-65535") }
-        guard !hostPort.host.isEmpty, hostPort.host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "%" }) else {
+        guard !hostPort.host.isEmpty,
+            hostPort.host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0 != "%" })
+        else {
             throw bad("its host must be a name or an address in ASCII")
         }
         return PushURL(secure: secure, host: hostPort.host, port: port, topic: topic)
@@ -55,7 +59,8 @@ public struct PushURL: Sendable, Equatable, CustomStringConvertible {
     public static func isTopic(_ text: String) -> Bool {
         (1...topicLimit).contains(text.utf8.count)
             && text.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F || $0 == 0x2D
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F
+                    || $0 == 0x2D
             }
     }
 
@@ -89,7 +94,8 @@ extension PushURL: Codable {
     public init(from decoder: Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         do { self = try PushURL.parse(text) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.localizedDescription))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.localizedDescription))
         }
     }
 

@@ -18,7 +18,9 @@ public final class ReplyListener: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     private let stopper = PushStreamStop()
     private let wake = NSCondition()
-    private let state = Locked<(cursor: String, opened: Int, answered: Int, refused: Int, others: Int, thread: Thread?)>(
+    private let state = Locked<
+        (cursor: String, opened: Int, answered: Int, refused: Int, others: Int, thread: Thread?)
+    >(
         ("", 0, 0, 0, 0, nil))
     private var seen = BoundedSet<String>(capacity: 1024)
     private let finished = DispatchSemaphore(value: 0)
@@ -151,7 +153,9 @@ public final class ReplyListener: @unchecked Sendable {
                 report("push: \(id) \(entry.answer.done) from the phone")
             } catch {
                 let said = (error as? LocalizedError)?.errorDescription ?? "\(error)"
-                report("push: the phone's answer to \(id) was not sent: \(OutsideText.shown(said, secrets: secrets, limit: 300))")
+                report(
+                    "push: the phone's answer to \(id) was not sent: \(OutsideText.shown(said, secrets: secrets, limit: 300))"
+                )
             }
         }
     }

@@ -31,7 +31,9 @@ struct AlgorithmGap: Equatable {
         for list in List.allCases where !(list == .mac && aeadOnly) {
             let theirs = offered[list] ?? []
             let ours = spoken[list] ?? []
-            if Set(theirs).isDisjoint(with: ours) { gaps.append(AlgorithmGap(list: list, offered: theirs, spoken: ours)) }
+            if Set(theirs).isDisjoint(with: ours) {
+                gaps.append(AlgorithmGap(list: list, offered: theirs, spoken: ours))
+            }
         }
         return gaps
     }
@@ -54,21 +56,25 @@ struct AlgorithmGap: Equatable {
         let ours = spoken.joined(separator: ", ")
         let onOld = libssh2.hasPrefix("1.10") || libssh2.hasPrefix("1.9") || libssh2.hasPrefix("1.8")
         if list == .mac, !offered.isEmpty, offered.allSatisfy({ $0.hasSuffix("-etm@openssh.com") }), onOld {
-            return "Its MACs (\(theirs)) are all encrypt-then-MAC (-etm@openssh.com), which libssh2 \(libssh2), the library this octunnel "
+            return
+                "Its MACs (\(theirs)) are all encrypt-then-MAC (-etm@openssh.com), which libssh2 \(libssh2), the library this octunnel "
                 + "runs on, cannot speak (they came in libssh2 1.11.0). Ways out, best first: \(Self.newerLibrary); "
                 + "only as a last resort, add hmac-sha2-256 to the server's MACs in sshd_config, which costs the hardening: "
                 + "its MAC is over the plaintext (encrypt-and-MAC), checked only after decrypting."
         }
         if list == .cipher, !offered.isEmpty, offered.allSatisfy(Self.isAEAD),
-           onOld || libssh2.hasPrefix("1.11.0") {
+            onOld || libssh2.hasPrefix("1.11.0")
+        {
             // AES-GCM came in libssh2 1.11.0, chacha20-poly1305 in 1.11.1 (Ubuntu 24.04 has 1.11.0).
             let gcm = offered.contains { $0.hasSuffix("-gcm@openssh.com") }
             let library = gcm ? Self.newerLibrary : "octunnel built on libssh2 1.11.1 or newer (Debian 13 ships it)"
             return "Its ciphers (\(theirs)) are all AEAD ciphers, which libssh2 \(libssh2) cannot speak "
                 + "(AES-GCM came in libssh2 1.11.0, chacha20-poly1305 in 1.11.1). "
-                + "Ways out, best first: \(library); only as a last resort, " + "add \(onOld ? "aes256-ctr" : "aes256-gcm@openssh.com") to the server's Ciphers."
+                + "Ways out, best first: \(library); only as a last resort, "
+                + "add \(onOld ? "aes256-ctr" : "aes256-gcm@openssh.com") to the server's Ciphers."
         }
-        return "Its \(list.rawValue) (\(theirs.isEmpty ? "none" : theirs)) and the ones octunnel speaks on libssh2 \(libssh2) (\(ours)) "
+        return
+            "Its \(list.rawValue) (\(theirs.isEmpty ? "none" : theirs)) and the ones octunnel speaks on libssh2 \(libssh2) (\(ours)) "
             + "have none in common: allow one of octunnel's in the server's \(list.keyword)"
             + (onOld ? ", or use \(Self.newerLibrary)." : ".")
     }

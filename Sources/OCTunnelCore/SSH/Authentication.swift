@@ -37,7 +37,8 @@ public enum AgentCheck {
     /// The agent's socket path, or why there is none.
     public static func socket(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         guard let socket = environment["SSH_AUTH_SOCK"], !socket.isEmpty else {
-            throw SignInError.agentUnavailable(reason: "SSH_AUTH_SOCK is not set (start one with `eval \"$(ssh-agent)\"`, then `ssh-add` your key)")
+            throw SignInError.agentUnavailable(
+                reason: "SSH_AUTH_SOCK is not set (start one with `eval \"$(ssh-agent)\"`, then `ssh-add` your key)")
         }
         return socket
     }
@@ -60,7 +61,10 @@ public enum AgentCheck {
 
     /// The agent at `socket` did not answer.
     static func unreachable(_ socket: String, _ error: LibSSH2Error) -> SignInError {
-        .agentUnavailable(reason: "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)" + "): start the agent again and `ssh-add` the key, " + "or fix SSH_AUTH_SOCK")
+        .agentUnavailable(
+            reason:
+                "nothing answers at SSH_AUTH_SOCK=\(socket) (\(error.message.isEmpty ? "libssh2 error \(error.code)" : error.message)"
+                + "): start the agent again and `ssh-add` the key, " + "or fix SSH_AUTH_SOCK")
     }
 
     static func describe(_ key: SSHPublicKey) -> String {
@@ -78,15 +82,18 @@ extension ConnectionSettings {
         case .agent:
             let keys = try AgentCheck.keys()
             if !keys.contains(where: AgentCheck.isUsable) {
-                throw SignInError.agentHasNoUsableKeys(socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
+                throw SignInError.agentHasNoUsableKeys(
+                    socket: (try? AgentCheck.socket()) ?? "?", skipped: keys.map(AgentCheck.describe))
             }
         case .keyFile(let path):
             let store = KeyStore(directory: OctunnelDirectory(path: "/"))
-            let loaded = try store.unlockPrivateKey(at: path) { (text: String) throws(PassphraseFailure) -> SecretBuffer in
+            let loaded = try store.unlockPrivateKey(at: path) {
+                (text: String) throws(PassphraseFailure) -> SecretBuffer in
                 try prompt.ask(text)
             }
             if loaded.wasEncrypted {
-                prepared.unlockedKey = UnlockedKey(path: path, decoded: loaded.decoded, checkValue: UInt32.random(in: 0...UInt32.max))
+                prepared.unlockedKey = UnlockedKey(
+                    path: path, decoded: loaded.decoded, checkValue: UInt32.random(in: 0...UInt32.max))
             }
         }
         return prepared

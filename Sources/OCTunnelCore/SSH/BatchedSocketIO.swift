@@ -163,12 +163,16 @@ final class BatchedSocketIO {
 
     /// A receive on a socket libssh2 names that is not the session's (the agent's): the libssh2
     /// boundary, where the number is libssh2's and so is the closing.
-    private static func plainRecv(_ socket: libssh2_socket_t, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    private static func plainRecv(
+        _ socket: libssh2_socket_t, _ buffer: UnsafeMutableRawPointer, _ length: Int, _ flags: Int32
+    ) -> Int {
         libssh2Answer(Syscall.receive(socket, buffer, length, flags: flags))
     }
 
     /// A send on a socket libssh2 names that is not the session's (see `plainRecv`).
-    private static func plainSend(_ socket: libssh2_socket_t, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32) -> Int {
+    private static func plainSend(
+        _ socket: libssh2_socket_t, _ buffer: UnsafeRawPointer, _ length: Int, _ flags: Int32
+    ) -> Int {
         libssh2Answer(Syscall.transmit(socket, buffer, length, flags: flags))
     }
 
@@ -186,20 +190,28 @@ final class BatchedSocketIO {
     /// Installs the callbacks on `session`; `io` must live as long as the session.
     static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {
         libssh2_session_abstract(session).pointee = Unmanaged.passUnretained(io).toOpaque()
-        let sendCallback: @convention(c) (libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
-            fd, buffer, length, flags, abstract in
-            let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
-            // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
-            guard fd == io.socket.number else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
-            return io.send(buffer!, length, flags)
-        }
-        let recvCallback: @convention(c) (libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int = {
-            fd, buffer, length, flags, abstract in
-            let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
-            guard fd == io.socket.number else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
-            return io.recv(buffer!, length, flags)
-        }
-        _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))
-        _ = libssh2_session_callback_set(session, LIBSSH2_CALLBACK_RECV, unsafeBitCast(recvCallback, to: UnsafeMutableRawPointer.self))
+        let sendCallback:
+            @convention(c) (
+                libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+            ) -> Int = {
+                fd, buffer, length, flags, abstract in
+                let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+                // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
+                guard fd == io.socket.number else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
+                return io.send(buffer!, length, flags)
+            }
+        let recvCallback:
+            @convention(c) (
+                libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+            ) -> Int = {
+                fd, buffer, length, flags, abstract in
+                let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+                guard fd == io.socket.number else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
+                return io.recv(buffer!, length, flags)
+            }
+        _ = libssh2_session_callback_set(
+            session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))
+        _ = libssh2_session_callback_set(
+            session, LIBSSH2_CALLBACK_RECV, unsafeBitCast(recvCallback, to: UnsafeMutableRawPointer.self))
     }
 }

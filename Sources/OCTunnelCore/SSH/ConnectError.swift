@@ -37,17 +37,22 @@ public enum ConnectError: OCTunnelFailure, Equatable {
         case .connectionRefused(let host, let port):
             return "\(Self.endpoint(host, port)) refused the connection: is sshd running there, on that port?"
         case .connectTimeout(let host, let port, let seconds):
-            return "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall."
+            return
+                "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall."
         case .unreachable(let host, let port, let reason, _):
             return "cannot reach \(Self.endpoint(host, port)): \(reason)."
         case .notSSH(let host, let port, let detail):
             return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
         case .closedBeforeGreeting(let host, let port):
             return [
-                "\(Self.endpoint(host, port)) closed the connection ", "before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it ",
-                "penalizes this address (PerSourcePenalties: 1 ", "s for each connection that never tried to authenticate, 5 s for each failed ",
-                "authentication, refusing the whole address from ", "15 s of penalty on, for up to 10 minutes by default, every machine behind ",
-                "the same NAT too): wait and try again (tunnel up ", "retries by itself), or exempt the address with PerSourcePenaltyExemptList. ",
+                "\(Self.endpoint(host, port)) closed the connection ",
+                "before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it ",
+                "penalizes this address (PerSourcePenalties: 1 ",
+                "s for each connection that never tried to authenticate, 5 s for each failed ",
+                "authentication, refusing the whole address from ",
+                "15 s of penalty on, for up to 10 minutes by default, every machine behind ",
+                "the same NAT too): wait and try again (tunnel up ",
+                "retries by itself), or exempt the address with PerSourcePenaltyExemptList. ",
                 "On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. ",
                 "MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way.",
             ].joined()

@@ -20,8 +20,11 @@ public struct ConnectionSettings: Sendable {
     /// The user's StrictHostKeyChecking for this host (`ask` when the ssh config says nothing).
     public var strictHostKeyChecking: StrictHostKeyChecking = .ask
 
-    public init(target: SSHTarget, authentication: Authentication, knownHostsPath: String,
-                connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil, trustNew: Bool = true) {
+    public init(
+        target: SSHTarget, authentication: Authentication, knownHostsPath: String,
+        connectTimeout: Double = Double(Defaults.connectTimeoutSeconds), expectFingerprint: String? = nil,
+        trustNew: Bool = true
+    ) {
         self.target = target
         self.authentication = authentication
         self.knownHostsPath = knownHostsPath

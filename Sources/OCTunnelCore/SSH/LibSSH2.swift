@@ -8,7 +8,8 @@ public struct LibSSH2Error: Error, CustomStringConvertible, Sendable {
     public let operation: String
 
     public var description: String {
-        message.isEmpty ? "\(operation) failed (libssh2 error \(code))" : "\(operation): \(message) (libssh2 error \(code))"
+        message.isEmpty
+            ? "\(operation) failed (libssh2 error \(code))" : "\(operation): \(message) (libssh2 error \(code))"
     }
 }
 
@@ -27,7 +28,13 @@ public enum StepResult: Equatable, Sendable {
     case failed(Int32)
 
     init(code: Int32) {
-        if code == 0 { self = .done } else if code == LIBSSH2_ERROR_EAGAIN { self = .wouldBlock } else { self = .failed(code) }
+        if code == 0 {
+            self = .done
+        } else if code == LIBSSH2_ERROR_EAGAIN {
+            self = .wouldBlock
+        } else {
+            self = .failed(code)
+        }
     }
 }
 
@@ -36,8 +43,8 @@ extension LibSSH2Error {
     static func isSessionLevel(_ code: Int32) -> Bool {
         switch code {
         case LIBSSH2_ERROR_CHANNEL_FAILURE, LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED, LIBSSH2_ERROR_CHANNEL_UNKNOWN,
-             LIBSSH2_ERROR_CHANNEL_CLOSED, LIBSSH2_ERROR_CHANNEL_EOF_SENT, LIBSSH2_ERROR_CHANNEL_WINDOW_EXCEEDED,
-             LIBSSH2_ERROR_CHANNEL_PACKET_EXCEEDED, LIBSSH2_ERROR_CHANNEL_OUTOFORDER:
+            LIBSSH2_ERROR_CHANNEL_CLOSED, LIBSSH2_ERROR_CHANNEL_EOF_SENT, LIBSSH2_ERROR_CHANNEL_WINDOW_EXCEEDED,
+            LIBSSH2_ERROR_CHANNEL_PACKET_EXCEEDED, LIBSSH2_ERROR_CHANNEL_OUTOFORDER:
             return false
         default:
             return true
@@ -67,18 +74,23 @@ enum LibSSH2 {
 /// only has it where it also has strict key exchange.
 enum SSHAlgorithms {
     static let hostKeys = "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521"
-    static let keyExchange = "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2" + "-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-g" + "roup18-sha512,diffie-hellman-group14-sha256"
-    static let ciphers = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr,aes192-ctr"
+    static let keyExchange =
+        "curve25519-sha256,curve25519-sha256@libssh.org,ecdh-sha2-nistp256,ecdh-sha2"
+        + "-nistp384,ecdh-sha2-nistp521,diffie-hellman-group16-sha512,diffie-hellman-g"
+        + "roup18-sha512,diffie-hellman-group14-sha256"
+    static let ciphers =
+        "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr,aes192-ctr"
     static let macs = "hmac-sha2-256-etm@openssh.com,hmac-sha2-512-etm@openssh.com,hmac-sha2-256,hmac-sha2-512"
 
     /// Of octunnel's names for `list`, those the running libssh2 can speak.
     static func spoken(_ list: AlgorithmGap.List) -> [String] {
-        let (names, method): (String, Int32) = switch list {
-        case .hostKey: (hostKeys, LIBSSH2_METHOD_HOSTKEY)
-        case .keyExchange: (keyExchange, LIBSSH2_METHOD_KEX)
-        case .cipher: (ciphers, LIBSSH2_METHOD_CRYPT_CS)
-        case .mac: (macs, LIBSSH2_METHOD_MAC_CS)
-        }
+        let (names, method): (String, Int32) =
+            switch list {
+            case .hostKey: (hostKeys, LIBSSH2_METHOD_HOSTKEY)
+            case .keyExchange: (keyExchange, LIBSSH2_METHOD_KEX)
+            case .cipher: (ciphers, LIBSSH2_METHOD_CRYPT_CS)
+            case .mac: (macs, LIBSSH2_METHOD_MAC_CS)
+            }
         return only(LibSSH2.supported(method), of: names)
     }
 

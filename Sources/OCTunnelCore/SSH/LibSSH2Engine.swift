@@ -30,7 +30,10 @@ extension SSHSession: EngineSession {
     /// stderr is dropped by libssh2 instead of queued (`libssh2_channel_handle_extended_data2`).
     func openCommandChannel() -> ChannelOpen {
         let type = "session"
-        guard let channel = libssh2_channel_open_ex(raw, type, UInt32(type.utf8.count), UInt32(64 * 1024), UInt32(32768), nil, 0) else {
+        guard
+            let channel = libssh2_channel_open_ex(
+                raw, type, UInt32(type.utf8.count), UInt32(64 * 1024), UInt32(32768), nil, 0)
+        else {
             let code = lastErrno
             if code == LIBSSH2_ERROR_EAGAIN { return .wouldBlock }
             return .failed(error(code, "libssh2_channel_open_ex(session)"))

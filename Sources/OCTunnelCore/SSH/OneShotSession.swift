@@ -38,7 +38,10 @@ public final class OneShotSession {
         guard let raw = channel.raw else { throw failure("the channel for `\(verb)` is gone") }
         libssh2_channel_handle_extended_data2(raw, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE)
         let started = channel.exec(command)
-        guard started == 0 else { throw failure("the VPS refused to run `\(verb)`: \(session.error(started, "libssh2_channel_process_startup"))") }
+        guard started == 0 else {
+            throw failure(
+                "the VPS refused to run `\(verb)`: \(session.error(started, "libssh2_channel_process_startup"))")
+        }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         let deadline = MonotonicClock.now() + seconds
@@ -52,7 +55,8 @@ public final class OneShotSession {
             case .eof:
                 return String(decoding: output, as: UTF8.self)
             case .failed(let code):
-                throw failure("reading what `\(verb)` printed failed: \(session.error(code, "libssh2_channel_read_ex"))")
+                throw failure(
+                    "reading what `\(verb)` printed failed: \(session.error(code, "libssh2_channel_read_ex"))")
             }
         }
         throw failure("`\(verb)` did not finish within \(Int(seconds)) s")
@@ -82,7 +86,9 @@ public final class OneShotSession {
         case .failed(let error):
             let text = error.message.lowercased()
             if text.contains("administratively prohibited") { return .prohibited(error.message) }
-            if text.contains("connect failed") || text.contains("connection refused") { return .connectFailed(error.message) }
+            if text.contains("connect failed") || text.contains("connection refused") {
+                return .connectFailed(error.message)
+            }
             return .failed(error.description)
         }
     }

@@ -111,6 +111,7 @@ extension SSHChannel {
     func exec(_ command: String) -> Int32 {
         let request = "exec"
         guard let raw else { return LIBSSH2_ERROR_BAD_USE }
-        return libssh2_channel_process_startup(raw, request, UInt32(request.utf8.count), command, UInt32(command.utf8.count))
+        return libssh2_channel_process_startup(
+            raw, request, UInt32(request.utf8.count), command, UInt32(command.utf8.count))
     }
 }

@@ -84,16 +84,20 @@ extension SSHSession {
     /// Starts collecting the server's `SSH_MSG_DEBUG` messages (`LIBSSH2_CALLBACK_DEBUG`): sshd
     /// explains a policy refusal of a remote listen that way, and says nothing for a busy port.
     func collectDebugMessages() {
-        let callback: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32,
-                                       UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Void = {
-            _, _, message, length, _, _, abstract in
-            guard let abstract, let pointer = abstract.pointee, let message, length > 0 else { return }
-            let io = Unmanaged<BatchedSocketIO>.fromOpaque(pointer).takeUnretainedValue()
-            let bytes = UnsafeRawBufferPointer(start: message, count: Int(length))
-            io.debugMessages.append(String(decoding: bytes, as: UTF8.self))
-            if io.debugMessages.count > 16 { io.debugMessages.removeFirst() }
-        }
-        _ = libssh2_session_callback_set(raw, LIBSSH2_CALLBACK_DEBUG, unsafeBitCast(callback, to: UnsafeMutableRawPointer.self))
+        let callback:
+            @convention(c) (
+                OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32,
+                UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+            ) -> Void = {
+                _, _, message, length, _, _, abstract in
+                guard let abstract, let pointer = abstract.pointee, let message, length > 0 else { return }
+                let io = Unmanaged<BatchedSocketIO>.fromOpaque(pointer).takeUnretainedValue()
+                let bytes = UnsafeRawBufferPointer(start: message, count: Int(length))
+                io.debugMessages.append(String(decoding: bytes, as: UTF8.self))
+                if io.debugMessages.count > 16 { io.debugMessages.removeFirst() }
+            }
+        _ = libssh2_session_callback_set(
+            raw, LIBSSH2_CALLBACK_DEBUG, unsafeBitCast(callback, to: UnsafeMutableRawPointer.self))
     }
 
     /// The debug messages received since the last call.

@@ -23,7 +23,8 @@ final class SSHAgent {
 
     private init(sessionPointer: OpaquePointer, owner: AnyObject?) throws(LibSSH2Error) {
         guard let agent = libssh2_agent_init(sessionPointer) else {
-            throw LibSSH2Error(code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate an agent handle", operation: "libssh2_agent_init")
+            throw LibSSH2Error(
+                code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate an agent handle", operation: "libssh2_agent_init")
         }
         self.owner = owner
         self.sessionPointer = sessionPointer
@@ -77,7 +78,8 @@ final class SSHAgent {
     static func listKeys() throws(LibSSH2Error) -> [SSHPublicKey] {
         LibSSH2.ensureInitialized()
         guard let session = libssh2_session_init_ex(nil, nil, nil, nil) else {
-            throw LibSSH2Error(code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
+            throw LibSSH2Error(
+                code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
         }
         defer { libssh2_session_free(session) }
         return try listKeys(using: session)

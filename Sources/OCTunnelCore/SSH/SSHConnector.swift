@@ -18,10 +18,14 @@ public struct SSHConnector: Sendable {
             defer { clock = now }
             return Int((now.timeIntervalSince(clock) * 1000).rounded())
         }
-        let addresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in try Sockets.resolve(host: target.host, port: target.port) }
-        onStage(StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
+        let addresses = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in
+            try Sockets.resolve(host: target.host, port: target.port)
+        }
+        onStage(
+            StageReport(stage: .resolve, milliseconds: lap(), detail: "\(target.host): \(addresses.count) address(es)"))
         let socket = try SocketFailure.thrownAsFailure { () throws(SocketFailure) in
-            try Sockets.connect(host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
+            try Sockets.connect(
+                host: target.host, port: target.port, addresses: addresses, timeout: settings.connectTimeout)
         }
         onStage(StageReport(stage: .tcp, milliseconds: lap(), detail: "connected to \(target.hostPort)"))
 
@@ -47,11 +51,15 @@ public struct SSHConnector: Sendable {
         let keyExchange = session.negotiated(LIBSSH2_METHOD_KEX)
         let cipher = session.negotiated(LIBSSH2_METHOD_CRYPT_CS)
         let mac = session.negotiated(LIBSSH2_METHOD_MAC_CS)
-        onStage(StageReport(stage: .handshake, milliseconds: lap(), detail: "\(banner ?? "SSH server"), \(keyExchange), \(cipher), \(mac)"))
+        onStage(
+            StageReport(
+                stage: .handshake, milliseconds: lap(),
+                detail: "\(banner ?? "SSH server"), \(keyExchange), \(cipher), \(mac)"))
 
         guard let hostKey = session.hostKey() else {
             session.close()
-            throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "the server presented no host key")
+            throw ConnectError.sshFailure(
+                host: target.host, port: target.port, detail: "the server presented no host key")
         }
         let trust: HostKeyTrust
         var notes: [String] = []
@@ -62,7 +70,10 @@ public struct SSHConnector: Sendable {
             throw error
         }
         let noted = notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))"
-        onStage(StageReport(stage: .hostKey, milliseconds: lap(), detail: "\(hostKey.type) \(hostKey.fingerprint) \(trust.text)\(noted)"))
+        onStage(
+            StageReport(
+                stage: .hostKey, milliseconds: lap(),
+                detail: "\(hostKey.type) \(hostKey.fingerprint) \(trust.text)\(noted)"))
 
         let clientKey: SSHPublicKey
         do {
@@ -76,12 +87,17 @@ public struct SSHConnector: Sendable {
             idle = try session.openSessionChannel()
         } catch {
             session.close()
-            throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
+            throw ConnectError.sshFailure(
+                host: target.host, port: target.port, detail: "cannot open the keepalive channel: \(error)")
         }
-        let signer = (identity.isAgent ? "ssh-agent key " : "") + clientKey.fingerprint + (identity.path.map { " (\($0))" } ?? "")
+        let signer =
+            (identity.isAgent ? "ssh-agent key " : "") + clientKey.fingerprint
+            + (identity.path.map { " (\($0))" } ?? "")
         onStage(StageReport(stage: .authentication, milliseconds: lap(), detail: "\(target.user) with \(signer)"))
-        let info = SessionInfo(hostKey: hostKey, newlyTrusted: trust == .firstUse, hostKeyTrust: trust, keyExchange: keyExchange, cipher: cipher, mac: mac,
-                               serverBanner: banner ?? "", user: target.user, clientKeyFingerprint: clientKey.fingerprint)
+        let info = SessionInfo(
+            hostKey: hostKey, newlyTrusted: trust == .firstUse, hostKeyTrust: trust, keyExchange: keyExchange,
+            cipher: cipher, mac: mac,
+            serverBanner: banner ?? "", user: target.user, clientKeyFingerprint: clientKey.fingerprint)
         return EstablishedSession(session: session, idleChannel: idle, info: info)
     }
 
@@ -91,7 +107,10 @@ public struct SSHConnector: Sendable {
     /// whole wait when this one was 2 s. A greeting slower than that is read by libssh2's
     /// handshake instead (`SSHSession.serverBanner`).
     private func peekBanner(_ socket: OwnedDescriptor) throws -> String? {
-        guard (try? socket.waitReadable(milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000))) == true else { return nil }
+        guard
+            (try? socket.waitReadable(milliseconds: Int32(min(Self.bannerPeek, settings.connectTimeout) * 1000)))
+                == true
+        else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
         let count = socket.receive(&buffer, buffer.count, options: .peek).count
         guard count > 0 else {
@@ -112,8 +131,11 @@ public struct SSHConnector: Sendable {
         }
         if lines.count > 1 || count == buffer.count {
             socket.close()
-            let shown = String(first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
-            throw ConnectError.notSSH(host: settings.target.host, port: settings.target.port, detail: "it answered \"\(shown)\" instead of an SSH greeting")
+            let shown = String(
+                first.unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? Character($0) : "." }.prefix(60))
+            throw ConnectError.notSSH(
+                host: settings.target.host, port: settings.target.port,
+                detail: "it answered \"\(shown)\" instead of an SSH greeting")
         }
         return nil
     }
@@ -130,22 +152,33 @@ public struct SSHConnector: Sendable {
         let target = settings.target
         switch error.code {
         case LIBSSH2_ERROR_KEX_FAILURE, LIBSSH2_ERROR_METHOD_NOT_SUPPORTED, LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
-            var detail = "libssh2: \(error.message). Compare the server's HostKeyAlgorithms, KexAlgorithms, Ciphers and MACs "
+            var detail =
+                "libssh2: \(error.message). Compare the server's HostKeyAlgorithms, KexAlgorithms, Ciphers and MACs "
                 + "with what octunnel speaks on libssh2 \(LibSSH2.runningVersion) (docs/troubleshooting.md)."
-            if let offers = ServerAlgorithmProbe.offers(host: target.host, port: target.port, timeout: settings.connectTimeout) {
-                let gaps = AlgorithmGap.gaps(offered: offers.lists, spoken: Dictionary(uniqueKeysWithValues: AlgorithmGap.List.allCases.map {
-                    ($0, SSHAlgorithms.spoken($0))
-                }))
+            if let offers = ServerAlgorithmProbe.offers(
+                host: target.host, port: target.port, timeout: settings.connectTimeout)
+            {
+                let gaps = AlgorithmGap.gaps(
+                    offered: offers.lists,
+                    spoken: Dictionary(
+                        uniqueKeysWithValues: AlgorithmGap.List.allCases.map {
+                            ($0, SSHAlgorithms.spoken($0))
+                        }))
                 if !gaps.isEmpty { detail = AlgorithmGap.explain(gaps, libssh2: LibSSH2.runningVersion) }
             }
             // The lists are the server's words, sent before its host key is checked.
-            return .noCommonAlgorithms(host: target.host, port: target.port, detail: OutsideText.shown(detail, limit: 2048))
+            return .noCommonAlgorithms(
+                host: target.host, port: target.port, detail: OutsideText.shown(detail, limit: 2048))
         case LIBSSH2_ERROR_TIMEOUT where banner == nil,
-             LIBSSH2_ERROR_SOCKET_TIMEOUT where banner == nil:
-            return .notSSH(host: target.host, port: target.port, detail: "it sent no SSH greeting within \(Int(settings.connectTimeout)) s")
+            LIBSSH2_ERROR_SOCKET_TIMEOUT where banner == nil:
+            return .notSSH(
+                host: target.host, port: target.port,
+                detail: "it sent no SSH greeting within \(Int(settings.connectTimeout)) s")
         default:
             if banner == nil {
-                return .notSSH(host: target.host, port: target.port, detail: "it did not answer the SSH greeting (\(error.message))")
+                return .notSSH(
+                    host: target.host, port: target.port,
+                    detail: "it did not answer the SSH greeting (\(error.message))")
             }
             return .sshFailure(host: target.host, port: target.port, detail: "handshake failed: \(error)")
         }
@@ -158,7 +191,8 @@ extension SSHConnector {
     func knownHostKeyTypes() -> [String] {
         let target = settings.target
         var types = KnownHostsStore(path: settings.knownHostsPath).knownKeyTypes(host: target.host, port: target.port)
-        for type in settings.openSSHKnownHosts?.knownKeyTypes(host: target.host, port: target.port) ?? [] where !types.contains(type) {
+        for type in settings.openSSHKnownHosts?.knownKeyTypes(host: target.host, port: target.port) ?? []
+        where !types.contains(type) {
             types.append(type)
         }
         return types
@@ -170,33 +204,44 @@ extension SSHConnector {
         let target = settings.target
         let store = KnownHostsStore(path: settings.knownHostsPath)
         if let expected = settings.expectFingerprint, expected != key.fingerprint {
-            throw TrustError.hostKeyNotExpected(host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
+            throw TrustError.hostKeyNotExpected(
+                host: target.host, port: target.port, expected: expected, presented: key.fingerprint)
         }
         switch try store.verdict(host: target.host, port: target.port, key: key) {
         case .trusted:
             return .known
         case .changed(let known):
-            throw TrustError.hostKeyChanged(host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
+            throw TrustError.hostKeyChanged(
+                host: target.host, port: target.port, known: known, presented: key.fingerprint, file: store.path)
         case .revoked:
-            throw TrustError.hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
+            throw TrustError.hostKeyRevoked(
+                host: target.host, port: target.port, presented: key.fingerprint, file: store.path)
         case .unknown:
             break
         }
-        switch settings.openSSHKnownHosts?.verdict(host: target.host, port: target.port, key: key, notes: &notes) ?? .notFound {
+        switch settings.openSSHKnownHosts?.verdict(host: target.host, port: target.port, key: key, notes: &notes)
+            ?? .notFound
+        {
         case .verified(let place):
             try store.record(host: target.host, port: target.port, key: key)
             return .openSSH(place)
         case .differs(let place, let known):
-            let name = settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port) ?? target.hostPort.knownHostsName
-            throw TrustError.hostKeyDiffersFromOpenSSH(host: target.host, port: target.port, presented: key.fingerprint, known: known,
-                                             file: place.file, line: place.line, name: name)
+            let name =
+                settings.openSSHKnownHosts?.lookupName(host: target.host, port: target.port)
+                ?? target.hostPort.knownHostsName
+            throw TrustError.hostKeyDiffersFromOpenSSH(
+                host: target.host, port: target.port, presented: key.fingerprint, known: known,
+                file: place.file, line: place.line, name: name)
         case .revoked(let place):
-            throw TrustError.hostKeyRevoked(host: target.host, port: target.port, presented: key.fingerprint, file: "\(place.file) line \(place.line)")
+            throw TrustError.hostKeyRevoked(
+                host: target.host, port: target.port, presented: key.fingerprint,
+                file: "\(place.file) line \(place.line)")
         case .otherTypes(let known):
             guard settings.strictHostKeyChecking.acceptsNewKeyType || settings.expectFingerprint != nil else {
                 try refuseUnknownHost(key)
-                throw TrustError.hostKeyTypeUnknownToOpenSSH(host: target.host, port: target.port, presentedType: key.type,
-                                                   presented: key.fingerprint, known: known.map(\.description))
+                throw TrustError.hostKeyTypeUnknownToOpenSSH(
+                    host: target.host, port: target.port, presentedType: key.type,
+                    presented: key.fingerprint, known: known.map(\.description))
             }
             try refuseUnknownHost(key)
             try store.record(host: target.host, port: target.port, key: key)
@@ -217,7 +262,8 @@ extension SSHConnector {
             throw TrustError.unknownHostRefused(host: target.host, port: target.port, presented: key.fingerprint)
         }
         guard settings.strictHostKeyChecking.acceptsUnknownHost else {
-            throw TrustError.unknownHostRefusedByStrictChecking(host: target.host, port: target.port, presented: key.fingerprint)
+            throw TrustError.unknownHostRefusedByStrictChecking(
+                host: target.host, port: target.port, presented: key.fingerprint)
         }
     }
 }
@@ -262,14 +308,18 @@ extension SSHConnector {
         let target = settings.target
         if let methods = session.authenticationMethods(user: target.user) {
             guard methods.split(separator: ",").contains("publickey") else {
-                throw SignInError.passwordOnly(user: target.user, host: target.host, port: target.port, methods: OutsideText.shown(methods, limit: 255))
+                throw SignInError.passwordOnly(
+                    user: target.user, host: target.host, port: target.port,
+                    methods: OutsideText.shown(methods, limit: 255))
             }
         }
         switch identity {
         case .agent:
             return try authenticateWithAgent(session)
         case .file(let path, let key):
-            try signIn(as: key, path: path, session) { () throws(LibSSH2Error) in try session.authenticate(user: target.user, privateKeyPath: path) }
+            try signIn(as: key, path: path, session) { () throws(LibSSH2Error) in
+                try session.authenticate(user: target.user, privateKeyPath: path)
+            }
             return key
         case .memory(let unlocked):
             try signIn(as: unlocked.publicKey, path: unlocked.path, session) { () throws(LibSSH2Error) in
@@ -280,8 +330,10 @@ extension SSHConnector {
     }
 
     /// Runs one key's sign-in (unless the server needed none) and names what went wrong.
-    func signIn(as key: SSHPublicKey, path: String, _ session: SSHSession,
-                        _ attempt: () throws(LibSSH2Error) -> Void) throws {
+    func signIn(
+        as key: SSHPublicKey, path: String, _ session: SSHSession,
+        _ attempt: () throws(LibSSH2Error) -> Void
+    ) throws {
         let target = settings.target
         guard libssh2_userauth_authenticated(session.raw) == 0 else { return }
         do {
@@ -289,13 +341,16 @@ extension SSHConnector {
         } catch {
             switch error.code {
             case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
-                throw SignInError.keyNotAuthorized(user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
-                                        publicLine: key.line,
-                                        restrictedLine: restrictedAuthorizedKeysLine(key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
+                throw SignInError.keyNotAuthorized(
+                    user: target.user, host: target.host, port: target.port, fingerprint: key.fingerprint,
+                    publicLine: key.line,
+                    restrictedLine: restrictedAuthorizedKeysLine(
+                        key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
             case LIBSSH2_ERROR_FILE:
                 throw KeyError.badKeyFile(path: path, reason: "libssh2 cannot load it: \(error.message)")
             default:
-                throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "authentication failed: \(error)")
+                throw ConnectError.sshFailure(
+                    host: target.host, port: target.port, detail: "authentication failed: \(error)")
             }
         }
     }
@@ -328,14 +383,20 @@ extension SSHConnector {
                 case LIBSSH2_ERROR_AUTHENTICATION_FAILED, LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
                     continue
                 case LIBSSH2_ERROR_AGENT_PROTOCOL:
-                    throw SignInError.agentUnavailable(reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint)" + " (\(error.message)); is it still running, or locked?")
+                    throw SignInError.agentUnavailable(
+                        reason: "the ssh-agent at \(socket) did not sign with \(identity.key.fingerprint)"
+                            + " (\(error.message)); is it still running, or locked?")
                 default:
-                    throw ConnectError.sshFailure(host: target.host, port: target.port, detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
+                    throw ConnectError.sshFailure(
+                        host: target.host, port: target.port,
+                        detail: "authentication with ssh-agent key \(identity.key.fingerprint) failed: \(error)")
                 }
             }
         }
-        throw SignInError.agentKeysNotAuthorized(user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
-                                      publicLine: first.key.line,
-                                      restrictedLine: restrictedAuthorizedKeysLine(first.key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
+        throw SignInError.agentKeysNotAuthorized(
+            user: target.user, host: target.host, port: target.port, tried: tried, skipped: skipped,
+            publicLine: first.key.line,
+            restrictedLine: restrictedAuthorizedKeysLine(
+                first.key, remoteHost: settings.keyLineVPSEnd.host, remotePort: settings.keyLineVPSEnd.port))
     }
 }

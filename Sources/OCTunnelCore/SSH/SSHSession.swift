@@ -15,7 +15,8 @@ public final class SSHSession: @unchecked Sendable {
     init(socket: OwnedDescriptor) throws(LibSSH2Error) {
         LibSSH2.ensureInitialized()
         guard let session = libssh2_session_init_ex(nil, nil, nil, nil) else {
-            throw LibSSH2Error(code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
+            throw LibSSH2Error(
+                code: LIBSSH2_ERROR_ALLOC, message: "cannot allocate a session", operation: "libssh2_session_init_ex")
         }
         raw = session
         self.socket = socket
@@ -31,7 +32,8 @@ public final class SSHSession: @unchecked Sendable {
     /// `libssh2_session_method_pref` for host keys: `types` (those octunnel accepts) first, then
     /// its usual order, as OpenSSH asks first for the key types it already knows for a host.
     func preferHostKeys(_ types: [String]) throws(LibSSH2Error) {
-        let usual = SSHAlgorithms.preferences(speaking: { LibSSH2.supported($0, on: raw) })
+        let usual =
+            SSHAlgorithms.preferences(speaking: { LibSSH2.supported($0, on: raw) })
             .first { $0.method == LIBSSH2_METHOD_HOSTKEY }.map { $0.list.split(separator: ",").map(String.init) } ?? []
         let first = types.filter(usual.contains)
         guard !first.isEmpty else { return }
@@ -103,7 +105,9 @@ public final class SSHSession: @unchecked Sendable {
         var length = 0
         var type: Int32 = 0
         guard let pointer = libssh2_session_hostkey(raw, &length, &type), length > 0 else { return nil }
-        let blob = pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        let blob = pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
         return SSHPublicKey(blob: blob)
     }
 
@@ -111,7 +115,9 @@ public final class SSHSession: @unchecked Sendable {
     /// The server's SSH identification line once the handshake has read it
     /// (`libssh2_session_banner_get`), shown safely; nil before, or if it was not SSH's.
     var serverBanner: String? {
-        guard let line = libssh2_session_banner_get(raw).map({ String(cString: $0) }), line.hasPrefix("SSH-") else { return nil }
+        guard let line = libssh2_session_banner_get(raw).map({ String(cString: $0) }), line.hasPrefix("SSH-") else {
+            return nil
+        }
         return OutsideText.shown(line.trimmingCharacters(in: .whitespacesAndNewlines), limit: 255)
     }
 
@@ -135,8 +141,9 @@ public final class SSHSession: @unchecked Sendable {
     /// `strlen` on it while signing (userauth.c:756).
     func authenticate(user: String, privateKey: SecretBuffer) throws(LibSSH2Error) {
         let rc = privateKey.withUnsafeBytes { bytes in
-            libssh2_userauth_publickey_frommemory(raw, user, user.utf8.count, nil, 0,
-                                                  bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count - 1, nil)
+            libssh2_userauth_publickey_frommemory(
+                raw, user, user.utf8.count, nil, 0,
+                bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count - 1, nil)
         }
         if rc != 0 { throw error(rc, "libssh2_userauth_publickey_frommemory") }
     }
@@ -144,8 +151,11 @@ public final class SSHSession: @unchecked Sendable {
     /// Opens a plain `session` channel (`libssh2_channel_open_ex`), blocking.
     func openSessionChannel() throws(LibSSH2Error) -> SSHChannel {
         let type = "session"
-        guard let channel = libssh2_channel_open_ex(raw, type, UInt32(type.utf8.count),
-                                                    UInt32(2 * 1024 * 1024), UInt32(32768), nil, 0) else {
+        guard
+            let channel = libssh2_channel_open_ex(
+                raw, type, UInt32(type.utf8.count),
+                UInt32(2 * 1024 * 1024), UInt32(32768), nil, 0)
+        else {
             throw error(lastErrno, "libssh2_channel_open_ex(session)")
         }
         return SSHChannel(session: self, raw: channel)

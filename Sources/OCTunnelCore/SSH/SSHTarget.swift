@@ -13,7 +13,9 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
     }
 
     /// Parses `[user@]host[:port]`, `user@[2001:db8::1]:2222` included.
-    public static func parse(_ text: String, defaultUser: String = currentUserName()) throws(TargetParseError) -> SSHTarget {
+    public static func parse(
+        _ text: String, defaultUser: String = currentUserName()
+    ) throws(TargetParseError) -> SSHTarget {
         var user = defaultUser
         var rest = text
         // The last `@` scalar: a combining mark after it (`@́`) must not hide it.
@@ -31,7 +33,8 @@ public struct SSHTarget: Hashable, Sendable, CustomStringConvertible, Codable {
     /// A login name ssh and a shell take as one plain word: letters, digits, `._-$`, not starting with `-`.
     static func validateUser(_ user: String) throws(TargetParseError) {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-$".unicodeScalars)
-        guard !user.isEmpty, user.unicodeScalars.allSatisfy({ allowed.contains($0) }), user.unicodeScalars.first != "-" else {
+        guard !user.isEmpty, user.unicodeScalars.allSatisfy({ allowed.contains($0) }), user.unicodeScalars.first != "-"
+        else {
             throw .init("user name \"\(user)\" has characters a login name cannot have")
         }
     }

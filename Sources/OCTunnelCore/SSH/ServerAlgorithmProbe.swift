@@ -11,7 +11,9 @@ enum ServerAlgorithmProbe {
         /// Each list as names.
         var lists: [AlgorithmGap.List: [String]] {
             func names(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
-            return [.hostKey: names(hostKeys), .keyExchange: names(keyExchange), .cipher: names(ciphers), .mac: names(macs)]
+            return [
+                .hostKey: names(hostKeys), .keyExchange: names(keyExchange), .cipher: names(ciphers), .mac: names(macs),
+            ]
         }
     }
 
@@ -35,9 +37,10 @@ enum ServerAlgorithmProbe {
                 guard data.count >= start + 4 + Int(length) else { continue }
                 var packet = SSHWireReader(data[(start + 4)..<(start + 4 + Int(length))])
                 guard (try? packet.byte()) != nil, (try? packet.byte()) == 20, (try? packet.raw(16)) != nil,
-                      let kex = try? packet.text(), let hostKeys = try? packet.text(),
-                      let ciphers = try? packet.text(), (try? packet.text()) != nil,
-                      let macs = try? packet.text() else { return nil }
+                    let kex = try? packet.text(), let hostKeys = try? packet.text(),
+                    let ciphers = try? packet.text(), (try? packet.text()) != nil,
+                    let macs = try? packet.text()
+                else { return nil }
                 return Offers(keyExchange: kex, hostKeys: hostKeys, ciphers: ciphers, macs: macs)
             }
         }

@@ -26,7 +26,8 @@ public enum HostKeyTrust: Sendable, Equatable {
         switch self {
         case .known: return "verified"
         case .firstUse: return "trusted on first use"
-        case .openSSH(let place): return "verified by \(place.file) (line \(place.line)), recorded in octunnel's known_hosts"
+        case .openSSH(let place):
+            return "verified by \(place.file) (line \(place.line)), recorded in octunnel's known_hosts"
         }
     }
 

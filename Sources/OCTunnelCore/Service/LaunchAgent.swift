@@ -25,7 +25,10 @@ struct LaunchAgent {
             // Run at load, then every `interval` seconds; never kept alive.
             lines += ["    <key>StartInterval</key>", "    <integer>\(service.interval ?? 86400)</integer>"]
         } else {
-            lines += ["    <key>KeepAlive</key>", "    <true/>", "    <key>ThrottleInterval</key>", "    <integer>5</integer>"]
+            lines += [
+                "    <key>KeepAlive</key>", "    <true/>", "    <key>ThrottleInterval</key>",
+                "    <integer>5</integer>",
+            ]
         }
         if let logPath = service.logPath {
             lines += [

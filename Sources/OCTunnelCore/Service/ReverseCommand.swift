@@ -15,7 +15,9 @@ public struct ReverseCommand: Sendable {
     /// `home up`'s arguments after the binary: the same VPS, OpenCode's ports and listen
     /// address, and a `-R` for each other forward.
     public var homeUpArguments: [String] {
-        var args = ["home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort)]
+        var args = [
+            "home", "up", target.description, "--remote-port", String(remotePort), "--home-port", String(homePort),
+        ]
         if remoteHost != Defaults.remoteHost { args += ["--remote-host", remoteHost] }
         for forward in others { args += ["-R", forward.specification] }
         return args
@@ -31,20 +33,31 @@ public struct ReverseCommand: Sendable {
     }
 
     /// OpenCode's forward alone: the VPS's `remoteHost:remotePort` to `homePort` here.
-    public init(target: SSHTarget, remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort,
-                homePort: Int = Defaults.homePort) {
-        self.init(target: target, forwards: [Forward(direction: .remote, listen: HostPort(host: remoteHost, port: remotePort),
-                                                     target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)])
+    public init(
+        target: SSHTarget, remoteHost: String = Defaults.remoteHost, remotePort: Int = Defaults.remotePort,
+        homePort: Int = Defaults.homePort
+    ) {
+        self.init(
+            target: target,
+            forwards: [
+                Forward(
+                    direction: .remote, listen: HostPort(host: remoteHost, port: remotePort),
+                    target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)
+            ])
     }
 
     /// What the home machine runs for the laptop's `forwards` (`tunnel up`'s, OpenCode's first):
     /// OpenCode's to `homePort` there, each other one to its own local port (`Forward.homeSide`).
     public init(target: SSHTarget, laptopForwards forwards: [Forward], homePort: Int) {
-        self.init(target: target, forwards: forwards.map { forward in
-            forward.isOpenCode && forward.direction == .local
-                ? Forward(direction: .remote, listen: forward.target, target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)
-                : forward.homeSide
-        })
+        self.init(
+            target: target,
+            forwards: forwards.map { forward in
+                forward.isOpenCode && forward.direction == .local
+                    ? Forward(
+                        direction: .remote, listen: forward.target,
+                        target: HostPort(host: Defaults.homeHost, port: homePort), isOpenCode: true)
+                    : forward.homeSide
+            })
     }
 
     /// The forward the `--remote-host`, `--remote-port` and `--home-port` flags write: OpenCode's
@@ -67,8 +80,11 @@ public struct ReverseCommand: Sendable {
 
     /// The ssh arguments after the program name, in order.
     public var sshArguments: [String] {
-        var args = ["-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=3",
-                    "-R", forwardSpec] + others.flatMap { ["-R", $0.specification] }
+        var args =
+            [
+                "-N", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=30", "-o", "ServerAliveCountMax=3",
+                "-R", forwardSpec,
+            ] + others.flatMap { ["-R", $0.specification] }
         if target.port != 22 { args += ["-p", String(target.port)] }
         args.append("\(target.user)@\(target.host)")
         return args
@@ -100,15 +116,20 @@ public struct ReverseCommand: Sendable {
         let summary = "octunnel reverse tunnel: VPS \(remoteHost):\(remotePort) -> OpenCode 127.0.0.1:\(homePort)"
         switch format {
         case .launchd, .homeLaunchd:
-            return LoginService(label: "dev.octunnel.home", summary: summary, arguments: program, comments: [
-                "~/Library/LaunchAgents/dev.octunnel.home.plist; " + "load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist",
-            ])
+            return LoginService(
+                label: "dev.octunnel.home", summary: summary, arguments: program,
+                comments: [
+                    "~/Library/LaunchAgents/dev.octunnel.home.plist; "
+                        + "load with: launchctl load -w ~/Library/LaunchAgents/dev.octunnel.home.plist"
+                ])
         default:
-            return LoginService(label: "octunnel-home.service", summary: summary, arguments: program, comments: [
-                "~/.config/systemd/user/octunnel-home.service",
-                "Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service",
-                "(and `loginctl enable-linger $USER` to keep it running after logout)",
-            ], notRetried: octunnel ? ExitStatus.notRetriedByServices : [])
+            return LoginService(
+                label: "octunnel-home.service", summary: summary, arguments: program,
+                comments: [
+                    "~/.config/systemd/user/octunnel-home.service",
+                    "Enable with: systemctl --user daemon-reload && systemctl --user enable --now octunnel-home.service",
+                    "(and `loginctl enable-linger $USER` to keep it running after logout)",
+                ], notRetried: octunnel ? ExitStatus.notRetriedByServices : [])
         }
     }
 }

@@ -10,9 +10,9 @@ public enum ServiceFormat: String, CaseIterable, Sendable {
     /// This platform's own: launchd on macOS, systemd elsewhere.
     public static var native: ServiceFormat {
         #if os(macOS)
-        return .launchd
+            return .launchd
         #else
-        return .systemd
+            return .systemd
         #endif
     }
 }
@@ -45,8 +45,10 @@ public struct ServiceDefinition: Sendable {
     /// `$XDG_CONFIG_HOME`, when set: systemd user units live under it.
     public let xdgConfigHome: String?
 
-    public init(role: Role, profile: ProfileName, format: ServiceFormat, executable: String, octunnelHome: String,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        role: Role, profile: ProfileName, format: ServiceFormat, executable: String, octunnelHome: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.role = role
         self.profile = profile
         self.format = format
@@ -60,7 +62,9 @@ public struct ServiceDefinition: Sendable {
     /// home) hold a control character: each format escapes what it can, but a path with a line
     /// break is a mistake or an attack, never a directory a service should run in.
     public func validate() throws {
-        for (what, path) in [("octunnel's home", octunnelHome), ("the octunnel binary's path", executable), ("$HOME", userHome)]
+        for (what, path) in [
+            ("octunnel's home", octunnelHome), ("the octunnel binary's path", executable), ("$HOME", userHome),
+        ]
         where UserPath.hasControlCharacters(path) {
             throw ServiceError.controlCharactersInPath(what: what, path: path)
         }
@@ -76,7 +80,8 @@ public struct ServiceDefinition: Sendable {
     /// The rotation's files for `service install --rotate-every days`: its one-shot unit and
     /// timer (systemd), or its LaunchAgent (launchd).
     public func rotation(everyDays days: Int) -> [ServiceDefinition] {
-        format == .systemd ? [with(job: .rotation(everyDays: days)), with(job: .rotationTimer(everyDays: days))]
+        format == .systemd
+            ? [with(job: .rotation(everyDays: days)), with(job: .rotationTimer(everyDays: days))]
             : [with(job: .rotation(everyDays: days))]
     }
 
@@ -131,8 +136,10 @@ public struct ServiceDefinition: Sendable {
         case .up:
             return [executable] + role.upCommand + ["--home", octunnelHome, "--profile", profile.rawValue]
         case .rotation(let days), .rotationTimer(let days):
-            return [executable, "keygen", "--rotate", "--install", "--if-older-than", String(days), "--home", octunnelHome,
-                    "--profile", profile.rawValue] + (role == .home ? ["--listen"] : [])
+            return [
+                executable, "keygen", "--rotate", "--install", "--if-older-than", String(days), "--home", octunnelHome,
+                "--profile", profile.rawValue,
+            ] + (role == .home ? ["--listen"] : [])
         }
     }
 
@@ -141,10 +148,14 @@ public struct ServiceDefinition: Sendable {
         switch format {
         case .systemd:
             if case .rotationTimer = job {
-                return ServiceFileMark.seal(SystemdTimer(summary: summary, comments: loginService.comments).lines, at: 3, prefix: "# ", suffix: "")
+                return ServiceFileMark.seal(
+                    SystemdTimer(summary: summary, comments: loginService.comments).lines, at: 3, prefix: "# ",
+                    suffix: "")
             }
             return ServiceFileMark.seal(SystemdUnit(service: loginService).lines, at: 3, prefix: "# ", suffix: "")
-        case .launchd: return ServiceFileMark.seal(LaunchAgent(service: loginService).lines, at: 4, prefix: "<!-- ", suffix: " -->")
+        case .launchd:
+            return ServiceFileMark.seal(
+                LaunchAgent(service: loginService).lines, at: 4, prefix: "<!-- ", suffix: " -->")
         }
     }
 
@@ -153,15 +164,20 @@ public struct ServiceDefinition: Sendable {
         var service: LoginService
         switch format {
         case .systemd:
-            service = LoginService(label: name, summary: summary, arguments: arguments, comments: [
-                header,
-                "octunnel never overwrites or removes this file once it is changed (unless given --force);",
-                "add settings such as Environment= with `systemctl --user edit \(name)` instead.",
-            ], notRetried: job == .up ? ExitStatus.notRetriedByServices : [])
+            service = LoginService(
+                label: name, summary: summary, arguments: arguments,
+                comments: [
+                    header,
+                    "octunnel never overwrites or removes this file once it is changed (unless given --force);",
+                    "add settings such as Environment= with `systemctl --user edit \(name)` instead.",
+                ], notRetried: job == .up ? ExitStatus.notRetriedByServices : [])
         case .launchd:
-            service = LoginService(label: name, summary: summary, arguments: arguments, comments: [
-                commentSafeHeader, "octunnel never overwrites or removes this file once it is changed, unless forced.",
-            ], logPath: logPath)
+            service = LoginService(
+                label: name, summary: summary, arguments: arguments,
+                comments: [
+                    commentSafeHeader,
+                    "octunnel never overwrites or removes this file once it is changed, unless forced.",
+                ], logPath: logPath)
         }
         if job != .up {
             service.oneShot = true
@@ -181,21 +197,25 @@ public struct ServiceDefinition: Sendable {
     /// The sentence the file's header starts with, naming the command that removes it.
     var header: String {
         let option = profile.isDefault ? "" : " --profile \(profile)"
-        return "Written by `octunnel service install \(role)\(option)\(installOptions)`; " + "`octunnel service uninstall \(role)\(option)` removes it."
+        return "Written by `octunnel service install \(role)\(option)\(installOptions)`; "
+            + "`octunnel service uninstall \(role)\(option)` removes it."
     }
 
     /// The header without `--` (not allowed in an XML comment).
     var commentSafeHeader: String {
         let what = job == .up ? "" : " (the key's rotation)"
-        return "Written by `octunnel service install \(role)`\(what) for profile \(profile); `octunnel service uninstall \(role)` removes it."
+        return
+            "Written by `octunnel service install \(role)`\(what) for profile \(profile); `octunnel service uninstall \(role)` removes it."
     }
 
     var summary: String {
         let what = role == .tunnel ? "the tunnel to the VPS" : "the home machine's reverse tunnel from the VPS"
         switch job {
         case .up: return "octunnel: \(what) (profile \(profile))"
-        case .rotation(let days): return "octunnel: the key of \(what), rotated on the VPS once it is \(days) days old (profile \(profile))"
-        case .rotationTimer(let days): return "octunnel: daily check whether the key of \(what) is \(days) days old (profile \(profile))"
+        case .rotation(let days):
+            return "octunnel: the key of \(what), rotated on the VPS once it is \(days) days old (profile \(profile))"
+        case .rotationTimer(let days):
+            return "octunnel: daily check whether the key of \(what) is \(days) days old (profile \(profile))"
         }
     }
 }

@@ -31,7 +31,10 @@ public enum ServiceError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .serviceFileNotOurs(let path, let edited, let removing):
-            let why = edited ? "was changed since `octunnel service install` wrote it" : "was not written by `octunnel service install`"
+            let why =
+                edited
+                ? "was changed since `octunnel service install` wrote it"
+                : "was not written by `octunnel service install`"
             return removing
                 ? "\(path) \(why); it was left in place. Remove it yourself, or with --force."
                 : "\(path) \(why); it was left untouched. Move it away, or replace it with --force."
@@ -39,9 +42,12 @@ public enum ServiceError: OCTunnelFailure, Equatable {
             let option = profile.isDefault ? "" : " --profile \(profile)"
             return "not installed (no \(path)): run `octunnel service install \(role)\(option)`."
         case .serviceManagerFailed(let command, let detail):
-            return "`\(command)` failed (\(detail)); the service file " + "is in place: run that command yourself where the service manager is reachable."
+            return "`\(command)` failed (\(detail)); the service file "
+                + "is in place: run that command yourself where the service manager is reachable."
         case .controlCharactersInPath(let what, let path):
-            return "\(what) \"\(OutsideText.shown(path))\" contains " + "a control character (a line break or an escape " + "code); octunnel will not write it into a service file. Use a path without one."
+            return "\(what) \"\(OutsideText.shown(path))\" contains "
+                + "a control character (a line break or an escape "
+                + "code); octunnel will not write it into a service file. Use a path without one."
         }
     }
 }

@@ -31,10 +31,13 @@ enum ServiceFileMark {
     }
 
     private static func digest(_ lines: [String]) -> String {
-        Crypto.sha256(Array(lines.joined(separator: "\n").utf8)).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        Crypto.sha256(Array(lines.joined(separator: "\n").utf8)).map { String($0, radix: 16).leftPadded(to: 2) }
+            .joined()
     }
 }
 
 private extension String {
-    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -48,8 +48,10 @@ public struct ServiceFlow: Sendable {
 
     /// With `rotateEvery`, the key's rotation is installed beside it (`ServiceDefinition.rotation`):
     /// run daily, it rotates the key on the VPS once it is that many days old.
-    public func install(directory: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
-                        rotateEvery: Int? = nil) throws -> Installed {
+    public func install(
+        directory: OctunnelDirectory, profile: ProfileName, role: Role, force: Bool, startNow: Bool,
+        rotateEvery: Int? = nil
+    ) throws -> Installed {
         try checkInstallable(directory: directory, profile: profile, role: role)
         let outcome = try ServiceInstaller(definition: definition).install(force: force)
         let manager = ServiceManager(definition: definition)
@@ -64,7 +66,8 @@ public struct ServiceFlow: Sendable {
         installed.rotation = rotation
         guard startNow else { return installed }
         guard manager.isAvailable else {
-            throw ServiceError.serviceManagerFailed(command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
+            throw ServiceError.serviceManagerFailed(
+                command: ServiceManager.shown(commands), detail: "\(manager.tool) not found on PATH")
         }
         try manager.run(commands)
         installed = Installed(outcome: outcome, commands: commands, started: true)
@@ -74,7 +77,9 @@ public struct ServiceFlow: Sendable {
 
     /// The rotation's files that are installed now (whatever `--rotate-every` wrote them with).
     func installedRotation() -> [ServiceDefinition] {
-        definition.rotation(everyDays: 1).filter { (try? ServiceInstaller(definition: $0).state()).map { $0 != .absent } ?? false }
+        definition.rotation(everyDays: 1).filter {
+            (try? ServiceInstaller(definition: $0).state()).map { $0 != .absent } ?? false
+        }
     }
 
     /// What `install --print` (and `install`) need first: a valid definition and saved settings.
@@ -116,10 +121,14 @@ public struct ServiceFlow: Sendable {
             do {
                 try manager.run(manager.disableCommands)
             } catch {
-                warning = "warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: ""))" + " It may keep running until you stop it."
+                warning =
+                    "warning: \(error.localizedDescription.replacingOccurrences(of: "the service file is in place: ", with: ""))"
+                    + " It may keep running until you stop it."
             }
         } else {
-            warning = "\(manager.tool) not found on PATH: if the service " + "is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))"
+            warning =
+                "\(manager.tool) not found on PATH: if the service "
+                + "is running, stop it yourself (\(ServiceManager.shown(manager.disableCommands)))"
         }
         _ = try installer.uninstall(force: force)
         if manager.isAvailable { try? manager.run(manager.afterRemovalCommands) }
@@ -130,13 +139,16 @@ public struct ServiceFlow: Sendable {
     /// what the service manager says. Not installed is `serviceNotInstalled`.
     public func status(profile: ProfileName, role: Role) throws -> [(String, String)] {
         let state = try ServiceInstaller(definition: definition).state()
-        guard state != .absent else { throw ServiceError.serviceNotInstalled(path: definition.path, role: role, profile: profile) }
+        guard state != .absent else {
+            throw ServiceError.serviceNotInstalled(path: definition.path, role: role, profile: profile)
+        }
         let whose: String
         switch state {
         case .ours: whose = "written by octunnel"
         case .edited: whose = "written by octunnel, changed since"
         default: whose = "not written by octunnel"
         }
-        return [("service", definition.name), ("file", "\(definition.path) (\(whose))")] + ServiceManager(definition: definition).describe()
+        return [("service", definition.name), ("file", "\(definition.path) (\(whose))")]
+            + ServiceManager(definition: definition).describe()
     }
 }

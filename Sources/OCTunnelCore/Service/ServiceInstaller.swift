@@ -22,7 +22,9 @@ public struct ServiceInstaller: Sendable {
 
     public func state() throws -> FileState {
         let read: (info: FileStatus, bytes: [UInt8])?
-        do { read = try FileBytes.readWithStatus(definition.path) } catch { throw LocalFileError.cannotRead(path: definition.path, reason: error.description) }
+        do { read = try FileBytes.readWithStatus(definition.path) } catch {
+            throw LocalFileError.cannotRead(path: definition.path, reason: error.description)
+        }
         guard let read else { return .absent }
         guard read.info.kind == .regular else { return .foreign }
         switch ServiceFileMark.verdict(of: String(decoding: read.bytes, as: UTF8.self)) {
@@ -56,7 +58,9 @@ public struct ServiceInstaller: Sendable {
                 try AtomicFile.write(Array(text.utf8), to: definition.path, mode: 0o644)
             }
         } catch {
-            if error.errno == .fileExists { throw ServiceError.serviceFileNotOurs(path: definition.path, edited: false, removing: false) }
+            if error.errno == .fileExists {
+                throw ServiceError.serviceFileNotOurs(path: definition.path, edited: false, removing: false)
+            }
             throw LocalFileError.cannotWrite(path: definition.path, reason: error.description)
         }
         return state == .absent ? .created : .replaced
@@ -70,7 +74,9 @@ public struct ServiceInstaller: Sendable {
         if !force && state != .ours {
             throw ServiceError.serviceFileNotOurs(path: definition.path, edited: state == .edited, removing: true)
         }
-        do { try Syscall.removeFile(definition.path) } catch { throw LocalFileError.cannotWrite(path: definition.path, reason: error.errno.description) }
+        do { try Syscall.removeFile(definition.path) } catch {
+            throw LocalFileError.cannotWrite(path: definition.path, reason: error.errno.description)
+        }
         if definition.format == .systemd { removeEnablementLink() }
         return true
     }
@@ -81,7 +87,11 @@ public struct ServiceInstaller: Sendable {
         guard let target = definition.wantedBy else { return }
         let link = definition.directory + "/\(target).wants/" + definition.name
         guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link) else { return }
-        let resolved = target.hasPrefix("/") ? target : ((link as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
-        if (resolved as NSString).standardizingPath == (definition.path as NSString).standardizingPath { try? Syscall.removeFile(link) }
+        let resolved =
+            target.hasPrefix("/")
+            ? target : ((link as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        if (resolved as NSString).standardizingPath == (definition.path as NSString).standardizingPath {
+            try? Syscall.removeFile(link)
+        }
     }
 }

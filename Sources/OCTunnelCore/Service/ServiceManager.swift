@@ -41,12 +41,15 @@ public struct ServiceManager: Sendable {
         case .systemd:
             // A rotation's unit is started by its timer only: the reload its timer's commands run is enough.
             if case .rotation = definition.job { return [] }
-            return [ServiceCommand(["systemctl", "--user", "daemon-reload"]),
-                    ServiceCommand(["systemctl", "--user", "enable", "--now", name])]
+            return [
+                ServiceCommand(["systemctl", "--user", "daemon-reload"]),
+                ServiceCommand(["systemctl", "--user", "enable", "--now", name]),
+            ]
                 + (replacing ? [ServiceCommand(["systemctl", "--user", "restart", name])] : [])
         case .launchd:
-            let bootstrap = ServiceCommand(["launchctl", "bootstrap", domain, definition.path],
-                                           shown: "launchctl bootstrap gui/$(id -u) \(shellQuote(definition.path))")
+            let bootstrap = ServiceCommand(
+                ["launchctl", "bootstrap", domain, definition.path],
+                shown: "launchctl bootstrap gui/$(id -u) \(shellQuote(definition.path))")
             return (replacing ? [bootout(mayFail: true)] : []) + [bootstrap]
         }
     }
@@ -56,7 +59,9 @@ public struct ServiceManager: Sendable {
         switch definition.format {
         case .systemd:
             // Not enabled itself (its timer is): stopping it is enough, and it may not be running.
-            if case .rotation = definition.job { return [ServiceCommand(["systemctl", "--user", "stop", definition.name], mayFail: true)] }
+            if case .rotation = definition.job {
+                return [ServiceCommand(["systemctl", "--user", "stop", definition.name], mayFail: true)]
+            }
             return [ServiceCommand(["systemctl", "--user", "disable", "--now", definition.name])]
         case .launchd: return [bootout(mayFail: false)]
         }
@@ -68,7 +73,9 @@ public struct ServiceManager: Sendable {
     }
 
     private func bootout(mayFail: Bool) -> ServiceCommand {
-        ServiceCommand(["launchctl", "bootout", serviceTarget], shown: "launchctl bootout gui/$(id -u)/\(definition.name)", mayFail: mayFail)
+        ServiceCommand(
+            ["launchctl", "bootout", serviceTarget], shown: "launchctl bootout gui/$(id -u)/\(definition.name)",
+            mayFail: mayFail)
     }
 
     /// The commands as one line to paste: `a && b`.
@@ -94,8 +101,10 @@ public struct ServiceManager: Sendable {
         guard isAvailable else { return [("manager", "unknown: \(tool) not found on PATH")] }
         switch definition.format {
         case .systemd:
-            return [("enabled", answer(["systemctl", "--user", "is-enabled", definition.name])),
-                    ("active", answer(["systemctl", "--user", "is-active", definition.name]))]
+            return [
+                ("enabled", answer(["systemctl", "--user", "is-enabled", definition.name])),
+                ("active", answer(["systemctl", "--user", "is-active", definition.name])),
+            ]
         case .launchd:
             let printed = execute(["launchctl", "print", serviceTarget])
             guard printed.status == 0 else { return [("loaded", "no")] }

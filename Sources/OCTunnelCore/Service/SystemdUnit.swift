@@ -5,14 +5,15 @@ struct SystemdUnit {
 
     /// The unit's lines, its comments first.
     var lines: [String] {
-        let start = service.comments.map { "# \($0)" } + [
-            "[Unit]",
-            "Description=\(service.summary)",
-            "Wants=network-online.target",
-            "After=network-online.target",
-            "",
-            "[Service]",
-        ]
+        let start =
+            service.comments.map { "# \($0)" } + [
+                "[Unit]",
+                "Description=\(service.summary)",
+                "Wants=network-online.target",
+                "After=network-online.target",
+                "",
+                "[Service]",
+            ]
         let execStart = "ExecStart=\(service.arguments.map(Self.quote).joined(separator: " "))"
         if service.oneShot {
             // Started by its timer (`SystemdTimer`): runs to its end, no restart, no [Install].
@@ -23,12 +24,14 @@ struct SystemdUnit {
             execStart,
             "Restart=always",
             "RestartSec=5",
-        ] + (service.notRetried.isEmpty ? [] : ["RestartPreventExitStatus=\(service.notRetried.map(String.init).joined(separator: " "))"]) + [
-            "",
-            "[Install]",
-            "WantedBy=default.target",
-            "",
         ]
+            + (service.notRetried.isEmpty
+                ? [] : ["RestartPreventExitStatus=\(service.notRetried.map(String.init).joined(separator: " "))"]) + [
+                "",
+                "[Install]",
+                "WantedBy=default.target",
+                "",
+            ]
     }
 
     /// Quotes a word of `ExecStart=` when it needs it; `%` and `$` are escaped (specifiers,
@@ -36,14 +39,19 @@ struct SystemdUnit {
     /// so no character of a path can end the line and start a directive of its own.
     static func quote(_ word: String) -> String {
         let escaped = word.replacingScalars("%", with: "%%").replacingScalars("$", with: "$$")
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { !isControl($0) && !$0.properties.isWhitespace && !"\"'\\;".unicodeScalars.contains($0) }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy {
+                !isControl($0) && !$0.properties.isWhitespace && !"\"'\\;".unicodeScalars.contains($0)
+            }
         if plain { return escaped }
         var quoted = "\""
         for scalar in escaped.unicodeScalars {
             switch scalar {
             case "\\": quoted += "\\\\"
             case "\"": quoted += "\\\""
-            case _ where isControl(scalar): quoted += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            case _ where isControl(scalar):
+                quoted += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
             default: quoted.unicodeScalars.append(scalar)
             }
         }

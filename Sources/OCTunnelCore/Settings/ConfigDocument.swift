@@ -28,11 +28,17 @@ struct ConfigDocument: Equatable {
             (self.top, isLegacy) = (["version": .integer(ConfigFile.version), "profiles": .object(profiles)], true)
             return
         }
-        guard let listed = listed.members else { throw LocalFileError.badConfig(path: path, reason: "profiles is not an object") }
+        guard let listed = listed.members else {
+            throw LocalFileError.badConfig(path: path, reason: "profiles is not an object")
+        }
         for (name, sections) in listed.members {
-            let shown = OutsideText.shown(name, limit: 64)  // the file's text, quoted in the message
-            do { _ = try ProfileName(name) } catch { throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown): \(error.description)") }
-            guard sections.members != nil else { throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown) is not an object") }
+            let shown = OutsideText.shown(name, limit: 64) // the file's text, quoted in the message
+            do { _ = try ProfileName(name) } catch {
+                throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown): \(error.description)")
+            }
+            guard sections.members != nil else {
+                throw LocalFileError.badConfig(path: path, reason: "profiles.\(shown) is not an object")
+            }
         }
         (self.top, isLegacy) = (top, false)
     }

@@ -25,7 +25,9 @@ public struct ConfigFile: Sendable {
     /// The file's profiles, as read; nil when there is no file.
     public func read() throws -> Contents? {
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch { throw LocalFileError.cannotRead(path: path, reason: error.description) }
+        do { bytes = try FileBytes.read(path, limit: Self.sizeLimit) } catch {
+            throw LocalFileError.cannotRead(path: path, reason: error.description)
+        }
         guard let bytes else { return nil }
         return try Contents(bytes: bytes, path: path)
     }
@@ -52,7 +54,8 @@ public struct ConfigFile: Sendable {
     /// a home that is the user's alone (reading never tightens a home, nor writes in another's).
     private func writeBack() throws {
         guard let info = try? Syscall.fileStatus(directory.path), info.kind == .directory, info.isOwnedByMe,
-              info.permissions & 0o077 == 0 else { return }
+            info.permissions & 0o077 == 0
+        else { return }
         try FileLock.withLock(directory.configPath + ".lock") {
             guard let document = try read()?.inCurrentShape() else { return }
             try write(document)
@@ -129,12 +132,16 @@ public struct ConfigFile: Sendable {
             var settings = SavedSettings()
             if let tunnel = document[profile, .tunnel] {
                 let decoded = try decode(TunnelSettings.self, from: tunnel, at: isLegacy ? "" : prefix + "tunnel.")
-                do { try decoded.validate() } catch { throw LocalFileError.badConfig(path: path, reason: error.message) }
+                do { try decoded.validate() } catch {
+                    throw LocalFileError.badConfig(path: path, reason: error.message)
+                }
                 settings.tunnel = decoded
             }
             if let home = document[profile, .home] {
                 let decoded = try decode(HomeSettings.self, from: home, at: prefix + "home.")
-                do { try decoded.validate() } catch { throw LocalFileError.badConfig(path: path, reason: error.message) }
+                do { try decoded.validate() } catch {
+                    throw LocalFileError.badConfig(path: path, reason: error.message)
+                }
                 settings.home = decoded
             }
             return settings.tunnel == nil && settings.home == nil ? nil : settings
@@ -147,8 +154,10 @@ public struct ConfigFile: Sendable {
             for profile in profiles.sorted() {
                 guard let settings = try? settings(of: profile) else { continue }
                 let prefix = isLegacy ? "" : "profiles.\(profile.rawValue)."
-                let found = [(Role.tunnel, Self.staleCopy(in: document[profile, .tunnel], of: settings.tunnel?.forwards)),
-                             (Role.home, Self.staleCopy(in: document[profile, .home], of: settings.home?.forwards))]
+                let found = [
+                    (Role.tunnel, Self.staleCopy(in: document[profile, .tunnel], of: settings.tunnel?.forwards)),
+                    (Role.home, Self.staleCopy(in: document[profile, .home], of: settings.home?.forwards)),
+                ]
                 for case let (role, mismatch?) in found {
                     lines.append(mismatch.warning(path: path, at: isLegacy ? "" : prefix + role.rawValue + "."))
                 }
@@ -160,7 +169,8 @@ public struct ConfigFile: Sendable {
         /// as read); nil without a list or when the copy is right or gone.
         private static func staleCopy(in section: JSONValue?, of forwards: [Forward]?) -> ForwardListMismatch? {
             guard let section, section.members?["forwardList"] != nil, let forwards,
-                  let saved = try? section.decoded(as: OldForwardKeys.Saved.self) else { return nil }
+                let saved = try? section.decoded(as: OldForwardKeys.Saved.self)
+            else { return nil }
             return saved.mismatch(with: forwards)
         }
 
@@ -181,8 +191,10 @@ public struct ConfigFile: Sendable {
                 // A profile with neither role's section (only a `push`) has nothing to rewrite.
                 guard let settings = found else { continue }
                 do {
-                    for (role, written) in [(Role.tunnel, try Self.written(settings.tunnel, over: document[profile, .tunnel])),
-                                            (Role.home, try Self.written(settings.home, over: document[profile, .home]))] {
+                    for (role, written) in [
+                        (Role.tunnel, try Self.written(settings.tunnel, over: document[profile, .tunnel])),
+                        (Role.home, try Self.written(settings.home, over: document[profile, .home])),
+                    ] {
                         guard let written else { continue }
                         document[profile, role] = written
                         changed = true
@@ -199,10 +211,13 @@ public struct ConfigFile: Sendable {
         /// `section` as this version writes it, laid over `old` (whose other keys stay, the old
         /// copy's replaced); nil when there is no section or `old` has its `forwardList` already
         /// with a right copy or none. Throws when the result would not read back as `section`.
-        private static func written<Section: SavedConnection & Codable & Equatable>(_ section: Section?,
-                                                                                    over old: JSONValue?) throws -> JSONValue? {
+        private static func written<Section: SavedConnection & Codable & Equatable>(
+            _ section: Section?,
+            over old: JSONValue?
+        ) throws -> JSONValue? {
             guard let section, let old, var fields = old.members,
-                  fields["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil else { return nil }
+                fields["forwardList"] == nil || staleCopy(in: old, of: section.forwards) != nil
+            else { return nil }
             guard let encoded = try JSONValue(encoding: section).members else { throw CocoaError(.coderInvalidValue) }
             for key in OldForwardKeys.Key.allCases where encoded[key.rawValue] == nil { fields[key.rawValue] = nil }
             let written = JSONValue.object(fields.merging(encoded))
@@ -211,13 +226,18 @@ public struct ConfigFile: Sendable {
         }
 
         private func decode<T: Decodable>(_ type: T.Type, from section: JSONValue, at prefix: String) throws -> T {
-            guard section.members != nil else { throw LocalFileError.badConfig(path: path, reason: "\(prefix.dropLast()) is not an object") }
+            guard section.members != nil else {
+                throw LocalFileError.badConfig(path: path, reason: "\(prefix.dropLast()) is not an object")
+            }
             do {
                 return try section.decoded(as: type)
             } catch DecodingError.keyNotFound(let key, _) {
                 throw LocalFileError.badConfig(path: path, reason: "\"\(prefix)\(key.stringValue)\" is missing")
             } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context) {
-                throw LocalFileError.badConfig(path: path, reason: "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
+                throw LocalFileError.badConfig(
+                    path: path,
+                    reason:
+                        "\(prefix)\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type")
             } catch let error as TargetParseError {
                 throw LocalFileError.badConfig(path: path, reason: error.message)
             } catch {

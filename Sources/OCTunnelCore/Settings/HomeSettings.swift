@@ -24,20 +24,29 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public var notifications: NotifySettings
 
     /// `forwards` must hold OpenCode's `-R` first, and only there.
-    public init(host: String, port: Int, username: String, forwards: [Forward], agent: Bool? = nil, passwordFile: String? = nil,
-                notifications: NotifySettings = NotifySettings()) {
-        precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .remote },
-                     "a home's forwards are -R, OpenCode's first")
+    public init(
+        host: String, port: Int, username: String, forwards: [Forward], agent: Bool? = nil, passwordFile: String? = nil,
+        notifications: NotifySettings = NotifySettings()
+    ) {
+        precondition(
+            forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode }
+                && forwards.allSatisfy { $0.direction == .remote },
+            "a home's forwards are -R, OpenCode's first")
         (self.host, self.port, self.username, self.forwards) = (host, port, username, forwards)
         (self.agent, self.passwordFile, self.notifications) = (agent, passwordFile, notifications)
     }
 
     /// The settings as older versions' keys name them (`others`: the `-R`s beside OpenCode's).
-    public init(host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
-                homeHost: String? = nil, agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = []) {
-        let keys = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
-                                  homeHost: homeHost, others: others)
-        self.init(host: host, port: port, username: username, forwards: keys.forwards, agent: agent, passwordFile: passwordFile)
+    public init(
+        host: String, port: Int, username: String, remotePort: Int, homePort: Int, remoteHost: String? = nil,
+        homeHost: String? = nil, agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = []
+    ) {
+        let keys = OldForwardKeys(
+            direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
+            homeHost: homeHost, others: others)
+        self.init(
+            host: host, port: port, username: username, forwards: keys.forwards, agent: agent,
+            passwordFile: passwordFile)
     }
 
     /// Where OpenCode's forward listens on the VPS.
@@ -73,7 +82,9 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
         let signIn = try SignInKeys(from: decoder)
-        (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
+        (host, port, username, agent, passwordFile) = (
+            signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile
+        )
         notifications = try NotifySettings(from: decoder)
         if let list = try keys.decodeIfPresent(SavedForwardList.self, forKey: .forwardList) {
             forwards = try list.forwards(.remote, defaultBind: Defaults.remoteHost)
@@ -84,9 +95,14 @@ public struct HomeSettings: SavedConnection, Codable, Equatable, Sendable {
         let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
         let homeHost = try keys.decodeIfPresent(String.self, forKey: .homeHost)
         let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
-        let others = try (texts ?? []).map { try Forward.parse($0, direction: .remote, defaultBind: Defaults.remoteHost) }
-        forwards = OldForwardKeys(direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
-                                  homeHost: homeHost, others: others).forwards
+        let others = try (texts ?? []).map {
+            try Forward.parse($0, direction: .remote, defaultBind: Defaults.remoteHost)
+        }
+        forwards =
+            OldForwardKeys(
+                direction: .remote, remotePort: remotePort, remoteHost: remoteHost, homePort: homePort,
+                homeHost: homeHost, others: others
+            ).forwards
     }
 
     /// Writes `forwardList`, then its copy in the keys older versions read.

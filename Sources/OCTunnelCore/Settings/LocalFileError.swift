@@ -30,7 +30,8 @@ public enum LocalFileError: OCTunnelFailure, Equatable {
         case .noSettings(let path, let profile, let role):
             let named = profile.isDefault ? "" : " for profile \(profile)"
             let option = profile.isDefault ? "" : " --profile \(profile)"
-            return "no saved \(role == .tunnel ? "" : "\(role) ")settings\(named) in \(path): run `\(role.saveCommand)\(option)` first."
+            return
+                "no saved \(role == .tunnel ? "" : "\(role) ")settings\(named) in \(path): run `\(role.saveCommand)\(option)` first."
         case .unsafeHome(let path, let reason):
             return "refusing octunnel home \(path): \(reason)."
         case .badConfig(let path, let reason):

@@ -7,10 +7,16 @@ public struct OctunnelDirectory: Sendable {
     public init(path: String) { self.path = path }
 
     /// `--home`, else `$OCTUNNEL_HOME`, else `$XDG_CONFIG_HOME/octunnel`, else `~/.config/octunnel`.
-    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> OctunnelDirectory {
+    public static func resolve(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> OctunnelDirectory {
         if let explicit, !explicit.isEmpty { return OctunnelDirectory(path: UserPath.absolute(explicit)) }
-        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty { return OctunnelDirectory(path: UserPath.absolute(home)) }
-        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return OctunnelDirectory(path: UserPath.absolute(xdg) + "/octunnel") }
+        if let home = environment["OCTUNNEL_HOME"], !home.isEmpty {
+            return OctunnelDirectory(path: UserPath.absolute(home))
+        }
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            return OctunnelDirectory(path: UserPath.absolute(xdg) + "/octunnel")
+        }
         let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return OctunnelDirectory(path: UserPath.absolute(userHome) + "/.config/octunnel")
     }
@@ -57,16 +63,24 @@ public struct OctunnelDirectory: Sendable {
     @discardableResult
     public func checkPermissions() throws -> String? {
         guard let info = try? Syscall.fileStatus(path) else { return nil }
-        guard info.kind == .directory else { throw LocalFileError.unsafeHome(path: path, reason: "it is not a directory") }
+        guard info.kind == .directory else {
+            throw LocalFileError.unsafeHome(path: path, reason: "it is not a directory")
+        }
         let mode = info.permissions & 0o777
         guard info.isOwnedByMe else {
-            throw LocalFileError.unsafeHome(path: path, reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), " + "who could change the keys in it; use a directory of your own with --home")
+            throw LocalFileError.unsafeHome(
+                path: path,
+                reason: "it is owned by uid \(info.owner), not you (uid \(Syscall.effectiveUserID)), "
+                    + "who could change the keys in it; use a directory of your own with --home")
         }
         guard mode & 0o077 != 0 else { return nil }
         do {
             try Syscall.changeMode(path, 0o700)
         } catch {
-            throw LocalFileError.unsafeHome(path: path, reason: "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(error.errno)")
+            throw LocalFileError.unsafeHome(
+                path: path,
+                reason:
+                    "it is open to other users (mode \(String(mode, radix: 8))) and chmod 700 failed: \(error.errno)")
         }
         return "tightened \(path) from mode \(String(mode, radix: 8)) to 700: it holds your private key"
     }

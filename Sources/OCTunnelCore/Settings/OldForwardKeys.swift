@@ -20,8 +20,10 @@ struct OldForwardKeys: Encodable, Equatable {
     /// The forwards beside OpenCode's.
     var others: [Forward]
 
-    init(direction: Forward.Direction, remotePort: Int, remoteHost: String?, localPort: Int? = nil, homePort: Int? = nil,
-         homeHost: String? = nil, others: [Forward]) {
+    init(
+        direction: Forward.Direction, remotePort: Int, remoteHost: String?, localPort: Int? = nil, homePort: Int? = nil,
+        homeHost: String? = nil, others: [Forward]
+    ) {
         (self.direction, self.remotePort, self.remoteHost) = (direction, remotePort, remoteHost)
         (self.localPort, self.homePort, self.homeHost, self.others) = (localPort, homePort, homeHost, others)
     }
@@ -46,9 +48,14 @@ struct OldForwardKeys: Encodable, Equatable {
     /// `--bind` is never saved).
     var forwards: [Forward] {
         let vps = HostPort(host: remoteHost ?? Defaults.remoteHost, port: remotePort)
-        let openCode = direction == .local
-            ? Forward(direction: .local, listen: HostPort(host: Defaults.bind, port: localPort ?? 0), target: vps, isOpenCode: true)
-            : Forward(direction: .remote, listen: vps, target: HostPort(host: homeHost ?? Defaults.homeHost, port: homePort ?? 0), isOpenCode: true)
+        let openCode =
+            direction == .local
+            ? Forward(
+                direction: .local, listen: HostPort(host: Defaults.bind, port: localPort ?? 0), target: vps,
+                isOpenCode: true)
+            : Forward(
+                direction: .remote, listen: vps,
+                target: HostPort(host: homeHost ?? Defaults.homeHost, port: homePort ?? 0), isOpenCode: true)
         return [openCode] + others
     }
 
@@ -67,7 +74,9 @@ struct OldForwardKeys: Encodable, Equatable {
             func read<T: Decodable>(_ type: T.Type, _ key: Key) -> T? {
                 do { return try keys.decodeIfPresent(type, forKey: key) } catch { broken = key.rawValue; return nil }
             }
-            (remotePort, localPort, homePort) = (read(Int.self, .remotePort), read(Int.self, .localPort), read(Int.self, .homePort))
+            (remotePort, localPort, homePort) = (
+                read(Int.self, .remotePort), read(Int.self, .localPort), read(Int.self, .homePort)
+            )
             (remoteHost, homeHost) = (read(String.self, .remoteHost), read(String.self, .homeHost))
             forwards = read([String].self, .forwards)
             brokenKey = broken
@@ -78,8 +87,10 @@ struct OldForwardKeys: Encodable, Equatable {
         /// copy is right or the section holds none of its keys (removed by hand: nothing to say).
         func mismatch(with forwards: [Forward]) -> ForwardListMismatch? {
             let direction = forwards[0].direction
-            guard brokenKey != nil || remotePort != nil || remoteHost != nil || self.forwards != nil
-                    || (direction == .local ? localPort != nil : homePort != nil || homeHost != nil) else { return nil }
+            guard
+                brokenKey != nil || remotePort != nil || remoteHost != nil || self.forwards != nil
+                    || (direction == .local ? localPort != nil : homePort != nil || homeHost != nil)
+            else { return nil }
             let copy = OldForwardKeys(copyOf: forwards)
             let listed = "opencode " + forwards[0].specification
             if let brokenKey { return ForwardListMismatch(key: brokenKey, saved: "not of its type", listed: listed) }
@@ -89,16 +100,22 @@ struct OldForwardKeys: Encodable, Equatable {
                 ("localPort", local ? localPort.map(String.init) : nil, copy.localPort.map(String.init)),
                 ("homePort", local ? nil : homePort.map(String.init), copy.homePort.map(String.init)),
                 ("remoteHost", remoteHost ?? Defaults.remoteHost, copy.remoteHost ?? Defaults.remoteHost),
-                ("homeHost", local ? nil : homeHost ?? Defaults.homeHost, local ? nil : copy.homeHost ?? Defaults.homeHost),
+                (
+                    "homeHost", local ? nil : homeHost ?? Defaults.homeHost,
+                    local ? nil : copy.homeHost ?? Defaults.homeHost
+                ),
             ]
             for pair in pairs where pair.saved != pair.copy {
                 return ForwardListMismatch(key: pair.key, saved: pair.saved ?? "absent", listed: listed)
             }
             let bind = local ? Defaults.bind : Defaults.remoteHost
-            let others = try? (self.forwards ?? []).map { try Forward.parse($0, direction: direction, defaultBind: bind) }
+            let others = try? (self.forwards ?? []).map {
+                try Forward.parse($0, direction: direction, defaultBind: bind)
+            }
             if others != copy.others {
                 let saved = others.map(ForwardListMismatch.texts) ?? "not forwards octunnel reads"
-                return ForwardListMismatch(key: "forwards", saved: saved, listed: ForwardListMismatch.texts(copy.others))
+                return ForwardListMismatch(
+                    key: "forwards", saved: saved, listed: ForwardListMismatch.texts(copy.others))
             }
             return nil
         }

@@ -31,14 +31,18 @@ public struct ProfileName: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     /// `--profile`, else `$OCTUNNEL_PROFILE`, else `default`; an empty value falls through.
-    public static func resolve(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ProfileNameError) -> ProfileName {
+    public static func resolve(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ProfileNameError) -> ProfileName {
         if let explicit, !explicit.isEmpty { return try ProfileName(explicit) }
         if let named = environment["OCTUNNEL_PROFILE"], !named.isEmpty { return try ProfileName(named) }
         return .default
     }
 
     /// Whether a profile was named explicitly (flag or environment) rather than defaulted.
-    public static func isNamed(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    public static func isNamed(
+        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
         !(explicit ?? "").isEmpty || !(environment["OCTUNNEL_PROFILE"] ?? "").isEmpty
     }
 

@@ -41,8 +41,10 @@ public struct ResolvedSettings: Sendable {
     /// when it is for the same VPS host and port as the target), else the ssh config, else the
     /// default. `sshConfig` is the resolution of `flags.target` (nil: the target is parsed as
     /// typed); without a typed target the saved one is used, and there must be one.
-    public static func resolve(flags: SettingsFlags, saved: SavedSettings?, sshConfig: SSHConfigResolution?,
-                               role: Role) throws(SettingsError) -> ResolvedSettings {
+    public static func resolve(
+        flags: SettingsFlags, saved: SavedSettings?, sshConfig: SSHConfigResolution?,
+        role: Role
+    ) throws(SettingsError) -> ResolvedSettings {
         let section = SavedSection(saved, role: role)
         var kept = section
         let target: SSHTarget
@@ -50,10 +52,14 @@ public struct ResolvedSettings: Sendable {
             if let sshConfig {
                 target = sshConfig.target
             } else {
-                do throws(TargetParseError) { target = try SSHTarget.parse(text) } catch { throw .badTarget(text, reason: error.message) }
+                do throws(TargetParseError) { target = try SSHTarget.parse(text) } catch {
+                    throw .badTarget(text, reason: error.message)
+                }
             }
             // The saved ports belong to the saved VPS: another one starts from the defaults.
-            if let section, section.connection.host != target.host || section.connection.port != target.port { kept = nil }
+            if let section, section.connection.host != target.host || section.connection.port != target.port {
+                kept = nil
+            }
         } else if let section {
             target = section.connection.target
         } else {
@@ -68,9 +74,11 @@ public struct ResolvedSettings: Sendable {
         // As `home up` has always done: the saved home address only for the saved target.
         let homeHost = flags.homeHost ?? (typed ? nil : section?.homeHost) ?? Defaults.homeHost
         let vps = HostPort(host: remoteHost, port: remotePort)
-        let openCode = role == .tunnel
+        let openCode =
+            role == .tunnel
             ? Forward(direction: .local, listen: HostPort(host: bind, port: localPort), target: vps, isOpenCode: true)
-            : Forward(direction: .remote, listen: vps, target: HostPort(host: homeHost, port: homePort), isOpenCode: true)
+            : Forward(
+                direction: .remote, listen: vps, target: HostPort(host: homeHost, port: homePort), isOpenCode: true)
         return ResolvedSettings(
             role: role, flags: flags, target: target,
             remoteHost: remoteHost, remotePort: remotePort, homePort: homePort,

@@ -20,7 +20,9 @@ public enum SSHConfigError: OCTunnelFailure, Equatable {
     public var errorDescription: String? {
         switch self {
         case .unsupportedSSHConfig(let host, let directive, let value, let file):
-            return "\(file) sets \(directive) \(value) for \(host); octunnel " + "does not support \(directive) yet and will not connect directly " + "instead. Give the VPS's own address as the target, or connect through the jump host yourself."
+            return "\(file) sets \(directive) \(value) for \(host); octunnel "
+                + "does not support \(directive) yet and will not connect directly "
+                + "instead. Give the VPS's own address as the target, or connect through the jump host yourself."
         case .badSSHConfig(let path, let reason):
             return "cannot use the ssh config for this target (\(path)): \(reason)."
         }

@@ -23,9 +23,11 @@ public struct SSHConfigFile: Sendable {
     }
 
     /// The keywords octunnel applies (or refuses on purpose, like ProxyJump).
-    static let understood: Set<String> = ["host", "hostname", "user", "port", "identityfile", "hostkeyalias",
-                                          "proxyjump", "proxycommand", "userknownhostsfile", "globalknownhostsfile",
-                                          "stricthostkeychecking"]
+    static let understood: Set<String> = [
+        "host", "hostname", "user", "port", "identityfile", "hostkeyalias",
+        "proxyjump", "proxycommand", "userknownhostsfile", "globalknownhostsfile",
+        "stricthostkeychecking",
+    ]
 
     let directives: [Directive]
 

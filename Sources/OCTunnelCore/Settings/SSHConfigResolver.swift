@@ -59,7 +59,9 @@ public struct SSHConfigResolver: Sendable {
     }
 
     /// A resolver with everything given (tests, or a caller that knows better).
-    public init(home: String, sshPath: String?, localUser: String = currentUserName(), environment: [String: String] = [:]) {
+    public init(
+        home: String, sshPath: String?, localUser: String = currentUserName(), environment: [String: String] = [:]
+    ) {
         self.home = home
         self.sshPath = sshPath
         self.localUser = localUser
@@ -78,7 +80,10 @@ public struct SSHConfigResolver: Sendable {
         let explicitPort: Int
         do {
             parsed = try SSHTarget.parse(text, defaultUser: localUser)
-            let hostPart = text.unicodeScalars.lastIndex(of: "@").map { String(text.unicodeScalars[text.unicodeScalars.index(after: $0)...]) } ?? text
+            let hostPart =
+                text.unicodeScalars.lastIndex(of: "@").map {
+                    String(text.unicodeScalars[text.unicodeScalars.index(after: $0)...])
+                } ?? text
             explicitPort = try HostPort.parse(hostPart, defaultPort: 0).port
         } catch {
             throw SSHConfigError.badSSHConfig(path: text, reason: error.message)
@@ -100,7 +105,9 @@ public struct SSHConfigResolver: Sendable {
         let config = configArguments
         let applied = try runSSHG(ssh, config + common + ["--", host], host: host)
         let defaults = try runSSHG(ssh, ["-F", "/dev/null"] + common + ["--", host], host: host)
-        try refuseProxies(applied.first, host: host, file: config.last.map(displayPath) ?? "your ssh config (~/.ssh/config or /etc/ssh/ssh_config)")
+        try refuseProxies(
+            applied.first, host: host,
+            file: config.last.map(displayPath) ?? "your ssh config (~/.ssh/config or /etc/ssh/ssh_config)")
 
         let finalHost = applied.first["hostname"] ?? host
         let finalUser = applied.first["user"] ?? user ?? localUser
@@ -112,17 +119,22 @@ public struct SSHConfigResolver: Sendable {
         if identities != (defaults.all["identityfile"] ?? []) {
             (identity, skipped) = pickIdentity(identities, target: target, original: host)
         }
-        let userFiles = applied.first["userknownhostsfile"] != defaults.first["userknownhostsfile"]
+        let userFiles =
+            applied.first["userknownhostsfile"] != defaults.first["userknownhostsfile"]
             ? applied.first["userknownhostsfile"].map(splitFiles) : nil
-        let globalFiles = applied.first["globalknownhostsfile"] != defaults.first["globalknownhostsfile"]
+        let globalFiles =
+            applied.first["globalknownhostsfile"] != defaults.first["globalknownhostsfile"]
             ? applied.first["globalknownhostsfile"].map(splitFiles) : nil
-        let changed = finalHost != (defaults.first["hostname"] ?? host) || finalUser != (defaults.first["user"] ?? localUser)
+        let changed =
+            finalHost != (defaults.first["hostname"] ?? host) || finalUser != (defaults.first["user"] ?? localUser)
             || finalPort != (defaults.first["port"].flatMap(Int.init) ?? 22) || identity != nil
         let alias = applied.first["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 }
-        return SSHConfigResolution(target: target, identityFile: identity, skippedIdentities: skipped, hostKeyAlias: alias,
-                                   userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles,
-                                   strictHostKeyChecking: applied.first["stricthostkeychecking"].flatMap(StrictHostKeyChecking.init(configValue:)),
-                                   ignored: [], source: .ssh, changedTarget: changed)
+        return SSHConfigResolution(
+            target: target, identityFile: identity, skippedIdentities: skipped, hostKeyAlias: alias,
+            userKnownHostsFiles: userFiles, globalKnownHostsFiles: globalFiles,
+            strictHostKeyChecking: applied.first["stricthostkeychecking"].flatMap(
+                StrictHostKeyChecking.init(configValue:)),
+            ignored: [], source: .ssh, changedTarget: changed)
     }
 
     /// The arguments that point ssh at the config this resolver reads: none when `$HOME` is the
@@ -143,13 +155,16 @@ public struct SSHConfigResolver: Sendable {
         do {
             result = try ChildProcess.run(ssh, arguments, environment: environment)
         } catch {
-            throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "cannot run \(ssh) -G: \(error.description)")
+            throw SSHConfigError.badSSHConfig(
+                path: userConfigPath, reason: "cannot run \(ssh) -G: \(error.description)")
         }
         guard result.status == 0 else {
-            let reason = result.stderr.split(separator: "\n").map(String.init)
+            let reason =
+                result.stderr.split(separator: "\n").map(String.init)
                 .first(where: { !$0.hasPrefix("Pseudo-terminal") }) ?? "ssh -G exited with status \(result.status)"
             // ssh quotes the config in its complaints: its words are outside text here.
-            throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
+            throw SSHConfigError.badSSHConfig(
+                path: userConfigPath, reason: "`ssh -G \(host)` failed: \(OutsideText.shown(reason, limit: 512))")
         }
         var output = SSHGOutput()
         for line in result.stdout.split(separator: "\n") {
@@ -166,34 +181,46 @@ public struct SSHConfigResolver: Sendable {
 
     private func resolveFromFile(host: String, user: String?, port: Int?) throws -> SSHConfigResolution {
         let bytes: [UInt8]?
-        do { bytes = try FileBytes.read(userConfigPath) } catch { throw LocalFileError.cannotRead(path: userConfigPath, reason: error.description) }
+        do { bytes = try FileBytes.read(userConfigPath) } catch {
+            throw LocalFileError.cannotRead(path: userConfigPath, reason: error.description)
+        }
         guard let bytes else {
-            return SSHConfigResolution(target: SSHTarget(user: user ?? localUser, host: host, port: port ?? 22), identityFile: nil,
-                                       hostKeyAlias: nil, userKnownHostsFiles: nil, globalKnownHostsFiles: nil, ignored: [],
-                                       source: .none, changedTarget: false)
+            return SSHConfigResolution(
+                target: SSHTarget(user: user ?? localUser, host: host, port: port ?? 22), identityFile: nil,
+                hostKeyAlias: nil, userKnownHostsFiles: nil, globalKnownHostsFiles: nil, ignored: [],
+                source: .none, changedTarget: false)
         }
         let settings = SSHConfigFile(text: String(decoding: bytes, as: UTF8.self)).settings(for: host)
         try refuseProxies(settings.values, host: host, file: displayPath(userConfigPath))
-        let hostName = settings.values["hostname"].map { expandTokens($0, host: host, remoteUser: nil, port: nil, hostName: host) } ?? host
+        let hostName =
+            settings.values["hostname"].map { expandTokens($0, host: host, remoteUser: nil, port: nil, hostName: host) }
+            ?? host
         let configPort: Int?
         if let text = settings.values["port"] {
             guard let value = try? HostPort.parsePort(text) else {
-                throw SSHConfigError.badSSHConfig(path: userConfigPath, reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
+                throw SSHConfigError.badSSHConfig(
+                    path: userConfigPath,
+                    reason: "Port \(OutsideText.shown(text, limit: 64)) for \(host) is not a port number")
             }
             configPort = value
         } else {
             configPort = nil
         }
-        let target = try validatedTarget(user: user ?? settings.values["user"] ?? localUser, host: hostName,
-                                         port: port ?? configPort ?? 22, file: displayPath(userConfigPath))
+        let target = try validatedTarget(
+            user: user ?? settings.values["user"] ?? localUser, host: hostName,
+            port: port ?? configPort ?? 22, file: displayPath(userConfigPath))
         let (identity, skipped) = pickIdentity(settings.identityFiles, target: target, original: host)
-        let changed = hostName != host || (user == nil && settings.values["user"] != nil) || (port == nil && configPort != nil) || identity != nil
-        return SSHConfigResolution(target: target, identityFile: identity, skippedIdentities: skipped,
-                                   hostKeyAlias: settings.values["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 },
-                                   userKnownHostsFiles: settings.values["userknownhostsfile"].map(splitFiles),
-                                   globalKnownHostsFiles: settings.values["globalknownhostsfile"].map(splitFiles),
-                                   strictHostKeyChecking: settings.values["stricthostkeychecking"].flatMap(StrictHostKeyChecking.init(configValue:)),
-                                   ignored: settings.ignored, source: .file(userConfigPath), changedTarget: changed)
+        let changed =
+            hostName != host || (user == nil && settings.values["user"] != nil) || (port == nil && configPort != nil)
+            || identity != nil
+        return SSHConfigResolution(
+            target: target, identityFile: identity, skippedIdentities: skipped,
+            hostKeyAlias: settings.values["hostkeyalias"].flatMap { $0 == "none" ? nil : $0 },
+            userKnownHostsFiles: settings.values["userknownhostsfile"].map(splitFiles),
+            globalKnownHostsFiles: settings.values["globalknownhostsfile"].map(splitFiles),
+            strictHostKeyChecking: settings.values["stricthostkeychecking"].flatMap(
+                StrictHostKeyChecking.init(configValue:)),
+            ignored: settings.ignored, source: .file(userConfigPath), changedTarget: changed)
     }
 
     // MARK: shared
@@ -203,7 +230,8 @@ public struct SSHConfigResolver: Sendable {
             if let value = values[keyword], value.lowercased() != "none" {
                 let name = keyword == "proxyjump" ? "ProxyJump" : "ProxyCommand"
                 // The value is the config's text (or ssh -G's), quoted in the message.
-                throw SSHConfigError.unsupportedSSHConfig(host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
+                throw SSHConfigError.unsupportedSSHConfig(
+                    host: host, directive: name, value: OutsideText.shown(value, limit: 256), file: file)
             }
         }
     }
@@ -215,7 +243,9 @@ public struct SSHConfigResolver: Sendable {
         } catch {
             throw SSHConfigError.badSSHConfig(path: file, reason: error.message)
         }
-        guard (1...65535).contains(port) else { throw SSHConfigError.badSSHConfig(path: file, reason: "port \(port) is out of range") }
+        guard (1...65535).contains(port) else {
+            throw SSHConfigError.badSSHConfig(path: file, reason: "port \(port) is out of range")
+        }
         return SSHTarget(user: user, host: host, port: port)
     }
 
@@ -224,12 +254,15 @@ public struct SSHConfigResolver: Sendable {
     private func pickIdentity(_ files: [String], target: SSHTarget, original: String) -> (String?, [String]) {
         var skipped: [String] = []
         for file in files {
-            let path = expandTokens(file, host: original, remoteUser: target.user, port: target.port, hostName: target.host)
+            let path = expandTokens(
+                file, host: original, remoteUser: target.user, port: target.port, hostName: target.host)
             // Listed in a note: the path is the config's text, shown as outside text.
             let shown = OutsideText.shown(displayPath(path), limit: 256)
             guard FileBytes.exists(path) else { skipped.append("\(shown) (missing)"); continue }
             // An unreadable file is not skipped: loading it says precisely why it cannot be used.
-            guard let type = IdentityKeyType.of(path: path), !IdentityKeyType.usable.contains(type) else { return (path, skipped) }
+            guard let type = IdentityKeyType.of(path: path), !IdentityKeyType.usable.contains(type) else {
+                return (path, skipped)
+            }
             skipped.append("\(shown) (\(type == "PEM" ? "a PEM key" : OutsideText.shown(type, limit: 64)))")
         }
         return (nil, skipped)

@@ -67,6 +67,8 @@ struct SignInKeys: Codable {
 
 extension SignInKeys {
     init(_ settings: some SavedConnection) {
-        (host, port, username, agent, passwordFile) = (settings.host, settings.port, settings.username, settings.agent, settings.passwordFile)
+        (host, port, username, agent, passwordFile) = (
+            settings.host, settings.port, settings.username, settings.agent, settings.passwordFile
+        )
     }
 }

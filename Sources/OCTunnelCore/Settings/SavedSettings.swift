@@ -23,7 +23,8 @@ public struct SavedSettings: Equatable, Sendable {
     /// The settings of `profile`, nil when that profile has none; a file that is not valid is
     /// an error (exit 65), never replaced. A file saved by an older version is written back in
     /// this version's shape (`ConfigFile.load`).
-    public static func load(from directory: OctunnelDirectory, profile: ProfileName = .default) throws -> SavedSettings? {
+    public static func load(from directory: OctunnelDirectory, profile: ProfileName = .default) throws -> SavedSettings?
+    {
         try ConfigFile(directory: directory).load()?.settings(of: profile)
     }
 
@@ -42,7 +43,8 @@ public struct SavedSettings: Equatable, Sendable {
     }
 
     /// Every saved profile, the default first, then by name; empty when nothing is saved.
-    public static func all(in directory: OctunnelDirectory) throws -> [(profile: ProfileName, settings: SavedSettings)] {
+    public static func all(in directory: OctunnelDirectory) throws -> [(profile: ProfileName, settings: SavedSettings)]
+    {
         guard let contents = try ConfigFile(directory: directory).load() else { return [] }
         var result: [(profile: ProfileName, settings: SavedSettings)] = []
         for profile in contents.profiles.sorted() {

@@ -11,7 +11,8 @@ public enum SettingsError: Error, Sendable, Equatable {
         switch self {
         case .missingTarget(let role, let profile):
             let option = profile.isDefault ? "" : " --profile \(profile)"
-            return "missing target: give [user@]host[:port] (or save one with `octunnel \(role.rawValue) up TARGET --save\(option)`)"
+            return
+                "missing target: give [user@]host[:port] (or save one with `octunnel \(role.rawValue) up TARGET --save\(option)`)"
         case .badTarget(let text, let reason):
             return "bad target \"\(text)\": \(reason) (expected [user@]host[:port], IPv6 as [::1]:2222)"
         }

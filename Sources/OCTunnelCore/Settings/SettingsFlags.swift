@@ -34,10 +34,13 @@ public struct SettingsFlags: Sendable {
     /// `tunnel up --pair-port auto|N` / `--no-pair-port`.
     public var pairPort: PairPortChoice?
 
-    public init(profile: ProfileName = .default, target: String? = nil, remoteHost: String? = nil, remotePort: Int? = nil,
-                homePort: Int? = nil, localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil, identity: String? = nil,
-                agent: Bool = false, connectTimeout: Int = Defaults.connectTimeoutSeconds, expectFingerprint: String? = nil,
-                trustNew: Bool = true, openSSHKnownHosts: Bool = true) {
+    public init(
+        profile: ProfileName = .default, target: String? = nil, remoteHost: String? = nil, remotePort: Int? = nil,
+        homePort: Int? = nil, localPort: Int? = nil, bind: String? = nil, homeHost: String? = nil,
+        identity: String? = nil,
+        agent: Bool = false, connectTimeout: Int = Defaults.connectTimeoutSeconds, expectFingerprint: String? = nil,
+        trustNew: Bool = true, openSSHKnownHosts: Bool = true
+    ) {
         self.profile = profile
         self.target = target
         self.remoteHost = remoteHost

@@ -30,21 +30,33 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     public var pairPort: PairPortChoice?
 
     /// `forwards` must hold OpenCode's `-L` first, and only there.
-    public init(host: String, port: Int, username: String, forwards: [Forward], homePort: Int, agent: Bool? = nil,
-                passwordFile: String? = nil, notifications: NotifySettings = NotifySettings(), pairPort: PairPortChoice? = nil) {
-        precondition(forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode } && forwards.allSatisfy { $0.direction == .local },
-                     "a tunnel's forwards are -L, OpenCode's first")
+    public init(
+        host: String, port: Int, username: String, forwards: [Forward], homePort: Int, agent: Bool? = nil,
+        passwordFile: String? = nil, notifications: NotifySettings = NotifySettings(), pairPort: PairPortChoice? = nil
+    ) {
+        precondition(
+            forwards.first?.isOpenCode == true && forwards.dropFirst().allSatisfy { !$0.isOpenCode }
+                && forwards.allSatisfy { $0.direction == .local },
+            "a tunnel's forwards are -L, OpenCode's first")
         (self.host, self.port, self.username, self.forwards, self.homePort) = (host, port, username, forwards, homePort)
-        (self.agent, self.passwordFile, self.notifications, self.pairPort) = (agent, passwordFile, notifications, pairPort)
+        (self.agent, self.passwordFile, self.notifications, self.pairPort) = (
+            agent, passwordFile, notifications, pairPort
+        )
     }
 
     /// The settings as older versions' keys name them (`others`: the `-L`s beside OpenCode's).
-    public init(host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int, remoteHost: String? = nil,
-                agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = [], notifications: NotifySettings = NotifySettings(),
-                pairPort: PairPortChoice? = nil) {
-        let keys = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
-        self.init(host: host, port: port, username: username, forwards: keys.forwards, homePort: homePort, agent: agent,
-                  passwordFile: passwordFile, notifications: notifications, pairPort: pairPort)
+    public init(
+        host: String, port: Int, username: String, remotePort: Int, localPort: Int, homePort: Int,
+        remoteHost: String? = nil,
+        agent: Bool? = nil, passwordFile: String? = nil, others: [Forward] = [],
+        notifications: NotifySettings = NotifySettings(),
+        pairPort: PairPortChoice? = nil
+    ) {
+        let keys = OldForwardKeys(
+            direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort, others: others)
+        self.init(
+            host: host, port: port, username: username, forwards: keys.forwards, homePort: homePort, agent: agent,
+            passwordFile: passwordFile, notifications: notifications, pairPort: pairPort)
     }
 
     /// Where OpenCode's forward goes on the VPS.
@@ -77,7 +89,9 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
     public init(from decoder: Decoder) throws {
         let keys = try decoder.container(keyedBy: Key.self)
         let signIn = try SignInKeys(from: decoder)
-        (host, port, username, agent, passwordFile) = (signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile)
+        (host, port, username, agent, passwordFile) = (
+            signIn.host, signIn.port, signIn.username, signIn.agent, signIn.passwordFile
+        )
         homePort = try keys.decode(Int.self, forKey: .homePort)
         notifications = try NotifySettings(from: decoder)
         pairPort = try keys.decodeIfPresent(PairPortChoice.self, forKey: .pairPort)
@@ -87,14 +101,18 @@ public struct TunnelSettings: SavedConnection, Codable, Equatable, Sendable {
             let remoteHost = try keys.decodeIfPresent(String.self, forKey: .remoteHost)
             let texts = try keys.decodeIfPresent([String].self, forKey: .forwards)
             let others = try (texts ?? []).map { try Forward.parse($0, direction: .local, defaultBind: Defaults.bind) }
-            forwards = OldForwardKeys(direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort,
-                                      others: others).forwards
+            forwards =
+                OldForwardKeys(
+                    direction: .local, remotePort: remotePort, remoteHost: remoteHost, localPort: localPort,
+                    others: others
+                ).forwards
             return
         }
         forwards = try list.forwards(.local, defaultBind: Defaults.bind)
         if forwards[0].listen.host != Defaults.bind {
-            throw TargetParseError("forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: "
-                                   + "write \(Defaults.bind) there and give --bind on the command line")
+            throw TargetParseError(
+                "forwardList's opencode forward listens on \(forwards[0].listen.host), but --bind is never saved: "
+                    + "write \(Defaults.bind) there and give --bind on the command line")
         }
     }
 

@@ -28,26 +28,40 @@ enum ChildProcess {
     /// before the child starts and unlinked: no write can block on the child or meet a closed
     /// pipe (no SIGPIPE, nothing to interleave with the draining), whatever the input's size.
     /// Each of stdout and stderr keeps its first `outputLimit` bytes (the rest is drained, dropped).
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
-                    searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil,
-                    outputLimit: Int = 65536) throws(SystemError) -> Result {
+    static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double? = nil,
+        searchPath: Bool = false, groups: ChildGroups? = nil, input: [UInt8]? = nil,
+        outputLimit: Int = 65536
+    ) throws(SystemError) -> Result {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
-        let (status, timedOut) = try spawnAndWait(path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
-                                                  captureStderr: true, groups: groups, input: input) { pipe, bytes in
-            if pipe == 0 { if stdout.count < outputLimit { stdout += bytes } } else if stderr.count < 65536 { stderr += bytes }
+        let (status, timedOut) = try spawnAndWait(
+            path, arguments, environment: environment, timeout: timeout, searchPath: searchPath,
+            captureStderr: true, groups: groups, input: input
+        ) { pipe, bytes in
+            if pipe == 0 {
+                if stdout.count < outputLimit { stdout += bytes }
+            } else if stderr.count < 65536 {
+                stderr += bytes
+            }
         }
-        return Result(status: status, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
-                      timedOut: timedOut)
+        return Result(
+            status: status, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self),
+            timedOut: timedOut)
     }
 
     /// Runs a program whose standard output is a secret (an askpass program's answer): it goes
     /// straight into `into` (at most its size), never into a String; stderr stays the
     /// terminal's. The exit status and how many bytes came.
-    static func runForSecret(_ path: String, _ arguments: [String], into secret: some SecretStorage,
-                             searchPath: Bool) throws(SystemError) -> (status: Int32, length: Int) {
+    static func runForSecret(
+        _ path: String, _ arguments: [String], into secret: some SecretStorage,
+        searchPath: Bool
+    ) throws(SystemError) -> (status: Int32, length: Int) {
         let filled = SecretFill(secret)
-        let (status, _) = try spawnAndWait(path, arguments, environment: nil, timeout: nil, searchPath: searchPath,
-                                           captureStderr: false) { _, bytes in filled.append(bytes) }
+        let (status, _) = try spawnAndWait(
+            path, arguments, environment: nil, timeout: nil, searchPath: searchPath,
+            captureStderr: false
+        ) { _, bytes in filled.append(bytes) }
         return (status, filled.length)
     }
 
@@ -56,9 +70,11 @@ enum ChildProcess {
 
     /// Spawns, hands every chunk read from stdout (0) and stderr (1) to `collect`, reaps. The exit
     /// status (128 + the signal for a killed child) and whether the time limit killed it.
-    private static func spawnAndWait(_ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
-                                     searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil, input: [UInt8]? = nil,
-                                     collect: (Int, ArraySlice<UInt8>) -> Void) throws(SystemError) -> (Int32, Bool) {
+    private static func spawnAndWait(
+        _ path: String, _ arguments: [String], environment: [String: String]?, timeout: Double?,
+        searchPath: Bool, captureStderr: Bool, groups: ChildGroups? = nil, input: [UInt8]? = nil,
+        collect: (Int, ArraySlice<UInt8>) -> Void
+    ) throws(SystemError) -> (Int32, Bool) {
         let stdin = try input.map { bytes throws(SystemError) in try inputFile(bytes, for: path) }
         defer { stdin?.close() }
         let out = try Syscall.pipe()
@@ -70,7 +86,8 @@ enum ChildProcess {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { argv.forEach { free($0) }; envp?.forEach { free($0) } }
-        let (rc, pid) = actions.spawn(path, arguments: argv, environment: envp, searchPath: searchPath, ownGroup: groups != nil)
+        let (rc, pid) = actions.spawn(
+            path, arguments: argv, environment: envp, searchPath: searchPath, ownGroup: groups != nil)
         stdin?.close()
         out.write.close()
         err?.write.close()
@@ -82,7 +99,8 @@ enum ChildProcess {
         }
         defer { groups?.remove(pid) }
         let deadline = timeout.map { MonotonicClock.now() + $0 }
-        let inTime = drain([out.read.number] + (err.map { [$0.read.number] } ?? []), deadline: deadline, collect: collect)
+        let inTime = drain(
+            [out.read.number] + (err.map { [$0.read.number] } ?? []), deadline: deadline, collect: collect)
         out.read.close()
         err?.read.close()
         var timedOut = !inTime
@@ -106,7 +124,9 @@ enum ChildProcess {
     /// directory (0600, a random name, `O_EXCL`), unlinked at once (nobody else can open it, and nothing is left
     /// behind), written whole, rewound. More than `inputLimit` is an error (E2BIG).
     private static func inputFile(_ bytes: [UInt8], for path: String) throws(SystemError) -> OwnedDescriptor {
-        guard bytes.count <= inputLimit else { throw SystemError("write", code: E2BIG, detail: "\(path)'s standard input") }
+        guard bytes.count <= inputLimit else {
+            throw SystemError("write", code: E2BIG, detail: "\(path)'s standard input")
+        }
         var name = ""
         var fd: Int32 = -1
         for _ in 0..<16 {
@@ -177,7 +197,7 @@ enum ChildProcess {
                 break
             }
             for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
-                let count = Syscall.read(fds[index].fd, &buffer, buffer.count)  // EINTR retried there
+                let count = Syscall.read(fds[index].fd, &buffer, buffer.count) // EINTR retried there
                 if count > 0 {
                     collect(index, buffer[..<count])
                 } else {

@@ -89,7 +89,9 @@ public enum FileBytes {
     /// What was opened (`fstat`, so a symlink counts as its target, checked on the very file
     /// read) and its bytes; nil when it does not exist. Only regular files are read (another
     /// kind gives no bytes); one larger than `limit` is refused.
-    public static func readWithStatus(_ path: String, limit: Int = defaultLimit) throws(SystemError) -> (info: FileStatus, bytes: [UInt8])? {
+    public static func readWithStatus(
+        _ path: String, limit: Int = defaultLimit
+    ) throws(SystemError) -> (info: FileStatus, bytes: [UInt8])? {
         guard let file = try OpenedFile.open(path) else { return nil }
         guard file.isRegular else { return (file.info, []) }
         return (file.info, try file.readAll(limit: limit))
@@ -132,7 +134,9 @@ public final class OpenedFile {
     /// `followingLinks: false` adds `O_NOFOLLOW`: a symbolic link at `path` fails with
     /// `Errno.symbolicLink`, as OpenSSH opens the files it trusts.
     public static func open(_ path: String, followingLinks: Bool = true) throws(SystemError) -> OpenedFile? {
-        guard let file = OwnedDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW)) else {
+        guard
+            let file = OwnedDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW))
+        else {
             let error = SystemError.last("open", detail: path)
             if error.errno == .noSuchFile { return nil }
             throw error
@@ -147,18 +151,21 @@ public final class OpenedFile {
 
     /// Throws unless this is a regular file.
     public func requireRegular() throws(SystemError) {
-        guard isRegular else { throw SystemError("open", .invalidArgument, detail: path, reason: "it is \(kind), not a regular file") }
+        guard isRegular else {
+            throw SystemError("open", .invalidArgument, detail: path, reason: "it is \(kind), not a regular file")
+        }
     }
 
     /// Every byte, refusing a file of more than `limit` bytes (checked before reading, and
     /// again while reading, for a file that grows).
     public func readAll(limit: Int) throws(SystemError) -> [UInt8] {
-        let tooLarge = SystemError("read", .fileTooLarge, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
+        let tooLarge = SystemError(
+            "read", .fileTooLarge, detail: path, reason: "larger than \(Self.size(limit)), more than octunnel reads")
         guard info.size <= limit else { throw tooLarge }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = file.read(&buffer, buffer.count)  // EINTR retried there
+            let count = file.read(&buffer, buffer.count) // EINTR retried there
             if count < 0 { throw SystemError.last("read", detail: path) }
             if count == 0 { break }
             result += buffer[..<count]
@@ -197,5 +204,3 @@ public final class FileLock {
     /// Closes the lock file, which releases the lock; later calls do nothing.
     public func release() { file.close() }
 }
-
-

@@ -45,16 +45,18 @@ enum InterfaceAddresses {
     /// The smoothed round-trip time the kernel measured on TCP `socket`, in seconds
     /// (Linux `TCP_INFO`'s `tcpi_rtt`); nil where it is not known.
     static func roundTripTime(of socket: OwnedDescriptor) -> Double? {
-#if os(Linux)
-        // struct tcp_info: tcpi_rtt (µs) is the u32 at byte 68 (linux/tcp.h, stable since 2.6).
-        var info = [UInt8](repeating: 0, count: 232)
-        var length = socklen_t(info.count)
-        guard getsockopt(socket.number, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, length >= 72 else { return nil }
-        let micros = Int(info[68]) | Int(info[69]) << 8 | Int(info[70]) << 16 | Int(info[71]) << 24
-        return micros > 0 ? Double(micros) / 1e6 : nil
-#else
-        return nil
-#endif
+        #if os(Linux)
+            // struct tcp_info: tcpi_rtt (µs) is the u32 at byte 68 (linux/tcp.h, stable since 2.6).
+            var info = [UInt8](repeating: 0, count: 232)
+            var length = socklen_t(info.count)
+            guard getsockopt(socket.number, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, length >= 72 else {
+                return nil
+            }
+            let micros = Int(info[68]) | Int(info[69]) << 8 | Int(info[70]) << 16 | Int(info[71]) << 24
+            return micros > 0 ? Double(micros) / 1e6 : nil
+        #else
+            return nil
+        #endif
     }
 
     static func text(of address: UnsafePointer<sockaddr>) -> String? {

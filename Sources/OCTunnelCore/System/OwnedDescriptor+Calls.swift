@@ -77,7 +77,9 @@ extension OwnedDescriptor {
     func waitWritable(milliseconds: Int32) -> Bool { Syscall.waitWritable(number, milliseconds: milliseconds) }
 
     /// Waits up to `milliseconds` to be readable (or at its end); poll's failure is thrown.
-    func waitReadable(milliseconds: Int32) throws(Errno) -> Bool { try Syscall.waitReadable(number, milliseconds: milliseconds) }
+    func waitReadable(milliseconds: Int32) throws(Errno) -> Bool {
+        try Syscall.waitReadable(number, milliseconds: milliseconds)
+    }
 
     /// A connection waiting on this listener, owned, close-on-exec and non-blocking; nil when
     /// none waits.
@@ -98,7 +100,6 @@ extension OwnedDescriptor {
     /// The user id of the process at the other end of a Unix socket; nil if it cannot be read.
     var peerUID: UInt32? { Syscall.peerCredentials(number).map { UInt32($0.uid) } }
 }
-
 
 /// What a `recv(2)` or `send(2)` is asked to do beyond moving bytes (no `MSG_…` constant above System/).
 struct MessageOptions: OptionSet {

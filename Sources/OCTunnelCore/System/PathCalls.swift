@@ -74,7 +74,9 @@ extension Syscall {
 
     /// The passwd entry of the effective user (`getpwuid(geteuid())`): login name and home.
     static var passwordEntry: (name: String, home: String)? {
-        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name, let home = entry.pointee.pw_dir else { return nil }
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name, let home = entry.pointee.pw_dir else {
+            return nil
+        }
         return (String(cString: name), String(cString: home))
     }
 

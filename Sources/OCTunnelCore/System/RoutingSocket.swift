@@ -15,33 +15,33 @@ enum RoutingSocket {
     /// Opens the socket (non-blocking, close-on-exec); nil where the system refuses one, so
     /// the loop runs on without (keepalive still finds a dead session).
     static func open() -> OwnedDescriptor? {
-#if os(Linux)
-        let fd = Syscall.socket(AF_NETLINK, .raw, [.nonBlocking, .closeOnExec], protocol: 0 /* NETLINK_ROUTE */)
-        guard fd >= 0 else { return nil }
-        let socket = OwnedDescriptor(fd)
-        // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
-        var address = [UInt8](repeating: 0, count: 12)
-        let family = UInt16(AF_NETLINK)
-        address[0] = UInt8(family & 0xFF)
-        address[1] = UInt8(family >> 8)
-        let groups = linuxGroups.littleEndian
-        withUnsafeBytes(of: groups) { for (index, byte) in $0.enumerated() { address[8 + index] = byte } }
-        let bound = address.withUnsafeBytes { bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
-        return bound == 0 ? socket : nil
-#elseif os(macOS)
-        // route(4): a raw PF_ROUTE socket hears every routing message of the system (protocol
-        // AF_UNSPEC: all address families); nothing needs binding.
-        let fd = Syscall.socket(PF_ROUTE, .raw, [.nonBlocking, .closeOnExec], protocol: AF_UNSPEC)
-        return fd >= 0 ? OwnedDescriptor(fd) : nil
-#else
-        return nil
-#endif
+        #if os(Linux)
+            let fd = Syscall.socket(AF_NETLINK, .raw, [.nonBlocking, .closeOnExec], protocol: 0 /* NETLINK_ROUTE */)
+            guard fd >= 0 else { return nil }
+            let socket = OwnedDescriptor(fd)
+            // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
+            var address = [UInt8](repeating: 0, count: 12)
+            let family = UInt16(AF_NETLINK)
+            address[0] = UInt8(family & 0xFF)
+            address[1] = UInt8(family >> 8)
+            let groups = linuxGroups.littleEndian
+            withUnsafeBytes(of: groups) { for (index, byte) in $0.enumerated() { address[8 + index] = byte } }
+            let bound = address.withUnsafeBytes { bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
+            return bound == 0 ? socket : nil
+        #elseif os(macOS)
+            // route(4): a raw PF_ROUTE socket hears every routing message of the system (protocol
+            // AF_UNSPEC: all address families); nothing needs binding.
+            let fd = Syscall.socket(PF_ROUTE, .raw, [.nonBlocking, .closeOnExec], protocol: AF_UNSPEC)
+            return fd >= 0 ? OwnedDescriptor(fd) : nil
+        #else
+            return nil
+        #endif
     }
 
-#if os(Linux)
-    /// RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE (linux/rtnetlink.h).
-    static let linuxGroups: UInt32 = 0x10 | 0x40 | 0x100 | 0x400
-#endif
+    #if os(Linux)
+        /// RTMGRP_IPV4_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_IFADDR | RTMGRP_IPV6_ROUTE (linux/rtnetlink.h).
+        static let linuxGroups: UInt32 = 0x10 | 0x40 | 0x100 | 0x400
+    #endif
 
     /// Reads every message waiting on `socket` (never blocks) and returns the changes they
     /// announce; an overrun (ENOBUFS: the kernel dropped messages) reads as a route change.
@@ -59,13 +59,13 @@ enum RoutingSocket {
 
     /// The changes in one datagram of `bytes`.
     static func parse(_ bytes: ArraySlice<UInt8>) -> [Change] {
-#if os(Linux)
-        return parseNetlink(Array(bytes))
-#elseif os(macOS)
-        return parseRouteMessages(Array(bytes))
-#else
-        return []
-#endif
+        #if os(Linux)
+            return parseNetlink(Array(bytes))
+        #elseif os(macOS)
+            return parseRouteMessages(Array(bytes))
+        #else
+            return []
+        #endif
     }
 
     private static func u16(_ b: [UInt8], _ at: Int) -> Int { Int(b[at]) | Int(b[at + 1]) << 8 }
@@ -156,8 +156,10 @@ enum RoutingSocket {
     private static func darwinAddress(_ b: [UInt8], at offset: Int, length: Int, end: Int) -> String? {
         guard offset + 2 <= end, offset + length <= end else { return nil }
         switch b[offset + 1] {
-        case 2 where length >= 8: return InterfaceAddresses.text(family: AF_INET, bytes: Array(b[(offset + 4)..<(offset + 8)]))
-        case 30 where length >= 24: return InterfaceAddresses.text(family: AF_INET6, bytes: Array(b[(offset + 8)..<(offset + 24)]))
+        case 2 where length >= 8:
+            return InterfaceAddresses.text(family: AF_INET, bytes: Array(b[(offset + 4)..<(offset + 8)]))
+        case 30 where length >= 24:
+            return InterfaceAddresses.text(family: AF_INET6, bytes: Array(b[(offset + 8)..<(offset + 24)]))
         default: return nil
         }
     }

@@ -77,7 +77,9 @@ extension Syscall {
 }
 
 /// `sigaction(2)` itself (qualified, `Glibc.sigaction` would name the struct).
-private func system_sigaction(_ signal: Int32, _ action: UnsafePointer<sigaction>, _ old: UnsafeMutablePointer<sigaction>?) {
+private func system_sigaction(
+    _ signal: Int32, _ action: UnsafePointer<sigaction>, _ old: UnsafeMutablePointer<sigaction>?
+) {
     _ = sigaction(signal, action, old)
 }
 

@@ -32,7 +32,9 @@ extension Syscall {
     /// macOS has neither, so it sets them with `fcntl` right after, and turns SIGPIPE off for
     /// the socket (`SO_NOSIGPIPE`, its stand-in for `MSG_NOSIGNAL`). The descriptor or -1.
     static func socket(_ family: Int32, _ type: SocketType, _ flags: SocketFlags, protocol number: Int32 = 0) -> Int32 {
-        Platform.socket(family, type.value, number, nonBlocking: flags.contains(.nonBlocking), closeOnExec: flags.contains(.closeOnExec))
+        Platform.socket(
+            family, type.value, number, nonBlocking: flags.contains(.nonBlocking),
+            closeOnExec: flags.contains(.closeOnExec))
     }
 
     /// A connection waiting on `listener`, close-on-exec and non-blocking from the call that
@@ -48,7 +50,6 @@ extension Syscall {
             return nil
         }
     }
-
 
     /// `connect(2)`; not retried (after EINTR the connect goes on, as after EINPROGRESS).
     static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {

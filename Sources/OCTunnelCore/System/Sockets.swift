@@ -34,10 +34,14 @@ public enum Sockets {
     }
 
     /// Connects to the first of already-resolved `addresses` that answers within `timeout`.
-    static func connect(host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double) throws(SocketFailure) -> OwnedDescriptor {
+    static func connect(
+        host: String, port: Int, addresses: [(family: Int32, address: Data)], timeout: Double
+    ) throws(SocketFailure) -> OwnedDescriptor {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: SocketFailure = .timedOut(host: host, port: port, seconds: Int(timeout.rounded()))
-        func error(_ failure: Errno) -> SocketFailure { connectFailure(failure, host: host, port: port, timeout: timeout) }
+        func error(_ failure: Errno) -> SocketFailure {
+            connectFailure(failure, host: host, port: port, timeout: timeout)
+        }
         for (family, address) in addresses {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { break }
@@ -93,7 +97,9 @@ public enum Sockets {
         let fd = Syscall.socket(family, .stream, [.nonBlocking, .closeOnExec])
         if fd < 0 { return .failed(.current) }
         let socket = OwnedDescriptor(fd)
-        let rc = address.withUnsafeBytes { Syscall.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count)) }
+        let rc = address.withUnsafeBytes {
+            Syscall.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.count))
+        }
         if rc == 0 { return .connected(socket) }
         let code = Errno.current
         if code.rawValue == EINPROGRESS || code == .interrupted { return .inProgress(socket) }
@@ -121,7 +127,9 @@ public enum Sockets {
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(bind, String(port), &hints, &list)
         guard rc == 0, let info = list?.pointee, let address = info.ai_addr else {
-            throw .cannotListen(bind: bind, port: port, reason: "\(bind) is not an IP address of this machine (\(String(cString: gai_strerror(rc))))")
+            throw .cannotListen(
+                bind: bind, port: port,
+                reason: "\(bind) is not an IP address of this machine (\(String(cString: gai_strerror(rc))))")
         }
         defer { freeaddrinfo(list) }
         let fd = Syscall.socket(info.ai_family, .stream, .closeOnExec)
@@ -130,7 +138,9 @@ public enum Sockets {
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         // An IPv6 listener takes IPv6 only, as OpenSSH's: "::" beside "0.0.0.0" on one port must not collide.
-        if info.ai_family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        if info.ai_family == AF_INET6 {
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
         if Syscall.bind(fd, address, info.ai_addrlen) != 0 {
             let code = Errno.current
             if code == .addressInUse { throw .portInUse(bind: bind, port: port) }
@@ -159,9 +169,13 @@ public enum Sockets {
         let family = storage.ss_family
         return withUnsafePointer(to: &storage) { pointer -> Int in
             if family == sa_family_t(AF_INET6) {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                }
             }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                Int(UInt16(bigEndian: $0.pointee.sin_port))
+            }
         }
     }
 
@@ -177,7 +191,9 @@ public enum Sockets {
         var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let ok = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                getnameinfo($0, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV)
+                getnameinfo(
+                    $0, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
+                    NI_NUMERICHOST | NI_NUMERICSERV)
             }
         }
         guard ok == 0 else { return ("127.0.0.1", 0) }
@@ -190,6 +206,7 @@ public enum Sockets {
         guard let bytes = Syscall.addressBytes(bind) else { return false }
         if bytes.count == 4 { return bytes[0] == 127 }
         // ::1, or an IPv4 loopback written as IPv6 (::ffff:127.0.0.1).
-        return bytes == [UInt8](repeating: 0, count: 15) + [1] || (bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && bytes[12] == 127)
+        return bytes == [UInt8](repeating: 0, count: 15) + [1]
+            || (bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && bytes[12] == 127)
     }
 }

@@ -32,8 +32,10 @@ final class SpawnActions {
     /// `environment` (nil: this process's own). Returns the call's result (0 or an errno) and the pid.
     /// `ownGroup`: the child leads a process group of its own (`posix_spawnattr_setpgroup` 0),
     /// so it and whatever it starts can be killed together (`kill(-pid)`).
-    func spawn(_ path: String, arguments argv: [UnsafeMutablePointer<CChar>?],
-               environment envp: [UnsafeMutablePointer<CChar>?]?, searchPath: Bool, ownGroup: Bool = false) -> (rc: Int32, pid: pid_t) {
+    func spawn(
+        _ path: String, arguments argv: [UnsafeMutablePointer<CChar>?],
+        environment envp: [UnsafeMutablePointer<CChar>?]?, searchPath: Bool, ownGroup: Bool = false
+    ) -> (rc: Int32, pid: pid_t) {
         var pid: pid_t = 0
         var attributes = Platform.emptySpawnAttributes()
         posix_spawnattr_init(&attributes)
@@ -44,15 +46,21 @@ final class SpawnActions {
         }
         let rc: Int32
         if let envp {
-            rc = searchPath ? posix_spawnp(&pid, path, &actions, &attributes, argv, envp)
+            rc =
+                searchPath
+                ? posix_spawnp(&pid, path, &actions, &attributes, argv, envp)
                 : posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         } else {
-            rc = searchPath ? posix_spawnp(&pid, path, &actions, &attributes, argv, Self.inheritedEnvironment)
+            rc =
+                searchPath
+                ? posix_spawnp(&pid, path, &actions, &attributes, argv, Self.inheritedEnvironment)
                 : posix_spawn(&pid, path, &actions, &attributes, argv, Self.inheritedEnvironment)
         }
         return (rc, pid)
     }
 
     /// This process's environment block (`environ`; `_NSGetEnviron()` on macOS).
-    private static var inheritedEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? { Platform.environment }
+    private static var inheritedEnvironment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        Platform.environment
+    }
 }

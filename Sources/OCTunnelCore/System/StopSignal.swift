@@ -44,7 +44,10 @@ extension OwnedDescriptor {
     /// Waits up to `milliseconds` (-1: for ever) for this descriptor to be readable (or at its
     /// end), or for `stop`; EINTR retried, poll's failure thrown. The stop wins a tie.
     func waitReadable(milliseconds: Int32, unless stop: StopSignal) throws(Errno) -> StoppableWait {
-        var fds = [pollfd(fd: number, events: Int16(POLLIN), revents: 0), pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: number, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             do {
                 guard try Syscall.poll(&fds, timeout: milliseconds) > 0 else { return .timedOut }

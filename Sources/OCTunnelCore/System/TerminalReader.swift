@@ -20,11 +20,14 @@ enum TerminalReader {
         let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP]
         var previous: [sigaction] = []
         for signal in signals {
-            previous.append(Syscall.setSignalHandler(signal) { number in
-                if TerminalReader.savedFD >= 0 { tcsetattr(TerminalReader.savedFD, TCSAFLUSH, &TerminalReader.saved) }
-                Syscall.defaultSignalAction(number)
-                raise(number)
-            })
+            previous.append(
+                Syscall.setSignalHandler(signal) { number in
+                    if TerminalReader.savedFD >= 0 {
+                        tcsetattr(TerminalReader.savedFD, TCSAFLUSH, &TerminalReader.saved)
+                    }
+                    Syscall.defaultSignalAction(number)
+                    raise(number)
+                })
         }
         defer {
             tcsetattr(fd, TCSAFLUSH, &original)

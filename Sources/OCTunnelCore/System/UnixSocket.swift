@@ -27,7 +27,9 @@ enum UnixSocket {
     /// A socket listening at `path` (at `address`), its mode set to `mode` between bind and
     /// listen, so nothing can connect before it is set; with the socket file's device and inode,
     /// to know it later from a successor's; non-blocking. Nothing is left behind on failure.
-    static func listen(at address: sockaddr_un, path: String, mode: mode_t, backlog: Int32) throws(SystemError) -> (socket: OwnedDescriptor, device: UInt, inode: UInt) {
+    static func listen(
+        at address: sockaddr_un, path: String, mode: mode_t, backlog: Int32
+    ) throws(SystemError) -> (socket: OwnedDescriptor, device: UInt, inode: UInt) {
         let socket = try make()
         guard withAddress(address, { Syscall.bind(socket.number, $0, $1) }) == 0 else {
             throw .last("bind", detail: path)

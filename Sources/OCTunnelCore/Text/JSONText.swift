@@ -90,7 +90,9 @@ public enum JSONText {
 
     private static func fragment(_ value: Any, into text: inout String) -> Bool {
         guard JSONSerialization.isValidJSONObject([value]),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .withoutEscapingSlashes]) else { return false }
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        else { return false }
         text += String(decoding: data, as: UTF8.self)
         return true
     }

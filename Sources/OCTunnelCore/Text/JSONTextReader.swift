@@ -12,7 +12,7 @@ struct JSONTextReader {
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }  // a UTF-8 byte order mark
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 } // a UTF-8 byte order mark
     }
 
     private var next: UInt8 { index < bytes.count ? bytes[index] : 0 }
@@ -72,7 +72,9 @@ struct JSONTextReader {
             index += next == UInt8(ascii: "\\") ? 2 : 1
         }
         index = min(index + 1, bytes.count)
-        guard escaped else { return String(decoding: bytes[min(start + 1, index)..<max(start + 1, index - 1)], as: UTF8.self) }
+        guard escaped else {
+            return String(decoding: bytes[min(start + 1, index)..<max(start + 1, index - 1)], as: UTF8.self)
+        }
         return (try? JSONDecoder().decode(String.self, from: Data(bytes[start..<index]))) ?? ""
     }
 

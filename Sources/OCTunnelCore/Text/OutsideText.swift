@@ -74,7 +74,8 @@ public enum OutsideText {
     /// Bidirectional overrides and isolates (they reorder what follows, "Trojan Source"),
     /// zero-width and line/paragraph separators, and the BOM.
     private static func isInvisibleFormat(_ value: UInt32) -> Bool {
-        (0x200b...0x200f).contains(value) || (0x2028...0x202e).contains(value) || (0x2066...0x2069).contains(value) || value == 0xfeff
+        (0x200b...0x200f).contains(value) || (0x2028...0x202e).contains(value) || (0x2066...0x2069).contains(value)
+            || value == 0xfeff
     }
 
     private static func hex(_ value: UInt32, width: Int) -> String {

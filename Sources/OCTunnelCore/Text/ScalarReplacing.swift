@@ -11,7 +11,9 @@ extension String {
         var result = String.UnicodeScalarView()
         var index = 0
         while index < scalars.count {
-            if scalars[index] == wanted[0], index + wanted.count <= scalars.count, scalars[index..<index + wanted.count].elementsEqual(wanted) {
+            if scalars[index] == wanted[0], index + wanted.count <= scalars.count,
+                scalars[index..<index + wanted.count].elementsEqual(wanted)
+            {
                 result.append(contentsOf: replacement.unicodeScalars)
                 index += wanted.count
             } else {

@@ -12,7 +12,8 @@ public enum UTCTimestamp {
         let (days, dayMilliseconds) = totalMilliseconds.floorDivided(by: 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         let seconds = dayMilliseconds / 1000
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(seconds / 3600, 2) + ":" + pad(seconds / 60 % 60, 2)
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(seconds / 3600, 2) + ":"
+            + pad(seconds / 60 % 60, 2)
             + ":" + pad(seconds % 60, 2) + "." + pad(dayMilliseconds % 1000, 3) + "Z"
     }
 
@@ -21,9 +22,13 @@ public enum UTCTimestamp {
     public static func date(from text: String) -> Date? {
         var scanner = DigitScanner(Array(text.utf8))
         guard let year = scanner.number(4), scanner.take("-"), let month = scanner.number(2), scanner.take("-"),
-              let day = scanner.number(2), scanner.take("T") || scanner.take("t"), let hour = scanner.number(2), scanner.take(":"),
-              let minute = scanner.number(2), scanner.take(":"), let second = scanner.number(2) else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60, second < 60 else { return nil }
+            let day = scanner.number(2), scanner.take("T") || scanner.take("t"), let hour = scanner.number(2),
+            scanner.take(":"),
+            let minute = scanner.number(2), scanner.take(":"), let second = scanner.number(2)
+        else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+            second < 60
+        else { return nil }
         var fraction = 0.0
         if scanner.take(".") || scanner.take(",") {
             var scale = 0.1

@@ -109,7 +109,8 @@ public enum HashedHostName {
     public static func matches(_ field: String, name: String) -> Bool {
         let parts = field.split(separator: "|", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[1] == "1",
-              let salt = Data(base64Encoded: String(parts[2])), let hash = Data(base64Encoded: String(parts[3])) else { return false }
+            let salt = Data(base64Encoded: String(parts[2])), let hash = Data(base64Encoded: String(parts[3]))
+        else { return false }
         return Crypto.constantTimeEqual(Crypto.hmacSHA1(key: [UInt8](salt), data: Array(name.utf8)), [UInt8](hash))
     }
 
@@ -165,7 +166,9 @@ public struct KnownHostsFile: Sendable {
         // U+200B and U+3000, which OpenSSH reads as part of a host name.
         let scalars = text.unicodeScalars
         let isBlank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let start = scalars.firstIndex(where: { !isBlank($0) }), let end = scalars.lastIndex(where: { !isBlank($0) }) else {
+        guard let start = scalars.firstIndex(where: { !isBlank($0) }),
+            let end = scalars.lastIndex(where: { !isBlank($0) })
+        else {
             return .ignorable
         }
         let trimmed = String(scalars[start...end])
@@ -175,12 +178,16 @@ public struct KnownHostsFile: Sendable {
         var fields = trimmed.unicodeScalars.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         var marker: KnownHostEntry.Marker?
         if let first = fields.first, first.hasPrefix("@") {
-            guard let known = KnownHostEntry.Marker(rawValue: first) else { return .malformed("unknown marker \(first)") }
+            guard let known = KnownHostEntry.Marker(rawValue: first) else {
+                return .malformed("unknown marker \(first)")
+            }
             marker = known
             fields.removeFirst()
         }
         guard fields.count >= 3 else { return .malformed("expected hosts, key type and key") }
-        guard let blob = Data(base64Encoded: fields[2]), !blob.isEmpty else { return .malformed("the key is not valid base64") }
+        guard let blob = Data(base64Encoded: fields[2]), !blob.isEmpty else {
+            return .malformed("the key is not valid base64")
+        }
         var reader = SSHWireReader([UInt8](blob))
         guard let innerType = try? reader.text() else { return .malformed("the key blob is truncated") }
         guard innerType == fields[1] || fields[1].hasSuffix("-cert-v01@openssh.com") || marker == .certAuthority else {
@@ -230,7 +237,9 @@ public struct KnownHostsFile: Sendable {
                 if others.isEmpty { continue }
                 // Rewrite only the host field's bytes (its first occurrence: only blanks precede it);
                 // the rest of the line stays byte for byte.
-                guard let range = Self.firstRange(of: Array(entry.hosts.utf8), in: line.raw) else { kept.append(line); continue }
+                guard let range = Self.firstRange(of: Array(entry.hosts.utf8), in: line.raw) else {
+                    kept.append(line); continue
+                }
                 var rewritten = line.raw
                 rewritten.replaceSubrange(range, with: Array(others.joined(separator: ",").utf8))
                 kept.append(KnownHostsLine(raw: rewritten, number: line.number, content: Self.parse(rewritten)))

@@ -50,8 +50,11 @@ public struct KnownHostsStore: Sendable {
             case .certAuthority?:
                 continue
             case nil:
-                if entry.keyBlob == key.blob && entry.keyType == key.type { trusted = true }
-                else { known.append(entry.fingerprint) }
+                if entry.keyBlob == key.blob && entry.keyType == key.type {
+                    trusted = true
+                } else {
+                    known.append(entry.fingerprint)
+                }
             }
         }
         if trusted { return .trusted }
@@ -78,7 +81,8 @@ public struct KnownHostsStore: Sendable {
             switch Self.verdict(in: file, name: name, key: key) {
             case .trusted: return
             case .changed, .revoked:
-                throw LocalFileError.cannotWrite(path: path, reason: "another key for \(name) was recorded meanwhile; connect again")
+                throw LocalFileError.cannotWrite(
+                    path: path, reason: "another key for \(name) was recorded meanwhile; connect again")
             case .unknown: break
             }
             file.append(name: name, key: SSHPublicKey(type: key.type, blob: key.blob))
@@ -114,7 +118,8 @@ public struct KnownHostsStore: Sendable {
     private func writeTarget() throws -> String {
         guard let target = FileBytes.symlinkTarget(path) else { return path }
         guard target.hasPrefix("/"), FileBytes.exists(target) else {
-            throw LocalFileError.cannotWrite(path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
+            throw LocalFileError.cannotWrite(
+                path: path, reason: "it is a symbolic link to a missing file; it was left as it is")
         }
         return target
     }

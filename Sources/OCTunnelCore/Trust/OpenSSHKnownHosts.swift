@@ -21,8 +21,9 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
     public static func standard(home: String, resolution: SSHConfigResolution? = nil) -> OpenSSHKnownHosts {
         let user = resolution?.userKnownHostsFiles ?? [home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"]
         let global = resolution?.globalKnownHostsFiles ?? ["/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"]
-        return OpenSSHKnownHosts(files: (user + global).filter { $0 != "/dev/null" && $0.lowercased() != "none" },
-                                 home: home, hostKeyAlias: resolution?.hostKeyAlias)
+        return OpenSSHKnownHosts(
+            files: (user + global).filter { $0 != "/dev/null" && $0.lowercased() != "none" },
+            home: home, hostKeyAlias: resolution?.hostKeyAlias)
     }
 
     /// Where a line is: the file as the user knows it (`~/.ssh/known_hosts`) and its number.
@@ -78,7 +79,9 @@ public struct OpenSSHKnownHosts: Sendable, Equatable {
                 case .revoked?:
                     if entry.keyBlob == key.blob { return .revoked(place) }
                 case .certAuthority?:
-                    notes.append("\(place) is a @cert-authority line for \(name); octunnel does not check host certificates, skipped")
+                    notes.append(
+                        "\(place) is a @cert-authority line for \(name); octunnel does not check host certificates, skipped"
+                    )
                 case nil:
                     if entry.keyBlob == key.blob && entry.keyType == key.type {
                         if verified == nil { verified = place }

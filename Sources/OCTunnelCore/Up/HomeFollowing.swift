@@ -49,8 +49,9 @@ final class HomeFollowing: @unchecked Sendable {
             let done = stopped
             condition.unlock()
             if done { return }
-            var check = HealthCheck(localPort: home.port, remote: home, reverseCommand: "", timeout: timeout,
-                                    credentials: wiring.credentials)
+            var check = HealthCheck(
+                localPort: home.port, remote: home, reverseCommand: "", timeout: timeout,
+                credentials: wiring.credentials)
             check.localHost = home.host
             // A 2.x that asks for a password none was given for passes too: the follower then says
             // the fix once, as `tunnel up`'s does.

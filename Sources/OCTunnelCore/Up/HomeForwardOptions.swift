@@ -20,9 +20,12 @@ public struct HomeForwardOptions: Sendable {
     /// moves (`ServiceFollower`). The other forwards never follow it.
     public var followService = false
 
-    public init(connection: ConnectionSettings, forwards: [Forward], keepalive: Double = Double(Defaults.keepaliveSeconds),
-                httpErrors: Bool = true, homeConnectTimeout: Double = Double(Defaults.homeConnectTimeoutSeconds), listenLine: String = "",
-                exitOnFirstFailure: Bool = true) {
+    public init(
+        connection: ConnectionSettings, forwards: [Forward], keepalive: Double = Double(Defaults.keepaliveSeconds),
+        httpErrors: Bool = true, homeConnectTimeout: Double = Double(Defaults.homeConnectTimeoutSeconds),
+        listenLine: String = "",
+        exitOnFirstFailure: Bool = true
+    ) {
         self.connection = connection
         self.forwards = forwards
         self.keepalive = keepalive

@@ -11,7 +11,8 @@ public enum PairPort {
     /// (`--pair-port N` takes it).
     public static let openCodePorts = [
         OpenCodeServiceFiles.defaultPort(channel: "latest"), OpenCodeServiceFiles.defaultPort(channel: "local"),
-                                       Defaults.homePort]
+        Defaults.homePort,
+    ]
 
     /// The lowest port `--pair-port` takes: below 1024 are the system's services.
     public static let lowest = 1024
@@ -54,26 +55,38 @@ public enum PairPort {
     /// What `tunnel up` says when `/api/info` names a port that is not OpenCode's own.
     static func notOpenCodesEvent(port: Int, localPort: Int) -> EngineEvent {
         let ports = openCodePorts.map(String.init).joined(separator: ", ")
-        return .pairLinks(port: port, text: "pair links from home name port \(port), which is not one of OpenCode 2's own service "
-            + "ports (\(ports)): not listened on (the far side's word chooses no port here); open them with :\(localPort) in place "
-            + "of :\(port), or give --pair-port \(port)")
+        return .pairLinks(
+            port: port,
+            text: "pair links from home name port \(port), which is not one of OpenCode 2's own service "
+                + "ports (\(ports)): not listened on (the far side's word chooses no port here); open them with :\(localPort) in place "
+                + "of :\(port), or give --pair-port \(port)")
     }
 
     /// What `tunnel up` says about it, once: where pair links open, or why they do not.
-    static func event(port: Int, localPort: Int, outcome: LocalForward.AlsoListen?, guessed: Bool, given: Bool = false) -> EngineEvent {
+    static func event(
+        port: Int, localPort: Int, outcome: LocalForward.AlsoListen?, guessed: Bool, given: Bool = false
+    ) -> EngineEvent {
         let link = "http://127.0.0.1:\(port)/auth/connect/…"
-        let whose = given ? "the port you gave with --pair-port"
-            : guessed ? "OpenCode 2's background service port, 49374 (its own port at home is not known without a password)"
-            : "the home server's own port"
+        let whose =
+            given
+            ? "the port you gave with --pair-port"
+            : guessed
+                ? "OpenCode 2's background service port, 49374 (its own port at home is not known without a password)"
+                : "the home server's own port"
         switch outcome {
         case .listening?, .already?:
-            return .pairLinks(port: port, text: "pair links from home open here: \(link) (\(whose); --no-pair-port turns this off)")
+            return .pairLinks(
+                port: port, text: "pair links from home open here: \(link) (\(whose); --no-pair-port turns this off)")
         case .unavailable(let why)?:
-            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)), which is \(why): open them with "
-                + ":\(localPort) in place of :\(port); the browser then keeps a cookie for port \(localPort)")
+            return .pairLinks(
+                port: port,
+                text: "pair links from home name port \(port) (\(whose)), which is \(why): open them with "
+                    + ":\(localPort) in place of :\(port); the browser then keeps a cookie for port \(localPort)")
         case nil:
-            return .pairLinks(port: port, text: "pair links from home name port \(port) (\(whose)) and --no-pair-port is set: open "
-                + "them with :\(localPort) in place of :\(port)")
+            return .pairLinks(
+                port: port,
+                text: "pair links from home name port \(port) (\(whose)) and --no-pair-port is set: open "
+                    + "them with :\(localPort) in place of :\(port)")
         }
     }
 }
@@ -98,7 +111,8 @@ public enum PairPortChoice: Equatable, Sendable, Codable {
             throw TargetParseError("--pair-port \"\(OutsideText.shown(text, limit: 20))\" is not auto or a port")
         }
         guard port >= PairPort.lowest else {
-            throw TargetParseError("--pair-port \(port) is below \(PairPort.lowest): give a port of \(PairPort.lowest)-65535")
+            throw TargetParseError(
+                "--pair-port \(port) is below \(PairPort.lowest): give a port of \(PairPort.lowest)-65535")
         }
         return .port(port)
     }
@@ -110,7 +124,8 @@ public enum PairPortChoice: Equatable, Sendable, Codable {
         } else {
             let port = try value.decode(Int.self)
             guard (PairPort.lowest...65535).contains(port) else {
-                throw DecodingError.dataCorruptedError(in: value, debugDescription: "pairPort \(port) is not \(PairPort.lowest)-65535")
+                throw DecodingError.dataCorruptedError(
+                    in: value, debugDescription: "pairPort \(port) is not \(PairPort.lowest)-65535")
             }
             self = .port(port)
         }

@@ -25,8 +25,10 @@ public struct TunnelOptions: Sendable {
     /// themselves, the one `--pair-port N` gives, or none (`--no-pair-port`).
     public var pairPort = PairPortChoice.automatic
 
-    public init(connection: ConnectionSettings, forwards: [Forward], keepalive: Double = Double(Defaults.keepaliveSeconds),
-                homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil) {
+    public init(
+        connection: ConnectionSettings, forwards: [Forward], keepalive: Double = Double(Defaults.keepaliveSeconds),
+        homePort: Int = Defaults.homePort, exitOnFirstFailure: Bool = true, warm: Int? = nil
+    ) {
         self.connection = connection
         self.forwards = forwards
         self.keepalive = keepalive

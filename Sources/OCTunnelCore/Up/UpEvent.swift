@@ -30,7 +30,10 @@ public enum UpEvent: Sendable {
         case .engine(let event): return event.jsonObject
         case .health(let event): return event.jsonObject
         case .failed(let error):
-            return ["event": "error", "status": "error", "message": error.localizedDescription, "exitCode": Int(error.exitStatus.rawValue)]
+            return [
+                "event": "error", "status": "error", "message": error.localizedDescription,
+                "exitCode": Int(error.exitStatus.rawValue),
+            ]
         }
     }
 }

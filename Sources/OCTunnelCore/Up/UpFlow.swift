@@ -39,8 +39,10 @@ public struct UpFlow: Sendable {
     private let say: @Sendable (String) -> Void
     private let show: @Sendable (UpEvent) -> Void
 
-    public init(settings: ResolvedSettings, directory: OctunnelDirectory, choices: Choices,
-                say: @escaping @Sendable (String) -> Void, show: @escaping @Sendable (UpEvent) -> Void) {
+    public init(
+        settings: ResolvedSettings, directory: OctunnelDirectory, choices: Choices,
+        say: @escaping @Sendable (String) -> Void, show: @escaping @Sendable (UpEvent) -> Void
+    ) {
         self.settings = settings
         self.directory = directory
         self.choices = choices
@@ -68,20 +70,28 @@ public struct UpFlow: Sendable {
             runner = try UpRunner(tunnel: options, health: health, onEvent: show)
             healthCheck = nil
         case .home:
-            var options = settings.homeForwardOptions(connection, directory: directory, keepalive: choices.keepalive, httpErrors: choices.httpErrors)
+            var options = settings.homeForwardOptions(
+                connection, directory: directory, keepalive: choices.keepalive, httpErrors: choices.httpErrors)
             let openCode = HomeOpenCode.choose(configured: options.openCode.target, portGiven: settings.homePortChosen)
             options.openCode.target = openCode.home
             options.followService = openCode.service != nil && settings.flags.homeHost == nil
             try options.checkForwards(allowLAN: choices.allowLAN)
-            let credentials = choices.health ? openCode.credentials(given: try settings.credentials(passwordFile: choices.passwordFile)) : nil
-            let wiring = credentials.flatMap { settings.notify.enabled ? UpWiring(notify: settings.notify, credentials: $0) : nil }
+            let credentials =
+                choices.health
+                ? openCode.credentials(given: try settings.credentials(passwordFile: choices.passwordFile)) : nil
+            let wiring = credentials.flatMap {
+                settings.notify.enabled ? UpWiring(notify: settings.notify, credentials: $0) : nil
+            }
             runner = try UpRunner(home: options, wiring: wiring, healthTimeout: choices.healthTimeout, onEvent: show)
             for line in openCode.lines { show(.engine(.openCodeHome(home: openCode.home, detail: line))) }
-            healthCheck = credentials.map { credentials in { runner.checkHealth(timeout: choices.healthTimeout, credentials: credentials) } }
+            healthCheck = credentials.map { credentials in
+                { runner.checkHealth(timeout: choices.healthTimeout, credentials: credentials) }
+            }
         }
         if choices.save { try save(signedInWith: connection) }
         healthCheck?()
-        runner.serveStatus(at: StatusEndpoint(directory: directory, role: settings.role, profile: settings.flags.profile))
+        runner.serveStatus(
+            at: StatusEndpoint(directory: directory, role: settings.role, profile: settings.flags.profile))
         if settings.role == .tunnel && choices.homeHint { say(Self.homeMachineHint(settings.reverse)) }
         try runner.run()
     }
@@ -92,11 +102,14 @@ public struct UpFlow: Sendable {
         try settings.save(to: directory, agent: connection.authentication == .agent, passwordFile: passwordFile)
         let profile = settings.flags.profile
         let what = profile.isDefault ? "the default" : "profile \(profile)"
-        say("saved \(settings.target) as \(what)\(settings.role == .home ? " home settings" : "") in \(directory.configPath)")
+        say(
+            "saved \(settings.target) as \(what)\(settings.role == .home ? " home settings" : "") in \(directory.configPath)"
+        )
     }
 
     /// What to keep running on the home machine, said once in text mode.
     static func homeMachineHint(_ reverse: ReverseCommand) -> String {
-        "home machine: keep this running there (the reverse tunnel):\n " + " \(reverse.render(.ssh))\n  or, with octunnel there: \(reverse.render(.home))"
+        "home machine: keep this running there (the reverse tunnel):\n "
+            + " \(reverse.render(.ssh))\n  or, with octunnel there: \(reverse.render(.home))"
     }
 }

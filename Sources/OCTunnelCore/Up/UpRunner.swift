@@ -22,7 +22,9 @@ public struct UpRunner: Sendable {
 
     /// `tunnel up`: binds the local ports now (69 if busy). `health` (nil: `--no-health`) runs on
     /// OpenCode's first `forwarding` and after every later `connected`.
-    public init(tunnel options: TunnelOptions, health: TunnelHealth?, onEvent: @escaping @Sendable (UpEvent) -> Void) throws {
+    public init(
+        tunnel options: TunnelOptions, health: TunnelHealth?, onEvent: @escaping @Sendable (UpEvent) -> Void
+    ) throws {
         emit = onEvent
         role = .tunnel
         home = nil
@@ -33,7 +35,9 @@ public struct UpRunner: Sendable {
         engine = try Engine(tunnel: options) { event in
             onEvent(.engine(event))
             guard let health else { return }
-            if case .connected = event, let port = box.port { health.start(localPort: port, engine: box.engine, emit: healthEvent) }
+            if case .connected = event, let port = box.port {
+                health.start(localPort: port, engine: box.engine, emit: healthEvent)
+            }
             // OpenCode's forward only: the others are not OpenCode (`tunnel check` proves them).
             if case .forwarding(let listen, _, _, true) = event {
                 box.port = listen.port
@@ -45,8 +49,10 @@ public struct UpRunner: Sendable {
 
     /// `home up`: resolves the home addresses now. `wiring` (nil: `--no-notify` or no health
     /// test) follows OpenCode at home once its health test passes (`HomeFollowing`).
-    public init(home options: HomeForwardOptions, wiring: UpWiring? = nil, healthTimeout: Double = 10,
-                onEvent: @escaping @Sendable (UpEvent) -> Void) throws {
+    public init(
+        home options: HomeForwardOptions, wiring: UpWiring? = nil, healthTimeout: Double = 10,
+        onEvent: @escaping @Sendable (UpEvent) -> Void
+    ) throws {
         emit = onEvent
         role = .home
         home = options.openCode.target
@@ -60,10 +66,11 @@ public struct UpRunner: Sendable {
     public func checkHealth(timeout: Double, credentials: OpenCodeCredentials) {
         guard let home else { return }
         let passed = PassedReport()
-        engine.recordHealth(HomeHealth(home: home, timeout: timeout, credentials: credentials).run { event in
-            if case .health(.homePassed(let report, _, _)) = event { passed.report = report }
-            emit(event)
-        })
+        engine.recordHealth(
+            HomeHealth(home: home, timeout: timeout, credentials: credentials).run { event in
+                if case .health(.homePassed(let report, _, _)) = event { passed.report = report }
+                emit(event)
+            })
         homeFollowing?.start(passed: passed.report, engine: engine)
     }
 
@@ -73,7 +80,10 @@ public struct UpRunner: Sendable {
         do {
             try engine.serveStatus(at: endpoint)
         } catch {
-            let unseen = role == .tunnel ? "`octunnel tunnel status` will not see this tunnel" : "`octunnel home status` will not see this home side"
+            let unseen =
+                role == .tunnel
+                ? "`octunnel tunnel status` will not see this tunnel"
+                : "`octunnel home status` will not see this home side"
             emit(.engine(.warning("\(error); \(unseen)")))
         }
     }

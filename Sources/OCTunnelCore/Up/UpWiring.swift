@@ -27,8 +27,11 @@ public final class UpWiring: @unchecked Sendable {
     }
 
     /// As the public one, with `channels` beside `notify`'s and the programs' `environment`.
-    init(notify: NotifyOptions, credentials: OpenCodeCredentials, pairPort: PairPortChoice?, channels: [any NotificationChannel],
-         environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(
+        notify: NotifyOptions, credentials: OpenCodeCredentials, pairPort: PairPortChoice?,
+        channels: [any NotificationChannel],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         (self.notify, self.credentials, self.pairPort, self.channels) = (notify, credentials, pairPort, channels)
         self.environment = environment
     }
@@ -37,17 +40,22 @@ public final class UpWiring: @unchecked Sendable {
     /// follows its event stream (started the first time, pointed at the stream that answered
     /// after; one that started before `sessionSince`, on a session since replaced, is moved to the
     /// new one) and, on the laptop, says or opens the pair port once.
-    func openCodeAnswered(_ report: HealthReport, host: String, port: Int, engine: Engine, sessionSince: Double? = nil) {
+    func openCodeAnswered(_ report: HealthReport, host: String, port: Int, engine: Engine, sessionSince: Double? = nil)
+    {
         if notify.enabled {
-            let path = report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
+            let path =
+                report.eventsPath.isEmpty ? (report.generation.eventPaths.first ?? "/api/event") : report.eventsPath
             follower(host: host, port: port, engine: engine)?.follow(path: path, movingStreamsBefore: sessionSince)
         }
         if let pairPort, let plan = PairPort.plan(for: report, localPort: port, choice: pairPort), firstPairWord() {
             let guessed = report.serverPort == nil
             switch plan {
             case .listen(let pair):
-                engine.emit(PairPort.event(port: pair, localPort: port, outcome: engine.alsoListenForOpenCode(port: pair), guessed: guessed,
-                                           given: pairPort != .automatic))
+                engine.emit(
+                    PairPort.event(
+                        port: pair, localPort: port, outcome: engine.alsoListenForOpenCode(port: pair),
+                        guessed: guessed,
+                        given: pairPort != .automatic))
             case .off(let pair):
                 engine.emit(PairPort.event(port: pair, localPort: port, outcome: nil, guessed: guessed))
             case .notOpenCodes(let pair):
@@ -76,8 +84,10 @@ public final class UpWiring: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         guard !stopped else { return nil }
         if let follower { return follower }
-        let made = EventFollower(host: host, port: port, credentials: credentials,
-                                 notifier: notifier(host: host, port: port, engine: engine), waiting: { engine.recordPermissionsWaiting($0) }, emit: engine.emit)
+        let made = EventFollower(
+            host: host, port: port, credentials: credentials,
+            notifier: notifier(host: host, port: port, engine: engine),
+            waiting: { engine.recordPermissionsWaiting($0) }, emit: engine.emit)
         follower = made
         return made
     }
@@ -92,8 +102,10 @@ public final class UpWiring: @unchecked Sendable {
             question: { id, directory, reply throws in
                 _ = try client.answerQuestion(id: id, reply: reply, directories: directory.map { [$0] } ?? [])
             })
-        return Notifier(channels: notify.channels(environment: environment) + channels, environment: environment,
-                        secrets: credentials.secrets, record: { engine.recordNotification($0) }, answerers: answerers, emit: engine.emit)
+        return Notifier(
+            channels: notify.channels(environment: environment) + channels, environment: environment,
+            secrets: credentials.secrets, record: { engine.recordNotification($0) }, answerers: answerers,
+            emit: engine.emit)
     }
 
     private func firstPairWord() -> Bool {

@@ -13,13 +13,15 @@ public struct AccountDropIn: Sendable, Equatable {
     /// a lowercase letter or `_`, then lowercase letters, digits, `_` or `-`, at most 32 bytes.
     public static func problem(_ name: String) -> String? {
         let bytes = Array(name.utf8)
-        let first = bytes.first.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") } ?? false
+        let first =
+            bytes.first.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") } ?? false
         let rest = bytes.dropFirst().allSatisfy {
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
                 || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
         }
         guard first, rest, bytes.count <= 32 else {
-            return "\"\(OutsideText.shown(name, limit: 64))\" is not an account name octunnel creates: a lowercase letter or _, "
+            return
+                "\"\(OutsideText.shown(name, limit: 64))\" is not an account name octunnel creates: a lowercase letter or _, "
                 + "then lowercase letters, digits, _ or -, at most 32 characters (e.g. octunnel)"
         }
         return nil
@@ -33,8 +35,10 @@ public struct AccountDropIn: Sendable, Equatable {
 
     /// The settings of the `Match User` block, as sshd_config writes them, and as `sshd -T` prints
     /// them once they apply (lowercased).
-    public static let directives = ["AllowStreamLocalForwarding no", "AllowAgentForwarding no", "X11Forwarding no", "PermitTTY no",
-                                    "PermitUserRC no"]
+    public static let directives = [
+        "AllowStreamLocalForwarding no", "AllowAgentForwarding no", "X11Forwarding no", "PermitTTY no",
+        "PermitUserRC no",
+    ]
 
     /// The drop-in's file name in the `sshd_config.d` directory.
     public var fileName: String { "octunnel-\(account).conf" }
@@ -46,9 +50,11 @@ public struct AccountDropIn: Sendable, Equatable {
 
     /// The drop-in's whole text.
     public var text: String {
-        (["# Written by `octunnel authorize --account \(account)`: what the keys of \(account) may not ask of sshd",
-          "# beyond their authorized_keys lines (no option of a key line forbids a Unix-socket forward)."] + lines)
-            .joined(separator: "\n") + "\n"
+        ([
+            "# Written by `octunnel authorize --account \(account)`: what the keys of \(account) may not ask of sshd",
+            "# beyond their authorized_keys lines (no option of a key line forbids a Unix-socket forward).",
+        ] + lines)
+        .joined(separator: "\n") + "\n"
     }
 
     /// The drop-in directory for sshd's configuration file `config`: `sshd_config.d` beside it
@@ -62,7 +68,8 @@ public struct AccountDropIn: Sendable, Equatable {
     /// `authorize`, and when `--account` meets a login that is not root.
     public static func advice(user: String) -> String {
         let block = (["Match User \(OutsideText.shown(user, limit: 64))"] + directives).joined(separator: " / ")
-        return "a key of \(OutsideText.shown(user, limit: 64)) may still ask sshd for Unix-socket forwards (`ssh -R /path:…`), "
+        return
+            "a key of \(OutsideText.shown(user, limit: 64)) may still ask sshd for Unix-socket forwards (`ssh -R /path:…`), "
             + "agent and X11 "
             + "forwarding: no option of a key line forbids them. Close them with `octunnel authorize --account NAME` through a root login, "
             + "or have an admin add to sshd_config (at its top, or in a file its Include names) and reload sshd: \(block)"

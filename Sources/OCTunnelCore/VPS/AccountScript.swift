@@ -18,15 +18,21 @@ public enum AccountScript {
     /// The program for `dropIn`'s account, sshd's configuration `config` (its drop-in directory
     /// beside it), the sshd binary `sshd`, and the install program for the key's line.
     public static func program(_ dropIn: AccountDropIn, config: String, sshd: String, install: String) -> String {
-        let values = ["LC_ALL=C;export LC_ALL", "A=" + shellQuote(dropIn.account), "C=" + shellQuote(config), "X=" + shellQuote(sshd),
-                      "D=" + shellQuote(AccountDropIn.directory(forConfig: config)), "F=\"$D\"/" + shellQuote(dropIn.fileName),
-                      "T=\"$D\"/" + shellQuote(".\(dropIn.fileName).octunnel-new")]
+        let values = [
+            "LC_ALL=C;export LC_ALL", "A=" + shellQuote(dropIn.account), "C=" + shellQuote(config),
+            "X=" + shellQuote(sshd),
+            "D=" + shellQuote(AccountDropIn.directory(forConfig: config)), "F=\"$D\"/" + shellQuote(dropIn.fileName),
+            "T=\"$D\"/" + shellQuote(".\(dropIn.fileName).octunnel-new"),
+        ]
         let text = dropIn.text.split(separator: "\n").map { "printf '%s\\n' " + shellQuote(String($0)) }
         let write = ["{"] + text + ["} >\"$T\"||r result=failed reason=write"]
         let checks = AccountDropIn.directives.map {
             "printf '%s\\n' \"$E\"|grep -qix " + shellQuote($0) + "||{ back;r result=refused reason=notapplied;}"
         }
-        let ready = ["echo \"octunnel-account v=1 result=ready made=$M dropin=$S reload=$H\"", "cd /", installCommand, install + marker]
+        let ready = [
+            "echo \"octunnel-account v=1 result=ready made=$M dropin=$S reload=$H\"", "cd /", installCommand,
+            install + marker,
+        ]
         // The drop-in is checked before the account is made: a refusal leaves nothing changed.
         return (values + prelude + write + swap + checks + account + reload + ready).joined(separator: "\n") + "\n"
     }
@@ -105,11 +111,13 @@ public enum AccountScript {
             var fields: [String: String] = [:]
             for word in line.split(separator: " ").dropFirst(2) {
                 guard let equals = word.firstIndex(of: "="), fields[String(word[..<equals])] == nil else { continue }
-                fields[String(word[..<equals])] = OutsideText.shown(String(word[word.index(after: equals)...]), limit: 32)
+                fields[String(word[..<equals])] = OutsideText.shown(
+                    String(word[word.index(after: equals)...]), limit: 32)
             }
             guard let result = fields["result"].flatMap(Result.init(rawValue:)) else { return nil }
-            return Report(result: result, reason: fields["reason"], made: fields["made"] == "yes", dropIn: fields["dropin"],
-                          reload: fields["reload"], said: said)
+            return Report(
+                result: result, reason: fields["reason"], made: fields["made"] == "yes", dropIn: fields["dropin"],
+                reload: fields["reload"], said: said)
         }
     }
 }

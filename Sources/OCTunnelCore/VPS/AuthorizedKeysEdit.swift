@@ -27,10 +27,20 @@ enum AuthorizedKeysEdit {
     static let functions: [String] = [
         #"y(){ echo "octunnel-keys v=1 result=$1${2:+ reason=$2}$3$M";case $1 in refused|failed) exit 1;; esac;exit 0;}"#,
         #"h(){ set -- $(printf %s "$1"|base64 -d 2>/dev/null|sha256sum);printf %.16s "$1";}"#,
-        #"G(){ umask 077;e=1;case $F in /*) f=$F;;"# + #" *) f=$HOME/$F;; esac;d=${f%/*} l=$f.octunnel-lock "# + #"c=$f.octunnel-old.$$ n=$f.octunnel-new.$$;[ -L "$d" ]&&y refused symlink;}"#,
+        #"G(){ umask 077;e=1;case $F in /*) f=$F;;"# + #" *) f=$HOME/$F;; esac;d=${f%/*} l=$f.octunnel-lock "#
+            + #"c=$f.octunnel-old.$$ n=$f.octunnel-new.$$;[ -L "$d" ]&&y refused symlink;}"#,
         #"Z(){ rm -f "$c" "$n";rm -rf "$l" 2>/dev/null;}"#,
-        [#"L(){ [ -w "$d" ]||y refused readonly;i=0;until mkdir "$l" 2>/dev/null;"#, #"do i=$((i+1));[ $i -gt 5 ]&&y refused busy;case $(stat -c %F "$l" "#, #"2>/dev/null) in directory) ;; *) rm -f "$l" 2>/dev/null;continue;"#, #"; esac;o=$l/t;[ -e "$o" ]||[ -L "$o" ]||o=$l;[ $(($(date +%s)-$(stat "#, #"-c %Y "$o" 2>/dev/null||date +%s))) -gt 60 ]&&rm -rf "$l" 2>/dev/null&&continue;"#, #"sleep 0.2 2>/dev/null||sleep 1;done;: >"$l/t" 2>/dev/null;trap Z 0;trap "exit 1" 1 2 13 15;rm -f "$c" "$n";}"#].joined(),
-        #"Q(){ L;[ -L "$f" ]&&y refused symlink;[ -f "$f" ]||y refused "# + #"notfile;[ -O "$f" ]||y refused owner;cat "$f" >"$c"||y failed "# + #"read;tr -d "\000" <"$c"|cmp -s - "$c"||y refused binary;[ -n "$(tail -c 1 "$c")" ]&&e=0;}"#,
+        [
+            #"L(){ [ -w "$d" ]||y refused readonly;i=0;until mkdir "$l" 2>/dev/null;"#,
+            #"do i=$((i+1));[ $i -gt 5 ]&&y refused busy;case $(stat -c %F "$l" "#,
+            #"2>/dev/null) in directory) ;; *) rm -f "$l" 2>/dev/null;continue;"#,
+            #"; esac;o=$l/t;[ -e "$o" ]||[ -L "$o" ]||o=$l;[ $(($(date +%s)-$(stat "#,
+            #"-c %Y "$o" 2>/dev/null||date +%s))) -gt 60 ]&&rm -rf "$l" 2>/dev/null&&continue;"#,
+            #"sleep 0.2 2>/dev/null||sleep 1;done;: >"$l/t" 2>/dev/null;trap Z 0;trap "exit 1" 1 2 13 15;rm -f "$c" "$n";}"#,
+        ].joined(),
+        #"Q(){ L;[ -L "$f" ]&&y refused symlink;[ -f "$f" ]||y refused "#
+            + #"notfile;[ -O "$f" ]||y refused owner;cat "$f" >"$c"||y failed "#
+            + #"read;tr -d "\000" <"$c"|cmp -s - "$c"||y refused binary;[ -n "$(tail -c 1 "$c")" ]&&e=0;}"#,
         #"C(){ chmod "$(stat -c %a "$f")" "$n"||y failed mode;cmp -s "$c" "$f"||y refused busy;mv -f "$n" "$f"||y failed write;}"#,
     ]
 }

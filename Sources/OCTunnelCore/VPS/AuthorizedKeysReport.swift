@@ -69,13 +69,15 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
                 guard let equals = word.firstIndex(of: "=") else { continue }
                 let name = String(word[..<equals])
                 guard fields[name] == nil else { continue }
-                fields[name] = OutsideText.shown(String(word[word.index(after: equals)...]), limit: name == "files" ? 200 : 100)
+                fields[name] = OutsideText.shown(
+                    String(word[word.index(after: equals)...]), limit: name == "files" ? 200 : 100)
             }
             guard fields["v"] == "1", let result = fields["result"].flatMap(Result.init(rawValue:)) else { continue }
-            return AuthorizedKeysReport(result: result, reason: fields["reason"], modesFixed: fields["modes"] == "fixed",
-                                        files: fields["files"], lines: fields["lines"].flatMap { Int($0) },
-                                        skipped: fields["skipped"].flatMap { Int($0) }, successor: fields["successor"],
-                                        removed: fields["removed"].flatMap { Int($0) }, left: fields["left"].flatMap { Int($0) })
+            return AuthorizedKeysReport(
+                result: result, reason: fields["reason"], modesFixed: fields["modes"] == "fixed",
+                files: fields["files"], lines: fields["lines"].flatMap { Int($0) },
+                skipped: fields["skipped"].flatMap { Int($0) }, successor: fields["successor"],
+                removed: fields["removed"].flatMap { Int($0) }, left: fields["left"].flatMap { Int($0) })
         }
         return nil
     }
@@ -90,23 +92,35 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
 
     /// One clause for messages: what happened on the VPS, and for a refusal, why.
     public var summary: String {
-        let fixed = modesFixed ? " (and made the home directory, ~/.ssh and the file writable by you only, as sshd requires)" : ""
+        let fixed =
+            modesFixed
+            ? " (and made the home directory, ~/.ssh and the file writable by you only, as sshd requires)" : ""
         switch result {
         case .added: return "the line was added to authorized_keys" + fixed
         case .present: return "the key was already in authorized_keys: nothing changed" + fixed
         case .retired: return "the old key's line was removed; its successor stays"
         case .revoked: return "the key's octunnel line(s) and their successors were removed"
-        case .absent: return lines == nil ? "no octunnel line carries that key: nothing changed" : "there is no authorized_keys file"
-        case .listed: return "\(lines ?? 0) octunnel line(s)" + ((skipped ?? 0) > 0 ? ", \(skipped ?? 0) left out (too long or too many)" : "")
-        case .failed: return "the VPS could not \(Self.failures[reason ?? ""] ?? "finish (\(reason ?? "?"))"): authorized_keys is as it was"
+        case .absent:
+            return lines == nil
+                ? "no octunnel line carries that key: nothing changed" : "there is no authorized_keys file"
+        case .listed:
+            return "\(lines ?? 0) octunnel line(s)"
+                + ((skipped ?? 0) > 0 ? ", \(skipped ?? 0) left out (too long or too many)" : "")
+        case .failed:
+            return
+                "the VPS could not \(Self.failures[reason ?? ""] ?? "finish (\(reason ?? "?"))"): authorized_keys is as it was"
         case .refused where reason == "elsewhere":
-            return "refused: sshd reads keys only from \((files ?? "?").replacingScalars(",", with: ", "))" + " (AuthorizedKeysFile in sshd_config); authorized_keys is as it was"
-        case .refused: return "refused: " + (Self.refusals[reason ?? ""] ?? "\(reason ?? "no reason given")") + "; authorized_keys is as it was"
+            return "refused: sshd reads keys only from \((files ?? "?").replacingScalars(",", with: ", "))"
+                + " (AuthorizedKeysFile in sshd_config); authorized_keys is as it was"
+        case .refused:
+            return "refused: " + (Self.refusals[reason ?? ""] ?? "\(reason ?? "no reason given")")
+                + "; authorized_keys is as it was"
         }
     }
 
     private static let failures: [String: String] = [
-        "read": "read authorized_keys", "write": "write the new authorized_keys", "mode": "give the new file the old one's mode",
+        "read": "read authorized_keys", "write": "write the new authorized_keys",
+        "mode": "give the new file the old one's mode",
         "mkdir": "create ~/.ssh",
     ]
 
@@ -117,15 +131,18 @@ public struct AuthorizedKeysReport: Equatable, Sendable {
         "tag": "the new key's tag is not the one of its key",
         "key": "the new key is not valid base64",
         "same": "the new key is the old key",
-        "untagged": "the line carries no tag (printed without its key, or by an older octunnel): install the new key with your own login",
-        "own": "the line that runs this command is not the one line with its tag, or its key does not match its tag (edited by hand?)",
+        "untagged":
+            "the line carries no tag (printed without its key, or by an older octunnel): install the new key with your own login",
+        "own":
+            "the line that runs this command is not the one line with its tag, or its key does not match its tag (edited by hand?)",
         "type": "the new key is not of the old key's type",
         "length": "the new key's length is not the old key's",
         "duplicate": "the new key is already in another line of authorized_keys",
         "held": "another key already holds this key's succession (someone else holds this key: "
             + "revoke it from your own login)",
         "successor": "no successor of this key's line is there yet (add the new key first)",
-        "pending": "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
+        "pending":
+            "the line this key replaced is still there: retire it with the older key first (or revoke it with your own login)",
         "symlink": "authorized_keys or its directory is a symbolic link",
         "notfile": "authorized_keys is not a regular file",
         "owner": "authorized_keys belongs to another user",

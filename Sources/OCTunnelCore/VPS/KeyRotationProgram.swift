@@ -58,7 +58,8 @@ enum KeyRotationProgram {
     }
 
     /// Refuses a command longer than `maximumCommand` (a character count: never more than the bytes).
-    static let lengthGuard = #"[ ${#SSH_ORIGINAL_COMMAND} -le "# + String(maximumCommand)
+    static let lengthGuard =
+        #"[ ${#SSH_ORIGINAL_COMMAND} -le "# + String(maximumCommand)
         + #" ]||{ echo "octunnel-keys v=1 result=refused reason=long";exit 1;}"#
 
     /// The laptop line's program after the rotation verbs: anything else is refused, as
@@ -71,11 +72,59 @@ enum KeyRotationProgram {
     /// under $HOME; every value, a superset of what sshd reads), both default files and every
     /// `authorized_keys*` beside the file f (not f itself, nor octunnel's temp files); only
     /// regular files it can read. The add refuses a key it finds (`held`); revoke names them.
-    static let otherFiles = [#"O(){ set +f;{ { for p in /etc/ssh/sshd_config /etc/ssh/sshd_config.d/*;"#, #"do [ -f "$p" ]&&[ -r "$p" ]&&awk "{s=\$0;sub(/^[ \t]+/,\"\",s);"#, #"w=s;sub(/[ \t=].*/,\"\",w);if(tolower(w)==\"authorizedkeysfile\"){s=substr(s,length"#, #"(w)+1);sub(/^[ \t]*=?/,\"\",s);print s}}" "$p";done;echo .ssh/authorized_keys "#, #".ssh/authorized_keys2;}|U=$(id -un) awk "{for(i=1;i<=NF;i++){p=\$i;"#, #"gsub(/%%/,\"\001\",p);gsub(/%h/,ENVIRON[\"HOME\"],p);gsub(/%u/,ENVIRON[\"U\"],p);"#, #"gsub(/\001/,\"%\",p);if(p~/^\//)print p;else print ENVIRON[\"HOME\"] "#, #"\"/\" p}}";for p in "$d"/authorized_keys* "$HOME"/.ssh/authorized_keys*;"#, #"do echo "$p";done;}|awk "s[\$0]++==0"|while IFS= read -r p;"#, #"do case $p in "$f"|*.octunnel-*) continue;; esac;[ -f "$p" "#, #"]&&[ -r "$p" ]&&awk -v B="$B" -v P="$p" "{s=\$0;gsub(/[\t\r]/,\" "#, #"\",s);if(index(\" \" s \" \",\" \" B \" \"))print \"octunnel-keys-left \" P \":\" NR}" "$p";done;}"#].joined()
+    static let otherFiles = [
+        #"O(){ set +f;{ { for p in /etc/ssh/sshd_config /etc/ssh/sshd_config.d/*;"#,
+        #"do [ -f "$p" ]&&[ -r "$p" ]&&awk "{s=\$0;sub(/^[ \t]+/,\"\",s);"#,
+        #"w=s;sub(/[ \t=].*/,\"\",w);if(tolower(w)==\"authorizedkeysfile\"){s=substr(s,length"#,
+        #"(w)+1);sub(/^[ \t]*=?/,\"\",s);print s}}" "$p";done;echo .ssh/authorized_keys "#,
+        #".ssh/authorized_keys2;}|U=$(id -un) awk "{for(i=1;i<=NF;i++){p=\$i;"#,
+        #"gsub(/%%/,\"\001\",p);gsub(/%h/,ENVIRON[\"HOME\"],p);gsub(/%u/,ENVIRON[\"U\"],p);"#,
+        #"gsub(/\001/,\"%\",p);if(p~/^\//)print p;else print ENVIRON[\"HOME\"] "#,
+        #"\"/\" p}}";for p in "$d"/authorized_keys* "$HOME"/.ssh/authorized_keys*;"#,
+        #"do echo "$p";done;}|awk "s[\$0]++==0"|while IFS= read -r p;"#,
+        #"do case $p in "$f"|*.octunnel-*) continue;; esac;[ -f "$p" "#,
+        #"]&&[ -r "$p" ]&&awk -v B="$B" -v P="$p" "{s=\$0;gsub(/[\t\r]/,\" "#,
+        #"\",s);if(index(\" \" s \" \",\" \" B \" \"))print \"octunnel-keys-left \" P \":\" NR}" "$p";done;}"#,
+    ].joined()
 
     static let statements: [String] = [
-        [#"R(){ LC_ALL=C;export LC_ALL;M=;S=$SSH_ORIGINAL_COMMAND;set "#, #"-f;[ -n "$K" ]||y refused untagged;[ "$(printf %s. "$S"|tr "#, #"-d "a-zA-Z0-9+/= -")" = . ]||y refused input;set -- $S;V=r "#, #"T= Y= B=;[ "$S" = octunnel-rotate-retire ]||{ [ $# = 4 ]&&[ "#, #""$1 $2 $3 $4" = "$S" ]&&[ $1 = octunnel-rotate-add ]||y refused "#, #"input;V=a T=$2 Y=$3 B=$4;[ ${#T} = 16 ]||y refused tag;[ "$(printf "#, #"%s. "$T"|tr -d 0-9a-f)" = . ]||y refused tag;printf %s "$B"|"#, #"base64 -d >/dev/null 2>&1||y refused key;[ "$(h "$B")" = "$T" "#, #"]||y refused tag;[ $T = $K ]&&y refused same;};G;Q;D=$(date "#, #"-u +%Y%m%d);set -- $(x 0);[ "$1" = 1 ]||y refused own;[ "$(h "#, #""$3")" = "$K" ]||y refused own;[ $V = r ]&&{ [ "$4" -ge 1 ]|"#, #"|y refused successor;[ "$4" = 1 ]||y refused held;z=$(h "$5");"#, #"x 1 >"$n"||y failed write;C;y retired "" " successor=$z";};"#, #"[ "$8" = 0 ]||y refused pending;[ "$2" = "$Y" "# + #"]&&[ "$7" = 1 ]||y refused type;[ ${#3} = ${#B} "# + #"]||y refused length;[ "$4$5" = "1$B" ]&&y present;"# + #"[ "$4$6" = 00 ]||y refused held;[ -z "$(O)" ]||y refused held;x 1 >"$n"||y failed write;C;y added;}"#].joined(),
-        [#"x(){ LC_ALL=C awk -v W=$1 -v V=$V -v k=$K -v T="$T" -v Y="$Y" "#, #"-v B="$B" -v D="$D" -v e=$e -v J=$P "function p(s,i){i=index(s,\" "#, #"-c \047K=\");if(i==0)return \"\";s=substr(s,i+5);i=index(s,\";"#, #"\");return i?substr(s,1,i-1):\"\"} function z(s){if(W)printf "#, #"\"%s%s\",(m++?\"\n\":\"\"),s;q=0} function f(s,i){i=index(s,\"\047\042 "#, #"\");s=substr(s,i+3);i=index(s,\" \");t=substr(s,1,i-1);s=substr(s,i+1);"#, #"i=index(s,\" \");if(i){b=substr(s,1,i-1);c=substr(s,i)}else{b=s;"#, #"c=\"\"}if(b~/\r\$/){b=substr(b,1,length(b)-1);c=\"\r\"}} BEGIN{n=s=u=v=0;"#, #"t=b=o=r=w=\"-\";h=0} {split(p(\$0),a,\" \")} length(J)&&a[1]==\"K=\"J{v++} "#, #"a[1]==\"K=\"k{n++;n+=(substr(a[2],1,2)substr(a[3],1,2)substr(a[4],1,2)a[5]==\"P=A=F=\""#, #")?0:8;f(\$0);r=t;w=b;h=substr(b,1,24)==substr(B,1,24);if(V==\"r\"){z(\"\043octunnel-re"#, #"tired K=\"k\" P=\"J\" A=\"D);next}z(\$0);i=index(\$0,\" -c \047K=\")+4;"#, #"g=substr(\$0,i+1);g=substr(g,index(g,\";\"));z(substr(\$0,1,i)\"K=\"T\" "#, #"P=\"k\" A=\"D\" \"a[4] substr(g,1,index(g,\"\047\042 \")+2) Y\" "#, #"\"B c);q=1;next} a[2]==\"P=\"k{s++;o=\$0;if(V==\"a\"){z(\$0);"#, #"next}} V==\"a\"&&(index(\$0,B)||index(\$0,\"K=\"T\" "# + #"\")){u++} {z(\$0)} END{if(W){if(m&&(e||"# + #"q))printf \"\n\"}else{if(s==1){f(o);o=b}print n,r,w,s,o,u,h,v}}" "$c";}"#].joined(),
+        [
+            #"R(){ LC_ALL=C;export LC_ALL;M=;S=$SSH_ORIGINAL_COMMAND;set "#,
+            #"-f;[ -n "$K" ]||y refused untagged;[ "$(printf %s. "$S"|tr "#,
+            #"-d "a-zA-Z0-9+/= -")" = . ]||y refused input;set -- $S;V=r "#,
+            #"T= Y= B=;[ "$S" = octunnel-rotate-retire ]||{ [ $# = 4 ]&&[ "#,
+            #""$1 $2 $3 $4" = "$S" ]&&[ $1 = octunnel-rotate-add ]||y refused "#,
+            #"input;V=a T=$2 Y=$3 B=$4;[ ${#T} = 16 ]||y refused tag;[ "$(printf "#,
+            #"%s. "$T"|tr -d 0-9a-f)" = . ]||y refused tag;printf %s "$B"|"#,
+            #"base64 -d >/dev/null 2>&1||y refused key;[ "$(h "$B")" = "$T" "#,
+            #"]||y refused tag;[ $T = $K ]&&y refused same;};G;Q;D=$(date "#,
+            #"-u +%Y%m%d);set -- $(x 0);[ "$1" = 1 ]||y refused own;[ "$(h "#,
+            #""$3")" = "$K" ]||y refused own;[ $V = r ]&&{ [ "$4" -ge 1 ]|"#,
+            #"|y refused successor;[ "$4" = 1 ]||y refused held;z=$(h "$5");"#,
+            #"x 1 >"$n"||y failed write;C;y retired "" " successor=$z";};"#,
+            #"[ "$8" = 0 ]||y refused pending;[ "$2" = "$Y" "# + #"]&&[ "$7" = 1 ]||y refused type;[ ${#3} = ${#B} "#
+                + #"]||y refused length;[ "$4$5" = "1$B" ]&&y present;"#
+                + #"[ "$4$6" = 00 ]||y refused held;[ -z "$(O)" ]||y refused held;x 1 >"$n"||y failed write;C;y added;}"#,
+        ].joined(),
+        [
+            #"x(){ LC_ALL=C awk -v W=$1 -v V=$V -v k=$K -v T="$T" -v Y="$Y" "#,
+            #"-v B="$B" -v D="$D" -v e=$e -v J=$P "function p(s,i){i=index(s,\" "#,
+            #"-c \047K=\");if(i==0)return \"\";s=substr(s,i+5);i=index(s,\";"#,
+            #"\");return i?substr(s,1,i-1):\"\"} function z(s){if(W)printf "#,
+            #"\"%s%s\",(m++?\"\n\":\"\"),s;q=0} function f(s,i){i=index(s,\"\047\042 "#,
+            #"\");s=substr(s,i+3);i=index(s,\" \");t=substr(s,1,i-1);s=substr(s,i+1);"#,
+            #"i=index(s,\" \");if(i){b=substr(s,1,i-1);c=substr(s,i)}else{b=s;"#,
+            #"c=\"\"}if(b~/\r\$/){b=substr(b,1,length(b)-1);c=\"\r\"}} BEGIN{n=s=u=v=0;"#,
+            #"t=b=o=r=w=\"-\";h=0} {split(p(\$0),a,\" \")} length(J)&&a[1]==\"K=\"J{v++} "#,
+            #"a[1]==\"K=\"k{n++;n+=(substr(a[2],1,2)substr(a[3],1,2)substr(a[4],1,2)a[5]==\"P=A=F=\""#,
+            #")?0:8;f(\$0);r=t;w=b;h=substr(b,1,24)==substr(B,1,24);if(V==\"r\"){z(\"\043octunnel-re"#,
+            #"tired K=\"k\" P=\"J\" A=\"D);next}z(\$0);i=index(\$0,\" -c \047K=\")+4;"#,
+            #"g=substr(\$0,i+1);g=substr(g,index(g,\";\"));z(substr(\$0,1,i)\"K=\"T\" "#,
+            #"P=\"k\" A=\"D\" \"a[4] substr(g,1,index(g,\"\047\042 \")+2) Y\" "#,
+            #"\"B c);q=1;next} a[2]==\"P=\"k{s++;o=\$0;if(V==\"a\"){z(\$0);"#,
+            #"next}} V==\"a\"&&(index(\$0,B)||index(\$0,\"K=\"T\" "# + #"\")){u++} {z(\$0)} END{if(W){if(m&&(e||"#
+                + #"q))printf \"\n\"}else{if(s==1){f(o);o=b}print n,r,w,s,o,u,h,v}}" "$c";}"#,
+        ].joined(),
         otherFiles,
         #"case "$SSH_ORIGINAL_COMMAND" in octunnel-rotate-*) R;; esac"#,
     ]

@@ -11,7 +11,10 @@ public enum ListenHolder: Sendable {
 
     /// What a dead session's port costs without the program, said once for every text that
     /// used to prescribe ClientAliveInterval alone.
-    public static let withoutProgram = "sshd frees it when it notices the session died: " + "`ClientAliveInterval 15` (and `ClientAliveCountMax " + "3`) in sshd_config does that within 45 s only " + "while nothing connects to the port; while clients keep trying, only TCP gives up, after 15-30 min"
+    public static let withoutProgram =
+        "sshd frees it when it notices the session died: " + "`ClientAliveInterval 15` (and `ClientAliveCountMax "
+        + "3`) in sshd_config does that within 45 s only "
+        + "while nothing connects to the port; while clients keep trying, only TCP gives up, after 15-30 min"
 
     /// The clause after "the VPS refused to listen on …: ".
     public var text: String {
@@ -25,16 +28,21 @@ public enum ListenHolder: Sendable {
             }
         case .oldKeyLine(let line):
             let install = line == nil ? "(the line to install was shown above)" : "(the line to install follows)"
-            return "the port is taken, most likely by this machine's earlier " + "session that died without closing. octunnel takes such " + "a port back itself when the key's authorized_keys line " + "allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
+            return "the port is taken, most likely by this machine's earlier "
+                + "session that died without closing. octunnel takes such "
+                + "a port back itself when the key's authorized_keys line "
+                + "allows it, and this key's line does not \(install); until it is replaced, \(Self.withoutProgram)"
         case .noAnswer(let why):
-            return "the port is taken, and the key's program on the VPS could not be asked (\(why)); asked again on the next retry"
+            return
+                "the port is taken, and the key's program on the VPS could not be asked (\(why)); asked again on the next retry"
         }
     }
 
     /// Lines after the event's own (the authorized_keys line to install, the first time).
     public var appendix: String {
         guard case .oldKeyLine(let line?) = self else { return "" }
-        return "\nOn the VPS, replace this key's line in authorized_keys with this one (`octunnel pubkey --restrict --listen`):\n  \(line)"
+        return
+            "\nOn the VPS, replace this key's line in authorized_keys with this one (`octunnel pubkey --restrict --listen`):\n  \(line)"
     }
 
     /// The JSON fields the refused-listen event adds.
@@ -46,9 +54,12 @@ public enum ListenHolder: Sendable {
             if let pid = report.pid { object["pid"] = pid }
             return object
         case .oldKeyLine(let line):
-            var object: [String: Any] = ["holder": "unknown",
-                                         "fix": "the authorized_keys line printed by `octunnel pubkey " + "--restrict --listen` (octunnel then takes a dead session's port back itself)",
-                                         "detail": Self.withoutProgram]
+            var object: [String: Any] = [
+                "holder": "unknown",
+                "fix": "the authorized_keys line printed by `octunnel pubkey "
+                    + "--restrict --listen` (octunnel then takes a dead session's port back itself)",
+                "detail": Self.withoutProgram,
+            ]
             if let line { object["authorizedKeysLine"] = line }
             return object
         case .noAnswer(let why):

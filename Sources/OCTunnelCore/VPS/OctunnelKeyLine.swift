@@ -37,12 +37,19 @@ public struct OctunnelKeyLine: Equatable, Sendable {
 
     /// The line octunnel prints for `key` today: its tag derived from the key, `added` today
     /// (UTC) unless given.
-    public init(role: Role, ends: [HostPort], key: SSHPublicKey, predecessor: String? = nil, added: String? = nil,
-                file: String = defaultFile) {
-        self.init(role: role, ends: ends, key: key, tag: Self.tag(for: key), predecessor: predecessor, added: added ?? Self.today(), file: file)
+    public init(
+        role: Role, ends: [HostPort], key: SSHPublicKey, predecessor: String? = nil, added: String? = nil,
+        file: String = defaultFile
+    ) {
+        self.init(
+            role: role, ends: ends, key: key, tag: Self.tag(for: key), predecessor: predecessor,
+            added: added ?? Self.today(), file: file)
     }
 
-    init(role: Role, ends: [HostPort], key: SSHPublicKey, tag: String?, predecessor: String?, added: String?, file: String?) {
+    init(
+        role: Role, ends: [HostPort], key: SSHPublicKey, tag: String?, predecessor: String?, added: String?,
+        file: String?
+    ) {
         self.role = role
         self.ends = ends
         self.key = key
@@ -85,9 +92,12 @@ public struct OctunnelKeyLine: Equatable, Sendable {
 
     /// The line's options, its forced command among them.
     public var options: String {
-        Self.options(role: role, ends: ends, command: Self.forcedCommand(role: role, ends: ends, tag: tag ?? Self.tag(for: key),
-                                                                       predecessor: predecessor, added: added ?? Self.today(),
-                                                                       file: file ?? Self.defaultFile))
+        Self.options(
+            role: role, ends: ends,
+            command: Self.forcedCommand(
+                role: role, ends: ends, tag: tag ?? Self.tag(for: key),
+                predecessor: predecessor, added: added ?? Self.today(),
+                file: file ?? Self.defaultFile))
     }
 
     static func options(role: Role, ends: [HostPort], command: String) -> String {
@@ -101,12 +111,15 @@ public struct OctunnelKeyLine: Equatable, Sendable {
     /// parser wants (`\"`; no other escape exists there). A nil `tag` renders `K=` empty: the
     /// line works, but its rotation verbs refuse (`reason=untagged`). A `predecessor` or `added`
     /// not of their form is left out (empty, today); an unsafe `file` is `defaultFile`.
-    public static func forcedCommand(role: Role, ends: [HostPort], tag: String?, predecessor: String? = nil, added: String,
-                                     file: String = defaultFile) -> String {
+    public static func forcedCommand(
+        role: Role, ends: [HostPort], tag: String?, predecessor: String? = nil, added: String,
+        file: String = defaultFile
+    ) -> String {
         let rest = role == .tunnel ? KeyRotationProgram.refusal : PortReclaimProgram.program(listens: ends)
-        let program = KeyRotationProgram.program(tag: tag.flatMap { isTag($0) ? $0 : nil },
-                                                 predecessor: predecessor.flatMap { isTag($0) ? $0 : nil },
-                                                 added: isDay(added) ? added : today(), file: isSafeFile(file) ? file : defaultFile, then: rest)
+        let program = KeyRotationProgram.program(
+            tag: tag.flatMap { isTag($0) ? $0 : nil },
+            predecessor: predecessor.flatMap { isTag($0) ? $0 : nil },
+            added: isDay(added) ? added : today(), file: isSafeFile(file) ? file : defaultFile, then: rest)
         return ("exec /bin/sh -c '" + program + "'").replacingScalars("\"", with: "\\\"")
     }
 
@@ -119,9 +132,10 @@ public struct OctunnelKeyLine: Equatable, Sendable {
         guard let split = optionsEnd(scalars) else { return nil }
         let rest = String(String.UnicodeScalarView(scalars[(split + 1)...].drop { $0 == " " || $0 == "\t" }))
         guard let key = SSHPublicKey.parse(line: rest), let options = options(Array(scalars[..<split])),
-              options.count >= 4, options[0].name == "restrict", options[0].value == nil,
-              options[1].name == "port-forwarding", options[1].value == nil,
-              let last = options.last, last.name == "command", let command = last.value else { return nil }
+            options.count >= 4, options[0].name == "restrict", options[0].value == nil,
+            options[1].name == "port-forwarding", options[1].value == nil,
+            let last = options.last, last.name == "command", let command = last.value
+        else { return nil }
         var opens: [String] = [], listens: [String] = []
         for option in options.dropFirst(2).dropLast() {
             guard let value = option.value else { return nil }
@@ -149,7 +163,9 @@ public struct OctunnelKeyLine: Equatable, Sendable {
             return OctunnelKeyLine(role: role, ends: ends, key: key, tag: nil, predecessor: nil, added: nil, file: nil)
         }
         let opening = "exec /bin/sh -c '"
-        guard command.hasPrefix(opening), command.hasSuffix("'"), command.utf8.count > opening.utf8.count + 1 else { return nil }
+        guard command.hasPrefix(opening), command.hasSuffix("'"), command.utf8.count > opening.utf8.count + 1 else {
+            return nil
+        }
         let program = command.dropFirst(opening.count).dropLast()
         // A line printed between issue 19 and issue 47: the port-reclaim program alone.
         if role == .home, program.hasPrefix("P=/proc ") {
@@ -157,15 +173,22 @@ public struct OctunnelKeyLine: Equatable, Sendable {
         }
         guard program.hasPrefix("K="), let semicolon = program.firstIndex(of: ";") else { return nil }
         let words = program[..<semicolon].split(separator: " ", omittingEmptySubsequences: false)
-        guard words.count == 4, words[0].hasPrefix("K="), words[1].hasPrefix("P="), words[2].hasPrefix("A="), words[3].hasPrefix("F=") else { return nil }
+        guard words.count == 4, words[0].hasPrefix("K="), words[1].hasPrefix("P="), words[2].hasPrefix("A="),
+            words[3].hasPrefix("F=")
+        else { return nil }
         let tag = String(words[0].dropFirst(2)), predecessor = String(words[1].dropFirst(2))
         let added = String(words[2].dropFirst(2)), file = String(words[3].dropFirst(2))
-        guard tag.isEmpty || isTag(tag), predecessor.isEmpty || isTag(predecessor), isDay(added), isSafeFile(file) else { return nil }
+        guard tag.isEmpty || isTag(tag), predecessor.isEmpty || isTag(predecessor), isDay(added), isSafeFile(file)
+        else { return nil }
         // The role's own program after the verbs: the laptop's refusal, or the reclaim program.
-        let own = role == .tunnel ? program.hasSuffix(KeyRotationProgram.refusal) : program.contains(PortReclaimProgram.reclaimVerb)
+        let own =
+            role == .tunnel
+            ? program.hasSuffix(KeyRotationProgram.refusal) : program.contains(PortReclaimProgram.reclaimVerb)
         guard own else { return nil }
-        return OctunnelKeyLine(role: role, ends: ends, key: key, tag: tag.isEmpty ? nil : tag, predecessor: predecessor.isEmpty ? nil : predecessor,
-                               added: added, file: file)
+        return OctunnelKeyLine(
+            role: role, ends: ends, key: key, tag: tag.isEmpty ? nil : tag,
+            predecessor: predecessor.isEmpty ? nil : predecessor,
+            added: added, file: file)
     }
 
     /// Where the options end: the first space or tab outside double quotes (`\"` inside quotes
@@ -234,7 +257,8 @@ public struct OctunnelKeyLine: Equatable, Sendable {
         return result
     }
 
-    private static let fileScalars = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/".unicodeScalars)
+    private static let fileScalars = Set(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/".unicodeScalars)
 
     /// 16 lower-case hex digits.
     static func isTag(_ text: String) -> Bool {

@@ -58,7 +58,9 @@ public enum PortReclaimProgram {
     /// address as `HostPort` writes it, `[::1]:18081`) is for that listen, and any other
     /// address is refused. `procRoot` and `heartbeatSilence` are for tests that run it against
     /// a recorded /proc tree; they are fixed when the line is printed, never read at run time.
-    public static func program(listens: [HostPort], procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence) -> String {
+    public static func program(
+        listens: [HostPort], procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence
+    ) -> String {
         let first = listens.first ?? HostPort(host: Defaults.remoteHost, port: Defaults.remotePort)
         // Which listen: the words after the verb, compared whole with each baked-in address,
         // quoted (`[::1]` is no pattern there); nothing from the client is run or expanded.
@@ -66,15 +68,19 @@ public enum PortReclaimProgram {
             (index == 0 ? "\"\"|" : "") + "\"\(listen)\") \(parameters(listen));;"
         }
         let select = #"S=$SSH_ORIGINAL_COMMAND;V=${S%% *};X=;[ "$V" = "$S" ]||X=${S#* }"#
-        let choose = "case \"$X\" in " + arms.joined(separator: " ")
+        let choose =
+            "case \"$X\" in " + arms.joined(separator: " ")
             + " *) echo \"octunnel-reclaim v=1 result=refused port=\(first) reason=listen\";exit 1;; esac"
         // Every listen's port: a holder's connections accepted on any of them are its clients', not its own.
         let ports = " " + listens.map { hexPort($0.port) }.joined(separator: " ") + " "
-        return (["P=\(procRoot) O=\(heartbeatSilence * 100) T= g=\"\(ports)\"", select, choose] + body).joined(separator: ";")
+        return (["P=\(procRoot) O=\(heartbeatSilence * 100) T= g=\"\(ports)\"", select, choose] + body).joined(
+            separator: ";")
     }
 
     /// `program(listens: [listen])`: the line of a home with one forward.
-    public static func program(listen: HostPort, procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence) -> String {
+    public static func program(
+        listen: HostPort, procRoot: String = "/proc", heartbeatSilence: Int = heartbeatSilence
+    ) -> String {
         program(listens: [listen], procRoot: procRoot, heartbeatSilence: heartbeatSilence)
     }
 
@@ -84,7 +90,9 @@ public enum PortReclaimProgram {
         let port = hexPort(listen.port)
         // A listener on all addresses (0.0.0.0, ::) takes the port from a loopback listen too.
         var addresses = hexAddresses(listen.host)
-        for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) { addresses.append(any) }
+        for any in ["00000000", String(repeating: "0", count: 32)] where !addresses.contains(any) {
+            addresses.append(any)
+        }
         let local = " " + addresses.map { "\($0):\(port)" }.joined(separator: " ") + " "
         return "W=\"\(listen)\" L=\"\(local)\""
     }
@@ -158,27 +166,78 @@ public enum PortReclaimProgram {
         #"for f in $P/net/tcp $P/net/tcp6;do [ -r $f ]&&T="$T $f";done"#,
         #"o(){ echo "octunnel-reclaim v=1 result=$1 port=$W$2";exit 0;}"#,
         #"e(){ tr "\n\000" "\001\n" <$1 2>/dev/null;}"#,
-        #"case "$V" in octunnel-reclaim) A=r;; octunnel-inspect) "# + #"A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec "# + #"cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;"# + #"beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
-        [#"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456"#, #"789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");"#, #"p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);"#, #"if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"#, #""h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);"#, #"r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<"#, #"3?\":\":\"\")}return \"[\"r\"]:\"p}""#].joined(),
+        #"case "$V" in octunnel-reclaim) A=r;; octunnel-inspect) "#
+            + #"A=i;; octunnel-mark) export OCTUNNEL_LISTEN="$W;";exec "#
+            + #"cat >/dev/null;; octunnel-beat) export OCTUNNEL_LISTEN="$W;"#
+            + #"beat";exec cat >/dev/null;; *) echo "octunnel-reclaim v=1 result=refused port=$W reason=verb";exit 1;; esac"#,
+        [
+            #"F="function h(s,i,n){n=0;s=toupper(s);for(i=1;i<=length(s);i++)n=n*16+index(\"0123456"#,
+            #"789ABCDEF\",substr(s,i,1))-1;return n} function a(s,x,p,r,i,w){split(s,x,\":\");"#,
+            #"p=h(x[2]);s=x[1];if(substr(s,1,24)==\"0000000000000000FFFF0000\")s=substr(s,25);"#,
+            #"if(length(s)==8)return h(substr(s,7,2))\".\"h(substr(s,5,2))\".\"h(substr(s,3,2))\".\"#,
+            #""h(substr(s,1,2))\":\"p;r=\"\";for(i=0;i<4;i++){w=substr(s,i*8+1,8);"#,
+            #"r=r sprintf(\"%x:%x\",h(substr(w,7,2)substr(w,5,2)),h(substr(w,3,2)substr(w,1,2)))(i<"#,
+            #"3?\":\":\"\")}return \"[\"r\"]:\"p}""#,
+        ].joined(),
         #"l(){ awk -v L="$L" "\$4==\"0A\"&&index(L,\" \"\$2\" \"){print \$10,\$8;exit}" $T;}"#,
         #"set -- $(l);[ -n "$1" ]||o free"#,
         #"I=$1 U=$2"#,
-        #"set -- $(ls -l $P/[0-9]*/fd 2>/dev/null|awk -v P="$P/" -v I="socket:[$I]" "# + #""index(\$0,P)==1&&/\/fd:\$/{p=substr(\$0,length(P)+1);sub(\"/fd:\$\",\"\",p);"# + #"next} \$NF~/^socket:/{s[p]=s[p]\" \"substr(\$NF,9,length(\$NF)-9);"# + #"if(\$NF==I)q[p]=1} END{n=0;for(p in q){n++;r=p}if(n==1)print n,r,s[r];else print n}")"#,
+        #"set -- $(ls -l $P/[0-9]*/fd 2>/dev/null|awk -v P="$P/" -v I="socket:[$I]" "#
+            + #""index(\$0,P)==1&&/\/fd:\$/{p=substr(\$0,length(P)+1);sub(\"/fd:\$\",\"\",p);"#
+            + #"next} \$NF~/^socket:/{s[p]=s[p]\" \"substr(\$NF,9,length(\$NF)-9);"#
+            + #"if(\$NF==I)q[p]=1} END{n=0;for(p in q){n++;r=p}if(n==1)print n,r,s[r];else print n}")"#,
         #"x=$$ Y=" ";while [ "${x:-0}" -gt 1 ];do Y="$Y$x ";x=$(awk "/^PPid:/{print \$2}" $P/$x/status 2>/dev/null);done"#,
         #"[ "$1" = 1 ]||[ "$1$U" = "0$(id -u)" ]||o unseen " uid=$U holders=$1""#,
-        [#"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;"#, #"for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);"#, #"do e $f|grep -qxF -e "OCTUNNEL_LISTEN=$W;" -e "OCTUNNEL_LISTEN=$W;"#, #"beat"||continue;m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print "#, #"\$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) "#, #"continue;; esac;G=$((G+1));Q=$q;V=$(e $f|awk "/^SSH_CONNECTION=/{print "#, #"substr(\$0,16);exit}");done;[ $G = 1 ]||o unseen " uid=$U "#, #"holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#].joined(),
+        [
+            #"if [ "$1" = 1 ];then Q=$2;shift 2;S=" $* " K= Z=;else G=0;"#,
+            #"for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);"#,
+            #"do e $f|grep -qxF -e "OCTUNNEL_LISTEN=$W;" -e "OCTUNNEL_LISTEN=$W;"#,
+            #"beat"||continue;m=${f%/environ};m=${m##*/};q=$(awk "/^PPid:/{print "#,
+            #"\$2}" $P/$m/status 2>/dev/null);case "$Y" in *" $q "*) "#,
+            #"continue;; esac;G=$((G+1));Q=$q;V=$(e $f|awk "/^SSH_CONNECTION=/{print "#,
+            #"substr(\$0,16);exit}");done;[ $G = 1 ]||o unseen " uid=$U "#,
+            #"holders=0 marks=$G";set -- $V;case "$1" in *:*) v=;; *) v=$1;; esac;K="$(printf %04X "$4") $2 $v" S= Z=" via=mark";fi"#,
+        ].joined(),
         #"N=$(awk "/^Name:/{print \$2}" $P/$Q/status);R=$(awk "/^Uid:/{print \$2}" $P/$Q/status)"#,
         #"case "$N" in sshd|sshd-session) ;; *) o other " pid=$Q name=${N:-?} uid=$U";; esac"#,
         #"[ "$R" = "$(id -u)" ]||o other " pid=$Q name=$N uid=$R""#,
         #"case "$Y" in *" $Q "*) o own " pid=$Q";; esac"#,
-        #"M=;for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);"# + #"do e $f|grep -qxF "OCTUNNEL_LISTEN=$W;beat"||continue;m=${f%/environ};"# + #"m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
-        [#"c(){ awk -v S="$S" -v H="$g" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");"#, #"M=index(S,\" \"\$10\" \")&&(index(H,\" \"x[2]\" \")?0:1);if(K){split(K,k,\" "#, #"\");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"|"#, #"|index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");"#, #"n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;"#, #"for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" "#, #"\"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#].joined(),
-        #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};"# + #"; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" "# + #"2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
+        #"M=;for f in $(grep -l OCTUNNEL_LISTEN= $P/[0-9]*/environ 2>/dev/null);"#
+            + #"do e $f|grep -qxF "OCTUNNEL_LISTEN=$W;beat"||continue;m=${f%/environ};"#
+            + #"m=${m##*/};[ "$(awk "/^PPid:/{print \$2}" $P/$m/status 2>/dev/null)" = "$Q" ]&&M=$m;done"#,
+        [
+            #"c(){ awk -v S="$S" -v H="$g" -v K="$K" "$F \$4==\"01\"{split(\$2,x,\":\");"#,
+            #"M=index(S,\" \"\$10\" \")&&(index(H,\" \"x[2]\" \")?0:1);if(K){split(K,k,\" "#,
+            #"\");r=a(\$3);z=r;sub(/.*:/,\"\",z);M=x[2]==k[1]&&z==k[2]&&(k[3]==\"\"|"#,
+            #"|index(r,k[3]\":\")==1)}if(M){split(\$5,t,\":\");split(\$6,m,\":\");"#,
+            #"n++;c=r=a(\$3);e=h(\$7);q=\$13;w=h(m[2]);g=0;if(h(m[1])==1&&e>0){p=1;"#,
+            #"for(j=0;j<e&&j<30;j++)p*=2;g=q*(1-1/p)+(q>w?q-w:0)};k0=c\" "#,
+            #"\"h(t[1])\" \"h(m[1])\" \"e\" \"int(g/100)}} END{if(n==1)print k0;else print \"-\",n+0}" $T;}"#,
+        ].joined(),
+        #"k(){ case "$W" in \[*) w=${W#[};w=${w%%]*};"#
+            + #"; *) w=${W%:*};; esac;bash -c "exec 3<>/dev/tcp/$w/${W##*:}" "#
+            + #"2>/dev/null||nc -w 1 "$w" "${W##*:}" </dev/null >/dev/null 2>&1;}"#,
         #"n=0 s=0 z=0 b=0"#,
-        [#"while :;do set -- $(c);[ "$1" = - ]&&{ b=$((b+1));sleep 0.2 "#, #"2>/dev/null||sleep 1;[ -n "$(l)" ]||o free;[ $b -ge 5 ]&&o "#, #"unproven " pid=$Q reason=connections:$2";sleep 0.2 2>/dev/null|"#, #"|sleep 1;continue;};b=0;C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" "#, #"]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read "#, #"u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ "#, #"-n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ "#, #"beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" "#, #"-ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% "#, #"beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o "#, #"held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" "#, #"= 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o "# + #"live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case "# + #"$z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#].joined(),
+        [
+            #"while :;do set -- $(c);[ "$1" = - ]&&{ b=$((b+1));sleep 0.2 "#,
+            #"2>/dev/null||sleep 1;[ -n "$(l)" ]||o free;[ $b -ge 5 ]&&o "#,
+            #"unproven " pid=$Q reason=connections:$2";sleep 0.2 2>/dev/null|"#,
+            #"|sleep 1;continue;};b=0;C=$1 X=$2 R=$3 E=$4 B=$5;[ -n "$M" "#,
+            #"]&&{ j=$(awk "/^rchar:/{print \$2}" $P/$M/io 2>/dev/null);read "#,
+            #"u x </proc/uptime;u=${u%.*}${u#*.};[ $n = 0 ]&&J=$j t=$u;[ "#,
+            #"-n "$j" ]||M=;};D=" pid=$Q client=$C txq=$X retrans=$E silent=$B$Z${M:+ "#,
+            #"beat=$(((u-t)/100))}";[ "$X" -gt 0 ]&&[ "$R" = 1 ]&&[ "$E" "#,
+            #"-ge 3 ]&&break;[ -n "$M" ]&&{ [ "$j" = "$J" ]||o live "${D% "#,
+            #"beat=*} beat=0";[ $((u-t)) -ge $O ]&&break;};[ $A$M = i ]&&o "#,
+            #"held "$D";[ "$X" -gt 0 ]&&s=1;[ $A$n$X = r00 ]&&k&&z=1;[ "$M$X$E" "#,
+            #"= 00 ]&&{ [ $s = 1 ]||{ [ $z = 1 ]&&[ $n -ge 10 ];};}&&o "#
+                + #"live "$D";n=$((n+1));[ $n -ge 40 ]&&{ [ "$M$E" = 0 ]&&case "#
+                + #"$z$s in 00) ;; *) o live "$D";; esac;o unproven "$D";};sleep 0.2 2>/dev/null||sleep 1;done"#,
+        ].joined(),
         #"[ $A = i ]&&o dead "$D""#,
         #"kill "$Q" 2>/dev/null||o failed "$D reason=kill""#,
-        #"n=0;while [ -n "$(l)" ];do n=$((n+1));"# + #"[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;"# + #"[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,
+        #"n=0;while [ -n "$(l)" ];do n=$((n+1));"# + #"[ $n = 20 ]&&kill -9 "$Q" 2>/dev/null;"#
+            + #"[ $n -ge 40 ]&&o failed "$D reason=still-held";sleep 0.1 2>/dev/null||sleep 1;done"#,
         #"o freed "$D""#,
     ]
 }

@@ -64,16 +64,18 @@ public struct PortReclaimReport: Equatable, Sendable {
             for word in words.dropFirst() {
                 guard let equals = word.firstIndex(of: "=") else { continue }
                 // The VPS wrote it: shown only as OutsideText allows (no terminal controls, short).
-                fields[String(word[..<equals])] = OutsideText.shown(String(word[word.index(after: equals)...]), limit: 100)
+                fields[String(word[..<equals])] = OutsideText.shown(
+                    String(word[word.index(after: equals)...]), limit: 100)
             }
             guard fields["v"] == "1", let result = fields["result"].flatMap(Result.init(rawValue:)) else { continue }
-            return PortReclaimReport(result: result, port: fields["port"] ?? "", pid: fields["pid"].flatMap { Int($0) },
-                                     name: fields["name"], client: fields["client"],
-                                     unacknowledged: fields["txq"].flatMap { Int($0) },
-                                     retransmissions: fields["retrans"].flatMap { Int($0) },
-                                     silentAtLeast: fields["silent"].flatMap { Int($0) },
-                                     heartbeatAge: fields["beat"].flatMap { Int($0) },
-                                     uid: fields["uid"].flatMap { Int($0) }, reason: fields["reason"])
+            return PortReclaimReport(
+                result: result, port: fields["port"] ?? "", pid: fields["pid"].flatMap { Int($0) },
+                name: fields["name"], client: fields["client"],
+                unacknowledged: fields["txq"].flatMap { Int($0) },
+                retransmissions: fields["retrans"].flatMap { Int($0) },
+                silentAtLeast: fields["silent"].flatMap { Int($0) },
+                heartbeatAge: fields["beat"].flatMap { Int($0) },
+                uid: fields["uid"].flatMap { Int($0) }, reason: fields["reason"])
         }
         return nil
     }
@@ -87,7 +89,8 @@ public struct PortReclaimReport: Equatable, Sendable {
     /// One clause for messages: who holds the port and why it was or was not taken back.
     public var summary: String {
         let from = client.map { " from \($0)" } ?? ""
-        let resends = "\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times"
+        let resends =
+            "\(unacknowledged ?? 0) bytes unacknowledged, resent \(retransmissions ?? 0) times"
             + ((silentAtLeast ?? 0) > 0 ? ", silent at least \(Self.duration(silentAtLeast ?? 0))" : "")
         // The heartbeat is the evidence when the holder has one, unless TCP proved it dead first.
         let evidence = heartbeatAge.map { resentEnough ? resends : "no heartbeat for \(Self.duration($0))" } ?? resends
@@ -106,18 +109,23 @@ public struct PortReclaimReport: Equatable, Sendable {
             return "held by a dead home session\(from) (\(evidence))"
         case .unproven where reason?.hasPrefix("connections:") == true:
             let found = reason!.dropFirst("connections:".count)
-            return "held by an sshd session (pid \(pid.map(String.init) ?? "?")) whose client connection could not be singled out "
+            return
+                "held by an sshd session (pid \(pid.map(String.init) ?? "?")) whose client connection could not be singled out "
                 + "(\(found) found for 2 s, 1 needed)"
         case .unproven where heartbeatAge != nil:
-            return "held by an sshd session\(from) not yet proven dead (\(evidence); \(PortReclaimProgram.heartbeatSilence) s needed)"
+            return
+                "held by an sshd session\(from) not yet proven dead (\(evidence); \(PortReclaimProgram.heartbeatSilence) s needed)"
         case .unproven:
             return "held by an sshd session\(from) not yet proven dead (\(evidence); resent 3 times needed)"
         case .other:
-            return "taken by another program (\(name ?? "?"), " + "pid \(pid.map(String.init) ?? "?"), uid " + "\(uid.map(String.init) ?? "?")), not an sshd session of this user: left alone"
+            return "taken by another program (\(name ?? "?"), " + "pid \(pid.map(String.init) ?? "?"), uid "
+                + "\(uid.map(String.init) ?? "?")), not an sshd session of this user: left alone"
         case .own:
             return "held by this very session"
         case .unseen:
-            return "held by a process this VPS user cannot look at (uid \(uid.map(String.init) ?? "?")" + "): as a non-root user, sshd's session processes are not readable " + "in /proc, so octunnel cannot tell a dead session from anything else"
+            return "held by a process this VPS user cannot look at (uid \(uid.map(String.init) ?? "?")"
+                + "): as a non-root user, sshd's session processes are not readable "
+                + "in /proc, so octunnel cannot tell a dead session from anything else"
         case .refused:
             return "the VPS program did not know the verb"
         case .failed:

@@ -71,7 +71,9 @@ struct BurstSessionMemoryTests {
     /// The channels with a client's byte on them, across `sessions`, by that byte.
     static func served(_ sessions: [MemorySession]) -> [UInt8: MemoryChannel] {
         var channels: [UInt8: MemoryChannel] = [:]
-        for session in sessions { for channel in session.channels { if let byte = channel.written.first { channels[byte] = channel } } }
+        for session in sessions {
+            for channel in session.channels { if let byte = channel.written.first { channels[byte] = channel } }
+        }
         return channels
     }
 
@@ -98,8 +100,9 @@ struct BurstSessionMemoryTests {
         #expect(paired.seconds < 0.75 * alone.seconds, "with the extra \(paired.seconds) s, alone \(alone.seconds) s")
         #expect(alone.rounds.source.attempts == 0)
         #expect(paired.rounds.session.misuses.isEmpty && extra.misuses.isEmpty)
-        print("burst of 20, open round trip \(Self.roundTrip) s: alone \(alone.seconds) s, "
-              + "with the extra \(paired.seconds) s (\(onExtra) on it)")
+        print(
+            "burst of 20, open round trip \(Self.roundTrip) s: alone \(alone.seconds) s, "
+                + "with the extra \(paired.seconds) s (\(onExtra) on it)")
     }
 
     @Test("bursts that come back before one session refills the pool: its refills count, and the extra helps refill it")
@@ -115,14 +118,21 @@ struct BurstSessionMemoryTests {
         #expect(rounds.source.attempts == 0, "the pool filled with nobody waiting: one session")
         let clients = try Self.clients(24, of: forward)
         defer { clients.forEach { $0.finish() } }
-        let refilled = try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 24 && forward.pool.count == 20 }
-        #expect(refilled, "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count) of 20")
+        let refilled = try rounds.run {
+            Self.served([rounds.session] + rounds.source.made).count == 24 && forward.pool.count == 20
+        }
+        #expect(
+            refilled,
+            "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count) of 20"
+        )
         let extra = try #require(rounds.source.made.first, "4 waiting and 20 refills: a second session")
         #expect(extra.channels.count - 1 >= 5, "the extra opened \(extra.channels.count - 1) of 24")
         #expect(rounds.session.misuses.isEmpty && extra.misuses.isEmpty)
     }
 
-    @Test("an open in flight on one session counts for the pool: the other does not add the 20th too (a pool of 21 for ever)")
+    @Test(
+        "an open in flight on one session counts for the pool: the other does not add the 20th too (a pool of 21 for ever)"
+    )
     func poolNeverOverfills() throws {
         let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
         defer { rounds.stop() }
@@ -138,7 +148,9 @@ struct BurstSessionMemoryTests {
             Self.served([rounds.session] + rounds.source.made).count == 24 && rounds.session.isCallPending
                 && rounds.source.made.first.map { !$0.isCallPending } == true && forward.pool.count >= 19
         }
-        #expect(settled, "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count)")
+        #expect(
+            settled,
+            "served \(Self.served([rounds.session] + rounds.source.made).count) of 24, pool \(forward.pool.count)")
         // Still nothing more after a while: the extra leaves the 20th to the open in flight.
         let until = MonotonicClock.now() + 0.2
         try rounds.run { MonotonicClock.now() > until }
@@ -157,7 +169,9 @@ struct BurstSessionMemoryTests {
         #expect(served.rounds.source.attempts == 0)
     }
 
-    @Test("the burst is over: the extra closes with a goodbye once idle, its streams done; one session left, no wake-ups for it")
+    @Test(
+        "the burst is over: the extra closes with a goodbye once idle, its streams done; one session left, no wake-ups for it"
+    )
     func extraClosesAfterBurst() throws {
         let (rounds, forward) = try Self.tunnel(bursts: true, idleClose: 0.5)
         defer { rounds.stop() }
@@ -239,7 +253,8 @@ struct BurstSessionMemoryTests {
         let (rounds, forward) = try MemoryRounds.tunnel(warm: 0)
         defer { rounds.stop() }
         rounds.session.openDelay = Self.roundTrip / 4
-        rounds.source.refusal = AnyFailure(ConnectError.sshFailure(host: "127.0.0.1", port: 22, detail: "refused for the test"))
+        rounds.source.refusal = AnyFailure(
+            ConnectError.sshFailure(host: "127.0.0.1", port: 22, detail: "refused for the test"))
         rounds.allowBursts()
         rounds.start()
         for _ in 0..<2 {
@@ -247,7 +262,8 @@ struct BurstSessionMemoryTests {
             #expect(try rounds.run { Self.served([rounds.session]).count == 20 })
             clients.forEach { $0.finish() }
             rounds.session.channels.forEach { $0.deliverEOF() }
-            #expect(try rounds.run { forward.channelQueue(now: MonotonicClock.now()) == 0 && !forward.holds(rounds.live!) })
+            #expect(
+                try rounds.run { forward.channelQueue(now: MonotonicClock.now()) == 0 && !forward.holds(rounds.live!) })
         }
         #expect(rounds.source.attempts == 1)
         #expect(rounds.said.count { if case .warning = $0 { true } else { false } } == 1)

@@ -45,7 +45,9 @@ struct LocalForwardMemoryTests {
         #expect(session.misuses.isEmpty)
     }
 
-    @Test("clients at once: one open in flight at a time, each its own channel, libssh2's rules kept", arguments: [0, nil] as [Int?])
+    @Test(
+        "clients at once: one open in flight at a time, each its own channel, libssh2's rules kept",
+        arguments: [0, nil] as [Int?])
     func clientsAtOnce(warm: Int?) throws {
         let (rounds, forward) = try MemoryRounds.tunnel(warm: warm)
         defer { rounds.stop() }
@@ -99,14 +101,19 @@ struct LocalForwardMemoryTests {
         #expect(try rounds.run { session.channels.count == 2 && !session.channels[1].written.isEmpty })
         session.die()
         #expect(try rounds.run { rounds.ended != nil })
-        #expect(rounds.said.contains { if case .clientDropped(_, let reason) = $0 { reason == "session lost" } else { false } })
+        #expect(
+            rounds.said.contains {
+                if case .clientDropped(_, let reason) = $0 { reason == "session lost" } else { false }
+            })
         #expect(readAll(client.fd).isEmpty)
         #expect(session.isClosed)
     }
 }
 
 extension LocalForwardMemoryTests {
-    @Test("pooled channels the VPS closes after sitting idle (a server's idle timeout) are not all replaced: one is, until a client comes")
+    @Test(
+        "pooled channels the VPS closes after sitting idle (a server's idle timeout) are not all replaced: one is, until a client comes"
+    )
     func idleClosedPoolKeepsOne() throws {
         let (rounds, forward) = try MemoryRounds.tunnel(warm: nil)
         defer { rounds.stop() }
@@ -122,12 +129,14 @@ extension LocalForwardMemoryTests {
         for channel in direct() { channel.deliverEOF() }
         #expect(try rounds.run { direct().filter(\.isFreed).count == 6 })
         #expect(try rounds.run { open().count == 1 }, "one pooled channel is kept")
-        #expect(!(try rounds.run(within: 0.5) { direct().count > 7 }), "the pool refilled in full: \(direct().count) opens")
+        #expect(
+            !(try rounds.run(within: 0.5) { direct().count > 7 }), "the pool refilled in full: \(direct().count) opens")
         // A client comes: demand is live again, the pool refills to six behind it.
         let client = try Self.client(of: forward)
         defer { client.finish() }
         #expect(writeAll(client.fd, Array("hi".utf8)))
-        #expect(try rounds.run { open().count == 7 }, "the client's channel and six pooled expected: \(open().count) open")
+        #expect(
+            try rounds.run { open().count == 7 }, "the client's channel and six pooled expected: \(open().count) open")
         #expect(session.misuses.isEmpty)
     }
 }
@@ -138,10 +147,13 @@ struct SharedSessionMemoryTests {
     @Test("clients of two forwards at once: each channel goes to its own forward's target, one open at a time")
     func twoForwardsTakeTurns() throws {
         let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let connection = ConnectionSettings(
+            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
         let forwards = [18080, 3000].map { port in
-            Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0), target: HostPort(host: "127.0.0.1", port: port),
-                    isOpenCode: port == 18080)
+            Forward(
+                direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
+                target: HostPort(host: "127.0.0.1", port: port),
+                isOpenCode: port == 18080)
         }
         let options = TunnelOptions(connection: connection, forwards: forwards, warm: 0)
         var locals: [LocalForward] = []
@@ -165,7 +177,9 @@ struct SharedSessionMemoryTests {
         #expect(try rounds.run { session.channels.filter { !$0.written.isEmpty }.count == 6 })
         for channel in session.channels where !channel.written.isEmpty {
             let expected = channel.written[0] < 10 ? 18080 : 3000
-            #expect(channel.target?.port == expected, "byte \(channel.written[0]) went to \(String(describing: channel.target))")
+            #expect(
+                channel.target?.port == expected,
+                "byte \(channel.written[0]) went to \(String(describing: channel.target))")
         }
         #expect(session.misuses.isEmpty)
     }

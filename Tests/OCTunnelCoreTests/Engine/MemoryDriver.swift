@@ -11,7 +11,10 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
     private var attempts = 0
 
     /// The next attempt fails with `error` (a replacement refused, the VPS away).
-    func failNext(_ error: any OCTunnelFailure = ConnectError.sshFailure(host: "127.0.0.1", port: 22, detail: "the test refused this attempt")) {
+    func failNext(
+        _ error: any OCTunnelFailure = ConnectError.sshFailure(
+            host: "127.0.0.1", port: 22, detail: "the test refused this attempt")
+    ) {
         lock.lock(); defer { lock.unlock() }
         planned.append(error)
     }
@@ -44,9 +47,10 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
     }
 
     /// What the driver tells of each in-memory session.
-    static let info = SessionInfo(hostKey: SSHPublicKey(ed25519: [UInt8](repeating: 7, count: 32), comment: ""), newlyTrusted: false,
-                                  hostKeyTrust: .known, keyExchange: "memory", cipher: "memory", mac: "memory",
-                                  serverBanner: "SSH-2.0-memory", user: "me", clientKeyFingerprint: "SHA256:memory")
+    static let info = SessionInfo(
+        hostKey: SSHPublicKey(ed25519: [UInt8](repeating: 7, count: 32), comment: ""), newlyTrusted: false,
+        hostKeyTrust: .known, keyExchange: "memory", cipher: "memory", mac: "memory",
+        serverBanner: "SSH-2.0-memory", user: "me", clientKeyFingerprint: "SHA256:memory")
 }
 
 /// A whole `tunnel up` engine over in-memory sessions: the real `SessionDriver` and `LocalForward`
@@ -63,15 +67,18 @@ final class MemoryDriver {
     init(keepalive: Double = 15, warm: Int? = 0) throws {
         loop = try EventLoop()
         let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
-                              target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
+        let connection = ConnectionSettings(
+            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let forward = Forward(
+            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
+            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
         let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
         let events = self.events
         let emit: @Sendable (EngineEvent) -> Void = { event in events.update { $0.append(event) } }
         local = try LocalForward(options: options, forward: forward, emit: emit)
-        driver = SessionDriver(settings: connection, keepalive: keepalive, exitOnFirstFailure: false, loop: loop, forwards: [local],
-                               opener: opener, emit: emit)
+        driver = SessionDriver(
+            settings: connection, keepalive: keepalive, exitOnFirstFailure: false, loop: loop, forwards: [local],
+            opener: opener, emit: emit)
         driver.startConnector()
     }
 
@@ -94,7 +101,9 @@ final class MemoryDriver {
 
     /// A client of the forward, with a hang guard on its reads and writes.
     func client() throws -> ClientConnection {
-        guard let client = ClientConnection(port: local.listenPort, timeout: 5) else { throw MemoryDriverError.noClient }
+        guard let client = ClientConnection(port: local.listenPort, timeout: 5) else {
+            throw MemoryDriverError.noClient
+        }
         return client
     }
 

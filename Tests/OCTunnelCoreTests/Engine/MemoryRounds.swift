@@ -21,8 +21,10 @@ final class MemoryRounds {
 
     /// Lets a burst open an extra session (from `source`), closed after `idleClose` s of nothing.
     func allowBursts(idleClose: Double = BurstRule.idleClose) {
-        burst = BurstSession(source: source, keepalive: 15, scratch: ScratchBuffer(), enabled: true,
-                             rule: BurstRule(idleClose: idleClose)) { [events] event in events.update { $0.append(event) } }
+        burst = BurstSession(
+            source: source, keepalive: 15, scratch: ScratchBuffer(), enabled: true,
+            rule: BurstRule(idleClose: idleClose)
+        ) { [events] event in events.update { $0.append(event) } }
     }
 
     init(forwards make: (@escaping @Sendable (EngineEvent) -> Void) throws -> [SessionForward]) throws {
@@ -36,8 +38,9 @@ final class MemoryRounds {
         let now = MonotonicClock.now()
         session.now = now
         let idle = session.newChannel(target: nil)
-        let live = LiveSession(session: session, idleChannel: idle, scratch: ScratchBuffer(), keepaliveInterval: keepalive,
-                               highWater: SessionDriver.highWater, now: now)
+        let live = LiveSession(
+            session: session, idleChannel: idle, scratch: ScratchBuffer(), keepaliveInterval: keepalive,
+            highWater: SessionDriver.highWater, now: now)
         self.live = live
         for forward in forwards { forward.sessionStarted(live, now: now) }
     }
@@ -64,7 +67,9 @@ final class MemoryRounds {
         }
         live.beginRound()
         // The driver reads the idle channel every round: a dead session shows there first.
-        if case .failed(let code) = live.idleChannel.read(into: live.scratch.pointer, count: live.scratch.size) { live.fail(code) }
+        if case .failed(let code) = live.idleChannel.read(into: live.scratch.pointer, count: live.scratch.size) {
+            live.fail(code)
+        }
         for forward in forwards where live.isAlive { forward.drive(live, now: later) }
         if live.isAlive { live.freeReleasedChannels() }
         if let end = live.failure {
@@ -101,9 +106,11 @@ extension MemoryRounds {
     /// `warm` 0 turns the pool off.
     static func tunnel(warm: Int? = 0) throws -> (MemoryRounds, LocalForward) {
         let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
-                              target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
+        let connection = ConnectionSettings(
+            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let forward = Forward(
+            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
+            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
         let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
         var local: LocalForward?
         let rounds = try MemoryRounds { emit in

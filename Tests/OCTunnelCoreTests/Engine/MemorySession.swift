@@ -74,8 +74,10 @@ final class MemorySession: EngineSession {
     func acknowledgeReceived() {}
 
     func error(_ code: Int32, _ operation: String) -> LibSSH2Error {
-        LibSSH2Error(code: code, message: code == MemoryCode.channelFailure ? "Channel open failure (\(openRefusal ?? "?"))" : "memory",
-                     operation: operation)
+        LibSSH2Error(
+            code: code,
+            message: code == MemoryCode.channelFailure ? "Channel open failure (\(openRefusal ?? "?"))" : "memory",
+            operation: operation)
     }
 
     /// Starts the call `call` or continues it; true once it is due (answered).
@@ -95,8 +97,12 @@ final class MemorySession: EngineSession {
     func openDirect(host: String, port: Int, originHost: String, originPort: Int) -> ChannelOpen {
         if let failure { return .failed(error(failure, "open")) }
         guard step("direct-tcpip \(host):\(port) from \(originHost):\(originPort)") else { return .wouldBlock }
-        if let openRefusal { return .failed(LibSSH2Error(code: MemoryCode.channelFailure, message: "Channel open failure (\(openRefusal))",
-                                                         operation: "open")) }
+        if let openRefusal {
+            return .failed(
+                LibSSH2Error(
+                    code: MemoryCode.channelFailure, message: "Channel open failure (\(openRefusal))",
+                    operation: "open"))
+        }
         return .opened(newChannel(target: HostPort(host: host, port: port)))
     }
 

@@ -22,7 +22,8 @@ struct OfflineRetryTests {
         var delays: [Double] = []
         for _ in 0..<8 {
             _ = state.attemptStarted()
-            guard case .retry(let end, let delay) = state.attemptFailed(offline, sessionUp: false, now: now, random: 0) else {
+            guard case .retry(let end, let delay) = state.attemptFailed(offline, sessionUp: false, now: now, random: 0)
+            else {
                 Issue.record("an attempt with no route at all is probed again at once")
                 return
             }

@@ -47,7 +47,8 @@ struct OwnershipTests {
         await #expect(processExitsWith: .failure, "reading a closed descriptor's number must stop a debug build") {
             let (fd, other) = try! { () throws -> (Int32, Int32) in
                 var fds: [Int32] = [0, 0]
-                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { throw POSIXError(.EMFILE) }
+                guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0
+                else { throw POSIXError(.EMFILE) }
                 return (fds[0], fds[1])
             }()
             _ = other

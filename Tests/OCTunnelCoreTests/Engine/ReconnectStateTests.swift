@@ -10,7 +10,8 @@ import Testing
 struct ReconnectStateTests {
     static let penalty = AnyFailure(ConnectError.closedBeforeGreeting(host: "vps", port: 22))
     static let refused = AnyFailure(ConnectError.connectionRefused(host: "vps", port: 22))
-    static let hostKey = AnyFailure(TrustError.hostKeyChanged(host: "vps", port: 22, known: ["SHA256:a"], presented: "SHA256:b", file: "kh"))
+    static let hostKey = AnyFailure(
+        TrustError.hostKeyChanged(host: "vps", port: 22, known: ["SHA256:a"], presented: "SHA256:b", file: "kh"))
 
     /// A state with one session up since `now`.
     static func connected(at now: Double = 10, exitOnFirstFailure: Bool = true) -> ReconnectState {
@@ -21,8 +22,11 @@ struct ReconnectStateTests {
     }
 
     /// Acts on the pending cause as the driver does with a live session.
-    static func act(_ state: inout ReconnectState, decision: RoamingDecision, overlap: Bool = true, now: Double)
-        -> (step: ReconnectState.Step, event: RoamingEvent)? {
+    static func act(
+        _ state: inout ReconnectState, decision: RoamingDecision, overlap: Bool = true, now: Double
+    )
+        -> (step: ReconnectState.Step, event: RoamingEvent)?
+    {
         guard let noticed = state.causeToActOn(clientsArrived: false, quietFor: nil, now: now) else { return nil }
         return state.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
     }
@@ -42,7 +46,9 @@ struct ReconnectStateTests {
         #expect(state.retryAt == nil)
         #expect(state.retry(after: end, uptime: 5, now: 200, random: 0) == 2)
         #expect(state.retry(after: end, uptime: 5, now: 300, random: 0) == 4)
-        #expect(state.retry(after: end, uptime: 60, now: 400, random: 0) == 1, "a session up a minute starts the backoff over")
+        #expect(
+            state.retry(after: end, uptime: 60, now: 400, random: 0) == 1,
+            "a session up a minute starts the backoff over")
     }
 
     @Test("send failure and a VPS that closed: the backoff, not at once")
@@ -80,7 +86,10 @@ struct ReconnectStateTests {
         let acted = try #require(result)
         let end = SessionEnd.roamed(cause, .addressGone("10.0.0.1"))
         #expect(acted.step == .drop(end, sayGoodbye: false))
-        #expect(acted.event.text == "network changed (address 10.0.0.1 removed): the session's address 10.0.0.1 is gone; reconnecting now")
+        #expect(
+            acted.event.text
+                == "network changed (address 10.0.0.1 removed): the session's address 10.0.0.1 is gone; reconnecting now"
+        )
         #expect(end.text == "network changed (address 10.0.0.1 removed): the session's address 10.0.0.1 is gone")
         #expect(state.pending == nil)
         #expect(state.retry(after: end, uptime: 5, now: 50, random: 0) == 0)
@@ -90,7 +99,8 @@ struct ReconnectStateTests {
         let reconnected = try #require(started)
         #expect(reconnected.text == "reconnected 1.1 s after a network change", "counted from the first announcement")
         #expect(state.roaming == nil)
-        #expect(state.retry(after: .silence(seconds: 46), uptime: 1, now: 60, random: 0) == 1, "the backoff started over")
+        #expect(
+            state.retry(after: .silence(seconds: 46), uptime: 1, now: 60, random: 0) == 1, "the backoff started over")
     }
 
     @Test("network change, the address still here: a probe; answered, the session stays")
@@ -132,15 +142,20 @@ struct ReconnectStateTests {
     @Test("a client after a silence: the cause only when clients came and the session was quiet")
     func clientAfterSilence() throws {
         var state = Self.connected()
-        #expect(state.causeToActOn(clientsArrived: true, quietFor: nil, now: 80) == nil, "not quiet, or a probe under way")
+        #expect(
+            state.causeToActOn(clientsArrived: true, quietFor: nil, now: 80) == nil, "not quiet, or a probe under way")
         #expect(state.causeToActOn(clientsArrived: false, quietFor: 20, now: 80) == nil, "quiet, but nobody came")
         let arrived = state.causeToActOn(clientsArrived: true, quietFor: 20, now: 80)
         let noticed = try #require(arrived)
         #expect(noticed == ReconnectState.Noticed(cause: .clientAfterSilence(20), since: 80))
         let acted = state.act(on: noticed, decision: .probe(deadline: 81), allowsOverlap: true, now: 80)
-        #expect(acted.event.text == "a client came after 20.0 s without a word from the VPS: probing the session (answer within 1.0 s)")
+        #expect(
+            acted.event.text
+                == "a client came after 20.0 s without a word from the VPS: probing the session (answer within 1.0 s)")
         state.notice(.wake(5), since: 80.5)
-        #expect(state.causeToActOn(clientsArrived: true, quietFor: 20, now: 81)?.cause == .wake(5), "a noticed cause goes first")
+        #expect(
+            state.causeToActOn(clientsArrived: true, quietFor: 20, now: 81)?.cause == .wake(5),
+            "a noticed cause goes first")
     }
 
     @Test("requested, tunnel up: a new session beside the live one; it replaces it, or the live one stays")
@@ -153,7 +168,9 @@ struct ReconnectStateTests {
         #expect(acted.event.text == "reconnect requested: reconnecting now")
         #expect(state.replacing)
         state.notice(.networkChange("routes changed"), since: 90.1)
-        #expect(state.causeToActOn(clientsArrived: false, quietFor: nil, now: 90.2) == nil, "nothing else while a replacement connects")
+        #expect(
+            state.causeToActOn(clientsArrived: false, quietFor: nil, now: 90.2) == nil,
+            "nothing else while a replacement connects")
         #expect(state.pending == nil)
         #expect(state.probeAnswered(in: 0.1)?.text == nil)
         #expect(state.sessionStarted(now: 90.8)?.text == "reconnected 0.8 s after a reconnect request")
@@ -196,47 +213,71 @@ struct ReconnectStateTests {
         let cutShort = state.actWithoutSession(on: .init(cause: cause, since: 120.5), attemptStartedAt: nil, now: 120.5)
         let cut = try #require(cutShort)
         #expect(!cut.abandonAttempt)
-        #expect(cut.event.text == "network changed (address 10.0.0.3 added): no session; attempting now; reconnecting now")
+        #expect(
+            cut.event.text == "network changed (address 10.0.0.3 added): no session; attempting now; reconnecting now")
         #expect(state.retryAt == 120.5)
-        #expect(state.actWithoutSession(on: .init(cause: cause, since: 120.6), attemptStartedAt: nil, now: 120.6)?.abandonAttempt == nil,
-                "the attempt is due already")
+        #expect(
+            state.actWithoutSession(on: .init(cause: cause, since: 120.6), attemptStartedAt: nil, now: 120.6)?
+                .abandonAttempt == nil,
+            "the attempt is due already")
         let due = state.attemptIsDue(now: 120.6, connectorRunning: false)
         #expect(due)
-        #expect(state.actWithoutSession(on: .init(cause: cause, since: 120.7), attemptStartedAt: 120.8, now: 121)?.abandonAttempt == nil,
-                "the attempt under way began after the change")
+        #expect(
+            state.actWithoutSession(on: .init(cause: cause, since: 120.7), attemptStartedAt: 120.8, now: 121)?
+                .abandonAttempt == nil,
+            "the attempt under way began after the change")
         let abandoned = state.actWithoutSession(on: .init(cause: cause, since: 121), attemptStartedAt: 120.6, now: 121)
         let abandon = try #require(abandoned)
         #expect(abandon.abandonAttempt)
-        #expect(abandon.event.text.hasSuffix("no session; the attempt under way began before, a new one starts now; reconnecting now"))
+        #expect(
+            abandon.event.text.hasSuffix(
+                "no session; the attempt under way began before, a new one starts now; reconnecting now"))
         #expect(state.retryAt == 121)
-        #expect(state.actWithoutSession(on: .init(cause: .requested, since: 121), attemptStartedAt: 121.5, now: 122)?.abandonAttempt == true,
-                "a request abandons even a newer attempt")
-        #expect(state.sessionStarted(now: 122.5)?.text == "reconnected 2.0 s after a network change", "from the first cause")
+        #expect(
+            state.actWithoutSession(on: .init(cause: .requested, since: 121), attemptStartedAt: 121.5, now: 122)?
+                .abandonAttempt == true,
+            "a request abandons even a newer attempt")
+        #expect(
+            state.sessionStarted(now: 122.5)?.text == "reconnected 2.0 s after a network change", "from the first cause"
+        )
     }
 
-    @Test("attempt failures: the first ends the run, one retrying cannot fix always does, a penalty is waited out and named once")
+    @Test(
+        "attempt failures: the first ends the run, one retrying cannot fix always does, a penalty is waited out and named once"
+    )
     func attemptFailures() {
         var first = ReconnectState(exitOnFirstFailure: true, waitsOutPenalty: true)
         #expect(first.attemptFailed(Self.refused, sessionUp: false, now: 1) == .giveUp)
-        #expect(first.attemptFailed(Self.penalty, sessionUp: false, now: 1, random: 0) == .retry(.attemptFailed(Self.penalty), delay: 1))
-        #expect(first.attemptFailed(Self.penalty, sessionUp: false, now: 2, random: 0) == .retry(.stillClosedBeforeGreeting, delay: 2))
+        #expect(
+            first.attemptFailed(Self.penalty, sessionUp: false, now: 1, random: 0)
+                == .retry(.attemptFailed(Self.penalty), delay: 1))
+        #expect(
+            first.attemptFailed(Self.penalty, sessionUp: false, now: 2, random: 0)
+                == .retry(.stillClosedBeforeGreeting, delay: 2))
         #expect(SessionEnd.stillClosedBeforeGreeting.text == "still closed before its SSH greeting (see above)")
         var check = ReconnectState(exitOnFirstFailure: true, waitsOutPenalty: false)
-        #expect(check.attemptFailed(Self.penalty, sessionUp: false, now: 1) == .giveUp, "tunnel check reports a penalty")
+        #expect(
+            check.attemptFailed(Self.penalty, sessionUp: false, now: 1) == .giveUp, "tunnel check reports a penalty")
 
         var state = Self.connected()
-        #expect(state.attemptFailed(Self.refused, sessionUp: false, now: 3, random: 0)
+        #expect(
+            state.attemptFailed(Self.refused, sessionUp: false, now: 3, random: 0)
                 == .probe(.attemptFailed(Self.refused), delay: 0.5, say: true))
         #expect(SessionEnd.attemptFailed(Self.refused).text == Self.refused.localizedDescription)
         #expect(state.attemptFailed(Self.hostKey, sessionUp: false, now: 4) == .giveUp)
         _ = state.attemptFailed(Self.penalty, sessionUp: false, now: 5, random: 0)
         _ = state.sessionStarted(now: 6)
-        #expect(state.attemptFailed(Self.penalty, sessionUp: false, now: 7, random: 0) == .retry(.attemptFailed(Self.penalty), delay: 2),
-                "named in full again after a session (the backoff goes on: that session was up under a minute; the refusal left it alone)")
+        #expect(
+            state.attemptFailed(Self.penalty, sessionUp: false, now: 7, random: 0)
+                == .retry(.attemptFailed(Self.penalty), delay: 2),
+            "named in full again after a session (the backoff goes on: that session was up under a minute; the refusal left it alone)"
+        )
         #expect(state.attemptStarted() == 2)
     }
 
-    @Test("a VPS that answers no connection: tried every 0.5 s, then 1 s, then 2 s, said every 10 s, whatever the backoff had reached")
+    @Test(
+        "a VPS that answers no connection: tried every 0.5 s, then 1 s, then 2 s, said every 10 s, whatever the backoff had reached"
+    )
     func outageProbes() {
         var state = Self.connected()
         // Three sessions lost in a row: the backoff is at 4 s.
@@ -247,7 +288,10 @@ struct ReconnectStateTests {
         while now < 500 {
             #expect(state.attemptIsQuiet(now: now) == (now > 100 && !said.isEmpty && now - said.last! < 10))
             _ = state.attemptStarted()
-            guard case .probe(let end, let delay, let say) = state.attemptFailed(Self.refused, sessionUp: false, now: now, random: 0) else {
+            guard
+                case .probe(let end, let delay, let say) = state.attemptFailed(
+                    Self.refused, sessionUp: false, now: now, random: 0)
+            else {
                 Issue.record("a refused attempt is not probed again")
                 return
             }
@@ -281,7 +325,8 @@ struct ReconnectStateTests {
     @Test("only attempts that reached no SSH server are probed: a penalty, a host key, a refused key keep their rules")
     func whatReachedNoServer() {
         #expect(OutageProbe.reachedNoServer(Self.refused))
-        #expect(OutageProbe.reachedNoServer(ConnectError.unreachable(host: "vps", port: 22, reason: "no route to host")))
+        #expect(
+            OutageProbe.reachedNoServer(ConnectError.unreachable(host: "vps", port: 22, reason: "no route to host")))
         #expect(OutageProbe.reachedNoServer(ConnectError.connectTimeout(host: "vps", port: 22, seconds: 15)))
         #expect(!OutageProbe.reachedNoServer(Self.penalty))
         #expect(!OutageProbe.reachedNoServer(Self.hostKey))

@@ -10,16 +10,20 @@ struct RemoteForwardMemoryTests {
     /// A `home up` with one forward from the VPS's 127.0.0.1:18080 to `homePort` here.
     static func home(to homePort: Int) throws -> MemoryRounds {
         let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: 18080),
-                              target: HostPort(host: "127.0.0.1", port: homePort), isOpenCode: true)
+        let connection = ConnectionSettings(
+            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let forward = Forward(
+            direction: .remote, listen: HostPort(host: "127.0.0.1", port: 18080),
+            target: HostPort(host: "127.0.0.1", port: homePort), isOpenCode: true)
         let options = HomeForwardOptions(connection: connection, forwards: [forward])
         return try MemoryRounds { emit in
             [try RemoteForward(forward, index: 0, options: options, emit: emit, forbidden: { _ in }, wake: {})]
         }
     }
 
-    @Test("the VPS listens, opens a channel, and its bytes go to the home port and back; the listen is asked one call at a time")
+    @Test(
+        "the VPS listens, opens a channel, and its bytes go to the home port and back; the listen is asked one call at a time"
+    )
     func forwardedBothWays() throws {
         let echo = try TCPTestServer.echo()
         defer { echo.stop() }

@@ -67,7 +67,10 @@ struct RoamingDecisionTests {
         #expect(keepalive.isProbing)
         #expect(keepalive.nextDeadline == 40, "the probe is due now, not at the next interval (45)")
         var sent = 0
-        #expect(keepalive.check(now: 40) { sent += 1; return .wouldBlock } == .alive)
+        #expect(
+            keepalive.check(now: 40) {
+                sent += 1; return .wouldBlock
+            } == .alive)
         #expect(sent == 1)
         #expect(keepalive.nextDeadline == 41)
         keepalive.heard(at: 40.25)
@@ -112,18 +115,23 @@ struct RoamingDecisionTests {
 
     @Test("the session's address gone: reconnect now, naming the address")
     func addressGone() {
-        let decision = RoamingDecision.decide(.networkChange("address 10.0.0.1 removed"), localAddress: "10.0.0.1",
-                                              addresses: ["127.0.0.1", "10.9.0.1"], roundTrip: 0.01, now: 50)
+        let decision = RoamingDecision.decide(
+            .networkChange("address 10.0.0.1 removed"), localAddress: "10.0.0.1",
+            addresses: ["127.0.0.1", "10.9.0.1"], roundTrip: 0.01, now: 50)
         #expect(decision == .reconnect(.addressGone("10.0.0.1")))
         if case .reconnect(let reason) = decision { #expect(reason.text == "the session's address 10.0.0.1 is gone") }
-        let mapped = RoamingDecision.decide(.wake(20), localAddress: "::ffff:10.0.0.1", addresses: ["10.9.0.1"], roundTrip: nil, now: 50)
+        let mapped = RoamingDecision.decide(
+            .wake(20), localAddress: "::ffff:10.0.0.1", addresses: ["10.9.0.1"], roundTrip: nil, now: 50)
         #expect(mapped == .reconnect(.addressGone("10.0.0.1")))
     }
 
-    @Test("a network change moved the route to the VPS to another address, the session's still here: reconnect, the old path working")
+    @Test(
+        "a network change moved the route to the VPS to another address, the session's still here: reconnect, the old path working"
+    )
     func routeMoved() {
-        let moved = RoamingDecision.decide(.networkChange("route added"), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
-                                           preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
+        let moved = RoamingDecision.decide(
+            .networkChange("route added"), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
+            preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
         #expect(moved == .reconnect(.routeMoved(from: "10.0.0.1", to: "10.9.0.1")))
         if case .reconnect(let reason) = moved {
             #expect(reason.oldPathWorks)
@@ -131,28 +139,34 @@ struct RoamingDecisionTests {
         }
         #expect(!ReconnectReason.addressGone("10.0.0.1").oldPathWorks)
         // The same source (mapped or not), or a wake (the route says nothing of the session's life): probe.
-        let same = RoamingDecision.decide(.networkChange("route added"), localAddress: "::ffff:10.0.0.1", addresses: ["10.0.0.1"],
-                                          preferredSource: "10.0.0.1", roundTrip: 0.04, now: 50)
+        let same = RoamingDecision.decide(
+            .networkChange("route added"), localAddress: "::ffff:10.0.0.1", addresses: ["10.0.0.1"],
+            preferredSource: "10.0.0.1", roundTrip: 0.04, now: 50)
         #expect(same == .probe(deadline: 51))
-        let woke = RoamingDecision.decide(.wake(30), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
-                                          preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
+        let woke = RoamingDecision.decide(
+            .wake(30), localAddress: "10.0.0.1", addresses: ["10.0.0.1", "10.9.0.1"],
+            preferredSource: "10.9.0.1", roundTrip: 0.04, now: 50)
         #expect(woke == .probe(deadline: 51))
     }
 
     @Test("the session's address still here (or unknown): probe, allowing 4 round trips and at least 1 s")
     func addressKept() {
-        let here = RoamingDecision.decide(.networkChange("routes changed"), localAddress: "10.0.0.1",
-                                          addresses: ["10.0.0.1", "10.9.0.1"], roundTrip: 0.04, now: 50)
+        let here = RoamingDecision.decide(
+            .networkChange("routes changed"), localAddress: "10.0.0.1",
+            addresses: ["10.0.0.1", "10.9.0.1"], roundTrip: 0.04, now: 50)
         #expect(here == .probe(deadline: 51))
-        let far = RoamingDecision.decide(.wake(30), localAddress: "10.0.0.1", addresses: ["10.0.0.1"], roundTrip: 0.6, now: 50)
+        let far = RoamingDecision.decide(
+            .wake(30), localAddress: "10.0.0.1", addresses: ["10.0.0.1"], roundTrip: 0.6, now: 50)
         #expect(far == .probe(deadline: 52.4))
-        let unknown = RoamingDecision.decide(.clientAfterSilence(20), localAddress: "10.0.0.1", addresses: nil, roundTrip: nil, now: 50)
+        let unknown = RoamingDecision.decide(
+            .clientAfterSilence(20), localAddress: "10.0.0.1", addresses: nil, roundTrip: nil, now: 50)
         #expect(unknown == .probe(deadline: 51))
     }
 
     @Test("a reconnect request reconnects whatever the addresses say")
     func requested() {
-        let decision = RoamingDecision.decide(.requested, localAddress: "10.0.0.1", addresses: ["10.0.0.1"], roundTrip: 0.01, now: 50)
+        let decision = RoamingDecision.decide(
+            .requested, localAddress: "10.0.0.1", addresses: ["10.0.0.1"], roundTrip: 0.01, now: 50)
         #expect(decision == .reconnect(.requested))
         #expect(ReconnectReason.requested.text == "reconnect requested")
     }
@@ -185,24 +199,46 @@ struct RoamingDecisionTests {
     @Test("roaming events read as the issue says and serialize as JSON")
     func events() throws {
         let cause = RoamingCause.networkChange("address 10.1.2.3 removed")
-        #expect(RoamingEvent.probing(cause, deadline: 1).text == "network changed (address 10.1.2.3 removed): probing the session (answer within 1.0 s)")
+        #expect(
+            RoamingEvent.probing(cause, deadline: 1).text
+                == "network changed (address 10.1.2.3 removed): probing the session (answer within 1.0 s)")
         #expect(RoamingEvent.reconnected(cause, after: 0.94).text == "reconnected 0.9 s after a network change")
-        #expect(RoamingEvent.kept(.wake(20), answeredIn: 0.02).text == "the session answered in 0.0 s after a wake from sleep: kept")
+        #expect(
+            RoamingEvent.kept(.wake(20), answeredIn: 0.02).text
+                == "the session answered in 0.0 s after a wake from sleep: kept")
         // Each event's JSON, value by value: the event, the session's state, the cause, the line
         // a person reads, and what the cause and the event carry.
         let expected: [(RoamingEvent, [String: Any])] = [
-            (.probing(cause, deadline: 1.23456),
-             ["event": "probing", "status": "connected", "cause": "networkChange", "detail": "address 10.1.2.3 removed", "deadline": 1.235]),
-            (.reconnectingNow(.requested, reason: "reconnect requested"),
-             ["event": "reconnectingNow", "status": "connecting", "cause": "requested", "reason": "reconnect requested"]),
-            (.kept(.clientAfterSilence(20), answeredIn: 0.1),
-             ["event": "probeAnswered", "status": "connected", "cause": "clientAfterSilence", "quietSeconds": 20.0, "seconds": 0.1]),
-            (.reconnected(.wake(3), after: 0.5),
-             ["event": "reconnected", "status": "connected", "cause": "wake", "quietSeconds": 3.0, "seconds": 0.5]),
+            (
+                .probing(cause, deadline: 1.23456),
+                [
+                    "event": "probing", "status": "connected", "cause": "networkChange",
+                    "detail": "address 10.1.2.3 removed", "deadline": 1.235,
+                ]
+            ),
+            (
+                .reconnectingNow(.requested, reason: "reconnect requested"),
+                [
+                    "event": "reconnectingNow", "status": "connecting", "cause": "requested",
+                    "reason": "reconnect requested",
+                ]
+            ),
+            (
+                .kept(.clientAfterSilence(20), answeredIn: 0.1),
+                [
+                    "event": "probeAnswered", "status": "connected", "cause": "clientAfterSilence",
+                    "quietSeconds": 20.0, "seconds": 0.1,
+                ]
+            ),
+            (
+                .reconnected(.wake(3), after: 0.5),
+                ["event": "reconnected", "status": "connected", "cause": "wake", "quietSeconds": 3.0, "seconds": 0.5]
+            ),
         ]
         for (event, values) in expected {
             let line = jsonLine(EngineEvent.roaming(event).jsonObject)
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             #expect(object["message"] as? String == event.text, "\(line)")
             #expect(Set(object.keys) == Set(values.keys).union(["message"]), "\(line)")
             for (key, value) in values {

@@ -8,7 +8,9 @@ import Testing
 @Suite("SessionDriver over in-memory sessions", .ownThreads)
 struct SessionDriverMemoryTests {
     /// A client that has sent `bytes` and whose channel on `session` has them.
-    static func request(_ driver: MemoryDriver, on session: MemorySession, _ bytes: [UInt8]) throws -> (ClientConnection, MemoryChannel) {
+    static func request(
+        _ driver: MemoryDriver, on session: MemorySession, _ bytes: [UInt8]
+    ) throws -> (ClientConnection, MemoryChannel) {
         let client = try driver.client()
         #expect(writeAll(client.fd, bytes))
         let carried = try driver.run { session.directChannels.contains { $0.written == bytes } }
@@ -22,7 +24,9 @@ struct SessionDriverMemoryTests {
     /// Reads from `client` until `count` bytes came, running the driver's turns meanwhile.
     static func read(_ driver: MemoryDriver, _ client: ClientConnection, count: Int) throws -> [UInt8] {
         var got: [UInt8] = []
-        try driver.run { got += readAvailable(client); return got.count >= count }
+        try driver.run {
+            got += readAvailable(client); return got.count >= count
+        }
         return got
     }
 
@@ -34,7 +38,10 @@ struct SessionDriverMemoryTests {
         let (old, _) = try Self.request(driver, on: first, [1])
         defer { old.finish() }
         first.die()
-        #expect(try driver.run { driver.said.contains { if case .clientDropped(_, "session lost") = $0 { true } else { false } } })
+        #expect(
+            try driver.run {
+                driver.said.contains { if case .clientDropped(_, "session lost") = $0 { true } else { false } }
+            })
         #expect(first.isClosed)
         #expect(try driver.run { driver.opener.sessions.count == 2 && driver.driver.sessions.current != nil })
         let second = driver.opener.sessions[1]
@@ -46,7 +53,9 @@ struct SessionDriverMemoryTests {
         #expect(first.misuses.isEmpty && second.misuses.isEmpty)
     }
 
-    @Test("a planned reconnect: new clients go to the new session once up; the old keeps its stream, pumped both ways, until it ends")
+    @Test(
+        "a planned reconnect: new clients go to the new session once up; the old keeps its stream, pumped both ways, until it ends"
+    )
     func plannedReconnectKeepsStreams() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
@@ -54,11 +63,16 @@ struct SessionDriverMemoryTests {
         let (old, oldChannel) = try Self.request(driver, on: first, Array("old".utf8))
         defer { old.finish() }
         driver.loop.requestReconnect()
-        #expect(try driver.run { driver.opener.sessions.count == 2 && driver.driver.sessions.current !== nil
-            && driver.driver.sessions.draining.count == 1 })
+        #expect(
+            try driver.run {
+                driver.opener.sessions.count == 2 && driver.driver.sessions.current !== nil
+                    && driver.driver.sessions.draining.count == 1
+            })
         let second = driver.opener.sessions[1]
-        let status = driver.driver.statusSnapshot(for: StatusEndpoint(directory: OctunnelDirectory(path: "/nonexistent"), role: .tunnel,
-                                                                       profile: .default))
+        let status = driver.driver.statusSnapshot(
+            for: StatusEndpoint(
+                directory: OctunnelDirectory(path: "/nonexistent"), role: .tunnel,
+                profile: .default))
         #expect(status.sessions == 2 && status.sessionsDraining == 1)
         #expect(status.humanLines().contains("  sessions    2 · 1 replaced, keeping its connections until they end"))
         let (new, _) = try Self.request(driver, on: second, Array("new".utf8))
@@ -129,7 +143,8 @@ struct SessionDriverMemoryTests {
         #expect(driver.opener.attemptCount == 2, "no reconnect for a draining session's end")
     }
 
-    @Test("the new session dies while the old one drains: the old one takes new clients again, no reconnect from nothing")
+    @Test(
+        "the new session dies while the old one drains: the old one takes new clients again, no reconnect from nothing")
     func newSessionDiesOldServesAgain() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
@@ -168,7 +183,9 @@ struct SessionDriverMemoryTests {
         #expect(driver.opener.sessions[1].channels[0].probes > 0)
     }
 
-    @Test("five planned reconnects while a client requests every 50 ms, each on a kept-open connection or a new one: none fails")
+    @Test(
+        "five planned reconnects while a client requests every 50 ms, each on a kept-open connection or a new one: none fails"
+    )
     func fiveReconnectsUnderRequests() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
@@ -183,27 +200,31 @@ struct SessionDriverMemoryTests {
         requester.start()
         var reconnects = 0
         var nextReconnect = MonotonicClock.now() + 0.3
-        #expect(try driver.run(within: 30) {
-            VPSPlay.answerRequests(on: driver.opener.sessions)
-            // The kept-open connection holds the first session: it drains all along, others join it.
-            if reconnects < 5 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
-                driver.loop.requestReconnect()
-                reconnects += 1
-                nextReconnect = MonotonicClock.now() + 0.4
-            }
-            return finished.value
-        })
+        #expect(
+            try driver.run(within: 30) {
+                VPSPlay.answerRequests(on: driver.opener.sessions)
+                // The kept-open connection holds the first session: it drains all along, others join it.
+                if reconnects < 5 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
+                    driver.loop.requestReconnect()
+                    reconnects += 1
+                    nextReconnect = MonotonicClock.now() + 0.4
+                }
+                return finished.value
+            })
         let result = outcome.value
         #expect(reconnects == 5)
         #expect(driver.opener.sessions.count == 6)
-        #expect(result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
+        #expect(
+            result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
         #expect(result.served == 60)
         #expect(driver.opener.sessions.allSatisfy { $0.misuses.isEmpty })
         // Sessions that drained are gone; the first still holds the kept-open connection until it ends.
         #expect(try driver.run { driver.driver.sessions.count <= 2 })
     }
 
-    @Test("thirty planned reconnects at random spacing, opens answering after 10-60 ms, the pool on: no request lost or late")
+    @Test(
+        "thirty planned reconnects at random spacing, opens answering after 10-60 ms, the pool on: no request lost or late"
+    )
     func manyReconnectsWithPoolAndSlowOpens() throws {
         let driver = try MemoryDriver(warm: nil)
         defer { driver.stop() }
@@ -219,23 +240,27 @@ struct SessionDriverMemoryTests {
         var generator = SystemRandomNumberGenerator()
         var reconnects = 0
         var nextReconnect = MonotonicClock.now() + 0.2
-        #expect(try driver.run(within: 60) {
-            for session in driver.opener.sessions where session.openDelay == 0 {
-                session.openDelay = Double.random(in: 0.01...0.06, using: &generator)
-            }
-            VPSPlay.answerRequests(on: driver.opener.sessions)
-            if reconnects < 30 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
-                driver.loop.requestReconnect()
-                reconnects += 1
-                nextReconnect = MonotonicClock.now() + Double.random(in: 0.02...0.3, using: &generator)
-            }
-            return finished.value
-        })
+        #expect(
+            try driver.run(within: 60) {
+                for session in driver.opener.sessions where session.openDelay == 0 {
+                    session.openDelay = Double.random(in: 0.01...0.06, using: &generator)
+                }
+                VPSPlay.answerRequests(on: driver.opener.sessions)
+                if reconnects < 30 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
+                    driver.loop.requestReconnect()
+                    reconnects += 1
+                    nextReconnect = MonotonicClock.now() + Double.random(in: 0.02...0.3, using: &generator)
+                }
+                return finished.value
+            })
         let result = outcome.value
         #expect(reconnects == 30)
-        #expect(result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
+        #expect(
+            result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
         #expect(result.served == 400)
-        #expect(driver.opener.sessions.allSatisfy { $0.misuses.isEmpty }, "\(driver.opener.sessions.flatMap(\.misuses).prefix(3))")
+        #expect(
+            driver.opener.sessions.allSatisfy { $0.misuses.isEmpty },
+            "\(driver.opener.sessions.flatMap(\.misuses).prefix(3))")
     }
 }
 
@@ -264,12 +289,16 @@ enum RequestLoop {
         for index in 0..<count {
             let started = MonotonicClock.now()
             let keep = index % 2 == 0
-            let client = keep ? (kept ?? ClientConnection(port: port, timeout: 5)) : ClientConnection(port: port, timeout: 5)
+            let client =
+                keep ? (kept ?? ClientConnection(port: port, timeout: 5)) : ClientConnection(port: port, timeout: 5)
             if keep { kept = client }
             var problem: String?
             if let client {
-                if !writeAll(client.fd, Array("ping\n".utf8)) { problem = "request \(index): write failed" }
-                else if readAll(client.fd, limit: 5) != Array("pong\n".utf8) { problem = "request \(index): no answer" }
+                if !writeAll(client.fd, Array("ping\n".utf8)) {
+                    problem = "request \(index): write failed"
+                } else if readAll(client.fd, limit: 5) != Array("pong\n".utf8) {
+                    problem = "request \(index): no answer"
+                }
                 if !keep { client.finish() }
             } else {
                 problem = "request \(index): no connection"

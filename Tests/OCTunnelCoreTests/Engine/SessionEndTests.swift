@@ -11,12 +11,18 @@ struct SessionEndTests {
     func texts() {
         let cases: [(SessionEnd, String)] = [
             (.silence(seconds: 46), "no answer from the VPS for 46 s (keepalive)"),
-            (.unansweredProbe(seconds: 1.04, after: .clientAfterSilence(20)), "no answer to a probe within 1.0 s after a client after a silence"),
+            (
+                .unansweredProbe(seconds: 1.04, after: .clientAfterSilence(20)),
+                "no answer to a probe within 1.0 s after a client after a silence"
+            ),
             (.unansweredProbe(seconds: 1.24, after: nil), "no answer to a probe within 1.2 s after a network change"),
             (.sendFailed("Connection reset by peer"), "connection to VPS lost (send: Connection reset by peer)"),
             (.vpsClosed(code: -13, message: "socket disconnect"), "connection to VPS lost (socket disconnect)"),
             (.vpsClosed(code: -43, message: ""), "connection to VPS lost (libssh2 error -43)"),
-            (.roamed(.wake(12), .addressGone("10.0.0.1")), "woke after 12.0 s asleep: the session's address 10.0.0.1 is gone"),
+            (
+                .roamed(.wake(12), .addressGone("10.0.0.1")),
+                "woke after 12.0 s asleep: the session's address 10.0.0.1 is gone"
+            ),
             (.roamed(.requested, .requested), "reconnect requested: reconnect requested"),
             (.requestFailed("listen: refused (libssh2 error -32)"), "listen: refused (libssh2 error -32)"),
             (.replaced, "replaced by a new session"),
@@ -34,7 +40,9 @@ struct SessionEndTests {
     @Test("disconnected and stopping print the end's line, as text and as JSON")
     func events() throws {
         let end = SessionEnd.silence(seconds: 46)
-        #expect(EngineEvent.disconnected(reason: end, retryIn: 1.04).text == "disconnected: no answer from the VPS for 46 s (keepalive); retrying in 1.0 s")
+        #expect(
+            EngineEvent.disconnected(reason: end, retryIn: 1.04).text
+                == "disconnected: no answer from the VPS for 46 s (keepalive); retrying in 1.0 s")
         let object = EngineEvent.disconnected(reason: end, retryIn: 1.04).jsonObject
         #expect(object["reason"] as? String == end.text)
         #expect(object["retryIn"] as? Double == 1.0)

@@ -8,8 +8,9 @@ import Testing
 struct SessionSetTests {
     static func live(now: Double = 0, keepalive: Double = 15) -> LiveSession {
         let session = MemorySession()
-        return LiveSession(session: session, idleChannel: session.newChannel(target: nil), scratch: ScratchBuffer(),
-                           keepaliveInterval: keepalive, highWater: SessionDriver.highWater, now: now)
+        return LiveSession(
+            session: session, idleChannel: session.newChannel(target: nil), scratch: ScratchBuffer(),
+            keepaliveInterval: keepalive, highWater: SessionDriver.highWater, now: now)
     }
 
     @Test("adopting a new session makes it current and the replaced one drains; removing forgets either")
@@ -20,7 +21,9 @@ struct SessionSetTests {
         #expect(set.adopt(second, now: 2) === first)
         #expect(set.current === second && set.draining.map(ObjectIdentifier.init) == [ObjectIdentifier(first)])
         #expect(first.isDraining && first.drainingSince == 2 && set.count == 2)
-        #expect(!SessionSet.overdue(first, now: 2 + SessionSet.drainLimit - 1) && SessionSet.overdue(first, now: 2 + SessionSet.drainLimit))
+        #expect(
+            !SessionSet.overdue(first, now: 2 + SessionSet.drainLimit - 1)
+                && SessionSet.overdue(first, now: 2 + SessionSet.drainLimit))
         #expect(!SessionSet.overdue(second, now: 10_000), "the current session never is")
         set.remove(first)
         #expect(set.count == 1 && set.draining.isEmpty)
@@ -28,7 +31,9 @@ struct SessionSetTests {
         #expect(set.count == 0 && set.current == nil)
     }
 
-    @Test("the current one gone: the newest draining one heard within a keepalive interval takes over; a quiet or failed one does not")
+    @Test(
+        "the current one gone: the newest draining one heard within a keepalive interval takes over; a quiet or failed one does not"
+    )
     func restore() {
         var set = SessionSet()
         let old = Self.live(), quiet = Self.live(), current = Self.live()

@@ -16,12 +16,16 @@ struct StreamTableTests {
         #expect(table.hasRoom(besides: StreamTable.maxConnections - 1))
         #expect(!table.hasRoom(besides: StreamTable.maxConnections))
         table.noteFailure("nothing listens on VPS 127.0.0.1:18080")
-        var snapshot = StatusSnapshot(role: .home, profile: .default, pid: 1, state: .connected, target: try SSHTarget.parse("you@vps"))
+        var snapshot = StatusSnapshot(
+            role: .home, profile: .default, pid: 1, state: .connected, target: try SSHTarget.parse("you@vps"))
         let home = HostPort(host: "127.0.0.1", port: 4096)
         let remote = HostPort(host: "127.0.0.1", port: 18080)
-        table.describe(into: &snapshot, forward: Forward(direction: .remote, listen: remote, target: home, isOpenCode: true), alsoOpen: 3)
+        table.describe(
+            into: &snapshot, forward: Forward(direction: .remote, listen: remote, target: home, isOpenCode: true),
+            alsoOpen: 3)
         #expect(snapshot.local == home && snapshot.remote == remote && snapshot.alsoLocal.isEmpty)
-        #expect(snapshot.forwards.map(\.forward.listen) == [remote] && snapshot.forwards.map(\.forward.target) == [home])
+        #expect(
+            snapshot.forwards.map(\.forward.listen) == [remote] && snapshot.forwards.map(\.forward.target) == [home])
         #expect(snapshot.openConnections == 3)
         #expect(snapshot.totalConnections == 2)
         #expect(snapshot.bytesIn == 0 && snapshot.bytesOut == 0)

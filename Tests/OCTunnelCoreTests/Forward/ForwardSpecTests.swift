@@ -4,10 +4,13 @@ import Testing
 
 @Suite("a forward's text parsed once, its bind given later when the text leaves it out", .ownThreads)
 struct ForwardSpecTests {
-    @Test("without BIND the spec keeps none, and the forward takes the default it is given; with BIND the default is ignored")
+    @Test(
+        "without BIND the spec keeps none, and the forward takes the default it is given; with BIND the default is ignored"
+    )
     func bindGivenLater() throws {
         let spec = try ForwardSpec.parse("3000:127.0.0.1:18081", direction: .local)
-        #expect(spec.bind == nil && spec.listenPort == 3000 && spec.targetHost == "127.0.0.1" && spec.targetPort == 18081)
+        #expect(
+            spec.bind == nil && spec.listenPort == 3000 && spec.targetHost == "127.0.0.1" && spec.targetPort == 18081)
         #expect(try spec.forward(defaultBind: "::1").listen == HostPort(host: "::1", port: 3000))
         #expect(try spec.forward(defaultBind: "localhost").listen == HostPort(host: "127.0.0.1", port: 3000))
         let written = try ForwardSpec.parse("[::1]:18081:127.0.0.1:3000", direction: .remote)

@@ -55,7 +55,10 @@ struct TargetParsingTests {
         #expect(!currentUserName().isEmpty)
     }
 
-    @Test(arguments: ["@host", "us er@host", "u;x@host", "u/x@host", "-oops@host", "user@", "user@bad host", "user@host:0", "a@b@host"])
+    @Test(arguments: [
+        "@host", "us er@host", "u;x@host", "u/x@host", "-oops@host", "user@", "user@bad host", "user@host:0",
+        "a@b@host",
+    ])
     func rejectsBadTargets(text: String) {
         #expect(throws: TargetParseError.self) { try SSHTarget.parse(text, defaultUser: "me") }
     }
@@ -79,12 +82,13 @@ struct TargetParsingTests {
 
     // Found by scripts/fuzz.sh (FuzzTarget). A combining mark joins the character before it into
     // one Character: `>` + U+065C is not `>`, so a Character-level check let `>` through.
-    @Test(arguments: [
-        [0xA5, 0x3E, 0xD9, 0x9C], // the fuzzer's input: invalid byte, `>`, U+065C
-        [0x76, 0x70, 0x73, 0x27, 0xCC, 0x81], // vps'́
-        [0x61, 0x20, 0xCC, 0x81, 0x62], // a ́b
-        [0x2D, 0xCC, 0x81, 0x6F, 0x50, 0x72, 0x6F, 0x78, 0x79], // -́oProxy
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xA5, 0x3E, 0xD9, 0x9C], // the fuzzer's input: invalid byte, `>`, U+065C
+            [0x76, 0x70, 0x73, 0x27, 0xCC, 0x81], // vps'́
+            [0x61, 0x20, 0xCC, 0x81, 0x62], // a ́b
+            [0x2D, 0xCC, 0x81, 0x6F, 0x50, 0x72, 0x6F, 0x78, 0x79], // -́oProxy
+        ] as [[UInt8]])
     func rejectsForbiddenCharactersHiddenByACombiningMark(bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(throws: TargetParseError.self) { try HostPort.parse(text) }
@@ -107,7 +111,8 @@ struct TargetParsingTests {
     // after it, so the known_hosts line written for it was unreadable.
     @Test func aHostEndingInAPrependMarkMakesAReadableKnownHostsLine() throws {
         let name = HostPort(host: "a\u{600}", port: 22).knownHostsName
-        let line = Array("\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
+        let line = Array(
+            "\(name) ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGu0GX1RyWrk2yQzh3rGEiLa34WO6ZWkTuZGJ3UfWZ0+".utf8)
         let entry = try #require(KnownHostsFile(bytes: line).entries.first?.entry)
         #expect(entry.hosts == name)
         #expect(entry.match(name) == .exact)
@@ -115,7 +120,11 @@ struct TargetParsingTests {
 
     // Found by scripts/fuzz.sh (FuzzTarget, with its dictionary): a host of Unicode white space
     // (U+3000) was accepted, and known_hosts trims it, so the line recorded for it was unreadable.
-    @Test(arguments: [[0xE3, 0x80, 0x80], [0x76, 0x70, 0x73, 0xC2, 0xA0], [0xE2, 0x80, 0x83, 0x76, 0x70, 0x73], [0x61, 0xE2, 0x80, 0xA8, 0x62]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xE3, 0x80, 0x80], [0x76, 0x70, 0x73, 0xC2, 0xA0], [0xE2, 0x80, 0x83, 0x76, 0x70, 0x73],
+            [0x61, 0xE2, 0x80, 0xA8, 0x62],
+        ] as [[UInt8]])
     func rejectsUnicodeWhiteSpaceInHosts(bytes: [UInt8]) {
         #expect(throws: TargetParseError.self) { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) }
     }
@@ -124,8 +133,12 @@ struct TargetParsingTests {
     // trimmed U+200B (Foundation's `.whitespaces`), so the line recorded for it named `c`. Now
     // every format character is refused (issue 46: U+202E and U+200B reached printed key lines),
     // naming it.
-    @Test(arguments: [([0xE2, 0x80, 0x8B, 0x63], "U+200B"), ([0x61, 0xE2, 0x80, 0xAE, 0x62], "U+202E"), ([0x61, 0xE2, 0x81, 0xA6], "U+2066"),
-                      ([0xEF, 0xBB, 0xBF, 0x61], "U+FEFF"), ([0x61, 0xC2, 0xAD], "U+00AD")] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0xE2, 0x80, 0x8B, 0x63], "U+200B"), ([0x61, 0xE2, 0x80, 0xAE, 0x62], "U+202E"),
+            ([0x61, 0xE2, 0x81, 0xA6], "U+2066"),
+            ([0xEF, 0xBB, 0xBF, 0x61], "U+FEFF"), ([0x61, 0xC2, 0xAD], "U+00AD"),
+        ] as [([UInt8], String)])
     func refusesFormatCharactersNamingThem(bytes: [UInt8], name: String) {
         #expect { try HostPort.parse(String(decoding: bytes, as: UTF8.self)) } throws: { error in
             (error as? TargetParseError)?.message.contains("contains \(name), an invisible format character") == true
@@ -137,19 +150,35 @@ struct TargetParsingTests {
         for text in ["~user", "~", "a~b", "[~]:22"] {
             #expect(throws: TargetParseError.self) { try HostPort.parse(text) }
         }
-        #expect(throws: TargetParseError.self) { try Forward.parse("~user:18084:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1") }
+        #expect(throws: TargetParseError.self) {
+            try Forward.parse("~user:18084:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1")
+        }
     }
 
-    @Test("localhost as a -L listen is 127.0.0.1, resolved at validation; a name there is refused at validation, not at listen; a name that looks like loopback is not loopback")
+    @Test(
+        "localhost as a -L listen is 127.0.0.1, resolved at validation; a name there is refused at validation, not at listen; a name that looks like loopback is not loopback"
+    )
     func localListenAddresses() throws {
-        #expect(try Forward.parse("localhost:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen == HostPort(host: "127.0.0.1", port: 3000))
-        #expect(try Forward.parse("[::1]:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen == HostPort(host: "::1", port: 3000))
-        #expect { try Forward.parse("example.com:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1") } throws: { error in
+        #expect(
+            try Forward.parse("localhost:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen
+                == HostPort(host: "127.0.0.1", port: 3000))
+        #expect(
+            try Forward.parse("[::1]:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1").listen
+                == HostPort(host: "::1", port: 3000))
+        #expect {
+            try Forward.parse("example.com:3000:127.0.0.1:3000", direction: .local, defaultBind: "127.0.0.1")
+        } throws: { error in
             (error as? TargetParseError)?.message.contains("which is not an IP address of this machine") == true
         }
-        #expect(try Forward.parse("localhost:18081:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1").listen.host == "localhost",
-                "the VPS's sshd resolves a -R listen")
-        #expect(Sockets.isLoopback("127.0.0.1") && Sockets.isLoopback("127.9.9.9") && Sockets.isLoopback("::1") && Sockets.isLoopback("::ffff:127.0.0.1"))
-        #expect(!Sockets.isLoopback("127.example.com") && !Sockets.isLoopback("10.0.0.1") && !Sockets.isLoopback("localhost") && !Sockets.isLoopback("::"))
+        #expect(
+            try Forward.parse("localhost:18081:127.0.0.1:3000", direction: .remote, defaultBind: "127.0.0.1").listen
+                .host == "localhost",
+            "the VPS's sshd resolves a -R listen")
+        #expect(
+            Sockets.isLoopback("127.0.0.1") && Sockets.isLoopback("127.9.9.9") && Sockets.isLoopback("::1")
+                && Sockets.isLoopback("::ffff:127.0.0.1"))
+        #expect(
+            !Sockets.isLoopback("127.example.com") && !Sockets.isLoopback("10.0.0.1")
+                && !Sockets.isLoopback("localhost") && !Sockets.isLoopback("::"))
     }
 }

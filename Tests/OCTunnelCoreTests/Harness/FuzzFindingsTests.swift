@@ -25,7 +25,9 @@ struct FuzzFindingsTests {
     /// ("ignored for vps: …") as they were written, escape codes and all.
     @Test func sshConfigKeywordsInTheIgnoredNoteAreShownEscaped() throws {
         try withTemporaryDirectory { dir in
-            try writeSSHConfig("Host vps\n  Pro\u{1b}]0;title\u{07}\0xy yes\n  IdentityFile ~/.ssh/id_\u{1b}[2J\n  Match\u{9b}2J all\n", home: dir)
+            try writeSSHConfig(
+                "Host vps\n  Pro\u{1b}]0;title\u{07}\0xy yes\n  IdentityFile ~/.ssh/id_\u{1b}[2J\n  Match\u{9b}2J all\n",
+                home: dir)
             let resolution = try resolveVPS(home: dir)
             #expect(resolution.ignored == ["pro\\x1b]0;title\\x07\\x00xy", "match\\x9b2j"])
             #expect(resolution.skippedIdentities == ["~/.ssh/id_\\x1b[2J (missing)"])
@@ -40,7 +42,9 @@ struct FuzzFindingsTests {
             #expect {
                 try resolveVPS(home: dir)
             } throws: { error in
-                guard let error = error as? SSHConfigError, case .badSSHConfig = error, let text = error.errorDescription else { return false }
+                guard let error = error as? SSHConfigError, case .badSSHConfig = error,
+                    let text = error.errorDescription
+                else { return false }
                 return isClean(text) && text.contains("\\x1b[2J")
             }
         }
@@ -61,8 +65,12 @@ struct FuzzFindingsTests {
     /// FuzzPublicKey: a key file's comment is anything; with a line break in it, the line printed
     /// for authorized_keys became two, the second with options of the comment's choosing.
     @Test func aPublicKeyLineIsOneLineWhateverItsComment() {
-        let key = SSHPublicKey(ed25519: Array(repeating: 7, count: 32), comment: "me\ncommand=\"sh\" ssh-ed25519 AAAA\u{0}\r\u{7f}")
-        for line in [key.line, restrictedAuthorizedKeysLine(key, remotePort: 4096), listenAuthorizedKeysLine(key, remotePort: 4096)] {
+        let key = SSHPublicKey(
+            ed25519: Array(repeating: 7, count: 32), comment: "me\ncommand=\"sh\" ssh-ed25519 AAAA\u{0}\r\u{7f}")
+        for line in [
+            key.line, restrictedAuthorizedKeysLine(key, remotePort: 4096),
+            listenAuthorizedKeysLine(key, remotePort: 4096),
+        ] {
             #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "\(line.debugDescription)")
         }
         #expect(key.line.hasSuffix(" me command=\"sh\" ssh-ed25519 AAAA"))
@@ -76,7 +84,10 @@ struct FuzzFindingsTests {
         var reader = ServerSentEventReader()
         let text = "id: 5\0\u{65C}\ndata: \u{301}x\n\nid: 6\ndata:\u{301}\n\n"
         let events = try reader.feed(Array(text.utf8))
-        #expect(events == [ServerSentEvent(data: "\u{301}x", lastEventID: ""), ServerSentEvent(data: "\u{301}", lastEventID: "6")])
+        #expect(
+            events == [
+                ServerSentEvent(data: "\u{301}x", lastEventID: ""), ServerSentEvent(data: "\u{301}", lastEventID: "6"),
+            ])
     }
 
     /// FuzzSettings: config.json's username was never checked, so `-oProxyCommand=…` or a
@@ -86,7 +97,8 @@ struct FuzzFindingsTests {
         try withTemporaryDirectory { dir in
             let home = OctunnelDirectory(path: dir + "/octunnel")
             _ = try home.prepare()
-            let section = "{\"host\":\"vps\",\"port\":22,\"username\":\(String(data: try JSONEncoder().encode(username), encoding: .utf8)!),\"remotePort\":4096,\"localPort\":4096,\"homePort\":4096}"
+            let section =
+                "{\"host\":\"vps\",\"port\":22,\"username\":\(String(data: try JSONEncoder().encode(username), encoding: .utf8)!),\"remotePort\":4096,\"localPort\":4096,\"homePort\":4096}"
             try writeText("{\"version\":2,\"profiles\":{\"default\":{\"tunnel\":\(section)}}}", to: home.configPath)
             #expect {
                 try SavedSettings.load(from: home)
@@ -100,7 +112,8 @@ struct FuzzFindingsTests {
     /// FuzzStatusReply: `status` printed the reply's strings (cipher, MAC, last error…) as the
     /// answering process wrote them, a zero-width joiner or an escape code included.
     @Test func statusLinesShowTheReplyEscaped() throws {
-        let reply = #"{"role":"tunnel","profile":"default","pid":1,"state":"connected","target":"me@vps:22","hostKey":"SHA256:abc","#
+        let reply =
+            #"{"role":"tunnel","profile":"default","pid":1,"state":"connected","target":"me@vps:22","hostKey":"SHA256:abc","#
             + #""mac":"hmac\u200da2-256","lastError":"closed \u001b]0;owned\u0007","reconnects":1}"#
         let snapshot = try #require(StatusSnapshot(jsonText: reply))
         let lines = snapshot.humanLines(now: Date())
@@ -110,7 +123,10 @@ struct FuzzFindingsTests {
 
     /// FuzzSSHConfig: the refused ProxyCommand, and a Port that is not a number, were quoted as
     /// the config wrote them.
-    @Test(arguments: [("ProxyCommand ssh -W %h\u{2028}:%p \u{1b}[8m", "ssh -W %h\\u{2028}:%p \\x1b[8m"), ("Port 22\0\u{1b}[8m", "22\\x00\\x1b[8m")])
+    @Test(arguments: [
+        ("ProxyCommand ssh -W %h\u{2028}:%p \u{1b}[8m", "ssh -W %h\\u{2028}:%p \\x1b[8m"),
+        ("Port 22\0\u{1b}[8m", "22\\x00\\x1b[8m"),
+    ])
     func configValuesInRefusalsAreQuotedEscaped(line: String, shown: String) throws {
         try withTemporaryDirectory { dir in
             try writeSSHConfig("Host vps\n  \(line)\n", home: dir)
@@ -129,7 +145,9 @@ struct FuzzFindingsTests {
         let body = Array(#"{"octunnel":"home","home":"127.0.0.\u200d096","error":"refused","fix":"start it"}"#.utf8)
         let answer = HomeGatewayAnswer.parse(status: 502, body: body)
         #expect(answer?.home == HostPort(host: Defaults.homeHost, port: Defaults.homePort))
-        #expect(HomeGatewayAnswer.parse(status: 502, body: Array(#"{"octunnel":"home","home":"[::1]:5000"}"#.utf8))?.home == HostPort(host: "::1", port: 5000))
+        #expect(
+            HomeGatewayAnswer.parse(status: 502, body: Array(#"{"octunnel":"home","home":"[::1]:5000"}"#.utf8))?.home
+                == HostPort(host: "::1", port: 5000))
     }
 
     /// FuzzSettings: a key written twice in a section (`port` here) read its first value when
@@ -138,8 +156,9 @@ struct FuzzFindingsTests {
     @Test func aKeyWrittenTwiceInConfigReadsItsLastValue() throws {
         try withTemporaryDirectory { dir in
             let home = OctunnelDirectory(path: dir)
-            try writeText(#"{"version":2,"profiles":{"default":{"home":{"host":"vps","port":2222,"username":"h","port":22,"#
-                          + #""remotePort":5000,"homePort":4096}}}}"#, to: home.configPath)
+            try writeText(
+                #"{"version":2,"profiles":{"default":{"home":{"host":"vps","port":2222,"username":"h","port":22,"#
+                    + #""remotePort":5000,"homePort":4096}}}}"#, to: home.configPath)
             #expect(try SavedSettings.load(from: home)?.home?.port == 22)
         }
     }
@@ -153,7 +172,8 @@ struct FuzzFindingsTests {
             #expect {
                 try SavedSettings.load(from: home)
             } throws: { error in
-                guard let error = error as? LocalFileError, case .badConfig = error, let text = error.errorDescription else { return false }
+                guard let error = error as? LocalFileError, case .badConfig = error, let text = error.errorDescription
+                else { return false }
                 return isClean(text) && text.contains("\\x85work\\x1b[2J")
             }
         }
@@ -179,13 +199,19 @@ struct FuzzFindingsTests {
     /// in turns, so the machine's load weighs on both: 3 times the cost without dates before).
     @Test func statusRepliesAreReadWithoutMakingFormatters() throws {
         let head = #"{"role":"tunnel","profile":"default","pid":1,"state":"connected","target":"me@vps:22""#
-        let dated = head + #","connectedSince":"x","lastErrorAt":"2026-11-22T15:25:23Z","lastNetworkEventAt":"y","health":{"ok":true,"checkedAt":"z"}}"#
+        let dated =
+            head
+            + #","connectedSince":"x","lastErrorAt":"2026-11-22T15:25:23Z","lastNetworkEventAt":"y","health":{"ok":true,"checkedAt":"z"}}"#
         var seconds = (dated: 0.0, plain: 0.0)
         for _ in 0..<4 {
             for (reply, isDated) in [(dated, true), (head + "}", false)] {
                 let started = Date()
                 for _ in 0..<50 { _ = try #require(StatusSnapshot(jsonText: reply)).jsonText }
-                if isDated { seconds.dated += Date().timeIntervalSince(started) } else { seconds.plain += Date().timeIntervalSince(started) }
+                if isDated {
+                    seconds.dated += Date().timeIntervalSince(started)
+                } else {
+                    seconds.plain += Date().timeIntervalSince(started)
+                }
             }
         }
         #expect(seconds.dated < 2.5 * seconds.plain, "\(seconds)")

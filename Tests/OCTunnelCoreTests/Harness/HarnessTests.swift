@@ -9,13 +9,15 @@ import Testing
 struct HarnessTests {
     private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
 
-    @Test("descriptors the harness makes are close-on-exec from the call that makes them: a child spawned while they are open holds none (an inherited pipe end kept a reader from EOF for 247 s)")
+    @Test(
+        "descriptors the harness makes are close-on-exec from the call that makes them: a child spawned while they are open holds none (an inherited pipe end kept a reader from EOF for 247 s)"
+    )
     func childrenInheritNothing() throws {
         let accepted = LockedValue<Int32>(-1)
         let server = try TCPTestServer { fd in
             accepted.set(fd)
             var byte: UInt8 = 0
-            _ = read(fd, &byte, 1)  // until the client closes
+            _ = read(fd, &byte, 1) // until the client closes
         }
         defer { server.stop() }
         let client = connectLoopback(server.port)
@@ -31,10 +33,13 @@ struct HarnessTests {
         // The child lists what it holds; RunningProcess's own pipes are its 0, 1 and 2.
         let child = try run("/bin/sh", ["-c", "ls -l /proc/$$/fd"])
         try #require(child.status == 0, "\(child.stderr)")
-        let held = Set(child.stdout.split(separator: "\n").compactMap { line -> String? in
-            guard let target = line.split(separator: " ").last, target.hasPrefix("socket:[") || target.hasPrefix("pipe:[") else { return nil }
-            return String(target)
-        })
+        let held = Set(
+            child.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard let target = line.split(separator: " ").last,
+                    target.hasPrefix("socket:[") || target.hasPrefix("pipe:[")
+                else { return nil }
+                return String(target)
+            })
         for fd in ours {
             var info = stat()
             try #require(fstat(fd, &info) == 0)
@@ -43,7 +48,9 @@ struct HarnessTests {
         }
     }
 
-    @Test("a TCPTestServer stopped by hand and then dropped closes its listener once: sockets opened in between stay open")
+    @Test(
+        "a TCPTestServer stopped by hand and then dropped closes its listener once: sockets opened in between stay open"
+    )
     func stoppedServerClosesOnce() throws {
         var server: TCPTestServer? = try TCPTestServer.echo()
         let listener = try #require(server?.listenerNumber)
@@ -61,13 +68,15 @@ struct HarnessTests {
             try Test.cancel("another thread of the test process kept descriptor \(listener) for 64 sockets in a row")
         }
         weak let dropped = server
-        server = nil  // deinit: stop() again, once its threads let go of it
+        server = nil // deinit: stop() again, once its threads let go of it
         #expect(waitUntil(timeout: 30) { dropped == nil }, "the server's threads still hold it 30 s after stop()")
         let closed = pairs.joined().filter { !isOpen($0) }
         #expect(closed.isEmpty, "the dropped server closed descriptors it no longer owned: \(closed)")
     }
 
-    @Test("a client connection's writer has returned before its socket is closed, even when the reader stops first and the writer is blocked")
+    @Test(
+        "a client connection's writer has returned before its socket is closed, even when the reader stops first and the writer is blocked"
+    )
     func writerNeverOutlivesItsSocket() throws {
         // A server that accepts and never reads: the writer blocks once the socket buffers fill.
         let holding = DispatchSemaphore(value: 0)
@@ -76,7 +85,9 @@ struct HarnessTests {
         let connection = try #require(ClientConnection(port: server.port, timeout: 60))
         connection.startWriting(patternBytes(32 << 20, seed: 1))
         #expect(waitUntil(timeout: 30) { connection.sent > 0 })
-        #expect(!connection.writerHasReturned, "32 MiB cannot all fit in the socket buffers: the writer should still be sending")
+        #expect(
+            !connection.writerHasReturned,
+            "32 MiB cannot all fit in the socket buffers: the writer should still be sending")
         connection.finish()
         #expect(connection.writerHasReturned, "finish() closed the socket while its writer still ran")
     }
@@ -91,7 +102,9 @@ struct HarnessTests {
         defer { server.stop() }
         let connection = try #require(ClientConnection(port: server.port, timeout: 60))
         let chunks = ByteCounter()
-        connection.startReading { _ in chunks.add(1); return true }
+        connection.startReading { _ in
+            chunks.add(1); return true
+        }
         #expect(waitUntil(timeout: 30) { chunks.value >= 3 })
         #expect(!connection.readerHasReturned, "the server still sends: the reader should still be reading")
         connection.finish()
@@ -102,12 +115,20 @@ struct HarnessTests {
     func lostHeadIsNamed() {
         let sent = patternBytes(256 * 1024, seed: 1121)
         let lostHead = mismatchDescription(got: Array(sent[65536...]), expected: sent)
-        #expect(lostHead == "196608 bytes back of 262144, first difference at 0; from there the answer is what was sent from byte 65536 on: 65536 bytes missing")
-        #expect(mismatchDescription(got: Array(sent[..<1000]), expected: sent).hasSuffix("(a short answer: the rest never came)"))
-        #expect(mismatchDescription(got: patternBytes(1000, seed: 7), expected: sent).hasSuffix("the bytes there are nowhere in what was sent"))
+        #expect(
+            lostHead
+                == "196608 bytes back of 262144, first difference at 0; from there the answer is what was sent from byte 65536 on: 65536 bytes missing"
+        )
+        #expect(
+            mismatchDescription(got: Array(sent[..<1000]), expected: sent).hasSuffix(
+                "(a short answer: the rest never came)"))
+        #expect(
+            mismatchDescription(got: patternBytes(1000, seed: 7), expected: sent).hasSuffix(
+                "the bytes there are nowhere in what was sent"))
     }
 
-    @Test("a test's body runs on a thread of its own, not on the cooperative pool, and every suite says so (.ownThreads)")
+    @Test(
+        "a test's body runs on a thread of its own, not on the cooperative pool, and every suite says so (.ownThreads)")
     func bodiesRunOffThePool() throws {
         // Without the trait this body would hold one of the pool's threads (two here) while it
         // runs; blocking bodies there kept other tests and their time limits waiting (OwnThreads).
@@ -125,26 +146,40 @@ struct HarnessTests {
         #expect(without.isEmpty, "suites without .ownThreads: \(without)")
     }
 
-    @Test("a child given an environment of its own still gets this process's sanitizer settings (scripts/sanitize.sh): a sanitizer-built octunnel writes its reports where the script looks, not on a stderr a test reads")
+    @Test(
+        "a child given an environment of its own still gets this process's sanitizer settings (scripts/sanitize.sh): a sanitizer-built octunnel writes its reports where the script looks, not on a stderr a test reads"
+    )
     func sanitizerSettingsReachChildren() throws {
         let parent = ["TSAN_OPTIONS": "log_path=/r/tsan", "SWIFT_BACKTRACE": "enable=no", "HOME": "/root"]
         let merged = addingSanitizerSettings(to: ["PATH": "/usr/bin:/bin", "HOME": "/t"], from: parent)
-        #expect(merged == ["PATH": "/usr/bin:/bin", "HOME": "/t", "TSAN_OPTIONS": "log_path=/r/tsan", "SWIFT_BACKTRACE": "enable=no"])
+        #expect(
+            merged == [
+                "PATH": "/usr/bin:/bin", "HOME": "/t", "TSAN_OPTIONS": "log_path=/r/tsan",
+                "SWIFT_BACKTRACE": "enable=no",
+            ])
         #expect(addingSanitizerSettings(to: ["TSAN_OPTIONS": "mine"], from: parent)["TSAN_OPTIONS"] == "mine")
         // Both ways the harness starts a child, with the minimal environment tests give octunnel.
         let ours = ProcessInfo.processInfo.environment.filter { sanitizerVariables.contains($0.key) }
         let spawned = try run("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
         let ran = try run("/usr/bin/env", [], environment: ["PATH": "/usr/bin:/bin"])
         for (name, value) in ours {
-            #expect(spawned.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]), "posix_spawn child lacks \(name): \(spawned.stdout)")
-            #expect(ran.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]), "Process child lacks \(name): \(ran.stdout)")
+            #expect(
+                spawned.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]),
+                "posix_spawn child lacks \(name): \(spawned.stdout)")
+            #expect(
+                ran.stdout.split(separator: "\n").contains("\(name)=\(value)"[...]),
+                "Process child lacks \(name): \(ran.stdout)")
         }
     }
 
-    @Test("octunnel is seen to carry AddressSanitizer exactly when this test bundle, built with it, does: a peak-RSS bound is then ASan's 3x")
+    @Test(
+        "octunnel is seen to carry AddressSanitizer exactly when this test bundle, built with it, does: a peak-RSS bound is then ASan's 3x"
+    )
     func addressSanitizerSeenInTheBinary() throws {
         let runnerHasASan = carriesAddressSanitizer(try #require(Bundle.main.executablePath))
-        #expect(octunnelHasAddressSanitizer == runnerHasASan, "\(octunnelBinary): \(octunnelHasAddressSanitizer), the test runner: \(runnerHasASan)")
+        #expect(
+            octunnelHasAddressSanitizer == runnerHasASan,
+            "\(octunnelBinary): \(octunnelHasAddressSanitizer), the test runner: \(runnerHasASan)")
         #expect(peakMemoryAllowance == (runnerHasASan ? 3 : 1))
     }
 }

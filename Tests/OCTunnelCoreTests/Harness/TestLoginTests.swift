@@ -13,10 +13,14 @@ struct TestLoginTests {
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keys.file("key")])
         let sshd = try SSHDServer(authorizedKeys: [try String(contentsOfFile: keys.file("key.pub"), encoding: .utf8)])
         defer { sshd.stop() }
-        let login = try run("/usr/bin/ssh", ["-i", keys.file("key"), "-o", "IdentitiesOnly=yes", "-o", "UserKnownHostsFile=/dev/null",
-                                             "-o", "StrictHostKeyChecking=no", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
-                                             "-p", String(sshd.port), "\(NSUserName())@127.0.0.1", #"printf '%s\n' "$HOME" "$PATH""#],
-                            environment: ["PATH": "/usr/bin:/bin", "HOME": keys.path])
+        let login = try run(
+            "/usr/bin/ssh",
+            [
+                "-i", keys.file("key"), "-o", "IdentitiesOnly=yes", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "StrictHostKeyChecking=no", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
+                "-p", String(sshd.port), "\(NSUserName())@127.0.0.1", #"printf '%s\n' "$HOME" "$PATH""#,
+            ],
+            environment: ["PATH": "/usr/bin:/bin", "HOME": keys.path])
         try #require(login.status == 0, "\(login.stderr)")
         let lines = login.stdout.split(separator: "\n").map(String.init)
         try #require(lines.count == 2, "\(login.stdout)")

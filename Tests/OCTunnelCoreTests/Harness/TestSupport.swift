@@ -2,9 +2,7 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
-
-

@@ -3,10 +3,12 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
-@Suite("Hostile input, unit level: the sanitizer, the probe's length parsing, escaped service files, bounded reads", .ownThreads)
+@Suite(
+    "Hostile input, unit level: the sanitizer, the probe's length parsing, escaped service files, bounded reads",
+    .ownThreads)
 struct HostileInputTests {
     @Test func controlCharactersAreShownAndSecretsRedacted() {
         let token = Data("opencode:pw-123456".utf8).base64EncodedString()
@@ -19,16 +21,23 @@ struct HostileInputTests {
         #expect(credentials.shown("x pw-123456 \(token)") == "x *** ***")
     }
 
-    @Test("sshd's debug text in the forbids-to-listen error is shown as OutsideText: no escape byte reaches the terminal")
+    @Test(
+        "sshd's debug text in the forbids-to-listen error is shown as OutsideText: no escape byte reaches the terminal")
     func listenRefusalTextIsOutsideText() {
-        let error = ForwardError.listenForbidden(remoteHost: "127.0.0.1", remotePort: 18080,
-                                                  reason: "port forwarding refused\u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}", listenLine: "restrict ssh-ed25519 AAAA")
+        let error = ForwardError.listenForbidden(
+            remoteHost: "127.0.0.1", remotePort: 18080,
+            reason: "port forwarding refused\u{1b}]0;pwned\u{07}\u{1b}[2J\u{202e}",
+            listenLine: "restrict ssh-ed25519 AAAA")
         let message = error.errorDescription ?? ""
-        #expect(!message.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e }, "\(message)")
+        #expect(
+            !message.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 || $0.value == 0x202e },
+            "\(message)")
         #expect(message.contains("port forwarding refused\\x1b]0;pwned\\x07\\x1b[2J\\u{202e}"), "\(message)")
     }
 
-    @Test("the password file is read from the descriptor that was checked: a file swapped in after the check is never read")
+    @Test(
+        "the password file is read from the descriptor that was checked: a file swapped in after the check is never read"
+    )
     func passwordFileSwappedAfterTheCheck() throws {
         let dir = try TempDirectory("octunnel-pw")
         try dir.write("pw", "checked-secret\n", mode: 0o600)
@@ -70,18 +79,25 @@ struct HostileInputTests {
     @Test(arguments: ServiceFormat.allCases)
     func aLineBreakInAPathStaysInsideItsArgument(format: ServiceFormat) throws {
         let home = "/u/oct\nExecStartPre=/bin/touch /tmp/x\n#"
-        let definition = ServiceDefinition(role: .tunnel, profile: .default, format: format, executable: "/bin/true", octunnelHome: home,
-                                           environment: ["HOME": "/u"])
-        #expect(throws: ServiceError.controlCharactersInPath(what: "octunnel's home", path: home)) { try definition.validate() }
+        let definition = ServiceDefinition(
+            role: .tunnel, profile: .default, format: format, executable: "/bin/true", octunnelHome: home,
+            environment: ["HOME": "/u"])
+        #expect(throws: ServiceError.controlCharactersInPath(what: "octunnel's home", path: home)) {
+            try definition.validate()
+        }
         let text = definition.render()
         let lines = text.split(separator: "\n").map(String.init)
         #expect(!lines.contains { $0.hasPrefix("ExecStartPre") }, "\(text)")
         switch format {
         case .systemd:
-            #expect(lines.contains(#"ExecStart=/bin/true tunnel up --home "/u/oct\x0aExecStartPre=/bin/touch /tmp/x\x0a#" --profile default"#), "\(text)")
+            #expect(
+                lines.contains(
+                    #"ExecStart=/bin/true tunnel up --home "/u/oct\x0aExecStartPre=/bin/touch /tmp/x\x0a#" --profile default"#
+                ), "\(text)")
         case .launchd:
             #expect(text.contains("<string>/u/oct&#10;ExecStartPre=/bin/touch /tmp/x&#10;#</string>"), "\(text)")
-            let parsed = try PropertyListSerialization.propertyList(from: Data(text.utf8), format: nil) as? [String: Any]
+            let parsed =
+                try PropertyListSerialization.propertyList(from: Data(text.utf8), format: nil) as? [String: Any]
             #expect(parsed?["ProgramArguments"] as? [String] == definition.arguments)
         }
     }
@@ -89,8 +105,12 @@ struct HostileInputTests {
     @Test func onlyRegularFilesOfBoundedSizeAreRead() throws {
         try withTemporaryDirectory { dir in
             #expect(mkfifo(dir + "/fifo", 0o600) == 0)
-            #expect { try FileBytes.read(dir + "/fifo") } throws: { ($0 as? SystemError)?.reason == "it is a FIFO, not a regular file" }
-            #expect { try FileBytes.read("/dev/zero") } throws: { ($0 as? SystemError)?.reason == "it is a character device, not a regular file" }
+            #expect { try FileBytes.read(dir + "/fifo") } throws: {
+                ($0 as? SystemError)?.reason == "it is a FIFO, not a regular file"
+            }
+            #expect { try FileBytes.read("/dev/zero") } throws: {
+                ($0 as? SystemError)?.reason == "it is a character device, not a regular file"
+            }
             try writeBytes([UInt8](repeating: 0x20, count: 2 << 20), to: dir + "/big")
             #expect { try FileBytes.read(dir + "/big", limit: 1 << 20) } throws: { ($0 as? SystemError)?.code == EFBIG }
 
@@ -103,7 +123,8 @@ struct HostileInputTests {
             }
             let store = KeyStore(directory: home)
             #expect(mkfifo(store.privateKeyPath, 0o600) == 0)
-            #expect(throws: KeyError.badKeyFile(path: store.privateKeyPath, reason: "it is a FIFO, not a regular file")) { try store.loadPrivateKey() }
+            #expect(throws: KeyError.badKeyFile(path: store.privateKeyPath, reason: "it is a FIFO, not a regular file"))
+            { try store.loadPrivateKey() }
         }
     }
 }

@@ -53,8 +53,9 @@ struct ServerSentEventReaderTests {
         #expect(try Self.read([Self.stream(end)[...]]) == Self.expected)
     }
 
-    @Test("a split at every byte offset (inside CRLF, inside a UTF-8 character) changes nothing",
-          arguments: ["\n", "\r\n", "\r"])
+    @Test(
+        "a split at every byte offset (inside CRLF, inside a UTF-8 character) changes nothing",
+        arguments: ["\n", "\r\n", "\r"])
     func everySplit(end: String) throws {
         let bytes = Self.stream(end)
         for offset in 0...bytes.count {
@@ -94,7 +95,9 @@ struct ServerSentEventReaderTests {
     @Test("server.connected in OpenCode 1.x's global, 1.x's per-directory and 2.x's shapes; heartbeats are not it")
     func serverConnected() {
         #expect(OpenCodeAnswer.isServerConnected("{\"payload\":{\"type\":\"server.connected\",\"properties\":{}}}"))
-        #expect(OpenCodeAnswer.isServerConnected("{\"directory\":\"global\",\"payload\":{\"type\":\"server.connected\",\"properties\":{}}}"))
+        #expect(
+            OpenCodeAnswer.isServerConnected(
+                "{\"directory\":\"global\",\"payload\":{\"type\":\"server.connected\",\"properties\":{}}}"))
         #expect(OpenCodeAnswer.isServerConnected("{\"type\":\"server.connected\",\"properties\":{}}"))
         #expect(OpenCodeAnswer.isServerConnected("{\"id\":\"evt_1\",\"type\":\"server.connected\",\"data\":{}}"))
         #expect(!OpenCodeAnswer.isServerConnected("{\"payload\":{\"type\":\"server.heartbeat\",\"properties\":{}}}"))

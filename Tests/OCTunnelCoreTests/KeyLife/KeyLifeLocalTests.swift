@@ -10,15 +10,23 @@ struct KeyLifeLocalTests {
     @Test("a child reads the whole input and its end from stdin; too much input is refused before anything runs")
     func childReadsInput() throws {
         let program = Array("line one\nline two\n".utf8)
-        let result = try ChildProcess.run("/bin/sh", ["-c", "wc -c; cat >/dev/null; echo done"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10,
-                                          input: program)
+        let result = try ChildProcess.run(
+            "/bin/sh", ["-c", "wc -c; cat >/dev/null; echo done"], environment: ["PATH": "/usr/bin:/bin"], timeout: 10,
+            input: program)
         #expect(result.status == 0)
-        #expect(result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == [String(program.count), "done"])
+        #expect(
+            result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == [
+                String(program.count), "done",
+            ])
         // A child that never reads its stdin does not stall the spawner.
-        let ignored = try ChildProcess.run("/bin/true", [], environment: nil, timeout: 10, input: Array(repeating: 0x41, count: ChildProcess.inputLimit))
+        let ignored = try ChildProcess.run(
+            "/bin/true", [], environment: nil, timeout: 10,
+            input: Array(repeating: 0x41, count: ChildProcess.inputLimit))
         #expect(ignored.status == 0)
         #expect(throws: SystemError.self) {
-            try ChildProcess.run("/bin/true", [], environment: nil, timeout: 10, input: Array(repeating: 0x41, count: ChildProcess.inputLimit + 1))
+            try ChildProcess.run(
+                "/bin/true", [], environment: nil, timeout: 10,
+                input: Array(repeating: 0x41, count: ChildProcess.inputLimit + 1))
         }
     }
 
@@ -26,17 +34,25 @@ struct KeyLifeLocalTests {
     func userSSHArguments() throws {
         try withTemporaryDirectory { dir in
             try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
-            try "Host vps\n  HostName 127.0.0.1\n".write(toFile: dir + "/.ssh/config", atomically: true, encoding: .utf8)
+            try "Host vps\n  HostName 127.0.0.1\n".write(
+                toFile: dir + "/.ssh/config", atomically: true, encoding: .utf8)
             let ssh = UserSSH(environment: ["HOME": dir, "PATH": "/usr/bin:/bin"])
             let tail = ["-T", "-x", "-a", "-o", "ClearAllForwardings=yes", "--"]
             #expect(try ssh.arguments(target: "vps") == ["-F", dir + "/.ssh/config"] + tail + ["vps", "/bin/sh -s"])
-            #expect(try ssh.arguments(target: "you@vps.example.com:2222") == ["-F", dir + "/.ssh/config", "-p", "2222"] + tail + ["you@vps.example.com", "/bin/sh -s"])
-            #expect(try ssh.arguments(target: "you@[::1]:2200") == ["-F", dir + "/.ssh/config", "-p", "2200"] + tail + ["you@::1", "/bin/sh -s"])
+            #expect(
+                try ssh.arguments(target: "you@vps.example.com:2222") == ["-F", dir + "/.ssh/config", "-p", "2222"]
+                    + tail + ["you@vps.example.com", "/bin/sh -s"])
+            #expect(
+                try ssh.arguments(target: "you@[::1]:2200") == ["-F", dir + "/.ssh/config", "-p", "2200"] + tail + [
+                    "you@::1", "/bin/sh -s",
+                ])
             #expect(UserSSH.targetProblem("-oProxyCommand=x") != nil)
             #expect(UserSSH.targetProblem("you@vps") == nil)
             #expect(AuthorizedKeysPath.problem(".ssh/authorized_keys") == nil)
             #expect(AuthorizedKeysPath.problem("/etc/ssh/keys/you") == nil)
-            for bad in ["", "a b", "x\"y", "$HOME/k", "k;rm", "-x", "a\nb", "a:b"] { #expect(AuthorizedKeysPath.problem(bad) != nil, "\(bad)") }
+            for bad in ["", "a b", "x\"y", "$HOME/k", "k;rm", "-x", "a\nb", "a:b"] {
+                #expect(AuthorizedKeysPath.problem(bad) != nil, "\(bad)")
+            }
         }
     }
 
@@ -45,7 +61,9 @@ struct KeyLifeLocalTests {
         try withTemporaryDirectory { dir in
             // A stand-in ssh that fails as ssh does when it cannot log in.
             let fake = dir + "/ssh"
-            try writeBytes(Array("#!/bin/sh\ncat >/dev/null\necho 'Permission denied (publickey).' >&2\nexit 255\n".utf8), to: fake)
+            try writeBytes(
+                Array("#!/bin/sh\ncat >/dev/null\necho 'Permission denied (publickey).' >&2\nexit 255\n".utf8), to: fake
+            )
             chmod(fake, 0o755)
             var ssh = UserSSH(environment: ["HOME": dir, "PATH": dir])
             #expect(ssh.sshPath == fake)
@@ -70,7 +88,9 @@ struct KeyLifeLocalTests {
         }
     }
 
-    @Test("the .next pair: made once, swapped in with the old key as .prev (an older .prev archived), removed only once current; plain --rotate refused while pending")
+    @Test(
+        "the .next pair: made once, swapped in with the old key as .prev (an older .prev archived), removed only once current; plain --rotate refused while pending"
+    )
     func nextPairAndSwap() throws {
         try withTemporaryDirectory { dir in
             let store = KeyStore(directory: OctunnelDirectory(path: dir + "/oct"))
@@ -83,11 +103,15 @@ struct KeyLifeLocalTests {
             #expect(try store.publicKey().blob == second.blob)
             // Not the current key yet: never removed.
             #expect(throws: LocalFileError.self) { try store.removeNext() }
-            try RotationState(old: second.fingerprint, new: next.fingerprint, target: "vps", role: .tunnel, end: HostPort(host: "127.0.0.1", port: 18080)).save(store)
+            try RotationState(
+                old: second.fingerprint, new: next.fingerprint, target: "vps", role: .tunnel,
+                end: HostPort(host: "127.0.0.1", port: 18080)
+            ).save(store)
             #expect(try RotationState.load(store)?.new == next.fingerprint)
             #expect(try RotationState.load(store)?.endHostPort == HostPort(host: "127.0.0.1", port: 18080))
             #expect { try store.generate(comment: "x", rotate: true) } throws: { error in
-                (error as? RotationError).map { if case .rotationPending = $0 { return true } else { return false } } ?? false
+                (error as? RotationError).map { if case .rotationPending = $0 { return true } else { return false } }
+                    ?? false
             }
             let swap = try store.whileLocked { () throws in try store.promoteNext() }
             #expect(swap.previous.blob == second.blob)

@@ -48,15 +48,18 @@ struct EncryptedKeyFormatTests {
         try withTemporaryDirectory { dir in
             let path = dir + "/id_ed25519"
             let pair = try Ed25519KeyPair.generate()
-            let text = try OpenSSHPrivateKey.encode(pair, comment: "ours", checkValue: 0x1234_5678, passphrase: Self.secret("s3cret pass"))
+            let text = try OpenSSHPrivateKey.encode(
+                pair, comment: "ours", checkValue: 0x1234_5678, passphrase: Self.secret("s3cret pass"))
             try writeText(text, to: path)
             #expect(text.contains("-----BEGIN OPENSSH PRIVATE KEY-----"))
 
             let derived = try sshKeygen(["-y", "-P", "s3cret pass", "-f", path]).stdout
             #expect(derived.hasPrefix(SSHPublicKey(ed25519: pair.publicKey, comment: "").line))
-            let refused = try run("/usr/bin/ssh-keygen", ["-y", "-P", "", "-f", path], environment: ["PATH": "/usr/bin:/bin"])
+            let refused = try run(
+                "/usr/bin/ssh-keygen", ["-y", "-P", "", "-f", path], environment: ["PATH": "/usr/bin:/bin"])
             #expect(refused.status != 0)
-            let wrong = try run("/usr/bin/ssh-keygen", ["-y", "-P", "other", "-f", path], environment: ["PATH": "/usr/bin:/bin"])
+            let wrong = try run(
+                "/usr/bin/ssh-keygen", ["-y", "-P", "other", "-f", path], environment: ["PATH": "/usr/bin:/bin"])
             #expect(wrong.status != 0)
             // And we read our own file back.
             #expect(try OpenSSHPrivateKey.decode(text, passphrase: Self.secret("s3cret pass")).pair == pair)
@@ -86,8 +89,11 @@ struct EncryptedKeyFormatTests {
         var blob = [UInt8](Data(base64Encoded: body)!)
         // magic (15), "aes256-ctr" (4 + 10), "bcrypt" (4 + 6), the options' length (4), the salt (4 + 16).
         let at = 15 + 14 + 10 + 4 + 20
-        blob.replaceSubrange(at..<at + 4, with: [UInt8(rounds >> 24), UInt8(rounds >> 16 & 0xff), UInt8(rounds >> 8 & 0xff), UInt8(rounds & 0xff)])
-        return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + Data(blob).base64EncodedString() + "\n-----END OPENSSH PRIVATE KEY-----\n"
+        blob.replaceSubrange(
+            at..<at + 4,
+            with: [UInt8(rounds >> 24), UInt8(rounds >> 16 & 0xff), UInt8(rounds >> 8 & 0xff), UInt8(rounds & 0xff)])
+        return "-----BEGIN OPENSSH PRIVATE KEY-----\n" + Data(blob).base64EncodedString()
+            + "\n-----END OPENSSH PRIVATE KEY-----\n"
     }
 
     /// The file sets the KDF's cost: a count past `KeyEncryption.maximumRounds` is refused before
@@ -95,19 +101,21 @@ struct EncryptedKeyFormatTests {
     /// is asked for (`publicKey(of:)` is what KeyStore reads first).
     @Test func aKeyAskingForTooManyRoundsIsRefusedUnrun() throws {
         let pair = try Ed25519KeyPair.generate()
-        let text = try OpenSSHPrivateKey.encode(pair, comment: "", checkValue: 7, passphrase: Self.secret("pass"), rounds: 1)
+        let text = try OpenSSHPrivateKey.encode(
+            pair, comment: "", checkValue: 7, passphrase: Self.secret("pass"), rounds: 1)
         #expect(try OpenSSHPrivateKey.decode(Self.withRounds(text, 1), passphrase: Self.secret("pass")).pair == pair)
-        for rounds: UInt32 in [1025, 1 << 20] {  // just past KeyEncryption.maximumRounds, and the old bound
+        for rounds: UInt32 in [1025, 1 << 20] { // just past KeyEncryption.maximumRounds, and the old bound
             let hostile = Self.withRounds(text, rounds)
             let refused = (try? OpenSSHPrivateKey.publicKey(of: hostile)) == nil
             #expect(refused, "\(rounds) rounds were accepted before the passphrase is asked for")
-            guard refused else { continue }  // decoding would run them: hours for 2^20
+            guard refused else { continue } // decoding would run them: hours for 2^20
             let started = Date()
             #expect {
                 try OpenSSHPrivateKey.decode(hostile, passphrase: Self.secret("pass"))
             } throws: { error in
                 guard case KeyUnlockError.format(let format) = error else { return false }
-                return format.reason.contains("\(rounds) bcrypt rounds") && format.reason.contains("ssh-keygen -p -a 16")
+                return format.reason.contains("\(rounds) bcrypt rounds")
+                    && format.reason.contains("ssh-keygen -p -a 16")
             }
             #expect(Date().timeIntervalSince(started) < 1)
         }

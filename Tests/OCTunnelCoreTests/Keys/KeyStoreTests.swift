@@ -102,7 +102,8 @@ struct KeyStoreTests {
                 .filter { $0.hasPrefix("id_ed25519") && !$0.hasSuffix(".pub") }
             var keysOnDisk = Set<[UInt8]>()
             for name in privateFiles {
-                keysOnDisk.insert(try store.loadPrivateKey(at: store.directory.path + "/" + name).decoded.publicKey.blob)
+                keysOnDisk.insert(
+                    try store.loadPrivateKey(at: store.directory.path + "/" + name).decoded.publicKey.blob)
             }
             #expect(privateFiles.count == 4, "\(privateFiles)")
             #expect(keysOnDisk == Set(made.map(\.publicKey.blob)))
@@ -152,7 +153,10 @@ struct KeyStoreTests {
 
             #expect(chmod(store.privateKeyPath, 0o644) == 0)
             // The fix names the target, never `chmod 600 LINK` (think of a link to /etc/shadow).
-            let target = try #require(realpath(store.privateKeyPath, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) })
+            let target = try #require(
+                realpath(store.privateKeyPath, nil).map { pointer in
+                    defer { free(pointer) }; return String(cString: pointer)
+                })
             let linked = KeyError.unsafeLinkedKeyPermissions(path: link, target: target, mode: 0o644)
             #expect(throws: linked) { try store.loadPrivateKey(at: link) }
             #expect(!(linked.errorDescription ?? "").contains("chmod 600 \(link)"))
@@ -162,7 +166,9 @@ struct KeyStoreTests {
             #expect(symlink(dir + "/missing", dir + "/dangling") == 0)
             #expect(throws: KeyError.noKey(path: dir + "/dangling")) { try store.loadPrivateKey(at: dir + "/dangling") }
 
-            #expect(throws: KeyError.badKeyFile(path: dir, reason: "it is a directory, not a regular file")) { try store.loadPrivateKey(at: dir) }
+            #expect(throws: KeyError.badKeyFile(path: dir, reason: "it is a directory, not a regular file")) {
+                try store.loadPrivateKey(at: dir)
+            }
         }
     }
 
@@ -170,13 +176,20 @@ struct KeyStoreTests {
         let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "c")
         // The forced command: the rotation verbs with the key's tag, then a refusal of everything else (as /bin/false).
         let tag = OctunnelKeyLine.tag(for: key), today = OctunnelKeyLine.today()
-        let command = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)], tag: tag, added: today)
-        #expect(command.hasPrefix("exec /bin/sh -c 'K=\(tag) P= A=\(today) F=.ssh/authorized_keys;")
+        let command = OctunnelKeyLine.forcedCommand(
+            role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)], tag: tag, added: today)
+        #expect(
+            command.hasPrefix("exec /bin/sh -c 'K=\(tag) P= A=\(today) F=.ssh/authorized_keys;")
                 && command.hasSuffix(#";echo \"octunnel-keys v=1 result=refused reason=verb\";exit 1'"#), "\(command)")
-        #expect(restrictedAuthorizedKeysLine(key, remotePort: 19000)
-            == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" \(key.line)")
-        let ipv6 = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "::1", port: 18080)], tag: tag, added: today)
-        #expect(restrictedAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18080)
-            == "restrict,port-forwarding,permitopen=\"[::1]:18080\",permitlisten=\"127.0.0.1:1\",command=\"\(ipv6)\" \(key.line)")
+        #expect(
+            restrictedAuthorizedKeysLine(key, remotePort: 19000)
+                == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" \(key.line)"
+        )
+        let ipv6 = OctunnelKeyLine.forcedCommand(
+            role: .tunnel, ends: [HostPort(host: "::1", port: 18080)], tag: tag, added: today)
+        #expect(
+            restrictedAuthorizedKeysLine(key, remoteHost: "::1", remotePort: 18080)
+                == "restrict,port-forwarding,permitopen=\"[::1]:18080\",permitlisten=\"127.0.0.1:1\",command=\"\(ipv6)\" \(key.line)"
+        )
     }
 }

@@ -28,7 +28,8 @@ struct OpenSSHKeyFormatTests {
             #expect(pair.seed.count == 32)
             #expect(pair.publicKey.count == 32)
             #expect(try Ed25519KeyPair.fromSeed(pair.seed) == pair)
-            let decoded = try OpenSSHPrivateKey.decode(OpenSSHPrivateKey.encode(pair, comment: "key \(index)", checkValue: UInt32(index)))
+            let decoded = try OpenSSHPrivateKey.decode(
+                OpenSSHPrivateKey.encode(pair, comment: "key \(index)", checkValue: UInt32(index)))
             #expect(decoded.pair == pair)
             #expect(decoded.comment == "key \(index)")
             publicKeys.insert(pair.publicKey)
@@ -116,7 +117,8 @@ struct OpenSSHKeyFormatTests {
             case .passphraseProtected:
                 try sshKeygen(["-q", "-t", "ed25519", "-N", "secret", "-f", path])
             case .truncated:
-                let whole = Array(OpenSSHPrivateKey.encode(try Ed25519KeyPair.generate(), comment: "c", checkValue: 7).utf8)
+                let whole = Array(
+                    OpenSSHPrivateKey.encode(try Ed25519KeyPair.generate(), comment: "c", checkValue: 7).utf8)
                 try writeBytes(Array(whole.prefix(whole.count / 2)), to: path)
             case .randomBytes:
                 var generator = SystemRandomNumberGenerator()
@@ -194,7 +196,8 @@ struct OpenSSHKeyFormatTests {
     // Found by scripts/fuzz.sh (FuzzPrivateKey): a key whose comment starts with a combining mark
     // (U+06DF) gave a public line our own parser could not read, the mark fusing with the space.
     @Test func aCommentStartingWithACombiningMarkGivesAPublicLineThatParses() throws {
-        let comment = String(decoding: [0xDB, 0x9F, 0x65, 0x87, 0x40, 0x66, 0x75, 0x80, 0x7A] as [UInt8], as: UTF8.self)
+        let comment = String(
+            decoding: [0xDB, 0x9F, 0x65, 0x87, 0x40, 0x66, 0x75, 0x80, 0x7A] as [UInt8], as: UTF8.self)
         let pair = try Ed25519KeyPair.generate()
         let decoded = try OpenSSHPrivateKey.decode(OpenSSHPrivateKey.encode(pair, comment: comment, checkValue: 1))
 

@@ -22,10 +22,17 @@ struct PassphrasePromptTests {
         Case(environment: ["SSH_ASKPASS": "/a"], terminal: false, expected: "none"),
         Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "force"], terminal: true, expected: "/a"),
         Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "FORCE"], terminal: false, expected: "/a"),
-        Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "prefer", "DISPLAY": ":0"], terminal: true, expected: "/a"),
-        Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "prefer"], terminal: true, expected: "terminal"),
-        Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "never", "DISPLAY": ":0"], terminal: true, expected: "terminal"),
-        Case(environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "never", "DISPLAY": ":0"], terminal: false, expected: "none"),
+        Case(
+            environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "prefer", "DISPLAY": ":0"], terminal: true,
+            expected: "/a"),
+        Case(
+            environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "prefer"], terminal: true, expected: "terminal"),
+        Case(
+            environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "never", "DISPLAY": ":0"], terminal: true,
+            expected: "terminal"),
+        Case(
+            environment: ["SSH_ASKPASS": "/a", "SSH_ASKPASS_REQUIRE": "never", "DISPLAY": ":0"], terminal: false,
+            expected: "none"),
         Case(environment: ["SSH_ASKPASS_REQUIRE": "force"], terminal: false, expected: "/usr/bin/ssh-askpass"),
     ]
 

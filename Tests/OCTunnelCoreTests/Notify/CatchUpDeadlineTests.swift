@@ -8,20 +8,30 @@ import Testing
 /// times directories.
 @Suite("the catch-up: one deadline for every request", .ownThreads, .timeLimit(.minutes(1)))
 struct CatchUpDeadlineTests {
-    @Test("against a peer that accepts and never answers, with 9 directories seen: over by the deadline, nothing told, the lists' failure said once")
+    @Test(
+        "against a peer that accepts and never answers, with 9 directories seen: over by the deadline, nothing told, the lists' failure said once"
+    )
     func silentHome() async throws {
         // A real listener that never accepts: the kernel completes each connection, no byte comes back.
-        let silent = try RunningProcess(python3, ["-c", """
-        import socket, time
-        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(128)
-        print("LISTENING", s.getsockname()[1], flush=True); time.sleep(120)
-        """])
+        let silent = try RunningProcess(
+            python3,
+            [
+                "-c",
+                """
+                import socket, time
+                s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(128)
+                print("LISTENING", s.getsockname()[1], flush=True); time.sleep(120)
+                """,
+            ])
         defer { silent.signal(SIGKILL); _ = silent.waitForExit(timeout: 5) }
         let line = try #require(silent.waitForLine(containing: "LISTENING", stdout: true, timeout: 15))
         let port = try #require(Int(line.split(separator: " ").last ?? ""))
         var watch = AgentSessionWatch()
         for index in 0..<9 {
-            _ = watch.feed(data: #"{"directory":"/home/me/p\#(index)","payload":{"type":"session.status","properties":{"sessionID":"ses_\#(index)","status":{"type":"busy"}}}}"#, now: 0)
+            _ = watch.feed(
+                data:
+                    #"{"directory":"/home/me/p\#(index)","payload":{"type":"session.status","properties":{"sessionID":"ses_\#(index)","status":{"type":"busy"}}}}"#,
+                now: 0)
         }
         #expect(watch.directories().count == 8)
         let catchUp = CatchUp(host: "127.0.0.1", port: port, credentials: OpenCodeCredentials(), seconds: 1)

@@ -18,20 +18,28 @@ struct NotifierTests {
         var lines: [String] { lock.lock(); defer { lock.unlock() }; return events.map(\.text) }
         var json: [String] { lock.lock(); defer { lock.unlock() }; return events.map { jsonLine($0.jsonObject) } }
         /// What `status` keeps of each moment (`Engine.recordNotification`).
-        var status: [String] { lock.lock(); defer { lock.unlock() }; return records.map { "\($0.headline): \($0.message)" } }
+        var status: [String] {
+            lock.lock(); defer { lock.unlock() }; return records.map { "\($0.headline): \($0.message)" }
+        }
     }
 
-    static let environment = ["PATH": "/usr/bin:/bin", "OPENCODE_PASSWORD": "pw-in-env", "OPENCODE_SERVER_USERNAME": "me"]
+    static let environment = [
+        "PATH": "/usr/bin:/bin", "OPENCODE_PASSWORD": "pw-in-env", "OPENCODE_SERVER_USERNAME": "me",
+    ]
 
     static func notifier(_ command: String, timeout: Double = 10, secrets: [String] = [], said: Said) -> Notifier {
         var options = NotifyOptions(command: command)
         options.desktop = false
         options.commandTimeout = timeout
-        return Notifier(options: options, environment: environment, secrets: secrets, record: { said.record($0) }, emit: { said.emit($0) })
+        return Notifier(
+            options: options, environment: environment, secrets: secrets, record: { said.record($0) },
+            emit: { said.emit($0) })
     }
 
     static func asked(_ request: Int) -> AgentMoment {
-        var moment = AgentMoment(kind: .permission, sessionID: "ses_1", title: "Fix the login bug", directory: "/home/me/shop", detail: "bash: make \(request)")
+        var moment = AgentMoment(
+            kind: .permission, sessionID: "ses_1", title: "Fix the login bug", directory: "/home/me/shop",
+            detail: "bash: make \(request)")
         moment.permissionID = "per_\(request)"
         return moment
     }
@@ -46,12 +54,16 @@ struct NotifierTests {
         return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
     }
 
-    @Test("40 requests at once and a program that takes a second: never more than 4 run, the burst told one by one, the rest as one \"+N more permissions asked in Fix the login bug\" notice that runs the program too")
+    @Test(
+        "40 requests at once and a program that takes a second: never more than 4 run, the burst told one by one, the rest as one \"+N more permissions asked in Fix the login bug\" notice that runs the program too"
+    )
     func flood() async throws {
         let scratch = try TempDirectory()
         let log = scratch.file("log")
-        try scratch.write("slow.sh", "#!/bin/sh\necho \"start ${OCTUNNEL_PERMISSION_ID:-merged $OCTUNNEL_MERGED}\" >> '\(log)'\nsleep 1\necho end >> '\(log)'\n",
-                          mode: 0o755)
+        try scratch.write(
+            "slow.sh",
+            "#!/bin/sh\necho \"start ${OCTUNNEL_PERMISSION_ID:-merged $OCTUNNEL_MERGED}\" >> '\(log)'\nsleep 1\necho end >> '\(log)'\n",
+            mode: 0o755)
         let said = Said()
         let notifier = Self.notifier(scratch.file("slow.sh"), said: said)
         defer { notifier.stop() }
@@ -75,24 +87,37 @@ struct NotifierTests {
         #expect(log0.filter { $0.hasPrefix("start per_") }.count == Notifier.Limits.burst, "\(log0)")
         #expect(log0.contains("start merged 32"), "\(log0)")
         #expect(said.lines.filter { $0.hasPrefix("notify: ") }.count == Notifier.Limits.burst + 1, "\(said.lines)")
-        #expect(said.lines.contains("notify: OpenCode asks for permission: Fix the login bug (shop): +32 more permissions asked in Fix the login bug (shop)"),
-                "\(said.lines)")
+        #expect(
+            said.lines.contains(
+                "notify: OpenCode asks for permission: Fix the login bug (shop): +32 more permissions asked in Fix the login bug (shop)"
+            ),
+            "\(said.lines)")
     }
 
-    @Test("at its time limit the program's whole group is killed (a `sleep 40` it started too); its environment has the moment and no OPENCODE_* variable")
+    @Test(
+        "at its time limit the program's whole group is killed (a `sleep 40` it started too); its environment has the moment and no OPENCODE_* variable"
+    )
     func groupKilledAtTheLimit() async throws {
         let scratch = try TempDirectory()
-        try scratch.write("hang.sh", "#!/bin/sh\nenv > '\(scratch.file("env"))'\nsleep 40 &\necho $! > '\(scratch.file("pid"))'\nwait\n", mode: 0o755)
+        try scratch.write(
+            "hang.sh",
+            "#!/bin/sh\nenv > '\(scratch.file("env"))'\nsleep 40 &\necho $! > '\(scratch.file("pid"))'\nwait\n",
+            mode: 0o755)
         let said = Said()
         let notifier = Self.notifier(scratch.file("hang.sh"), timeout: 1, said: said)
         defer { notifier.stop() }
         notifier.notify(Self.asked(7))
-        #expect(try await offPool { waitUntil(timeout: 20) { said.lines.contains { $0.contains("ran longer than 1 s and was stopped") } } }, "\(said.lines)")
+        #expect(
+            try await offPool {
+                waitUntil(timeout: 20) { said.lines.contains { $0.contains("ran longer than 1 s and was stopped") } }
+            }, "\(said.lines)")
         let pid = try #require(Int(Self.lines(scratch.file("pid")).first ?? ""))
         #expect(try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } }, "the grandchild \(pid) lives on")
         let environment = Self.lines(scratch.file("env"))
         #expect(!environment.contains { $0.hasPrefix("OPENCODE_") }, "\(environment)")
-        #expect(environment.contains("OCTUNNEL_PERMISSION_ID=per_7") && environment.contains("OCTUNNEL_EVENT=permission"), "\(environment)")
+        #expect(
+            environment.contains("OCTUNNEL_PERMISSION_ID=per_7") && environment.contains("OCTUNNEL_EVENT=permission"),
+            "\(environment)")
         #expect(notifier.running == 0)
     }
 
@@ -103,16 +128,22 @@ struct NotifierTests {
         let said = Said()
         let notifier = Self.notifier(scratch.file("long.sh"), timeout: 60, said: said)
         notifier.notify(Self.asked(1))
-        #expect(try await offPool { waitUntil(timeout: 20) { notifier.running == 1 && !Self.lines(scratch.file("pid")).isEmpty } })
+        #expect(
+            try await offPool {
+                waitUntil(timeout: 20) { notifier.running == 1 && !Self.lines(scratch.file("pid")).isEmpty }
+            })
         let pid = try #require(Int(Self.lines(scratch.file("pid")).first ?? ""))
         try await offPool { notifier.stop() }
         #expect(notifier.running == 0)
-        #expect(try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } }, "the program's child \(pid) lives on")
+        #expect(
+            try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } }, "the program's child \(pid) lives on")
         notifier.notify(Self.asked(2))
         #expect(said.lines.filter { $0.hasPrefix("notify: ") }.count == 1, "\(said.lines)")
     }
 
-    @Test("the password and its Basic token, planted in a title, an error's message, a permission's pattern and a question, appear on no surface: the line, the JSON event, status, the program's environment, the desktop notification")
+    @Test(
+        "the password and its Basic token, planted in a title, an error's message, a permission's pattern and a question, appear on no surface: the line, the JSON event, status, the program's environment, the desktop notification"
+    )
     func plantedPassword() async throws {
         let password = "pw-\(UUID().uuidString.prefix(12))"
         let credentials = OpenCodeCredentials(username: "opencode", password: password)
@@ -121,19 +152,30 @@ struct NotifierTests {
         try scratch.write("env.sh", "#!/bin/sh\nenv > '\(scratch.file("env"))'-$$\n", mode: 0o755)
         var watch = AgentSessionWatch(secrets: credentials.secrets)
         func feed(_ type: String, _ fields: [String: Any]) -> [AgentMoment] {
-            watch.feed(OpenCodeEvent(type: type, fields: fields.merging(["sessionID": "ses_\(password)"]) { $1 }), now: 0)
+            watch.feed(
+                OpenCodeEvent(type: type, fields: fields.merging(["sessionID": "ses_\(password)"]) { $1 }), now: 0)
         }
         var moments: [AgentMoment] = []
-        moments += feed("session.updated", ["info": ["id": "ses_\(password)", "title": "Rotate \(password) now", "directory": "/home/\(token)/shop"]])
+        moments += feed(
+            "session.updated",
+            ["info": ["id": "ses_\(password)", "title": "Rotate \(password) now", "directory": "/home/\(token)/shop"]])
         moments += feed("session.status", ["status": ["type": "busy"]])
-        moments += feed("permission.asked", ["id": "per_\(password)", "permission": "bash", "patterns": ["curl -u opencode:\(password) http://x", "echo \(token)"]])
-        moments += feed("question.asked", ["id": "que_1", "questions": [["question": "Use Basic \(token) or \(password)?"]]])
-        moments += feed("session.error", ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]])
+        moments += feed(
+            "permission.asked",
+            [
+                "id": "per_\(password)", "permission": "bash",
+                "patterns": ["curl -u opencode:\(password) http://x", "echo \(token)"],
+            ])
+        moments += feed(
+            "question.asked", ["id": "que_1", "questions": [["question": "Use Basic \(token) or \(password)?"]]])
+        moments += feed(
+            "session.error", ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]])
         moments += feed("session.status", ["status": ["type": "busy"]])
         moments += feed("session.status", ["status": ["type": "idle"]])
         moments += watch.due(now: 5)
         // And one that reaches the notifier unredacted: it redacts on its own too.
-        moments.append(AgentMoment(kind: .failed, sessionID: "x", title: password, directory: nil, detail: "Basic \(token)"))
+        moments.append(
+            AgentMoment(kind: .failed, sessionID: "x", title: password, directory: nil, detail: "Basic \(token)"))
         #expect(moments.map(\.kind.rawValue).sorted() == ["failed", "failed", "finished", "permission", "permission"])
 
         let said = Said()
@@ -141,13 +183,22 @@ struct NotifierTests {
         defer { notifier.stop() }
         for moment in moments { notifier.notify(moment) }
         let files = try await offPool { () -> [String] in
-            _ = waitUntil(timeout: 20) { ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }.count == 5 }
-            return ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }
+            _ = waitUntil(timeout: 20) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter {
+                    $0.hasPrefix("env-")
+                }.count == 5
+            }
+            return ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter {
+                $0.hasPrefix("env-")
+            }
         }
         #expect(files.count == 5, "\(said.lines)")
         let environments = files.map { (try? String(contentsOfFile: scratch.file($0), encoding: .utf8)) ?? "" }
-        let desktop = moments.compactMap { DesktopChannel.command($0.redacted(credentials.secrets), environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"]) }
-            .flatMap(\.arguments)
+        let desktop = moments.compactMap {
+            DesktopChannel.command(
+                $0.redacted(credentials.secrets), environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"])
+        }
+        .flatMap(\.arguments)
         let surfaces = said.lines + said.json + said.status + environments + desktop
         #expect(said.lines.filter { $0.hasPrefix("notify: ") }.count == 5, "\(said.lines)")
         #expect(said.lines.contains { $0.contains("curl -u opencode:*** http://x, echo ***") }, "\(said.lines)")

@@ -8,18 +8,24 @@ import Testing
 @Suite("the notifier's budget: a burst told, the rest merged into one notice", .ownThreads)
 struct NotifyBudgetTests {
     static func asked(_ session: String, _ request: Int, title: String? = nil) -> AgentMoment {
-        var moment = AgentMoment(kind: .permission, sessionID: session, title: title, directory: nil, detail: "bash: make \(request)")
+        var moment = AgentMoment(
+            kind: .permission, sessionID: session, title: title, directory: nil, detail: "bash: make \(request)")
         moment.permissionID = "per_\(request)"
         return moment
     }
 
-    @Test("3,000 distinct requests: the burst is told one by one, the rest as one notice once a token is back, naming the first session and how many others")
+    @Test(
+        "3,000 distinct requests: the burst is told one by one, the rest as one notice once a token is back, naming the first session and how many others"
+    )
     func flood() {
         var budget = NotifyBudget(burst: 4, refill: 2)
         var told: [AgentMoment] = []
         for request in 0..<3000 {
             let session = request % 3 == 0 ? "s-login" : "s-\(request % 7)"
-            if let moment = budget.admit(Self.asked(session, request, title: session == "s-login" ? "Fix the login bug" : nil), now: 0, room: true) {
+            if let moment = budget.admit(
+                Self.asked(session, request, title: session == "s-login" ? "Fix the login bug" : nil), now: 0,
+                room: true)
+            {
                 told.append(moment)
             }
         }
@@ -37,15 +43,22 @@ struct NotifyBudgetTests {
         #expect(budget.heldCount == 0 && budget.nextRelease(now: 2) == nil)
     }
 
-    @Test("one session: \"+N more permissions asked in Fix the login bug\"; a single held moment is told as itself; kinds have their own buckets; no room holds it")
+    @Test(
+        "one session: \"+N more permissions asked in Fix the login bug\"; a single held moment is told as itself; kinds have their own buckets; no room holds it"
+    )
     func oneSession() {
         var budget = NotifyBudget(burst: 1, refill: 5)
         #expect(budget.admit(Self.asked("s", 1, title: "Fix the login bug"), now: 0, room: true) != nil)
-        for request in 2...13 { #expect(budget.admit(Self.asked("s", request, title: "Fix the login bug"), now: 0.1, room: true) == nil) }
+        for request in 2...13 {
+            #expect(budget.admit(Self.asked("s", request, title: "Fix the login bug"), now: 0.1, room: true) == nil)
+        }
         let finished = AgentMoment(kind: .finished, sessionID: "t", title: "Other", directory: nil, detail: nil)
         #expect(budget.admit(finished, now: 0.2, room: false) == nil, "no room: held")
         let notices = budget.release(now: 5.2, room: 8)
-        #expect(notices.map(\.message) == ["the agent is done and waits for you", "+12 more permissions asked in Fix the login bug"])
+        #expect(
+            notices.map(\.message) == [
+                "the agent is done and waits for you", "+12 more permissions asked in Fix the login bug",
+            ])
         #expect(notices.first?.merged == nil)
         #expect(budget.admit(Self.asked("s", 20), now: 5.3, room: true) == nil, "its bucket is empty again")
     }
@@ -54,8 +67,10 @@ struct NotifyBudgetTests {
     func room() {
         var budget = NotifyBudget(burst: 1, refill: 1)
         for kind in AgentMoment.Kind.allCases {
-            _ = budget.admit(AgentMoment(kind: kind, sessionID: "a", title: nil, directory: nil, detail: nil), now: 0, room: true)
-            _ = budget.admit(AgentMoment(kind: kind, sessionID: "b", title: nil, directory: nil, detail: nil), now: 0, room: true)
+            _ = budget.admit(
+                AgentMoment(kind: kind, sessionID: "a", title: nil, directory: nil, detail: nil), now: 0, room: true)
+            _ = budget.admit(
+                AgentMoment(kind: kind, sessionID: "b", title: nil, directory: nil, detail: nil), now: 0, room: true)
         }
         #expect(budget.release(now: 10, room: 2).count == 2)
         #expect(budget.release(now: 10, room: 2).count == 1)

@@ -5,7 +5,8 @@ import Testing
 /// A question's labels as its notification's buttons show them (issue 55, finding 6): what cannot be
 /// seen is dropped, forms are compared as displayed, colliding cut forms show their ends, and labels
 /// that cannot be told apart get no buttons at all.
-@Suite("labels as shown: invisible characters dropped, compared as displayed, collisions named or no buttons", .ownThreads)
+@Suite(
+    "labels as shown: invisible characters dropped, compared as displayed, collisions named or no buttons", .ownThreads)
 struct ShownLabelsTests {
     static func question(_ labels: [String]) -> AgentMoment {
         QuestionNotificationAnswerTests.moment(labels)
@@ -20,20 +21,26 @@ struct ShownLabelsTests {
 
     @Test("format and default-ignorable characters are dropped, so labels that differ only in them get no buttons")
     func invisible() {
-        let invisibles: [Unicode.Scalar] = ["\u{2060}", "\u{200b}", "\u{200d}", "\u{202e}", "\u{2066}", "\u{feff}", "\u{00ad}",
-                                            "\u{034f}", "\u{fe0f}", "\u{180e}", "\u{3164}", "\u{e0001}", "\u{1d173}"]
+        let invisibles: [Unicode.Scalar] = [
+            "\u{2060}", "\u{200b}", "\u{200d}", "\u{202e}", "\u{2066}", "\u{feff}", "\u{00ad}",
+            "\u{034f}", "\u{fe0f}", "\u{180e}", "\u{3164}", "\u{e0001}", "\u{1d173}",
+        ]
         for invisible in invisibles {
             let sneaky = "Yes" + String(invisible)
             #expect(ShownLabels.forms(["Yes", sneaky]) == nil, "U+\(String(invisible.value, radix: 16))")
             #expect(ShownLabels.forms(["No", sneaky]) == ["No", "Yes"], "U+\(String(invisible.value, radix: 16))")
-            #expect(!QuestionNotificationAnswer.answerable(Self.question(["Yes", sneaky])), "U+\(String(invisible.value, radix: 16))")
+            #expect(
+                !QuestionNotificationAnswer.answerable(Self.question(["Yes", sneaky])),
+                "U+\(String(invisible.value, radix: 16))")
         }
         // A label of nothing visible shows nothing: no button for it, nor for the others.
         #expect(ShownLabels.forms(["Yes", "\u{2060}\u{200b}"]) == nil)
         #expect(ShownLabels.forms(["Yes", "   "]) == nil)
     }
 
-    @Test("compared as displayed: canonically equivalent text, another space, and an escape that looks like a control character collide")
+    @Test(
+        "compared as displayed: canonically equivalent text, another space, and an escape that looks like a control character collide"
+    )
     func asDisplayed() {
         #expect(ShownLabels.forms(["caf\u{e9}", "cafe\u{301}"]) == nil)
         #expect(ShownLabels.forms(["a b", "a\u{00a0}b"]) == nil)
@@ -57,17 +64,25 @@ struct ShownLabelsTests {
         #expect(ShownLabels.forms([middle("one"), middle("two")]) == nil)
         #expect(!QuestionNotificationAnswer.answerable(Self.question([middle("one"), middle("two")])))
         // A label that ends in the cut mark does not pose as another label's cut form.
-        let posing = try #require(ShownLabels.forms([String(repeating: "z", count: 50), String(repeating: "z", count: 40) + "…"]))
+        let posing = try #require(
+            ShownLabels.forms([String(repeating: "z", count: 50), String(repeating: "z", count: 40) + "…"]))
         #expect(posing[0] != posing[1])
     }
 
     @Test("the buttons carry the shown forms, the click sends the label stored; no forms, no option buttons")
     func arguments() {
         let question = Self.question(["Ship\u{2060} it", "Wait"]).question!
-        #expect(QuestionNotificationAnswer.arguments(question, secrets: []).prefix(2) == ["--action=q0=Ship it", "--action=q1=Wait"])
+        #expect(
+            QuestionNotificationAnswer.arguments(question, secrets: []).prefix(2) == [
+                "--action=q0=Ship it", "--action=q1=Wait",
+            ])
         #expect(QuestionNotificationAnswer.chosen("q0", question) == .answer("Ship\u{2060} it"))
-        let alike = AskedQuestion(id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["Yes", "Yes\u{2060}"])
-        #expect(QuestionNotificationAnswer.arguments(alike, secrets: []) == ["--action=dismiss=Dismiss", "--expire-time=120000"])
+        let alike = AskedQuestion(
+            id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["Yes", "Yes\u{2060}"])
+        #expect(
+            QuestionNotificationAnswer.arguments(alike, secrets: []) == [
+                "--action=dismiss=Dismiss", "--expire-time=120000",
+            ])
     }
 
     @Test("a secret split by an invisible character is redacted once it shows whole; a secret never reaches a form")

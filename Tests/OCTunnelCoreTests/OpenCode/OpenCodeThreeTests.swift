@@ -14,7 +14,9 @@ struct OpenCodeThree: OpenCodeDialect {
 
     var number: Int { 3 }
     var healthRoutes: [String] { ["/api/info"] }
-    func version(healthy path: String, body: [UInt8]) -> String? { base.version(healthy: path, body: body).map { "3~\($0)" } }
+    func version(healthy path: String, body: [UInt8]) -> String? {
+        base.version(healthy: path, body: body).map { "3~\($0)" }
+    }
     func serverPort(health path: String, body: [UInt8]) -> Int? { base.serverPort(health: path, body: body) }
     func namesItself(refusal body: [UInt8]) -> Bool { base.namesItself(refusal: body) }
     var ownsUnnamedRefusals: Bool { false }
@@ -24,7 +26,8 @@ struct OpenCodeThree: OpenCodeDialect {
     func event(data: String) -> OpenCodeEvent? {
         guard let event = OpenCodeEvent(data: data) else { return nil }
         return event.type == "permission.v3.asked"
-            ? OpenCodeEvent(data: data.replacingOccurrences(of: "permission.v3.asked", with: "permission.asked")) : event
+            ? OpenCodeEvent(data: data.replacingOccurrences(of: "permission.v3.asked", with: "permission.asked"))
+            : event
     }
     var permissionListPath: String { "/api/permission/request" }
     var questionListPath: String { "/api/question/request" }
@@ -33,9 +36,15 @@ struct OpenCodeThree: OpenCodeDialect {
     func sessionPath(_ session: String) -> String { "/api/session/\(session)" }
     func sessionTitle(_ body: [UInt8]) -> String? { base.sessionTitle(body) }
     var permissionReplyRoutes: [PermissionReplyRoute] {
-        [PermissionReplyRoute(name: "3.x", generation: Self.generation) { "/api/session/\($0.sessionID)/permission/\($0.id)/reply" }]
+        [
+            PermissionReplyRoute(name: "3.x", generation: Self.generation) {
+                "/api/session/\($0.sessionID)/permission/\($0.id)/reply"
+            }
+        ]
     }
-    func questionReplyPath(_ request: AskedQuestion, _ reply: QuestionReply) -> String { base.questionReplyPath(request, reply) }
+    func questionReplyPath(_ request: AskedQuestion, _ reply: QuestionReply) -> String {
+        base.questionReplyPath(request, reply)
+    }
     func replyNotFound(body: [UInt8]) -> PermissionReplyOutcome { base.replyNotFound(body: body) }
     func endedTurns(_ watch: inout AgentSessionWatch, directories: [String], read: OpenCodeRead) -> [AgentMoment] {
         base.endedTurns(&watch, directories: directories, read: read)
@@ -45,31 +54,39 @@ struct OpenCodeThree: OpenCodeDialect {
     var passwordRefusedHint: String { "use OpenCode 3's password" }
 }
 
-@Suite("a third OpenCode generation: one conformer in the tests, spoken everywhere", .timeLimit(.minutes(2)), .ownThreads)
+@Suite(
+    "a third OpenCode generation: one conformer in the tests, spoken everywhere", .timeLimit(.minutes(2)), .ownThreads)
 struct OpenCodeThreeTests {
     static let three = OpenCodeThree.generation
 
-    @Test("it is its own generation: label, number, routes beside the known ones, its words in the errors, no pair links")
+    @Test(
+        "it is its own generation: label, number, routes beside the known ones, its words in the errors, no pair links")
     func itsOwnGeneration() {
         #expect(Self.three != .two && Self.three.label == "API 3" && Self.three.rawValue == 3)
         let routes = OpenCodeAnswer.healthRoutes(of: OpenCodeGeneration.known + [Self.three])
         #expect(routes.last?.path == "/api/info" && routes.last?.generation == Self.three)
-        #expect(HealthError.healthNeedsPassword(generation: Self.three).localizedDescription == "OpenCode 3 asks for a password.")
-        let report = HealthReport(version: "3", generation: Self.three, healthPath: "/api/info", eventsPath: "/api/event",
-                                  healthMilliseconds: 1, eventsMilliseconds: 1, serverPort: 49374)
+        #expect(
+            HealthError.healthNeedsPassword(generation: Self.three).localizedDescription
+                == "OpenCode 3 asks for a password.")
+        let report = HealthReport(
+            version: "3", generation: Self.three, healthPath: "/api/info", eventsPath: "/api/event",
+            healthMilliseconds: 1, eventsMilliseconds: 1, serverPort: 49374)
         #expect(PairPort.plan(for: report, localPort: 4096, choice: .automatic) == nil)
         let renamed = #"{"type":"permission.v3.asked","data":{"id":"per_1","sessionID":"ses_1","action":"bash"}}"#
         #expect(Self.three.api.event(data: renamed)?.type == "permission.asked")
     }
 
-    @Test("against a real server: the health test names API 3, the pending list is read and a reply sent through its own route")
+    @Test(
+        "against a real server: the health test names API 3, the pending list is read and a reply sent through its own route"
+    )
     func spokenAgainstARealServer() throws {
         let password = "three-\(UInt32.random(in: 0...UInt32.max))"
         let backend = try OpenCodeStandIn(flavor: "opencode2", password: password)
         defer { backend.stop() }
         let credentials = OpenCodeCredentials(password: password)
-        var check = HealthCheck(localPort: backend.port, remote: HostPort(host: "127.0.0.1", port: backend.port), reverseCommand: "",
-                                timeout: 20, credentials: credentials)
+        var check = HealthCheck(
+            localPort: backend.port, remote: HostPort(host: "127.0.0.1", port: backend.port), reverseCommand: "",
+            timeout: 20, credentials: credentials)
         check.localHost = "127.0.0.1"
         check.generations = [Self.three]
         let report = try check.run()

@@ -43,13 +43,27 @@ struct OCTunnelFailureTests {
     @Test("the system layer's socket failures are worded by the rooms that meet them: connect and listen")
     func socketFailures() {
         let cases: [(SocketFailure, any OCTunnelFailure, String)] = [
-            (.cannotResolve(host: "vps", reason: "no such host"), ConnectError.cannotResolve(host: "vps", reason: "no such host"), "resolve"),
+            (
+                .cannotResolve(host: "vps", reason: "no such host"),
+                ConnectError.cannotResolve(host: "vps", reason: "no such host"), "resolve"
+            ),
             (.refused(host: "vps", port: 22), Self.refused, "tcp"),
-            (.timedOut(host: "vps", port: 22, seconds: 15), ConnectError.connectTimeout(host: "vps", port: 22, seconds: 15), "tcp"),
-            (.unreachable(host: "vps", port: 22, reason: "no route", errno: Errno(rawValue: EHOSTUNREACH)),
-             ConnectError.unreachable(host: "vps", port: 22, reason: "no route"), "tcp"),
-            (.portInUse(bind: "127.0.0.1", port: 4096), ForwardError.localPortInUse(bind: "127.0.0.1", port: 4096), "local port"),
-            (.cannotListen(bind: "::1", port: 1, reason: "denied"), ForwardError.cannotListen(bind: "::1", port: 1, reason: "denied"), "local port"),
+            (
+                .timedOut(host: "vps", port: 22, seconds: 15),
+                ConnectError.connectTimeout(host: "vps", port: 22, seconds: 15), "tcp"
+            ),
+            (
+                .unreachable(host: "vps", port: 22, reason: "no route", errno: Errno(rawValue: EHOSTUNREACH)),
+                ConnectError.unreachable(host: "vps", port: 22, reason: "no route"), "tcp"
+            ),
+            (
+                .portInUse(bind: "127.0.0.1", port: 4096), ForwardError.localPortInUse(bind: "127.0.0.1", port: 4096),
+                "local port"
+            ),
+            (
+                .cannotListen(bind: "::1", port: 1, reason: "denied"),
+                ForwardError.cannotListen(bind: "::1", port: 1, reason: "denied"), "local port"
+            ),
         ]
         for (socket, expected, layer) in cases {
             #expect(socket.failure.isSame(as: expected), "\(socket)")
@@ -64,7 +78,8 @@ struct OCTunnelFailureTests {
     func unexpected() {
         struct Stray: Error, CustomStringConvertible { var description: String { "a stray error" } }
         let stray = asFailure(Stray())
-        #expect(stray.errorDescription == "a stray error" && stray.exitStatus == .unavailable && stray.layer == "octunnel")
+        #expect(
+            stray.errorDescription == "a stray error" && stray.exitStatus == .unavailable && stray.layer == "octunnel")
         #expect(asFailure(Self.hostKey).isSame(as: Self.hostKey))
         #expect(octunnelFailure(Stray()) == nil)
         let read = AnyFailure.reading("/c.json", failed: Stray())

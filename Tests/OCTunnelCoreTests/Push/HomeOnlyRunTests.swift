@@ -10,8 +10,9 @@ import Testing
 /// arrives, then another of the same push. Every moment reaches the phone once, every first tap
 /// reaches OpenCode once, every second one sends nothing. 60 s with `OCTUNNEL_LONG_TESTS=1`,
 /// else 8 s (two of each kind); against a real ntfy (Debian 13's 2.11), both OpenCode generations.
-@Suite("home up alone: every moment of a run pushed once, every button works once", .serialized, .ownThreads,
-       .timeLimit(.minutes(4)))
+@Suite(
+    "home up alone: every moment of a run pushed once, every button works once", .serialized, .ownThreads,
+    .timeLimit(.minutes(4)))
 struct HomeOnlyRunTests {
     /// The push whose buttons answer `id` (waited for).
     static func push(for id: String, _ phone: NtfyPhone) -> [String: Any]? {
@@ -42,35 +43,53 @@ struct HomeOnlyRunTests {
                 id = backend.askPermission(session: session, patterns: ["make step\(step)"])
             } else {
                 let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
-                let answer = backend.post("/standin/question", ["sessionID": session, "questions": [["question": "Which?", "header": "DB",
-                                                                                                     "options": options]]])
-                id = (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
+                let answer = backend.post(
+                    "/standin/question",
+                    [
+                        "sessionID": session,
+                        "questions": [
+                            [
+                                "question": "Which?", "header": "DB",
+                                "options": options,
+                            ]
+                        ],
+                    ])
+                id =
+                    (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"]
+                    as? String
             }
             let request = try #require(id, "step \(step): nothing asked")
             asked.requests.append(request)
-            let buttons = NtfyPhone.actions(try #require(push(for: request, phone), "step \(step): \(request) never pushed"))
+            let buttons = NtfyPhone.actions(
+                try #require(push(for: request, phone), "step \(step): \(request) never pushed"))
             let before = backend.replies.count
             #expect(try phone.tap(buttons[step / 4 % 2]) == 200)
-            #expect(waitUntil(timeout: 20) { backend.replies.count == before + 1 }, "step \(step): the tap never reached OpenCode")
+            #expect(
+                waitUntil(timeout: 20) { backend.replies.count == before + 1 },
+                "step \(step): the tap never reached OpenCode")
             #expect(try phone.tap(buttons[2]) == 200)
         case 2:
-            for event in [HomePushTests.session(session, "session.updated", ["info": ["id": session, "title": "Step \(step)"]]),
-                          HomePushTests.session(session, "session.status", ["status": ["type": "busy"]]),
-                          HomePushTests.session(session, "session.status", ["status": ["type": "idle"]]),
-                          HomePushTests.session(session, "session.idle")] {
+            for event in [
+                HomePushTests.session(session, "session.updated", ["info": ["id": session, "title": "Step \(step)"]]),
+                HomePushTests.session(session, "session.status", ["status": ["type": "busy"]]),
+                HomePushTests.session(session, "session.status", ["status": ["type": "idle"]]),
+                HomePushTests.session(session, "session.idle"),
+            ] {
                 #expect(backend.post("/standin/emit", event).status == 200)
             }
             asked.finished += 1
         default:
-            let error = HomePushTests.session(session, "session.error",
-                                              ["error": ["name": "APIError", "data": ["message": "step \(step)"]]])
+            let error = HomePushTests.session(
+                session, "session.error",
+                ["error": ["name": "APIError", "data": ["message": "step \(step)"]]])
             #expect(backend.post("/standin/emit", error).status == 200)
             asked.failed += 1
         }
     }
 
-    @Test("a run of permissions, questions, finishes and failures: each pushed once; each first tap answers once, each second nothing",
-          arguments: ["opencode1", "opencode2"])
+    @Test(
+        "a run of permissions, questions, finishes and failures: each pushed once; each first tap answers once, each second nothing",
+        arguments: ["opencode1", "opencode2"])
     func everyMomentOnce(flavor: String) throws {
         let scene = try HomePushTests.scene(flavor)
         defer { scene.stop() }
@@ -86,7 +105,7 @@ struct HomeOnlyRunTests {
         }
         let wanted = asked.requests.count + asked.finished + asked.failed
         #expect(waitUntil(timeout: 30) { ((try? phone.messages()) ?? []).count >= wanted }, "\(lines.text)")
-        Thread.sleep(forTimeInterval: 1)  // anything more would be a second copy or a summary
+        Thread.sleep(forTimeInterval: 1) // anything more would be a second copy or a summary
         let messages = try phone.messages()
         let titles = messages.compactMap { $0["title"] as? String }
         #expect(messages.count == wanted, "\(titles)")
@@ -95,8 +114,12 @@ struct HomeOnlyRunTests {
                 NtfyPhone.actions(message).contains { ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == id }
             }
             #expect(copies.count == 1, "\(id): \(copies.count) pushes")
-            #expect(lines.text.filter { $0.hasPrefix("push: \(id) ") && $0.hasSuffix(" from the phone") }.count == 1, "\(id)")
-            #expect(lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") }, "\(id): the second tap")
+            #expect(
+                lines.text.filter { $0.hasPrefix("push: \(id) ") && $0.hasSuffix(" from the phone") }.count == 1,
+                "\(id)")
+            #expect(
+                lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") },
+                "\(id): the second tap")
         }
         #expect(titles.filter { $0.hasPrefix("OpenCode finished") }.count == asked.finished, "\(titles)")
         #expect(titles.filter { $0.hasPrefix("OpenCode failed") }.count == asked.failed, "\(titles)")
@@ -104,7 +127,8 @@ struct HomeOnlyRunTests {
         #expect(replies.count == asked.requests.count, "\(replies)")
         let answered = replies.compactMap { $0["path"] as? String }
         #expect(Set(answered).count == answered.count, "a request answered twice: \(answered)")
-        print("home alone (\(flavor)): \(steps) s, \(messages.count) pushes for \(wanted) moments, \(replies.count) answers"
-              + " for \(asked.requests.count) requests")
+        print(
+            "home alone (\(flavor)): \(steps) s, \(messages.count) pushes for \(wanted) moments, \(replies.count) answers"
+                + " for \(asked.requests.count) requests")
     }
 }

@@ -19,17 +19,24 @@ struct HomePushTests {
         let home: HostPort
     }
 
-    static func start(_ backend: OpenCodeStandIn, _ server: NtfyServer, password: String, settings given: PushSettings? = nil,
-                      yields: Bool = false) throws -> Running {
+    static func start(
+        _ backend: OpenCodeStandIn, _ server: NtfyServer, password: String, settings given: PushSettings? = nil,
+        yields: Bool = false
+    ) throws -> Running {
         let scratch = try TempDirectory()
         let home = HostPort(host: "127.0.0.1", port: backend.port)
-        let connection = ConnectionSettings(target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
-                                            authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
-        let forward = Forward(direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
+        let connection = ConnectionSettings(
+            target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
+            authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
+        let forward = Forward(
+            direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
         let lines = EngineEventLines()
         let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
-        let settings = try given ?? PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
-                                                 replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), detail: .full)
+        let settings =
+            try given
+            ?? PushSettings(
+                url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
+                replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), detail: .full)
         var notify = NotifyOptions()
         notify.desktop = false
         notify.push = PushRun(settings: settings, token: nil, yields: yields)
@@ -87,7 +94,9 @@ struct HomePushTests {
     static func message(_ phone: NtfyPhone, titled prefix: String, after count: Int = 0) -> [String: Any]? {
         var found: [String: Any]?
         _ = waitUntil(timeout: 20) {
-            found = ((try? phone.messages()) ?? []).dropFirst(count).first { ($0["title"] as? String)?.hasPrefix(prefix) == true }
+            found = ((try? phone.messages()) ?? []).dropFirst(count).first {
+                ($0["title"] as? String)?.hasPrefix(prefix) == true
+            }
             return found != nil
         }
         return found
@@ -96,12 +105,15 @@ struct HomePushTests {
     /// A permission asked at home: one push with 3 buttons, the tap reaches OpenCode once (its replay nothing); a question's
     /// option; answered elsewhere first: a follow-up push and the button sends nothing; a finish and a failure pushed once; no
     /// password anywhere.
-    @Test("permission, question, answered elsewhere, finish and failure: pushed once each, every button once",
-          arguments: ["opencode1", "opencode2"])
+    @Test(
+        "permission, question, answered elsewhere, finish and failure: pushed once each, every button once",
+        arguments: ["opencode1", "opencode2"])
     func pushesAndAnswers(flavor: String) throws {
         let scene = try Self.scene(flavor)
         defer { scene.stop() }
-        let (server, password, backend, phone, lines) = (scene.server, scene.password, scene.backend, scene.run.phone, scene.run.lines)
+        let (server, password, backend, phone, lines) = (
+            scene.server, scene.password, scene.backend, scene.run.phone, scene.run.lines
+        )
 
         // A permission: pushed with three buttons; Allow always reaches OpenCode once.
         let asked = Date()
@@ -115,42 +127,70 @@ struct HomePushTests {
         #expect(waitUntil(timeout: 20) { backend.replies.count == 1 }, "\(lines.text)")
         let reached = Date().timeIntervalSince(tapped)
         #expect(backend.replies.first?["body"] as? String == #"{"reply":"always"}"#, "\(backend.replies)")
-        #expect(waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("push: \(id) allowed always from the phone") } }, "\(lines.text)")
+        #expect(
+            waitUntil(timeout: 20) {
+                lines.text.contains { $0.hasPrefix("push: \(id) allowed always from the phone") }
+            }, "\(lines.text)")
         #expect(try phone.tap(buttons[0]) == 200)
-        #expect(waitUntil(timeout: 20) { lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") } }, "\(lines.text)")
+        #expect(
+            waitUntil(timeout: 20) {
+                lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") }
+            }, "\(lines.text)")
         #expect(backend.replies.count == 1, "\(backend.replies)")
 
         // A question with options: its second option's button reaches OpenCode as that label.
         let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
-        let question = backend.post("/standin/question", ["sessionID": "s3", "questions": [["question": "Which database?", "header": "DB",
-                                                                                               "options": options]]])
-        let questionID = try #require((try? JSONSerialization.jsonObject(with: Data(question.body.utf8)) as? [String: Any])?["id"] as? String)
-        let questionPush = try #require(Self.message(phone, titled: "OpenCode asks a question", after: 1), "\(lines.text)")
+        let question = backend.post(
+            "/standin/question",
+            [
+                "sessionID": "s3",
+                "questions": [
+                    [
+                        "question": "Which database?", "header": "DB",
+                        "options": options,
+                    ]
+                ],
+            ])
+        let questionID = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(question.body.utf8)) as? [String: Any])?["id"] as? String)
+        let questionPush = try #require(
+            Self.message(phone, titled: "OpenCode asks a question", after: 1), "\(lines.text)")
         let choices = NtfyPhone.actions(questionPush)
         #expect(choices.map { $0["label"] as? String } == ["Postgres", "SQLite", "Dismiss"])
         #expect(try phone.tap(choices[1]) == 200)
         #expect(waitUntil(timeout: 20) { backend.replies.count == 2 }, "\(lines.text)")
         #expect(backend.replies.last?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
-        #expect(backend.replies.last?["path"] as? String == (flavor == "opencode1" ? "/question/\(questionID)/reply"
-                                                                                     : "/api/session/s3/question/\(questionID)/reply"))
+        #expect(
+            backend.replies.last?["path"] as? String
+                == (flavor == "opencode1"
+                    ? "/question/\(questionID)/reply"
+                    : "/api/session/s3/question/\(questionID)/reply"))
 
         // Answered elsewhere first (`octunnel permission reject` at home): a follow-up push; the button then sends nothing.
         let count = try phone.messages().count
         let second = try #require(backend.askPermission(session: "s4", patterns: ["rm -rf build"]))
-        let secondPush = try #require(Self.message(phone, titled: "OpenCode asks for permission", after: count), "\(lines.text)")
-        let client = PermissionClient(host: "127.0.0.1", port: backend.port, credentials: OpenCodeCredentials(password: password))
+        let secondPush = try #require(
+            Self.message(phone, titled: "OpenCode asks for permission", after: count), "\(lines.text)")
+        let client = PermissionClient(
+            host: "127.0.0.1", port: backend.port, credentials: OpenCodeCredentials(password: password))
         _ = try client.answer(id: second, reply: .reject, directories: [])
-        let followUp = try #require(Self.message(phone, titled: "OpenCode: answered elsewhere", after: count), "\(lines.text)")
+        let followUp = try #require(
+            Self.message(phone, titled: "OpenCode: answered elsewhere", after: count), "\(lines.text)")
         #expect((followUp["message"] as? String)?.contains("answered elsewhere") == true)
         #expect(try phone.tap(NtfyPhone.actions(secondPush)[0]) == 200)
-        #expect(waitUntil(timeout: 20) { lines.text.contains { $0.contains("tap for request \(second) sent nothing") } }, "\(lines.text)")
-        #expect(backend.replies.count == 3, "\(backend.replies)")  // the reject only
+        #expect(
+            waitUntil(timeout: 20) { lines.text.contains { $0.contains("tap for request \(second) sent nothing") } },
+            "\(lines.text)")
+        #expect(backend.replies.count == 3, "\(backend.replies)") // the reject only
 
         // A finish and a failure: pushed once each.
-        for event in [Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Tidy the docs", "directory": "/home/me/shop"]]),
-                      Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-                      Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-                      Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
+        for event in [
+            Self.session(
+                "s1", "session.updated", ["info": ["id": "s1", "title": "Tidy the docs", "directory": "/home/me/shop"]]),
+            Self.session("s1", "session.status", ["status": ["type": "busy"]]),
+            Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+            Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]]),
+        ] {
             #expect(backend.post("/standin/emit", event).status == 200)
         }
         #expect(Self.message(phone, titled: "OpenCode failed") != nil, "\(lines.text)")
@@ -158,11 +198,14 @@ struct HomePushTests {
         let titles = try phone.messages().compactMap { $0["title"] as? String }
         #expect(titles.filter { $0.hasPrefix("OpenCode finished") }.count == 1, "\(titles)")
         #expect(titles.filter { $0.hasPrefix("OpenCode failed") }.count == 1, "\(titles)")
-        #expect(titles.filter { $0.hasPrefix("OpenCode: answered elsewhere") }.count == 1, "the phone's own answers get no follow-up: \(titles)")
+        #expect(
+            titles.filter { $0.hasPrefix("OpenCode: answered elsewhere") }.count == 1,
+            "the phone's own answers get no follow-up: \(titles)")
         #expect(!server.storedBytes().contains(password))
         #expect(!lines.text.joined().contains(password))
-        print("home push (\(flavor)): on the ntfy server \(Int(onServer * 1000)) ms after the permission was asked; "
-              + "the tap reached OpenCode \(Int(reached * 1000)) ms after it was made")
+        print(
+            "home push (\(flavor)): on the ntfy server \(Int(onServer * 1000)) ms after the permission was asked; "
+                + "the tap reached OpenCode \(Int(reached * 1000)) ms after it was made")
     }
 
     /// ntfy down while the agent asks twice: one warning, and both pushed once soon after it is back
@@ -176,7 +219,9 @@ struct HomePushTests {
         server.stop()
         let first = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))
         let second = try #require(backend.askPermission(session: "s2", patterns: ["npm publish"]))
-        #expect(waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("push: ") && $0.contains(server.url) } }, "\(lines.text)")
+        #expect(
+            waitUntil(timeout: 20) { lines.text.contains { $0.hasPrefix("push: ") && $0.contains(server.url) } },
+            "\(lines.text)")
         #expect(waitUntil(timeout: 20) { lines.text.filter { $0.hasPrefix("notify: ") }.count == 2 }, "\(lines.text)")
         try server.start()
         let back = Date()
@@ -191,33 +236,48 @@ struct HomePushTests {
             if let once = buttons.first { #expect(try phone.tap(once) == 200) }
             #expect(waitUntil(timeout: 20) { backend.replies.count == index + 1 }, "\(lines.text)")
         }
-        let answered = Set(backend.replies.compactMap { ($0["path"] as? String)?.split(separator: "/").dropLast().last.map(String.init) })
+        let answered = Set(
+            backend.replies.compactMap {
+                ($0["path"] as? String)?.split(separator: "/").dropLast().last.map(String.init)
+            })
         #expect(answered == [first, second], "\(backend.replies)")
-        #expect(lines.text.filter { $0.hasPrefix("push: ") && $0.contains(server.url) }.count == 1, "said once: \(lines.text)")
+        #expect(
+            lines.text.filter { $0.hasPrefix("push: ") && $0.contains(server.url) }.count == 1,
+            "said once: \(lines.text)")
         print("home push: ntfy back, both kept pushes on it \(Int(after * 1000)) ms later")
     }
 
     /// Both ends follow one OpenCode and push to one topic (the saved push is both ends' default):
     /// `tunnel up` yields, so a permission appears once on the phone, and its button answers once.
-    @Test("both ends pushing to one topic: a permission appears once on the phone (home up's), and its tap answers once")
+    @Test(
+        "both ends pushing to one topic: a permission appears once on the phone (home up's), and its tap answers once")
     func bothEndsOnce() throws {
         let scene = try Self.scene("opencode2", waited: false)
         defer { scene.stop() }
         let (server, password, backend, home) = (scene.server, scene.password, scene.backend, scene.run)
-        let settings = PushSettings(url: try PushURL.parse(home.phone.topicURL), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"),
-                                    detail: .full)
+        let settings = PushSettings(
+            url: try PushURL.parse(home.phone.topicURL), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"),
+            detail: .full)
         let laptop = try Self.start(backend, server, password: password, settings: settings, yields: true)
         defer { laptop.following.stop() }
-        try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 2 }, "\(home.lines.text) \(laptop.lines.text)")
+        try #require(
+            waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 2 },
+            "\(home.lines.text) \(laptop.lines.text)")
 
         let id = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))
-        #expect(waitUntil(timeout: 20) { laptop.lines.text.contains { $0 == "push: \(id) was pushed by the other end already" } },
-                "\(laptop.lines.text)")
+        #expect(
+            waitUntil(timeout: 20) {
+                laptop.lines.text.contains { $0 == "push: \(id) was pushed by the other end already" }
+            },
+            "\(laptop.lines.text)")
         let messages = try home.phone.messages()
         #expect(messages.count == 1, "\(messages)")
         if let first = messages.first { #expect(try home.phone.tap(NtfyPhone.actions(first)[0]) == 200) }
         #expect(waitUntil(timeout: 20) { backend.replies.count == 1 }, "\(home.lines.text)")
-        #expect(waitUntil(timeout: 20) { home.lines.text.contains { $0.hasPrefix("push: \(id) allowed once from the phone") } })
+        #expect(
+            waitUntil(timeout: 20) {
+                home.lines.text.contains { $0.hasPrefix("push: \(id) allowed once from the phone") }
+            })
         #expect(backend.replies.count == 1, "\(backend.replies)")
 
         // Without home up's push, tunnel up's own goes after its wait.

@@ -24,7 +24,9 @@ struct PushHostileServerTests {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard bound == 0, listen(fd, 16) == 0 else {
                 close(fd)
@@ -63,7 +65,8 @@ struct PushHostileServerTests {
         #expect(took < 1, "stop took \(took) s")
     }
 
-    @Test("a server that answers without end: the answer is cut at 64 KiB, a stream's line at 32 KiB, and stop is prompt")
+    @Test(
+        "a server that answers without end: the answer is cut at 64 KiB, a stream's line at 32 KiB, and stop is prompt")
     func endless() throws {
         let server = try HostileHTTPServer(mode: "endless-chunk")
         defer { server.stop() }

@@ -46,14 +46,16 @@ struct PushNtfyTests {
     static func settings(_ server: NtfyServer, detail: PushDetail = .full) throws -> PushSettings {
         let url = try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-"))
         return PushSettings(
-            url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), caFile: server.tls ? server.caFile : nil, detail: detail)
+            url: url, replyTopic: PushSettings.newTopic(prefix: "oc-reply-"), caFile: server.tls ? server.caFile : nil,
+            detail: detail)
     }
 
     static func permission(
         _ id: String, title: String = "Fix the login bug", directory: String = "/home/me/project",
         detail: String = "bash: git push origin main"
     ) -> AgentMoment {
-        var moment = AgentMoment(kind: .permission, sessionID: "ses_1", title: title, directory: directory, detail: detail)
+        var moment = AgentMoment(
+            kind: .permission, sessionID: "ses_1", title: title, directory: directory, detail: detail)
         moment.permissionID = id
         return moment
     }
@@ -73,7 +75,8 @@ struct PushNtfyTests {
         return (channel, listener, phone, answers)
     }
 
-    @Test("a permission's push arrives with three buttons; a tap answers once, within a second; its replay sends nothing")
+    @Test(
+        "a permission's push arrives with three buttons; a tap answers once, within a second; its replay sends nothing")
     func tapAnswersOnce() throws {
         let server = try Self.server()
         let settings = try Self.settings(server)
@@ -98,7 +101,9 @@ struct PushNtfyTests {
         #expect(waitUntil(timeout: 10) { listener.counts.refused == 2 })
         #expect(answers.count == 1)
         #expect(answers.lines.filter { $0.contains("replayed tap") }.count == 2)
-        print("push: on the server \(Int(arrived * 1000)) ms after push(), the tap answered \(Int(answered * 1000)) ms after it was made")
+        print(
+            "push: on the server \(Int(arrived * 1000)) ms after push(), the tap answered \(Int(answered * 1000)) ms after it was made"
+        )
     }
 
     @Test("1,000 replayed, forged, cross-request and expired taps: 0 answers; the real button still works after them")
@@ -121,7 +126,11 @@ struct PushNtfyTests {
             let body: String
             switch index % 3 {
             case 0: body = used.body
-            case 1: body = PushTap(requestID: "per_second", nonce: NonceBook.hex((0..<16).map { _ in UInt8.random(in: 0...255) })).body
+            case 1:
+                body =
+                    PushTap(
+                        requestID: "per_second", nonce: NonceBook.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+                    ).body
             default: body = PushTap(requestID: "per_first", nonce: live.nonce).body
             }
             _ = try http.send(PushHTTPRequest(method: "POST", url: settings.replyURL, body: Array(body.utf8)))
@@ -155,15 +164,21 @@ struct PushNtfyTests {
         let (channel, listener, phone, _) = try Self.listening(server, settings)
         defer { listener.stop() }
         let pw = Self.password
-        try channel.push(Self.permission("per_pw", title: "title \(pw)", directory: "/home/\(pw)/x", detail: "bash: echo \(pw) \"\(pw)\""))
-        var question = AgentMoment(kind: .permission, sessionID: "ses_\(pw)", title: pw, directory: "/\(pw)", detail: "which? \(pw)")
-        question.question = AskedQuestion(id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["a \(pw)", "b"])
+        try channel.push(
+            Self.permission(
+                "per_pw", title: "title \(pw)", directory: "/home/\(pw)/x", detail: "bash: echo \(pw) \"\(pw)\""))
+        var question = AgentMoment(
+            kind: .permission, sessionID: "ses_\(pw)", title: pw, directory: "/\(pw)", detail: "which? \(pw)")
+        question.question = AskedQuestion(
+            id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["a \(pw)", "b"])
         try channel.push(question)
-        var failed = AgentMoment(kind: .failed, sessionID: "ses_2", title: nil, directory: nil, detail: "APIError: key=\(pw)")
+        var failed = AgentMoment(
+            kind: .failed, sessionID: "ses_2", title: nil, directory: nil, detail: "APIError: key=\(pw)")
         failed.merged = .init(count: 3, otherSessions: 1)
         try channel.push(failed)
         let messages = try phone.waitForMessages(3)
-        let served = messages.map { String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }.joined()
+        let served = messages.map { String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+            .joined()
         #expect(!served.contains(pw) && served.contains("***"))
         #expect(!server.storedBytes().contains(pw))
         #expect(!server.log.contains(pw))
@@ -178,17 +193,23 @@ struct PushNtfyTests {
         try channel.push(Self.permission("per_brief"))
         var question = AgentMoment(
             kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
-        question.question = AskedQuestion(id: "que_brief", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
+        question.question = AskedQuestion(
+            id: "que_brief", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
         try channel.push(question)
         let messages = try phone.waitForMessages(2)
-        let text = messages.map { "\($0["title"] ?? "") \($0["message"] ?? "") \(NtfyPhone.actions($0).map { $0["label"] ?? "" })" }.joined(
+        let text = messages.map {
+            "\($0["title"] ?? "") \($0["message"] ?? "") \(NtfyPhone.actions($0).map { $0["label"] ?? "" })"
+        }.joined(
             separator: " ")
         for private_ in [
-            "Fix the login bug", "project", "git push", "/home/me", "Pick a DB", "/srv/app", "Which database", "Postgres", "SQLite",
+            "Fix the login bug", "project", "git push", "/home/me", "Pick a DB", "/srv/app", "Which database",
+            "Postgres", "SQLite",
         ] {
             #expect(!text.contains(private_), "brief push shows \(private_)")
         }
-        #expect(messages[0]["title"] as? String == "OpenCode asks for permission" && NtfyPhone.actions(messages[0]).count == 3)
+        #expect(
+            messages[0]["title"] as? String == "OpenCode asks for permission"
+                && NtfyPhone.actions(messages[0]).count == 3)
         #expect(messages[1]["title"] as? String == "OpenCode asks a question" && NtfyPhone.actions(messages[1]).isEmpty)
         #expect(try phone.tap(NtfyPhone.actions(messages[0])[2]) == 200)
         #expect(waitUntil(timeout: 10) { answers.count == 1 })
@@ -201,7 +222,8 @@ struct PushNtfyTests {
         defer { listener.stop() }
         var question = AgentMoment(
             kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
-        question.question = AskedQuestion(id: "que_db", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
+        question.question = AskedQuestion(
+            id: "que_db", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
         try channel.push(question)
         let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
         #expect(actions.map { $0["label"] as? String } == ["Postgres", "SQLite", "Dismiss"])
@@ -225,7 +247,9 @@ struct PushNtfyTests {
         #expect(answers.count == 0)
     }
 
-    @Test("HTTPS: with the test's CA it works; without it the certificate is refused with one line (exit 82) and nothing is sent")
+    @Test(
+        "HTTPS: with the test's CA it works; without it the certificate is refused with one line (exit 82) and nothing is sent"
+    )
     func https() throws {
         let server = try Self.server(tls: true)
         var settings = try Self.settings(server)
@@ -250,7 +274,9 @@ struct PushNtfyTests {
         #expect(waitUntil(timeout: 10) { answers.count == 1 })
     }
 
-    @Test("access control: without the token the server refuses (exit 77); with it, pushes and taps (the token in the button) work")
+    @Test(
+        "access control: without the token the server refuses (exit 77); with it, pushes and taps (the token in the button) work"
+    )
     func token() throws {
         let server = try Self.server(auth: true)
         let settings = try Self.settings(server)
@@ -311,14 +337,19 @@ struct PushNtfyTests {
         let http = PushHTTP()
         let forged = NonceBook.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
         let home3 = PushTap.parse(actions[2]["body"] as! String)!
-        for body in [PushTap(requestID: "per_shared", nonce: forged).body, "octunnel1 per_shared \(forged) zz",
-                     PushTap(requestID: "per_shared", nonce: forged, sender: home3.sender).body] {
+        for body in [
+            PushTap(requestID: "per_shared", nonce: forged).body, "octunnel1 per_shared \(forged) zz",
+            PushTap(requestID: "per_shared", nonce: forged, sender: home3.sender).body,
+        ] {
             _ = try http.send(PushHTTPRequest(method: "POST", url: settings.replyURL, body: Array(body.utf8)))
         }
         // Home checks the untagged one and its own tag's; the laptop only the untagged one; the bad tag is no tap.
         // The laptop's last message is the one with home's tag (in order on the stream); home's last, its forged line.
-        #expect(waitUntil(timeout: 10) { laptopListener.othersTaps == 2 }, "the forged tap with home's tag, passed over")
-        #expect(waitUntil(timeout: 10) { homeAnswers.lines.filter { $0.contains("forged tap") }.count == 2 }, "\(homeAnswers.lines)")
+        #expect(
+            waitUntil(timeout: 10) { laptopListener.othersTaps == 2 }, "the forged tap with home's tag, passed over")
+        #expect(
+            waitUntil(timeout: 10) { homeAnswers.lines.filter { $0.contains("forged tap") }.count == 2 },
+            "\(homeAnswers.lines)")
         #expect(homeListener.counts.refused == 2 && laptopListener.counts.refused == 1)
         #expect(homeAnswers.lines.filter { $0.contains("not a button's tap") }.count == 1, "\(homeAnswers.lines)")
         #expect(laptopAnswers.lines.filter { $0.contains("forged tap") }.count == 1, "\(laptopAnswers.lines)")
@@ -330,14 +361,17 @@ struct PushNtfyTests {
     /// A publish that reached ntfy while its answer was lost (a relay that throws the first POST's
     /// answer away: scripts/hostile-http.py's lose-first-answer) times out; the retry reads the
     /// topic for the push's own id, finds it and sends nothing, and the copy on the phone answers.
-    @Test("a publish whose answer was lost reached ntfy: the retry finds its id and sends nothing; its button still answers")
+    @Test(
+        "a publish whose answer was lost reached ntfy: the retry finds its id and sends nothing; its button still answers"
+    )
     func lostAnswerNotDoubled() throws {
         let server = try Self.server()
         let relay = try HostileHTTPServer(mode: "lose-first-answer", arguments: ["--target", String(server.port)])
         defer { relay.stop() }
         let direct = try Self.settings(server)
-        let relayed = PushSettings(url: try PushURL.parse("http://127.0.0.1:\(relay.port)/\(direct.url.topic ?? "")"),
-                                   replyTopic: direct.replyTopic, detail: .full)
+        let relayed = PushSettings(
+            url: try PushURL.parse("http://127.0.0.1:\(relay.port)/\(direct.url.topic ?? "")"),
+            replyTopic: direct.replyTopic, detail: .full)
         let channel = PushChannel(settings: relayed, token: nil, secrets: [Self.password], timeout: 2)
         let answers = Answers()
         let listener = channel.listener(answer: { answers.add($0, $1, $2) }, report: { answers.say($0) })

@@ -12,13 +12,16 @@ struct PushPartsTests {
     func urls() throws {
         let url = try PushURL.parse("https://ntfy.example.org/oc-abc_1")
         #expect(url.secure && url.host == "ntfy.example.org" && url.port == 443 && url.topic == "oc-abc_1")
-        #expect(url.text("/json") == "https://ntfy.example.org/oc-abc_1/json" && url.server == "https://ntfy.example.org")
+        #expect(
+            url.text("/json") == "https://ntfy.example.org/oc-abc_1/json" && url.server == "https://ntfy.example.org")
         let bare = try PushURL.parse("http://127.0.0.1:8080/")
         #expect(bare.topic == nil && bare.port == 8080 && bare.server == "http://127.0.0.1:8080")
         #expect(try PushURL.parse("http://[::1]:81/t").server == "http://[::1]:81")
         for bad in [
-            "ftp://x/t", "ntfy.sh/t", "https://u:p@ntfy.sh/t", "https://ntfy.sh/t?x=1", "https://ntfy.sh/a/b", "https://ntfy.sh/t#f",
-            "https://ntfy.sh/\u{1b}[31m", "https:///t", "https://ntfy.sh:0/t", "https://ntfy.sh/" + String(repeating: "a", count: 65),
+            "ftp://x/t", "ntfy.sh/t", "https://u:p@ntfy.sh/t", "https://ntfy.sh/t?x=1", "https://ntfy.sh/a/b",
+            "https://ntfy.sh/t#f",
+            "https://ntfy.sh/\u{1b}[31m", "https:///t", "https://ntfy.sh:0/t",
+            "https://ntfy.sh/" + String(repeating: "a", count: 65),
         ] {
             #expect(throws: PushError.self, "\(bad)") { try PushURL.parse(bad) }
             do { _ = try PushURL.parse(bad) } catch {
@@ -33,18 +36,23 @@ struct PushPartsTests {
     func nonces() {
         let now = Date(timeIntervalSince1970: 1_000_000)
         let book = NonceBook(capacity: 6, lifetime: 60)
-        let first = book.issue(requestID: "per_a", directory: "/p", answers: [.permission(.once), .permission(.reject)], now: now)
+        let first = book.issue(
+            requestID: "per_a", directory: "/p", answers: [.permission(.once), .permission(.reject)], now: now)
         let second = book.issue(requestID: "per_b", directory: nil, answers: [.permission(.always)], now: now)
         #expect(first.count == 2 && first.allSatisfy { $0.utf8.count == 32 } && Set(first + second).count == 3)
         #expect(book.take(requestID: "per_b", nonce: first[0], now: now) == .failure(.init(.otherRequest)))
         #expect((try? book.take(requestID: "per_a", nonce: first[1], now: now).get())?.answer == .permission(.reject))
         #expect(book.take(requestID: "per_a", nonce: first[1], now: now) == .failure(.init(.replayed)))
         #expect(book.take(requestID: "per_a", nonce: first[0], now: now) == .failure(.init(.replayed)))
-        #expect(book.take(requestID: "per_a", nonce: String(repeating: "0", count: 32), now: now) == .failure(.init(.forged)))
+        #expect(
+            book.take(requestID: "per_a", nonce: String(repeating: "0", count: 32), now: now)
+                == .failure(.init(.forged)))
         #expect(book.take(requestID: "per_a", nonce: "zz", now: now) == .failure(.init(.forged)))
         #expect(book.take(requestID: "per_b", nonce: second[0], now: now + 61) == .failure(.init(.expired)))
         #expect(book.take(requestID: "per_b", nonce: second[0], now: now) == .failure(.init(.expired)))
-        for index in 0..<10 { _ = book.issue(requestID: "per_\(index)", directory: nil, answers: [.permission(.once)], now: now) }
+        for index in 0..<10 {
+            _ = book.issue(requestID: "per_\(index)", directory: nil, answers: [.permission(.once)], now: now)
+        }
         #expect(book.liveCount == 6)
     }
 
@@ -56,7 +64,8 @@ struct PushPartsTests {
         #expect(PushTap.parse("octunnel1 per_x \(nonce) 0a1b2c3d") == tagged && PushTap.parse(tagged.body) == tagged)
         #expect(NonceBook().sender != NonceBook().sender && PushTap.isSender(NonceBook().sender))
         for bad in [
-            "", "octunnel1 per_x", "octunnel2 per_x \(nonce)", "octunnel1 ../x \(nonce)", "octunnel1 per_x \(nonce.uppercased())",
+            "", "octunnel1 per_x", "octunnel2 per_x \(nonce)", "octunnel1 ../x \(nonce)",
+            "octunnel1 per_x \(nonce.uppercased())",
             "octunnel1  per_x \(nonce)", "octunnel1 per_x \(nonce) more", "octunnel1 per_x \(nonce) 0A1B2C3D",
             "octunnel1 per_x \(nonce) 0a1b2c3", "octunnel1 per_x \(nonce) 0a1b2c3d e",
         ] {
@@ -83,7 +92,8 @@ struct PushPartsTests {
     @Test("brief says the kind only; full says the session and what is asked")
     func words() {
         var moment = AgentMoment(
-            kind: .permission, sessionID: "ses_1", title: "Fix login", directory: "/home/me/app", detail: "bash: rm -rf build")
+            kind: .permission, sessionID: "ses_1", title: "Fix login", directory: "/home/me/app",
+            detail: "bash: rm -rf build")
         moment.permissionID = "per_1"
         let brief = PushNotice(detail: .brief).words(for: moment)
         let full = PushNotice(detail: .full).words(for: moment)
@@ -94,7 +104,9 @@ struct PushPartsTests {
         #expect(PushNotice(detail: .full).answers(for: moment).isEmpty)
     }
 
-    @Test("the QR code is libqrencode's: a symbol of a size QR has, finder patterns in place, drawn in half blocks with a quiet zone")
+    @Test(
+        "the QR code is libqrencode's: a symbol of a size QR has, finder patterns in place, drawn in half blocks with a quiet zone"
+    )
     func qrCode() throws {
         let code = try #require(QRCode("https://ntfy.sh/oc-abcdefghijklmnopqrstuvwxyz"))
         // Version 3 or 4 at level M for 46 bytes (17 + 4 × version modules a side).
@@ -113,9 +125,13 @@ struct PushPartsTests {
         #expect(Set(topics).count == 100 && topics.allSatisfy { PushURL.isTopic($0) && $0.utf8.count == 9 + 26 })
     }
 
-    @Test("push settings live in profiles.NAME.push: saved beside the tunnel section, which is kept byte for byte, and read back")
+    @Test(
+        "push settings live in profiles.NAME.push: saved beside the tunnel section, which is kept byte for byte, and read back"
+    )
     func settingsBesideTheRest() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("octunnel-push-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "octunnel-push-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -125,11 +141,14 @@ struct PushPartsTests {
         try JSONSerialization.data(withJSONObject: raw).write(to: URL(fileURLWithPath: home.configPath))
         #expect(try PushSettings.load(directory: home, profile: ProfileName("work")) == nil)
         let settings = PushSettings(
-            url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t", detail: .full)
+            url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: "oc-reply-def", tokenFile: "/t",
+            detail: .full)
         try settings.save(directory: home, profile: ProfileName("work"))
         #expect(try PushSettings.load(directory: home, profile: ProfileName("work")) == settings)
         #expect(try PushSettings.load(directory: home, profile: .default) == nil)
-        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.configPath))) as? [String: Any]
+        let written =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: home.configPath)))
+            as? [String: Any]
         let work = (written?["profiles"] as? [String: Any])?["work"] as? [String: Any]
         func text(_ value: Any) throws -> String {
             String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)

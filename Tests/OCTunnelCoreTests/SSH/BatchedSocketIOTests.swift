@@ -5,7 +5,9 @@ import Testing
 
 @Suite("libssh2's send path", .ownThreads)
 struct BatchedSocketIOTests {
-    @Test("while batching, every send is taken whole (never EAGAIN, so no packet is half-sent), even with a peer that does not read; flush delivers it in order")
+    @Test(
+        "while batching, every send is taken whole (never EAGAIN, so no packet is half-sent), even with a peer that does not read; flush delivers it in order"
+    )
     func neverRefusesASend() throws {
         var pair: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
@@ -37,7 +39,9 @@ struct BatchedSocketIOTests {
         #expect((0..<256).allSatisfy { Array(received[($0 * packet.count)..<(($0 + 1) * packet.count)]) == packet })
     }
 
-    @Test("a round that read something ends with its ACK sent at once: the socket leaves delayed-ACK mode (sshd's Nagle would otherwise hold its next packet 40 ms)")
+    @Test(
+        "a round that read something ends with its ACK sent at once: the socket leaves delayed-ACK mode (sshd's Nagle would otherwise hold its next packet 40 ms)"
+    )
     func acknowledgesWhatARoundRead() throws {
         let (listener, port) = try Sockets.listen(bind: "127.0.0.1", port: 0)
         defer { listener.close() }

@@ -12,17 +12,25 @@ import Testing
 struct SessionFreeTests {
     /// A session to the test sshd with `channels` direct-tcpip channels open to an echo server,
     /// in the event loop's mode (non-blocking, batched), after a round whose read found nothing.
-    static func sessionAsTheLoopLeavesIt(channels count: Int, in home: TempDirectory, sshd: SSHDServer, echo: TCPTestServer)
-        throws -> (SSHSession, [SSHChannel]) {
+    static func sessionAsTheLoopLeavesIt(
+        channels count: Int, in home: TempDirectory, sshd: SSHDServer, echo: TCPTestServer
+    )
+        throws -> (SSHSession, [SSHChannel])
+    {
         let store = KeyStore(directory: OctunnelDirectory(path: home.file("oct")))
-        let settings = ConnectionSettings(target: SSHTarget(user: "root", host: "127.0.0.1", port: sshd.port),
-                                          authentication: .keyFile(store.privateKeyPath), knownHostsPath: home.file("known_hosts"))
+        let settings = ConnectionSettings(
+            target: SSHTarget(user: "root", host: "127.0.0.1", port: sshd.port),
+            authentication: .keyFile(store.privateKeyPath), knownHostsPath: home.file("known_hosts"))
         let established = try SSHConnector(settings: settings).connect()
         let session = established.session
         var channels = [established.idleChannel]
         for _ in 0..<count {
-            guard case .opened(let channel) = session.openDirectTCPIP(host: "127.0.0.1", port: echo.port, originHost: "127.0.0.1", originPort: 1)
-            else { throw LibSSH2Error(code: session.lastErrno, message: "direct-tcpip did not open", operation: "test") }
+            guard
+                case .opened(let channel) = session.openDirectTCPIP(
+                    host: "127.0.0.1", port: echo.port, originHost: "127.0.0.1", originPort: 1)
+            else {
+                throw LibSSH2Error(code: session.lastErrno, message: "direct-tcpip did not open", operation: "test")
+            }
             channels.append(channel)
         }
         session.startBatching()
@@ -43,7 +51,8 @@ struct SessionFreeTests {
         let echo = try TCPTestServer.echo()
         defer { echo.stop() }
         let rc = try await offPool {
-            let (session, channels) = try Self.sessionAsTheLoopLeavesIt(channels: count, in: home, sshd: sshd, echo: echo)
+            let (session, channels) = try Self.sessionAsTheLoopLeavesIt(
+                channels: count, in: home, sshd: sshd, echo: echo)
             #expect(!session.isFreed && channels.allSatisfy { !$0.isFreed })
             let rc = session.close()
             // The session's pointer is gone, and each channel forgets its own at its next call

@@ -12,9 +12,9 @@ struct ConfigDocumentTests {
     /// Unknown values of every kind: nested objects and arrays, null, numbers with and without a
     /// fraction, a negative, a large integer, booleans, escapes and non-ASCII.
     static let unknown = #"""
-    {"obj": {"b": [1, 2.5, -3, null, true, false, "x\"y\\z\u0001 ✓ 日本"], "a": {}}, "list": [], "big": 9007199254740993,
-     "zero": 0, "tiny": 1e-7, "flag": false, "nothing": null, "text": "a/b"}
-    """#
+        {"obj": {"b": [1, 2.5, -3, null, true, false, "x\"y\\z\u0001 ✓ 日本"], "a": {}}, "list": [], "big": 9007199254740993,
+         "zero": 0, "tiny": 1e-7, "flag": false, "nothing": null, "text": "a/b"}
+        """#
 
     /// A file with the unknown values at the top, in a profile beside its sections, and in a
     /// tunnel section saved before `forwardList` (so the first read writes it back).
@@ -36,7 +36,9 @@ struct ConfigDocumentTests {
     /// `value`'s JSON text with sorted keys, to compare meanings.
     func canonical(_ value: Any?) throws -> String {
         let value = try #require(value)
-        return String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]),
+            as: UTF8.self)
     }
 
     @Test("a JSON value decodes as JSONSerialization reads it, and JSONText writes it back as the same JSON")
@@ -51,20 +53,23 @@ struct ConfigDocumentTests {
         #expect(try value.decoded(as: JSONValue.self) == value)
         // Read with the text's order: the same values, and a key written twice has its last one.
         #expect(try JSONValue.parse(Data(Self.unknown.utf8)) == value)
-        let twice = try #require(try JSONValue.parse(Data(#"{"b": 1, "a": {"y": 2, "x": 3}, "b": "last"}"#.utf8)).members)
+        let twice = try #require(
+            try JSONValue.parse(Data(#"{"b": 1, "a": {"y": 2, "x": 3}, "b": "last"}"#.utf8)).members)
         #expect(twice.keys == ["b", "a"] && twice["b"] == .string("last") && twice["a"]?.members?.keys == ["y", "x"])
         #expect(throws: (any Error).self) { try JSONValue.parse(Data(#"{"a": 1"#.utf8)) }
         #expect(throws: (any Error).self) { try JSONValue.parse(Data("5".utf8)) }
     }
 
-    @Test("a save and the write-back of an old section keep every unknown key, at the top, in a profile and in a section, with its value")
+    @Test(
+        "a save and the write-back of an old section keep every unknown key, at the top, in a profile and in a section, with its value"
+    )
     func unknownKeysKept() throws {
         let directory = try TempDirectory()
         let home = OctunnelDirectory(path: directory.path)
         try directory.write("config.json", Self.file, mode: 0o600)
         let unknown = try canonical(object(Self.unknown))
 
-        let saved = try #require(try SavedSettings.load(from: home)?.tunnel)  // writes the old section back
+        let saved = try #require(try SavedSettings.load(from: home)?.tunnel) // writes the old section back
         var settings = try #require(try SavedSettings.load(from: home, profile: ProfileName("other"))?.home)
         settings.homePort = 4097
         try settings.save(to: home, profile: ProfileName("other"))
@@ -88,20 +93,30 @@ struct ConfigDocumentTests {
         try keys.map { key in try #require(text.range(of: "\"\(key)\"")).lowerBound.utf16Offset(in: text) }
     }
 
-    @Test("keys in a hand-made order keep it through the write-back of an old section and a save: top, profiles, section, nested")
+    @Test(
+        "keys in a hand-made order keep it through the write-back of an old section and a save: top, profiles, section, nested"
+    )
     func orderKept() throws {
         let directory = try TempDirectory()
         let home = OctunnelDirectory(path: directory.path)
-        try directory.write("config.json", """
+        try directory.write(
+            "config.json",
+            """
             {"zeta": {"y": 1, "b": [{"q": 1, "c": 2}]}, "profiles": {"work": {"tunnel": {"username": "w", "zz": 1,
               "host": "w.example.com", "port": 22, "remotePort": 18080, "localPort": 4097, "homePort": 4096, "aa": 2}},
               "default": {"other": 1, "home": {"host": "h.example.com", "port": 22, "username": "h", "remotePort": 18081, "homePort": 4096,
               "forwardList": [{"opencode": true, "forward": "127.0.0.1:18081:127.0.0.1:4096"}]}}}, "alpha": 1, "version": 2}
             """, mode: 0o600)
-        _ = try SavedSettings.load(from: home, profile: ProfileName("work"))  // writes work's old tunnel section back
+        _ = try SavedSettings.load(from: home, profile: ProfileName("work")) // writes work's old tunnel section back
         let written = try readText(home.configPath)
-        #expect(try places(["zeta", "y", "b", "q", "c", "profiles", "work", "username", "zz", "host", "remotePort", "aa", "forwardList",
-                            "default", "other", "home", "alpha", "version"], in: written).isSorted(), "\(written)")
+        #expect(
+            try places(
+                [
+                    "zeta", "y", "b", "q", "c", "profiles", "work", "username", "zz", "host", "remotePort", "aa",
+                    "forwardList",
+                    "default", "other", "home", "alpha", "version",
+                ], in: written
+            ).isSorted(), "\(written)")
         let settings = try #require(try SavedSettings.load(from: home)?.home)
         try settings.save(to: home, profile: ProfileName("new"))
         let saved = try readText(home.configPath)

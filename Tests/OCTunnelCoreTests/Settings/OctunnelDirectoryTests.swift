@@ -10,8 +10,12 @@ struct OctunnelDirectoryTests {
 
         #expect(OctunnelDirectory.resolve(explicit: "/flag", environment: everything).path == "/flag")
         #expect(OctunnelDirectory.resolve(explicit: nil, environment: everything).path == "/env/oct")
-        #expect(OctunnelDirectory.resolve(explicit: nil, environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]).path == "/xdg/octunnel")
-        #expect(OctunnelDirectory.resolve(explicit: nil, environment: ["HOME": "/users/me"]).path == "/users/me/.config/octunnel")
+        #expect(
+            OctunnelDirectory.resolve(explicit: nil, environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/users/me"]).path
+                == "/xdg/octunnel")
+        #expect(
+            OctunnelDirectory.resolve(explicit: nil, environment: ["HOME": "/users/me"]).path
+                == "/users/me/.config/octunnel")
     }
 
     @Test func emptyValuesFallThroughToTheNextSource() {

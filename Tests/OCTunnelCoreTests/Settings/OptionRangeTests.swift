@@ -12,7 +12,9 @@ struct OptionRangeTests {
         #expect(OptionRange.warm.problem(65) == "--warm must be 0-64 channels")
         for option in OptionRange.allCases {
             #expect(option.problem(option.range.lowerBound) == nil && option.problem(option.range.upperBound) == nil)
-            #expect(option.problem(option.range.lowerBound - 1) != nil && option.problem(option.range.upperBound + 1) != nil)
+            #expect(
+                option.problem(option.range.lowerBound - 1) != nil && option.problem(option.range.upperBound + 1) != nil
+            )
         }
     }
 }

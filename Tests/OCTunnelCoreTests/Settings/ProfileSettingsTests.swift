@@ -5,16 +5,21 @@ import Testing
 
 @Suite("Profiles: names, config.json per profile and role, files from before profiles", .ownThreads)
 struct ProfileSettingsTests {
-    let tunnel = TunnelSettings(host: "vps.example.com", port: 22, username: "me", remotePort: 18080, localPort: 4096, homePort: 4100)
-    let other = TunnelSettings(host: "work.example.com", port: 2222, username: "w", remotePort: 18081, localPort: 4097, homePort: 4096,
-                               remoteHost: "::1")
+    let tunnel = TunnelSettings(
+        host: "vps.example.com", port: 22, username: "me", remotePort: 18080, localPort: 4096, homePort: 4100)
+    let other = TunnelSettings(
+        host: "work.example.com", port: 2222, username: "w", remotePort: 18081, localPort: 4097, homePort: 4096,
+        remoteHost: "::1")
     let homeSide = HomeSettings(host: "vps.example.com", port: 22, username: "home", remotePort: 18080, homePort: 4096)
 
     @Test func profileNamesAreSafeForFileAndUnitNames() throws {
         for good in ["default", "work", "vps-2", "a", "home_lab", "0", String(repeating: "x", count: 32)] {
             #expect(try ProfileName(good).rawValue == good)
         }
-        for bad in ["", "Work", "a/b", "..", ".hidden", "-x", "_x", "a b", "a.b", "a@b", "é", "x\n", String(repeating: "x", count: 33)] {
+        for bad in [
+            "", "Work", "a/b", "..", ".hidden", "-x", "_x", "a b", "a.b", "a@b", "é", "x\n",
+            String(repeating: "x", count: 33),
+        ] {
             #expect(throws: ProfileNameError.self, "\(bad.debugDescription) should be refused") { try ProfileName(bad) }
         }
     }
@@ -23,7 +28,9 @@ struct ProfileSettingsTests {
         #expect(try ProfileName.resolve(explicit: "a", environment: ["OCTUNNEL_PROFILE": "b"]).rawValue == "a")
         #expect(try ProfileName.resolve(explicit: nil, environment: ["OCTUNNEL_PROFILE": "b"]).rawValue == "b")
         #expect(try ProfileName.resolve(explicit: "", environment: ["OCTUNNEL_PROFILE": ""]) == .default)
-        #expect(throws: ProfileNameError.self) { try ProfileName.resolve(explicit: nil, environment: ["OCTUNNEL_PROFILE": "../x"]) }
+        #expect(throws: ProfileNameError.self) {
+            try ProfileName.resolve(explicit: nil, environment: ["OCTUNNEL_PROFILE": "../x"])
+        }
         #expect(ProfileName.isNamed(explicit: nil, environment: ["OCTUNNEL_PROFILE": "b"]))
         #expect(!ProfileName.isNamed(explicit: "", environment: [:]))
     }
@@ -84,18 +91,18 @@ struct ProfileSettingsTests {
             try home.prepare()
             // Exactly what the previous version wrote (prettyPrinted, sortedKeys), plus a key it did not know.
             let old = """
-            {
-              "homePort" : 4100,
-              "host" : "vps.example.com",
-              "localPort" : 4096,
-              "note" : "kept",
-              "port" : 22,
-              "remoteHost" : "::1",
-              "remotePort" : 18080,
-              "username" : "me"
-            }
+                {
+                  "homePort" : 4100,
+                  "host" : "vps.example.com",
+                  "localPort" : 4096,
+                  "note" : "kept",
+                  "port" : 22,
+                  "remoteHost" : "::1",
+                  "remotePort" : 18080,
+                  "username" : "me"
+                }
 
-            """
+                """
             try writeText(old, to: home.configPath)
             var expected = tunnel
             expected.remoteHost = "::1"
@@ -109,8 +116,10 @@ struct ProfileSettingsTests {
             #expect(try ConfigFile(directory: home).read()?.isLegacy == false)
             #expect(try SavedSettings.load(from: home) == SavedSettings(tunnel: expected))
             #expect(try SavedSettings.load(from: home, profile: ProfileName("work")) == SavedSettings(tunnel: other))
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(home.configPath))) as? [String: Any])
-            let converted = try #require(((object["profiles"] as? [String: Any])?["default"] as? [String: Any])?["tunnel"] as? [String: Any])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(readBytes(home.configPath))) as? [String: Any])
+            let converted = try #require(
+                ((object["profiles"] as? [String: Any])?["default"] as? [String: Any])?["tunnel"] as? [String: Any])
             #expect(converted["note"] as? String == "kept")
             #expect(object["version"] as? Int == 2)
         }
@@ -120,11 +129,13 @@ struct ProfileSettingsTests {
         try withTemporaryDirectory { dir in
             let home = OctunnelDirectory(path: dir + "/octunnel")
             try home.prepare()
-            try writeText(#"{"future":{"x":1},"profiles":{"default":{"status":{"y":2}}},"version":3}"#, to: home.configPath)
+            try writeText(
+                #"{"future":{"x":1},"profiles":{"default":{"status":{"y":2}}},"version":3}"#, to: home.configPath)
 
             try tunnel.save(to: home)
 
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(home.configPath))) as? [String: Any])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(readBytes(home.configPath))) as? [String: Any])
             #expect((object["future"] as? [String: Any])?["x"] as? Int == 1)
             let sections = try #require((object["profiles"] as? [String: Any])?["default"] as? [String: Any])
             #expect((sections["status"] as? [String: Any])?["y"] as? Int == 2)
@@ -140,7 +151,10 @@ struct ProfileSettingsTests {
         (#"{"profiles":[]}"#, "profiles is not an object", true),
         (#"{"profiles":{"Bad/Name":{}}}"#, "Bad/Name", true),
         (#"{"profiles":{"default":{"tunnel":{"host":"h","port":22}}}}"#, "profiles.default.tunnel.username", false),
-        (#"{"profiles":{"default":{"home":{"host":"h","port":"22","username":"u","remotePort":1,"homePort":2}}}}"#, "profiles.default.home.port", false),
+        (
+            #"{"profiles":{"default":{"home":{"host":"h","port":"22","username":"u","remotePort":1,"homePort":2}}}}"#,
+            "profiles.default.home.port", false
+        ),
         (#"{"host":"h","port":70000,"username":"u","remotePort":1,"localPort":2,"homePort":3}"#, "70000", false),
     ])
     func aFileThatIsNotValidIsExit65AndNeverReplaced(text: String, named: String, saveRefused: Bool) throws {
@@ -152,13 +166,16 @@ struct ProfileSettingsTests {
             let error = #expect(throws: LocalFileError.self) { _ = try SavedSettings.all(in: home) }
 
             #expect(error?.exitStatus == .dataError)
-            #expect(error?.localizedDescription.contains(named) == true, "\(String(describing: error?.localizedDescription))")
+            #expect(
+                error?.localizedDescription.contains(named) == true,
+                "\(String(describing: error?.localizedDescription))")
             if saveRefused {
                 #expect(throws: LocalFileError.self) { try tunnel.save(to: home, profile: ProfileName("work")) }
                 #expect(try readText(home.configPath) == text)
             } else {
                 try tunnel.save(to: home, profile: ProfileName("work"))
-                #expect(try SavedSettings.load(from: home, profile: ProfileName("work")) == SavedSettings(tunnel: tunnel))
+                #expect(
+                    try SavedSettings.load(from: home, profile: ProfileName("work")) == SavedSettings(tunnel: tunnel))
                 #expect(throws: LocalFileError.self) { try SavedSettings.load(from: home) }
             }
         }
@@ -167,7 +184,8 @@ struct ProfileSettingsTests {
     @Test func noSettingsNamesTheProfileAndTheRoleOnlyWhenTheyAreNotTheDefaults() throws {
         let plain = LocalFileError.noSettings(path: "/c.json").localizedDescription
         #expect(plain == "no saved settings in /c.json: run `octunnel tunnel up TARGET --save` first.")
-        let named = LocalFileError.noSettings(path: "/c.json", profile: try ProfileName("work"), role: .home).localizedDescription
+        let named = LocalFileError.noSettings(path: "/c.json", profile: try ProfileName("work"), role: .home)
+            .localizedDescription
         #expect(named.contains("for profile work"))
         #expect(named.contains("octunnel home up TARGET --save --profile work"))
         #expect(LocalFileError.noSettings(path: "/c.json").exitStatus.rawValue == 66)

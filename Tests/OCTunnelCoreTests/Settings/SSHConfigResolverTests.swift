@@ -31,8 +31,9 @@ struct SSHConfigResolverTests {
 
         """
 
-    @Test("HostName (%h), User, Port and IdentityFile (~, %r, %h) of a Host block; later blocks do not override",
-          arguments: [true, false])
+    @Test(
+        "HostName (%h), User, Port and IdentityFile (~, %r, %h) of a Host block; later blocks do not override",
+        arguments: [true, false])
     func aliasResolves(ssh: Bool) throws {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
@@ -52,11 +53,17 @@ struct SSHConfigResolverTests {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
             try writeText(Self.config, to: dir + "/.ssh/config")
-            #expect(try resolver.resolve("root@vps:22").target == SSHTarget(user: "root", host: "vps.example.net", port: 22))
+            #expect(
+                try resolver.resolve("root@vps:22").target == SSHTarget(user: "root", host: "vps.example.net", port: 22)
+            )
             #expect(try resolver.resolve("nas.lan").target == SSHTarget(user: "lanuser", host: "nas.lan", port: 2022))
             // Negated: printer.lan falls through to the defaults.
-            #expect(try resolver.resolve("printer.lan").target == SSHTarget(user: currentUserName(), host: "printer.lan", port: 22))
-            #expect(try resolver.resolve("[::1]:2222").target == SSHTarget(user: currentUserName(), host: "::1", port: 2222))
+            #expect(
+                try resolver.resolve("printer.lan").target
+                    == SSHTarget(user: currentUserName(), host: "printer.lan", port: 22))
+            #expect(
+                try resolver.resolve("[::1]:2222").target == SSHTarget(user: currentUserName(), host: "::1", port: 2222)
+            )
         }
     }
 
@@ -89,14 +96,17 @@ struct SSHConfigResolverTests {
         }
     }
 
-    @Test("IdentityFiles that are missing or not Ed25519 are passed over, as ssh skips keys it cannot use", arguments: [true, false])
+    @Test(
+        "IdentityFiles that are missing or not Ed25519 are passed over, as ssh skips keys it cannot use",
+        arguments: [true, false])
     func identitySkipsUnusableKeys(ssh: Bool) throws {
         try withTemporaryDirectory { dir in
             let resolver = try resolver(dir, ssh: ssh)
             try sshKeygen(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", dir + "/.ssh/id_rsa"])
             try sshKeygen(["-q", "-t", "ecdsa", "-N", "", "-m", "PEM", "-f", dir + "/.ssh/pem"])
             try sshKeygen(["-q", "-t", "ed25519", "-N", "secret", "-f", dir + "/.ssh/ed"])
-            try writeText("""
+            try writeText(
+                """
                 Host both
                   IdentityFile ~/.ssh/missing
                   IdentityFile ~/.ssh/id_rsa
@@ -140,21 +150,36 @@ struct OpenSSHKnownHostsTests {
             let hosts = OpenSSHKnownHosts(files: [user, dir + "/absent", global], home: dir)
             var notes: [String] = []
 
-            try writeText("\(knownHostsLine("a.example,[b.example]:2222", key))\n\(knownHostsLine("*.example,!c.example", other))\n", to: user)
-            try writeText("@cert-authority *.example \(ecdsa.type) \(Data(ecdsa.blob).base64EncodedString())\n" +
-                          "@revoked d.example \(key.type) \(Data(key.blob).base64EncodedString())\n" +
-                          knownHostsLine("e.test", ecdsa) + "\n", to: global)
+            try writeText(
+                "\(knownHostsLine("a.example,[b.example]:2222", key))\n\(knownHostsLine("*.example,!c.example", other))\n",
+                to: user)
+            try writeText(
+                "@cert-authority *.example \(ecdsa.type) \(Data(ecdsa.blob).base64EncodedString())\n"
+                    + "@revoked d.example \(key.type) \(Data(key.blob).base64EncodedString())\n"
+                    + knownHostsLine("e.test", ecdsa) + "\n", to: global)
 
-            #expect(hosts.verdict(host: "A.example", port: 22, key: key, notes: &notes) == .verified(.init(file: "~/known_hosts", line: 1)))
-            #expect(hosts.verdict(host: "b.example", port: 2222, key: key, notes: &notes) == .verified(.init(file: "~/known_hosts", line: 1)))
-            #expect(hosts.verdict(host: "b.example", port: 22, key: key, notes: &notes)
+            #expect(
+                hosts.verdict(host: "A.example", port: 22, key: key, notes: &notes)
+                    == .verified(.init(file: "~/known_hosts", line: 1)))
+            #expect(
+                hosts.verdict(host: "b.example", port: 2222, key: key, notes: &notes)
+                    == .verified(.init(file: "~/known_hosts", line: 1)))
+            #expect(
+                hosts.verdict(host: "b.example", port: 22, key: key, notes: &notes)
                     == .differs(.init(file: "~/known_hosts", line: 2), known: other.fingerprint))
             #expect(hosts.verdict(host: "c.example", port: 22, key: key, notes: &notes) == .notFound)
-            #expect(hosts.verdict(host: "d.example", port: 22, key: key, notes: &notes) == .revoked(.init(file: "~/ssh_known_hosts", line: 2)))
+            #expect(
+                hosts.verdict(host: "d.example", port: 22, key: key, notes: &notes)
+                    == .revoked(.init(file: "~/ssh_known_hosts", line: 2)))
             // Only an ECDSA key is known for e.test: not a changed key, but not a new host either;
             // ssh asks ("keys of different type are already known"), octunnel stops (issue 37).
-            #expect(hosts.verdict(host: "e.test", port: 22, key: key, notes: &notes)
-                    == .otherTypes([.init(place: .init(file: "~/ssh_known_hosts", line: 3), type: ecdsa.type, fingerprint: ecdsa.fingerprint)]))
+            #expect(
+                hosts.verdict(host: "e.test", port: 22, key: key, notes: &notes)
+                    == .otherTypes([
+                        .init(
+                            place: .init(file: "~/ssh_known_hosts", line: 3), type: ecdsa.type,
+                            fingerprint: ecdsa.fingerprint)
+                    ]))
             #expect(hosts.knownKeyTypes(host: "e.test", port: 22) == [ecdsa.type])
             #expect(notes.contains { $0.contains("@cert-authority") && $0.contains("~/ssh_known_hosts:1") })
         }
@@ -165,15 +190,20 @@ struct OpenSSHKnownHostsTests {
         try withTemporaryDirectory { dir in
             let key = try newHostKey()
             let path = dir + "/known_hosts"
-            try writeText(knownHostsLine("[127.0.0.1]:2200", key) + "\n" + knownHostsLine("myalias", key) + "\n", to: path)
+            try writeText(
+                knownHostsLine("[127.0.0.1]:2200", key) + "\n" + knownHostsLine("myalias", key) + "\n", to: path)
             try sshKeygen(["-H", "-f", path])
             #expect(try readText(path).hasPrefix("|1|"))
             var notes: [String] = []
             let hosts = OpenSSHKnownHosts(files: [path], home: "/nowhere")
-            #expect(hosts.verdict(host: "127.0.0.1", port: 2200, key: key, notes: &notes) == .verified(.init(file: path, line: 1)))
+            #expect(
+                hosts.verdict(host: "127.0.0.1", port: 2200, key: key, notes: &notes)
+                    == .verified(.init(file: path, line: 1)))
             #expect(hosts.verdict(host: "127.0.0.1", port: 22, key: key, notes: &notes) == .notFound)
             let aliased = OpenSSHKnownHosts(files: [path], home: "/nowhere", hostKeyAlias: "myalias")
-            #expect(aliased.verdict(host: "127.0.0.1", port: 2200, key: key, notes: &notes) == .verified(.init(file: path, line: 2)))
+            #expect(
+                aliased.verdict(host: "127.0.0.1", port: 2200, key: key, notes: &notes)
+                    == .verified(.init(file: path, line: 2)))
         }
     }
 }

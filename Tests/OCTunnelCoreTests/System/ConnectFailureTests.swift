@@ -17,15 +17,21 @@ struct ConnectFailureTests {
         #expect(Self.failure(ETIMEDOUT) == .timedOut(host: "vps", port: 22, seconds: 15))
         for code in [ENETUNREACH, EADDRNOTAVAIL] {
             let failure = Self.failure(code)
-            #expect(failure == .unreachable(host: "vps", port: 22, reason: Errno(rawValue: code).description, errno: Errno(rawValue: code)))
+            #expect(
+                failure
+                    == .unreachable(
+                        host: "vps", port: 22, reason: Errno(rawValue: code).description, errno: Errno(rawValue: code)))
             #expect(failure.isNoRoute, "errno \(code)")
-            #expect(failure.failure as? ConnectError == .unreachable(host: "vps", port: 22, reason: Errno(rawValue: code).description, noRoute: true))
+            #expect(
+                failure.failure as? ConnectError
+                    == .unreachable(host: "vps", port: 22, reason: Errno(rawValue: code).description, noRoute: true))
         }
         for code in [EHOSTUNREACH, ECONNRESET, ECONNREFUSED, ETIMEDOUT] {
             #expect(!Self.failure(code).isNoRoute, "errno \(code)")
         }
         let host = Self.failure(EHOSTUNREACH).failure
-        #expect(host as? ConnectError == .unreachable(host: "vps", port: 22, reason: "No route to host", noRoute: false))
+        #expect(
+            host as? ConnectError == .unreachable(host: "vps", port: 22, reason: "No route to host", noRoute: false))
         #expect(host.localizedDescription == "cannot reach vps:22: No route to host.", "the words are as before")
     }
 }

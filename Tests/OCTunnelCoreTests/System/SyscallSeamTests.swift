@@ -34,9 +34,14 @@ struct SyscallSeamTests {
 
     /// The .swift files under `root`/Sources outside System/ and `allowed`, in order, each with its
     /// path from `root` and its text; and how many .swift files Sources holds in all.
-    static func sourcesAbove(_ root: String, allowed: Set<String>) throws -> (count: Int, [(path: String, text: String)]) {
-        let files = try FileManager.default.subpathsOfDirectory(atPath: root + "/Sources").filter { $0.hasSuffix(".swift") }.sorted()
-        let above = try files.map { "Sources/" + $0 }.filter { !isSystemLayer($0) && !allowed.contains($0) }.map { path in
+    static func sourcesAbove(
+        _ root: String, allowed: Set<String>
+    ) throws -> (count: Int, [(path: String, text: String)]) {
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root + "/Sources").filter {
+            $0.hasSuffix(".swift")
+        }.sorted()
+        let above = try files.map { "Sources/" + $0 }.filter { !isSystemLayer($0) && !allowed.contains($0) }.map {
+            path in
             (path: path, text: try String(contentsOfFile: root + "/" + path, encoding: .utf8))
         }
         return (files.count, above)
@@ -68,7 +73,9 @@ struct SyscallSeamTests {
         """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init).reduce(into: []) { $0.insert($1) }
 
     /// The C library calls that take no argument: a bare `getpid()` is one of them.
-    static let noArgumentCalls: Set<String> = ["getpid", "getppid", "getuid", "geteuid", "getgid", "getegid", "setsid", "fork", "sync", "pause"]
+    static let noArgumentCalls: Set<String> = [
+        "getpid", "getppid", "getuid", "geteuid", "getgid", "getegid", "setsid", "fork", "sync", "pause",
+    ]
 
     /// A line's code: its comment cut, its string literals emptied, what they interpolate kept
     /// after it (`"gui/\\(getuid())"` is a call).
@@ -108,9 +115,12 @@ struct SyscallSeamTests {
                     found.append("\(path):\(index + 1): \(match.output[1].substring ?? "")")
                 }
                 for match in code.matches(of: callPattern) {
-                    guard let name = match.output[1].substring.map(String.init), libcCalls.contains(name), !own.contains(name),
-                          match.range.lowerBound == code.startIndex || code[code.index(before: match.range.lowerBound)] != ".",
-                          match.output[2].substring == nil || noArgumentCalls.contains(name) else { continue }
+                    guard let name = match.output[1].substring.map(String.init), libcCalls.contains(name),
+                        !own.contains(name),
+                        match.range.lowerBound == code.startIndex
+                            || code[code.index(before: match.range.lowerBound)] != ".",
+                        match.output[2].substring == nil || noArgumentCalls.contains(name)
+                    else { continue }
                     found.append("\(path):\(index + 1): \(name)")
                 }
             }
@@ -121,13 +131,14 @@ struct SyscallSeamTests {
     /// The C library's types: its `_t` typedefs (`pid_t`, `mode_t`, `uid_t`, `off_t`,
     /// `socklen_t`, …) and its structs; above System/ a process id, a user id or a mode is a
     /// Swift integer and an address a System/ type (issue 57).
-    static let cTypePattern = #"\b([a-z][a-z0-9]*_t|sockaddr(?:_[a-z0-9]+)?|pollfd|termios|timespec|timeval|ucred|passwd|ifaddrs|addrinfo|rlimit)\b"#
+    static let cTypePattern =
+        #"\b([a-z][a-z0-9]*_t|sockaddr(?:_[a-z0-9]+)?|pollfd|termios|timespec|timeval|ucred|passwd|ifaddrs|addrinfo|rlimit)\b"#
 
     /// Files that may still name a C type above System/, each with its reason.
     static let cTypesNotYetMoved: Set<String> = [
         // The poll set is an array of `pollfd` that `Syscall.poll` takes (issue 56's room; a
         // typed poll set in System/ is the next step).
-        "Sources/OCTunnelCore/Engine/EventLoop.swift",
+        "Sources/OCTunnelCore/Engine/EventLoop.swift"
     ]
 
     /// Every C type of `cTypePattern` in a .swift file under `root`/Sources outside System/ and
@@ -146,7 +157,9 @@ struct SyscallSeamTests {
         for (path, text) in sources {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = codeOf(line, literal: literal)
-                for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(match.output[group].substring ?? "")") }
+                for match in code.matches(of: pattern) {
+                    found.append("\(path):\(index + 1): \(match.output[group].substring ?? "")")
+                }
             }
         }
         return found
@@ -156,7 +169,8 @@ struct SyscallSeamTests {
     /// events (`PollEvents`), file types and modes (`FileStatus`), send and receive flags
     /// (`MessageOptions`), open flags, signals (`Signal`) and their actions, and error numbers
     /// (`Errno`): none is named above System/.
-    static let constantPattern = #"\b(POLL(IN|OUT|HUP|ERR|NVAL|PRI)|S_IF[A-Z]+|S_IS[A-Z]+|MSG_[A-Z]+|O_(RDONLY|WRONLY|RDWR|CREAT|APPEND|TRUNC|EXCL|NONBLOCK|NOFOLLOW|CLOEXEC|NOCTTY)|SIG(INT|TERM|USR1|USR2|PIPE|KILL|HUP|CHLD|ALRM|QUIT)|SA_[A-Z]+|E(INTR|AGAIN|WOULDBLOCK|NOENT|EXIST|CONNREFUSED|CONNRESET|CONNABORTED|PIPE|PERM|ACCES|INVAL|ADDRINUSE|INPROGRESS|NAMETOOLONG|SRCH|LOOP|FBIG|BADF|NOTCONN|TIMEDOUT|HOSTUNREACH|NETUNREACH))\b"#
+    static let constantPattern =
+        #"\b(POLL(IN|OUT|HUP|ERR|NVAL|PRI)|S_IF[A-Z]+|S_IS[A-Z]+|MSG_[A-Z]+|O_(RDONLY|WRONLY|RDWR|CREAT|APPEND|TRUNC|EXCL|NONBLOCK|NOFOLLOW|CLOEXEC|NOCTTY)|SIG(INT|TERM|USR1|USR2|PIPE|KILL|HUP|CHLD|ALRM|QUIT)|SA_[A-Z]+|E(INTR|AGAIN|WOULDBLOCK|NOENT|EXIST|CONNREFUSED|CONNRESET|CONNABORTED|PIPE|PERM|ACCES|INVAL|ADDRINUSE|INPROGRESS|NAMETOOLONG|SRCH|LOOP|FBIG|BADF|NOTCONN|TIMEDOUT|HOSTUNREACH|NETUNREACH))\b"#
 
     /// Every C constant of `constantPattern` in a .swift file under `root`/Sources outside
     /// System/: "path:line: name". Comments and string literals are skipped.
@@ -166,7 +180,10 @@ struct SyscallSeamTests {
 
     /// The libssh2 boundary: libssh2 takes the session's socket by number and calls back with
     /// numbers of its own (the agent's socket), so these files may hold one.
-    static let libssh2Boundary: Set<String> = ["Sources/OCTunnelCore/SSH/LibSSH2.swift", "Sources/OCTunnelCore/SSH/SSHSession.swift", "Sources/OCTunnelCore/SSH/BatchedSocketIO.swift"]
+    static let libssh2Boundary: Set<String> = [
+        "Sources/OCTunnelCore/SSH/LibSSH2.swift", "Sources/OCTunnelCore/SSH/SSHSession.swift",
+        "Sources/OCTunnelCore/SSH/BatchedSocketIO.swift",
+    ]
 
     /// The `Syscall` calls that take or make a descriptor by number.
     static let descriptorCalls = """
@@ -190,7 +207,9 @@ struct SyscallSeamTests {
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 for pattern in patterns {
-                    for match in code.matches(of: pattern) { found.append("\(path):\(index + 1): \(code[match.range])") }
+                    for match in code.matches(of: pattern) {
+                        found.append("\(path):\(index + 1): \(code[match.range])")
+                    }
                 }
             }
         }
@@ -204,20 +223,29 @@ struct SyscallSeamTests {
         let found: String
 
         static let all = [
-            LayerCheck(testDescription: "no errno, no strerror, no C library call by name (issue 39)",
-                       find: { try SyscallSeamTests.systemCalls(under: $0, allowed: SyscallSeamTests.notYetConverted) },
-                       found: "system calls outside \(SyscallSeamTests.systemFolder) (give System/ a wrapper that throws a SystemError)"),
-            LayerCheck(testDescription: "no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, "
-                           + "…) but in the files that wait their turn (issue 57)",
-                       find: { try SyscallSeamTests.cTypes(under: $0, allowed: SyscallSeamTests.cTypesNotYetMoved) },
-                       found: "C types outside \(SyscallSeamTests.systemFolder) (give System/ a Swift type or integer for it)"),
-            LayerCheck(testDescription: "no C constant (poll events, file types, message and open flags, signals, "
-                           + "error numbers) but through System/'s types (issue 49)",
-                       find: { try SyscallSeamTests.constants(under: $0) },
-                       found: "C constants outside \(SyscallSeamTests.systemFolder) (give System/ a typed name for it)"),
-            LayerCheck(testDescription: "descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)",
-                       find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: SyscallSeamTests.libssh2Boundary) },
-                       found: "bare descriptors outside \(SyscallSeamTests.systemFolder) (hold an OwnedDescriptor and call its methods)"),
+            LayerCheck(
+                testDescription: "no errno, no strerror, no C library call by name (issue 39)",
+                find: { try SyscallSeamTests.systemCalls(under: $0, allowed: SyscallSeamTests.notYetConverted) },
+                found:
+                    "system calls outside \(SyscallSeamTests.systemFolder) (give System/ a wrapper that throws a SystemError)"
+            ),
+            LayerCheck(
+                testDescription: "no C type (pid_t, mode_t, uid_t, off_t, socklen_t, sockaddr, "
+                    + "…) but in the files that wait their turn (issue 57)",
+                find: { try SyscallSeamTests.cTypes(under: $0, allowed: SyscallSeamTests.cTypesNotYetMoved) },
+                found: "C types outside \(SyscallSeamTests.systemFolder) (give System/ a Swift type or integer for it)"),
+            LayerCheck(
+                testDescription: "no C constant (poll events, file types, message and open flags, signals, "
+                    + "error numbers) but through System/'s types (issue 49)",
+                find: { try SyscallSeamTests.constants(under: $0) },
+                found: "C constants outside \(SyscallSeamTests.systemFolder) (give System/ a typed name for it)"),
+            LayerCheck(
+                testDescription:
+                    "descriptors are owned values, never bare numbers, but at the libssh2 boundary (issue 39)",
+                find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: SyscallSeamTests.libssh2Boundary) },
+                found:
+                    "bare descriptors outside \(SyscallSeamTests.systemFolder) (hold an OwnedDescriptor and call its methods)"
+            ),
         ]
     }
 
@@ -237,10 +265,12 @@ struct SyscallSeamTests {
         let found: [String]
 
         static let all = [
-            PlantedCase(testDescription: "the call check fails on a planted errno, strerror and libc call, naming file and line; "
-                            + "a method of its own name, comments, strings and System/ pass",
-                        tree: "seam-calls", system: "let fd = open(path, 0)\nif errno == EINTR {}\n",
-                        clean: """
+            PlantedCase(
+                testDescription:
+                    "the call check fails on a planted errno, strerror and libc call, naming file and line; "
+                    + "a method of its own name, comments, strings and System/ pass",
+                tree: "seam-calls", system: "let fd = open(path, 0)\nif errno == EINTR {}\n",
+                clean: """
                     final class Pipe {
                         func close() {}
                         func read(_ n: Int) {}
@@ -248,60 +278,64 @@ struct SyscallSeamTests {
                     }
                     let text = "unlink(path) in a string"
                     """,
-                        loop: """
+                loop: """
                     import Foundation
                     let gone = unlink(path)
                     if errno == ENOENT { print(String(cString: strerror(errno))) }
                     let me = Int(getpid()), domain = "gui/\\(getuid())"
                     """,
-                        find: { try SyscallSeamTests.systemCalls(under: $0, allowed: []) },
-                        found: ["2: unlink", "3: errno", "3: strerror", "3: errno", "4: getpid", "4: getuid"]),
-            PlantedCase(testDescription: "the C type check fails on planted C types, naming file and line; comments, strings, "
-                            + "Swift names with _t inside and System/ pass",
-                        tree: "seam-types", system: "static func kill(_ pid: pid_t) {}\nvar address = sockaddr_un()\n",
-                        clean: """
+                find: { try SyscallSeamTests.systemCalls(under: $0, allowed: []) },
+                found: ["2: unlink", "3: errno", "3: strerror", "3: errno", "4: getpid", "4: getuid"]),
+            PlantedCase(
+                testDescription: "the C type check fails on planted C types, naming file and line; comments, strings, "
+                    + "Swift names with _t inside and System/ pass",
+                tree: "seam-types", system: "static func kill(_ pid: pid_t) {}\nvar address = sockaddr_un()\n",
+                clean: """
                     let pid: Int32 = Syscall.processID  // a pid_t in a comment
                     let text = "mode_t in a string", at_tail = 1, socket_type = 2
                     """,
-                        loop: """
+                loop: """
                     let pid = pid_t(snapshot.pid)
                     func write(mode: mode_t, owner: uid_t, length: socklen_t) {}
                     var address = sockaddr_in6(), size: off_t = 0
                     """,
-                        find: { try SyscallSeamTests.cTypes(under: $0, allowed: []) },
-                        found: ["1: pid_t", "2: mode_t", "2: uid_t", "2: socklen_t", "3: sockaddr_in6", "3: off_t"]),
-            PlantedCase(testDescription: "the constant check fails on planted constants, naming file and line; comments, "
-                            + "strings and System/ pass",
-                        tree: "seam-constants", system: "let events = POLLIN | POLLOUT\n",
-                        clean: "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n",
-                        loop: """
+                find: { try SyscallSeamTests.cTypes(under: $0, allowed: []) },
+                found: ["1: pid_t", "2: mode_t", "2: uid_t", "2: socklen_t", "3: sockaddr_in6", "3: off_t"]),
+            PlantedCase(
+                testDescription: "the constant check fails on planted constants, naming file and line; comments, "
+                    + "strings and System/ pass",
+                tree: "seam-constants", system: "let events = POLLIN | POLLOUT\n",
+                clean:
+                    "let events: PollEvents = .readable  // POLLIN in a comment\nlet text = \"SIGUSR1 in a string\"\n",
+                loop: """
                     set.watch(socket, events: Int32(POLLIN), owner: self, tag: 0)
                     if info.st_mode & S_IFMT == S_IFDIR { try Syscall.signal(pid, SIGUSR1) }
                     if error.code == ECONNREFUSED { _ = socket.receive(&b, 1, flags: Int32(MSG_PEEK)) }
                     """,
-                        find: { try SyscallSeamTests.constants(under: $0) },
-                        found: ["1: POLLIN", "2: S_IFMT", "2: S_IFDIR", "2: SIGUSR1", "3: ECONNREFUSED", "3: MSG_PEEK"]),
-            PlantedCase(testDescription: "the descriptor check fails on a planted Int32 descriptor, "
-                            + "a Syscall call by number and a hand-made OwnedDescriptor, "
-                            + "naming file and line; owned calls and System/ pass",
-                        tree: "seam-descriptors",
-                        system: "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n",
-                        clean: """
+                find: { try SyscallSeamTests.constants(under: $0) },
+                found: ["1: POLLIN", "2: S_IFMT", "2: S_IFDIR", "2: SIGUSR1", "3: ECONNREFUSED", "3: MSG_PEEK"]),
+            PlantedCase(
+                testDescription: "the descriptor check fails on a planted Int32 descriptor, "
+                    + "a Syscall call by number and a hand-made OwnedDescriptor, "
+                    + "naming file and line; owned calls and System/ pass",
+                tree: "seam-descriptors",
+                system: "let fd: Int32 = Syscall.socket(2, .stream, [])\nlet owned = OwnedDescriptor(fd)\n",
+                clean: """
                     final class Client {
                         let socket: OwnedDescriptor
                         let port: Int32 = 0
                         func done() { socket.close(); _ = socket.receive(nil, 0) }  // Syscall.close(fd) in a comment
                     }
                     """,
-                        loop: """
+                loop: """
                     final class Loop {
                         private let listener: Int32
                         func stop() { Syscall.close(listener) }
                         func adopt(_ fd: Int32) -> OwnedDescriptor { OwnedDescriptor(fd) }
                     }
                     """,
-                        find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: []) },
-                        found: ["2: listener: Int32", "3: Syscall.close(", "4: OwnedDescriptor(", "4: fd: Int32"]),
+                find: { try SyscallSeamTests.bareDescriptors(under: $0, allowed: []) },
+                found: ["2: listener: Int32", "3: Syscall.close(", "4: OwnedDescriptor(", "4: fd: Int32"]),
         ]
     }
 
@@ -318,46 +352,62 @@ struct SyscallSeamTests {
     func onlySystemNamesThePlatform() throws {
         let (files, found) = try Self.platformNames(under: Self.root, allowed: Self.notYetConverted)
         #expect(files > 50, "found no sources under \(Self.root)/Sources")
-        #expect(found.isEmpty, "platform names outside \(Self.systemFolder) (put the call in System/):\n\(found.joined(separator: "\n"))")
+        #expect(
+            found.isEmpty,
+            "platform names outside \(Self.systemFolder) (put the call in System/):\n\(found.joined(separator: "\n"))")
     }
 
     @Test("the check fails on a file outside System/, naming the file and line; System/ and allowed files pass")
     func checkCanFail() throws {
         let tree = try Self.plantedTree("seam", also: ["Sources/octunnel"])
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Darwin)\nimport Darwin\n#endif\n")
+        try tree.write(
+            "Sources/OCTunnelCore/System/Calls.swift",
+            "#if canImport(Glibc)\nimport Glibc\n#elseif canImport(Darwin)\nimport Darwin\n#endif\n")
         try tree.write("Sources/OCTunnelCore/Engine/Clean.swift", "import Foundation\nlet x = Syscall.close(3)\n")
         try tree.write("Sources/OCTunnelCore/Engine/Allowed.swift", "import Glibc\n")
-        try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", "import Foundation\n\nlet ready = Glibc.poll(&fds, 1, 0)\n")
+        try tree.write(
+            "Sources/OCTunnelCore/Engine/Loop.swift", "import Foundation\n\nlet ready = Glibc.poll(&fds, 1, 0)\n")
         try tree.write("Sources/octunnel/Main.swift", "#if canImport(Glibc)\nimport Glibc\n#endif\n")
-        let (files, found) = try Self.platformNames(under: tree.path, allowed: ["Sources/OCTunnelCore/Engine/Allowed.swift"])
+        let (files, found) = try Self.platformNames(
+            under: tree.path, allowed: ["Sources/OCTunnelCore/Engine/Allowed.swift"])
         #expect(files == 5)
-        #expect(found == [
-            "Sources/OCTunnelCore/Engine/Loop.swift:3: let ready = Glibc.poll(&fds, 1, 0)",
-            "Sources/octunnel/Main.swift:2: import Glibc",
-        ])
+        #expect(
+            found == [
+                "Sources/OCTunnelCore/Engine/Loop.swift:3: let ready = Glibc.poll(&fds, 1, 0)",
+                "Sources/octunnel/Main.swift:2: import Glibc",
+            ])
     }
 
     /// Every line of a .swift file under `root`/Sources that imports a platform's C library:
     /// "path:line".
     static func libcImports(under root: String) throws -> [String] {
         let sources = root + "/Sources"
-        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }.sorted()
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }
+            .sorted()
         var found: [String] = []
         for file in files {
             let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-            where line.range(of: #"^\s*(@_exported\s+)?import\s+(Glibc|Darwin)\b"#, options: .regularExpression) != nil {
+            where line.range(of: #"^\s*(@_exported\s+)?import\s+(Glibc|Darwin)\b"#, options: .regularExpression) != nil
+            {
                 found.append("Sources/\(file):\(index + 1)")
             }
         }
         return found
     }
 
-    @Test("each platform's C library is imported in one file, of the libc module: Glibc in Linux.swift, Darwin in Darwin.swift (issue 49)")
+    @Test(
+        "each platform's C library is imported in one file, of the libc module: Glibc in Linux.swift, Darwin in Darwin.swift (issue 49)"
+    )
     func oneImportPerPlatform() throws {
-        #expect(try Self.libcImports(under: Self.root) == ["Sources/OCTunnelLibc/Darwin.swift:7", "Sources/OCTunnelLibc/Linux.swift:7"])
+        #expect(
+            try Self.libcImports(under: Self.root) == [
+                "Sources/OCTunnelLibc/Darwin.swift:7", "Sources/OCTunnelLibc/Linux.swift:7",
+            ])
         let tree = try Self.plantedTree("seam-imports")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "#if canImport(Glibc)\nimport Glibc\n#endif\n// import Darwin in a comment\n")
+        try tree.write(
+            "Sources/OCTunnelCore/System/Calls.swift",
+            "#if canImport(Glibc)\nimport Glibc\n#endif\n// import Darwin in a comment\n")
         #expect(try Self.libcImports(under: tree.path) == ["Sources/OCTunnelCore/System/Calls.swift:2"])
     }
 
@@ -382,8 +432,11 @@ struct SyscallSeamTests {
         for file in files where file.hasPrefix("System/") {
             let text = try String(contentsOfFile: core + "/" + file, encoding: .utf8)
             for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let code = String(line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").replacing(literal, with: "\"\"")
-                for word in code.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" }) where above.contains(String(word)) {
+                let code = String(
+                    line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                ).replacing(literal, with: "\"\"")
+                for word in code.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "_" })
+                where above.contains(String(word)) {
                     found.append("Sources/OCTunnelCore/\(file):\(index + 1): \(word)")
                 }
             }
@@ -391,13 +444,17 @@ struct SyscallSeamTests {
         return found
     }
 
-    @Test("System/ knows nothing above it: no type the core declares elsewhere is named there (its own errors, SocketFailure and TerminalFailure; a secret's storage by protocol) (issue 49)")
+    @Test(
+        "System/ knows nothing above it: no type the core declares elsewhere is named there (its own errors, SocketFailure and TerminalFailure; a secret's storage by protocol) (issue 49)"
+    )
     func systemKnowsNothingAbove() throws {
         let found = try Self.namesFromAbove(under: Self.root)
         #expect(found.isEmpty, "types from above System/ named in it:\n\(found.joined(separator: "\n"))")
         let tree = try Self.plantedTree("seam-above")
         try tree.write("Sources/OCTunnelCore/Engine/Loop.swift", "enum LoopWake { case stop }\nstruct Engine {}\n")
-        try tree.write("Sources/OCTunnelCore/System/Calls.swift", "// an Engine in a comment\nlet text = \"LoopWake in a string\"\nfunc wake() -> LoopWake { .stop }\n")
+        try tree.write(
+            "Sources/OCTunnelCore/System/Calls.swift",
+            "// an Engine in a comment\nlet text = \"LoopWake in a string\"\nfunc wake() -> LoopWake { .stop }\n")
         #expect(try Self.namesFromAbove(under: tree.path) == ["Sources/OCTunnelCore/System/Calls.swift:3: LoopWake"])
     }
 }

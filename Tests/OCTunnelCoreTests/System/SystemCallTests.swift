@@ -17,7 +17,9 @@ struct SystemCallTests {
     }
 
     /// `call` returns -1 with `code` in errno, read right after it.
-    private func expectFails<Result: BinaryInteger>(with code: Int32, sourceLocation: SourceLocation = #_sourceLocation, _ call: () -> Result) {
+    private func expectFails<Result: BinaryInteger>(
+        with code: Int32, sourceLocation: SourceLocation = #_sourceLocation, _ call: () -> Result
+    ) {
         let result = call()
         let actual = errno
         #expect(result == -1, sourceLocation: sourceLocation)
@@ -104,7 +106,9 @@ struct SystemCallTests {
         #expect(caughtSignal == SIGUSR2)
     }
 
-    @Test("macOS routing messages: RTM_NEWADDR and RTM_DELADDR name their address, RTM_ADD and RTM_IFINFO read as routes and link")
+    @Test(
+        "macOS routing messages: RTM_NEWADDR and RTM_DELADDR name their address, RTM_ADD and RTM_IFINFO read as routes and link"
+    )
     func routeMessages() {
         // ifa_msghdr (20 bytes): msglen, version 5, type, ifam_addrs (little-endian), flags, index, metric.
         func header(length: Int, type: UInt8, addresses: UInt8) -> [UInt8] {
@@ -116,11 +120,13 @@ struct SystemCallTests {
         newAddress += [16, 2, 0, 0, 192, 168, 1, 20] + [UInt8](repeating: 0, count: 8)
         // RTA_IFA alone: a 28-byte sockaddr_in6 (AF_INET6 is 30 on macOS) for 2001:db8::5.
         var removed = header(length: 48, type: 0xd, addresses: 0x20)
-        removed += [28, 30, 0, 0, 0, 0, 0, 0] + [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [5, 0, 0, 0, 0]
+        removed +=
+            [28, 30, 0, 0, 0, 0, 0, 0] + [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [5, 0, 0, 0, 0]
         let routeAdded: [UInt8] = [92, 0, 5, 0x1] + [UInt8](repeating: 0, count: 88)
         let link: [UInt8] = [8, 0, 5, 0xe, 0, 0, 0, 0]
         let changes = RoutingSocket.parseRouteMessages(newAddress + removed + routeAdded + link)
-        #expect(changes == [.addressAdded("192.168.1.20"), .addressRemoved("2001:db8::5"), .routeChanged, .linkChanged])
+        #expect(
+            changes == [.addressAdded("192.168.1.20"), .addressRemoved("2001:db8::5"), .routeChanged, .linkChanged])
         // A message cut short is read no further, not out of bounds.
         #expect(RoutingSocket.parseRouteMessages(Array(newAddress.prefix(30))) == [])
     }

@@ -17,23 +17,30 @@ struct ScalarReplacingTests {
 
     @Test("the key line's forced command escapes every quote for sshd, a host starting with a combining mark too")
     func forcedCommand() {
-        let command = OctunnelKeyLine.forcedCommand(role: .home, ends: [HostPort(host: "\u{FE0F}", port: 3)], tag: nil, added: "20260101")
+        let command = OctunnelKeyLine.forcedCommand(
+            role: .home, ends: [HostPort(host: "\u{FE0F}", port: 3)], tag: nil, added: "20260101")
         let scalars = Array(command.unicodeScalars)
         for index in scalars.indices where scalars[index] == "\"" {
             #expect(index > 0 && scalars[index - 1] == "\\", "a bare quote at scalar \(index)")
         }
     }
 
-    @Test("shell, systemd and XML quoting hold with a combining mark after the quote; a shell reads the word back as written")
+    @Test(
+        "shell, systemd and XML quoting hold with a combining mark after the quote; a shell reads the word back as written"
+    )
     func quoting() throws {
         let word = "it'\u{301}s \"\u{301}x $HOME"
         let shell = try run("/bin/sh", ["-c", "printf '%s|' " + shellQuote(word)])
-        let printed = shell.stdout.unicodeScalars.prefix { $0 != "|" }  // runProcess may end the text with a line break
-        #expect(printed.elementsEqual(word.unicodeScalars) && shell.stdout.unicodeScalars.contains("|"), "\(shellQuote(word))")
+        let printed = shell.stdout.unicodeScalars.prefix { $0 != "|" } // runProcess may end the text with a line break
+        #expect(
+            printed.elementsEqual(word.unicodeScalars) && shell.stdout.unicodeScalars.contains("|"),
+            "\(shellQuote(word))")
         let unit = SystemdUnit.quote("\"\u{301}x")
-        #expect(unit.hasPrefix("\"") && unit.unicodeScalars.dropFirst().dropLast().enumerated().allSatisfy { offset, scalar in
-            scalar != "\"" || Array(unit.unicodeScalars)[offset] == "\\"
-        }, "\(unit)")
+        #expect(
+            unit.hasPrefix("\"")
+                && unit.unicodeScalars.dropFirst().dropLast().enumerated().allSatisfy { offset, scalar in
+                    scalar != "\"" || Array(unit.unicodeScalars)[offset] == "\\"
+                }, "\(unit)")
         #expect(!LaunchAgent.escape("<\u{301}>\u{301}").unicodeScalars.contains { $0 == "<" || $0 == ">" })
     }
 

@@ -48,10 +48,13 @@ struct KnownHostsConcurrencyTests {
             #expect(file.entries.count == threads * hostsPerThread)
             let lines = Set(try readText(path).split(separator: "\n").map(String.init))
             let expected = (0..<threads).flatMap { thread in
-                keys[thread].enumerated().map { knownHostsLine("[host-\(thread)-\($0.offset).test]:\(2000 + $0.offset)", $0.element) }
+                keys[thread].enumerated().map {
+                    knownHostsLine("[host-\(thread)-\($0.offset).test]:\(2000 + $0.offset)", $0.element)
+                }
             }
             let lost = expected.filter { !lines.contains($0) }
-            #expect(lost.isEmpty, "\(lost.count) of \(expected.count) recorded lines are missing, e.g. \(lost.prefix(3))")
+            #expect(
+                lost.isEmpty, "\(lost.count) of \(expected.count) recorded lines are missing, e.g. \(lost.prefix(3))")
         }
     }
 }

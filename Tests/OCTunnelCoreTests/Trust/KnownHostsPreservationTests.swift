@@ -50,7 +50,9 @@ struct KnownHostsPreservationTests {
         file.add("vps2 ssh-unknowntype \(Data(unknownType).base64EncodedString())\n")
         file.add("vps3 ssh-ed25519 !!!not*base64!!!\n")
         file.add(bytes: [0xFF, 0xFE] + Array(" ssh-ed25519 AAAA \u{00e9}".utf8) + [0xC3, 0x28, 0x0A])
-        file.add(HashedHostName.hash("[vps.example.com]:2200", salt: Array(repeating: 9, count: 20)) + " " + "\(others.type) \(Data(others.blob).base64EncodedString())\n")
+        file.add(
+            HashedHostName.hash("[vps.example.com]:2200", salt: Array(repeating: 9, count: 20)) + " "
+                + "\(others.type) \(Data(others.blob).base64EncodedString())\n")
         let target = file.lines.count
         file.add(knownHostsLine("[vps.example.com]:2222", key) + "\n")
         for index in 0..<1000 {
@@ -58,7 +60,8 @@ struct KnownHostsPreservationTests {
             case 0: file.add("malformed line \(index)\n")
             case 1: file.add("[vps.example.com]:2222 ssh-ed25519\n")
             case 2: file.add("[vps.example.com]:2222 ssh-ed25519 AAAA=\(index)\n")
-            case 3: file.add("@unknown-marker [vps.example.com]:2222 ssh-ed25519 \(Data(key.blob).base64EncodedString())\n")
+            case 3:
+                file.add("@unknown-marker [vps.example.com]:2222 ssh-ed25519 \(Data(key.blob).base64EncodedString())\n")
             case 4: file.add("[vps.example.com]:2222 ssh-rsa \(Data(key.blob).base64EncodedString())\r\n")
             default: file.add(bytes: [0x80 | UInt8(index % 64)] + Array(" [vps.example.com]:2222\n".utf8))
             }
@@ -195,7 +198,8 @@ struct KnownHostsPreservationTests {
         try withTemporaryDirectory { dir in
             let key = try newHostKey()
             var fixture = KnownHostsFixture()
-            fixture.add(knownHostsLine(HashedHostName.hash("[::1]:2222", salt: Array(repeating: 1, count: 20)), key) + "\n")
+            fixture.add(
+                knownHostsLine(HashedHostName.hash("[::1]:2222", salt: Array(repeating: 1, count: 20)), key) + "\n")
             fixture.add(knownHostsLine(HashedHostName.hash("::1", salt: Array(repeating: 2, count: 20)), key) + "\n")
             fixture.add(knownHostsLine("[::1]:2222", key) + "\n")
             let store = try fixture.store(in: dir)
@@ -233,7 +237,9 @@ struct KnownHostsPreservationTests {
     }
 
     @Test func parsingAndReserialisingIsIdentityOnOddInputs() {
-        let inputs: [[UInt8]] = [[], [0x0A], [0x0A, 0x0A], Array("a".utf8), Array("a\r\n".utf8), [0xFF, 0x0A, 0xFE], Array("\n\nx\n".utf8)]
+        let inputs: [[UInt8]] = [
+            [], [0x0A], [0x0A, 0x0A], Array("a".utf8), Array("a\r\n".utf8), [0xFF, 0x0A, 0xFE], Array("\n\nx\n".utf8),
+        ]
         for input in inputs {
             #expect(KnownHostsFile(bytes: input).bytes == input, "\(input)")
         }

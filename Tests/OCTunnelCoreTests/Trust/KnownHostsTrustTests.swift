@@ -30,7 +30,9 @@ private func knownHosts(in dir: String, _ text: (SSHPublicKey) -> String) throws
 }
 
 /// The store's verdict at each host and port on a fresh key whose one line names `hosts`.
-private func verdicts(trusting hosts: String, at places: [(host: String, port: Int)]) throws -> [KnownHostsStore.Verdict] {
+private func verdicts(
+    trusting hosts: String, at places: [(host: String, port: Int)]
+) throws -> [KnownHostsStore.Verdict] {
     try withTemporaryDirectory { dir in
         let (store, key) = try knownHosts(in: dir) { knownHostsLine(hosts, $0) + "\n" }
         return try places.map { try store.verdict(host: $0.host, port: $0.port, key: key) }
@@ -42,7 +44,8 @@ struct KnownHostsTrustTests {
     @Test func recordWritesABracketedEntryThatSshKeygenFinds() throws {
         try withTemporaryDirectory { dir in
             let store = KnownHostsStore(path: dir + "/known_hosts")
-            let key = SSHPublicKey(ed25519: try Ed25519KeyPair.generate().publicKey, comment: "a comment is not recorded")
+            let key = SSHPublicKey(
+                ed25519: try Ed25519KeyPair.generate().publicKey, comment: "a comment is not recorded")
 
             try store.record(host: "127.0.0.1", port: 2222, key: key)
 
@@ -90,7 +93,9 @@ struct KnownHostsTrustTests {
             try store.record(host: "vps", port: 2222, key: try newHostKey())
             let before = try readBytes(store.path)
 
-            let error = #expect(throws: LocalFileError.self) { try store.record(host: "vps", port: 2222, key: try newHostKey()) }
+            let error = #expect(throws: LocalFileError.self) {
+                try store.record(host: "vps", port: 2222, key: try newHostKey())
+            }
 
             #expect(error?.exitStatus.rawValue == 73)
             #expect(try readBytes(store.path) == before)
@@ -107,7 +112,10 @@ struct KnownHostsTrustTests {
     }
 
     @Test func trustIsStrictlyPerPort() throws {
-        #expect(try verdicts(trusting: "vps.example.com", at: [("vps.example.com", 22), ("vps.example.com", 2222), ("other.example.com", 22)])
+        #expect(
+            try verdicts(
+                trusting: "vps.example.com",
+                at: [("vps.example.com", 22), ("vps.example.com", 2222), ("other.example.com", 22)])
                 == [.trusted, .unknown, .unknown])
     }
 
@@ -116,7 +124,9 @@ struct KnownHostsTrustTests {
             let (store, known) = try knownHosts(in: dir) { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" }
 
             let presented = try newHostKey()
-            #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: presented) == .changed(known: [known.fingerprint]))
+            #expect(
+                try store.verdict(host: "127.0.0.1", port: 2222, key: presented) == .changed(known: [known.fingerprint])
+            )
         }
     }
 
@@ -128,7 +138,9 @@ struct KnownHostsTrustTests {
 
             let presented = try newHostKey()
             #expect(ecdsa.type == "ecdsa-sha2-nistp256")
-            #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: presented) == .changed(known: [ecdsa.fingerprint]))
+            #expect(
+                try store.verdict(host: "127.0.0.1", port: 2222, key: presented) == .changed(known: [ecdsa.fingerprint])
+            )
             #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: ecdsa) == .trusted)
         }
     }
@@ -146,7 +158,9 @@ struct KnownHostsTrustTests {
             #expect(!HashedHostName.matches(hashed, name: "127.0.0.1"))
             #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: key) == .trusted)
             #expect(try store.verdict(host: "127.0.0.1", port: 22, key: key) == .unknown)
-            #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: try newHostKey()) == .changed(known: [key.fingerprint]))
+            #expect(
+                try store.verdict(host: "127.0.0.1", port: 2222, key: try newHostKey())
+                    == .changed(known: [key.fingerprint]))
             let found = try run(sshKeygenPath, ["-F", "[127.0.0.1]:2222", "-f", store.path])
             #expect(found.status == 0, "ssh-keygen should find our hashed name: \(found.stderr)")
         }
@@ -154,7 +168,9 @@ struct KnownHostsTrustTests {
 
     @Test func entriesHashedBySshKeygenMatch() throws {
         try withTemporaryDirectory { dir in
-            let (store, key) = try knownHosts(in: dir) { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" + knownHostsLine("vps", $0) + "\n" }
+            let (store, key) = try knownHosts(in: dir) {
+                knownHostsLine("[127.0.0.1]:2222", $0) + "\n" + knownHostsLine("vps", $0) + "\n"
+            }
 
             try sshKeygen(["-H", "-f", store.path])
 
@@ -170,18 +186,26 @@ struct KnownHostsTrustTests {
     }
 
     @Test func everyNameInAHostListMatches() throws {
-        #expect(try verdicts(trusting: "vps,1.2.3.4,[vps]:2222", at: [("vps", 22), ("1.2.3.4", 22), ("vps", 2222), ("1.2.3.4", 2222), ("vp", 22)])
+        #expect(
+            try verdicts(
+                trusting: "vps,1.2.3.4,[vps]:2222",
+                at: [("vps", 22), ("1.2.3.4", 22), ("vps", 2222), ("1.2.3.4", 2222), ("vp", 22)])
                 == [.trusted, .trusted, .trusted, .unknown, .unknown])
     }
 
     @Test func wildcardsMatchAndNegationsExclude() throws {
-        #expect(try verdicts(trusting: "*.example.com,!bad.example.com", at: [("vps.example.com", 22), ("bad.example.com", 22), ("example.com", 22)])
+        #expect(
+            try verdicts(
+                trusting: "*.example.com,!bad.example.com",
+                at: [("vps.example.com", 22), ("bad.example.com", 22), ("example.com", 22)])
                 == [.trusted, .unknown, .unknown])
     }
 
     @Test func aRevokedKeyIsRevokedEvenWhenAlsoTrusted() throws {
         try withTemporaryDirectory { dir in
-            let (store, key) = try knownHosts(in: dir) { knownHostsLine("vps", $0) + "\n@revoked " + knownHostsLine("vps", $0) + "\n" }
+            let (store, key) = try knownHosts(in: dir) {
+                knownHostsLine("vps", $0) + "\n@revoked " + knownHostsLine("vps", $0) + "\n"
+            }
 
             #expect(try store.verdict(host: "vps", port: 22, key: key) == .revoked)
         }
@@ -189,7 +213,9 @@ struct KnownHostsTrustTests {
 
     @Test func certAuthorityLinesAreNotHostKeys() throws {
         try withTemporaryDirectory { dir in
-            let (store, ca) = try knownHosts(in: dir) { "@cert-authority " + knownHostsLine("vps,*.example.com", $0) + "\n" }
+            let (store, ca) = try knownHosts(in: dir) {
+                "@cert-authority " + knownHostsLine("vps,*.example.com", $0) + "\n"
+            }
 
             #expect(try store.verdict(host: "vps", port: 22, key: try newHostKey()) == .unknown)
             #expect(try store.verdict(host: "vps", port: 22, key: ca) == .unknown)
@@ -206,7 +232,8 @@ struct KnownHostsTrustTests {
                 try sshKeygenHostKey(type: "ecdsa", in: dir),
                 try sshKeygenHostKey(type: "rsa", in: dir),
             ]
-            let plainText = keys.map { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" }.joined()
+            let plainText =
+                keys.map { knownHostsLine("[127.0.0.1]:2222", $0) + "\n" }.joined()
                 + keys.map { knownHostsLine("vps.example.com", $0) + "\n" }.joined()
             let plain = KnownHostsStore(path: dir + "/known_hosts.plain")
             let hashed = KnownHostsStore(path: dir + "/known_hosts")
@@ -220,8 +247,12 @@ struct KnownHostsTrustTests {
                 #expect(file.malformed.isEmpty, "\(store.path): \(file.malformed)")
                 #expect(file.entries.count == 6)
                 for key in keys {
-                    #expect(try store.verdict(host: "127.0.0.1", port: 2222, key: key) == .trusted, "\(store.path) \(key.type)")
-                    #expect(try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted, "\(store.path) \(key.type)")
+                    #expect(
+                        try store.verdict(host: "127.0.0.1", port: 2222, key: key) == .trusted,
+                        "\(store.path) \(key.type)")
+                    #expect(
+                        try store.verdict(host: "vps.example.com", port: 22, key: key) == .trusted,
+                        "\(store.path) \(key.type)")
                     #expect(try store.verdict(host: "127.0.0.1", port: 22, key: key) == .unknown)
                 }
                 let stranger = try newHostKey()

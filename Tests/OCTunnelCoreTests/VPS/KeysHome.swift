@@ -12,8 +12,10 @@ final class KeysHome {
     /// Every shell, installed or not: one missing is reported by the test that needs it (`requireTool`).
     static let shells: [String] = ["/bin/dash", "/bin/bash", RecordedProc.busybox]
     /// The applets the programs may call, linked to busybox for its variant.
-    static let busyboxTools = ["sh", "awk", "sed", "grep", "base64", "sha256sum", "mv", "chmod", "stat", "mkdir", "rmdir", "rm", "cat", "tr",
-                               "cmp", "tail", "head", "date", "sleep", "printf", "id", "ln", "echo"]
+    static let busyboxTools = [
+        "sh", "awk", "sed", "grep", "base64", "sha256sum", "mv", "chmod", "stat", "mkdir", "rmdir", "rm", "cat", "tr",
+        "cmp", "tail", "head", "date", "sleep", "printf", "id", "ln", "echo",
+    ]
 
     let root: TempDirectory
     /// $HOME.
@@ -45,7 +47,8 @@ final class KeysHome {
     /// The shell's path, the words before the program, and the environment: PATH with busybox's
     /// applets only for busybox.
     func invocation(shell: String, command: String?) throws -> (String, [String], [String: String]) {
-        try requireTool(shell, "the key programs are tested in dash, bash and busybox's sh (apt install dash bash busybox)")
+        try requireTool(
+            shell, "the key programs are tested in dash, bash and busybox's sh (apt install dash bash busybox)")
         var environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
         if let command { environment["SSH_ORIGINAL_COMMAND"] = command }
         guard shell == RecordedProc.busybox else { return (shell, [], environment) }
@@ -53,7 +56,8 @@ final class KeysHome {
         if !fileExists(tools) {
             try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
             for tool in Self.busyboxTools {
-                try FileManager.default.createSymbolicLink(atPath: tools + "/" + tool, withDestinationPath: RecordedProc.busybox)
+                try FileManager.default.createSymbolicLink(
+                    atPath: tools + "/" + tool, withDestinationPath: RecordedProc.busybox)
             }
         }
         environment["PATH"] = tools
@@ -83,7 +87,11 @@ final class KeysHome {
     static func command(of line: String) throws -> String {
         let scalars = Array(line.unicodeScalars)
         let opening = Array("command=\"".unicodeScalars)
-        guard let start = (0...(scalars.count - opening.count)).first(where: { Array(scalars[$0..<$0 + opening.count]) == opening }) else {
+        guard
+            let start = (0...(scalars.count - opening.count)).first(where: {
+                Array(scalars[$0..<$0 + opening.count]) == opening
+            })
+        else {
             throw HarnessError("no command in \(line.prefix(80))")
         }
         var command = String.UnicodeScalarView()
@@ -100,7 +108,9 @@ final class KeysHome {
     static func program(of line: String) throws -> String {
         let command = try command(of: line)
         let opening = "exec /bin/sh -c '"
-        guard command.hasPrefix(opening), command.hasSuffix("'") else { throw HarnessError("not a program: \(command.prefix(80))") }
+        guard command.hasPrefix(opening), command.hasSuffix("'") else {
+            throw HarnessError("not a program: \(command.prefix(80))")
+        }
         return String(command.dropFirst(opening.count).dropLast())
     }
 

@@ -7,7 +7,9 @@ import Testing
 /// reconnects while a client keeps requesting (issue 56's goal: 0 failed requests).
 @Suite("tunnel reconnect under requests", .ownThreads, .timeLimit(.minutes(3)))
 struct ReconnectUnderLoadTests {
-    @Test("five tunnel reconnects while a client requests every 50 ms, on a kept-open connection and on new ones: no request fails")
+    @Test(
+        "five tunnel reconnects while a client requests every 50 ms, on a kept-open connection and on new ones: no request fails"
+    )
     func fiveReconnectsLoseNothing() throws {
         let fixture = try TunnelFixture()
         // Notifications on (the default): the event follower moves its stream to each new session.
@@ -29,11 +31,12 @@ struct ReconnectUnderLoadTests {
         // event stream moves once the new session's health test passes). The pool refilling on
         // the new session while requests come may also have signed in a burst's extra session.
         var status: [String: Any] = [:]
-        #expect(waitUntil(timeout: 10) {
-            status = (try? Self.status(fixture)) ?? [:]
-            let extra = (status["burstSessions"] as? Int ?? 0) > 0 ? 1 : 0
-            return status["sessionsDraining"] as? Int == 1 && (status["sessions"] as? Int ?? 0) - extra <= 2
-        }, "\(status)")
+        #expect(
+            waitUntil(timeout: 10) {
+                status = (try? Self.status(fixture)) ?? [:]
+                let extra = (status["burstSessions"] as? Int ?? 0) > 0 ? 1 : 0
+                return status["sessionsDraining"] as? Int == 1 && (status["sessions"] as? Int ?? 0) - extra <= 2
+            }, "\(status)")
         #expect(status["reconnects"] as? Int == 5, "\(status)")
         let human = try fixture.run(["tunnel", "status"])
         #expect(human.stdout.contains("1 replaced, keeping its connections until they end"), "\(human.stdout)")
@@ -42,18 +45,21 @@ struct ReconnectUnderLoadTests {
         let tally = requests.tally
         print("five reconnects under requests every 50 ms: \(tally.served) served, \(tally.failed.count) failed")
         let log = tunnel.stderrText
-        #expect(tally.failed.isEmpty, "\(tally.failed.count) failed, \(tally.served) served: \(tally.failed.prefix(5))\n\(log)")
+        #expect(
+            tally.failed.isEmpty,
+            "\(tally.failed.count) failed, \(tally.served) served: \(tally.failed.prefix(5))\n\(log)")
         // Its connection closed, the first session goes: one session left.
         var last: [String: Any] = [:]
         // The draining session goes. (A burst's extra session, if one signed in, stays while a
         // stream it opened lives: the notification follower's, when its reconnect took a channel
         // pooled there; a known gap of issue 56, noted in docs/architecture.md.)
-        #expect(waitUntil(timeout: 10) {
-            last = (try? Self.status(fixture)) ?? [:]
-            let extra = (last["burstSessions"] as? Int ?? 0) > 0 ? 1 : 0
-            return last["sessionsDraining"] as? Int == 0 && (last["sessions"] as? Int ?? 0) - extra <= 1
-        },
-                "\(last) \(tunnel.stderrText)")
+        #expect(
+            waitUntil(timeout: 10) {
+                last = (try? Self.status(fixture)) ?? [:]
+                let extra = (last["burstSessions"] as? Int ?? 0) > 0 ? 1 : 0
+                return last["sessionsDraining"] as? Int == 0 && (last["sessions"] as? Int ?? 0) - extra <= 1
+            },
+            "\(last) \(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("session lost"), "\(tunnel.stderrText)")
     }
 
@@ -106,7 +112,9 @@ final class HealthRequests: @unchecked Sendable {
                 fd = connectLoopback(port)
                 if fd >= 0 { setSocketTimeout(fd, seconds: 10) }
             }
-            let problem = fd < 0 ? "request \(index): no connection" : Self.request(fd, close: !keep).map { "request \(index): \($0)" }
+            let problem =
+                fd < 0
+                ? "request \(index): no connection" : Self.request(fd, close: !keep).map { "request \(index): \($0)" }
             if keep { kept = problem == nil ? fd : -1 }
             if fd >= 0 && (!keep || problem != nil) { close(fd) }
             lock.lock()
@@ -122,7 +130,8 @@ final class HealthRequests: @unchecked Sendable {
 
     /// One request on `fd`; nil when a 200 with its whole body came back, else what went wrong.
     static func request(_ fd: Int32, close: Bool) -> String? {
-        let text = "GET /global/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n"
+        let text =
+            "GET /global/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n"
         guard writeAll(fd, Array(text.utf8)) else { return "write failed" }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -130,12 +139,15 @@ final class HealthRequests: @unchecked Sendable {
             if let end = headerEnd(bytes) {
                 let head = String(decoding: bytes[..<end], as: UTF8.self)
                 guard head.hasPrefix("HTTP/1.1 200") else { return "answered \(head.prefix(40))" }
-                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 if bytes.count - end >= length { return nil }
             }
             let count = read(fd, &buffer, buffer.count)
-            if count <= 0 { return bytes.isEmpty ? "no answer (connection ended)" : "answer cut after \(bytes.count) bytes" }
+            if count <= 0 {
+                return bytes.isEmpty ? "no answer (connection ended)" : "answer cut after \(bytes.count) bytes"
+            }
             bytes += buffer[..<count]
         }
     }

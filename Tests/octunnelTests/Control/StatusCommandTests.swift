@@ -6,7 +6,9 @@ import Testing
 /// `tunnel status` / `home status` against the built binary and a real `tunnel up`.
 @Suite("tunnel status and home status", .ownThreads, .timeLimit(.minutes(3)))
 struct StatusCommandTests {
-    @Test("status --json of a running tunnel up reports connected, the host key, the connection the test holds and OpenCode's health")
+    @Test(
+        "status --json of a running tunnel up reports connected, the host key, the connection the test holds and OpenCode's health"
+    )
     func statusOfRunningTunnel() throws {
         // A quick heartbeat: the health test's event stream, closed by the test, ends at the next one.
         let backend = try OpenCodeStandIn(version: "1.4.7", heartbeat: 0.5)
@@ -32,10 +34,11 @@ struct StatusCommandTests {
 
         // Once the health test's connections have closed, ours is the one open connection.
         var result = try fixture.run(["tunnel", "status", "--json", "--profile", "work"])
-        #expect(waitUntil(timeout: 15) {
-            result = (try? fixture.run(["tunnel", "status", "--json", "--profile", "work"])) ?? result
-            return result.stdout.contains("\"openConnections\":1,")
-        }, "\(result)")
+        #expect(
+            waitUntil(timeout: 15) {
+                result = (try? fixture.run(["tunnel", "status", "--json", "--profile", "work"])) ?? result
+                return result.stdout.contains("\"openConnections\":1,")
+            }, "\(result)")
         #expect(result.status == 0, "\(result)")
         let data = Data(result.stdout.utf8)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(result.stdout)")
@@ -60,8 +63,10 @@ struct StatusCommandTests {
         #expect(health["ok"] as? Bool == true)
         #expect(health["version"] as? String == "1.4.7")
         #expect(health["checkedAt"] is String)
-        for key in ["state", "target", "hostKey", "cipher", "connectedSince", "local", "remote", "openConnections",
-                    "totalConnections", "bytesIn", "bytesOut", "reconnects", "lastError", "health"] {
+        for key in [
+            "state", "target", "hostKey", "cipher", "connectedSince", "local", "remote", "openConnections",
+            "totalConnections", "bytesIn", "bytesOut", "reconnects", "lastError", "health",
+        ] {
             #expect(object[key] != nil, "missing \(key)")
         }
 
@@ -72,8 +77,13 @@ struct StatusCommandTests {
         let first = try #require(lines.first)
         #expect(first.hasPrefix("connected to 127.0.0.1:\(fixture.sshd.port) for "), "\(first)")
         #expect(first.contains(" · 1 open connection · OpenCode 1.4.7 healthy "), "\(first)")
-        #expect(lines.contains { $0.hasPrefix("  forwarding  127.0.0.1:\(port)") && $0.hasSuffix("→ VPS 127.0.0.1:\(backend.port)") }, "\(human.stdout)")
-        #expect(lines.contains { $0.hasPrefix("  host key    ssh-ed25519 \(fixture.sshd.hostKeyFingerprint)") }, "\(human.stdout)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("  forwarding  127.0.0.1:\(port)") && $0.hasSuffix("→ VPS 127.0.0.1:\(backend.port)")
+            }, "\(human.stdout)")
+        #expect(
+            lines.contains { $0.hasPrefix("  host key    ssh-ed25519 \(fixture.sshd.hostKeyFingerprint)") },
+            "\(human.stdout)")
 
         // Another profile (and the other role) has nothing running.
         let other = try fixture.run(["tunnel", "status"])
@@ -90,8 +100,10 @@ struct StatusCommandTests {
     func nothingRunning() throws {
         let dir = try TempDirectory()
         let home = dir.path + "/home"
-        for arguments in [["tunnel", "status"], ["tunnel", "status", "--json"], ["home", "status"],
-                          ["home", "status", "--json", "--profile", "work"]] {
+        for arguments in [
+            ["tunnel", "status"], ["tunnel", "status", "--json"], ["home", "status"],
+            ["home", "status", "--json", "--profile", "work"],
+        ] {
             let result = try Octunnel.run(arguments + ["--home", home], in: dir.path)
             #expect(result.status == 3, "\(arguments): \(result)")
             #expect(result.stdout.isEmpty)
@@ -104,7 +116,9 @@ struct StatusCommandTests {
         #expect(!fileExists(home), "status created the home")
     }
 
-    @Test("a socket left by a SIGKILLed tunnel is detected, not trusted, and the next tunnel up replaces it; a file that is not a socket is left alone")
+    @Test(
+        "a socket left by a SIGKILLed tunnel is detected, not trusted, and the next tunnel up replaces it; a file that is not a socket is left alone"
+    )
     func staleSocketFromKilledTunnel() throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
@@ -118,7 +132,9 @@ struct StatusCommandTests {
 
         let stale = try fixture.run(["tunnel", "status"])
         #expect(stale.status == 3, "\(stale)")
-        #expect(stale.stderr.contains("no tunnel running: the status socket \(socket) was left by a process that ended"), "\(stale.stderr)")
+        #expect(
+            stale.stderr.contains("no tunnel running: the status socket \(socket) was left by a process that ended"),
+            "\(stale.stderr)")
 
         let second = try fixture.up(remotePort: echo.port, extra: ["--no-health"])
         let port = try #require(second.forwardedPort(), "\(second.stderrText)")
@@ -153,7 +169,9 @@ struct StatusCommandTests {
         #expect(refused.stderr.contains("is not trusted: it is not a socket"), "\(refused.stderr)")
     }
 
-    @Test("status clients that connect and never read do not block the tunnel: 16 MiB through it intact, descriptors back to normal")
+    @Test(
+        "status clients that connect and never read do not block the tunnel: 16 MiB through it intact, descriptors back to normal"
+    )
     func clientsThatNeverRead() async throws {
         let fixture = try TunnelFixture()
         let (tunnel, port) = try fixture.upToEcho(extra: ["--no-health"])
@@ -184,8 +202,9 @@ struct StatusCommandTests {
         print("16 MiB echoed beside 200 silent status clients in \(String(format: "%.1f", seconds)) s")
 
         // Each was answered and dropped: the tunnel holds none of them.
-        #expect(waitUntil(timeout: 10) { openDescriptors(tunnel.pid) <= descriptorsBefore + 1 },
-                "the tunnel holds \(openDescriptors(tunnel.pid) - descriptorsBefore) more descriptors")
+        #expect(
+            waitUntil(timeout: 10) { openDescriptors(tunnel.pid) <= descriptorsBefore + 1 },
+            "the tunnel holds \(openDescriptors(tunnel.pid) - descriptorsBefore) more descriptors")
         // Their answers wait in their own sockets; a status asked now still comes at once.
         var firstReply = [UInt8](repeating: 0, count: 64)
         #expect(read(hung[0], &firstReply, firstReply.count) > 0)
@@ -207,7 +226,9 @@ private func connectUnix(_ path: String) throws -> Int32 {
         raw[bytes.count] = 0
     }
     let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
     guard result == 0 else {
         let reason = String(cString: strerror(errno))

@@ -6,8 +6,9 @@ import Testing
 /// Issue 56's "back at once": the VPS's sshd stops (its session children with it) and starts
 /// again on the same port after an outage; the tunnel must serve again within about a second
 /// of its return, however far the backoff had gone, and say the outage without a line per try.
-@Suite("back at once after an outage: tunnel up and home up against a real sshd stopped and started again", .ownThreads,
-       .timeLimit(.minutes(3)))
+@Suite(
+    "back at once after an outage: tunnel up and home up against a real sshd stopped and started again", .ownThreads,
+    .timeLimit(.minutes(3)))
 struct BackAtOnceTests {
     /// The outage (a minute in the field: `OCTUNNEL_LONG_TESTS=1`) and how soon after sshd's return
     /// the tunnel must serve (issue 56's goals: 2 s after 10 s, 3 s after 60 s; 24-26 s before).
@@ -39,10 +40,16 @@ struct BackAtOnceTests {
             }
         }
         let after = try #require(served, "not served within 30 s of sshd's return: \(tunnel.stderrText)")
-        FileHandle.standardError.write(Data(("BackAtOnceTests: outage \(Int(Self.outage)) s; served again "
-            + String(format: "%.2f", after) + " s after sshd was back; \(linesDuringOutage) `connecting` lines during it\n").utf8))
-        #expect(after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
-        #expect(linesDuringOutage <= Int(Self.outage / 10) + 3, "an outage is said every 10 s, not per try: \(tunnel.stderrText)")
+        FileHandle.standardError.write(
+            Data(
+                ("BackAtOnceTests: outage \(Int(Self.outage)) s; served again "
+                    + String(format: "%.2f", after)
+                    + " s after sshd was back; \(linesDuringOutage) `connecting` lines during it\n").utf8))
+        #expect(
+            after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
+        #expect(
+            linesDuringOutage <= Int(Self.outage / 10) + 3,
+            "an outage is said every 10 s, not per try: \(tunnel.stderrText)")
         #expect(tunnel.isRunning)
     }
 
@@ -57,7 +64,9 @@ struct BackAtOnceTests {
         #expect(sendAndReceive(port: remotePort, payload: payload, timeout: 20) == payload)
         fixture.sshd.stop(hard: true)
         let stoppedAt = Date()
-        #expect(try await offPool { home.waitForLine(containing: "disconnected:", timeout: 15) } != nil, "\(home.stderrText)")
+        #expect(
+            try await offPool { home.waitForLine(containing: "disconnected:", timeout: 15) } != nil,
+            "\(home.stderrText)")
         let rest = Self.outage - Date().timeIntervalSince(stoppedAt)
         if rest > 0 { try await Task.sleep(nanoseconds: UInt64(rest * 1e9)) }
         try fixture.sshd.start()
@@ -72,8 +81,11 @@ struct BackAtOnceTests {
             try await Task.sleep(nanoseconds: 50_000_000)
         }
         let after = try #require(served, "not served within 30 s of sshd's return: \(home.stderrText)")
-        FileHandle.standardError.write(Data(("BackAtOnceTests: home up, outage \(Int(Self.outage)) s; served again "
-            + String(format: "%.2f", after) + " s after sshd was back\n").utf8))
-        #expect(after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
+        FileHandle.standardError.write(
+            Data(
+                ("BackAtOnceTests: home up, outage \(Int(Self.outage)) s; served again "
+                    + String(format: "%.2f", after) + " s after sshd was back\n").utf8))
+        #expect(
+            after <= Self.servedWithin, "served again \(after) s after sshd was back (bound \(Self.servedWithin) s)")
     }
 }

@@ -7,7 +7,9 @@ import Testing
 /// waits for the SSH socket: memory stays bounded whichever side stops reading.
 @Suite("bounded memory under backpressure", .ownThreads, .timeLimit(.minutes(3)))
 struct BackpressureTests {
-    @Test("a VPS that stops reading (sshd's session SIGSTOPped) while 24 clients push: memory stays bounded, no spinning, and it recovers")
+    @Test(
+        "a VPS that stops reading (sshd's session SIGSTOPped) while 24 clients push: memory stays bounded, no spinning, and it recovers"
+    )
     func stalledVPS() throws {
         let echo = try TCPTestServer.echo()
         // sshd probes the client once a second (ClientAliveInterval), so after the stall its
@@ -49,9 +51,13 @@ struct BackpressureTests {
             }
             if moved { lastProgress = Date() } else { usleep(20_000) }
         }
-        #expect(pushed.allSatisfy { $0 < 64 << 20 }, "a client pushed 64 MiB into a stalled VPS: no backpressure (\(pushed))")
+        #expect(
+            pushed.allSatisfy { $0 < 64 << 20 },
+            "a client pushed 64 MiB into a stalled VPS: no backpressure (\(pushed))")
         let grown = residentKiB(tunnel.pid) - rssBefore
-        #expect(grown < 12 * 1024, "octunnel grew by \(grown) KiB while the VPS was not reading (\(pushed.reduce(0, +)) bytes pushed)")
+        #expect(
+            grown < 12 * 1024,
+            "octunnel grew by \(grown) KiB while the VPS was not reading (\(pushed.reduce(0, +)) bytes pushed)")
 
         // Held back, the tunnel sleeps: it waits for the socket to become writable, no busy loop.
         let cpuBefore = tunnel.cpuSeconds
@@ -62,9 +68,12 @@ struct BackpressureTests {
         clients.forEach { close($0) }
         clients = []
         fixture.sshd.thawSessions()
-        #expect(roundTrip(port: port, seed: 40), "the tunnel did not carry a new connection after the VPS woke: \(tunnel.stderrText)")
-        #expect(!waitUntil(timeout: 3) { tunnel.stderr.contains { $0.hasPrefix("disconnected") } },
-                "the session did not survive the stall: \(tunnel.stderrText)")
+        #expect(
+            roundTrip(port: port, seed: 40),
+            "the tunnel did not carry a new connection after the VPS woke: \(tunnel.stderrText)")
+        #expect(
+            !waitUntil(timeout: 3) { tunnel.stderr.contains { $0.hasPrefix("disconnected") } },
+            "the session did not survive the stall: \(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 41))
         #expect(tunnel.stderr.filter { $0.hasPrefix("connected to") }.count == 1, "\(tunnel.stderrText)")
         #expect(tunnel.isRunning)

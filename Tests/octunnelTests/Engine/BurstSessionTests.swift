@@ -20,18 +20,25 @@ struct BurstSessionTests {
         return log.components(separatedBy: .newlines).filter { $0.contains(text) }
     }
 
-    @Test("20 clients at once: a second session signs in, every client is echoed, status says 2; it closes with a goodbye once idle")
+    @Test(
+        "20 clients at once: a second session signs in, every client is echoed, status says 2; it closes with a goodbye once idle"
+    )
     func burstOpensAndCloses() throws {
         let echo = try TCPTestServer.echo()
         defer { echo.stop() }
         let fixture = try TunnelFixture()
         let relayPort = freePort()
-        let relay = try RunningProcess(python3, [packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
-                                                        String(relayPort), "127.0.0.1", String(fixture.sshd.port), "20"])
+        let relay = try RunningProcess(
+            python3,
+            [
+                packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
+                String(relayPort), "127.0.0.1", String(fixture.sshd.port), "20",
+            ])
         defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
         try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")
         // No pool: every client waits for an open of its own, as in a burst larger than the pool.
-        let tunnel = try fixture.up(remotePort: echo.port, extra: ["--no-health", "--warm", "0"], via: "root@127.0.0.1:\(relayPort)")
+        let tunnel = try fixture.up(
+            remotePort: echo.port, extra: ["--no-health", "--warm", "0"], via: "root@127.0.0.1:\(relayPort)")
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(Self.logLines(fixture, "Accepted publickey").count == 1)
@@ -48,14 +55,18 @@ struct BurstSessionTests {
         #expect(during["sessions"] as? Int == 2 && during["burstSessions"] as? Int == 1, "\(during)")
         #expect(Self.logLines(fixture, "Accepted publickey").count == 2, "\(tunnel.stderrText)")
         let text = try fixture.run(["tunnel", "status"])
-        #expect(text.stdout.contains("(2 sessions)") && text.stdout.contains("sessions    2 · 1 extra session for bursts since start"), "\(text)")
+        #expect(
+            text.stdout.contains("(2 sessions)")
+                && text.stdout.contains("sessions    2 · 1 extra session for bursts since start"), "\(text)")
         clients.forEach { $0.finish() }
 
         // Closed once nothing waited and nothing ran on it for 10 s.
         let idleFrom = Date()
         var closedAfter: Double?
         while Date().timeIntervalSince(idleFrom) < 30 {
-            if try Self.status(fixture)["sessions"] as? Int == 1 { closedAfter = Date().timeIntervalSince(idleFrom); break }
+            if try Self.status(fixture)["sessions"] as? Int == 1 {
+                closedAfter = Date().timeIntervalSince(idleFrom); break
+            }
             Thread.sleep(forTimeInterval: 0.25)
         }
         let after = try #require(closedAfter, "still two sessions 30 s after the burst: \(tunnel.stderrText)")
@@ -65,7 +76,10 @@ struct BurstSessionTests {
         // The driver's session still serves.
         #expect(sendAndReceive(port: port, payload: payloads[0], timeout: 20) == payloads[0])
         #expect(!tunnel.stderrText.contains("warning"), "\(tunnel.stderrText)")
-        FileHandle.standardError.write(Data(("BurstSessionTests: 20 clients echoed in " + String(format: "%.2f", burst)
-            + " s over a 40 ms relay; the second session closed " + String(format: "%.1f", after) + " s after\n").utf8))
+        FileHandle.standardError.write(
+            Data(
+                ("BurstSessionTests: 20 clients echoed in " + String(format: "%.2f", burst)
+                    + " s over a 40 ms relay; the second session closed " + String(format: "%.1f", after) + " s after\n")
+                    .utf8))
     }
 }

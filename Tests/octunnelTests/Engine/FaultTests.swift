@@ -95,7 +95,9 @@ struct FaultTests {
         #expect(received < size, "the download finished although sshd died")
         #expect(Date().timeIntervalSince(started) < 15, "the client hung instead of seeing a close")
         try fixture.sshd.start()
-        #expect(waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 }, "\(tunnel.stderrText)")
+        #expect(
+            waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 },
+            "\(tunnel.stderrText)")
         let again = connectLoopback(port)
         try #require(again >= 0)
         defer { close(again) }
@@ -155,40 +157,63 @@ struct FaultTests {
         #expect(took < 10, "stopping took \(took) s against a hung VPS")
     }
 
-    @Test("a server that closes before its greeting (as a penalizing sshd does) is not called 'not an SSH server': the message names PerSourcePenalties and the way out, exit 69")
+    @Test(
+        "a server that closes before its greeting (as a penalizing sshd does) is not called 'not an SSH server': the message names PerSourcePenalties and the way out, exit 69"
+    )
     func closedBeforeGreeting() throws {
         let closer = try TCPTestServer { fd in shutdown(fd, Int32(SHUT_RDWR)) }
         let fixture = try TunnelFixture()
-        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
-                                                     "--connect-timeout", "10"])
+        let result = try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
+                "--connect-timeout", "10",
+            ])
         #expect(result.status == 69, "\(result.stderr)")
         #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
         #expect(result.stderr.contains("closed the connection before its SSH greeting"), "\(result.stderr)")
-        #expect(result.stderr.contains("PerSourcePenalties") && result.stderr.contains("PerSourcePenaltyExemptList")
+        #expect(
+            result.stderr.contains("PerSourcePenalties") && result.stderr.contains("PerSourcePenaltyExemptList")
                 && result.stderr.contains("sshd -T | grep persourcepenal"), "\(result.stderr)")
     }
 
-    @Test("a server that says OpenSSH's \"Not allowed at this time\" and closes (its PerSourcePenalties or MaxStartups drop): the penalty named, exit 69")
+    @Test(
+        "a server that says OpenSSH's \"Not allowed at this time\" and closes (its PerSourcePenalties or MaxStartups drop): the penalty named, exit 69"
+    )
     func droppedByOpenSSH() throws {
         let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
-        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
-                                                     "--connect-timeout", "10"])
+        let result = try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
+                "--connect-timeout", "10",
+            ])
         #expect(result.status == 69, "\(result.stderr)")
         #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
-        #expect(result.stderr.contains("closed the connection before its SSH greeting") && result.stderr.contains("PerSourcePenalties"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("closed the connection before its SSH greeting")
+                && result.stderr.contains("PerSourcePenalties"),
+            "\(result.stderr)")
     }
 
-    @Test("tunnel up meeting that drop on its first connection waits it out: it keeps retrying with backoff and names the penalty once")
+    @Test(
+        "tunnel up meeting that drop on its first connection waits it out: it keeps retrying with backoff and names the penalty once"
+    )
     func upWaitsOutPenalty() throws {
         let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
-        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
-                                                         "--local-port", "0", "--connect-timeout", "10"])
+        let tunnel = try RunningProcess(
+            octunnelBinary,
+            [
+                "tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
+                "--local-port", "0", "--connect-timeout", "10",
+            ])
         defer { tunnel.stopGracefullyOrKill() }
         // The second refusal, after the first retry's backoff (1 s; hang guard 30 s).
-        #expect(tunnel.waitForLine(containing: "still closed before its SSH greeting", timeout: 30) != nil, "\(tunnel.stderrText)")
+        #expect(
+            tunnel.waitForLine(containing: "still closed before its SSH greeting", timeout: 30) != nil,
+            "\(tunnel.stderrText)")
         #expect(tunnel.isRunning, "\(tunnel.stderrText)")
         #expect(tunnel.stderr.filter { $0.contains("PerSourcePenalties") }.count == 1, "\(tunnel.stderrText)")
     }
@@ -201,8 +226,12 @@ struct FaultTests {
         }
         let fixture = try TunnelFixture()
         let started = Date()
-        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(garbage.port)",
-                                                     "--local-port", "0", "--connect-timeout", "10"])
+        let result = try run(
+            octunnelBinary,
+            [
+                "tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(garbage.port)",
+                "--local-port", "0", "--connect-timeout", "10",
+            ])
         #expect(result.status == 69)
         #expect(result.stderr.contains("is not an SSH server"))
         #expect(Date().timeIntervalSince(started) < 10)
@@ -217,7 +246,8 @@ struct FaultTests {
         let errors = ResultBox(count: 100)
         DispatchQueue.concurrentPerform(iterations: 100) { index in
             if index % 2 == 0 {
-                let result = try? run(octunnelBinary, ["trust", "reset", "old\(index).example:2222", "--home", home.path])
+                let result = try? run(
+                    octunnelBinary, ["trust", "reset", "old\(index).example:2222", "--home", home.path])
                 errors.set(index, result?.status == 0)
             } else {
                 errors.set(index, (try? store.record(host: "new\(index).example", port: 2222, key: key)) != nil)
@@ -247,7 +277,8 @@ func Sockets_setNonBlocking(_ fd: Int32) {
 /// VmRSS of a process in KiB.
 func residentKiB(_ pid: pid_t) -> Int {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return 0 }
     return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
 

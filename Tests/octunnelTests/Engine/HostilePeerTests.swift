@@ -7,7 +7,8 @@ import Testing
 /// taken by something that is not OpenCode), and an sshd whose banner carries escape codes.
 /// Every answer must end in a one-line error with an exit code: no crash, peak memory of the
 /// probing process under 150 MB, no escape byte and no password on the terminal.
-@Suite("hostile peers: a server behind the VPS that lies, floods or echoes secrets", .ownThreads, .timeLimit(.minutes(5)))
+@Suite(
+    "hostile peers: a server behind the VPS that lies, floods or echoes secrets", .ownThreads, .timeLimit(.minutes(5)))
 struct HostilePeerTests {
     static let password = "hunter2-Secret-pw"
     static let token = Data("opencode:\(password)".utf8).base64EncodedString()
@@ -34,27 +35,38 @@ struct HostilePeerTests {
         Case(mode: "endless-headers", status: 69, mentions: ["more than 100 headers"], timeout: 60),
         Case(mode: "sse-no-blank", status: 69, mentions: ["sent an event larger than"], timeout: 60),
         Case(mode: "echo-version", status: 0, mentions: ["OpenCode 1.0.0\\x1b[31m\\x1b]0;pwned\\x07\\x1b[2J *** ***"]),
-        Case(mode: "echo-gateway", status: 69, mentions: ["nothing listens\\x1b[31m", "password=***", "Authorization: Basic ***"]),
+        Case(
+            mode: "echo-gateway", status: 69,
+            mentions: ["nothing listens\\x1b[31m", "password=***", "Authorization: Basic ***"]),
         Case(mode: "not-http", status: 69, mentions: ["instead of HTTP", "\\x1b[31m"]),
     ]
 
     /// Runs `tunnel check` (the same probe `tunnel up` and `home up` run in-process) against
     /// `remotePort`, and returns what it printed, its exit status and its peak RSS.
-    static func check(_ fixture: TunnelFixture, remotePort: Int, timeout: Int = 4, extra: [String] = [],
-                      password: String = password) throws -> (status: Int32, stdout: String, stderr: String, peakKilobytes: Int) {
+    static func check(
+        _ fixture: TunnelFixture, remotePort: Int, timeout: Int = 4, extra: [String] = [],
+        password: String = password
+    ) throws -> (status: Int32, stdout: String, stderr: String, peakKilobytes: Int) {
         var environment = ProcessInfo.processInfo.environment
         environment["OPENCODE_SERVER_PASSWORD"] = password
-        let child = try RunningProcess(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
-                                                        "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", String(timeout)] + extra,
-                                       environment: environment)
+        let child = try RunningProcess(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, fixture.target,
+                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", String(timeout),
+            ] + extra,
+            environment: environment)
         let status = child.waitForExit(timeout: Double(timeout) + 120) ?? -1
         return (status, child.stdout.joined(separator: "\n"), child.stderrText, child.peakResidentKilobytes ?? .max)
     }
 
     /// `body` off the cooperative pool with a hostile server of `mode` behind a fixture's sshd;
     /// the server is stopped after it.
-    static func withHostileServer<T: Sendable>(_ mode: String, _ body: @escaping @Sendable (HostileHTTPServer, TunnelFixture) throws -> T)
-        async throws -> T {
+    static func withHostileServer<T: Sendable>(
+        _ mode: String, _ body: @escaping @Sendable (HostileHTTPServer, TunnelFixture) throws -> T
+    )
+        async throws -> T
+    {
         try await offPool {
             let server = try HostileHTTPServer(mode: mode)
             defer { server.stop() }
@@ -62,7 +74,9 @@ struct HostilePeerTests {
         }
     }
 
-    @Test("each hostile answer: an exit code, not a crash; memory under 150 MB; no escape code, no password printed", arguments: cases)
+    @Test(
+        "each hostile answer: an exit code, not a crash; memory under 150 MB; no escape code, no password printed",
+        arguments: cases)
     func hostileAnswer(_ hostile: Case) async throws {
         let result = try await Self.withHostileServer(hostile.mode) { server, fixture in
             return try Self.check(fixture, remotePort: server.port, timeout: hostile.timeout)
@@ -76,11 +90,14 @@ struct HostilePeerTests {
         print("hostile \(hostile.mode): exit \(result.status), peak RSS \(result.peakKilobytes / 1024) MB")
         for mention in hostile.mentions { #expect(output.contains(mention), "missing \(mention): \(output)") }
         #expect(!output.utf8.contains(0x1b), "an escape byte reached the terminal: \(output)")
-        #expect(!output.contains(Self.password) && !output.contains(Self.token), "the password reached the terminal: \(output)")
+        #expect(
+            !output.contains(Self.password) && !output.contains(Self.token),
+            "the password reached the terminal: \(output)")
     }
 
-    @Test("a password echoed where an error cuts the answer short, ASCII or not: not one piece of it printed",
-          arguments: [("echo-cut", password), ("echo-cut", "pässwörd-long-secret"), ("not-http-cut", password)])
+    @Test(
+        "a password echoed where an error cuts the answer short, ASCII or not: not one piece of it printed",
+        arguments: [("echo-cut", password), ("echo-cut", "pässwörd-long-secret"), ("not-http-cut", password)])
     func passwordAcrossTheCut(mode: String, password: String) async throws {
         let result = try await Self.withHostileServer(mode) { server, fixture in
             return try Self.check(fixture, remotePort: server.port, password: password)
@@ -93,7 +110,8 @@ struct HostilePeerTests {
         for start in 0...(scalars.count - 6) {
             let piece = String(String.UnicodeScalarView(scalars[start..<start + 6]))
             let blanked = String(piece.unicodeScalars.map { $0.isASCII ? Character($0) : " " })
-            #expect(!output.contains(piece) && !output.contains(blanked), "\"\(piece)\" of the password printed: \(output)")
+            #expect(
+                !output.contains(piece) && !output.contains(blanked), "\"\(piece)\" of the password printed: \(output)")
         }
     }
 
@@ -118,7 +136,8 @@ struct HostilePeerTests {
         }
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let details = ((object["stages"] as? [[String: Any]]) ?? []).compactMap { $0["detail"] as? String }.joined(separator: "\n")
+        let details = ((object["stages"] as? [[String: Any]]) ?? []).compactMap { $0["detail"] as? String }.joined(
+            separator: "\n")
         #expect(details.contains("1.0.0\\x1b[31m"), "\(details)")
         #expect(!details.unicodeScalars.contains("\u{1b}"))
         #expect(!details.contains(Self.password) && !details.contains(Self.token))
@@ -126,18 +145,24 @@ struct HostilePeerTests {
 
     @Test("status and status --json of a running tunnel show the version as text, the password redacted")
     func echoedVersionInStatus() async throws {
-        let (human, json) = try await Self.withHostileServer("echo-version") { server, fixture -> (ProcessResult, ProcessResult) in
+        let (human, json) = try await Self.withHostileServer("echo-version") {
+            server, fixture -> (ProcessResult, ProcessResult) in
             var environment = ProcessInfo.processInfo.environment
             environment["OPENCODE_SERVER_PASSWORD"] = Self.password
-            let command = [octunnelBinary, "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                           "--remote-port", String(server.port), "--connect-timeout", "10", "--health-timeout", "4"]
+            let command = [
+                octunnelBinary, "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                "--remote-port", String(server.port), "--connect-timeout", "10", "--health-timeout", "4",
+            ]
             let tunnel = try RunningProcess(command[0], Array(command.dropFirst()), environment: environment)
             defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 10) }
-            guard tunnel.waitForLine(containing: "health ", timeout: 30) != nil else { throw HarnessError("no health line: \(tunnel.stderrText)") }
+            guard tunnel.waitForLine(containing: "health ", timeout: 30) != nil else {
+                throw HarnessError("no health line: \(tunnel.stderrText)")
+            }
             let human = try run(octunnelBinary, ["tunnel", "status", "--home", fixture.home.path])
             let json = try run(octunnelBinary, ["tunnel", "status", "--json", "--home", fixture.home.path])
             let said = tunnel.stderrText
-            #expect(!said.unicodeScalars.contains("\u{1b}") && !said.contains(Self.password), "tunnel up printed: \(said)")
+            #expect(
+                !said.unicodeScalars.contains("\u{1b}") && !said.contains(Self.password), "tunnel up printed: \(said)")
             return (human, json)
         }
         for result in [human, json] {
@@ -161,6 +186,8 @@ struct HostilePeerTests {
         }
         #expect(result.stderr.contains("✓ handshake"), "\(result.stderr)")
         #expect(result.stderr.contains("\\x1b[31mEVIL\\x1b]0;pwned\\x07 tail"), "\(result.stderr)")
-        #expect(!result.stderr.unicodeScalars.contains("\u{1b}") && !result.stdout.unicodeScalars.contains("\u{1b}"), "\(result.stderr)")
+        #expect(
+            !result.stderr.unicodeScalars.contains("\u{1b}") && !result.stdout.unicodeScalars.contains("\u{1b}"),
+            "\(result.stderr)")
     }
 }

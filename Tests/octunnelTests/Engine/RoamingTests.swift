@@ -18,7 +18,9 @@ struct RoamingTests {
     /// 0.6-1.1 s here; 20 s still tells the watcher from keepalive (3 × 15 s + 1 s).
     static let servedBound = 20.0
 
-    @Test("a move (the session's address vanishes, a new link and route come up): served again within the bound, one reconnect, said as a network change")
+    @Test(
+        "a move (the session's address vanishes, a new link and route come up): served again within the bound, one reconnect, said as a network change"
+    )
     func move() async throws {
         let setup = try await Self.laptopAndVPS("move")
         defer { setup.stop() }
@@ -26,12 +28,19 @@ struct RoamingTests {
         let before = tunnel.stdout.count
 
         let served = try await setup.servedAfter { try move.move() }
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served,
+                    Self.servedBound
+                ).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
-        let now = try #require(await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
+        let now = try #require(
+            await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
         #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
         #expect((now.object["reason"] as? String ?? "").contains("is gone"), "\(now.object)")
-        let back = try #require(await tunnel.event("reconnected", after: before, timeout: 5), "\(tunnel.stdout.suffix(8))")
+        let back = try #require(
+            await tunnel.event("reconnected", after: before, timeout: 5), "\(tunnel.stdout.suffix(8))")
         #expect(back.object["cause"] as? String == "networkChange")
         let status = try Self.status(setup.fixture)
         #expect(status["reconnects"] as? Int == 1, "\(status)")
@@ -52,13 +61,20 @@ struct RoamingTests {
             usleep(10_000_000)
             tunnel.signal(SIGCONT)
         }
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n", served, Self.servedBound).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n",
+                    served, Self.servedBound
+                ).utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after waking: \(tunnel.stdout.suffix(8))")
         #expect(await tunnel.event("reconnected", after: before, timeout: 5) != nil, "\(tunnel.stdout.suffix(8))")
         #expect(try Self.status(setup.fixture)["reconnects"] as? Int == 1)
     }
 
-    @Test("addresses and routes come and go on the other link during 30 s of steady requests: each change is probed and answered, no reconnect, every request answered")
+    @Test(
+        "addresses and routes come and go on the other link during 30 s of steady requests: each change is probed and answered, no reconnect, every request answered"
+    )
     func unrelatedChange() async throws {
         let setup = try await Self.laptopAndVPS("unrelatedChange")
         defer { setup.stop() }
@@ -72,7 +88,8 @@ struct RoamingTests {
             var count = 0
             while Date() < end {
                 count += 1
-                if let problem = try? bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 10) {
+                if let problem = try? bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 10)
+                {
                     problems.append("request \(count): \(problem)")
                 }
                 usleep(200_000)
@@ -85,17 +102,23 @@ struct RoamingTests {
         }
         let outcome = await requests.value
         #expect(outcome.count == 1, "requests failed: \(outcome)")
-        FileHandle.standardError.write(Data("RoamingTests.unrelatedChange: \(outcome.last ?? ""), \(outcome.count - 1) failed\n".utf8))
+        FileHandle.standardError.write(
+            Data("RoamingTests.unrelatedChange: \(outcome.last ?? ""), \(outcome.count - 1) failed\n".utf8))
         #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "\(tunnel.stdout.suffix(8))")
-        let probed = try #require(await tunnel.event("probing", after: before, timeout: 1), "the change was not noticed: \(tunnel.stdout.suffix(8))")
+        let probed = try #require(
+            await tunnel.event("probing", after: before, timeout: 1),
+            "the change was not noticed: \(tunnel.stdout.suffix(8))")
         #expect(probed.object["cause"] as? String == "networkChange")
-        #expect(await tunnel.event("probeAnswered", after: probed.index, timeout: 3) != nil, "\(tunnel.stdout.suffix(8))")
+        #expect(
+            await tunnel.event("probeAnswered", after: probed.index, timeout: 3) != nil, "\(tunnel.stdout.suffix(8))")
         let status = try Self.status(setup.fixture)
         #expect(status["reconnects"] as? Int == 0, "\(status)")
         #expect((status["lastNetworkEvent"] as? String ?? "").hasSuffix(": kept"), "\(status)")
     }
 
-    @Test("a session dead without a sign (the VPS's replies to it blackholed), --keepalive 5: the first request after 8 s of silence is answered within the bound, through a new session")
+    @Test(
+        "a session dead without a sign (the VPS's replies to it blackholed), --keepalive 5: the first request after 8 s of silence is answered within the bound, through a new session"
+    )
     func firstRequestAfterSilence() async throws {
         let setup = try await Self.laptopAndVPS("firstRequestAfterSilence", keepalive: 5)
         defer { setup.stop() }
@@ -113,35 +136,50 @@ struct RoamingTests {
             let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 20)
             return (Date().timeIntervalSince(askedAt), problem)
         }
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took, problem ?? "ok").utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took, problem ?? "ok"
+                ).utf8))
         #expect(problem == nil, "the first request after the silence: \(problem ?? "") \(tunnel.stdout.suffix(8))")
         #expect(took <= Self.servedBound, "answered \(took) s after it was sent")
-        let probed = try #require(await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
+        let probed = try #require(
+            await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
         #expect(probed.object["cause"] as? String == "clientAfterSilence")
         if let died = await tunnel.event("disconnected", after: before, timeout: 0) {
-            #expect(died.index > probed.index, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
+            #expect(
+                died.index > probed.index, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
         }
         #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
     }
 
-    @Test("the first path dies (the VPS's end of it down) and the session with it; a move while an attempt hangs on the dead path: the attempt is dropped and a new one serves within the bound")
+    @Test(
+        "the first path dies (the VPS's end of it down) and the session with it; a move while an attempt hangs on the dead path: the attempt is dropped and a new one serves within the bound"
+    )
     func moveWhileAnAttemptHangs() async throws {
         let setup = try await Self.laptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2)
         defer { setup.stop() }
         let (net, move, tunnel) = (setup.net, setup.move, setup.tunnel)
         let before = tunnel.stdout.count
         try await offPool { try net.setLink(.server, up: false) }
-        let dead = try #require(await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
+        let dead = try #require(
+            await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
         // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
-        let attempt = try #require(await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
+        let attempt = try #require(
+            await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
         let served = try await setup.servedAfter { try move.move() }
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served)
+                    .utf8))
         #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
-        let now = try #require(await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
+        let now = try #require(
+            await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
         #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
     }
 
-    @Test("home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change")
+    @Test(
+        "home up moves (its address vanishes, a new link comes up): a new session within 3 s, said as a network change")
     func homeMoves() async throws {
         let (net, laptop) = try await HomeNetworkTests.machines("RoamingTests.homeMoves")
         defer { net.remove() }
@@ -161,22 +199,30 @@ struct RoamingTests {
         }
         defer { fixture.sshd.stop(hard: true) }
         let remotePort = freePort()
-        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: backend.port, extra: ["--json", "--no-health"],
-                                          launcher: net.exec(.client))
+        let homeSide = try fixture.homeUp(
+            remotePort: remotePort, homePort: backend.port, extra: ["--json", "--no-health"],
+            launcher: net.exec(.client))
         defer { homeSide.stopGracefullyOrKill() }
-        let listening = try #require(await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
+        let listening = try #require(
+            await homeSide.event("listening", after: 0, timeout: 30), "\(homeSide.stdout) \(homeSide.stderrText)")
         let scratch = try TempDirectory("octunnel-homemove")
-        let (tunnel, _) = try await fixture.laptopServed(remotePort: remotePort, launcher: laptop.exec, scratch: scratch,
-                                                         before: "the move")
+        let (tunnel, _) = try await fixture.laptopServed(
+            remotePort: remotePort, launcher: laptop.exec, scratch: scratch,
+            before: "the move")
         defer { tunnel.stopGracefullyOrKill() }
 
-        let movedAt = try await offPool { try move.move(); return Date() }
-        let now = try #require(await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")
+        let movedAt = try await offPool {
+            try move.move(); return Date()
+        }
+        let now = try #require(
+            await homeSide.event("reconnectingNow", after: listening.index, timeout: 5), "\(homeSide.stdout.suffix(6))")
         #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
-        let connected = try #require(await homeSide.event("connected", after: now.index, timeout: 10), "\(homeSide.stdout.suffix(6))")
+        let connected = try #require(
+            await homeSide.event("connected", after: now.index, timeout: 10), "\(homeSide.stdout.suffix(6))")
         let newSession = homeSide.stdoutArrival(connected.index).timeIntervalSince(movedAt)
         #expect(newSession <= 3, "home's new session \(newSession) s after the move")
-        FileHandle.standardError.write(Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move\n", newSession).utf8))
+        FileHandle.standardError.write(
+            Data(String(format: "RoamingTests.homeMoves: home's new session %.2f s after the move\n", newSession).utf8))
     }
 
     // MARK: - The machines
@@ -194,14 +240,19 @@ struct RoamingTests {
         /// returns the seconds from the end of `event` to that answer. All of it runs on one thread
         /// of its own: a time taken across awaits on the test pool also counts however long a
         /// loaded suite keeps that pool busy (seconds, seen in full runs), which is not the tunnel's.
-        func servedAfter(bound: Double = RoamingTests.servedBound + 20, _ event: @escaping @Sendable () throws -> Void) async throws -> Double {
+        func servedAfter(
+            bound: Double = RoamingTests.servedBound + 20, _ event: @escaping @Sendable () throws -> Void
+        ) async throws -> Double {
             let (launcher, port, scratch) = (net.exec(.client), port, scratch)
             return try await offPool {
                 try event()
                 let since = Date()
                 var last = ""
                 while Date().timeIntervalSince(since) < bound {
-                    guard let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 3) else {
+                    guard
+                        let problem = try bytesThroughProblem(
+                            launcher: launcher, port: port, scratch: scratch, timeout: 3)
+                    else {
                         return Date().timeIntervalSince(since)
                     }
                     last = problem
@@ -225,7 +276,9 @@ struct RoamingTests {
     /// `tunnel up --json` on the laptop, one request through it checked. Skipped where this
     /// machine cannot make namespaces.
     static func laptopAndVPS(_ test: String, keepalive: Int? = nil) async throws -> Setup {
-        let net = try await namespacesOrSkip("RoamingTests.\(test)") { try await offPool { try NetworkNamespacePair() } }
+        let net = try await namespacesOrSkip("RoamingTests.\(test)") {
+            try await offPool { try NetworkNamespacePair() }
+        }
         do {
             let move = try await offPool {
                 let move = try NetworkNamespaceMove(net)
@@ -236,18 +289,26 @@ struct RoamingTests {
             // keeps the pool's two threads busy (namespace set-ups took 90-110 s there).
             let backend = try await offPool { try OpenCodeStandIn(launcher: net.exec(.server)) }
             do {
-                let fixture = try await offPool { try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server)) }
+                let fixture = try await offPool {
+                    try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+                }
                 let extra = ["--json"] + (keepalive.map { ["--keepalive", String($0)] } ?? [])
                 let tunnel = try fixture.up(remotePort: backend.port, extra: extra, launcher: net.exec(.client))
                 let scratch = try TempDirectory("octunnel-roam")
-                let setup = Setup(net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: 0, scratch: scratch)
+                let setup = Setup(
+                    net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: 0, scratch: scratch)
                 guard let forwarding = await tunnel.event("forwarding", after: 0, timeout: 30),
-                      let port = forwarding.object["localPort"] as? Int else {
+                    let port = forwarding.object["localPort"] as? Int
+                else {
                     setup.stop()
                     throw HarnessError("tunnel up did not forward: \(tunnel.stdout) \(tunnel.stderrText)")
                 }
-                let ready = Setup(net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: port, scratch: scratch)
-                if let problem = try await offPool({ try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch) }) {
+                let ready = Setup(
+                    net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: port,
+                    scratch: scratch)
+                if let problem = try await offPool({
+                    try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch)
+                }) {
                     ready.stop()
                     throw HarnessError("before the change: \(problem)")
                 }
@@ -265,7 +326,9 @@ struct RoamingTests {
     /// `tunnel status --json` of the fixture's home.
     static func status(_ fixture: TunnelFixture) throws -> [String: Any] {
         let result = try fixture.run(["tunnel", "status", "--json"])
-        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        guard result.status == 0,
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        else {
             throw HarnessError("tunnel status: \(result)")
         }
         return object

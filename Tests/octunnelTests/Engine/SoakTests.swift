@@ -12,14 +12,19 @@ struct SoakTests {
     /// reconnected every quarter of it, so each end has three sessions either way.
     static let length = TestLengths.seconds(field: 60, short: 30)
 
-    @Test("a short soak through tunnel up → sshd → home up → echo (60 s by hand, 30 s in CI): no byte out of place, nothing hung, no stall named")
+    @Test(
+        "a short soak through tunnel up → sshd → home up → echo (60 s by hand, 30 s in CI): no byte out of place, nothing hung, no stall named"
+    )
     func shortSoak() async throws {
         let result = try await offPool {
-            try run("/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"], environment: [
-                "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-                "OCT": octunnelBinary, "SOAK_SECONDS": String(Int(Self.length)), "SOAK_WORKERS": "16", "SOAK_BUSY": "0",
-                "SOAK_RECONNECT": String(Int(Self.length / 4)), "SOAK_BURST_EVERY": String(Int(Self.length / 5)),
-            ])
+            try run(
+                "/usr/bin/env", ["bash", packageRoot + "/scripts/soak.sh"],
+                environment: [
+                    "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                    "OCT": octunnelBinary, "SOAK_SECONDS": String(Int(Self.length)), "SOAK_WORKERS": "16",
+                    "SOAK_BUSY": "0",
+                    "SOAK_RECONNECT": String(Int(Self.length / 4)), "SOAK_BURST_EVERY": String(Int(Self.length / 5)),
+                ])
         }
         print(result.stdout)
         var values: [String: Int] = [:]

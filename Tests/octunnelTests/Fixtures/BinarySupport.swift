@@ -2,9 +2,9 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The octunnel binary this package built, run the way a user runs it.
@@ -20,8 +20,11 @@ enum Octunnel {
         candidates.append(packageRoot + "/.build/debug/octunnel")
         if let found = candidates.first(where: { access($0, X_OK) == 0 }) { return found }
         let environment = ProcessInfo.processInfo.environment
-        guard let shown = try? OCTunnelTestSupport.run("/usr/bin/env", ["swift", "build", "--show-bin-path"], environment: environment, in: packageRoot),
-              shown.status == 0 else { return nil }
+        guard
+            let shown = try? OCTunnelTestSupport.run(
+                "/usr/bin/env", ["swift", "build", "--show-bin-path"], environment: environment, in: packageRoot),
+            shown.status == 0
+        else { return nil }
         let path = shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/octunnel"
         return access(path, X_OK) == 0 ? path : nil
     }()
@@ -30,7 +33,9 @@ enum Octunnel {
     static let packageRoot: String = {
         var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+                return url.path
+            }
             url.deleteLastPathComponent()
         }
         return FileManager.default.currentDirectoryPath
@@ -42,13 +47,16 @@ enum Octunnel {
     }
 
     /// Runs `octunnel ARGUMENTS` with `environment` (by default: HOME=`dir`, nothing else set).
-    static func run(_ arguments: [String], in dir: String, environment: [String: String]? = nil,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        let binary = try #require(path, "the octunnel binary was not found; run `swift build` first", sourceLocation: sourceLocation)
-        return try OCTunnelTestSupport.run(binary, arguments, environment: environment ?? Self.environment(home: dir), in: dir)
+    static func run(
+        _ arguments: [String], in dir: String, environment: [String: String]? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ProcessResult {
+        let binary = try #require(
+            path, "the octunnel binary was not found; run `swift build` first", sourceLocation: sourceLocation)
+        return try OCTunnelTestSupport.run(
+            binary, arguments, environment: environment ?? Self.environment(home: dir), in: dir)
     }
 }
-
 
 /// The SHA256 fingerprint ssh-keygen -l reports for a key file.
 func sshKeygenFingerprint(_ path: String) throws -> String {
@@ -57,4 +65,3 @@ func sshKeygenFingerprint(_ path: String) throws -> String {
     guard fields.count >= 2 else { throw HarnessError("unexpected ssh-keygen -l output: \(listed)") }
     return String(fields[1])
 }
-

@@ -6,7 +6,9 @@ extension TunnelFixture {
     /// `tunnel up` on the laptop (`launcher`) to the VPS port `remotePort` a home already listens
     /// on, once a byte-checked request through it came back whole (`before` names the moment in
     /// a failure): the tunnel, which the caller stops, and its local port. A failure stops it first.
-    func laptopServed(remotePort: Int, launcher: [String], scratch: TempDirectory, before moment: String) async throws
+    func laptopServed(
+        remotePort: Int, launcher: [String], scratch: TempDirectory, before moment: String
+    ) async throws
         -> (tunnel: RunningProcess, port: Int)
     {
         let tunnel = try up(remotePort: remotePort, launcher: launcher)

@@ -15,8 +15,10 @@ final class TunnelFixture: @unchecked Sendable {
     private var standIns: [OpenCodeStandIn] = []
 
     /// `sshdAddress` and `sshdLauncher` put sshd elsewhere, e.g. in a `NetworkNamespacePair`.
-    init(authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
-         sshdAddress: String = "127.0.0.1", sshdLauncher: [String] = []) throws {
+    init(
+        authorize: Bool = true, restricted: Int? = nil, sshdConfig: String = "",
+        sshdAddress: String = "127.0.0.1", sshdLauncher: [String] = []
+    ) throws {
         home = try TempDirectory("octunnel-home")
         let store = KeyStore(directory: OctunnelDirectory(path: home.path))
         let key = try store.generate(comment: "test@octunnel", rotate: false).publicKey
@@ -25,7 +27,8 @@ final class TunnelFixture: @unchecked Sendable {
         if authorize {
             lines.append(restricted.map { restrictedAuthorizedKeysLine(key, remotePort: $0) } ?? key.line)
         }
-        sshd = try SSHDServer(authorizedKeys: lines, extraConfig: sshdConfig, listenAddress: sshdAddress, launcher: sshdLauncher)
+        sshd = try SSHDServer(
+            authorizedKeys: lines, extraConfig: sshdConfig, listenAddress: sshdAddress, launcher: sshdLauncher)
     }
 
     var target: String { "root@\(sshd.listenAddress):\(sshd.port)" }
@@ -34,16 +37,23 @@ final class TunnelFixture: @unchecked Sendable {
     /// Starts `tunnel up` on a free local port towards `remotePort` on the "VPS"; `launcher`
     /// is prepended to the command line (e.g. `ip netns exec NS`); `via` replaces the target
     /// (e.g. a relay in front of sshd).
-    func up(remotePort: Int, extra: [String] = [], launcher: [String] = [], via: String? = nil,
-            environment: [String: String]? = nil) throws -> RunningProcess {
-        let command = launcher + [octunnelBinary, "tunnel", "up", "--home", home.path, via ?? target, "--local-port", "0",
-                                  "--remote-port", String(remotePort), "--connect-timeout", "10"] + extra
+    func up(
+        remotePort: Int, extra: [String] = [], launcher: [String] = [], via: String? = nil,
+        environment: [String: String]? = nil
+    ) throws -> RunningProcess {
+        let command =
+            launcher + [
+                octunnelBinary, "tunnel", "up", "--home", home.path, via ?? target, "--local-port", "0",
+                "--remote-port", String(remotePort), "--connect-timeout", "10",
+            ] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()), environment: environment)
     }
 
     /// Starts an echo server behind the "VPS" (it lives as long as the fixture) and `tunnel up`
     /// to it with `extra`: the tunnel and its local port, once it forwards.
-    func upToEcho(extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> (tunnel: RunningProcess, port: Int) {
+    func upToEcho(
+        extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (tunnel: RunningProcess, port: Int) {
         let echo = try TCPTestServer.echo()
         servers.append(echo)
         return try upForwarding(to: echo.port, extra: extra, sourceLocation: sourceLocation)
@@ -51,7 +61,9 @@ final class TunnelFixture: @unchecked Sendable {
 
     /// Starts an OpenCode stand-in behind the "VPS" (it lives as long as the fixture) and `tunnel
     /// up` to it with `extra`: the tunnel and its local port, once it forwards.
-    func upToStandIn(extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws
+    func upToStandIn(
+        extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws
         -> (tunnel: RunningProcess, port: Int)
     {
         let backend = try OpenCodeStandIn()
@@ -60,7 +72,9 @@ final class TunnelFixture: @unchecked Sendable {
     }
 
     /// `tunnel up` to `remotePort` with `extra`, and its local port once it forwards.
-    private func upForwarding(to remotePort: Int, extra: [String], sourceLocation: SourceLocation) throws
+    private func upForwarding(
+        to remotePort: Int, extra: [String], sourceLocation: SourceLocation
+    ) throws
         -> (tunnel: RunningProcess, port: Int)
     {
         let tunnel = try up(remotePort: remotePort, extra: extra)
@@ -89,6 +103,8 @@ func httpGet(port: Int, path: String) -> String? {
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     setSocketTimeout(fd, seconds: 10)
-    guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)) else { return nil }
+    guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)) else {
+        return nil
+    }
     return String(decoding: readAll(fd), as: UTF8.self)
 }

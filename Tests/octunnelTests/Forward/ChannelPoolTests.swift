@@ -61,19 +61,24 @@ struct ChannelPoolTests {
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--warm", "4", "--no-health"])
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        #expect(waitUntil(timeout: 10) { backend.connections >= 4 }, "the pool did not fill: \(backend.connections) connections")
+        #expect(
+            waitUntil(timeout: 10) { backend.connections >= 4 },
+            "the pool did not fill: \(backend.connections) connections")
         // The server closes every idle connection: all four pooled channels die unused.
         backend.setCloseIdle(true)
         #expect(waitUntil(timeout: 10) { backend.idleClosed >= 4 })
         backend.setCloseIdle(false)
         // The tunnel replaces them (paced by its backoff); once all four are new, ask through each.
-        #expect(waitUntil(timeout: 30) { backend.connections >= 8 }, "the pool was not refilled: \(backend.connections) connections")
+        #expect(
+            waitUntil(timeout: 30) { backend.connections >= 8 },
+            "the pool was not refilled: \(backend.connections) connections")
         var greetings = Set<Int>()
         for index in 0..<8 {
             let answer = ask(port: port, "ping \(index)")
             let lines = answer.split(separator: "\n", omittingEmptySubsequences: false)
-            #expect(lines.count == 3 && lines[0].hasPrefix("HELLO ") && lines[1] == "OK ping \(index)" && lines[2].isEmpty,
-                    "client \(index) got \(answer.debugDescription)")
+            #expect(
+                lines.count == 3 && lines[0].hasPrefix("HELLO ") && lines[1] == "OK ping \(index)" && lines[2].isEmpty,
+                "client \(index) got \(answer.debugDescription)")
             if let number = Int(lines.first?.dropFirst(6) ?? "") {
                 #expect(number > 4, "client \(index) was given pooled channel \(number), which the server had closed")
                 greetings.insert(number)
@@ -103,8 +108,11 @@ struct ChannelPoolTests {
         for (index, fd) in fds.enumerated() {
             #expect(String(decoding: readAll(fd), as: UTF8.self) == "OK burst \(index)\n")
         }
-        #expect(waitUntil(timeout: 10) { backend.connections == 16 }, "\(backend.connections) connections: 8 used, 8 pooled expected")
-        #expect(!waitUntil(timeout: 1) { backend.connections > 16 }, "the pool grew past the burst: \(backend.connections)")
+        #expect(
+            waitUntil(timeout: 10) { backend.connections == 16 },
+            "\(backend.connections) connections: 8 used, 8 pooled expected")
+        #expect(
+            !waitUntil(timeout: 1) { backend.connections > 16 }, "the pool grew past the burst: \(backend.connections)")
 
         let fixed = try fixture.up(remotePort: backend.port, extra: ["--no-health", "--warm", "3"])
         let fixedPort = try #require(fixed.forwardedPort(), "\(fixed.stderrText)")
@@ -132,9 +140,13 @@ struct ChannelPoolTests {
         let later = offsets.filter { $0 > 0.5 }
         let described = offsets.map { String(format: "%.2f", $0) }.joined(separator: " ")
         #expect(later.count <= 3 && later.count >= 2, "opens at \(described) s: expected one at about 1, 3 and 7 s")
-        #expect(zip(later, later.dropFirst()).allSatisfy { $1 - $0 > 1.5 }, "opens at \(described) s: closer than the backoff step")
-        #expect(offsets.count - later.count <= 4, "opens at \(described) s: the first fill opened more than the pool size")
-        #expect(tunnel.stderr.filter { $0.contains("nothing listens on VPS") }.count <= 2, "the event is not rate-limited")
+        #expect(
+            zip(later, later.dropFirst()).allSatisfy { $1 - $0 > 1.5 },
+            "opens at \(described) s: closer than the backoff step")
+        #expect(
+            offsets.count - later.count <= 4, "opens at \(described) s: the first fill opened more than the pool size")
+        #expect(
+            tunnel.stderr.filter { $0.contains("nothing listens on VPS") }.count <= 2, "the event is not rate-limited")
         #expect(tunnel.isRunning)
     }
 }

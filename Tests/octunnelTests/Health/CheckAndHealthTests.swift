@@ -5,13 +5,19 @@ import Testing
 
 @Suite("tunnel check, the health test and the reverse command", .ownThreads, .timeLimit(.minutes(3)))
 struct CheckAndHealthTests {
-    private func check(_ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], environment: [String: String]? = nil) throws -> ProcessResult {
+    private func check(
+        _ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], environment: [String: String]? = nil
+    ) throws -> ProcessResult {
         var env = inheritedEnvironment
         env["OPENCODE_SERVER_PASSWORD"] = nil
         if let environment { env.merge(environment) { $1 } }
-        return try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
-                                               "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3"] + extra,
-                              environment: env)
+        return try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, fixture.target,
+                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3",
+            ] + extra,
+            environment: env)
     }
 
     /// `tunnel check` of `backend` through a fixture of its own.
@@ -43,10 +49,15 @@ struct CheckAndHealthTests {
         let result = try check(fixture, remotePort: port)
         #expect(result.status == 69)
         #expect(result.stderr.contains("✗ forward"))
-        #expect(result.stderr.contains("ssh -N -o ExitOnForwardFailure=yes -o ServerAliveInterval=30 -o ServerAliveCountMax=3 -R 127.0.0.1:\(port):127.0.0.1:4096 -p \(fixture.sshd.port) root@127.0.0.1"))
+        #expect(
+            result.stderr.contains(
+                "ssh -N -o ExitOnForwardFailure=yes -o ServerAliveInterval=30 -o ServerAliveCountMax=3 -R 127.0.0.1:\(port):127.0.0.1:4096 -p \(fixture.sshd.port) root@127.0.0.1"
+            ))
     }
 
-    @Test("a forward the VPS forbids (permitopen elsewhere, AllowTcpForwarding no): exit 77 naming the refusal, not 'nothing listens'")
+    @Test(
+        "a forward the VPS forbids (permitopen elsewhere, AllowTcpForwarding no): exit 77 naming the refusal, not 'nothing listens'"
+    )
     func forwardForbidden() throws {
         let backend = try OpenCodeStandIn()
         let restricted = try TunnelFixture(restricted: freePort())
@@ -66,7 +77,8 @@ struct CheckAndHealthTests {
     func nothingOnSSHPort() throws {
         let fixture = try TunnelFixture()
         let port = freePort()
-        let result = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(port)"])
+        let result = try run(
+            octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(port)"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("✗ tcp"))
         #expect(result.stderr.contains("refused the connection"))
@@ -120,14 +132,16 @@ struct CheckAndHealthTests {
         #expect(result.stderr.contains("Welcome to nginx"))
     }
 
-    @Test("tunnel up --bind ::1: the health test reaches the forward on ::1 and passes",
-          .enabled(if: canListenOnIPv6Loopback, "this machine has no ::1"))
+    @Test(
+        "tunnel up --bind ::1: the health test reaches the forward on ::1 and passes",
+        .enabled(if: canListenOnIPv6Loopback, "this machine has no ::1"))
     func healthOnIPv6Bind() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
         let tunnel = try fixture.up(remotePort: backend.port, extra: ["--bind", "::1"])
         defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
-        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy") != nil, "\(tunnel.stderrText)")
+        #expect(
+            tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy") != nil, "\(tunnel.stderrText)")
         #expect(!tunnel.stderrText.contains("health ✗"))
     }
 
@@ -151,20 +165,32 @@ struct CheckAndHealthTests {
         try (try String(contentsOfFile: fixture.sshd.authorizedKeysPath, encoding: .utf8) + homePublic)
             .write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
         let vpsPort = freePort()
-        let printed = try fixture.run(["tunnel", "reverse-command", fixture.target, "--remote-port", String(vpsPort),
-                                       "--home-port", String(backend.port)])
+        let printed = try fixture.run([
+            "tunnel", "reverse-command", fixture.target, "--remote-port", String(vpsPort),
+            "--home-port", String(backend.port),
+        ])
         #expect(printed.status == 0)
-        var words = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        var words = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(
+            String.init)
         #expect(words.first == "ssh")
         words.removeFirst()
-        let reverse = try RunningProcess("/usr/bin/ssh", ["-i", homeKeys.file("key"), "-o", "UserKnownHostsFile=\(homeKeys.file("known_hosts"))",
-                                                           "-o", "StrictHostKeyChecking=accept-new", "-o", "BatchMode=yes"] + words)
+        let reverse = try RunningProcess(
+            "/usr/bin/ssh",
+            [
+                "-i", homeKeys.file("key"), "-o", "UserKnownHostsFile=\(homeKeys.file("known_hosts"))",
+                "-o", "StrictHostKeyChecking=accept-new", "-o", "BatchMode=yes",
+            ] + words)
         defer { reverse.signal(SIGTERM); _ = reverse.waitForExit(timeout: 5) }
-        #expect(waitUntil(timeout: 15) { let fd = connectLoopback(vpsPort); if fd >= 0 { close(fd) }; return fd >= 0 }, "\(reverse.stderrText)")
+        #expect(
+            waitUntil(timeout: 15) {
+                let fd = connectLoopback(vpsPort); if fd >= 0 { close(fd) }; return fd >= 0
+            }, "\(reverse.stderrText)")
         let result = try check(fixture, remotePort: vpsPort)
         #expect(result.status == 0, "\(result.stderr)")
         let tunnel = try fixture.up(remotePort: vpsPort)
-        #expect(tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy through 127.0.0.1") != nil, "\(tunnel.stderrText)")
+        #expect(
+            tunnel.waitForLine(containing: "health ✓ OpenCode 1.0.0 (API 1) healthy through 127.0.0.1") != nil,
+            "\(tunnel.stderrText)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
     }
@@ -172,10 +198,15 @@ struct CheckAndHealthTests {
     @Test("ssh -G accepts the printed command and shows the right forward, port and user")
     func sshAcceptsPrintedCommand() throws {
         let fixture = try TunnelFixture()
-        for (target, port) in [("alice@vps.example.com:2222", "2222"), ("bob@[2001:db8::1]:2200", "2200"), ("carol@vps.example.com", "22")] {
-            let printed = try fixture.run(["tunnel", "reverse-command", target, "--remote-port", "18081", "--home-port", "4097"])
+        for (target, port) in [
+            ("alice@vps.example.com:2222", "2222"), ("bob@[2001:db8::1]:2200", "2200"), ("carol@vps.example.com", "22"),
+        ] {
+            let printed = try fixture.run([
+                "tunnel", "reverse-command", target, "--remote-port", "18081", "--home-port", "4097",
+            ])
             #expect(printed.status == 0)
-            let words = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+            let words = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(
+                String.init)
             let config = try runTool("/usr/bin/ssh", ["-G"] + words.dropFirst())
             #expect(config.contains("remoteforward [127.0.0.1]:18081 [127.0.0.1]:4097"), "\(config)")
             #expect(config.contains("\nport \(port)\n"))
@@ -205,8 +236,12 @@ struct CheckAndHealthTests {
 
         let plist = try fixture.run(["tunnel", "reverse-command", "me@vps.example.com:2222", "--format", "launchd"])
         #expect(plist.status == 0)
-        let parsed = try runTool(python3, ["-c",
-            "import plistlib,sys,json; p=plistlib.loads(sys.stdin.buffer.read()); print(json.dumps(p))"], stdin: plist.stdout)
+        let parsed = try runTool(
+            python3,
+            [
+                "-c",
+                "import plistlib,sys,json; p=plistlib.loads(sys.stdin.buffer.read()); print(json.dumps(p))",
+            ], stdin: plist.stdout)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(parsed.utf8)) as? [String: Any])
         #expect(object["KeepAlive"] as? Bool == true)
         #expect(object["RunAtLoad"] as? Bool == true)
@@ -224,14 +259,18 @@ struct CheckAndHealthTests {
         _ = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
-        let mode = try FileManager.default.attributesOfItem(atPath: fixture.home.file("config.json"))[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: fixture.home.file("config.json"))[.posixPermissions]
+            as? Int
         #expect(mode == 0o600)
         let shown = try fixture.run(["config", "show"])
         #expect(shown.status == 0)
         #expect(shown.stdout.contains("\"remotePort\":\(backend.port)"))
         #expect(shown.stdout.contains("\"homePort\":4100"))
         let reverse = try fixture.run(["tunnel", "reverse-command"])
-        #expect(reverse.stdout.contains("-R 127.0.0.1:\(backend.port):127.0.0.1:4100 -p \(fixture.sshd.port) root@127.0.0.1"))
+        #expect(
+            reverse.stdout.contains(
+                "-R 127.0.0.1:\(backend.port):127.0.0.1:4100 -p \(fixture.sshd.port) root@127.0.0.1"))
         let checked = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path])
         #expect(checked.status == 0, "\(checked.stderr)")
 

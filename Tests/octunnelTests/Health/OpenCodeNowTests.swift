@@ -8,10 +8,16 @@ import Testing
 @Suite("OpenCode 2 as it ships now, and clients on both loopbacks", .ownThreads, .timeLimit(.minutes(3)))
 struct OpenCodeNowTests {
     /// `tunnel check` with exactly the OpenCode variables given (none inherited from the runner).
-    private func check(_ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], extra: [String] = []) throws -> ProcessResult {
-        try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
-                                        "--connect-timeout", "10", "--health-timeout", "5"] + extra,
-                       environment: inheritedEnvironment.merging(variables) { $1 })
+    private func check(
+        _ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], extra: [String] = []
+    ) throws -> ProcessResult {
+        try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
+                "--connect-timeout", "10", "--health-timeout", "5",
+            ] + extra,
+            environment: inheritedEnvironment.merging(variables) { $1 })
     }
 
     /// GET `path` from `host`:`port` (either loopback), as any client would; nil when it cannot connect.
@@ -21,20 +27,29 @@ struct OpenCodeNowTests {
         let fd = socket.number
         setSocketTimeout(fd, seconds: 10)
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8)) else { return nil }
+        guard writeAll(fd, Array("GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8)) else {
+            return nil
+        }
         return String(decoding: readAll(fd), as: UTF8.self)
     }
 
-    @Test("2.x with only OPENCODE_PASSWORD set: healthy, and it wins over a stale OPENCODE_SERVER_PASSWORD; the output names the variable, never the password")
+    @Test(
+        "2.x with only OPENCODE_PASSWORD set: healthy, and it wins over a stale OPENCODE_SERVER_PASSWORD; the output names the variable, never the password"
+    )
     func onlyTheNewVariable() throws {
         let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
         let fixture = try TunnelFixture()
 
         let only = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password])
         #expect(only.status == 0, "\(only.stderr)")
-        #expect(only.stderr.contains("OpenCode 2.0.17 (API 2) healthy through 127.0.0.1 (/api/info), password from OPENCODE_PASSWORD"), "\(only.stderr)")
+        #expect(
+            only.stderr.contains(
+                "OpenCode 2.0.17 (API 2) healthy through 127.0.0.1 (/api/info), password from OPENCODE_PASSWORD"),
+            "\(only.stderr)")
 
-        let both = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password, "OPENCODE_SERVER_PASSWORD": "stale"], extra: ["--json"])
+        let both = try check(
+            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password, "OPENCODE_SERVER_PASSWORD": "stale"],
+            extra: ["--json"])
         #expect(both.status == 0, "\(both.stdout) \(both.stderr)")
         #expect(both.stdout.contains("password from OPENCODE_PASSWORD"))
 
@@ -46,7 +61,9 @@ struct OpenCodeNowTests {
         for result in [only, both, legacy] { #expect(!(result.stdout + result.stderr).contains(password)) }
     }
 
-    @Test("2.x with no password at all (a dev build: version unknown, pid 0): healthy without any variable, and with OPENCODE_PASSWORD empty beside a stale legacy one")
+    @Test(
+        "2.x with no password at all (a dev build: version unknown, pid 0): healthy without any variable, and with OPENCODE_PASSWORD empty beside a stale legacy one"
+    )
     func noPasswordAtAll() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2", noPassword: true, devBuild: true)
         #expect(backend.password == nil)
@@ -54,13 +71,18 @@ struct OpenCodeNowTests {
 
         let none = try check(fixture, remotePort: backend.port, [:])
         #expect(none.status == 0, "\(none.stderr)")
-        #expect(none.stderr.contains("OpenCode unknown (API 2) healthy through 127.0.0.1 (/api/info), no password"), "\(none.stderr)")
+        #expect(
+            none.stderr.contains("OpenCode unknown (API 2) healthy through 127.0.0.1 (/api/info), no password"),
+            "\(none.stderr)")
         #expect(none.stderr.contains("✓ events ("), "\(none.stderr)")
 
         // OpenCode's own rule (env.ts): OPENCODE_PASSWORD set but empty means no password, whatever the legacy name says.
-        let empty = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "", "OPENCODE_SERVER_PASSWORD": "stale"])
+        let empty = try check(
+            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "", "OPENCODE_SERVER_PASSWORD": "stale"])
         #expect(empty.status == 0, "\(empty.stderr)")
-        #expect(empty.stderr.contains("healthy through 127.0.0.1 (/api/info), no password (OPENCODE_PASSWORD is empty)"), "\(empty.stderr)")
+        #expect(
+            empty.stderr.contains("healthy through 127.0.0.1 (/api/info), no password (OPENCODE_PASSWORD is empty)"),
+            "\(empty.stderr)")
         #expect(!empty.stderr.contains("stale"))
     }
 
@@ -75,14 +97,20 @@ struct OpenCodeNowTests {
         #expect(result.stderr.contains("/api/event sent server.connected"), "\(result.stderr)")
     }
 
-    @Test("the web shell: 2.x answers / without a password through tunnel up; with its web app behind the password too, a check without one passes on OpenCode 2's own 401 (never 1)")
+    @Test(
+        "the web shell: 2.x answers / without a password through tunnel up; with its web app behind the password too, a check without one passes on OpenCode 2's own 401 (never 1)"
+    )
     func webShell() throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2")
         let password = try #require(backend.password)
         let fixture = try TunnelFixture()
-        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                                         "--remote-port", String(backend.port), "--connect-timeout", "10"],
-                                        environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+        let tunnel = try RunningProcess(
+            octunnelBinary,
+            [
+                "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                "--remote-port", String(backend.port), "--connect-timeout", "10",
+            ],
+            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         let health = tunnel.waitForLine(containing: "health ")
@@ -101,24 +129,32 @@ struct OpenCodeNowTests {
         let guarded = try OpenCodeStandIn(flavor: "opencode2", password: password, webAuth: true)
         let none = try check(fixture, remotePort: guarded.port, [:])
         #expect(none.status == 0, "\(none.stderr)")
-        #expect(none.stderr.contains("OpenCode 2 reached through 127.0.0.1 (/api/info): it asks for a password"), "\(none.stderr)")
+        #expect(
+            none.stderr.contains("OpenCode 2 reached through 127.0.0.1 (/api/info): it asks for a password"),
+            "\(none.stderr)")
         #expect(!none.stderr.contains("OpenCode 1"))
         let good = try check(fixture, remotePort: guarded.port, ["OPENCODE_PASSWORD": password])
         #expect(good.status == 0, "\(good.stderr)")
     }
 
-    @Test("1.x's refusal is an empty 401 (its Effect server) or Hono's \"Unauthorized\": either says OpenCode 1", arguments: [false, true])
+    @Test(
+        "1.x's refusal is an empty 401 (its Effect server) or Hono's \"Unauthorized\": either says OpenCode 1",
+        arguments: [false, true])
     func oneRefusals(hono: Bool) throws {
         let backend = try OpenCodeStandIn(flavor: "opencode1", password: "s3cret", hono401: hono)
         let fixture = try TunnelFixture()
         let none = try check(fixture, remotePort: backend.port, [:])
         #expect(none.status == 79, "\(none.stderr)")
-        #expect(none.stderr.contains("OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password"), "\(none.stderr)")
+        #expect(
+            none.stderr.contains("OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password"),
+            "\(none.stderr)")
         let good = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "s3cret"])
         #expect(good.status == 0, "\(good.stderr)")
     }
 
-    @Test("tunnel up listens on 127.0.0.1 and ::1 on the same port (with --local-port 0 too); status and the forwarding line show both")
+    @Test(
+        "tunnel up listens on 127.0.0.1 and ::1 on the same port (with --local-port 0 too); status and the forwarding line show both"
+    )
     func bothLoopbacks() throws {
         guard let probe = try? Sockets.listen(bind: "::1", port: 0) else {
             try Test.cancel("this machine has no ::1 (noIPv6Loopback covers that case)")
@@ -130,16 +166,20 @@ struct OpenCodeNowTests {
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         let line = try #require(tunnel.waitForLine(containing: "forwarding "))
-        #expect(line.contains("forwarding 127.0.0.1:\(port) and [::1]:\(port) → VPS 127.0.0.1:\(backend.port)"), "\(line)")
+        #expect(
+            line.contains("forwarding 127.0.0.1:\(port) and [::1]:\(port) → VPS 127.0.0.1:\(backend.port)"), "\(line)")
         for host in ["127.0.0.1", "::1"] {
             let answer = get(host, port, "/global/health")
             #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(host): \(answer ?? "could not connect")")
             #expect(answer?.contains("\"healthy\":true") == true)
         }
         let status = try fixture.run(["tunnel", "status"])
-        #expect(status.stdout.contains("127.0.0.1:\(port) and [::1]:\(port) → VPS 127.0.0.1:\(backend.port)"), "\(status.stdout) \(status.stderr)")
+        #expect(
+            status.stdout.contains("127.0.0.1:\(port) and [::1]:\(port) → VPS 127.0.0.1:\(backend.port)"),
+            "\(status.stdout) \(status.stderr)")
         let json = try fixture.run(["tunnel", "status", "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
         #expect(object["localHosts"] as? [String] == ["127.0.0.1", "::1"], "\(json.stdout)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
@@ -157,13 +197,16 @@ struct OpenCodeNowTests {
         #expect(get("127.0.0.1", port, "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
         #expect(get("::1", port, "/global/health") == nil, "nothing of ours listens on [::1]:\(port)")
         let json = try fixture.run(["tunnel", "status", "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
         #expect(object["localHosts"] as? [String] == ["127.0.0.1"], "\(json.stdout)")
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 5) == 0)
     }
 
-    @Test("a machine without ::1 (IPv6 off on lo, in a namespace of the test's own): tunnel up serves 127.0.0.1 and says nothing about ::1")
+    @Test(
+        "a machine without ::1 (IPv6 off on lo, in a namespace of the test's own): tunnel up serves 127.0.0.1 and says nothing about ::1"
+    )
     func noIPv6Loopback() throws {
         let net = try namespacesOrSkip("OpenCodeNowTests.noIPv6Loopback") { try NetworkNamespacePair() }
         defer { net.remove() }

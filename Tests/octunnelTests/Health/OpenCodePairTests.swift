@@ -12,39 +12,46 @@ struct OpenCodePairTests {
     /// cookie it set, then the API read as the web app does (`fetch('/api/info')`, same origin).
     /// Prints one line per step: `connect STATUS COOKIE-NAME`, `page STATUS`, `api STATUS BODY`, or `failed WHY`.
     static let browser = """
-    import http.client, sys, urllib.parse
-    link = urllib.parse.urlsplit(sys.argv[1])
-    def get(path, headers):
-        c = http.client.HTTPConnection(link.hostname, link.port, timeout=10)
-        c.request("GET", path, headers=dict(headers, Host=link.netloc))
-        r = c.getresponse(); body = r.read(); c.close()
-        return r, body
-    try:
-        r, _ = get(link.path, {"Accept": "text/html"})
-        cookie = (r.getheader("Set-Cookie") or "").split(";")[0]
-        print("connect", r.status, cookie.split("=")[0], flush=True)
-        r, _ = get(r.getheader("Location") or "/", {"Accept": "text/html", "Cookie": cookie})
-        print("page", r.status, flush=True)
-        r, body = get("/api/info", {"Cookie": cookie, "Origin": "http://" + link.netloc, "Sec-Fetch-Mode": "cors"})
-        print("api", r.status, body.decode(errors="replace"), flush=True)
-    except Exception as e:
-        print("failed", type(e).__name__, e, flush=True)
-    """
+        import http.client, sys, urllib.parse
+        link = urllib.parse.urlsplit(sys.argv[1])
+        def get(path, headers):
+            c = http.client.HTTPConnection(link.hostname, link.port, timeout=10)
+            c.request("GET", path, headers=dict(headers, Host=link.netloc))
+            r = c.getresponse(); body = r.read(); c.close()
+            return r, body
+        try:
+            r, _ = get(link.path, {"Accept": "text/html"})
+            cookie = (r.getheader("Set-Cookie") or "").split(";")[0]
+            print("connect", r.status, cookie.split("=")[0], flush=True)
+            r, _ = get(r.getheader("Location") or "/", {"Accept": "text/html", "Cookie": cookie})
+            print("page", r.status, flush=True)
+            r, body = get("/api/info", {"Cookie": cookie, "Origin": "http://" + link.netloc, "Sec-Fetch-Mode": "cors"})
+            print("api", r.status, body.decode(errors="replace"), flush=True)
+        except Exception as e:
+            print("failed", type(e).__name__, e, flush=True)
+        """
 
-    @Test("a pair link printed at home for 127.0.0.1:49374 opens on the laptop exactly as printed, through tunnel up (local port elsewhere, no password) and the VPS: the cookie is set for that port and the API answers with it; with --no-pair-port the same link fails and tunnel up has said what to do; 49374 held by another program here: named, skipped, the tunnel serves on")
+    @Test(
+        "a pair link printed at home for 127.0.0.1:49374 opens on the laptop exactly as printed, through tunnel up (local port elsewhere, no password) and the VPS: the cookie is set for that port and the API answers with it; with --no-pair-port the same link fails and tunnel up has said what to do; 49374 held by another program here: named, skipped, the tunnel serves on"
+    )
     func pairLinkOpensUnchanged() async throws {
         let (net, laptop) = try await HomeNetworkTests.machines("pairLink")
         defer { laptop.remove(); net.remove() }
         let scratch = try TempDirectory()
         let xdg = ["XDG_STATE_HOME": scratch.file("state"), "XDG_CONFIG_HOME": scratch.file("config")]
-        let service = try OpenCodeStandIn(flavor: "opencode2", launcher: net.exec(.client), port: 49374, service: "latest", environment: xdg)
+        let service = try OpenCodeStandIn(
+            flavor: "opencode2", launcher: net.exec(.client), port: 49374, service: "latest", environment: xdg)
         defer { service.stop() }
         let fixture = try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
         defer { fixture.sshd.stop(hard: true) }
         let remotePort = freePort()
-        let homeCommand = net.exec(.client) + [octunnelBinary, "home", "up", "--home", fixture.home.path, fixture.target,
-                                               "--remote-port", String(remotePort), "--connect-timeout", "10"]
-        let home = try RunningProcess(homeCommand[0], Array(homeCommand.dropFirst()), environment: inheritedEnvironment.merging(xdg) { $1 })
+        let homeCommand =
+            net.exec(.client) + [
+                octunnelBinary, "home", "up", "--home", fixture.home.path, fixture.target,
+                "--remote-port", String(remotePort), "--connect-timeout", "10",
+            ]
+        let home = try RunningProcess(
+            homeCommand[0], Array(homeCommand.dropFirst()), environment: inheritedEnvironment.merging(xdg) { $1 })
         defer { home.stopGracefullyOrKill() }
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
 
@@ -52,11 +59,16 @@ struct OpenCodePairTests {
         let localPort = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
         #expect(localPort != 49374)
         let said = try await offPool { tunnel.waitForLine(containing: "pair links from home") }
-        #expect(said == "pair links from home open here: http://127.0.0.1:49374/auth/connect/… (OpenCode 2's background service port, 49374 (its own port at home is not known without a password); --no-pair-port turns this off)",
-                "\(tunnel.stderrText)")
+        #expect(
+            said
+                == "pair links from home open here: http://127.0.0.1:49374/auth/connect/… (OpenCode 2's background service port, 49374 (its own port at home is not known without a password); --no-pair-port turns this off)",
+            "\(tunnel.stderrText)")
 
         // A real browser: the link as printed, the redirect, the cookie, then the web app's own API read.
-        let page = try await offPool { try Self.chromium(try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium")) }
+        let page = try await offPool {
+            try Self.chromium(
+                try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium"))
+        }
         #expect(page.contains(#"<div id="root">API 200 {"version":"2.0.17""#), "\(page)")
         // The same steps spelled out: the cookie is the port's, as OpenCode names it.
         let opened = try await offPool { try Self.open(try Self.pairLink(net: net, scratch: scratch), in: laptop) }
@@ -69,16 +81,24 @@ struct OpenCodePairTests {
         defer { without.stopGracefullyOrKill() }
         let otherPort = try #require(try await offPool { without.forwardedPort() }, "\(without.stderrText)")
         let told = try await offPool { without.waitForLine(containing: "pair links from home") }
-        #expect(told?.contains("--no-pair-port is set: open them with :\(otherPort) in place of :49374") == true, "\(without.stderrText)")
-        let failedPage = try await offPool { try Self.chromium(try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium2")) }
+        #expect(
+            told?.contains("--no-pair-port is set: open them with :\(otherPort) in place of :49374") == true,
+            "\(without.stderrText)")
+        let failedPage = try await offPool {
+            try Self.chromium(
+                try Self.pairLink(net: net, scratch: scratch), in: laptop, profile: scratch.file("chromium2"))
+        }
         #expect(!failedPage.contains("API 200") && !failedPage.contains("id=\"root\""), "\(failedPage)")
         let refused = try await offPool { try Self.open(try Self.pairLink(net: net, scratch: scratch), in: laptop) }
         #expect(refused.count == 1 && refused.first?.hasPrefix("failed ConnectionRefusedError") == true, "\(refused)")
         without.stopGracefullyOrKill()
 
         // Another program holds 49374 on the laptop: named and skipped, the tunnel serves on.
-        let holderCommand = laptop.exec + [python3, "-c",
-                                           "import socket,sys,time\ns=socket.socket();s.bind(('127.0.0.1',49374));s.listen();print('HELD',flush=True);time.sleep(600)"]
+        let holderCommand =
+            laptop.exec + [
+                python3, "-c",
+                "import socket,sys,time\ns=socket.socket();s.bind(('127.0.0.1',49374));s.listen();print('HELD',flush=True);time.sleep(600)",
+            ]
         let holder = try RunningProcess(holderCommand[0], Array(holderCommand.dropFirst()))
         defer { holder.signal(SIGKILL); _ = holder.waitForExit(timeout: 5) }
         try #require(try await offPool { holder.waitForLine(containing: "HELD", stdout: true) } != nil)
@@ -86,8 +106,11 @@ struct OpenCodePairTests {
         defer { busy.stopGracefullyOrKill() }
         let busyPort = try #require(try await offPool { busy.forwardedPort() }, "\(busy.stderrText)")
         let named = try await offPool { busy.waitForLine(containing: "pair links from home") }
-        #expect(named?.contains("name port 49374 (OpenCode 2's background service port, 49374 (its own port at home is not known without a password)), which is in use by another program here: open them with :\(busyPort) in place of :49374") == true,
-                "\(busy.stderrText)")
+        #expect(
+            named?.contains(
+                "name port 49374 (OpenCode 2's background service port, 49374 (its own port at home is not known without a password)), which is in use by another program here: open them with :\(busyPort) in place of :49374"
+            ) == true,
+            "\(busy.stderrText)")
         #expect(busy.isRunning)
         let served = try await offPool { try Self.getInLaptop(laptop, port: busyPort) }
         #expect(Self.answeredByOpenCode2(served), "\(served)")
@@ -99,7 +122,8 @@ struct OpenCodePairTests {
 
     /// GET /api/info on the laptop's 127.0.0.1:`port`, status line and body.
     static func getInLaptop(_ laptop: NetworkNamespaceLink, port: Int) throws -> String {
-        let script = "import http.client,sys\nc=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=10)\nc.request('GET','/api/info')\nr=c.getresponse()\nprint(r.status,r.read().decode())"
+        let script =
+            "import http.client,sys\nc=http.client.HTTPConnection('127.0.0.1',int(sys.argv[1]),timeout=10)\nc.request('GET','/api/info')\nr=c.getresponse()\nprint(r.status,r.read().decode())"
         let command = laptop.exec + [python3, "-c", script, String(port)]
         return try run(command[0], Array(command.dropFirst())).stdout
     }
@@ -108,10 +132,16 @@ struct OpenCodePairTests {
     /// its scripts ran (`--virtual-time-budget`). scripts/test.sh installs it.
     static func chromium(_ link: String, in laptop: NetworkNamespaceLink, profile: String) throws -> String {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
-            throw HarnessError("Debian's chromium is not installed: run the suite through scripts/test.sh, or apt-get install chromium")
+            throw HarnessError(
+                "Debian's chromium is not installed: run the suite through scripts/test.sh, or apt-get install chromium"
+            )
         }
-        let command = laptop.exec + ["/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                     "--user-data-dir=" + profile, "--virtual-time-budget=5000", "--dump-dom", link]
+        let command =
+            laptop.exec + [
+                "/usr/bin/timeout", "60", "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                "--no-first-run",
+                "--user-data-dir=" + profile, "--virtual-time-budget=5000", "--dump-dom", link,
+            ]
         return try run(command[0], Array(command.dropFirst())).stdout
     }
 
@@ -119,13 +149,13 @@ struct OpenCodePairTests {
     /// with its password, read from its registration), as a link on the service's own URL.
     static func pairLink(net: NetworkNamespacePair, scratch: TempDirectory) throws -> String {
         let script = """
-        import base64, http.client, json, sys
-        info = json.load(open(sys.argv[1]))
-        c = http.client.HTTPConnection("127.0.0.1", int(info["url"].rsplit(":", 1)[1]), timeout=10)
-        token = base64.b64encode(("opencode:" + info["password"]).encode()).decode()
-        c.request("POST", "/api/pair", headers={"Authorization": "Basic " + token})
-        print(info["url"] + "/auth/connect/" + json.loads(c.getresponse().read())["code"])
-        """
+            import base64, http.client, json, sys
+            info = json.load(open(sys.argv[1]))
+            c = http.client.HTTPConnection("127.0.0.1", int(info["url"].rsplit(":", 1)[1]), timeout=10)
+            token = base64.b64encode(("opencode:" + info["password"]).encode()).decode()
+            c.request("POST", "/api/pair", headers={"Authorization": "Basic " + token})
+            print(info["url"] + "/auth/connect/" + json.loads(c.getresponse().read())["code"])
+            """
         let command = net.exec(.client) + [python3, "-c", script, scratch.file("state") + "/opencode/service.json"]
         let result = try run(command[0], Array(command.dropFirst()))
         guard result.status == 0, result.stdout.hasPrefix("http://127.0.0.1:49374/auth/connect/") else {

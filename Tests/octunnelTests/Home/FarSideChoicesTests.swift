@@ -11,14 +11,17 @@ struct FarSideChoicesTests {
     /// OpenCode 2's directories inside a scratch directory, as `home up`'s environment.
     struct ServiceDirectories {
         let scratch: TempDirectory
-        var environment: [String: String] { ["XDG_STATE_HOME": scratch.file("state"), "XDG_CONFIG_HOME": scratch.file("config")] }
+        var environment: [String: String] {
+            ["XDG_STATE_HOME": scratch.file("state"), "XDG_CONFIG_HOME": scratch.file("config")]
+        }
         var registration: String { scratch.file("state/opencode/service.json") }
         var settings: String { scratch.file("config/opencode/service.json") }
 
         init() throws {
             scratch = try TempDirectory("octunnel-service")
             for directory in ["state/opencode", "config/opencode"] {
-                try FileManager.default.createDirectory(atPath: scratch.file(directory), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: scratch.file(directory), withIntermediateDirectories: true)
             }
         }
 
@@ -32,11 +35,18 @@ struct FarSideChoicesTests {
     }
 
     /// `home up` without port flags (so it reads OpenCode's files), in `directories`' environment.
-    static func homeUp(_ fixture: TunnelFixture, remotePort: Int, directories: ServiceDirectories, launcher: [String] = [],
-                       extra: [String] = []) throws -> RunningProcess {
-        let command = launcher + ["/usr/bin/env"] + directories.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            + [octunnelBinary, "home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
-               "--connect-timeout", "10"] + extra
+    static func homeUp(
+        _ fixture: TunnelFixture, remotePort: Int, directories: ServiceDirectories, launcher: [String] = [],
+        extra: [String] = []
+    ) throws -> RunningProcess {
+        let command =
+            launcher + ["/usr/bin/env"]
+            + directories.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            + [
+                octunnelBinary, "home", "up", "--home", fixture.home.path, fixture.target, "--remote-port",
+                String(remotePort),
+                "--connect-timeout", "10",
+            ] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()))
     }
 
@@ -73,43 +83,61 @@ struct FarSideChoicesTests {
         return try run(command[0], Array(command.dropFirst())).stdout
     }
 
-    @Test("a registration naming a host on the home's LAN (a namespace of the test's own): named, not used, nothing forwarded there, no password sent, also when rewritten while home up runs")
+    @Test(
+        "a registration naming a host on the home's LAN (a namespace of the test's own): named, not used, nothing forwarded there, no password sent, also when rewritten while home up runs"
+    )
     func registrationOffHost() async throws {
         let net = try await namespacesOrSkip("registrationOffHost") { try NetworkNamespacePair() }
         defer { net.remove() }
         // The home is the pair's client namespace; the VPS (sshd) and the LAN host its server namespace.
         let directories = try ServiceDirectories()
         let trapLog = directories.scratch.file("lan.log")
-        let lan = try RunningProcess(net.exec(.server)[0], Array(net.exec(.server).dropFirst()) + [python3, "-c", Self.lanHost, net.serverAddress, trapLog])
+        let lan = try RunningProcess(
+            net.exec(.server)[0],
+            Array(net.exec(.server).dropFirst()) + [python3, "-c", Self.lanHost, net.serverAddress, trapLog])
         defer { lan.stopGracefullyOrKill() }
-        let trapPort = try #require(lan.waitForLine(containing: "LISTENING", stdout: true).flatMap { Int($0.split(separator: " ").last ?? "") },
-                                    "\(lan.stderrText)")
-        let backend = try OpenCodeStandIn(flavor: "opencode2", password: "settings-secret-pw", launcher: net.exec(.client))
+        let trapPort = try #require(
+            lan.waitForLine(containing: "LISTENING", stdout: true).flatMap { Int($0.split(separator: " ").last ?? "") },
+            "\(lan.stderrText)")
+        let backend = try OpenCodeStandIn(
+            flavor: "opencode2", password: "settings-secret-pw", launcher: net.exec(.client))
         defer { backend.stop() }
         try directories.write(#"{"port":\#(backend.port),"password":"settings-secret-pw"}"#, at: directories.settings)
-        try directories.write(#"{"url":"http://\#(net.serverAddress):\#(trapPort)","pid":\#(getpid()),"password":"registration-pw"}"#,
-                              at: directories.registration)
-        let fixture = try await offPool { try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server)) }
+        try directories.write(
+            #"{"url":"http://\#(net.serverAddress):\#(trapPort)","pid":\#(getpid()),"password":"registration-pw"}"#,
+            at: directories.registration)
+        let fixture = try await offPool {
+            try TunnelFixture(sshdAddress: net.serverAddress, sshdLauncher: net.exec(.server))
+        }
         defer { fixture.sshd.stop(hard: true) }
         let remotePort = freePort()
-        let home = try Self.homeUp(fixture, remotePort: remotePort, directories: directories, launcher: net.exec(.client))
+        let home = try Self.homeUp(
+            fixture, remotePort: remotePort, directories: directories, launcher: net.exec(.client))
         defer { home.stopGracefullyOrKill() }
 
         let named = try await offPool { home.waitForLine(containing: "not a loopback address") }
-        #expect(named?.contains("OpenCode's service file \(directories.registration) names \(net.serverAddress):\(trapPort), not a loopback address: not used") == true,
-                "\(home.stderrText)")
+        #expect(
+            named?.contains(
+                "OpenCode's service file \(directories.registration) names \(net.serverAddress):\(trapPort), not a loopback address: not used"
+            ) == true,
+            "\(home.stderrText)")
         let listening = try await offPool { home.homeListening() }
         #expect(listening?.contains("home 127.0.0.1:\(backend.port)") == true, "\(home.stderrText)")
-        let answer = try await offPool { try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server)) }
+        let answer = try await offPool {
+            try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server))
+        }
         #expect(OpenCodeServiceTests.answeredByOpenCode2(answer), "\(answer)\n\(home.stderrText)")
 
         // Rewritten while home up runs: the follower reads the files again (at most once a
         // second, so the requests span more than that) and is not moved either.
-        try directories.write(#"{"url":"http://\#(net.serverAddress):\#(trapPort)","pid":\#(getpid()),"password":"rewritten-pw"}"#,
-                              at: directories.registration)
+        try directories.write(
+            #"{"url":"http://\#(net.serverAddress):\#(trapPort)","pid":\#(getpid()),"password":"rewritten-pw"}"#,
+            at: directories.registration)
         let started = Date()
         while Date().timeIntervalSince(started) < 3 {
-            let again = try await offPool { try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server)) }
+            let again = try await offPool {
+                try Self.get(port: remotePort, path: "/api/info", launcher: net.exec(.server))
+            }
             #expect(OpenCodeServiceTests.answeredByOpenCode2(again), "\(again)\n\(home.stderrText)")
             // requests spread over the follower's 1 s, not a synchronisation
             try await Task.sleep(nanoseconds: 200_000_000)
@@ -118,10 +146,14 @@ struct FarSideChoicesTests {
         let trapped = (try? String(contentsOfFile: trapLog, encoding: .utf8)) ?? ""
         #expect(trapped.isEmpty, "the LAN host was reached: \(trapped)")
         #expect(!home.stderrText.contains("moved from"), "\(home.stderrText)")
-        for secret in ["settings-secret-pw", "registration-pw", "rewritten-pw"] { #expect(!home.stderrText.contains(secret)) }
+        for secret in ["settings-secret-pw", "registration-pw", "rewritten-pw"] {
+            #expect(!home.stderrText.contains(secret))
+        }
     }
 
-    @Test("a FIFO in the registration's place blocks nothing: every forward serves while it sits there (the re-read is off the loop), home status answers; a home up started with it there names it and serves; a symbolic link there is not followed")
+    @Test(
+        "a FIFO in the registration's place blocks nothing: every forward serves while it sits there (the re-read is off the loop), home status answers; a home up started with it there names it and serves; a symbolic link there is not followed"
+    )
     func fifoAndLink() async throws {
         let directories = try ServiceDirectories()
         let service = try OpenCodeStandIn(flavor: "opencode2", service: "latest", environment: directories.environment)
@@ -133,7 +165,9 @@ struct FarSideChoicesTests {
         let found = try await offPool { home.waitForLine(containing: "home: OpenCode 2's background service") }
         #expect(found?.contains("at 127.0.0.1:\(service.port)") == true, "\(home.stderrText)")
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
-        #expect(OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: remotePort, path: "/api/info") }))
+        #expect(
+            OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: remotePort, path: "/api/info") })
+        )
 
         let fifo = directories.scratch.file("state/opencode/fifo")
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -142,7 +176,9 @@ struct FarSideChoicesTests {
         var served = 0
         while Date().timeIntervalSince(swapped) < 3 {
             let answer = try await offPool { httpGet(port: remotePort, path: "/api/info") }
-            #expect(OpenCodeServiceTests.answeredByOpenCode2(answer), "request \(served + 1) with the FIFO there: \(answer ?? "no answer")\n\(home.stderrText)")
+            #expect(
+                OpenCodeServiceTests.answeredByOpenCode2(answer),
+                "request \(served + 1) with the FIFO there: \(answer ?? "no answer")\n\(home.stderrText)")
             served += 1
             // requests spread over the follower's 1 s, not a synchronisation
             try await Task.sleep(nanoseconds: 200_000_000)
@@ -154,30 +190,43 @@ struct FarSideChoicesTests {
 
         // Started with the FIFO there: named, and the settings' address is used (the port the
         // service was set to, `opencode service set port`).
-        try directories.write(#"{"port":\#(service.port),"password":"\#(service.password ?? "")"}"#, at: directories.settings)
+        try directories.write(
+            #"{"port":\#(service.port),"password":"\#(service.password ?? "")"}"#, at: directories.settings)
         let secondPort = freePort()
         let second = try Self.homeUp(fixture, remotePort: secondPort, directories: directories, extra: ["--no-health"])
         defer { second.stopGracefullyOrKill() }
         let named = try await offPool { second.waitForLine(containing: "is a FIFO") }
-        #expect(named?.contains("OpenCode's service file \(directories.registration) is a FIFO, not a regular file: not used") == true, "\(second.stderrText)")
+        #expect(
+            named?.contains(
+                "OpenCode's service file \(directories.registration) is a FIFO, not a regular file: not used") == true,
+            "\(second.stderrText)")
         try #require(try await offPool { second.homeListening() } != nil, "\(second.stderrText)")
-        #expect(OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: secondPort, path: "/api/info") }))
+        #expect(
+            OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: secondPort, path: "/api/info") })
+        )
         second.stopGracefullyOrKill()
 
         // A link to a file anyone may write, of another user, naming another port: not followed.
         let planted = directories.scratch.file("planted.json")
-        try #"{"url":"http://127.0.0.1:1","pid":\#(getpid()),"password":"planted-pw"}"#.write(toFile: planted, atomically: false, encoding: .utf8)
+        try #"{"url":"http://127.0.0.1:1","pid":\#(getpid()),"password":"planted-pw"}"#.write(
+            toFile: planted, atomically: false, encoding: .utf8)
         #expect(chmod(planted, 0o666) == 0 && chown(planted, 65534, 65534) == 0)
         #expect(unlink(directories.registration) == 0 && symlink(planted, directories.registration) == 0)
         let third = try Self.homeUp(fixture, remotePort: secondPort, directories: directories, extra: ["--no-health"])
         defer { third.stopGracefullyOrKill() }
         let link = try await offPool { third.waitForLine(containing: "symbolic link") }
-        #expect(link?.contains("OpenCode's service file \(directories.registration) is a symbolic link: not followed, not used") == true, "\(third.stderrText)")
+        #expect(
+            link?.contains(
+                "OpenCode's service file \(directories.registration) is a symbolic link: not followed, not used")
+                == true, "\(third.stderrText)")
         let listening = try await offPool { third.homeListening() }
-        #expect(listening?.contains("home 127.0.0.1:\(service.port)") == true, "the settings' address: \(third.stderrText)")
+        #expect(
+            listening?.contains("home 127.0.0.1:\(service.port)") == true, "the settings' address: \(third.stderrText)")
     }
 
-    @Test("the pair port is OpenCode's or the user's: /api/info naming another port is said and not listened on; --pair-port N listens on N whatever it names")
+    @Test(
+        "the pair port is OpenCode's or the user's: /api/info naming another port is said and not listened on; --pair-port N listens on N whatever it names"
+    )
     func pairPortNotTheFarSidesChoice() async throws {
         let backend = try OpenCodeStandIn(flavor: "opencode2", password: "pair-secret")
         defer { backend.stop() }
@@ -189,38 +238,52 @@ struct FarSideChoicesTests {
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-notify"], environment: environment)
         defer { laptop.stopGracefullyOrKill() }
         let said = try await offPool { laptop.waitForLine(containing: "pair links from home") }
-        #expect(said?.contains("pair links from home name port \(backend.port), which is not one of OpenCode 2's own service ports (49374, 49375, 4096): not listened on") == true,
-                "\(laptop.stderrText)")
+        #expect(
+            said?.contains(
+                "pair links from home name port \(backend.port), which is not one of OpenCode 2's own service ports (49374, 49375, 4096): not listened on"
+            ) == true,
+            "\(laptop.stderrText)")
         laptop.stopGracefullyOrKill()
 
         let chosen = freePort()
-        let given = try fixture.up(remotePort: remotePort, extra: ["--no-notify", "--pair-port", String(chosen)], environment: environment)
+        let given = try fixture.up(
+            remotePort: remotePort, extra: ["--no-notify", "--pair-port", String(chosen)], environment: environment)
         defer { given.stopGracefullyOrKill() }
         let open = try await offPool { given.waitForLine(containing: "pair links from home") }
-        #expect(open == "pair links from home open here: http://127.0.0.1:\(chosen)/auth/connect/… (the port you gave with --pair-port; --no-pair-port turns this off)",
-                "\(given.stderrText)")
-        #expect(OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: chosen, path: "/api/info") }))
+        #expect(
+            open
+                == "pair links from home open here: http://127.0.0.1:\(chosen)/auth/connect/… (the port you gave with --pair-port; --no-pair-port turns this off)",
+            "\(given.stderrText)")
+        #expect(
+            OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: chosen, path: "/api/info") }))
 
         let low = try fixture.run(["tunnel", "up", fixture.target, "--pair-port", "80"])
         #expect(low.status == 64 && low.stderr.contains("--pair-port 80 is below 1024"), "\(low.stderr)")
     }
 
-    @Test("hosts in key lines: pubkey refuses exactly what home up and tunnel up refuse, over a generated table of forward specs (~, format and bidi characters, names, a port twice, LAN listens with and without --allow-lan); ~ and U+202E named with exit 64")
+    @Test(
+        "hosts in key lines: pubkey refuses exactly what home up and tunnel up refuse, over a generated table of forward specs (~, format and bidi characters, names, a port twice, LAN listens with and without --allow-lan); ~ and U+202E named with exit 64"
+    )
     func pubkeyAgreesWithUp() throws {
         let home = try TempDirectory("octunnel-agree")
         let made = try run(octunnelBinary, ["keygen", "--home", home.path])
         try #require(made.status == 0, "\(made.stderr)")
         // nothing listens: a spec that passes validation fails to connect, not with 64
         let nowhere = "root@127.0.0.1:\(freePort())"
-        let environment = inheritedEnvironment.merging(["XDG_STATE_HOME": home.file("state"), "XDG_CONFIG_HOME": home.file("config")]) { $1 }
+        let environment = inheritedEnvironment.merging([
+            "XDG_STATE_HOME": home.file("state"), "XDG_CONFIG_HOME": home.file("config"),
+        ]) { $1 }
         @Sendable func exit(_ arguments: [String]) throws -> ProcessResult {
             try run(octunnelBinary, arguments + ["--home", home.path], environment: environment)
         }
         let port = freePort(), other = freePort()
-        let listens = ["", "127.0.0.1:", "[::1]:", "localhost:", "LocalHost:", "0.0.0.0:", "~u:", "\u{202E}x:", "a\u{200B}b:", "127.example.com:", "example.invalid:"]
+        let listens = [
+            "", "127.0.0.1:", "[::1]:", "localhost:", "LocalHost:", "0.0.0.0:", "~u:", "\u{202E}x:", "a\u{200B}b:",
+            "127.example.com:", "example.invalid:",
+        ]
         var table: [(direction: String, specs: [String], lan: Bool)] = []
         for direction in ["-R", "-L"] {
-            let clash = direction == "-R" ? 18080 : 4096  // OpenCode's own listen at the defaults
+            let clash = direction == "-R" ? 18080 : 4096 // OpenCode's own listen at the defaults
             for listen in listens {
                 for lan in [false, true] {
                     table.append((direction, ["\(listen)\(port):127.0.0.1:3000"], lan))
@@ -242,10 +305,14 @@ struct FarSideChoicesTests {
             let flags = specs.flatMap { [direction, $0] } + (lan ? ["--allow-lan"] : [])
             do {
                 let pubkey = try exit(["pubkey", "--restrict"] + (direction == "-R" ? ["--listen"] : []) + flags)
-                let up = try exit((direction == "-R" ? ["home", "up", "--no-health"] : ["tunnel", "up", "--no-health", "--no-notify", "--no-pair-port"])
-                                  + [nowhere, "--connect-timeout", "2"] + flags)
+                let up = try exit(
+                    (direction == "-R"
+                        ? ["home", "up", "--no-health"]
+                        : ["tunnel", "up", "--no-health", "--no-notify", "--no-pair-port"])
+                        + [nowhere, "--connect-timeout", "2"] + flags)
                 let disagree = (pubkey.status == 64) != (up.status == 64) || (pubkey.status != 64 && pubkey.status != 0)
-                let text = "\(flags): pubkey \(pubkey.status) (\(pubkey.stderr.prefix(200))), up \(up.status) (\(up.stderr.prefix(200)))"
+                let text =
+                    "\(flags): pubkey \(pubkey.status) (\(pubkey.stderr.prefix(200))), up \(up.status) (\(up.stderr.prefix(200)))"
                 rows.update { $0[index] = (disagree ? text : nil, pubkey.status == 64) }
             } catch {
                 failures.update { $0.append("\(flags): \(error)") }
@@ -254,15 +321,22 @@ struct FarSideChoicesTests {
         #expect(failures.value.isEmpty, "\(failures.value)")
         let disagreements = rows.value.compactMap { $0?.disagreement }
         let refused = rows.value.filter { $0?.refused == true }.count
-        #expect(disagreements.isEmpty, "\(disagreements.count) of \(table.count) specs:\n\(disagreements.joined(separator: "\n"))")
-        #expect(refused > 10 && refused < table.count - 10, "the table holds both kinds: \(refused) of \(table.count) refused")
+        #expect(
+            disagreements.isEmpty,
+            "\(disagreements.count) of \(table.count) specs:\n\(disagreements.joined(separator: "\n"))")
+        #expect(
+            refused > 10 && refused < table.count - 10,
+            "the table holds both kinds: \(refused) of \(table.count) refused")
 
         let tilde = try exit(["pubkey", "--restrict", "--listen", "--remote-host", "~user"])
-        #expect(tilde.status == 64 && tilde.stderr.contains(#"contains "~""#) && tilde.stdout.isEmpty, "\(tilde.stderr)")
+        #expect(
+            tilde.status == 64 && tilde.stderr.contains(#"contains "~""#) && tilde.stdout.isEmpty, "\(tilde.stderr)")
         let bidi = try exit(["pubkey", "--restrict", "--listen", "-R", "127.0.0.1\u{202E}:18084:127.0.0.1:3000"])
         #expect(bidi.status == 64 && bidi.stderr.contains("U+202E") && bidi.stdout.isEmpty, "\(bidi.stderr)")
         let line = try exit(["pubkey", "--restrict", "--listen", "-R", "localhost:18084:127.0.0.1:3000"])
-        #expect(line.status == 0 && line.stdout.contains(#"W=\"localhost:18084\""#), "the forced command quotes each listen: \(line.stdout)")
+        #expect(
+            line.status == 0 && line.stdout.contains(#"W=\"localhost:18084\""#),
+            "the forced command quotes each listen: \(line.stdout)")
     }
 }
 

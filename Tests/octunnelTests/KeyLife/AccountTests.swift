@@ -6,7 +6,8 @@ import Testing
 /// A `TestAccount` to make and remove, or the test cancelled with `reason` where none can be
 /// made: not root, or no useradd where sshd runs.
 private func newAccount(else reason: Comment) throws -> TestAccount {
-    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd") else {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: (SSHDServer.root ?? "") + "/usr/sbin/useradd")
+    else {
         try Test.cancel(reason)
     }
     return TestAccount()
@@ -16,9 +17,13 @@ private func newAccount(else reason: Comment) throws -> TestAccount {
 /// through a root login puts the key in a dedicated account whose sshd drop-in does. Against a
 /// real sshd run as root whose configuration Includes a drop-in directory beside it (as Debian's
 /// /etc/ssh/sshd_config Includes /etc/ssh/sshd_config.d/*.conf), accounts made by useradd.
-@Suite("keys for life: authorize --account closes Unix-socket forwards for the key's account", .ownThreads, .timeLimit(.minutes(4)))
+@Suite(
+    "keys for life: authorize --account closes Unix-socket forwards for the key's account", .ownThreads,
+    .timeLimit(.minutes(4)))
 struct AccountTests {
-    @Test("authorize --account: the account made, the drop-in checked and sshd reloaded; ssh -R /path with either key refused, sshd -t passes, the tunnel and home up work")
+    @Test(
+        "authorize --account: the account made, the drop-in checked and sshd reloaded; ssh -R /path with either key refused, sshd -t passes, the tunnel and home up work"
+    )
     func accountClosesStreamLocal() async throws {
         let account = try newAccount(
             else: "authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
@@ -32,66 +37,107 @@ struct AccountTests {
 
         let laptop = try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + options)
         #expect(laptop.status == 0, "\(laptop)")
-        for said in ["Created the account \(account.name)", "sshd was reloaded (SIGHUP", "Proven: key \(fixture.key.fingerprint) signs in as \(account.name)"] {
+        for said in [
+            "Created the account \(account.name)", "sshd was reloaded (SIGHUP",
+            "Proven: key \(fixture.key.fingerprint) signs in as \(account.name)",
+        ] {
             #expect(laptop.stderr.contains(said), "\(said): \(laptop)")
         }
-        let dropIn = try String(contentsOfFile: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8)
+        let dropIn = try String(
+            contentsOfFile: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8)
         #expect(dropIn.contains("Match User \(account.name)\n    AllowStreamLocalForwarding no"), "\(dropIn)")
         let checked = try runInRoot("/usr/sbin/sshd", ["-t", "-f", config])
         #expect(checked.status == 0, "sshd -t: \(checked)")
 
         // The home's key, from a directory of its own, into the same account (the account is there now).
         let homeDirectory = try TempDirectory("octunnel-home-key")
-        let homeKey = try KeyStore(directory: OctunnelDirectory(path: homeDirectory.path)).generate(comment: "home@test", rotate: false).publicKey
+        let homeKey = try KeyStore(directory: OctunnelDirectory(path: homeDirectory.path)).generate(
+            comment: "home@test", rotate: false
+        ).publicKey
         let remotePort = freePort()
-        let home = try OCTunnelTestSupport.run(octunnelBinary, ["authorize", "vps", "--listen", "--remote-port", String(remotePort), "--home",
-                                                                homeDirectory.path] + options, environment: fixture.environment())
+        let home = try OCTunnelTestSupport.run(
+            octunnelBinary,
+            [
+                "authorize", "vps", "--listen", "--remote-port", String(remotePort), "--home",
+                homeDirectory.path,
+            ] + options, environment: fixture.environment())
         #expect(home.status == 0 && home.stderr.contains("exists on vps; it was left as it was"), "\(home)")
-        #expect(home.stderr.contains("already so, checked with sshd -t") && home.stderr.contains("sshd was reloaded (SIGHUP"), "\(home)")
+        #expect(
+            home.stderr.contains("already so, checked with sshd -t")
+                && home.stderr.contains("sshd was reloaded (SIGHUP"), "\(home)")
         #expect(home.stderr.contains("Proven: key \(homeKey.fingerprint) signs in as \(account.name)"), "\(home)")
 
         for key in [fixture.keyPath, homeDirectory.file("id_ed25519")] {
             let socket = "/tmp/octunnel-planted-\(UInt32.random(in: 0...UInt32.max)).sock"
             defer { unlink(socket) }
-            let planted = try OCTunnelTestSupport.run("/usr/bin/ssh", ["-F", "/dev/null", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                                                                       "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                                                                       "-o", "ExitOnForwardFailure=yes", "-R", "\(socket):127.0.0.1:9",
-                                                                       "-p", String(fixture.sshd.port), "\(account.name)@127.0.0.1", "octunnel-inspect"])
+            let planted = try OCTunnelTestSupport.run(
+                "/usr/bin/ssh",
+                [
+                    "-F", "/dev/null", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                    "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                    "-o", "ExitOnForwardFailure=yes", "-R", "\(socket):127.0.0.1:9",
+                    "-p", String(fixture.sshd.port), "\(account.name)@127.0.0.1", "octunnel-inspect",
+                ])
             #expect(planted.status == 255 && planted.stderr.contains("forwarding failed"), "\(key): \(planted)")
             #expect(!FileManager.default.fileExists(atPath: socket), "\(key) planted \(socket)")
         }
 
-        let tunnelChecked = try fixture.run(["tunnel", "check", target, "--remote-port", String(backend.port), "--connect-timeout", "10"])
-        #expect(tunnelChecked.status == 0 && tunnelChecked.stderr.contains("\(account.name) with \(fixture.key.fingerprint)"), "\(tunnelChecked)")
-        #expect(!tunnelChecked.stderr.contains("may still ask sshd"), "closed by the drop-in, yet named open: \(tunnelChecked)")
-        let homeSide = try RunningProcess(octunnelBinary, ["home", "up", target, "--remote-port", String(remotePort), "--home-port", String(backend.port),
-                                                           "--no-health", "--connect-timeout", "10", "--home", homeDirectory.path],
-                                          environment: fixture.environment())
+        let tunnelChecked = try fixture.run([
+            "tunnel", "check", target, "--remote-port", String(backend.port), "--connect-timeout", "10",
+        ])
+        #expect(
+            tunnelChecked.status == 0
+                && tunnelChecked.stderr.contains("\(account.name) with \(fixture.key.fingerprint)"), "\(tunnelChecked)")
+        #expect(
+            !tunnelChecked.stderr.contains("may still ask sshd"),
+            "closed by the drop-in, yet named open: \(tunnelChecked)")
+        let homeSide = try RunningProcess(
+            octunnelBinary,
+            [
+                "home", "up", target, "--remote-port", String(remotePort), "--home-port", String(backend.port),
+                "--no-health", "--connect-timeout", "10", "--home", homeDirectory.path,
+            ],
+            environment: fixture.environment())
         defer { homeSide.stopGracefullyOrKill() }
-        #expect(try await offPool { homeSide.waitForLine(containing: " → home ", timeout: 20) } != nil, "\(homeSide.stderrText)")
+        #expect(
+            try await offPool { homeSide.waitForLine(containing: " → home ", timeout: 20) } != nil,
+            "\(homeSide.stderrText)")
     }
 
-    @Test("authorize --account through a login that is not root: 77, naming what is open and the lines an admin adds; nothing changed")
+    @Test(
+        "authorize --account through a login that is not root: 77, naming what is open and the lines an admin adds; nothing changed"
+    )
     func notRoot() throws {
-        let account = try newAccount(else: "needs root and useradd where sshd runs (the test makes and removes an account)")
+        let account = try newAccount(
+            else: "needs root and useradd where sshd runs (the test makes and removes an account)")
         defer { account.remove() }
         let fixture = try KeyLifeFixture()
         try fixture.includeDropIns()
         // The user's login is a plain account, with the admin key.
         try account.create(authorizing: String(contentsOfFile: fixture.adminKeyPath + ".pub", encoding: .utf8))
         let config = fixture.sshd.directory.file("sshd_config")
-        let result = try fixture.run(["authorize", "--account", "octunnel", "\(account.name)@vps", "--sshd-config", config])
+        let result = try fixture.run([
+            "authorize", "--account", "octunnel", "\(account.name)@vps", "--sshd-config", config,
+        ])
         #expect(result.status == 77, "\(result)")
-        #expect(result.stderr.contains("is not a root login") && result.stderr.contains("Match User octunnel / AllowStreamLocalForwarding no"), "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-octunnel.conf")))
+        #expect(
+            result.stderr.contains("is not a root login")
+                && result.stderr.contains("Match User octunnel / AllowStreamLocalForwarding no"), "\(result)")
+        #expect(
+            !FileManager.default.fileExists(atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-octunnel.conf"))
+        )
     }
 }
 
 /// `authorize --account` where sshd would not apply the drop-in, or refuses the configuration:
 /// 73 with the reason, sshd's configuration and the accounts as they were.
-@Suite("keys for life: authorize --account leaves sshd as it was when the drop-in cannot apply", .ownThreads, .timeLimit(.minutes(3)))
+@Suite(
+    "keys for life: authorize --account leaves sshd as it was when the drop-in cannot apply", .ownThreads,
+    .timeLimit(.minutes(3)))
 struct AccountRefusedTests {
-    @Test("sshd_config does not Include the drop-in directory: 73 naming the Include line; no drop-in left, no account made")
+    @Test(
+        "sshd_config does not Include the drop-in directory: 73 naming the Include line; no drop-in left, no account made"
+    )
     func notIncluded() throws {
         let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
         defer { account.remove() }
@@ -100,13 +146,19 @@ struct AccountRefusedTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: config))
         let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", config])
         #expect(result.status == 73, "\(result)")
-        #expect(result.stderr.contains("settings not applied to \(account.name)") && result.stderr.contains("Include \(config).d/*.conf"), "\(result)")
-        #expect(!FileManager.default.fileExists(atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf")))
+        #expect(
+            result.stderr.contains("settings not applied to \(account.name)")
+                && result.stderr.contains("Include \(config).d/*.conf"), "\(result)")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf")))
         #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
         #expect(try Data(contentsOf: URL(fileURLWithPath: config)) == before)
     }
 
-    @Test("sshd -t refuses the configuration: 73 with sshd's words; the drop-in that was there before is back byte for byte")
+    @Test(
+        "sshd -t refuses the configuration: 73 with sshd's words; the drop-in that was there before is back byte for byte"
+    )
     func sshdRefuses() throws {
         let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
         defer { account.remove() }
@@ -117,11 +169,18 @@ struct AccountRefusedTests {
         let old = "# an older drop-in, kept as it is\n"
         try other.write("sshd_config.d/octunnel-\(account.name).conf", old)
         let config = try String(contentsOfFile: fixture.sshd.directory.file("sshd_config"), encoding: .utf8)
-        try other.write("sshd_config", "Include \(other.file("sshd_config.d"))/*.conf\n" + config + "NoSuchKeywordHere yes\n")
-        let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", other.file("sshd_config")])
+        try other.write(
+            "sshd_config", "Include \(other.file("sshd_config.d"))/*.conf\n" + config + "NoSuchKeywordHere yes\n")
+        let result = try fixture.run([
+            "authorize", "vps", "--account", account.name, "--sshd-config", other.file("sshd_config"),
+        ])
         #expect(result.status == 73, "\(result)")
-        #expect(result.stderr.contains("`sshd -t` refused the configuration") && result.stderr.contains("NoSuchKeywordHere"), "\(result)")
-        #expect(try String(contentsOfFile: other.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8) == old)
+        #expect(
+            result.stderr.contains("`sshd -t` refused the configuration")
+                && result.stderr.contains("NoSuchKeywordHere"), "\(result)")
+        #expect(
+            try String(contentsOfFile: other.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8)
+                == old)
         #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
     }
 }
@@ -136,7 +195,8 @@ struct TestAccount {
         let made = try runInRoot("/usr/sbin/useradd", ["-m", "-s", "/bin/sh", "-p", "*", name])
         #expect(made.status == 0, "\(made)")
         let script = "mkdir -p ~/.ssh && printf '%s\\n' \"$1\" > ~/.ssh/authorized_keys"
-        let written = try runInRoot("/bin/su", ["-s", "/bin/sh", name, "-c", script, "sh", key.trimmingCharacters(in: .whitespacesAndNewlines)])
+        let written = try runInRoot(
+            "/bin/su", ["-s", "/bin/sh", name, "-c", script, "sh", key.trimmingCharacters(in: .whitespacesAndNewlines)])
         #expect(written.status == 0, "\(written)")
     }
 
@@ -157,7 +217,9 @@ extension KeyLifeFixture {
     func includeDropIns() throws {
         let directory = sshd.directory.file("sshd_config.d")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        sshd.extraConfig = "Include \(directory)/*.conf\nAuthorizedKeysFile \(sshd.authorizedKeysPath) .ssh/authorized_keys\n" + sshd.extraConfig
+        sshd.extraConfig =
+            "Include \(directory)/*.conf\nAuthorizedKeysFile \(sshd.authorizedKeysPath) .ssh/authorized_keys\n"
+            + sshd.extraConfig
         sshd.stop()
         try sshd.start()
     }

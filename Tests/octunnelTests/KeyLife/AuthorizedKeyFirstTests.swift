@@ -8,18 +8,25 @@ import Testing
 /// `keygen --rotate --install` sign in with octunnel's key, not the config's, and say which.
 @Suite("keys for life: the key octunnel authorized is the key it signs in with", .ownThreads, .timeLimit(.minutes(4)))
 struct AuthorizedKeyFirstTests {
-    @Test("authorize vps, then tunnel check and tunnel status name octunnel's key, not the config's IdentityFile; --identity still chooses")
+    @Test(
+        "authorize vps, then tunnel check and tunnel status name octunnel's key, not the config's IdentityFile; --identity still chooses"
+    )
     func authorizedKeyFirst() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
-        let admin = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicHalf(at: fixture.adminKeyPath).fingerprint
+        let admin = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicHalf(
+            at: fixture.adminKeyPath
+        ).fingerprint
         let port = ["--remote-port", String(backend.port), "--connect-timeout", "10"]
         let before = try fixture.run(["tunnel", "check", "vps"] + port)
         #expect(before.stderr.contains("root with \(admin) (\(fixture.adminKeyPath))"), "\(before)")
 
-        let authorized = try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+        let authorized = try fixture.run(
+            ["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
         #expect(authorized.status == 0, "\(authorized)")
-        #expect(authorized.stderr.contains("signs in to root@127.0.0.1:\(fixture.sshd.port) with this key from now on"), "\(authorized)")
+        #expect(
+            authorized.stderr.contains("signs in to root@127.0.0.1:\(fixture.sshd.port) with this key from now on"),
+            "\(authorized)")
 
         let checked = try fixture.run(["tunnel", "check", "vps"] + port)
         #expect(checked.status == 0, "\(checked)")
@@ -28,17 +35,23 @@ struct AuthorizedKeyFirstTests {
         #expect(checked.stderr.contains("authorized there by `octunnel authorize`"), "\(checked)")
         // Without root, what stays open and the lines an admin adds (authorize said it too).
         let open = "may still ask sshd for Unix-socket forwards"
-        #expect(checked.stderr.contains(open) && checked.stderr.contains("Match User root / AllowStreamLocalForwarding no"), "\(checked)")
+        #expect(
+            checked.stderr.contains(open) && checked.stderr.contains("Match User root / AllowStreamLocalForwarding no"),
+            "\(checked)")
         #expect(authorized.stderr.contains(open), "\(authorized)")
 
         let tunnel = try fixture.start(["tunnel", "up", "vps", "--local-port", "0", "--no-health"] + port)
         defer { tunnel.stopGracefullyOrKill() }
         _ = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
         let status = try fixture.run(["tunnel", "status"])
-        #expect(status.stdout.contains("signed in   as root with \(fixture.key.fingerprint) (\(fixture.keyPath))"), "\(status)")
+        #expect(
+            status.stdout.contains("signed in   as root with \(fixture.key.fingerprint) (\(fixture.keyPath))"),
+            "\(status)")
         let json = try fixture.run(["tunnel", "status", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
-        #expect(object?["clientKey"] as? String == fixture.key.fingerprint && object?["clientKeyFile"] as? String == fixture.keyPath, "\(json)")
+        #expect(
+            object?["clientKey"] as? String == fixture.key.fingerprint
+                && object?["clientKeyFile"] as? String == fixture.keyPath, "\(json)")
         tunnel.stopGracefullyOrKill()
 
         // Named by the user, another key is still the one used.
@@ -46,7 +59,9 @@ struct AuthorizedKeyFirstTests {
         #expect(chosen.stderr.contains("root with \(admin)"), "\(chosen)")
     }
 
-    @Test("after authorize vps, keygen --rotate --install vps rotates the key the tunnel signs in with (no 64 for the config's key)")
+    @Test(
+        "after authorize vps, keygen --rotate --install vps rotates the key the tunnel signs in with (no 64 for the config's key)"
+    )
     func rotationAgrees() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
@@ -54,23 +69,35 @@ struct AuthorizedKeyFirstTests {
         #expect(try fixture.run(["authorize", "vps"] + port + fixture.authorizeOptions).status == 0)
         let rotated = try fixture.run(["keygen", "--rotate", "--install", "vps"] + port)
         #expect(rotated.status == 0, "\(rotated)")
-        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
+            .fingerprint
         let checked = try fixture.run(["tunnel", "check", "vps", "--connect-timeout", "10"] + port)
-        #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
+        #expect(
+            checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"),
+            "\(checked)")
     }
 
-    @Test("after authorize vps, a rotation stopped half way is finished by the same command: the resumed run resolves the same key (no 64)")
+    @Test(
+        "after authorize vps, a rotation stopped half way is finished by the same command: the resumed run resolves the same key (no 64)"
+    )
     func resumeAgrees() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture()
         let arguments = ["keygen", "--rotate", "--install", "vps", "--remote-port", String(backend.port)]
-        #expect(try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions).status == 0)
+        #expect(
+            try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+                .status == 0)
         let stopped = try fixture.run(arguments, environment: ["OCTUNNEL_FAULT": "rotation-stop-after-3"])
         #expect(stopped.status == 137, "\(stopped)")
         let finished = try fixture.run(arguments)
         #expect(finished.status == 0 && finished.stderr.contains("Finishing the rotation"), "\(finished)")
-        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
-        let checked = try fixture.run(["tunnel", "check", "vps", "--remote-port", String(backend.port), "--connect-timeout", "10"])
-        #expect(checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"), "\(checked)")
+        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
+            .fingerprint
+        let checked = try fixture.run([
+            "tunnel", "check", "vps", "--remote-port", String(backend.port), "--connect-timeout", "10",
+        ])
+        #expect(
+            checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"),
+            "\(checked)")
     }
 }

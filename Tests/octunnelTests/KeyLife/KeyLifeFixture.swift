@@ -28,29 +28,40 @@ final class KeyLifeFixture: @unchecked Sendable {
     /// `octunnelLine` renders a line for octunnel's key to start with (a rotation needs one);
     /// nil leaves the file to `authorize`. `authorizedKeysFile` moves sshd's file elsewhere;
     /// `alsoReads` are more files sshd reads keys from after it.
-    init(octunnelLine: ((SSHPublicKey, String) -> String)? = nil, sshdConfig: String = "", authorizedKeysFile: String? = nil,
-         alsoReads: [String] = []) throws {
+    init(
+        octunnelLine: ((SSHPublicKey, String) -> String)? = nil, sshdConfig: String = "",
+        authorizedKeysFile: String? = nil,
+        alsoReads: [String] = []
+    ) throws {
         octunnel = try TempDirectory("octunnel-keylife")
         user = try TempDirectory("octunnel-user")
-        key = try KeyStore(directory: OctunnelDirectory(path: octunnel.path)).generate(comment: "laptop@test", rotate: false).publicKey
+        key = try KeyStore(directory: OctunnelDirectory(path: octunnel.path)).generate(
+            comment: "laptop@test", rotate: false
+        ).publicKey
         adminKeyPath = user.file("admin")
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "admin@test", "-f", adminKeyPath])
-        let admin = try String(contentsOfFile: adminKeyPath + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try String(contentsOfFile: adminKeyPath + ".pub", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let other = SSHPublicKey(ed25519: [UInt8](repeating: 7, count: 32), comment: "another-device").line
         userLines = [admin, "# the user's own comment, kept as it is", "from=\"10.0.0.0/8\" " + other]
         // OpenSSH 9.8+ penalizes an address for each refused key; the tests refuse keys on purpose.
         var config = sshdConfig
         if SSHDServer.isOpenSSH(atLeast: 9, 8) { config += "\nPerSourcePenaltyExemptList 127.0.0.1" }
-        if let authorizedKeysFile { config = "AuthorizedKeysFile \(([authorizedKeysFile] + alsoReads).joined(separator: " "))\n" + config }
+        if let authorizedKeysFile {
+            config = "AuthorizedKeysFile \(([authorizedKeysFile] + alsoReads).joined(separator: " "))\n" + config
+        }
         sshd = try SSHDServer(authorizedKeys: userLines, extraConfig: config)
         keysFile = authorizedKeysFile ?? sshd.authorizedKeysPath
         if let octunnelLine {
-            try writeBytes(Array((userLines + [octunnelLine(key, keysFile)]).joined(separator: "\n").utf8 + [0x0a]), to: keysFile)
+            try writeBytes(
+                Array((userLines + [octunnelLine(key, keysFile)]).joined(separator: "\n").utf8 + [0x0a]), to: keysFile)
         } else if authorizedKeysFile != nil {
             try writeBytes(Array((userLines.joined(separator: "\n") + "\n").utf8), to: keysFile)
         }
         try FileManager.default.createDirectory(atPath: user.file(".ssh"), withIntermediateDirectories: true)
-        try user.write(".ssh/config", """
+        try user.write(
+            ".ssh/config",
+            """
             Host vps
               HostName 127.0.0.1
               Port \(sshd.port)
@@ -100,16 +111,21 @@ final class KeyLifeFixture: @unchecked Sendable {
 
     /// OpenSSH's ssh with the key at `path` only, running `command` (the key's forced command answers).
     func ssh(_ path: String, _ command: String, extra: [String] = []) throws -> ProcessResult {
-        try OCTunnelTestSupport.run("/usr/bin/ssh", ["-F", "/dev/null", "-i", path, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                                                     "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
-                                                     "-p", String(sshd.port)] + extra + ["root@127.0.0.1", command])
+        try OCTunnelTestSupport.run(
+            "/usr/bin/ssh",
+            [
+                "-F", "/dev/null", "-i", path, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                "-p", String(sshd.port),
+            ] + extra + ["root@127.0.0.1", command])
     }
 
     /// A new Ed25519 pair of the thief's (or the user's) in the user's directory: its private key's path and its public key.
     func newKey(_ name: String) throws -> (path: String, key: SSHPublicKey) {
         let path = user.file(name)
         try runTool("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", path])
-        let line = try String(contentsOfFile: path + ".pub", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let line = try String(contentsOfFile: path + ".pub", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         guard let key = SSHPublicKey.parse(line: line) else { throw HarnessError("ssh-keygen wrote no key: \(line)") }
         return (path, key)
     }
@@ -125,9 +141,13 @@ final class KeyLifeFixture: @unchecked Sendable {
     /// Whether sshd lets the key at `path` sign in, asked with OpenSSH's client (the key's forced
     /// command runs `octunnel-inspect`; whatever it answers, only a refused login is ssh's 255).
     func signsIn(_ path: String) throws -> Bool {
-        let result = try OCTunnelTestSupport.run("/usr/bin/ssh", ["-F", "/dev/null", "-i", path, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                                                                  "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                                                                  "-p", String(sshd.port), "root@127.0.0.1", "octunnel-inspect"])
+        let result = try OCTunnelTestSupport.run(
+            "/usr/bin/ssh",
+            [
+                "-F", "/dev/null", "-i", path, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-p", String(sshd.port), "root@127.0.0.1", "octunnel-inspect",
+            ])
         if result.status == 255 && !result.stderr.contains("Permission denied") {
             throw HarnessError("ssh failed for another reason than a refused key: \(result)")
         }
@@ -137,12 +157,16 @@ final class KeyLifeFixture: @unchecked Sendable {
 
 /// The laptop's line of a fixture key, as `authorize` renders it, for the VPS end `port`.
 func laptopLine(port: Int) -> (SSHPublicKey, String) -> String {
-    { key, file in KeyAuthorization.line(for: key, role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
+    { key, file in
+        KeyAuthorization.line(for: key, role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: port)], file: file)
+    }
 }
 
 /// The home's line of a fixture key, listening on `port`.
 func homeLine(port: Int) -> (SSHPublicKey, String) -> String {
-    { key, file in KeyAuthorization.line(for: key, role: .home, ends: [HostPort(host: "127.0.0.1", port: port)], file: file) }
+    { key, file in
+        KeyAuthorization.line(for: key, role: .home, ends: [HostPort(host: "127.0.0.1", port: port)], file: file)
+    }
 }
 
 /// Requests sent through a forward again and again on a thread of their own until `stop`,
@@ -159,7 +183,11 @@ final class RequestLoop: @unchecked Sendable {
             while !isStopped {
                 let answer = httpGet(port: port, path: path) ?? ""
                 lock.lock()
-                if answer.hasPrefix("HTTP/1.1 200") || answer.hasPrefix("HTTP/1.0 200") { ok += 1 } else { failures.append(String(answer.prefix(120))) }
+                if answer.hasPrefix("HTTP/1.1 200") || answer.hasPrefix("HTTP/1.0 200") {
+                    ok += 1
+                } else {
+                    failures.append(String(answer.prefix(120)))
+                }
                 lock.unlock()
                 Thread.sleep(forTimeInterval: pause)
             }

@@ -8,7 +8,9 @@ import Testing
 /// cannot adopt a key that already signs in, and nothing it can plant holds the lock.
 @Suite("a stolen restricted key against the owner's own tools", .ownThreads, .timeLimit(.minutes(8)))
 struct StolenKeyTests {
-    @Test("keys revoke of a stolen key whose thief added 3 successors in a chain (each predecessor retired but the last): every line of the lineage goes, each named; 0 of the thief's keys sign in; keys list showed the lineage")
+    @Test(
+        "keys revoke of a stolen key whose thief added 3 successors in a chain (each predecessor retired but the last): every line of the lineage goes, each named; 0 of the thief's keys sign in; keys list showed the lineage"
+    )
     func revokeChain() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
@@ -32,21 +34,27 @@ struct StolenKeyTests {
         let revoked = try fixture.run(["keys", "revoke", fixture.key.fingerprint, "vps"] + fixture.fileOptions)
         #expect(revoked.status == 0, "\(revoked)")
         for thief in thieves.dropFirst() {
-            #expect(revoked.stderr.contains("Removed laptop 127.0.0.1:\(backend.port) \(thief.key.fingerprint)"), "\(revoked)")
+            #expect(
+                revoked.stderr.contains("Removed laptop 127.0.0.1:\(backend.port) \(thief.key.fingerprint)"),
+                "\(revoked)")
         }
         let signingIn = try ([stolen] + thieves.map(\.path)).filter { try fixture.signsIn($0) }
         #expect(signingIn.isEmpty, "still signing in: \(signingIn)")
         #expect(try fixture.authorizedKeys() == fixture.userLines)
     }
 
-    @Test("a thief's add between the owner's proof (step 3) and the retire: refused (held), the owner's successor stays, the rotation finishes with the owner's key only")
+    @Test(
+        "a thief's add between the owner's proof (step 3) and the retire: refused (held), the owner's successor stays, the rotation finishes with the owner's key only"
+    )
     func addDuringRotation() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
         let stolen = try fixture.stealKey()
         let thief = try fixture.newKey("thief")
         let arguments = ["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)]
-        let stopped = try await offPool { try fixture.run(arguments, environment: ["OCTUNNEL_FAULT": "rotation-stop-after-3"]) }
+        let stopped = try await offPool {
+            try fixture.run(arguments, environment: ["OCTUNNEL_FAULT": "rotation-stop-after-3"])
+        }
         #expect(stopped.status == 137, "\(stopped)")
         let before = try fixture.authorizedKeys()
         let held = try fixture.ssh(stolen, KeyRotationVerb.addCommand(for: thief.key))
@@ -54,26 +62,36 @@ struct StolenKeyTests {
         #expect(try fixture.authorizedKeys() == before)
         let finished = try await offPool { try fixture.run(Array(arguments.prefix(3))) }
         #expect(finished.status == 0, "\(finished)")
-        let (thiefIn, stolenIn, ownerIn) = (try fixture.signsIn(thief.path), try fixture.signsIn(stolen), try fixture.signsIn(fixture.keyPath))
+        let (thiefIn, stolenIn, ownerIn) = (
+            try fixture.signsIn(thief.path), try fixture.signsIn(stolen), try fixture.signsIn(fixture.keyPath)
+        )
         #expect(!thiefIn && !stolenIn && ownerIn)
     }
 
-    @Test("a thief's add landing first stops the owner's rotation: not \"Rotated\", someone else holds this key, 77, the new pair discarded")
+    @Test(
+        "a thief's add landing first stops the owner's rotation: not \"Rotated\", someone else holds this key, 77, the new pair discarded"
+    )
     func thiefFirst() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
         let thief = try fixture.newKey("thief")
         let added = try fixture.ssh(try fixture.stealKey(), KeyRotationVerb.addCommand(for: thief.key))
         #expect(added.stdout == "octunnel-keys v=1 result=added\n", "\(added)")
-        let result = try fixture.run(["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)])
-        #expect(result.status == 77 && result.stderr.contains("someone else holds this key: revoke it from your own login"), "\(result)")
+        let result = try fixture.run([
+            "keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port),
+        ])
+        #expect(
+            result.status == 77 && result.stderr.contains("someone else holds this key: revoke it from your own login"),
+            "\(result)")
         #expect(result.stderr.contains("octunnel keys revoke \(fixture.key.fingerprint)"), "\(result)")
         for leftover in ["id_ed25519.next", "id_ed25519.rotation"] {
             #expect(!FileManager.default.fileExists(atPath: fixture.octunnel.file(leftover)), "\(leftover)")
         }
     }
 
-    @Test("the thief's race against a rotation, 20 runs, its add tried again and again from a moment that moves along the rotation: 0 runs end with exit 0 and the thief's key signing in")
+    @Test(
+        "the thief's race against a rotation, 20 runs, its add tried again and again from a moment that moves along the rotation: 0 runs end with exit 0 and the thief's key signing in"
+    )
     func race20() async throws {
         let backend = try OpenCodeStandIn()
         var outcomes: [String: Int] = [:]
@@ -87,13 +105,19 @@ struct StolenKeyTests {
             let racer = Thread { [fixture] in
                 Thread.sleep(forTimeInterval: Double(run % 10) * 0.15)
                 while !done.isSet {
-                    guard let answer = try? fixture.ssh(stolen, KeyRotationVerb.addCommand(for: thief.key)) else { break }
+                    guard let answer = try? fixture.ssh(stolen, KeyRotationVerb.addCommand(for: thief.key)) else {
+                        break
+                    }
                     if answer.stdout.hasPrefix("octunnel-keys v=1 result=added") || answer.status == 255 { break }
                 }
                 done.finish()
             }
             racer.start()
-            let result = try await offPool { try fixture.run(["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)]) }
+            let result = try await offPool {
+                try fixture.run([
+                    "keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port),
+                ])
+            }
             done.set()
             done.waitFinished()
             let thiefIn = try fixture.signsIn(thief.path)
@@ -102,19 +126,24 @@ struct StolenKeyTests {
                 let ownerIn = try fixture.signsIn(fixture.keyPath)
                 #expect(ownerIn, "run \(run): the owner's new key is refused")
             } else {
-                #expect(result.status == 77 && result.stderr.contains("someone else holds this key"), "run \(run): \(result)")
+                #expect(
+                    result.status == 77 && result.stderr.contains("someone else holds this key"),
+                    "run \(run): \(result)")
             }
             outcomes["exit \(result.status), thief \(thiefIn ? "in" : "out")", default: 0] += 1
         }
         print("race outcomes over 20 runs: \(outcomes.sorted { $0.key < $1.key })")
     }
 
-    @Test("the owner's shell key in authorized_keys2 (sshd reads both): the stolen key cannot make it its successor (held, as for any refusal of that kind); the owner's login still runs commands")
+    @Test(
+        "the owner's shell key in authorized_keys2 (sshd reads both): the stolen key cannot make it its successor (held, as for any refusal of that kind); the owner's login still runs commands"
+    )
     func noAdoption() throws {
         let backend = try OpenCodeStandIn()
         let directory = try TempDirectory("octunnel-two-files")
         let first = directory.file("authorized_keys"), second = directory.file("authorized_keys2")
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port), authorizedKeysFile: first, alsoReads: [second])
+        let fixture = try KeyLifeFixture(
+            octunnelLine: laptopLine(port: backend.port), authorizedKeysFile: first, alsoReads: [second])
         // The shell key's line lives in the second file only.
         let lines = try fixture.authorizedKeys()
         try writeBytes(Array((lines.dropFirst().joined(separator: "\n") + "\n").utf8), to: first)
@@ -131,23 +160,32 @@ struct StolenKeyTests {
         #expect(login.stdout == "RAN\n", "\(login)")
     }
 
-    @Test("ssh -R <authorized_keys>.octunnel-lock:… with the stolen key leaves a Unix socket at the lock: keys revoke and the key's own verbs still edit, at once")
+    @Test(
+        "ssh -R <authorized_keys>.octunnel-lock:… with the stolen key leaves a Unix socket at the lock: keys revoke and the key's own verbs still edit, at once"
+    )
     func socketAtTheLock() throws {
         let backend = try OpenCodeStandIn()
         let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
         let stolen = try fixture.stealKey()
         let lock = fixture.keysFile + ".octunnel-lock"
-        let planter = try RunningProcess("/usr/bin/ssh", ["-F", "/dev/null", "-i", stolen, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-                                                          "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                                                          "-o", "ExitOnForwardFailure=yes", "-N", "-R", "\(lock):127.0.0.1:9",
-                                                          "-p", String(fixture.sshd.port), "root@127.0.0.1"])
+        let planter = try RunningProcess(
+            "/usr/bin/ssh",
+            [
+                "-F", "/dev/null", "-i", stolen, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "ExitOnForwardFailure=yes", "-N", "-R", "\(lock):127.0.0.1:9",
+                "-p", String(fixture.sshd.port), "root@127.0.0.1",
+            ])
         defer { planter.stopGracefullyOrKill() }
         let deadline = Date().addingTimeInterval(30)
-        while (try? FileManager.default.attributesOfItem(atPath: lock)[.type] as? FileAttributeType) != .typeSocket, Date() < deadline {
+        while (try? FileManager.default.attributesOfItem(atPath: lock)[.type] as? FileAttributeType) != .typeSocket,
+            Date() < deadline
+        {
             Thread.sleep(forTimeInterval: 0.05)
         }
-        #expect((try? FileManager.default.attributesOfItem(atPath: lock)[.type] as? FileAttributeType) == .typeSocket,
-                "no socket planted: \(planter.stderrText)")
+        #expect(
+            (try? FileManager.default.attributesOfItem(atPath: lock)[.type] as? FileAttributeType) == .typeSocket,
+            "no socket planted: \(planter.stderrText)")
         let thief = try fixture.newKey("thief")
         let started = Date()
         let added = try fixture.ssh(stolen, KeyRotationVerb.addCommand(for: thief.key))
@@ -163,13 +201,17 @@ struct StolenKeyTests {
     func manyLines() throws {
         let fixture = try KeyLifeFixture()
         let lines = (0..<20).map { index in
-            KeyAuthorization.line(for: SSHPublicKey(ed25519: (0..<32).map { _ in UInt8.random(in: 0...255) }, comment: "home\(index)"), role: .home,
-                                  ends: [HostPort(host: "127.0.0.1", port: 20000 + index)], file: fixture.keysFile)
+            KeyAuthorization.line(
+                for: SSHPublicKey(ed25519: (0..<32).map { _ in UInt8.random(in: 0...255) }, comment: "home\(index)"),
+                role: .home,
+                ends: [HostPort(host: "127.0.0.1", port: 20000 + index)], file: fixture.keysFile)
         }
         try writeBytes(Array(((fixture.userLines + lines).joined(separator: "\n") + "\n").utf8), to: fixture.keysFile)
         let listed = try fixture.run(["keys", "list", "vps"] + fixture.fileOptions)
         #expect(listed.status == 0, "\(listed.stderr)")
-        #expect(listed.stdout.split(separator: "\n").count == 20 && listed.stderr.contains("20 octunnel line(s)"), "\(listed.stderr)")
+        #expect(
+            listed.stdout.split(separator: "\n").count == 20 && listed.stderr.contains("20 octunnel line(s)"),
+            "\(listed.stderr)")
     }
 }
 

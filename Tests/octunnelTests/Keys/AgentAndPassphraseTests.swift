@@ -10,10 +10,18 @@ struct AgentAndPassphraseTests {
     /// A closed port behind the VPS: the layers up to authentication are what these tests look at.
     static let closedRemotePort = "9"
 
-    private func check(_ fixture: TunnelFixture, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ProcessResult {
-        try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target,
-                                        "--remote-port", Self.closedRemotePort, "--connect-timeout", "10", "--health-timeout", "3"] + extra,
-                       environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) { $1 })
+    private func check(
+        _ fixture: TunnelFixture, _ extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> ProcessResult {
+        try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, fixture.target,
+                "--remote-port", Self.closedRemotePort, "--connect-timeout", "10", "--health-timeout", "3",
+            ] + extra,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) {
+                $1
+            })
     }
 
     /// An askpass program that prints `answer` and appends a line to `log` for each call.
@@ -25,7 +33,8 @@ struct AgentAndPassphraseTests {
 
     private func keygen(_ type: String, _ path: String, bits: [String] = []) throws -> SSHPublicKey {
         try sshKeygen(["-q", "-t", type] + bits + ["-N", "", "-C", "\(type) test key", "-f", path])
-        return try #require(SSHPublicKey.parse(line: try readText(path + ".pub").trimmingCharacters(in: .whitespacesAndNewlines)))
+        return try #require(
+            SSHPublicKey.parse(line: try readText(path + ".pub").trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     @Test("agent Ed25519 and ECDSA keys sign in with no key file; an RSA agent key is skipped")
@@ -44,11 +53,14 @@ struct AgentAndPassphraseTests {
         try FileManager.default.removeItem(atPath: fixture.home.file("id_ed25519"))
 
         for accepted in [ecdsa, ed25519] {
-            try (rsa.line + "\n" + accepted.line + "\n").write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
+            try (rsa.line + "\n" + accepted.line + "\n").write(
+                toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
             let result = try check(fixture, ["--agent"], environment: agent.environment)
             #expect(result.stderr.contains("✓ authentication ("), "\(result.stderr)")
             #expect(result.stderr.contains("root with ssh-agent key \(accepted.fingerprint)"), "\(result.stderr)")
-            let acceptedLines = fixture.sshd.log.split(separator: "\n").filter { $0.contains("Accepted publickey for root") }
+            let acceptedLines = fixture.sshd.log.split(separator: "\n").filter {
+                $0.contains("Accepted publickey for root")
+            }
             #expect(acceptedLines.last?.contains(accepted.fingerprint) == true, "\(fixture.sshd.log)")
         }
         // sshd never saw the RSA key: octunnel skipped it.
@@ -69,7 +81,9 @@ struct AgentAndPassphraseTests {
 
         #expect(result.status == 77, "\(result.stderr)")
         #expect(result.stderr.contains("✗ authentication"))
-        #expect(result.stderr.contains("refused every ssh-agent key tried: \(ed25519.fingerprint), \(ecdsa.fingerprint)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("refused every ssh-agent key tried: \(ed25519.fingerprint), \(ecdsa.fingerprint)"),
+            "\(result.stderr)")
         #expect(result.stderr.contains("  \(ed25519.line)"))
         #expect(result.stderr.contains(rsa.fingerprint) && result.stderr.contains("rsa-sha2"), "\(result.stderr)")
     }
@@ -92,13 +106,15 @@ struct AgentAndPassphraseTests {
         let scratch = try TempDirectory("octunnel-askpass")
         let keyPath = scratch.file("id_ed25519")
         try sshKeygen(["-q", "-t", "ed25519", "-N", "open sesame", "-C", "encrypted", "-f", keyPath])
-        let key = try #require(SSHPublicKey.parse(line: try readText(keyPath + ".pub").trimmingCharacters(in: .whitespacesAndNewlines)))
+        let key = try #require(
+            SSHPublicKey.parse(line: try readText(keyPath + ".pub").trimmingCharacters(in: .whitespacesAndNewlines)))
         try (key.line + "\n").write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
         let before = try readBytes(keyPath)
 
         let right = try askpass(in: scratch, answer: "open sesame")
-        let opened = try check(fixture, ["--identity", keyPath],
-                               environment: ["SSH_ASKPASS": right.program, "SSH_ASKPASS_REQUIRE": "force"])
+        let opened = try check(
+            fixture, ["--identity", keyPath],
+            environment: ["SSH_ASKPASS": right.program, "SSH_ASKPASS_REQUIRE": "force"])
         #expect(opened.stderr.contains("✓ authentication ("), "\(opened.stderr)")
         #expect(opened.stderr.contains(key.fingerprint))
         #expect(try readText(right.log) == "Enter passphrase for key '\(keyPath)': \n")
@@ -106,14 +122,19 @@ struct AgentAndPassphraseTests {
 
         try FileManager.default.removeItem(atPath: fixture.knownHosts)
         let wrong = try askpass(in: scratch, answer: "open barley")
-        let refused = try check(fixture, ["--identity", keyPath],
-                                environment: ["SSH_ASKPASS": wrong.program, "SSH_ASKPASS_REQUIRE": "force"])
+        let refused = try check(
+            fixture, ["--identity", keyPath],
+            environment: ["SSH_ASKPASS": wrong.program, "SSH_ASKPASS_REQUIRE": "force"])
         #expect(refused.status == 80, "\(refused.stderr)")
-        #expect(refused.stderr.trimmingCharacters(in: .newlines) == "octunnel: wrong passphrase for key file \(keyPath); nothing was changed.")
+        #expect(
+            refused.stderr.trimmingCharacters(in: .newlines)
+                == "octunnel: wrong passphrase for key file \(keyPath); nothing was changed.")
         #expect(try readBytes(keyPath) == before)
         #expect(!fileExists(fixture.knownHosts))
 
-        let never = try check(fixture, ["--identity", keyPath], environment: ["SSH_ASKPASS": right.program, "SSH_ASKPASS_REQUIRE": "never"])
+        let never = try check(
+            fixture, ["--identity", keyPath],
+            environment: ["SSH_ASKPASS": right.program, "SSH_ASKPASS_REQUIRE": "never"])
         #expect(never.status == 81, "\(never.stderr)")
         #expect(never.stderr.contains("SSH_ASKPASS_REQUIRE=never"))
     }
@@ -123,38 +144,53 @@ struct AgentAndPassphraseTests {
         let scratch = try TempDirectory("octunnel-keygen")
         let home = scratch.file("home")
         let ask = try askpass(in: scratch, answer: "long enough passphrase")
-        let environment = ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": scratch.path, "SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force",
+        ]
 
         let made = try run(octunnelBinary, ["keygen", "--passphrase", "--home", home], environment: environment)
         #expect(made.status == 0, "\(made.stderr)")
         #expect(try readText(ask.log).split(separator: "\n").count == 2, "asked twice")
         let derived = try sshKeygen(["-y", "-P", "long enough passphrase", "-f", home + "/id_ed25519"]).stdout
         #expect(made.stdout.hasPrefix(derived.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let without = try run("/usr/bin/ssh-keygen", ["-y", "-P", "", "-f", home + "/id_ed25519"], environment: ["PATH": "/usr/bin:/bin"])
+        let without = try run(
+            "/usr/bin/ssh-keygen", ["-y", "-P", "", "-f", home + "/id_ed25519"], environment: ["PATH": "/usr/bin:/bin"])
         #expect(without.status != 0)
 
-        let printed = try run(octunnelBinary, ["pubkey", "--home", home], environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path])
+        let printed = try run(
+            octunnelBinary, ["pubkey", "--home", home], environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path])
         #expect(printed.status == 0, "\(printed.stderr)")
         #expect(printed.stdout == made.stdout)
 
-        let rotated = try run(octunnelBinary, ["keygen", "--rotate", "--passphrase", "--home", home], environment: environment)
+        let rotated = try run(
+            octunnelBinary, ["keygen", "--rotate", "--passphrase", "--home", home], environment: environment)
         #expect(rotated.status == 0, "\(rotated.stderr)")
         #expect(try readText(home + "/id_ed25519.prev.pub") == made.stdout)
         _ = try sshKeygen(["-y", "-P", "long enough passphrase", "-f", home + "/id_ed25519"])
         _ = try sshKeygen(["-y", "-P", "long enough passphrase", "-f", home + "/id_ed25519.prev"])
 
         let mismatch = scratch.file("mismatch.sh")
-        try scratch.write("mismatch.sh", "#!/bin/sh\ncase \"$1\" in *again*) echo two;; *) echo one;; esac\n", mode: 0o700)
-        let differ = try run(octunnelBinary, ["keygen", "--passphrase", "--home", scratch.file("other")],
-                                    environment: environment.merging(["SSH_ASKPASS": mismatch]) { $1 })
+        try scratch.write(
+            "mismatch.sh", "#!/bin/sh\ncase \"$1\" in *again*) echo two;; *) echo one;; esac\n", mode: 0o700)
+        let differ = try run(
+            octunnelBinary, ["keygen", "--passphrase", "--home", scratch.file("other")],
+            environment: environment.merging(["SSH_ASKPASS": mismatch]) { $1 })
         #expect(differ.status == 64, "\(differ.stderr)")
         #expect(!fileExists(scratch.file("other") + "/id_ed25519"))
     }
 
-    private func up(_ fixture: TunnelFixture, remotePort: Int, _ extra: [String], environment: [String: String]) throws -> RunningProcess {
-        try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                            "--remote-port", String(remotePort), "--connect-timeout", "10", "--keepalive", "2", "--no-health"] + extra,
-                           environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) { $1 })
+    private func up(
+        _ fixture: TunnelFixture, remotePort: Int, _ extra: [String], environment: [String: String]
+    ) throws -> RunningProcess {
+        try RunningProcess(
+            octunnelBinary,
+            [
+                "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                "--remote-port", String(remotePort), "--connect-timeout", "10", "--keepalive", "2", "--no-health",
+            ] + extra,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path, "LANG": "C.UTF-8"].merging(environment) {
+                $1
+            })
     }
 
     @Test("tunnel up with an encrypted key: asked once; reconnects reuse the key held in memory")
@@ -164,11 +200,13 @@ struct AgentAndPassphraseTests {
         let scratch = try TempDirectory("octunnel-askpass")
         let keyPath = scratch.file("id_ed25519")
         try sshKeygen(["-q", "-t", "ed25519", "-N", "open sesame", "-f", keyPath])
-        try (try readText(keyPath + ".pub")).write(toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
+        try (try readText(keyPath + ".pub")).write(
+            toFile: fixture.sshd.authorizedKeysPath, atomically: true, encoding: .utf8)
         let ask = try askpass(in: scratch, answer: "open sesame")
 
-        let tunnel = try up(fixture, remotePort: echo.port, ["--identity", keyPath],
-                            environment: ["SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"])
+        let tunnel = try up(
+            fixture, remotePort: echo.port, ["--identity", keyPath],
+            environment: ["SSH_ASKPASS": ask.program, "SSH_ASKPASS_REQUIRE": "force"])
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 1))
@@ -177,13 +215,17 @@ struct AgentAndPassphraseTests {
         fixture.sshd.stop(hard: true)
         #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
         try fixture.sshd.start()
-        #expect(waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 }, "\(tunnel.stderrText)")
+        #expect(
+            waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 },
+            "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 2))
         #expect(try readText(ask.log).split(separator: "\n").count == 1, "the passphrase is asked once")
         #expect(!tunnel.stderrText.contains("open sesame"))
     }
 
-    @Test("--agent: the agent going away leaves the session alone; reconnects retry, say why, and recover; --save remembers --agent")
+    @Test(
+        "--agent: the agent going away leaves the session alone; reconnects retry, say why, and recover; --save remembers --agent"
+    )
     func agentGoneDuringReconnect() throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture(authorize: false)
@@ -197,7 +239,8 @@ struct AgentAndPassphraseTests {
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 1))
-        let saved = try #require(try JSONSerialization.jsonObject(with: Data(readBytes(fixture.home.file("config.json")))) as? [String: Any])
+        let saved = try #require(
+            try JSONSerialization.jsonObject(with: Data(readBytes(fixture.home.file("config.json")))) as? [String: Any])
         let profiles = saved["profiles"] as? [String: Any]
         let tunnelRole = (profiles?["default"] as? [String: Any])?["tunnel"] as? [String: Any]
         #expect(tunnelRole?["agent"] as? Bool == true, "config.json: \(saved)")
@@ -206,19 +249,27 @@ struct AgentAndPassphraseTests {
         #expect(roundTrip(port: port, seed: 2), "the running session does not need the agent")
         fixture.sshd.stop(hard: true)
         try fixture.sshd.start()
-        #expect(tunnel.waitForLine(containing: "disconnected: no ssh-agent to sign in with", timeout: 30) != nil, "\(tunnel.stderrText)")
+        #expect(
+            tunnel.waitForLine(containing: "disconnected: no ssh-agent to sign in with", timeout: 30) != nil,
+            "\(tunnel.stderrText)")
         #expect(tunnel.isRunning)
         try agent.start()
         try agent.add(keys.file("ed25519"))
-        #expect(waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 }, "\(tunnel.stderrText)")
+        #expect(
+            waitUntil(timeout: 40) { tunnel.stderr.filter { $0.hasPrefix("connected to") }.count >= 2 },
+            "\(tunnel.stderrText)")
         #expect(roundTrip(port: port, seed: 3))
         tunnel.signal(SIGINT)
         #expect(tunnel.waitForExit(timeout: 10) == 0)
 
         // The saved default signs in with the agent again, with no --agent.
-        let checked = try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, "--remote-port", Self.closedRemotePort,
-                                                      "--health-timeout", "3"],
-                                     environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path].merging(agent.environment) { $1 })
+        let checked = try run(
+            octunnelBinary,
+            [
+                "tunnel", "check", "--home", fixture.home.path, "--remote-port", Self.closedRemotePort,
+                "--health-timeout", "3",
+            ],
+            environment: ["PATH": "/usr/bin:/bin", "HOME": fixture.home.path].merging(agent.environment) { $1 })
         #expect(checked.stderr.contains("root with ssh-agent key \(key.fingerprint)"), "\(checked.stderr)")
     }
 }

@@ -106,19 +106,34 @@ struct KeyCommandTests {
             let home = dir + "/home"
             let line = try Octunnel.run(["keygen", "--home", home], in: dir).stdout
 
-            let restricted = try Octunnel.run(["pubkey", "--restrict", "--remote-port", "19000", "--home", home], in: dir)
+            let restricted = try Octunnel.run(
+                ["pubkey", "--restrict", "--remote-port", "19000", "--home", home], in: dir)
 
             #expect(restricted.status == 0)
             // The forced command answers the rotation verbs for this key's tag and refuses anything else.
             let key = try #require(SSHPublicKey.parse(line: line.trimmingCharacters(in: .whitespacesAndNewlines)))
-            let command = OctunnelKeyLine.forcedCommand(role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)],
-                                                        tag: OctunnelKeyLine.tag(for: key), added: OctunnelKeyLine.today())
-            #expect(restricted.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K=\(OctunnelKeyLine.tag(for: key)) P= A="))
-            #expect(restricted.stdout == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" " + line)
+            let command = OctunnelKeyLine.forcedCommand(
+                role: .tunnel, ends: [HostPort(host: "127.0.0.1", port: 19000)],
+                tag: OctunnelKeyLine.tag(for: key), added: OctunnelKeyLine.today())
+            #expect(
+                restricted.stdout.hasPrefix(
+                    "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K=\(OctunnelKeyLine.tag(for: key)) P= A="
+                ))
+            #expect(
+                restricted.stdout
+                    == "restrict,port-forwarding,permitopen=\"127.0.0.1:19000\",permitlisten=\"127.0.0.1:1\",command=\"\(command)\" "
+                    + line)
             let byDefault = try Octunnel.run(["pubkey", "--restrict", "--home", home], in: dir)
-            #expect(byDefault.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="))
-            let ipv6 = try Octunnel.run(["pubkey", "--restrict", "--remote-host", "::1", "--remote-port", "2200", "--home", home], in: dir)
-            #expect(ipv6.stdout.hasPrefix("restrict,port-forwarding,permitopen=\"[::1]:2200\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="))
+            #expect(
+                byDefault.stdout.hasPrefix(
+                    "restrict,port-forwarding,permitopen=\"127.0.0.1:18080\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="
+                ))
+            let ipv6 = try Octunnel.run(
+                ["pubkey", "--restrict", "--remote-host", "::1", "--remote-port", "2200", "--home", home], in: dir)
+            #expect(
+                ipv6.stdout.hasPrefix(
+                    "restrict,port-forwarding,permitopen=\"[::1]:2200\",permitlisten=\"127.0.0.1:1\",command=\"exec /bin/sh -c 'K="
+                ))
         }
     }
 
@@ -159,7 +174,8 @@ struct KeyCommandTests {
         try withTemporaryDirectory { dir in
             let home = dir + "/home"
             _ = try Octunnel.run(["keygen", "--home", home], in: dir)
-            let corrupt = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+            let corrupt =
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
             try writeText(corrupt, to: home + "/id_ed25519")
 
             let result = try Octunnel.run(["pubkey", "--home", home], in: dir)
@@ -185,7 +201,9 @@ struct KeyCommandTests {
                 let result = try Octunnel.run(command + ["--home", home, "root@127.0.0.1:1"], in: dir)
                 #expect(result.status == 65, "\(command): \(result.stderr)")
                 #expect(result.stderr.contains(home + "/id_ed25519"))
-                #expect(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1, "\(result.stderr)")
+                #expect(
+                    result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1,
+                    "\(result.stderr)")
             }
             #expect(try readBytes(home + "/id_ed25519") == half)
         }
@@ -208,7 +226,8 @@ struct KeyCommandTests {
     @Test func theHomeComesFromTheFlagThenOCTUNNEL_HOMEThenXDG() throws {
         try withTemporaryDirectory { dir in
             let fromEnvironment = dir + "/env-home"
-            let environment = Octunnel.environment(home: dir, ["OCTUNNEL_HOME": fromEnvironment, "XDG_CONFIG_HOME": dir + "/xdg"])
+            let environment = Octunnel.environment(
+                home: dir, ["OCTUNNEL_HOME": fromEnvironment, "XDG_CONFIG_HOME": dir + "/xdg"])
 
             let made = try Octunnel.run(["keygen"], in: dir, environment: environment)
 
@@ -216,7 +235,9 @@ struct KeyCommandTests {
             #expect(try readText(fromEnvironment + "/id_ed25519.pub") == made.stdout)
             #expect(!fileExists(dir + "/xdg"))
             #expect(try Octunnel.run(["pubkey"], in: dir, environment: environment).stdout == made.stdout)
-            #expect(try Octunnel.run(["pubkey", "--home", dir + "/flag-home"], in: dir, environment: environment).status == 66)
+            #expect(
+                try Octunnel.run(["pubkey", "--home", dir + "/flag-home"], in: dir, environment: environment).status
+                    == 66)
 
             let xdgOnly = Octunnel.environment(home: dir, ["XDG_CONFIG_HOME": dir + "/xdg"])
             #expect(try Octunnel.run(["keygen"], in: dir, environment: xdgOnly).status == 0)

@@ -20,29 +20,52 @@ struct NotifyBoundsTests {
     }
 
     /// `tunnel up` against a 2.x stand-in with `password`, following its events, with `extra` flags.
-    static func up(_ fixture: TunnelFixture, _ backend: OpenCodeStandIn, password: String, extra: [String],
-                   environment: [String: String] = [:]) throws -> RunningProcess {
-        try fixture.up(remotePort: backend.port, extra: ["--no-pair-port"] + extra,
-                       environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }.merging(environment) { $1 })
+    static func up(
+        _ fixture: TunnelFixture, _ backend: OpenCodeStandIn, password: String, extra: [String],
+        environment: [String: String] = [:]
+    ) throws -> RunningProcess {
+        try fixture.up(
+            remotePort: backend.port, extra: ["--no-pair-port"] + extra,
+            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 }.merging(environment) {
+                $1
+            })
     }
 
-    @Test("200 distinct permission requests and a --notify-command that takes 2 s: at most 4 run at once, the rest are merged into \"+N more permissions asked in Fix the login bug\" (every request counted once), the tunnel serves throughout, and the command's environment has no OPENCODE_PASSWORD")
+    @Test(
+        "200 distinct permission requests and a --notify-command that takes 2 s: at most 4 run at once, the rest are merged into \"+N more permissions asked in Fix the login bug\" (every request counted once), the tunnel serves throughout, and the command's environment has no OPENCODE_PASSWORD"
+    )
     func flood() async throws {
         try await NotifyTests.withStandIn { backend, password, fixture, scratch in
             let log = scratch.file("log")
-            try scratch.write("slow.sh", "#!/bin/sh\necho start >> '\(log)'\nenv > '\(scratch.file("env"))'\nsleep 2\necho end >> '\(log)'\n", mode: 0o755)
-            let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("slow.sh")])
+            try scratch.write(
+                "slow.sh",
+                "#!/bin/sh\necho start >> '\(log)'\nenv > '\(scratch.file("env"))'\nsleep 2\necho end >> '\(log)'\n",
+                mode: 0o755)
+            let tunnel = try Self.up(
+                fixture, backend, password: password, extra: ["--notify-command", scratch.file("slow.sh")])
             defer { tunnel.stopGracefullyOrKill() }
             let port = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
             try await NotifyTests.requireFollowing(backend, tunnel)
-            #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]])) == 1)
+            #expect(
+                NotifyTests.emit(
+                    backend,
+                    NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]]))
+                    == 1)
 
             let served = try await offPool { () -> [Bool] in
                 var served: [Bool] = []
                 for request in 0..<200 {
-                    _ = NotifyTests.emit(backend, NotifyTests.session("s1", "permission.asked", ["id": "per_\(request)", "permission": "bash",
-                                                                                                 "patterns": ["make \(request)"]]))
-                    if request % 20 == 0 { served.append(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true) }
+                    _ = NotifyTests.emit(
+                        backend,
+                        NotifyTests.session(
+                            "s1", "permission.asked",
+                            [
+                                "id": "per_\(request)", "permission": "bash",
+                                "patterns": ["make \(request)"],
+                            ]))
+                    if request % 20 == 0 {
+                        served.append(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true)
+                    }
                 }
                 return served
             }
@@ -68,24 +91,32 @@ struct NotifyBoundsTests {
             }
             #expect(most <= 4 && most >= 2, "at most 4 at once: \(most)")
             let environment = Self.lines(scratch.file("env"))
-            #expect(!environment.contains { $0.hasPrefix("OPENCODE_") } && environment.contains("OCTUNNEL_EVENT=permission"), "\(environment)")
+            #expect(
+                !environment.contains { $0.hasPrefix("OPENCODE_") }
+                    && environment.contains("OCTUNNEL_EVENT=permission"), "\(environment)")
             #expect(!environment.joined().contains(password))
             #expect(httpGet(port: port, path: "/")?.hasPrefix("HTTP/1.1 200") == true)
             #expect(tunnel.isRunning)
             // None was answered: tunnel status says all 200 wait; one answer elsewhere, 199.
             @Sendable func waiting() throws -> Int? {
                 let status = try fixture.run(["tunnel", "status", "--json"])
-                return (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["permissionsWaiting"] as? Int
+                return (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?[
+                    "permissionsWaiting"] as? Int
             }
             #expect(try await offPool { try waiting() } == 200)
-            #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "permission.replied", ["requestID": "per_7", "reply": "once"])) == 1)
+            #expect(
+                NotifyTests.emit(
+                    backend, NotifyTests.session("s1", "permission.replied", ["requestID": "per_7", "reply": "once"]))
+                    == 1)
             #expect(try await offPool { waitUntil(timeout: 10) { (try? waiting()) == 199 } })
             let human = try await offPool { try fixture.run(["tunnel", "status"]) }
             #expect(human.stdout.contains("waiting     199 for an answer"), "\(human.stdout)")
         }
     }
 
-    @Test("the password and its Basic token planted in a title, an error's message, a permission's pattern and a question: on stderr, in tunnel status (text and JSON), in the command's environment and on the desktop (dunst), only ***")
+    @Test(
+        "the password and its Basic token planted in a title, an error's message, a permission's pattern and a question: on stderr, in tunnel status (text and JSON), in the command's environment and on the desktop (dunst), only ***"
+    )
     func plantedPassword() async throws {
         let password = "pw-\(UUID().uuidString.prefix(12))"
         let token = Data("opencode:\(password)".utf8).base64EncodedString()
@@ -96,33 +127,54 @@ struct NotifyBoundsTests {
         let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
         try scratch.write("env.sh", "#!/bin/sh\nenv > '\(scratch.file("env"))'-$$\n", mode: 0o755)
-        let tunnel = try Self.up(fixture, backend, password: password, extra: ["--notify-command", scratch.file("env.sh")],
-                                 environment: desktop.environment)
+        let tunnel = try Self.up(
+            fixture, backend, password: password, extra: ["--notify-command", scratch.file("env.sh")],
+            environment: desktop.environment)
         defer { tunnel.stopGracefullyOrKill() }
         try await NotifyTests.requireFollowing(backend, tunnel)
-        for event in [NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Rotate \(password) today", "directory": "/home/me/shop"]]),
-                      NotifyTests.session("s1", "session.status", ["status": ["type": "busy"]]),
-                      NotifyTests.session("s1", "permission.asked", ["id": "per_1", "permission": "bash",
-                                                                     "patterns": ["curl -u opencode:\(password) https://push.example", "echo \(token)"]]),
-                      NotifyTests.session("s1", "question.asked", ["id": "que_1", "questions": [["question": "Send Basic \(token)?"]]]),
-                      NotifyTests.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]])] {
+        for event in [
+            NotifyTests.session(
+                "s1", "session.updated",
+                ["info": ["id": "s1", "title": "Rotate \(password) today", "directory": "/home/me/shop"]]),
+            NotifyTests.session("s1", "session.status", ["status": ["type": "busy"]]),
+            NotifyTests.session(
+                "s1", "permission.asked",
+                [
+                    "id": "per_1", "permission": "bash",
+                    "patterns": ["curl -u opencode:\(password) https://push.example", "echo \(token)"],
+                ]),
+            NotifyTests.session(
+                "s1", "question.asked", ["id": "que_1", "questions": [["question": "Send Basic \(token)?"]]]),
+            NotifyTests.session(
+                "s2", "session.error",
+                ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]]),
+        ] {
             #expect(NotifyTests.emit(backend, event) == 1)
         }
         let files = try await offPool { () -> [String] in
             _ = waitUntil(timeout: 20) {
-                ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }.count == 3
+                ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter {
+                    $0.hasPrefix("env-")
+                }.count == 3
                     && desktop.shown.count == 3
             }
-            return ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter { $0.hasPrefix("env-") }
+            return ((try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []).filter {
+                $0.hasPrefix("env-")
+            }
         }
         #expect(files.count == 3 && desktop.shown.count == 3, "\(files) \(desktop.shown) \(tunnel.stderrText)")
         let environments = files.map { (try? String(contentsOfFile: scratch.file($0), encoding: .utf8)) ?? "" }
         let status = try await offPool { try fixture.run(["tunnel", "status"]) }
         let json = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
         #expect(status.stdout.components(separatedBy: "notified").count - 1 == 3, "\(status.stdout)")
-        #expect(tunnel.stderrText.contains("notify: OpenCode asks for permission: Rotate *** today (shop): bash: curl -u opencode:*** https://push.example, echo ***"),
-                "\(tunnel.stderrText)")
-        let surfaces = [tunnel.stderrText, status.stdout, json.stdout] + environments + desktop.shown.map { $0.summary + "\n" + $0.body }
+        #expect(
+            tunnel.stderrText.contains(
+                "notify: OpenCode asks for permission: Rotate *** today (shop): bash: curl -u opencode:*** https://push.example, echo ***"
+            ),
+            "\(tunnel.stderrText)")
+        let surfaces =
+            [tunnel.stderrText, status.stdout, json.stdout] + environments
+            + desktop.shown.map { $0.summary + "\n" + $0.body }
         for surface in surfaces {
             #expect(!surface.contains(password) && !surface.contains(token), "\(surface)")
         }
@@ -131,11 +183,14 @@ struct NotifyBoundsTests {
     /// The resident memory of `pid` now, in KiB.
     static func residentKilobytes(_ pid: pid_t) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    @Test("50 session.updated with 900 KB titles (45 MB through the tunnel): tunnel up's resident memory grows by less than 10 MB, and the next moment names its session by a title cut to a few hundred bytes")
+    @Test(
+        "50 session.updated with 900 KB titles (45 MB through the tunnel): tunnel up's resident memory grows by less than 10 MB, and the next moment names its session by a title cut to a few hundred bytes"
+    )
     func bigTitles() async throws {
         try await NotifyTests.withStandIn { backend, password, fixture, _ in
             let tunnel = try Self.up(fixture, backend, password: password, extra: [])
@@ -145,12 +200,22 @@ struct NotifyBoundsTests {
             let big = String(repeating: "t", count: 900_000)
             try await offPool {
                 for index in 0..<50 {
-                    _ = NotifyTests.emit(backend, NotifyTests.session("big\(index)", "session.updated", ["info": ["id": "big\(index)", "title": "\(index) \(big)"]]))
+                    _ = NotifyTests.emit(
+                        backend,
+                        NotifyTests.session(
+                            "big\(index)", "session.updated",
+                            ["info": ["id": "big\(index)", "title": "\(index) \(big)"]]))
                 }
             }
             // Read up to here once the failure sent last is told.
-            #expect(NotifyTests.emit(backend, NotifyTests.session("big49", "session.error", ["error": ["name": "APIError", "data": ["message": "last"]]])) == 1)
-            let line = try #require(try await offPool { tunnel.waitForLine(containing: "notify: OpenCode failed: 49 ttt", timeout: 180) }, "\(tunnel.stderrText)")
+            #expect(
+                NotifyTests.emit(
+                    backend,
+                    NotifyTests.session(
+                        "big49", "session.error", ["error": ["name": "APIError", "data": ["message": "last"]]])) == 1)
+            let line = try #require(
+                try await offPool { tunnel.waitForLine(containing: "notify: OpenCode failed: 49 ttt", timeout: 180) },
+                "\(tunnel.stderrText)")
             let after = Self.residentKilobytes(tunnel.pid)
             #expect(after - before < 10 * 1024, "RSS \(before) → \(after) KiB")
             #expect(line.utf8.count < 600 && line.contains("…"), "\(line.prefix(300))")
@@ -158,27 +223,41 @@ struct NotifyBoundsTests {
         }
     }
 
-    @Test("the command's whole process group is killed at its time limit (a `sleep 40` it started too), and at exit a command still running is ended with its group")
+    @Test(
+        "the command's whole process group is killed at its time limit (a `sleep 40` it started too), and at exit a command still running is ended with its group"
+    )
     func processGroup() async throws {
         try await NotifyTests.withStandIn { backend, password, fixture, scratch in
             for (timeout, pidFile) in [("1", "at-limit"), ("60", "at-exit")] {
-                try scratch.write("hang-\(pidFile).sh", "#!/bin/sh\nsleep 40 &\necho $! > '\(scratch.file(pidFile))'\nwait\n", mode: 0o755)
-                let tunnel = try Self.up(fixture, backend, password: password,
-                                         extra: ["--notify-command", scratch.file("hang-\(pidFile).sh"), "--notify-timeout", timeout])
+                try scratch.write(
+                    "hang-\(pidFile).sh", "#!/bin/sh\nsleep 40 &\necho $! > '\(scratch.file(pidFile))'\nwait\n",
+                    mode: 0o755)
+                let tunnel = try Self.up(
+                    fixture, backend, password: password,
+                    extra: ["--notify-command", scratch.file("hang-\(pidFile).sh"), "--notify-timeout", timeout])
                 defer { tunnel.stopGracefullyOrKill() }
                 try await NotifyTests.requireFollowing(backend, tunnel)
-                #expect(NotifyTests.emit(backend, NotifyTests.session("s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
-                let pid = try #require(try await offPool { () -> Int? in
-                    _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }
-                    return Int(Self.lines(scratch.file(pidFile)).first ?? "")
-                }, "\(tunnel.stderrText)")
+                #expect(
+                    NotifyTests.emit(
+                        backend,
+                        NotifyTests.session(
+                            "s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
+                let pid = try #require(
+                    try await offPool { () -> Int? in
+                        _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }
+                        return Int(Self.lines(scratch.file(pidFile)).first ?? "")
+                    }, "\(tunnel.stderrText)")
                 if timeout == "1" {
-                    #expect(try await offPool { tunnel.waitForLine(containing: "ran longer than 1 s and was stopped") } != nil, "\(tunnel.stderrText)")
+                    #expect(
+                        try await offPool { tunnel.waitForLine(containing: "ran longer than 1 s and was stopped") }
+                            != nil, "\(tunnel.stderrText)")
                 } else {
                     tunnel.signal(SIGINT)
                     #expect(try await offPool { tunnel.waitForExit(timeout: 10) } != nil, "\(tunnel.stderrText)")
                 }
-                #expect(try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } }, "the command's child \(pid) lives on (\(pidFile))")
+                #expect(
+                    try await offPool { waitUntil(timeout: 10) { Self.isGone(pid) } },
+                    "the command's child \(pid) lives on (\(pidFile))")
             }
         }
     }

@@ -15,7 +15,8 @@ struct NotifyTests {
         guard fd >= 0 else { return -1 }
         defer { close(fd) }
         setSocketTimeout(fd, seconds: 10)
-        let head = "POST /standin/emit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let head =
+            "POST /standin/emit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         guard writeAll(fd, Array(head.utf8) + [UInt8](body)) else { return -1 }
         let answer = String(decoding: readAll(fd), as: UTF8.self)
         guard let start = answer.range(of: "{\"streams\":") else { return -1 }
@@ -32,8 +33,12 @@ struct NotifyTests {
 
     /// A 2.x stand-in behind a fresh password, a sshd fixture to reach it and a scratch
     /// directory; the stand-in is stopped after `body`.
-    static func withStandIn(_ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture, _ scratch: TempDirectory) async throws -> Void)
-        async throws {
+    static func withStandIn(
+        _ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture, _ scratch: TempDirectory)
+            async throws -> Void
+    )
+        async throws
+    {
         let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
         defer { backend.stop() }
         let fixture = try TunnelFixture()
@@ -42,10 +47,16 @@ struct NotifyTests {
 
     /// Waits until `tunnel` passed its health test and its follower listens at `backend`: where a
     /// test of the moments starts sending events.
-    static func requireFollowing(_ backend: OpenCodeStandIn, _ tunnel: RunningProcess,
-                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try #require(try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
-        try #require(try await offPool { followerListens(backend, tunnel) }, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+    static func requireFollowing(
+        _ backend: OpenCodeStandIn, _ tunnel: RunningProcess,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try #require(
+            try await offPool { tunnel.waitForLine(containing: "health ✓") } != nil, "\(tunnel.stderrText)",
+            sourceLocation: sourceLocation)
+        try #require(
+            try await offPool { followerListens(backend, tunnel) }, "\(tunnel.stderrText)",
+            sourceLocation: sourceLocation)
     }
 
     static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
@@ -53,82 +64,132 @@ struct NotifyTests {
     }
 
     /// A program that appends its OCTUNNEL_ variables, one record a line, to `file`.
-    static func recorder(in directory: TempDirectory, file: String, exit code: Int = 0, sleep seconds: Int = 0) throws -> String {
+    static func recorder(
+        in directory: TempDirectory, file: String, exit code: Int = 0, sleep seconds: Int = 0
+    ) throws -> String {
         // Written close-on-exec (TempDirectory.write): Foundation's write leaves its descriptor open
         // to any child another test spawns meanwhile, and exec of a file open for writing is
         // ETXTBSY (CI, 2026-11-26 05:05: "--notify-command … could not start: … Text file busy").
         let name = "notify-\(code)-\(seconds).sh"
-        try directory.write(name, """
-        #!/bin/sh
-        \(seconds > 0 ? "sleep \(seconds)" : "")
-        printf '%s|%s|%s|%s\\n' "$OCTUNNEL_EVENT" "$OCTUNNEL_SESSION_TITLE" "$OCTUNNEL_MESSAGE" "$OCTUNNEL_DIRECTORY" >> '\(file)'
-        exit \(code)
-        """, mode: 0o755)
+        try directory.write(
+            name,
+            """
+            #!/bin/sh
+            \(seconds > 0 ? "sleep \(seconds)" : "")
+            printf '%s|%s|%s|%s\\n' "$OCTUNNEL_EVENT" "$OCTUNNEL_SESSION_TITLE" "$OCTUNNEL_MESSAGE" "$OCTUNNEL_DIRECTORY" >> '\(file)'
+            exit \(code)
+            """, mode: 0o755)
         return directory.file(name)
     }
 
-    @Test("OpenCode 2: finished, permission and failed each once, on stderr and through --notify-command with the facts in its environment; a title of escape codes shown escaped; events of a session that was never seen busy notify nothing",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "OpenCode 2: finished, permission and failed each once, on stderr and through --notify-command with the facts in its environment; a title of escape codes shown escaped; events of a session that was never seen busy notify nothing",
+        .timeLimit(.minutes(2)))
     func threeMoments() async throws {
         try await Self.withStandIn { backend, password, fixture, scratch in
             let record = scratch.file("record")
-            let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                                             "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port", "--verbose",
-                                                             "--notify-command", try Self.recorder(in: scratch, file: record)],
-                                            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+            let tunnel = try RunningProcess(
+                octunnelBinary,
+                [
+                    "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                    "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port", "--verbose",
+                    "--notify-command", try Self.recorder(in: scratch, file: record),
+                ],
+                environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
             // --verbose: should a moment be missing, the connection lines say whether the follower's stream was cut and opened again.
             defer { tunnel.stopGracefullyOrKill() }
             // The follower's stream is open once the stand-in counts two (the health test's has closed).
             try await Self.requireFollowing(backend, tunnel)
 
-            for event in [Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
-                          Self.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop"]]),
-                          Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-                          Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                          Self.session("s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                          Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-                          Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]])] {
+            for event in [
+                Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
+                Self.session(
+                    "s1", "session.updated",
+                    [
+                        "info": [
+                            "id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop",
+                        ]
+                    ]),
+                Self.session("s1", "session.status", ["status": ["type": "busy"]]),
+                Self.session(
+                    "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                Self.session(
+                    "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
+                Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+                Self.session(
+                    "s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]]),
+            ] {
                 #expect(Self.emit(backend, event) == 1)
             }
             let lines = try await offPool { () -> [String] in
-                _ = waitUntil(timeout: 20) { (try? String(contentsOfFile: record, encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 3 }
+                _ = waitUntil(timeout: 20) {
+                    (try? String(contentsOfFile: record, encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 3
+                }
                 return tunnel.stderr.filter { $0.contains("notify: ") }
             }
             #expect(lines.count == 3, "\(tunnel.stderrText)")
-            #expect(lines.contains { $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin")
-                && $0.hasSuffix(": bash: git push · answer: octunnel permission allow|always|reject per_1") }, "\(lines)")
-            #expect(lines.contains { $0.contains("notify: OpenCode finished: Fix ") && $0.contains("(shop): the agent is done and waits for you") }, "\(lines)")
+            #expect(
+                lines.contains {
+                    $0.contains("notify: OpenCode asks for permission: Fix \\x1b[31mlogin")
+                        && $0.hasSuffix(": bash: git push · answer: octunnel permission allow|always|reject per_1")
+                }, "\(lines)")
+            #expect(
+                lines.contains {
+                    $0.contains("notify: OpenCode finished: Fix ")
+                        && $0.contains("(shop): the agent is done and waits for you")
+                }, "\(lines)")
             #expect(lines.contains { $0.hasSuffix("notify: OpenCode failed: s2: APIError: rate limited") }, "\(lines)")
-            let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-            #expect(records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == ["failed", "finished", "permission"],
-                    "\(records) \(tunnel.stderrText)")
+            let records = ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+            #expect(
+                records.map { $0.split(separator: "|").first.map(String.init) ?? "" }.sorted() == [
+                    "failed", "finished", "permission",
+                ],
+                "\(records) \(tunnel.stderrText)")
             #expect(records.allSatisfy { !$0.contains("\u{1b}") && !$0.contains("\u{07}") }, "\(records)")
-            #expect(records.contains("finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"), "\(records)")
+            #expect(
+                records.contains(
+                    "finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"),
+                "\(records)")
             // status: the last three, newest last.
             let status = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
             let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
-            #expect(told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"], "\(status.stdout)")
+            #expect(
+                told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"],
+                "\(status.stdout)")
             let human = try await offPool { try fixture.run(["tunnel", "status"]) }
             #expect(human.stdout.components(separatedBy: "notified").count - 1 == 3, "\(human.stdout)")
         }
     }
 
-    @Test("a --notify-command that fails or hangs is reported and never fatal; OpenCode 1.x's /global/event is followed the same way; --no-notify follows nothing")
+    @Test(
+        "a --notify-command that fails or hangs is reported and never fatal; OpenCode 1.x's /global/event is followed the same way; --no-notify follows nothing"
+    )
     func commandFailsOrHangs() async throws {
         let fixture = try TunnelFixture()
         let scratch = try TempDirectory()
         for (code, sleep, said) in [(3, 0, "exited 3"), (0, 30, "ran longer than 1 s and was stopped")] {
             let backend = try OpenCodeStandIn(flavor: "opencode1")
             defer { backend.stop() }
-            let tunnel = try fixture.up(remotePort: backend.port, extra: ["--notify-command", try Self.recorder(in: scratch, file: scratch.file("r"), exit: code, sleep: sleep),
-                                                                          "--notify-timeout", "1"])
+            let tunnel = try fixture.up(
+                remotePort: backend.port,
+                extra: [
+                    "--notify-command",
+                    try Self.recorder(in: scratch, file: scratch.file("r"), exit: code, sleep: sleep),
+                    "--notify-timeout", "1",
+                ])
             defer { tunnel.stopGracefullyOrKill() }
             try await Self.requireFollowing(backend, tunnel)
-            _ = Self.emit(backend, Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
+            _ = Self.emit(
+                backend,
+                Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
             let line = try await offPool { tunnel.waitForLine(containing: "--notify-command") }
             #expect(line?.contains(said) == true, "\(tunnel.stderrText)")
-            #expect(tunnel.stderrText.contains("notify: OpenCode failed: x (project): UnknownError: boom"), "\(tunnel.stderrText)")
+            #expect(
+                tunnel.stderrText.contains("notify: OpenCode failed: x (project): UnknownError: boom"),
+                "\(tunnel.stderrText)")
             #expect(tunnel.isRunning)
         }
         let backend = try OpenCodeStandIn(flavor: "opencode1")
@@ -141,23 +202,32 @@ struct NotifyTests {
         #expect(!waitUntil(timeout: 1) { Self.emit(backend, ["type": "server.ping", "fields": [:]]) != 0 })
     }
 
-    @Test("on a desktop: a real session bus and notification server (dunst) are sent each of the three moments of OpenCode 1.x, once, as octunnel's, permission and failed critical; markup, backslashes and escape codes in the agent's words arrive as text, never as markup or a control byte")
+    @Test(
+        "on a desktop: a real session bus and notification server (dunst) are sent each of the three moments of OpenCode 1.x, once, as octunnel's, permission and failed critical; markup, backslashes and escape codes in the agent's words arrive as text, never as markup or a control byte"
+    )
     func desktop() async throws {
         let desktop = try DesktopSession()
         defer { desktop.stop() }
         let backend = try OpenCodeStandIn(flavor: "opencode1")
         defer { backend.stop() }
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: backend.port, environment: inheritedEnvironment.merging(desktop.environment) { $1 })
+        let tunnel = try fixture.up(
+            remotePort: backend.port, environment: inheritedEnvironment.merging(desktop.environment) { $1 })
         defer { tunnel.stopGracefullyOrKill() }
         try await Self.requireFollowing(backend, tunnel)
 
         let title = "Shop <b>cart</b> & \u{1b}[31mred"
-        for event in [Self.session("d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
-                      Self.session("d1", "session.status", ["status": ["type": "busy"]]),
-                      Self.session("d1", "permission.updated", ["id": "per_d", "type": "bash", "title": "rm -rf <build> && echo \\033[2J"]),
-                      Self.session("d1", "session.status", ["status": ["type": "idle"]]), Self.session("d1", "session.idle"),
-                      Self.session("d2", "session.error", ["error": ["name": "ProviderAuthError", "data": ["message": "key <expired> \\n & \u{07}"]]])] {
+        for event in [
+            Self.session(
+                "d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
+            Self.session("d1", "session.status", ["status": ["type": "busy"]]),
+            Self.session(
+                "d1", "permission.updated", ["id": "per_d", "type": "bash", "title": "rm -rf <build> && echo \\033[2J"]),
+            Self.session("d1", "session.status", ["status": ["type": "idle"]]), Self.session("d1", "session.idle"),
+            Self.session(
+                "d2", "session.error",
+                ["error": ["name": "ProviderAuthError", "data": ["message": "key <expired> \\n & \u{07}"]]]),
+        ] {
             #expect(Self.emit(backend, event) == 1)
         }
         let shown = try await offPool { () -> [DesktopSession.Shown] in
@@ -168,12 +238,23 @@ struct NotifyTests {
         #expect(shown.allSatisfy { $0.appName == "octunnel" }, "\(shown)")
         // 1.x's /global/event names the project directory around each event (the stand-in's "project").
         let named = "Shop <b>cart</b> & \\x1b[31mred (project)"
-        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode asks for permission: \(named)",
-                                                    body: "rm -rf &lt;build&gt; &amp;&amp; echo \\033[2J", urgency: "CRITICAL")), "\(shown)")
-        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode finished: \(named)",
-                                                    body: "the agent is done and waits for you", urgency: "NORMAL")), "\(shown)")
-        #expect(shown.contains(DesktopSession.Shown(appName: "octunnel", summary: "OpenCode failed: d2 (project)",
-                                                    body: "ProviderAuthError: key &lt;expired&gt; \\n &amp; \\x07", urgency: "CRITICAL")), "\(shown)")
-        #expect(shown.allSatisfy { !($0.summary + $0.body).contains { $0.asciiValue.map { $0 < 0x20 } == true } }, "\(shown)")
+        #expect(
+            shown.contains(
+                DesktopSession.Shown(
+                    appName: "octunnel", summary: "OpenCode asks for permission: \(named)",
+                    body: "rm -rf &lt;build&gt; &amp;&amp; echo \\033[2J", urgency: "CRITICAL")), "\(shown)")
+        #expect(
+            shown.contains(
+                DesktopSession.Shown(
+                    appName: "octunnel", summary: "OpenCode finished: \(named)",
+                    body: "the agent is done and waits for you", urgency: "NORMAL")), "\(shown)")
+        #expect(
+            shown.contains(
+                DesktopSession.Shown(
+                    appName: "octunnel", summary: "OpenCode failed: d2 (project)",
+                    body: "ProviderAuthError: key &lt;expired&gt; \\n &amp; \\x07", urgency: "CRITICAL")), "\(shown)")
+        #expect(
+            shown.allSatisfy { !($0.summary + $0.body).contains { $0.asciiValue.map { $0 < 0x20 } == true } },
+            "\(shown)")
     }
 }

@@ -9,7 +9,9 @@ import Testing
 /// `config show` prints a profile that holds only a push; `tunnel up` pushes through the saved push with no flag.
 @Suite("home up --push: the phone's buttons answer, the push saved", .serialized, .ownThreads, .timeLimit(.minutes(3)))
 struct HomePushCommandTests {
-    @Test("home up --push --save: a permission pushed with 3 buttons, Reject reaches OpenCode once; the push saved; no password in any push")
+    @Test(
+        "home up --push --save: a permission pushed with 3 buttons, Reject reaches OpenCode once; the push saved; no password in any push"
+    )
     func homeUpPushes() async throws {
         guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
         let server = try NtfyServer()
@@ -21,7 +23,8 @@ struct HomePushCommandTests {
         try scratch.write("pw", password + "\n", mode: 0o600)
         let topic = server.url + "/" + PushSettings.newTopic(prefix: "oc-")
         let (home, _) = try await fixture.homeUpListening(
-            homePort: backend.port, extra: ["--password-file", scratch.file("pw"), "--push", topic, "--push-detail", "full", "--save"])
+            homePort: backend.port,
+            extra: ["--password-file", scratch.file("pw"), "--push", topic, "--push-detail", "full", "--save"])
         defer { home.stopGracefullyOrKill() }
         try #require(try await offPool { NotifyTests.followerListens(backend, home) }, "\(home.stderrText)")
 
@@ -35,7 +38,9 @@ struct HomePushCommandTests {
         #expect(status == 200)
         #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 1 } }, "\(home.stderrText)")
         #expect(backend.replies.first?["body"] as? String == #"{"reply":"reject"}"#, "\(backend.replies)")
-        #expect(try await offPool { home.waitForLine(containing: "push: \(id) rejected from the phone") } != nil, "\(home.stderrText)")
+        #expect(
+            try await offPool { home.waitForLine(containing: "push: \(id) rejected from the phone") } != nil,
+            "\(home.stderrText)")
         #expect(!server.storedBytes().contains(password) && !home.stderrText.contains(password))
 
         let saved = try PushSettings.load(directory: OctunnelDirectory(path: fixture.home.path), profile: .default)
@@ -57,15 +62,21 @@ struct HomePushCommandTests {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.reduce(0) { total, task in
             let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
-            return total + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
-                .compactMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(0, +)
+            return total
+                + status.split(separator: "\n").filter { $0.contains("ctxt_switches") }
+                .compactMap { Int($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }.reduce(
+                    0, +)
         }
     }
 
-    @Test("config show prints a profile that holds only a push (push setup's), and push flags without a push are one line, exit 64")
+    @Test(
+        "config show prints a profile that holds only a push (push setup's), and push flags without a push are one line, exit 64"
+    )
     func pushOnlyProfileAndMistakes() throws {
         let home = try TempDirectory("octunnel-push-home")
-        let settings = PushSettings(url: try PushURL.parse("https://ntfy.example.org/oc-abc"), replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
+        let settings = PushSettings(
+            url: try PushURL.parse("https://ntfy.example.org/oc-abc"),
+            replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
         try settings.save(directory: OctunnelDirectory(path: home.path), profile: .default)
         let shown = try run(octunnelBinary, ["config", "show", "--home", home.path])
         #expect(shown.status == 0 && shown.stdout.contains("ntfy.example.org"), "\(shown)")
@@ -73,25 +84,36 @@ struct HomePushCommandTests {
         #expect(named.status == 0 && named.stdout.contains("oc-abc"), "\(named)")
 
         let empty = try TempDirectory("octunnel-push-home")
-        let detail = try run(octunnelBinary, ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--push-detail", "full"])
+        let detail = try run(
+            octunnelBinary, ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--push-detail", "full"])
         #expect(detail.status == 64 && detail.stderr.split(separator: "\n").count == 1, "\(detail)")
-        let noTopic = try run(octunnelBinary, ["tunnel", "up", "me@127.0.0.1:1", "--home", empty.path, "--push", "http://127.0.0.1:9"])
+        let noTopic = try run(
+            octunnelBinary, ["tunnel", "up", "me@127.0.0.1:1", "--home", empty.path, "--push", "http://127.0.0.1:9"])
         #expect(noTopic.status == 64 && noTopic.stderr.contains("--push needs a topic"), "\(noTopic)")
-        let off = try run(octunnelBinary, ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--no-notify", "--push", "http://127.0.0.1:9/t"])
+        let off = try run(
+            octunnelBinary,
+            ["home", "up", "me@127.0.0.1:1", "--home", empty.path, "--no-notify", "--push", "http://127.0.0.1:9/t"])
         #expect(off.status == 64 && off.stderr.split(separator: "\n").count == 1, "\(off)")
     }
 
-    @Test("tunnel up with no push flag pushes through the profile's saved push (push setup's); Allow once tapped reaches OpenCode once")
+    @Test(
+        "tunnel up with no push flag pushes through the profile's saved push (push setup's); Allow once tapped reaches OpenCode once"
+    )
     func tunnelUpUsesSavedPush() async throws {
         guard NtfyServer.located.root != nil else { try Test.cancel(Comment(rawValue: NtfyServer.located.reason)) }
         let server = try NtfyServer()
         try await NotifyTests.withStandIn { backend, password, fixture, _ in
-            let settings = PushSettings(url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
-                                        replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
+            let settings = PushSettings(
+                url: try PushURL.parse(server.url + "/" + PushSettings.newTopic(prefix: "oc-")),
+                replyTopic: PushSettings.newTopic(prefix: "oc-reply-"))
             try settings.save(directory: OctunnelDirectory(path: fixture.home.path), profile: .default)
-            let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
-                                                             "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port"],
-                                            environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
+            let tunnel = try RunningProcess(
+                octunnelBinary,
+                [
+                    "tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", "0",
+                    "--remote-port", String(backend.port), "--connect-timeout", "10", "--no-pair-port",
+                ],
+                environment: inheritedEnvironment.merging(["OPENCODE_PASSWORD": password]) { $1 })
             defer { tunnel.stopGracefullyOrKill() }
             try await NotifyTests.requireFollowing(backend, tunnel)
             let id = try #require(backend.askPermission(session: "s3", patterns: ["git push"]))
@@ -104,7 +126,9 @@ struct HomePushCommandTests {
             #expect(status == 200)
             #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 1 } }, "\(tunnel.stderrText)")
             #expect(backend.replies.first?["body"] as? String == #"{"reply":"once"}"#, "\(backend.replies)")
-            #expect(try await offPool { tunnel.waitForLine(containing: "push: \(id) allowed once from the phone") } != nil, "\(tunnel.stderrText)")
+            #expect(
+                try await offPool { tunnel.waitForLine(containing: "push: \(id) allowed once from the phone") } != nil,
+                "\(tunnel.stderrText)")
         }
     }
 }

@@ -20,26 +20,32 @@ struct ServiceCommandTests {
             self.dir = dir
             try FileManager.default.createDirectory(atPath: dir + "/stubs", withIntermediateDirectories: true)
             let script = """
-            #!/bin/sh
-            echo "$(basename "$0") $*" >> '\(dir)/manager.log'
-            case "$*" in *is-enabled*) echo enabled ;; *is-active*) echo active ;; esac
-            if [ \(managerExit) -ne 0 ]; then echo "Failed to connect to bus: stand-in says no" >&2; fi
-            exit \(managerExit)
+                #!/bin/sh
+                echo "$(basename "$0") $*" >> '\(dir)/manager.log'
+                case "$*" in *is-enabled*) echo enabled ;; *is-active*) echo active ;; esac
+                if [ \(managerExit) -ne 0 ]; then echo "Failed to connect to bus: stand-in says no" >&2; fi
+                exit \(managerExit)
 
-            """
+                """
             for tool in ["systemctl", "launchctl"] { try writeText(script, to: dir + "/stubs/" + tool, mode: 0o755) }
-            let sections = #"{"tunnel":{"host":"vps.example.com","port":22,"username":"me","remotePort":18080,"localPort":4096,"homePort":4096}}"#
-            let work = #"{"tunnel":{"host":"work.example.com","port":22,"username":"w","remotePort":18081,"localPort":4097,"homePort":4096},"home":{"host":"work.example.com","port":22,"username":"h","remotePort":18081,"homePort":4096}}"#
-            try FileManager.default.createDirectory(atPath: dir + "/oct", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try writeText(#"{"version":2,"profiles":{"default":\#(sections),"work":\#(work)}}"#, to: dir + "/oct/config.json")
+            let sections =
+                #"{"tunnel":{"host":"vps.example.com","port":22,"username":"me","remotePort":18080,"localPort":4096,"homePort":4096}}"#
+            let work =
+                #"{"tunnel":{"host":"work.example.com","port":22,"username":"w","remotePort":18081,"localPort":4097,"homePort":4096},"home":{"host":"work.example.com","port":22,"username":"h","remotePort":18081,"homePort":4096}}"#
+            try FileManager.default.createDirectory(
+                atPath: dir + "/oct", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try writeText(
+                #"{"version":2,"profiles":{"default":\#(sections),"work":\#(work)}}"#, to: dir + "/oct/config.json")
         }
 
         func environment(path: String? = nil) -> [String: String] {
-            Octunnel.environment(home: dir, ["XDG_CONFIG_HOME": dir + "/xdg", "PATH": path ?? stubs + ":/usr/bin:/bin"])
+            Octunnel.environment(
+                home: dir, ["XDG_CONFIG_HOME": dir + "/xdg", "PATH": path ?? stubs + ":/usr/bin:/bin"])
         }
 
         func run(_ arguments: [String], path: String? = nil) throws -> ProcessResult {
-            try Octunnel.run(["service"] + arguments + ["--home", octunnelHome], in: dir, environment: environment(path: path))
+            try Octunnel.run(
+                ["service"] + arguments + ["--home", octunnelHome], in: dir, environment: environment(path: path))
         }
 
         var managerCalls: [String] {
@@ -58,7 +64,10 @@ struct ServiceCommandTests {
             let printed = try setup.run(["install", "tunnel", "--print"])
 
             #expect(printed.status == 0, "\(printed)")
-            #expect(printed.stdout.contains("\nExecStart=\(try #require(Octunnel.path)) tunnel up --home \(setup.octunnelHome) --profile default\n"))
+            #expect(
+                printed.stdout.contains(
+                    "\nExecStart=\(try #require(Octunnel.path)) tunnel up --home \(setup.octunnelHome) --profile default\n"
+                ))
             #expect(printed.stdout.contains("\nRestartPreventExitStatus=64 65 66 76 77 78 80 81\n"))
             #expect(printed.stderr.contains("nothing written"))
             #expect(!fileExists(dir + "/xdg"), "--print created something")
@@ -76,7 +85,9 @@ struct ServiceCommandTests {
             let path = setup.unitDirectory + "/octunnel-tunnel-work.service"
             #expect(try readText(path).contains(" tunnel up --home \(setup.octunnelHome) --profile work\n"))
             #expect(installed.stdout.isEmpty)
-            #expect(installed.stderr.contains("systemctl --user daemon-reload && systemctl --user enable --now octunnel-tunnel-work.service"))
+            #expect(
+                installed.stderr.contains(
+                    "systemctl --user daemon-reload && systemctl --user enable --now octunnel-tunnel-work.service"))
             #expect(setup.managerCalls.isEmpty, "install without --now ran \(setup.managerCalls)")
             #expect(!fileExists(setup.unitDirectory + "/octunnel-tunnel.service"))
 
@@ -103,9 +114,12 @@ struct ServiceCommandTests {
 
             let installed = try setup.run(["install", "home", "--profile", "work"])
             #expect(installed.status == 0, "\(installed)")
-            #expect(try readText(setup.unitDirectory + "/octunnel-home-work.service").contains(" home up --home \(setup.octunnelHome) --profile work\n"))
+            #expect(
+                try readText(setup.unitDirectory + "/octunnel-home-work.service").contains(
+                    " home up --home \(setup.octunnelHome) --profile work\n"))
 
-            let nothingSaved = try Octunnel.run(["service", "install", "tunnel", "--home", dir + "/empty"], in: dir, environment: setup.environment())
+            let nothingSaved = try Octunnel.run(
+                ["service", "install", "tunnel", "--home", dir + "/empty"], in: dir, environment: setup.environment())
             #expect(nothingSaved.status == 66)
             #expect(nothingSaved.stderr.contains("octunnel tunnel up TARGET --save"))
         }
@@ -121,8 +135,9 @@ struct ServiceCommandTests {
             let home = OctunnelDirectory(path: setup.octunnelHome)
             let profile = try ProfileName("work")
             // What `tunnel up` and `home up` run for --push … --save (PushFlags → PushChoices).
-            let typed = PushChoices(url: "https://ntfy.example.org/oc-unit", tokenFile: dir + "/ntfy-token", caFile: dir + "/ca.pem",
-                                    detail: .full)
+            let typed = PushChoices(
+                url: "https://ntfy.example.org/oc-unit", tokenFile: dir + "/ntfy-token", caFile: dir + "/ca.pem",
+                detail: .full)
             _ = try typed.resolve(directory: home, profile: profile, save: true)
 
             for role in ["tunnel", "home"] {
@@ -135,12 +150,16 @@ struct ServiceCommandTests {
             // What each unit's `up` runs with no push flag: the profile's saved push, the token read from its file.
             let run = try #require(try PushChoices().resolve(directory: home, profile: profile, save: false))
             #expect(run.settings.url.text() == "https://ntfy.example.org/oc-unit" && run.settings.detail == .full)
-            #expect(run.settings.tokenFile == dir + "/ntfy-token" && run.settings.caFile == dir + "/ca.pem" && run.token == token)
+            #expect(
+                run.settings.tokenFile == dir + "/ntfy-token" && run.settings.caFile == dir + "/ca.pem"
+                    && run.token == token)
             let config = try readText(setup.octunnelHome + "/config.json")
             #expect(!config.contains(token) && config.contains(dir + "/ntfy-token"), "\(config)")
-            let shown = try Octunnel.run(["config", "show", "--profile", "work", "--home", setup.octunnelHome], in: dir,
-                                         environment: setup.environment())
-            #expect(shown.status == 0 && shown.stdout.contains("oc-unit") && shown.stdout.contains(#""detail":"full""#)
+            let shown = try Octunnel.run(
+                ["config", "show", "--profile", "work", "--home", setup.octunnelHome], in: dir,
+                environment: setup.environment())
+            #expect(
+                shown.status == 0 && shown.stdout.contains("oc-unit") && shown.stdout.contains(#""detail":"full""#)
                     && !shown.stdout.contains(token), "\(shown)")
         }
     }
@@ -176,14 +195,20 @@ struct ServiceCommandTests {
             let started = try setup.run(["install", "tunnel", "--now"])
 
             #expect(started.status == 0, "\(started)")
-            #expect(setup.managerCalls == ["systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service"])
+            #expect(
+                setup.managerCalls == [
+                    "systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service",
+                ])
             try writeText("", to: setup.log)
             try writeText("# keep\n", to: setup.unitDirectory + "/other.service", mode: 0o644)
 
             let removed = try setup.run(["uninstall", "tunnel"])
 
             #expect(removed.status == 0, "\(removed)")
-            #expect(setup.managerCalls == ["systemctl --user disable --now octunnel-tunnel.service", "systemctl --user daemon-reload"])
+            #expect(
+                setup.managerCalls == [
+                    "systemctl --user disable --now octunnel-tunnel.service", "systemctl --user daemon-reload",
+                ])
             #expect(!fileExists(path))
             #expect(try readText(setup.unitDirectory + "/other.service") == "# keep\n")
             let again = try setup.run(["uninstall", "tunnel"])
@@ -192,32 +217,51 @@ struct ServiceCommandTests {
         }
     }
 
-    @Test("--rotate-every DAYS: a one-shot unit running keygen --rotate --install --if-older-than DAYS, started daily by its timer; uninstall removes all three")
+    @Test(
+        "--rotate-every DAYS: a one-shot unit running keygen --rotate --install --if-older-than DAYS, started daily by its timer; uninstall removes all three"
+    )
     func rotateEveryInstallsTheRotationAndItsTimer() throws {
         try withTemporaryDirectory { dir in
             let setup = try Setup(dir)
             let binary = try #require(Octunnel.path)
             let printed = try setup.run(["install", "home", "--profile", "work", "--print", "--rotate-every", "30"])
             #expect(printed.status == 0, "\(printed)")
-            #expect(printed.stdout.contains("\nType=oneshot\nExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile work --listen\n"))
-            #expect(printed.stdout.contains("\n[Timer]\nOnCalendar=daily\nRandomizedDelaySec=1h\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n"))
+            #expect(
+                printed.stdout.contains(
+                    "\nType=oneshot\nExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile work --listen\n"
+                ))
+            #expect(
+                printed.stdout.contains(
+                    "\n[Timer]\nOnCalendar=daily\nRandomizedDelaySec=1h\nPersistent=true\n\n[Install]\nWantedBy=timers.target\n"
+                ))
             #expect(!fileExists(dir + "/xdg"), "--print created something")
             #expect(try setup.run(["install", "tunnel", "--rotate-every", "0"]).status == 64)
 
             let started = try setup.run(["install", "tunnel", "--now", "--rotate-every", "30"])
             #expect(started.status == 0, "\(started)")
-            let rotate = setup.unitDirectory + "/octunnel-tunnel-rotate.service", timer = setup.unitDirectory + "/octunnel-tunnel-rotate.timer"
-            #expect(try readText(rotate).contains("ExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile default\n"))
+            let rotate = setup.unitDirectory + "/octunnel-tunnel-rotate.service",
+                timer = setup.unitDirectory + "/octunnel-tunnel-rotate.timer"
+            #expect(
+                try readText(rotate).contains(
+                    "ExecStart=\(binary) keygen --rotate --install --if-older-than 30 --home \(setup.octunnelHome) --profile default\n"
+                ))
             #expect(try readText(timer).contains("octunnel-managed sha256:"))
             #expect(started.stderr.contains("wrote \(timer)"))
-            #expect(setup.managerCalls == ["systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service",
-                                           "systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel-rotate.timer"])
+            #expect(
+                setup.managerCalls == [
+                    "systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel.service",
+                    "systemctl --user daemon-reload", "systemctl --user enable --now octunnel-tunnel-rotate.timer",
+                ])
             try writeText("", to: setup.log)
 
             let removed = try setup.run(["uninstall", "tunnel"])
             #expect(removed.status == 0, "\(removed)")
-            #expect(!fileExists(rotate) && !fileExists(timer) && !fileExists(setup.unitDirectory + "/octunnel-tunnel.service"))
-            #expect(setup.managerCalls.contains("systemctl --user disable --now octunnel-tunnel-rotate.timer"), "\(setup.managerCalls)")
+            #expect(
+                !fileExists(rotate) && !fileExists(timer)
+                    && !fileExists(setup.unitDirectory + "/octunnel-tunnel.service"))
+            #expect(
+                setup.managerCalls.contains("systemctl --user disable --now octunnel-tunnel-rotate.timer"),
+                "\(setup.managerCalls)")
 
             let launchd = try setup.run(["install", "tunnel", "--print", "--format", "launchd", "--rotate-every", "7"])
             let agents = launchd.stdout.components(separatedBy: "<?xml")

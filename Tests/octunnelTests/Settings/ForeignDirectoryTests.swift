@@ -20,8 +20,9 @@ struct ForeignDirectoryTests {
         return target
     }
 
-    @Test("root's keygen --rotate in a 0700 home owned by another user: refused (77) before the lock, the link's target not created",
-          .enabled(if: getuid() == 0, "only root can hand a directory to another user"))
+    @Test(
+        "root's keygen --rotate in a 0700 home owned by another user: refused (77) before the lock, the link's target not created",
+        .enabled(if: getuid() == 0, "only root can hand a directory to another user"))
     func homeOwnedByAnotherUser() throws {
         try withTemporaryDirectory { dir in
             let foreign = dir + "/foreign"
@@ -34,14 +35,17 @@ struct ForeignDirectoryTests {
 
             #expect(rotated.status == 77, "\(rotated)")
             #expect(rotated.stderr.contains("owned by uid \(Self.otherUser), not you"), "\(rotated.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: target), "the planted lock link made root create its target")
+            #expect(
+                !FileManager.default.fileExists(atPath: target), "the planted lock link made root create its target")
             #expect(try readText(foreign + "/id_ed25519.pub") == before)
             // pubkey reads the same home: the same refusal.
             #expect(try Octunnel.run(["pubkey", "--home", foreign], in: dir).status == 77)
         }
     }
 
-    @Test("a symbolic link planted as a lock file in one's own home: the change is refused, the link's target not created")
+    @Test(
+        "a symbolic link planted as a lock file in one's own home: the change is refused, the link's target not created"
+    )
     func plantedLockLinks() throws {
         try withTemporaryDirectory { dir in
             let home = dir + "/home"

@@ -31,7 +31,9 @@ struct TrustCommandTests {
         try withTemporaryDirectory { dir in
             let ed25519 = try HostKey(type: "ed25519", in: dir)
             let ecdsa = try HostKey(type: "ecdsa", in: dir)
-            let home = try homeWithKnownHosts(in: dir, """
+            let home = try homeWithKnownHosts(
+                in: dir,
+                """
                 # mine
                 [127.0.0.1]:2222 \(ed25519.typeAndKey)
                 vps.example.com \(ecdsa.typeAndKey)
@@ -42,12 +44,13 @@ struct TrustCommandTests {
             let result = try Octunnel.run(["trust", "list", "--home", home], in: dir)
 
             #expect(result.status == 0, "\(result)")
-            #expect(result.stdout == """
-                127.0.0.1:2222 ssh-ed25519 \(ed25519.fingerprint)
-                vps.example.com:22 \(ecdsa.type) \(ecdsa.fingerprint)
-                [::1]:2222 ssh-ed25519 \(ed25519.fingerprint)
+            #expect(
+                result.stdout == """
+                    127.0.0.1:2222 ssh-ed25519 \(ed25519.fingerprint)
+                    vps.example.com:22 \(ecdsa.type) \(ecdsa.fingerprint)
+                    [::1]:2222 ssh-ed25519 \(ed25519.fingerprint)
 
-                """)
+                    """)
             #expect(result.stderr.isEmpty)
         }
     }
@@ -78,7 +81,8 @@ struct TrustCommandTests {
         try withTemporaryDirectory { dir in
             let key = try HostKey(type: "ed25519", in: dir)
             let keep = "# mine\n::1 \(key.typeAndKey)\n[::1]:2200 \(key.typeAndKey)\n"
-            let home = try homeWithKnownHosts(in: dir, keep.replacingOccurrences(of: "# mine\n", with: "# mine\n[::1]:2222 \(key.typeAndKey)\n"))
+            let home = try homeWithKnownHosts(
+                in: dir, keep.replacingOccurrences(of: "# mine\n", with: "# mine\n[::1]:2222 \(key.typeAndKey)\n"))
 
             let result = try Octunnel.run(["trust", "reset", "[::1]:2222", "--home", home], in: dir)
 

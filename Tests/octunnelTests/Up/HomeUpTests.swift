@@ -6,20 +6,28 @@ import Testing
 extension TunnelFixture {
     /// Starts `home up` towards the fixture's sshd (the "VPS"): it asks sshd to listen on
     /// `remotePort` and carries what arrives to `homePort` on 127.0.0.1.
-    func homeUp(remotePort: Int, homePort: Int, extra: [String] = [], launcher: [String] = []) throws -> RunningProcess {
-        let command = launcher + [octunnelBinary, "home", "up", "--home", home.path, target, "--remote-port", String(remotePort),
-                                  "--home-port", String(homePort), "--connect-timeout", "10"] + extra
+    func homeUp(remotePort: Int, homePort: Int, extra: [String] = [], launcher: [String] = []) throws -> RunningProcess
+    {
+        let command =
+            launcher + [
+                octunnelBinary, "home", "up", "--home", home.path, target, "--remote-port", String(remotePort),
+                "--home-port", String(homePort), "--connect-timeout", "10",
+            ] + extra
         return try RunningProcess(command[0], Array(command.dropFirst()))
     }
 
     /// `home up` to `homePort` with `extra` on a free VPS port, once the VPS listens there: the
     /// process (stopped here if it never does) and the port.
-    func homeUpListening(homePort: Int, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws
-        -> (home: RunningProcess, remotePort: Int) {
+    func homeUpListening(
+        homePort: Int, extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws
+        -> (home: RunningProcess, remotePort: Int)
+    {
         let remotePort = freePort()
         let home = try homeUp(remotePort: remotePort, homePort: homePort, extra: extra)
         do {
-            try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)", sourceLocation: sourceLocation)
+            try #require(
+                try await offPool { home.homeListening() } != nil, "\(home.stderrText)", sourceLocation: sourceLocation)
         } catch {
             home.stopGracefullyOrKill()
             throw error
@@ -54,7 +62,9 @@ struct HomeUpTests {
         let health = try await offPool { laptop.waitForLine(containing: "health ", timeout: 30) }
         #expect(health?.hasPrefix("health ✓ OpenCode") == true, "\(laptop.stderrText)\n\(homeSide.stderrText)")
         let check = try await offPool {
-            try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10"])
+            try fixture.run([
+                "tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10",
+            ])
         }
         #expect(check.status == 0, "\(check.stderr)")
         #expect(homeSide.isRunning && laptop.isRunning)
@@ -62,7 +72,8 @@ struct HomeUpTests {
         // `home status` asks the running home up through its own socket.
         let status = try await offPool { try fixture.run(["home", "status", "--json"]) }
         #expect(status.status == 0, "\(status)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
         #expect(object["state"] as? String == "connected")
         #expect(object["hostKey"] as? String == fixture.sshd.hostKeyFingerprint)
         #expect(object["local"] as? String == "127.0.0.1:\(backend.port)")
@@ -95,7 +106,8 @@ struct HomeUpTests {
         }
         let fixture = try TunnelFixture()
         let remotePort = freePort()
-        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: server.port, extra: ["--no-health", "--verbose"])
+        let homeSide = try fixture.homeUp(
+            remotePort: remotePort, homePort: server.port, extra: ["--no-health", "--verbose"])
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health", "--verbose"])
@@ -123,7 +135,9 @@ struct HomeUpTests {
             let received = readAll(fd)
             return (results.all, received.count == downloadSize && received == patternBytes(downloadSize, seed: 256))
         }
-        #expect(echoed, """
+        #expect(
+            echoed,
+            """
             some of the 200 connections lost or reordered bytes: \(failures.text)
             laptop: \(laptop.stderr.filter { !$0.contains("opened") && !$0.contains("closed (") }.suffix(30).joined(separator: "\n"))
             home: \(homeSide.stderr.filter { !$0.contains("opened") && !$0.contains("closed (") }.suffix(30).joined(separator: "\n"))
@@ -132,7 +146,9 @@ struct HomeUpTests {
         #expect(homeSide.isRunning && laptop.isRunning)
     }
 
-    @Test("OpenCode stopped at home: forwarded connections get home up's 502, the laptop's check names the home port; started again it passes with no restart")
+    @Test(
+        "OpenCode stopped at home: forwarded connections get home up's 502, the laptop's check names the home port; started again it passes with no restart"
+    )
     func openCodeStoppedAtHome() async throws {
         let fixture = try TunnelFixture()
         let remotePort = freePort()
@@ -141,11 +157,18 @@ struct HomeUpTests {
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         // Nothing listened on the home port when it started: it said so before listening.
-        #expect(homeSide.stderrText.contains("OpenCode is not running on this machine: nothing listens on 127.0.0.1:\(homePort)"))
-        let checkArguments = ["tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10"]
+        #expect(
+            homeSide.stderrText.contains(
+                "OpenCode is not running on this machine: nothing listens on 127.0.0.1:\(homePort)"))
+        let checkArguments = [
+            "tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10",
+        ]
         let down = try await offPool { try fixture.run(checkArguments) }
         #expect(down.status == 69)
-        #expect(down.stderr.contains("the home machine is reachable but OpenCode is not running there (127.0.0.1:\(homePort))"), "\(down.stderr)")
+        #expect(
+            down.stderr.contains(
+                "the home machine is reachable but OpenCode is not running there (127.0.0.1:\(homePort))"),
+            "\(down.stderr)")
         #expect(down.stderr.contains("opencode serve --port \(homePort)"))
         #expect(!down.stderr.contains("reverse tunnel is down"))
 
@@ -155,7 +178,9 @@ struct HomeUpTests {
         let port = try #require(try await offPool { laptop.forwardedPort() }, "\(laptop.stderrText)")
         let answer = try await offPool { httpGet(port: port, path: "/global/health") } ?? ""
         #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
-        #expect(answer.contains(#""octunnel":"home""#) && answer.contains(#""fix":"start `opencode serve --port \#(homePort)` there""#))
+        #expect(
+            answer.contains(#""octunnel":"home""#)
+                && answer.contains(#""fix":"start `opencode serve --port \#(homePort)` there""#))
 
         let backend = try OpenCodeStandIn(port: homePort)
         defer { backend.stop() }
@@ -168,7 +193,8 @@ struct HomeUpTests {
     func noHTTPErrors() async throws {
         let fixture = try TunnelFixture()
         let remotePort = freePort()
-        let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: freePort(), extra: ["--no-http-errors", "--no-health"])
+        let homeSide = try fixture.homeUp(
+            remotePort: remotePort, homePort: freePort(), extra: ["--no-http-errors", "--no-health"])
         defer { homeSide.stopGracefullyOrKill() }
         try #require(try await offPool { homeSide.homeListening() } != nil, "\(homeSide.stderrText)")
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-health"])
@@ -178,7 +204,9 @@ struct HomeUpTests {
         #expect(answer == "")
     }
 
-    @Test("idle it uses no CPU; Ctrl-C: home up exits 0 (its goodbye budget is 1.2 s), the VPS port is free at once, and the laptop's check says the home side is down (69)")
+    @Test(
+        "idle it uses no CPU; Ctrl-C: home up exits 0 (its goodbye budget is 1.2 s), the VPS port is free at once, and the laptop's check says the home side is down (69)"
+    )
     func ctrlC() async throws {
         let backend = try OpenCodeStandIn()
         let fixture = try TunnelFixture()
@@ -203,7 +231,9 @@ struct HomeUpTests {
         // Free at once: no connection accepted on the VPS port right after the exit.
         #expect(connectLoopback(remotePort).closing() < 0, "the VPS still listens on \(remotePort)")
         let check = try await offPool {
-            try fixture.run(["tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10"])
+            try fixture.run([
+                "tunnel", "check", fixture.target, "--remote-port", String(remotePort), "--connect-timeout", "10",
+            ])
         }
         #expect(check.status == 69)
         #expect(check.stderr.contains("reverse tunnel is down"), "\(check.stderr)")
@@ -213,15 +243,21 @@ struct HomeUpTests {
     func listenForbidden() async throws {
         let fixture = try TunnelFixture(authorize: false)
         let remotePort = freePort()
-        try writeText("restrict,permitopen=\"127.0.0.1:\(remotePort)\",command=\"/bin/false\" \(fixture.key.line)\n",
-                      to: fixture.sshd.authorizedKeysPath)
+        try writeText(
+            "restrict,permitopen=\"127.0.0.1:\(remotePort)\",command=\"/bin/false\" \(fixture.key.line)\n",
+            to: fixture.sshd.authorizedKeysPath)
         let result = try await offPool {
-            try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
-                                            "--no-health", "--connect-timeout", "10"])
+            try run(
+                octunnelBinary,
+                [
+                    "home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
+                    "--no-health", "--connect-timeout", "10",
+                ])
         }
         #expect(result.status == 77, "\(result.stderr)")
         #expect(result.stderr.contains("forbids this key to listen on 127.0.0.1:\(remotePort)"))
-        #expect(result.stderr.contains(listenAuthorizedKeysLine(fixture.key, remotePort: remotePort)), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(listenAuthorizedKeysLine(fixture.key, remotePort: remotePort)), "\(result.stderr)")
     }
 
     @Test("pubkey --restrict --listen: sshd accepts the line, the key can listen on that port and run no command")
@@ -231,9 +267,13 @@ struct HomeUpTests {
         let printed = try fixture.run(["pubkey", "--restrict", "--listen", "--remote-port", String(remotePort)])
         #expect(printed.status == 0)
         let line = printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let program = OctunnelKeyLine.forcedCommand(role: .home, ends: [HostPort(host: "127.0.0.1", port: remotePort)],
-                                                    tag: OctunnelKeyLine.tag(for: fixture.key), added: OctunnelKeyLine.today())
-        #expect(line == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(fixture.key.line)")
+        let program = OctunnelKeyLine.forcedCommand(
+            role: .home, ends: [HostPort(host: "127.0.0.1", port: remotePort)],
+            tag: OctunnelKeyLine.tag(for: fixture.key), added: OctunnelKeyLine.today())
+        #expect(
+            line
+                == "restrict,port-forwarding,permitlisten=\"127.0.0.1:\(remotePort)\",permitopen=\"127.0.0.1:1\",command=\"\(program)\" \(fixture.key.line)"
+        )
         try writeText(line + "\n", to: fixture.sshd.authorizedKeysPath)
         let echo = try TCPTestServer.echo()
         let homeSide = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--no-health"])
@@ -242,24 +282,40 @@ struct HomeUpTests {
         #expect(try await offPool { roundTrip(port: remotePort, seed: 11) })
         // Another port is refused by permitlisten: exit 77 too.
         let other = try await offPool {
-            try run(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
-                                            "--no-health", "--connect-timeout", "10"])
+            try run(
+                octunnelBinary,
+                [
+                    "home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
+                    "--no-health", "--connect-timeout", "10",
+                ])
         }
         #expect(other.status == 77, "\(other.stderr)")
-        let shell = try run("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
-                                                   "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
+        let shell = try run(
+            "/usr/bin/ssh",
+            [
+                "-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
+                "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND",
+            ])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         // The forced command knows two verbs and nothing else: the command is refused, not run.
-        #expect(shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"), "exit \(shell.status): \(shell.stdout) \(shell.stderr)\n\(fixture.sshd.log.suffix(1500))")
+        #expect(
+            shell.stdout.hasPrefix("octunnel-reclaim v=1 result=refused port=127.0.0.1:\(remotePort)"),
+            "exit \(shell.status): \(shell.stdout) \(shell.stderr)\n\(fixture.sshd.log.suffix(1500))")
         // Nor can it open a forward of its own (permitopen on a port nothing uses): the laptop side is refused, 77.
         let open = try await offPool {
-            try run(octunnelBinary, ["tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),
-                                            "--connect-timeout", "10"])
+            try run(
+                octunnelBinary,
+                [
+                    "tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(echo.port),
+                    "--connect-timeout", "10",
+                ])
         }
         #expect(open.status == 77, "\(open.stderr)")
     }
 
-    @Test("a VPS port held by something else: home up names ClientAliveInterval, keeps retrying, and listens once the port is free")
+    @Test(
+        "a VPS port held by something else: home up names ClientAliveInterval, keeps retrying, and listens once the port is free"
+    )
     func busyPortIsRetried() async throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
@@ -272,7 +328,8 @@ struct HomeUpTests {
         // Waiting to ask again costs nothing: it sleeps in poll between attempts.
         let before = homeSide.cpuSeconds
         #expect(try await offPool { homeSide.waitForExit(timeout: 3) } == nil)
-        #expect(homeSide.cpuSeconds - before < 0.1, "used \(homeSide.cpuSeconds - before) s of CPU in 3 s while retrying")
+        #expect(
+            homeSide.cpuSeconds - before < 0.1, "used \(homeSide.cpuSeconds - before) s of CPU in 3 s while retrying")
         holder?.stop()
         holder = nil
         // The backoff is 1 s doubling to 5 s: the next attempt finds the port free.
@@ -288,34 +345,46 @@ struct HomeUpSettingsTests {
     func reverseCommandHomeFormats() throws {
         let home = try TempDirectory("octunnel-home")
         func render(_ format: String) throws -> ProcessResult {
-            try run(octunnelBinary, ["tunnel", "reverse-command", "me@vps.example.com:2222", "--remote-port", "18081",
-                                            "--home-port", "4097", "--format", format, "--home", home.path])
+            try run(
+                octunnelBinary,
+                [
+                    "tunnel", "reverse-command", "me@vps.example.com:2222", "--remote-port", "18081",
+                    "--home-port", "4097", "--format", format, "--home", home.path,
+                ])
         }
         let shell = try render("home")
         #expect(shell.status == 0)
         #expect(shell.stdout == "octunnel home up me@vps.example.com:2222 --remote-port 18081 --home-port 4097\n")
         let unit = try render("home-systemd")
         let exec = try #require(unit.stdout.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-        #expect(exec.hasPrefix("ExecStart=/") && exec.hasSuffix("/octunnel home up me@vps.example.com:2222 --remote-port 18081 --home-port 4097"))
+        #expect(
+            exec.hasPrefix("ExecStart=/")
+                && exec.hasSuffix("/octunnel home up me@vps.example.com:2222 --remote-port 18081 --home-port 4097"))
         #expect(!unit.stdout.contains("/usr/bin/ssh"))
         let plist = try render("home-launchd")
-        #expect(plist.stdout.contains("<string>home</string>\n        <string>up</string>\n        <string>me@vps.example.com:2222</string>"))
+        #expect(
+            plist.stdout.contains(
+                "<string>home</string>\n        <string>up</string>\n        <string>me@vps.example.com:2222</string>"))
         #expect(try render("ssh").stdout.hasPrefix("ssh -N"))
     }
 
-    @Test("home up --save stores the home role next to the tunnel's; home up --profile NAME runs from it with no target (as the service unit does)")
+    @Test(
+        "home up --save stores the home role next to the tunnel's; home up --profile NAME runs from it with no target (as the service unit does)"
+    )
     func savedHomeSettings() async throws {
         let echo = try TCPTestServer.echo()
         let fixture = try TunnelFixture()
         let remotePort = freePort()
-        let first = try fixture.homeUp(remotePort: remotePort, homePort: echo.port, extra: ["--save", "--profile", "work", "--no-health"])
+        let first = try fixture.homeUp(
+            remotePort: remotePort, homePort: echo.port, extra: ["--save", "--profile", "work", "--no-health"])
         try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
         first.stopGracefullyOrKill()
         let config = try readText(fixture.home.file("config.json"))
         #expect(config.contains("\"home\""), "\(config)")
         #expect(config.contains("\(remotePort)") && config.contains("\(echo.port)"))
         // What `service install home --profile work` runs: no target, no ports.
-        let saved = try RunningProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "work", "--no-health"])
+        let saved = try RunningProcess(
+            octunnelBinary, ["home", "up", "--home", fixture.home.path, "--profile", "work", "--no-health"])
         defer { saved.stopGracefullyOrKill() }
         let listening = try await offPool { saved.homeListening() }
         #expect(listening == "VPS 127.0.0.1:\(remotePort) → home 127.0.0.1:\(echo.port)", "\(saved.stderrText)")

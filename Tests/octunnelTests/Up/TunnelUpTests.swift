@@ -6,8 +6,10 @@ import Testing
 @Suite("tunnel up against a real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct TunnelUpTests {
     /// `tunnel` exits within 20 s with `status`, and its stderr says `words`.
-    static func expectExit(_ tunnel: RunningProcess, _ status: Int32, saying words: String,
-                           sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectExit(
+        _ tunnel: RunningProcess, _ status: Int32, saying words: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(tunnel.waitForExit(timeout: 20) == status, sourceLocation: sourceLocation)
         #expect(tunnel.stderrText.contains(words), sourceLocation: sourceLocation)
     }
@@ -24,15 +26,24 @@ struct TunnelUpTests {
         let knownHosts = try String(contentsOfFile: fixture.knownHosts, encoding: .utf8)
         #expect(knownHosts.hasPrefix("[127.0.0.1]:\(fixture.sshd.port) ssh-ed25519 AAAA"))
         #expect(tunnel.stderrText.contains("trusted on first use"))
-        let found = try run("/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
+        let found = try run(
+            "/usr/bin/ssh-keygen", ["-F", "[127.0.0.1]:\(fixture.sshd.port)", "-f", fixture.knownHosts])
         #expect(found.status == 0)
         // The restricted key can forward, but it cannot run a command on the VPS.
-        let shell = try run("/usr/bin/ssh", ["-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
-                                                   "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND"])
+        let shell = try run(
+            "/usr/bin/ssh",
+            [
+                "-i", fixture.home.file("id_ed25519"), "-o", "UserKnownHostsFile=\(fixture.knownHosts)",
+                "-o", "BatchMode=yes", "-p", String(fixture.sshd.port), "root@127.0.0.1", "echo", "RAN-A-COMMAND",
+            ])
         #expect(!shell.stdout.contains("RAN-A-COMMAND"))
         // Nor can it take a VPS port (a stolen laptop key posing as the home side): home up is refused, 77.
-        let listen = try RunningProcess(octunnelBinary, ["home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
-                                                         "--no-health", "--connect-timeout", "10"])
+        let listen = try RunningProcess(
+            octunnelBinary,
+            [
+                "home", "up", "--home", fixture.home.path, fixture.target, "--remote-port", String(freePort()),
+                "--no-health", "--connect-timeout", "10",
+            ])
         defer { listen.stopGracefullyOrKill() }
         #expect(listen.waitForExit(timeout: 30) == 77, "\(listen.stderrText)")
         tunnel.signal(SIGINT)
@@ -237,8 +248,12 @@ struct TunnelUpTests {
     func notSSH() throws {
         let fixture = try TunnelFixture()
         let web = try OpenCodeStandIn()
-        let tunnel = try RunningProcess(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(web.port)",
-                                                         "--local-port", "0", "--connect-timeout", "5"])
+        let tunnel = try RunningProcess(
+            octunnelBinary,
+            [
+                "tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(web.port)",
+                "--local-port", "0", "--connect-timeout", "5",
+            ])
         Self.expectExit(tunnel, 69, saying: "is not an SSH server")
     }
 
@@ -246,7 +261,9 @@ struct TunnelUpTests {
     func refused() throws {
         let fixture = try TunnelFixture()
         let port = freePort()
-        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(port)", "--local-port", "0"])
+        let result = try run(
+            octunnelBinary,
+            ["tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(port)", "--local-port", "0"])
         #expect(result.status == 69)
         #expect(result.stderr.contains("127.0.0.1:\(port) refused the connection"))
     }
@@ -255,7 +272,9 @@ struct TunnelUpTests {
     func localPortInUse() throws {
         let fixture = try TunnelFixture()
         let busy = try TCPTestServer.echo()
-        let result = try run(octunnelBinary, ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", String(busy.port)])
+        let result = try run(
+            octunnelBinary,
+            ["tunnel", "up", "--home", fixture.home.path, fixture.target, "--local-port", String(busy.port)])
         #expect(result.status == 69)
         #expect(result.stderr.contains("127.0.0.1:\(busy.port) is already in use"))
     }
@@ -288,7 +307,10 @@ struct ReadinessTests {
         _ = tunnel
         // Connect as early as the listener exists, racing the SSH handshake.
         var fd: Int32 = -1
-        #expect(waitUntil(timeout: 10) { fd = connectLoopback(port); return fd >= 0 })
+        #expect(
+            waitUntil(timeout: 10) {
+                fd = connectLoopback(port); return fd >= 0
+            })
         defer { close(fd) }
         setSocketTimeout(fd, seconds: 10)
         let started = Date()
@@ -318,11 +340,16 @@ struct OpenOrderTests {
         let fixture = try TunnelFixture()
         // 50 ms each way in front of sshd, so each channel open takes a visible round trip.
         let relayPort = freePort()
-        let relay = try RunningProcess(python3, [packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
-                                                        String(relayPort), "127.0.0.1", String(fixture.sshd.port), "50"])
+        let relay = try RunningProcess(
+            python3,
+            [
+                packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
+                String(relayPort), "127.0.0.1", String(fixture.sshd.port), "50",
+            ])
         defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
         try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")
-        let tunnel = try fixture.up(remotePort: backend.port, extra: ["--no-health"], via: "root@127.0.0.1:\(relayPort)")
+        let tunnel = try fixture.up(
+            remotePort: backend.port, extra: ["--no-health"], via: "root@127.0.0.1:\(relayPort)")
         defer { tunnel.signal(SIGTERM); _ = tunnel.waitForExit(timeout: 5) }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
 

@@ -38,17 +38,28 @@ final class World: @unchecked Sendable {
         self.net = net
         self.laptop = laptop
         backend = try OpenCodeStandIn(launcher: net.exec(.client))
-        fixture = try TunnelFixture(sshdAddress: relay == nil ? net.serverAddress : "127.0.0.1", sshdLauncher: net.exec(.server))
+        fixture = try TunnelFixture(
+            sshdAddress: relay == nil ? net.serverAddress : "127.0.0.1", sshdLauncher: net.exec(.server))
         let relayPort = freePort()
         do {
-            self.relay = relay == .sslh ? try SSLHRelay(address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server)) : nil
-            tcpRelay = relay == .tcp ? try Self.startTCPRelay(address: net.serverAddress, port: relayPort, sshdPort: fixture.sshd.port, launcher: net.exec(.server)) : nil
+            self.relay =
+                relay == .sslh
+                ? try SSLHRelay(
+                    address: net.serverAddress, target: "127.0.0.1:\(fixture.sshd.port)", launcher: net.exec(.server))
+                : nil
+            tcpRelay =
+                relay == .tcp
+                ? try Self.startTCPRelay(
+                    address: net.serverAddress, port: relayPort, sshdPort: fixture.sshd.port,
+                    launcher: net.exec(.server)) : nil
         } catch {
             backend.stop()
             fixture.sshd.stop(hard: true)
             throw error
         }
-        target = self.relay?.target(user: "root") ?? (tcpRelay == nil ? fixture.target : "root@\(net.serverAddress):\(relayPort)")
+        target =
+            self.relay?.target(user: "root")
+            ?? (tcpRelay == nil ? fixture.target : "root@\(net.serverAddress):\(relayPort)")
         homeKey = try HomeKey(fixture: fixture)
         remotePort = freePort()
         appRemotePort = appForward ? freePort() : nil
@@ -56,9 +67,14 @@ final class World: @unchecked Sendable {
     }
 
     /// scripts/lib/delay-relay.py with no delay on `address:port`, to sshd on the VPS's loopback.
-    private static func startTCPRelay(address: String, port: Int, sshdPort: Int, launcher: [String]) throws -> RunningProcess {
-        let command = launcher + [python3, packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
-                                  "127.0.0.1", String(sshdPort), "0"]
+    private static func startTCPRelay(
+        address: String, port: Int, sshdPort: Int, launcher: [String]
+    ) throws -> RunningProcess {
+        let command =
+            launcher + [
+                python3, packageRoot + "/scripts/lib/delay-relay.py", address, String(port),
+                "127.0.0.1", String(sshdPort), "0",
+            ]
         let relay = try RunningProcess(command[0], Array(command.dropFirst()))
         guard relay.waitForLine(containing: "LISTENING", stdout: true) != nil else {
             relay.signal(SIGKILL)
@@ -81,7 +97,8 @@ final class World: @unchecked Sendable {
 
     func homeUp(launcher: [String]) throws -> RunningProcess {
         let extra = appRemotePort.map { ["-R", "\($0):127.0.0.1:\(backend.port)"] } ?? []
-        return try homeKey.homeUp(remotePort: remotePort, homePort: backend.port, launcher: launcher, extra: extra, target: target)
+        return try homeKey.homeUp(
+            remotePort: remotePort, homePort: backend.port, launcher: launcher, extra: extra, target: target)
     }
 
     /// Starts the laptop's tunnel and a phone behind it that starts a request every 0.5 s
@@ -110,13 +127,16 @@ final class World: @unchecked Sendable {
 
     func startPhone() async throws -> RunningProcess {
         let app = appRemotePort.map { (local: freePort(), remote: $0) }
-        let tunnel = try fixture.up(remotePort: remotePort, extra: app.map { ["-L", "\($0.local):127.0.0.1:\($0.remote)"] } ?? [],
-                                    launcher: laptop.exec, via: target)
+        let tunnel = try fixture.up(
+            remotePort: remotePort, extra: app.map { ["-L", "\($0.local):127.0.0.1:\($0.remote)"] } ?? [],
+            launcher: laptop.exec, via: target)
         self.tunnel = tunnel
         localPort = try #require(try await offPool { tunnel.forwardedPort(timeout: 30) }, "\(tunnel.stderrText)")
         if let app {
-            try #require(try await offPool { tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(app.local) ", timeout: 30) } != nil,
-                         "\(tunnel.stderrText)")
+            try #require(
+                try await offPool { tunnel.waitForLine(containing: "forwarding 127.0.0.1:\(app.local) ", timeout: 30) }
+                    != nil,
+                "\(tunnel.stderrText)")
             appPhone = try await phone(port: app.local)
         }
         return try await phone(port: localPort)
@@ -125,25 +145,27 @@ final class World: @unchecked Sendable {
     /// A phone on the laptop that starts a request to 127.0.0.1:`port` every 0.5 s (each on its
     /// own thread, 3 s timeout), once it was first served.
     private func phone(port: Int) async throws -> RunningProcess {
-        let script = pythonGet + """
-        port = int(sys.argv[1])
-        def attempt(started):
-            try:
-                data = get(port, "/global/health", 3)
-                word = "ok" if data.startswith(b"HTTP/1.1 200") and b"healthy" in data else "bad"
-                print("%s %.3f %.3f" % (word, started, time.time()), flush=True)
-            except Exception as e:
-                print("fail %.3f %.3f %s" % (started, time.time(), type(e).__name__), flush=True)
-        while True:
-            threading.Thread(target=attempt, args=(time.time(),), daemon=True).start()
-            time.sleep(0.5)
-        """
+        let script =
+            pythonGet + """
+                port = int(sys.argv[1])
+                def attempt(started):
+                    try:
+                        data = get(port, "/global/health", 3)
+                        word = "ok" if data.startswith(b"HTTP/1.1 200") and b"healthy" in data else "bad"
+                        print("%s %.3f %.3f" % (word, started, time.time()), flush=True)
+                    except Exception as e:
+                        print("fail %.3f %.3f %s" % (started, time.time(), type(e).__name__), flush=True)
+                while True:
+                    threading.Thread(target=attempt, args=(time.time(),), daemon=True).start()
+                    time.sleep(0.5)
+                """
         let command = laptop.exec + [python3, "-c", script, String(port)]
         let phone = try RunningProcess(command[0], Array(command.dropFirst()))
         guard try await offPool({ phone.firstServed(after: Date(timeIntervalSince1970: 0), timeout: 30) }) != nil else {
             phone.signal(SIGKILL)
             _ = phone.waitForExit(timeout: 5)
-            throw HarnessError("the phone on \(port) was never served: \(phone.stdout.suffix(5)) \(tunnel?.stderrText ?? "")")
+            throw HarnessError(
+                "the phone on \(port) was never served: \(phone.stdout.suffix(5)) \(tunnel?.stderrText ?? "")")
         }
         return phone
     }
@@ -169,14 +191,23 @@ final class World: @unchecked Sendable {
         let served = try await offPool { phone.firstServed(after: startedAt, timeout: timeout) }
         let appServed = try await offPool { self.appPhone?.firstServed(after: startedAt, timeout: timeout) }
         for line in alsoWaitFor { _ = try await offPool { second.waitForLine(containing: line, timeout: timeout) } }
-        let run = RebootRun(second: second, takenBack: takenBack, took: served.map { $0.timeIntervalSince(startedAt) },
-                            appTook: appServed.map { $0.timeIntervalSince(startedAt) },
-                            phoneTail: phone.stdout.suffix(6) + (appPhone?.stdout.suffix(6) ?? []))
-        FileHandle.standardError.write(Data(String(format: "\(label), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
-                                                   run.took ?? -1, served?.timeIntervalSince(rebooted.cutAt) ?? -1).utf8))
+        let run = RebootRun(
+            second: second, takenBack: takenBack, took: served.map { $0.timeIntervalSince(startedAt) },
+            appTook: appServed.map { $0.timeIntervalSince(startedAt) },
+            phoneTail: phone.stdout.suffix(6) + (appPhone?.stdout.suffix(6) ?? []))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format:
+                        "\(label), phone every 0.5 s: the phone served %.1f s after the new home up started (%.1f s after the cut; goal 10 s)\n",
+                    run.took ?? -1, served?.timeIntervalSince(rebooted.cutAt) ?? -1
+                ).utf8))
         FileHandle.standardError.write(Data("\(label): home up said: \(takenBack ?? "nothing")\n".utf8))
         if let appTook = run.appTook {
-            FileHandle.standardError.write(Data(String(format: "\(label): the app's phone served %.1f s after the new home up started\n", appTook).utf8))
+            FileHandle.standardError.write(
+                Data(
+                    String(format: "\(label): the app's phone served %.1f s after the new home up started\n", appTook)
+                        .utf8))
         }
         return run
     }
@@ -199,12 +230,18 @@ final class World: @unchecked Sendable {
         let refused = try await offPool { second.waitForLine(containing: "refused to listen", timeout: 30) }
         let rest = window - Date().timeIntervalSince(startedAt)
         if rest > 0 { try await Task.sleep(nanoseconds: UInt64(rest * 1e9)) }
-        let run = SecondHomeRun(window: window, second: second, refused: refused,
-                                attempts: phone.attempts(startedIn: startedAt...Date().addingTimeInterval(-3)))
+        let run = SecondHomeRun(
+            window: window, second: second, refused: refused,
+            attempts: phone.attempts(startedIn: startedAt...Date().addingTimeInterval(-3)))
         #expect(run.attempts.count >= 10, "\(phone.stdout.suffix(10))")
-        #expect(run.failed.isEmpty, "phone attempts that failed while the second home ran: \(run.failed.count) of \(run.attempts.count): \(phone.stdout.suffix(10))")
+        #expect(
+            run.failed.isEmpty,
+            "phone attempts that failed while the second home ran: \(run.failed.count) of \(run.attempts.count): \(phone.stdout.suffix(10))"
+        )
         #expect(first.isRunning)
-        #expect(!first.stderrText.contains("disconnected") && !first.stderrText.contains("connection to VPS lost"), "\(first.stderrText)")
+        #expect(
+            !first.stderrText.contains("disconnected") && !first.stderrText.contains("connection to VPS lost"),
+            "\(first.stderrText)")
         #expect(second.isRunning && second.homeListening(timeout: 0) == nil, "\(second.stderrText)")
         #expect(run.refusals.count >= 2, "\(second.stderrText)")
         return run
@@ -238,7 +275,9 @@ extension RunningProcess {
         stdout.compactMap { line in
             let words = line.split(separator: " ")
             guard words.count >= 3, let started = Double(words[1]), let ended = Double(words[2]) else { return nil }
-            return PhoneAttempt(ok: words[0] == "ok", started: Date(timeIntervalSince1970: started), ended: Date(timeIntervalSince1970: ended))
+            return PhoneAttempt(
+                ok: words[0] == "ok", started: Date(timeIntervalSince1970: started),
+                ended: Date(timeIntervalSince1970: ended))
         }
     }
 
@@ -281,7 +320,9 @@ struct SecondHomeRun {
 
     var failed: [RunningProcess.PhoneAttempt] { attempts.filter { !$0.ok } }
     var refusals: [String] { second.stderr.filter { $0.contains("refused to listen") } }
-    var summary: String { "\(refusals.count) refusals in \(Int(window)) s, \(attempts.count) phone attempts, \(failed.count) failed" }
+    var summary: String {
+        "\(refusals.count) refusals in \(Int(window)) s, \(attempts.count) phone attempts, \(failed.count) failed"
+    }
 }
 
 /// What `World.rebootWithPhone` saw: the new home up (stopped by then), its "taken back" line,

@@ -79,7 +79,9 @@ final class CurlEasy {
         self.sink = sink
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var failed = false
-        func long(_ option: CURLoption, _ value: Int) { failed = failed || octunnel_curl_setopt_long(handle, option, value) != CURLE_OK }
+        func long(_ option: CURLoption, _ value: Int) {
+            failed = failed || octunnel_curl_setopt_long(handle, option, value) != CURLE_OK
+        }
         func text(_ option: CURLoption, _ value: String) {
             failed = failed || octunnel_curl_setopt_string(handle, option, value) != CURLE_OK
         }
@@ -113,8 +115,14 @@ final class CurlEasy {
         failed = failed || octunnel_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headers) != CURLE_OK
         failed = failed || octunnel_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer) != CURLE_OK
         failed = failed || octunnel_curl_setopt_write(handle, CURLOPT_WRITEFUNCTION, curlWrite) != CURLE_OK
-        failed = failed || octunnel_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque()) != CURLE_OK
-        if failed { throw .transport(url: request.url.shown, detail: "libcurl refused an option (\(Self.version) is older than 7.85?)") }
+        failed =
+            failed
+            || octunnel_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(sink).toOpaque())
+                != CURLE_OK
+        if failed {
+            throw .transport(
+                url: request.url.shown, detail: "libcurl refused an option (\(Self.version) is older than 7.85?)")
+        }
     }
 
     deinit {

@@ -9,7 +9,9 @@ final class CurlStream: @unchecked Sendable {
     private let stopped = Locked(false)
 
     init() throws(PushError) {
-        guard CurlGlobal.started, let multi = curl_multi_init() else { throw .transport(url: "", detail: "libcurl could not start") }
+        guard CurlGlobal.started, let multi = curl_multi_init() else {
+            throw .transport(url: "", detail: "libcurl could not start")
+        }
         self.multi = multi
     }
 
@@ -34,7 +36,9 @@ final class CurlStream: @unchecked Sendable {
                 return .transport(url: url.shown, detail: "libcurl's multi interface failed")
             }
             guard running > 0 else { break }
-            if MonotonicClock.now() - easy.sink.lastByte > silence { return .silent(url: url.shown, seconds: Int(silence)) }
+            if MonotonicClock.now() - easy.sink.lastByte > silence {
+                return .silent(url: url.shown, seconds: Int(silence))
+            }
             // At most one wake-up every 5 s of silence: keepalives, stop() and the data wake it sooner.
             _ = curl_multi_poll(multi, nil, 0, 5000, nil)
         }

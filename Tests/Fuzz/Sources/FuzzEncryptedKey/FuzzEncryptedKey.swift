@@ -13,7 +13,8 @@ import OCTunnelCore
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
     check(String(decoding: bytes, as: UTF8.self), bytes)
-    let armoured = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + Data(bytes).base64EncodedString(options: .lineLength64Characters)
+    let armoured =
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n" + Data(bytes).base64EncodedString(options: .lineLength64Characters)
         + "\n-----END OPENSSH PRIVATE KEY-----\n"
     check(armoured, bytes)
     return 0
@@ -28,12 +29,15 @@ private func check(_ text: String, _ bytes: [UInt8]) {
         decoded = try OpenSSHPrivateKey.decode(text, passphrase: passphrase, maximumRounds: maximumRounds)
     } catch {
         if case .format(let format) = error {
-            precondition(isShownClean(format.reason), "the reason shows raw file text: \(hex(format.reason)) for \(hex(bytes))")
+            precondition(
+                isShownClean(format.reason), "the reason shows raw file text: \(hex(format.reason)) for \(hex(bytes))")
         }
         // Refused before the KDF: without a passphrase no round can run, and the refusal is the same.
         if case .format(let format) = error, format.reason.contains("bcrypt rounds") {
             let unrun: String?
-            do { _ = try OpenSSHPrivateKey.decode(text, passphrase: nil, maximumRounds: maximumRounds); unrun = nil } catch {
+            do {
+                _ = try OpenSSHPrivateKey.decode(text, passphrase: nil, maximumRounds: maximumRounds); unrun = nil
+            } catch {
                 if case .format(let refusal) = error { unrun = refusal.reason } else { unrun = nil }
             }
             precondition(unrun == format.reason, "the rounds were refused only after the KDF could run: \(hex(bytes))")
@@ -44,16 +48,20 @@ private func check(_ text: String, _ bytes: [UInt8]) {
     precondition(decoded.pair.seed.count == 32 && decoded.pair.publicKey.count == 32, "odd key lengths")
     // Written back without a passphrase (encrypting again would run the KDF twice more: the
     // unit tests and ssh-keygen check our encryption), it reads back the same.
-    let again = try? OpenSSHPrivateKey.decode(OpenSSHPrivateKey.encode(decoded.pair, comment: decoded.comment, checkValue: 0x0C70_BE11))
+    let again = try? OpenSSHPrivateKey.decode(
+        OpenSSHPrivateKey.encode(decoded.pair, comment: decoded.comment, checkValue: 0x0C70_BE11))
     precondition(again == decoded, "the key changed in a decrypt/encode/decode round trip: \(hex(bytes))")
-    precondition(SSHPublicKey.parse(line: decoded.publicKey.line)?.blob == decoded.publicKey.blob, "the public line does not parse back")
+    precondition(
+        SSHPublicKey.parse(line: decoded.publicKey.line)?.blob == decoded.publicKey.blob,
+        "the public line does not parse back")
     checkOtherReaders(text, bytes)
 }
 
 /// The readers that run before a passphrase is asked for: they refuse in clean words too.
 private func checkOtherReaders(_ text: String, _ bytes: [UInt8]) {
     do { _ = try OpenSSHPrivateKey.publicKey(of: text) } catch {
-        precondition(isShownClean(error.reason), "publicKey(of:) shows raw file text: \(hex(error.reason)) for \(hex(bytes))")
+        precondition(
+            isShownClean(error.reason), "publicKey(of:) shows raw file text: \(hex(error.reason)) for \(hex(bytes))")
     }
     do { _ = try OpenSSHPrivateKey.decode(text) } catch {
         precondition(isShownClean(error.reason), "decode shows raw file text: \(hex(error.reason)) for \(hex(bytes))")

@@ -24,8 +24,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(whole == expected, "\(whole) != the standard's \(expected) for \(hex(bytes))")
     for event in whole.events {
         precondition(event.data.utf8.count <= maximumEvent, "an event of \(event.data.utf8.count) bytes: \(hex(bytes))")
-        precondition(!event.type.isEmpty && !event.type.unicodeScalars.contains { $0 == "\n" || $0 == "\r" }, "type \(hex(event.type))")
-        precondition(!event.lastEventID.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" }, "id \(hex(event.lastEventID))")
+        precondition(
+            !event.type.isEmpty && !event.type.unicodeScalars.contains { $0 == "\n" || $0 == "\r" },
+            "type \(hex(event.type))")
+        precondition(
+            !event.lastEventID.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" },
+            "id \(hex(event.lastEventID))")
         precondition(event.retry.map { $0 >= 0 } ?? true, "retry \(String(describing: event.retry))")
         _ = OpenCodeAnswer.isServerConnected(event.data)
     }
@@ -71,7 +75,7 @@ private func reference(_ bytes: [UInt8]) -> Outcome {
             if byte == 13, index + 1 < rest.endIndex, rest[index + 1] == 10 { index += 1 }
             start = index + 1
         } else if index - start + 1 > maximumLine {
-            tooLong = true  // after the lines before it
+            tooLong = true // after the lines before it
             break
         }
         index += 1
@@ -81,7 +85,10 @@ private func reference(_ bytes: [UInt8]) -> Outcome {
     for line in lines {
         if line.isEmpty {
             if !data.isEmpty {
-                outcome.events.append(ServerSentEvent(type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"), lastEventID: id, retry: retry))
+                outcome.events.append(
+                    ServerSentEvent(
+                        type: type.isEmpty ? "message" : type, data: data.joined(separator: "\n"), lastEventID: id,
+                        retry: retry))
             }
             type = ""; data = []; dataBytes = 0; retry = nil
             continue

@@ -16,12 +16,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
     guard let forward = try? Forward.parse(text, direction: direction, defaultBind: "127.0.0.1") else { return 0 }
     for host in [forward.listen.host, forward.target.host] {
-        precondition(!host.unicodeScalars.contains { $0 == "~" || $0.properties.generalCategory == .format || forbidden.contains($0) || $0.value < 0x20 },
-                     "host \(hex(host)) from \(hex(bytes))")
+        precondition(
+            !host.unicodeScalars.contains {
+                $0 == "~" || $0.properties.generalCategory == .format || forbidden.contains($0) || $0.value < 0x20
+            },
+            "host \(hex(host)) from \(hex(bytes))")
     }
     if direction == .local {
-        precondition(Sockets.isLoopback(forward.listen.host) || (try? HostPort.parse("[\(forward.listen.host)]:1")) != nil,
-                     "a -L listen that is no address: \(hex(forward.listen.host))")
+        precondition(
+            Sockets.isLoopback(forward.listen.host) || (try? HostPort.parse("[\(forward.listen.host)]:1")) != nil,
+            "a -L listen that is no address: \(hex(forward.listen.host))")
     }
     let again = try? Forward.parse(forward.specification, direction: direction, defaultBind: "0.0.0.0")
     precondition(again == forward, "\(hex(text)) → \(hex(forward.specification)) → \(String(describing: again))")
@@ -29,7 +33,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let listens = Forward.vpsEnds([forward])
     let options = listenAuthorizedKeysOptions(listens: listens)
     // Compared byte by byte: a host starting with a combining mark makes one Character with the quote before it.
-    for listen in listens { precondition(containsBytes(options, #"W=\"\#(listen)\""#), "W not quoted for \(hex(listen.description)) in \(hex(String(options.utf8.prefix(600))!))") }
+    for listen in listens {
+        precondition(
+            containsBytes(options, #"W=\"\#(listen)\""#),
+            "W not quoted for \(hex(listen.description)) in \(hex(String(options.utf8.prefix(600))!))")
+    }
     precondition(!options.contains("\n") && !options.contains("\r"), "a line break in the key line: \(hex(options))")
     return 0
 }

@@ -15,8 +15,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
     guard let mode = bytes.first else { return 0 }
     server.answer(with: Array(bytes.dropFirst()))
-    var check = HealthCheck(localPort: server.port, remote: HostPort(host: "127.0.0.1", port: 4096), reverseCommand: "octunnel home up",
-                            timeout: 5, credentials: credentials)
+    var check = HealthCheck(
+        localPort: server.port, remote: HostPort(host: "127.0.0.1", port: 4096), reverseCommand: "octunnel home up",
+        timeout: 5, credentials: credentials)
     check.localHost = "127.0.0.1"
     do {
         switch mode % 3 {
@@ -24,7 +25,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let answer = try check.health()
             checkText(answer.version, bytes)
             // Cut at 80 characters of the server's, each shown as at most 8 (`\u{200b}`), then `…`.
-            precondition(answer.version.unicodeScalars.count <= 80 * 8 + 1, "a version of \(answer.version.unicodeScalars.count) characters")
+            precondition(
+                answer.version.unicodeScalars.count <= 80 * 8 + 1,
+                "a version of \(answer.version.unicodeScalars.count) characters")
         case 1: _ = try check.events(generation: .one)
         default: _ = try check.events(generation: .two)
         }
@@ -40,8 +43,11 @@ private let token = Data("opencode:\(password)".utf8).base64EncodedString()
 
 /// Neither the password nor its token, and nothing a terminal would act on.
 private func checkText(_ text: String, _ bytes: [UInt8], lines: Bool = false) {
-    precondition(!text.utf8.contains(password.utf8) && !text.utf8.contains(token.utf8), "the password is shown: \(hex(text)) for \(hex(bytes))")
-    precondition(isShownClean(text, lines: lines), "raw outside text is shown: \(text.debugDescription) for \(hex(bytes))")
+    precondition(
+        !text.utf8.contains(password.utf8) && !text.utf8.contains(token.utf8),
+        "the password is shown: \(hex(text)) for \(hex(bytes))")
+    precondition(
+        isShownClean(text, lines: lines), "raw outside text is shown: \(text.debugDescription) for \(hex(bytes))")
 }
 
 extension String.UTF8View {
@@ -67,8 +73,12 @@ private final class AnswerServer: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         precondition(listen(fd, 64) == 0, "listen failed")
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
@@ -94,7 +104,9 @@ private final class AnswerServer: @unchecked Sendable {
             lock.lock(); let answer = current; lock.unlock()
             var sent = 0
             while sent < answer.count {
-                let count = answer[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let count = answer[sent...].withUnsafeBytes {
+                    send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard count > 0 else { break }
                 sent += count
             }
@@ -104,7 +116,9 @@ private final class AnswerServer: @unchecked Sendable {
 }
 
 extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix) }
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
+    }
 }
 
 private let server = AnswerServer()

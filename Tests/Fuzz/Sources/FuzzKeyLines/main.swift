@@ -13,7 +13,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = input(data, size)
     let output = String(decoding: bytes, as: UTF8.self)
     if let report = AuthorizedKeysReport.parse(output) {
-        precondition(isShownClean(report.summary), "report summary \(report.summary.debugDescription) from \(hex(bytes))")
+        precondition(
+            isShownClean(report.summary), "report summary \(report.summary.debugDescription) from \(hex(bytes))")
     }
     var lines = AuthorizedKeysScript.listedLines(in: output)
     if let whole = OctunnelKeyLine.parse(output) { lines.append(whole) }
@@ -24,14 +25,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // A read line is rendered with today's program (longer than an old one's) and its own
         // comment: past sshd's line bound (`longestLine`) it is refused on reading, as any line is.
         guard line.line.utf8.count <= OctunnelKeyLine.longestLine else {
-            precondition(OctunnelKeyLine.parse(line.line) == nil, "a line past longestLine read back, from \(hex(bytes))")
+            precondition(
+                OctunnelKeyLine.parse(line.line) == nil, "a line past longestLine read back, from \(hex(bytes))")
             continue
         }
         guard let again = OctunnelKeyLine.parse(line.line) else {
-            preconditionFailure("our own rendering does not read back: \(line.line.debugDescription) from \(hex(bytes))")
+            preconditionFailure(
+                "our own rendering does not read back: \(line.line.debugDescription) from \(hex(bytes))")
         }
-        precondition(again.role == line.role && again.ends == line.ends && again.key.line == line.key.line,
-                     "\(line.line.debugDescription) reads back as another line, from \(hex(bytes))")
+        precondition(
+            again.role == line.role && again.ends == line.ends && again.key.line == line.key.line,
+            "\(line.line.debugDescription) reads back as another line, from \(hex(bytes))")
     }
     return 0
 }

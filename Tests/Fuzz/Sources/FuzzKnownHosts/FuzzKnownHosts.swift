@@ -58,19 +58,26 @@ private func checkRemoval(of name: String, from file: KnownHostsFile) {
             guard !entry.isHashed else { continue }
             let others = entry.hostPatterns.filter { $0.lowercased() != lowered }
             guard !others.isEmpty else { continue }
-            guard let at = firstRange(of: Array(entry.hosts.utf8), in: line.raw) else { preconditionFailure("hosts field not in its line") }
-            expected += line.raw[..<at.lowerBound] + Array(others.joined(separator: ",").utf8) + line.raw[at.upperBound...] + terminator
+            guard let at = firstRange(of: Array(entry.hosts.utf8), in: line.raw) else {
+                preconditionFailure("hosts field not in its line")
+            }
+            expected +=
+                line.raw[..<at.lowerBound] + Array(others.joined(separator: ",").utf8) + line.raw[at.upperBound...]
+                + terminator
         }
     }
     // A removed last line without a newline: the line before keeps the newline it had.
     if let last = file.lines.last, !file.endsWithNewline, !expected.isEmpty, expected.last != 0x0A,
-       after.lines.last?.number != last.number {
+        after.lines.last?.number != last.number
+    {
         expected.append(0x0A)
     }
     // A closure: precondition messages are only built on failure, and this one is not cheap.
     let context = { "removing \(debug(name)) from \(debug(file.bytes))" }
     precondition(removal.removed == removed, "\(context()): said \(removal.removed) removed, \(removed) expected")
-    precondition(removal.keptPatternLines == patternLines, "\(context()): pattern lines \(removal.keptPatternLines) != \(patternLines)")
+    precondition(
+        removal.keptPatternLines == patternLines,
+        "\(context()): pattern lines \(removal.keptPatternLines) != \(patternLines)")
     precondition(after.bytes == expected, "\(context()): gave \(debug(after.bytes)), expected \(debug(expected))")
     for (line, entry) in KnownHostsFile(bytes: after.bytes).entries where entry.marker == nil {
         precondition(entry.match(name) != .exact, "\(context()): line \(line) still names it")
@@ -79,7 +86,8 @@ private func checkRemoval(of name: String, from file: KnownHostsFile) {
 
 private func firstRange(of needle: [UInt8], in haystack: [UInt8]) -> Range<Int>? {
     guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
-    for start in 0...(haystack.count - needle.count) where haystack[start..<start + needle.count].elementsEqual(needle) {
+    for start in 0...(haystack.count - needle.count) where haystack[start..<start + needle.count].elementsEqual(needle)
+    {
         return start..<start + needle.count
     }
     return nil

@@ -16,7 +16,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let contentType = types[Int(bytes[2]) % types.count]
     let body = Array(bytes.dropFirst(3))
     let answer = OpenCodeAnswer.classify(path: path, status: status, contentType: contentType, body: body)
-    precondition(answer == OpenCodeAnswer.classify(path: path, status: status, contentType: contentType, body: body), "not deterministic")
+    precondition(
+        answer == OpenCodeAnswer.classify(path: path, status: status, contentType: contentType, body: body),
+        "not deterministic")
     let context = { "\(path) \(status) \(contentType ?? "-") \(hex(body)) → \(answer)" }
     switch answer {
     case .openCode(let version, let generation):
@@ -43,7 +45,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 private let paths = OpenCodeAnswer.healthRoutes.map(\.path) + ["/global/event", "/event", "/api/event", "/"]
 private let statuses = [200, 401, 404, 502, 500, 301, 204, 403]
-private let types: [String?] = [nil, "application/json", "text/html; charset=utf-8", "TEXT/HTML", "text/plain", "text/event-stream"]
+private let types: [String?] = [
+    nil, "application/json", "text/html; charset=utf-8", "TEXT/HTML", "text/plain", "text/event-stream",
+]
 
 /// The one field the promise checks: the version the body names.
 private struct NamedVersion: Decodable {

@@ -23,12 +23,16 @@ private func check(_ key: SSHPublicKey, from bytes: [UInt8]) {
     precondition(SSHPublicKey(blob: key.blob)?.type == key.type, "the line's type is not the blob's: \(hex(bytes))")
     // The line shows a comment's control characters as spaces: the key, and the line, come back.
     let again = SSHPublicKey.parse(line: key.line)
-    precondition(again?.type == key.type && again?.blob == key.blob && again?.line == key.line,
-                 "\(hex(key.line)) parses back as \(String(describing: again)), from \(hex(bytes))")
+    precondition(
+        again?.type == key.type && again?.blob == key.blob && again?.line == key.line,
+        "\(hex(key.line)) parses back as \(String(describing: again)), from \(hex(bytes))")
     precondition(Fingerprint.isValid(key.fingerprint), "fingerprint \(key.fingerprint)")
-    for line in [key.line, restrictedAuthorizedKeysLine(key, remotePort: 4096), listenAuthorizedKeysLine(key, remotePort: 4096)] {
-        precondition(!line.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" },
-                     "an authorized_keys line breaks in two: \(hex(line)) from \(hex(bytes))")
+    for line in [
+        key.line, restrictedAuthorizedKeysLine(key, remotePort: 4096), listenAuthorizedKeysLine(key, remotePort: 4096),
+    ] {
+        precondition(
+            !line.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" },
+            "an authorized_keys line breaks in two: \(hex(line)) from \(hex(bytes))")
         precondition(line.hasSuffix(key.line), "\(hex(line)) does not end in the key's line")
     }
 }

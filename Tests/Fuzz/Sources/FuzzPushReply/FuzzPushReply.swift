@@ -26,14 +26,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(PushTap.parse(tap.body) == tap, context())
         switch book.take(requestID: tap.requestID, nonce: tap.nonce) {
         case .success: preconditionFailure("a fuzzed tap was answered: \(context())")
-        case .failure(let refused): precondition([.forged, .replayed, .expired, .otherRequest].contains(refused.refusal), context())
+        case .failure(let refused):
+            precondition([.forged, .replayed, .expired, .otherRequest].contains(refused.refusal), context())
         }
     }
     if let url = try? PushURL.parse(text) {
         let again = try? PushURL.parse(url.text())
         precondition(again == url, context())
         precondition(
-            isShownClean(url.text()) && !url.text().contains("@") && !url.text().contains("?") && !url.text().contains("#"), context())
+            isShownClean(url.text()) && !url.text().contains("@") && !url.text().contains("?")
+                && !url.text().contains("#"), context())
         precondition(url.topic.map(PushURL.isTopic) ?? true, context())
     }
     return 0

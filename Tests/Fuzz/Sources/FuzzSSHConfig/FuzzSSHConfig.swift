@@ -17,10 +17,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for name in ["vps", "VPS.example.com", "10.0.0.1", "x"] {
         let settings = file.settings(for: name)
         let plain = withoutMatch.settings(for: name)
-        precondition(settings.values == plain.values && settings.identityFiles == plain.identityFiles,
-                     "a Match block or an Include line applied something for \(name) in \(hex(bytes))")
-        precondition(settings.values.keys.allSatisfy { $0 == $0.lowercased() && !["host", "match", "include"].contains($0) },
-                     "odd keys \(settings.values.keys.sorted()) from \(hex(bytes))")
+        precondition(
+            settings.values == plain.values && settings.identityFiles == plain.identityFiles,
+            "a Match block or an Include line applied something for \(name) in \(hex(bytes))")
+        precondition(
+            settings.values.keys.allSatisfy { $0 == $0.lowercased() && !["host", "match", "include"].contains($0) },
+            "odd keys \(settings.values.keys.sorted()) from \(hex(bytes))")
     }
     resolve(bytes, file: file)
     return 0
@@ -33,11 +35,13 @@ private func dropMatchBlocksAndIncludes(_ text: String) -> String {
     var inMatch = false
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
         let trimmed = String(line).trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
-        let keyword = String(String.UnicodeScalarView(trimmed.unicodeScalars.prefix { $0 != " " && $0 != "\t" && $0 != "=" })).lowercased()
+        let keyword = String(
+            String.UnicodeScalarView(trimmed.unicodeScalars.prefix { $0 != " " && $0 != "\t" && $0 != "=" })
+        ).lowercased()
         if keyword == "host" { inMatch = false }
         if keyword == "match" { inMatch = true }
         if inMatch || keyword == "include" || keyword == "match" {
-            kept.append("")  // keeps line numbers
+            kept.append("") // keeps line numbers
             continue
         }
         kept.append(line)
@@ -52,7 +56,8 @@ private let home: String = {
     mkdir(home + "/.ssh", 0o700)
     let pair = try! Ed25519KeyPair.generate()
     writeFile(Array(OpenSSHPrivateKey.encode(pair, comment: "fuzz", checkValue: 1).utf8), to: home + "/.ssh/id_ed25519")
-    writeFile(Array("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n".utf8), to: home + "/.ssh/id_rsa")
+    writeFile(
+        Array("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n".utf8), to: home + "/.ssh/id_rsa")
     return home
 }()
 
@@ -75,9 +80,13 @@ private func resolve(_ bytes: [UInt8], file: SSHConfigFile) {
         }
         let resolved = resolution.target
         precondition((1...65535).contains(resolved.port), "port \(resolved.port) from \(hex(bytes))")
-        precondition((try? HostPort.parse(resolved.host.contains(":") ? "[\(resolved.host)]" : resolved.host))?.host == resolved.host,
-                     "host \(hex(resolved.host)) from \(hex(bytes)) is not a valid host")
-        precondition((try? SSHTarget.parse("\(resolved.user)@x"))?.user == resolved.user, "user \(hex(resolved.user)) from \(hex(bytes))")
+        precondition(
+            (try? HostPort.parse(resolved.host.contains(":") ? "[\(resolved.host)]" : resolved.host))?.host
+                == resolved.host,
+            "host \(hex(resolved.host)) from \(hex(bytes)) is not a valid host")
+        precondition(
+            (try? SSHTarget.parse("\(resolved.user)@x"))?.user == resolved.user,
+            "user \(hex(resolved.user)) from \(hex(bytes))")
         if let user { precondition(resolved.user == user, "the config overrode the target's user: \(hex(bytes))") }
         if let port { precondition(resolved.port == port, "the config overrode the target's port: \(hex(bytes))") }
         if let identity = resolution.identityFile {

@@ -20,8 +20,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var parts = split(Array(bytes.dropFirst()), on: Array("\n--\n".utf8))
     while parts.count < 4 { parts.append([]) }
     let state = scratchDirectory + "/state/opencode", config = scratchDirectory + "/config/opencode"
-    for directory in [state, config] { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-    let registration = state + "/service.json", settings = config + "/service.json", target = scratchDirectory + "/target.json"
+    for directory in [state, config] {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    let registration = state + "/service.json", settings = config + "/service.json",
+        target = scratchDirectory + "/target.json"
     for path in [registration, settings, target] { unlink(path) }
     if flags & 1 != 0 {
         writeFile(parts[0], to: target)
@@ -33,32 +36,41 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if flags & 4 != 0 { mkfifo(settings, 0o600) } else if !parts[1].isEmpty { writeFile(parts[1], to: settings) }
     let given = flags & 8 != 0 ? String(decoding: parts[3], as: UTF8.self) : nil
 
-    let files = OpenCodeServiceFiles(environment: ["XDG_STATE_HOME": scratchDirectory + "/state", "XDG_CONFIG_HOME": scratchDirectory + "/config"],
-                                     userHome: scratchDirectory)
+    let files = OpenCodeServiceFiles(
+        environment: ["XDG_STATE_HOME": scratchDirectory + "/state", "XDG_CONFIG_HOME": scratchDirectory + "/config"],
+        userHome: scratchDirectory)
     let (service, problems) = files.find(allowedHost: given) { $0 % 2 == 0 }
-    for problem in problems { precondition(isShownClean(OutsideText.shown(problem.text)), "problem \(hex(problem.text))") }
+    for problem in problems {
+        precondition(isShownClean(OutsideText.shown(problem.text)), "problem \(hex(problem.text))")
+    }
     if let service {
         let host = service.address.host
-        precondition(Sockets.isLoopback(host) || host.lowercased() == "localhost" || host.lowercased() == given?.lowercased(),
-                     "an address off this machine: \(hex(host)) from \(hex(bytes))")
+        precondition(
+            Sockets.isLoopback(host) || host.lowercased() == "localhost" || host.lowercased() == given?.lowercased(),
+            "an address off this machine: \(hex(host)) from \(hex(bytes))")
         precondition(flags & 1 == 0 || service.registration == nil, "a linked registration was followed: \(hex(bytes))")
         if service.password != nil {
             let fromRegistration = service.passwordFile == service.registration && service.registration != nil
             let fromSettings = service.passwordFile?.hasSuffix("config/opencode/service.json") == true
             precondition(fromRegistration || fromSettings, "a password from nowhere: \(hex(bytes))")
             if fromSettings, service.registration != nil, let text = String(bytes: parts[1], encoding: .utf8),
-               let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
-                let port = (object["port"] as? NSNumber)?.intValue ?? OpenCodeServiceFiles.defaultPort(channel: "latest")
+                let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            {
+                let port =
+                    (object["port"] as? NSNumber)?.intValue ?? OpenCodeServiceFiles.defaultPort(channel: "latest")
                 precondition(port == service.address.port, "the settings' password sent to another port: \(hex(bytes))")
             }
         }
     }
-    let choice = HomeOpenCode.choose(configured: HostPort(host: "127.0.0.1", port: 4096), portGiven: false, files: files) { _ in false }
+    let choice = HomeOpenCode.choose(
+        configured: HostPort(host: "127.0.0.1", port: 4096), portGiven: false, files: files
+    ) { _ in false }
     for line in choice.lines { precondition(isShownClean(line), "line \(hex(line))") }
 
     let serverPort = OpenCodeAnswer.serverPort(info: parts[2])
-    let report = HealthReport(version: "2", generation: .two, healthPath: "/api/info", eventsPath: "/api/event", healthMilliseconds: 0,
-                              eventsMilliseconds: 0, serverPort: serverPort)
+    let report = HealthReport(
+        version: "2", generation: .two, healthPath: "/api/info", eventsPath: "/api/event", healthMilliseconds: 0,
+        eventsMilliseconds: 0, serverPort: serverPort)
     if case .listen(let port)? = PairPort.plan(for: report, localPort: 4096, choice: .automatic) {
         precondition(PairPort.openCodePorts.contains(port), "the far side chose port \(port): \(hex(parts[2]))")
     }

@@ -14,7 +14,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     writeFile(bytes, to: home.configPath)
     let contents: ConfigFile.Contents
     do {
-        guard let read = try ConfigFile(directory: home).read() else { preconditionFailure("the file just written is missing") }
+        guard let read = try ConfigFile(directory: home).read() else {
+            preconditionFailure("the file just written is missing")
+        }
         contents = read
     } catch {
         checkShown(error, "reading \(hex(bytes))")
@@ -30,13 +32,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
         guard let settings else { continue }
         if let tunnel = settings.tunnel {
-            checkConnection(tunnel.host, tunnel.username, [tunnel.port, tunnel.remotePort, tunnel.homePort], [tunnel.remoteHost], bytes)
+            checkConnection(
+                tunnel.host, tunnel.username, [tunnel.port, tunnel.remotePort, tunnel.homePort], [tunnel.remoteHost],
+                bytes)
             precondition((0...65535).contains(tunnel.localPort), "local port \(tunnel.localPort) from \(hex(bytes))")
             checkSave(bytes, contents, profile, "tunnel") { try tunnel.save(to: copy, profile: profile) }
         }
         if let homeSection = settings.home {
-            checkConnection(homeSection.host, homeSection.username, [homeSection.port, homeSection.remotePort, homeSection.homePort],
-                            [homeSection.remoteHost, homeSection.homeHost], bytes)
+            checkConnection(
+                homeSection.host, homeSection.username,
+                [homeSection.port, homeSection.remotePort, homeSection.homePort],
+                [homeSection.remoteHost, homeSection.homeHost], bytes)
             checkSave(bytes, contents, profile, "home") { try homeSection.save(to: copy, profile: profile) }
         }
     }
@@ -67,18 +73,25 @@ private func checkConnection(_ host: String, _ user: String, _ ports: [Int], _ h
 
 /// Saves one loaded section into a copy of the file: every profile reads as before, and the
 /// file's JSON is the same apart from the version and the section saved.
-private func checkSave(_ bytes: [UInt8], _ before: ConfigFile.Contents, _ profile: ProfileName, _ role: String,
-                       _ save: () throws -> Void) {
+private func checkSave(
+    _ bytes: [UInt8], _ before: ConfigFile.Contents, _ profile: ProfileName, _ role: String,
+    _ save: () throws -> Void
+) {
     writeFile(bytes, to: copy.configPath)
     do { try save() } catch { preconditionFailure("saving a loaded section failed: \(error) for \(hex(bytes))") }
-    guard let after = try? ConfigFile(directory: copy).read() else { preconditionFailure("the saved file does not read: \(hex(bytes))") }
+    guard let after = try? ConfigFile(directory: copy).read() else {
+        preconditionFailure("the saved file does not read: \(hex(bytes))")
+    }
     precondition(before.profiles.sorted() == after.profiles.sorted(), "profiles changed: \(hex(bytes))")
     for other in before.profiles {
-        precondition(outcome(before, other) == outcome(after, other), "profile \(other) changed by saving \(profile): \(hex(bytes))")
+        precondition(
+            outcome(before, other) == outcome(after, other),
+            "profile \(other) changed by saving \(profile): \(hex(bytes))")
     }
     guard let old = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-          let saved = try? Data(contentsOf: URL(fileURLWithPath: copy.configPath)),
-          var new = try? JSONSerialization.jsonObject(with: saved) as? [String: Any] else {
+        let saved = try? Data(contentsOf: URL(fileURLWithPath: copy.configPath)),
+        var new = try? JSONSerialization.jsonObject(with: saved) as? [String: Any]
+    else {
         preconditionFailure("the saved file is not a JSON object: \(hex(bytes))")
     }
     var was: [String: Any] = old["profiles"] == nil ? ["profiles": ["default": ["tunnel": old]]] : old
@@ -88,9 +101,13 @@ private func checkSave(_ bytes: [UInt8], _ before: ConfigFile.Contents, _ profil
     // Compared as canonical JSON text (sorted keys): NSDictionary's isEqual does not see into
     // nested Swift dictionaries on Linux.
     let canonical = { (object: [String: Any]) in
-        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(), as: UTF8.self)
+        String(
+            decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(),
+            as: UTF8.self)
     }
-    precondition(canonical(was) == canonical(new), "saving \(profile) lost or changed other keys: \(hex(bytes))\n\(canonical(was))\n\(canonical(new))")
+    precondition(
+        canonical(was) == canonical(new),
+        "saving \(profile) lost or changed other keys: \(hex(bytes))\n\(canonical(was))\n\(canonical(new))")
 }
 
 /// `object` without its version and without `profiles.PROFILE.ROLE`.
@@ -111,6 +128,7 @@ private func outcome(_ contents: ConfigFile.Contents, _ profile: ProfileName) ->
         return String(describing: try contents.settings(of: profile))
     } catch {
         // The copy's message names the copy's path.
-        return "error " + (asFailure(error).errorDescription ?? "").replacingOccurrences(of: copy.configPath, with: home.configPath)
+        return "error "
+            + (asFailure(error).errorDescription ?? "").replacingOccurrences(of: copy.configPath, with: home.configPath)
     }
 }

@@ -16,9 +16,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition((0...65535).contains(endpoint.port), "port \(endpoint.port) from \(hex(bytes))")
     }
     guard let again = StatusSnapshot(jsonText: snapshot.jsonText) else {
-        preconditionFailure("our own status line does not read back: \(snapshot.jsonText.debugDescription) from \(hex(bytes))")
+        preconditionFailure(
+            "our own status line does not read back: \(snapshot.jsonText.debugDescription) from \(hex(bytes))")
     }
-    precondition(again.jsonText == snapshot.jsonText, "\(snapshot.jsonText.debugDescription) reads back as \(again.jsonText.debugDescription)")
+    precondition(
+        again.jsonText == snapshot.jsonText,
+        "\(snapshot.jsonText.debugDescription) reads back as \(again.jsonText.debugDescription)")
     for line in snapshot.humanLines(now: Date(timeIntervalSince1970: 1_795_000_000)) {
         precondition(isShownClean(line), "status would print \(line.debugDescription) from \(hex(bytes))")
     }

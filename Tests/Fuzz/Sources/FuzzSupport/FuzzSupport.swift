@@ -25,7 +25,9 @@ public func isShownClean(_ text: String, lines: Bool = false) -> Bool {
 /// Traps unless `error`'s message, as the user reads it, is clean (see `isShownClean`).
 public func checkShown(_ error: any Error, lines: Bool = false, _ context: @autoclosure () -> String) {
     let text = asFailure(error).errorDescription ?? ""
-    precondition(isShownClean(text, lines: lines), "\(context()): the message shows raw outside text: \(hex(text)) \(text.debugDescription)")
+    precondition(
+        isShownClean(text, lines: lines),
+        "\(context()): the message shows raw outside text: \(hex(text)) \(text.debugDescription)")
 }
 
 /// A directory of this process's own, made once, for targets that read or write files: they
