@@ -138,12 +138,48 @@ struct HarnessTests {
         var without: [String] = []
         for file in files {
             let text = try String(contentsOfFile: tests + "/" + file, encoding: .utf8)
-            for line in text.split(separator: "\n") where line.contains("@Suite(") && !line.contains(".ownThreads") {
-                without.append("\(file): \(line.trimmingCharacters(in: .whitespaces))")
+            for attribute in Self.suiteAttributes(in: text) where !attribute.contains(".ownThreads") {
+                without.append("\(file): \(attribute.prefix(80))")
             }
         }
         #expect(files.count > 20, "found no test files under \(tests)")
         #expect(without.isEmpty, "suites without .ownThreads: \(without)")
+        let split = "@Suite(\n    \"a suite\",\n    .ownThreads)\nstruct A {}\n@Suite(\"b\")\nstruct B {}"
+        #expect(
+            Self.suiteAttributes(in: split).map { $0.contains(".ownThreads") } == [true, false], "the reader itself")
+    }
+
+    /// Each `@Suite(…)` attribute in `text`, whole however the formatter wrapped it (to its
+    /// closing parenthesis, those inside string literals not counted).
+    static func suiteAttributes(in text: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(text)
+        while let start = rest.range(of: "@Suite(") {
+            var depth = 1
+            var inString = false
+            var end = rest.endIndex
+            var index = start.upperBound
+            while index < rest.endIndex {
+                let character = rest[index]
+                if inString && character == "\\" {
+                    index = rest.index(after: index) // an escaped character, a quote included
+                } else if character == "\"" {
+                    inString.toggle()
+                }
+                if !inString && character == "(" { depth += 1 }
+                if !inString && character == ")" {
+                    depth -= 1
+                    if depth == 0 {
+                        end = rest.index(after: index)
+                        break
+                    }
+                }
+                index = rest.index(after: index)
+            }
+            found.append(String(rest[start.lowerBound..<end]))
+            rest = rest[end...]
+        }
+        return found
     }
 
     @Test(
