@@ -5,7 +5,7 @@
 /// `octunnel --version` prints it, and scripts/package.sh names the .deb after what it prints.
 public enum OCTunnelVersion {
     /// Major.minor.patch of the last release.
-    public static let release = "0.2.0"
+    public static let release = "0.3.0"
 
     /// This build's Debian version: `release`, or `release+gitYYYYMMDDHHMMSS.HASH` between releases.
     public static let current = OCTunnelBuild.version
