@@ -4,7 +4,8 @@
 #   scripts/format.sh           formats every file in place
 #   scripts/format.sh --check   changes nothing; fails (exit 1) on any finding of
 #                               `swift format lint --strict` (CI's lint step, scripts/test.sh)
-#                               or any line in Sources/ over 140 columns
+#                               or any line in Sources/ over 140 columns, or any function there over
+#                               80 lines (scripts/long-functions.py)
 # Rules off in .swift-format, which the tree does not follow and the formatter cannot fix:
 # AlwaysUseLowerCamelCase (System/'s `system_poll`-style names for the libc call they wrap),
 # NoBlockComments (`0 /* NETLINK_ROUTE */` names a C constant in place), ReplaceForEachWithForLoop.
@@ -24,6 +25,8 @@ case "${1:-}" in
       echo "$long" | sed 's/$/: over 140 columns (split the string literal, or move the comment above its line)/' >&2
       exit 1
     fi
+    # No function in Sources/ over 80 lines (issue 57): split it into well-named pieces.
+    python3 scripts/long-functions.py Sources 80 >&2 || { echo "format.sh: a function in Sources/ is over 80 lines (above)" >&2; exit 1; }
     long=$(find Tests -name '*.swift' -not -path '*/.*' -exec awk 'length > 140' {} + | wc -l)
     [ "$long" = 0 ] || echo "format.sh: note: $long lines in Tests/ over 140 columns (string literals or comments the formatter cannot break)" >&2
     ;;

@@ -134,14 +134,32 @@ extension EngineEvent {
         case .notice(let text):
             return ["event": "notice", "message": text]
         case .notification(let moment):
-            var object: [String: Any] = [
-                "event": "notification", "kind": moment.kind.rawValue,
-                "sessionID": OutsideText.shown(moment.sessionID, limit: 200),
-                "headline": moment.headline, "message": moment.message,
-            ]
-            if let title = moment.title { object["title"] = OutsideText.shown(title, limit: 200) }
-            if let directory = moment.directory { object["directory"] = OutsideText.shown(directory, limit: 500) }
-            return object
+            return Self.jsonObject(moment)
+        case .listening, .listenRefused, .portTakenBack, .homeUnreachable:
+            return homeSideJSONObject
+        case .roaming(let event):
+            return event.jsonObject
+        case .streamStalled(let stall):
+            return stall.jsonObject
+        }
+    }
+
+    /// An agent's moment as a JSON object (its far-side texts shown safely, bounded).
+    private static func jsonObject(_ moment: AgentMoment) -> [String: Any] {
+        var object: [String: Any] = [
+            "event": "notification", "kind": moment.kind.rawValue,
+            "sessionID": OutsideText.shown(moment.sessionID, limit: 200),
+            "headline": moment.headline, "message": moment.message,
+        ]
+        if let title = moment.title { object["title"] = OutsideText.shown(title, limit: 200) }
+        if let directory = moment.directory { object["directory"] = OutsideText.shown(directory, limit: 500) }
+        return object
+    }
+
+    /// The home side's own events (`home up`'s listens) as JSON objects; `jsonObject` sends only
+    /// those here.
+    private var homeSideJSONObject: [String: Any] {
+        switch self {
         case .listening(let listen, let target):
             return [
                 "event": "listening", "status": "connected", "remoteHost": listen.host, "remotePort": listen.port,
@@ -165,10 +183,8 @@ extension EngineEvent {
                 "message": HomeGatewayAnswer.unreachable(home: home, reason: reason, openCode: openCode).error,
                 "reason": reason, "homeHost": home.host, "homePort": home.port,
             ]
-        case .roaming(let event):
-            return event.jsonObject
-        case .streamStalled(let stall):
-            return stall.jsonObject
+        default:
+            return ["event": "\(self)"]
         }
     }
 }

@@ -175,16 +175,7 @@ public struct AgentSessionWatch: Sendable {
             }
             working(&session)
         case "message.part.updated", "message.part.delta", "message.updated":
-            if let part = event.fields.part, part.text[.type] == "tool" {
-                let call = kept(part.text[.callID] ?? part.text[.id] ?? "", Limits.id)
-                let status = part.stateStatus
-                if status == "running" || status == "pending" {
-                    toolRuns(call, in: &session)
-                } else {
-                    session.runningTools.remove(call)
-                }
-            }
-            if session.busy || session.idleSince != nil { working(&session) }
+            partUpdated(event, in: &session)
         case "permission.asked", "permission.updated", "permission.v2.asked", "question.asked", "question.v2.asked":
             return asked(event, in: id, session, at: date)
         case "session.error":
@@ -193,6 +184,21 @@ public struct AgentSessionWatch: Sendable {
             break
         }
         return []
+    }
+
+    /// A message part changed: a tool part running or pending runs, else it ended; a session
+    /// that was busy or idle is working again.
+    private mutating func partUpdated(_ event: OpenCodeEvent, in session: inout Session) {
+        if let part = event.fields.part, part.text[.type] == "tool" {
+            let call = kept(part.text[.callID] ?? part.text[.id] ?? "", Limits.id)
+            let status = part.stateStatus
+            if status == "running" || status == "pending" {
+                toolRuns(call, in: &session)
+            } else {
+                session.runningTools.remove(call)
+            }
+        }
+        if session.busy || session.idleSince != nil { working(&session) }
     }
 
     /// A permission request or a question: told once per request id, noted as waiting.
