@@ -65,6 +65,10 @@ public enum JSONText {
             close("]", empty: array.isEmpty)
             return true
         }
+        if case .number(let number)? = value as? JSONValue, let written = number.text {
+            text += written // as the file wrote it (JSONSerialization accepted the whole text)
+            return true
+        }
         return fragment((value as? JSONValue)?.foundation ?? value, into: &text)
     }
 

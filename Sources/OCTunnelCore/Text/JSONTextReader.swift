@@ -9,6 +9,8 @@ struct JSONTextReader {
     private var index = 0
     /// The bytes that end a number, `true`, `false` or `null`.
     private static let scalarEnds = Set(",]} \t\n\r".utf8)
+    /// What a JSON number is written with.
+    private static let numberCharacters = Set("0123456789+-.eE".unicodeScalars)
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -87,7 +89,12 @@ struct JSONTextReader {
         case "true": return .bool(true)
         case "false": return .bool(false)
         case "null": return .null
-        default: return Int(token).map(JSONValue.integer) ?? Double(token).map(JSONValue.number) ?? .null
+        default:
+            if let integer = Int(token) { return .integer(integer) }
+            guard let value = Double(token) else { return .null }
+            // The text is kept to be written back only when it is made of a number's characters.
+            let numeric = token.unicodeScalars.allSatisfy { Self.numberCharacters.contains($0) }
+            return .number(JSONNumber(value, text: numeric ? token : nil))
         }
     }
 }

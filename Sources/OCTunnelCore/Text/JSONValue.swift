@@ -9,7 +9,8 @@ public enum JSONValue: Codable, Equatable, Sendable {
     case string(String)
     /// A number written without a fraction that fits an `Int`.
     case integer(Int)
-    case number(Double)
+    /// Any other number, with its text when it was read from one.
+    case number(JSONNumber)
     case bool(Bool)
     case null
 
@@ -46,7 +47,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
         if single.decodeNil() { return .null }
         if let bool = try? single.decode(Bool.self) { return .bool(bool) }
         if let integer = try? single.decode(Int.self) { return .integer(integer) }
-        if let number = try? single.decode(Double.self) { return .number(number) }
+        if let number = try? single.decode(Double.self) { return .number(JSONNumber(number)) }
         return .string(try single.decode(String.self))
     }
 
@@ -60,7 +61,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
             for value in array { try unkeyed.encode(value) }
         case .string(let string): try encode(string, to: encoder)
         case .integer(let integer): try encode(integer, to: encoder)
-        case .number(let number): try encode(number, to: encoder)
+        case .number(let number): try encode(number.value, to: encoder)
         case .bool(let bool): try encode(bool, to: encoder)
         case .null:
             var single = encoder.singleValueContainer()
@@ -91,7 +92,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
         case .array(let array): return array.map(\.foundation)
         case .string(let string): return string
         case .integer(let integer): return integer
-        case .number(let number): return number
+        case .number(let number): return number.value
         case .bool(let bool): return bool
         case .null: return NSNull()
         }

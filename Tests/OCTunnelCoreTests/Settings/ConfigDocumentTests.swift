@@ -88,6 +88,29 @@ struct ConfigDocumentTests {
         #expect(try SavedSettings.load(from: home)?.tunnel == saved)
     }
 
+    @Test(
+        "a save keeps every number of the other profiles as the file wrote it: past Int, with a fraction, an exponent")
+    func numbersKeptAsWritten() throws {
+        // FuzzSettings found it: a 49-digit number in another profile came back as 4.096111111111111e+48.
+        let directory = try TempDirectory()
+        let home = OctunnelDirectory(path: directory.path)
+        let numbers = ["4096111111111111111111111111111111111111111111111", "2.50", "1E2", "-0.000", "1e-7"]
+        try directory.write(
+            "config.json",
+            """
+            {"version": 2, "profiles": {"default": {"tunnel": {"host": "vps.example.com", "port": 22, "username": "d",
+              "remotePort": 4096, "localPort": \(numbers[0]), "homePort": 4096, "odd": [\(numbers.joined(separator: ", "))]}},
+              "work": {"home": {"host": "10.0.0.1", "port": 22, "username": "w", "remotePort": 5000, "homePort": 4096}}}}
+            """, mode: 0o600)
+        var work = try #require(try SavedSettings.load(from: home, profile: ProfileName("work"))?.home)
+        work.homePort = 4097
+        try work.save(to: home, profile: ProfileName("work"))
+        let text = try readText(home.configPath).filter { !$0.isWhitespace }
+        #expect(text.contains("\"localPort\":\(numbers[0])"), "\(text)")
+        #expect(text.contains("\"odd\":[\(numbers.joined(separator: ","))]"), "\(text)")
+        #expect(try SavedSettings.load(from: home, profile: ProfileName("work"))?.home?.homePort == 4097)
+    }
+
     /// Where each of `keys` first stands in `text`, as `"key"`.
     func places(_ keys: [String], in text: String) throws -> [Int] {
         try keys.map { key in try #require(text.range(of: "\"\(key)\"")).lowerBound.utf16Offset(in: text) }
