@@ -498,31 +498,29 @@ row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$(ratio "$2" "$3")"; }
       echo "(\`scripts/lib/image-page.py\`, served by the same nginx); the page's load handler reports navigation start →"
       echo "load event. Median of $BROWSER_RUNS alternating runs; all runs, ms: octunnel ${R[wan_oct_browser_all]}; $B_NAME ${R[wan_ssh_browser_all]}."
     fi
-    if [ -n "${R[wan_oct_notify_perm]:-}" ]; then
-      echo "The notification rows (\`scripts/lib/notify-latency.sh\`, issue 40): the OpenCode stand-in (1.x) on the VPS side, \`tunnel up\`"
-      echo "with --notify-command (a program that writes the time it ran); the other tunnel carries the same event stream to a"
-      echo "client reading it, which is all a tunnel that does not notify can give. From just before the event's POST on the VPS"
-      echo "side; medians of ${R[wan_notify_samples]} samples; all, ms: ${R[wan_notify_all]}."
-    elif [ -n "${R[wan_notify_skip]:-}" ]; then
-      echo "The notification rows: not measured (${R[wan_notify_skip]})."
-    fi
-    if [ -n "${R[wan_oct_permission]:-}" ]; then
-      echo "The permission row (\`scripts/lib/permission-latency.sh\`, issue 48): a pending permission on the stand-in (1.x); the whole"
-      echo "\`octunnel permission allow\` process (start, the status socket, the pending list and the reply, each over the WAN) until it"
-      echo "exits with OpenCode's answer, against the reply's one POST through the other tunnel; medians of ${R[wan_permission_samples]} samples;"
-      echo "all, ms: ${R[wan_permission_all]}."
-    elif [ -n "${R[wan_permission_skip]:-}" ]; then
-      echo "The permission row: not measured (${R[wan_permission_skip]})."
-    fi
-    if [ -n "${R[wan_oct_click]:-}" ]; then
-      echo "The click row (\`scripts/lib/notification-answer-latency.sh\`, issue 48): a desktop of the bench's own (dbus-daemon, Xvfb,"
-      echo "dunst); each sample asks a permission on the stand-in (1.x), its notification comes down the event stream with its actions, and"
-      echo "\"Allow once\" is clicked through dunst's menu (\`dunstctl context\`, the action picked, as a user's click) when it is on screen;"
-      echo "timed from the click until the stand-in recorded the reply (octunnel lists the pending requests, then replies, each over the WAN),"
-      echo "against the reply's one POST through the other tunnel; median of ${R[wan_click_samples]} samples; all, ms: ${R[wan_click_all]}."
-    elif [ -n "${R[wan_click_skip]:-}" ]; then
-      echo "The click row: not measured (${R[wan_click_skip]})."
-    fi
+    # note MEASURED SKIPPED NAME TEXT: "NAME TEXT" (TEXT's lines as they are) when R[MEASURED] holds a measurement,
+    # else "NAME: not measured (why)." when R[SKIPPED] says why, else nothing.
+    note() {
+      if [ -n "${R[$1]:-}" ]; then printf '%s %s\n' "$3" "$4"
+      elif [ -n "${R[$2]:-}" ]; then echo "$3: not measured (${R[$2]})."
+      fi
+    }
+    note wan_oct_notify_perm wan_notify_skip "The notification rows" \
+      "(\`scripts/lib/notify-latency.sh\`, issue 40): the OpenCode stand-in (1.x) on the VPS side, \`tunnel up\`
+with --notify-command (a program that writes the time it ran); the other tunnel carries the same event stream to a
+client reading it, which is all a tunnel that does not notify can give. From just before the event's POST on the VPS
+side; medians of ${R[wan_notify_samples]} samples; all, ms: ${R[wan_notify_all]}."
+    note wan_oct_permission wan_permission_skip "The permission row" \
+      "(\`scripts/lib/permission-latency.sh\`, issue 48): a pending permission on the stand-in (1.x); the whole
+\`octunnel permission allow\` process (start, the status socket, the pending list and the reply, each over the WAN) until it
+exits with OpenCode's answer, against the reply's one POST through the other tunnel; medians of ${R[wan_permission_samples]} samples;
+all, ms: ${R[wan_permission_all]}."
+    note wan_oct_click wan_click_skip "The click row" \
+      "(\`scripts/lib/notification-answer-latency.sh\`, issue 48): a desktop of the bench's own (dbus-daemon, Xvfb,
+dunst); each sample asks a permission on the stand-in (1.x), its notification comes down the event stream with its actions, and
+\"Allow once\" is clicked through dunst's menu (\`dunstctl context\`, the action picked, as a user's click) when it is on screen;
+timed from the click until the stand-in recorded the reply (octunnel lists the pending requests, then replies, each over the WAN),
+against the reply's one POST through the other tunnel; median of ${R[wan_click_samples]} samples; all, ms: ${R[wan_click_all]}."
     if [ -n "${R[relay_cpu]:-}" ]; then
       echo "The relay's own cost: a new connection + GET through a second relay instance holding nothing (0 ms) took"
       echo "${R[relay_zero]} ms against ${R[relay_direct]} ms straight to nginx (medians, inside the VPS namespace), and the relay"

@@ -1,41 +1,12 @@
 // Linux's C library for octunnel's System/ layer (issue 49): the one file that imports Glibc,
 // and the calls and constants whose names, types or shape differ from macOS's (Darwin.swift
-// holds the same, line for line; a member added here goes into both). System/ imports this
-// module and writes each wrapper once.
+// holds the same, line for line; a member added here goes into both). The calls alike on both
+// are in Platform.swift, written once. System/ imports this module and writes each wrapper once.
 
 #if canImport(Glibc)
     @_exported import Glibc
 
-    public enum Platform {
-        public static func open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-            Glibc.open(path, flags, mode)
-        }
-        public static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-            Glibc.read(fd, buffer, count)
-        }
-        public static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-            Glibc.write(fd, buffer, count)
-        }
-        public static func close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
-        public static func shutdown(_ fd: Int32, _ how: Int32) -> Int32 { Glibc.shutdown(fd, how) }
-        public static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-            Glibc.connect(fd, address, length)
-        }
-        public static func bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
-            Glibc.bind(fd, address, length)
-        }
-        public static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { Glibc.listen(fd, backlog) }
-        public static func send(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ length: Int, _ flags: Int32) -> Int {
-            Glibc.send(fd, buffer, length, flags)
-        }
-        public static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ length: Int, _ flags: Int32) -> Int {
-            Glibc.recv(fd, buffer, length, flags)
-        }
-        public static func poll(_ fds: UnsafeMutablePointer<pollfd>, _ count: nfds_t, _ timeout: Int32) -> Int32 {
-            Glibc.poll(fds, count, timeout)
-        }
-        public static func signal(_ signal: Int32, _ handler: __sighandler_t?) { _ = Glibc.signal(signal, handler) }
-
+    extension Platform {
         /// `shutdown`'s directions.
         public static let sendingEnd = Int32(SHUT_WR), bothEnds = Int32(SHUT_RDWR)
         /// `send` flags that keep SIGPIPE away: `MSG_NOSIGNAL` (macOS sets `SO_NOSIGPIPE` on the socket instead).

@@ -28,28 +28,15 @@ extension PushCommand {
                 "The ntfy server, with a topic or without one (a random topic is made): https://ntfy.example.org[/TOPIC]."
         )
         var url: String
-        @Option(
-            help: ArgumentHelp(
-                "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
-                valueName: "PATH"))
-        var pushTokenFile: String?
-        @Option(
-            help: ArgumentHelp(
-                "A CA certificate file trusted beside the system's, for a server with its own CA.", valueName: "PATH"))
-        var pushCaFile: String?
+        @OptionGroup var files: PushFileOptions
         @Option(help: "What a push shows: brief (the kind of moment only) or full (session, what is asked).")
         var pushDetail: PushDetail = .brief
-
-        func validate() throws {
-            try refuseControlCharacters(pushTokenFile, option: "--push-token-file")
-            try refuseControlCharacters(pushCaFile, option: "--push-ca-file")
-        }
 
         func run() throws {
             try runReportingPushErrors {
                 let outcome = try PushSetup.run(
-                    url: url, tokenFile: pushTokenFile.map(UserPath.absolute),
-                    caFile: pushCaFile.map(UserPath.absolute),
+                    url: url, tokenFile: files.pushTokenFile.map(UserPath.absolute),
+                    caFile: files.pushCaFile.map(UserPath.absolute),
                     detail: pushDetail, directory: directory.prepared(), profile: profile.resolved)
                 outcome.advice.prefix(2).forEach(Console.say)
                 Console.data(outcome.subscribeAddress)

@@ -9,11 +9,7 @@ struct PushFlags: ParsableArguments {
             valueName: "URL"))
     var push: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "A file holding an ntfy access token (only you may read it), sent as Authorization: Bearer.",
-            valueName: "PATH"))
-    var pushTokenFile: String?
+    @OptionGroup var files: PushFileOptions
 
     @Option(
         help:
@@ -21,21 +17,11 @@ struct PushFlags: ParsableArguments {
     )
     var pushDetail: PushDetail?
 
-    @Option(
-        help: ArgumentHelp(
-            "A CA certificate file trusted beside the system's, for an ntfy server with its own CA.", valueName: "PATH")
-    )
-    var pushCaFile: String?
-
-    func validate() throws {
-        try refuseControlCharacters(pushTokenFile, option: "--push-token-file")
-        try refuseControlCharacters(pushCaFile, option: "--push-ca-file")
-    }
-
     /// The run's push (nil: none), saved as the profile's push with `save`; a push flag with
     /// notifications off (`--no-notify`, typed or saved) is a usage error.
     func resolve(directory: OctunnelDirectory, profile: ProfileName, save: Bool, notify: Bool) throws -> PushRun? {
-        let choices = PushChoices(url: push, tokenFile: pushTokenFile, caFile: pushCaFile, detail: pushDetail)
+        let choices = PushChoices(
+            url: push, tokenFile: files.pushTokenFile, caFile: files.pushCaFile, detail: pushDetail)
         if !notify && !choices.isEmpty {
             Console.say(
                 "octunnel: --push and its options with notifications off (--no-notify, typed or saved): pick one")

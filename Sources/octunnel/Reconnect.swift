@@ -21,27 +21,25 @@ struct ReconnectOptions: RoleAction {
         "Make the running `\(up)` of this profile drop its session and connect again now (exit 3 if none runs)."
     }
 
-    /// Asks `role`'s process to reconnect and says how it went.
-    func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
-        try runReportingErrors {
-            let endpoint = StatusEndpoint(directory: directory.resolved, role: role, profile: try profile.resolved)
-            let outcome = try ReconnectRequest(endpoint: endpoint).run(wait: wait, role: role) { pid in
-                if !json { Console.say("asked octunnel \(role) (pid \(pid)) to reconnect") }
-            }
-            switch outcome {
-            case .asked(let pid):
-                if json { Console.data(jsonLine(["event": "reconnectRequested", "pid": pid])) }
-            case .reconnected(let pid, let seconds, let reconnects):
-                if json {
-                    Console.data(
-                        jsonLine([
-                            "event": "reconnected", "pid": pid, "seconds": (seconds * 1000).rounded() / 1000,
-                            "reconnects": reconnects,
-                        ]))
-                } else {
-                    Console.say(
-                        String(format: "reconnected in %.1f s (%d reconnects since start)", seconds, reconnects))
-                }
+    /// Asks the role's process to reconnect and says how it went.
+    func run(endpoint: StatusEndpoint) throws {
+        let role = endpoint.role
+        let outcome = try ReconnectRequest(endpoint: endpoint).run(wait: wait, role: role) { pid in
+            if !json { Console.say("asked octunnel \(role) (pid \(pid)) to reconnect") }
+        }
+        switch outcome {
+        case .asked(let pid):
+            if json { Console.data(jsonLine(["event": "reconnectRequested", "pid": pid])) }
+        case .reconnected(let pid, let seconds, let reconnects):
+            if json {
+                Console.data(
+                    jsonLine([
+                        "event": "reconnected", "pid": pid, "seconds": (seconds * 1000).rounded() / 1000,
+                        "reconnects": reconnects,
+                    ]))
+            } else {
+                Console.say(
+                    String(format: "reconnected in %.1f s (%d reconnects since start)", seconds, reconnects))
             }
         }
     }

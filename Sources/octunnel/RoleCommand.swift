@@ -8,8 +8,8 @@ protocol RoleAction: ParsableArguments {
     static var commandName: String { get }
     /// The abstract, for the process that `up` names (`tunnel up`, `home up`).
     static func abstract(up: String) -> String
-    /// Asks `role`'s running process of `profile` in `directory`.
-    func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws
+    /// Asks the running process behind `endpoint` (its role's, of one profile), through its status socket.
+    func run(endpoint: StatusEndpoint) throws
 }
 
 /// Which end a per-role command speaks to.
@@ -38,5 +38,10 @@ struct RoleCommand<Side: RoleSide, Action: RoleAction>: ParsableCommand {
     @OptionGroup var profile: ProfileOptions
     @OptionGroup var options: Action
 
-    func run() throws { try options.run(role: Side.role, directory: directory, profile: profile) }
+    func run() throws {
+        try runReportingErrors {
+            try options.run(
+                endpoint: StatusEndpoint(directory: directory.resolved, role: Side.role, profile: try profile.resolved))
+        }
+    }
 }

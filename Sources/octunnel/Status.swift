@@ -16,16 +16,13 @@ struct StatusOptions: RoleAction {
         "Show how the running `\(up)` of this profile is doing (exit 3 if none runs)."
     }
 
-    /// Prints the status of `role`'s process (stdout), or fails with one line (stderr).
-    func run(role: Role, directory: DirectoryOptions, profile: ProfileOptions) throws {
-        try runReportingErrors {
-            let endpoint = StatusEndpoint(directory: directory.resolved, role: role, profile: try profile.resolved)
-            let snapshot = try StatusClient(endpoint: endpoint).query()
-            if json {
-                Console.data(snapshot.jsonText)
-            } else {
-                snapshot.humanLines().forEach(Console.data)
-            }
+    /// Prints the status of the role's process (stdout), or fails with one line (stderr).
+    func run(endpoint: StatusEndpoint) throws {
+        let snapshot = try StatusClient(endpoint: endpoint).query()
+        if json {
+            Console.data(snapshot.jsonText)
+        } else {
+            snapshot.humanLines().forEach(Console.data)
         }
     }
 }

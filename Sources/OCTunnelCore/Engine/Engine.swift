@@ -19,12 +19,9 @@ public final class Engine: @unchecked Sendable {
         let locals = try options.forwards.map { (forward) throws -> LocalForward in
             try LocalForward(options: options, forward: forward, emit: onEvent)
         }
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            throw ForwardError.cannotListen(
-                bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: error.description)
+        let loop = try Engine.eventLoop {
+            ForwardError.cannotListen(
+                bind: options.openCode.listen.host, port: options.openCode.listen.port, reason: $0.description)
         }
         self.init(
             loop: loop, settings: options.connection, keepalive: options.keepalive,
@@ -37,12 +34,9 @@ public final class Engine: @unchecked Sendable {
     /// (exit 77) only when the VPS forbids every one.
     public convenience init(home options: HomeForwardOptions, onEvent: @escaping @Sendable (EngineEvent) -> Void) throws
     {
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            throw ConnectError.sshFailure(
-                host: options.connection.target.host, port: options.connection.target.port, detail: error.description)
+        let loop = try Engine.eventLoop {
+            ConnectError.sshFailure(
+                host: options.connection.target.host, port: options.connection.target.port, detail: $0.description)
         }
         let all = RemoteForwardList()
         let waker = UncheckedLoop(loop: loop)
@@ -63,6 +57,11 @@ public final class Engine: @unchecked Sendable {
             loop: loop, settings: options.connection, keepalive: options.keepalive,
             exitOnFirstFailure: options.exitOnFirstFailure,
             waitsOutPenalty: true, locals: [], remotes: remotes, onEvent: onEvent)
+    }
+
+    /// A new event loop (its wake pipe); a failure to make one is thrown as `failure` words it for the role.
+    private static func eventLoop(orThrow failure: (SystemError) -> any Error) throws -> EventLoop {
+        do { return try EventLoop() } catch { throw failure(error) }
     }
 
     private init(

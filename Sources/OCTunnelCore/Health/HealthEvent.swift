@@ -15,8 +15,7 @@ public enum HealthEvent: Sendable {
     public var text: String {
         switch self {
         case .tunnelPassed(let report, let host, _) where report.passwordAsked:
-            return
-                "health ✓ OpenCode 2 reached through \(host) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
+            return "health ✓ " + Self.passwordAsked(reached: "through \(host)")
         case .tunnelPassed(let report, let host, let password):
             return "health ✓ OpenCode \(report.version) (\(report.generation.label)) "
                 + "healthy through \(host) (\(report.healthMilliseconds) ms), "
@@ -24,14 +23,18 @@ public enum HealthEvent: Sendable {
         case .tunnelFailed(let error):
             return "health ✗ \(error.localizedDescription)"
         case .homePassed(let report, let home, _) where report.passwordAsked:
-            return
-                "home health ✓ OpenCode 2 reached on \(home) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
+            return "home health ✓ " + Self.passwordAsked(reached: "on \(home)")
         case .homePassed(let report, let home, let password):
             return "home health ✓ OpenCode \(report.version) (\(report.generation.label)) "
                 + "on \(home), event stream \(report.eventsPath) ready, \(password)"
         case .homeFailed(let error, let home):
             return "home health ✗ on \(home): \(error.localizedDescription)"
         }
+    }
+
+    /// A pass where OpenCode 2 asked for a password `reached` somewhere: what was not checked, and how to.
+    private static func passwordAsked(reached: String) -> String {
+        "OpenCode 2 reached \(reached) (\(HealthReport.passwordAskedText)); \(HealthReport.passwordAskedFix)"
     }
 
     /// The `health` event as a JSON object (docs/cli.md).

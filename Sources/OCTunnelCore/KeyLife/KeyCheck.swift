@@ -102,18 +102,14 @@ public struct KeyCheck: Sendable {
             case .connectFailed: return .works("its forward to \(end) is allowed (nothing listens there now)")
             case .prohibited(let why):
                 return .refused("the VPS forbids its forward to \(end) (\(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why):
-                throw ConnectError.sshFailure(
-                    host: base.target.host, port: base.target.port, detail: "opening a forward to \(end): \(why)")
+            case .failed(let why): throw sshFailure("opening a forward to \(end): \(why)")
             }
         case .home:
             switch session.tryListen(end) {
             case .granted: return .works("its listen on \(end) was granted")
             case .forbidden(let why):
                 return .refused("the VPS forbids it to listen on \(end) (sshd: \(OutsideText.shown(why, limit: 200)))")
-            case .failed(let why):
-                throw ConnectError.sshFailure(
-                    host: base.target.host, port: base.target.port, detail: "asking to listen on \(end): \(why)")
+            case .failed(let why): throw sshFailure("asking to listen on \(end): \(why)")
             case .busy:
                 let verb = PortReclaimProgram.command(PortReclaimProgram.inspectVerb, listen: end, index: index)
                 let output = try session.run(verb)
@@ -125,5 +121,10 @@ public struct KeyCheck: Sendable {
                 return .works("\(end) is held (\(report.summary)) and the key's line answered for it")
             }
         }
+    }
+
+    /// A session to the VPS that failed on its own (not the VPS's no), as `tunnel up` words it.
+    private func sshFailure(_ detail: String) -> ConnectError {
+        .sshFailure(host: base.target.host, port: base.target.port, detail: detail)
     }
 }

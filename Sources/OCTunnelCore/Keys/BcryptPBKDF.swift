@@ -107,17 +107,11 @@ public enum BcryptPBKDF {
 struct Blowfish {
     /// P[0..<18] then S0..S3 (256 words each).
     private let words: UnsafeMutablePointer<UInt32>
-    private static let count = 18 + 4 * 256
+    private static let count = BlowfishTables.count
 
     init() {
         words = .allocate(capacity: Self.count)
-        var index = 0
-        for table in [BlowfishTables.p, BlowfishTables.s0, BlowfishTables.s1, BlowfishTables.s2, BlowfishTables.s3] {
-            for value in table {
-                words[index] = value
-                index += 1
-            }
-        }
+        words.initialize(from: BlowfishTables.words, count: Self.count)
     }
 
     /// Zeroes and frees the state.

@@ -187,28 +187,36 @@ final class BatchedSocketIO {
         }
     }
 
+    /// libssh2's `LIBSSH2_SEND_FUNC` and `LIBSSH2_RECV_FUNC`: socket, buffer, length, flags, and
+    /// the session's abstract pointer (here the `BatchedSocketIO`).
+    private typealias SendFunction =
+        @convention(c) (
+            libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        ) -> Int
+    private typealias RecvFunction =
+        @convention(c) (
+            libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        ) -> Int
+
+    /// The `BatchedSocketIO` a callback's abstract pointer holds (`install` put it there).
+    private static func owner(_ abstract: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> BatchedSocketIO {
+        Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
+    }
+
     /// Installs the callbacks on `session`; `io` must live as long as the session.
     static func install(_ io: BatchedSocketIO, on session: OpaquePointer) {
         libssh2_session_abstract(session).pointee = Unmanaged.passUnretained(io).toOpaque()
-        let sendCallback:
-            @convention(c) (
-                libssh2_socket_t, UnsafeRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-            ) -> Int = {
-                fd, buffer, length, flags, abstract in
-                let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
-                // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
-                guard fd == io.socket.number else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
-                return io.send(buffer!, length, flags)
-            }
-        let recvCallback:
-            @convention(c) (
-                libssh2_socket_t, UnsafeMutableRawPointer?, Int, Int32, UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-            ) -> Int = {
-                fd, buffer, length, flags, abstract in
-                let io = Unmanaged<BatchedSocketIO>.fromOpaque(abstract!.pointee!).takeUnretainedValue()
-                guard fd == io.socket.number else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
-                return io.recv(buffer!, length, flags)
-            }
+        // libssh2's ssh-agent client talks to the agent's socket through these callbacks too.
+        let sendCallback: SendFunction = { fd, buffer, length, flags, abstract in
+            let io = BatchedSocketIO.owner(abstract)
+            guard fd == io.socket.number else { return BatchedSocketIO.plainSend(fd, buffer!, length, flags) }
+            return io.send(buffer!, length, flags)
+        }
+        let recvCallback: RecvFunction = { fd, buffer, length, flags, abstract in
+            let io = BatchedSocketIO.owner(abstract)
+            guard fd == io.socket.number else { return BatchedSocketIO.plainRecv(fd, buffer!, length, flags) }
+            return io.recv(buffer!, length, flags)
+        }
         _ = libssh2_session_callback_set(
             session, LIBSSH2_CALLBACK_SEND, unsafeBitCast(sendCallback, to: UnsafeMutableRawPointer.self))
         _ = libssh2_session_callback_set(

@@ -161,23 +161,24 @@ public struct ServiceDefinition: Sendable {
 
     /// What runs at login, for either renderer.
     var loginService: LoginService {
-        var service: LoginService
-        switch format {
-        case .systemd:
-            service = LoginService(
-                label: name, summary: summary, arguments: arguments,
-                comments: [
+        let comments =
+            switch format {
+            case .systemd:
+                [
                     header,
                     "octunnel never overwrites or removes this file once it is changed (unless given --force);",
                     "add settings such as Environment= with `systemctl --user edit \(name)` instead.",
-                ], notRetried: job == .up ? ExitStatus.notRetriedByServices : [])
-        case .launchd:
-            service = LoginService(
-                label: name, summary: summary, arguments: arguments,
-                comments: [
+                ]
+            case .launchd:
+                [
                     commentSafeHeader,
                     "octunnel never overwrites or removes this file once it is changed, unless forced.",
-                ], logPath: logPath)
+                ]
+            }
+        var service = LoginService(label: name, summary: summary, arguments: arguments, comments: comments)
+        switch format {
+        case .systemd: service.notRetried = job == .up ? ExitStatus.notRetriedByServices : []
+        case .launchd: service.logPath = logPath
         }
         if job != .up {
             service.oneShot = true
