@@ -46,7 +46,7 @@ extension PushCommand {
         }
 
         func run() throws {
-            try runReportingPushErrors {
+            try runReportingErrors {
                 let outcome = try PushSetup.run(
                     url: url, tokenFile: pushTokenFile.map(UserPath.absolute),
                     caFile: pushCaFile.map(UserPath.absolute),
@@ -74,7 +74,7 @@ extension PushCommand {
         }
 
         func run() throws {
-            try runReportingPushErrors {
+            try runReportingErrors {
                 let home = directory.resolved
                 let name = try profile.resolved
                 guard let settings = try PushSettings.load(directory: home, profile: name) else {
@@ -89,17 +89,6 @@ extension PushCommand {
                     "push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work"
                 )
             }
-        }
-    }
-}
-
-/// Runs a push operation, turning its error into one stderr line and its exit code.
-func runReportingPushErrors(_ body: () throws -> Void) throws {
-    try runReportingErrors {
-        do {
-            try body()
-        } catch let error as PushError {
-            throw reported(error.localizedDescription, error.exitStatus)
         }
     }
 }
