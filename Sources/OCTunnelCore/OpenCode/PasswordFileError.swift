@@ -22,7 +22,8 @@ public enum PasswordFileError: OCTunnelFailure, Equatable {
                 """
                 password file \(path) is a symbolic link to \(target), which others can read \
                 (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. \
-                Fix the target's mode if it is yours (chmod 600 \(target)), or replace the link with a copy only you can read.
+                Fix the target's mode if it is yours (chmod 600 \(target)), \
+                or replace the link with a copy only you can read.
                 """)
         case .unsafePasswordFile(let path, let mode, nil):
             FailureDetails(

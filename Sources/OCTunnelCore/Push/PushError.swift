@@ -111,8 +111,8 @@ public enum PushError: OCTunnelFailure, Equatable {
             and the token's access to both topics (`ntfy access` on the server).
             """
             : """
-            the push server \(url) wants an access token (HTTP \(status)): make one (`ntfy token add USER` on the server) \
-            and give it with --push-token-file PATH.
+            the push server \(url) wants an access token (HTTP \(status)): \
+            make one (`ntfy token add USER` on the server) and give it with --push-token-file PATH.
             """
     }
 }

@@ -50,7 +50,8 @@ public enum SignInError: OCTunnelFailure, Equatable {
             return FailureDetails(
                 .credentialsUnavailable,
                 """
-                the ssh-agent at \(socket) holds no key octunnel can use (Ed25519 or ECDSA): add one with `ssh-add`.\(note) \
+                the ssh-agent at \(socket) holds no key octunnel can use (Ed25519 or ECDSA): \
+                add one with `ssh-add`.\(note) \
                 libssh2 1.10.0 signs RSA keys only with ssh-rsa (SHA-1), which OpenSSH 8.8 and later refuse.
                 """)
         case .agentKeysNotAuthorized(
@@ -66,8 +67,9 @@ public enum SignInError: OCTunnelFailure, Equatable {
             return FailureDetails(
                 .permission,
                 """
-                \(user)@\(Self.endpoint(host, port)) refused every ssh-agent key tried: \(tried.joined(separator: ", ")). \
-                Add this line for the first to \(Self.authorizedKeys(user)) on the VPS:
+                \(user)@\(Self.endpoint(host, port)) refused every ssh-agent key tried: \
+                \(tried.joined(separator: ", ")). Add this line for the first to \(Self.authorizedKeys(user)) \
+                on the VPS:
                   \(publicLine)
                 or, to allow only the tunnel:
                   \(restrictedLine)\(note)

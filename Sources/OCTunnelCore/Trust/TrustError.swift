@@ -53,8 +53,9 @@ public enum TrustError: OCTunnelFailure, Equatable {
         case .hostKeyTypeUnknownToOpenSSH(let host, let port, let presentedType, let presented, let known):
             """
             OpenSSH knows \(Self.endpoint(host, port)) only by keys of other types (\(known.joined(separator: "; "))), \
-            and it now presents \(presentedType) \(presented). ssh would ask before trusting it; nothing was sent to it. \
-            If the VPS really has this key (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` there), accept it on purpose \
+            and it now presents \(presentedType) \(presented). ssh would ask before trusting it; \
+            nothing was sent to it. If the VPS really has this key \
+            (`ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub` there), accept it on purpose \
             with --expect-fingerprint \(presented), or let the server offer a known type again.
             """
         case .hostKeyDiffersFromOpenSSH(let host, let port, let presented, let known, let file, let line, let name):
