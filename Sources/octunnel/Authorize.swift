@@ -125,6 +125,5 @@ extension Authorize: KeyLineWording {
 
 /// An error's one line, whoever threw it.
 func describe(_ error: Error) -> String {
-    if let error = error as? SettingsError { return error.message }
     return octunnelFailure(error)?.localizedDescription ?? "\(error)"
 }

@@ -33,7 +33,7 @@ extension PushCommand {
         var pushDetail: PushDetail = .brief
 
         func run() throws {
-            try runReportingPushErrors {
+            try runReportingErrors {
                 let outcome = try PushSetup.run(
                     url: url, tokenFile: files.pushTokenFile.map(UserPath.absolute),
                     caFile: files.pushCaFile.map(UserPath.absolute),
@@ -61,7 +61,7 @@ extension PushCommand {
         }
 
         func run() throws {
-            try runReportingPushErrors {
+            try runReportingErrors {
                 let home = directory.resolved
                 let name = try profile.resolved
                 guard let settings = try PushSettings.load(directory: home, profile: name) else {
@@ -76,17 +76,6 @@ extension PushCommand {
                     "push: the tap came back \(String(format: "%.1f", seconds)) s after the push was sent: pushes and their buttons work"
                 )
             }
-        }
-    }
-}
-
-/// Runs a push operation, turning its error into one stderr line and its exit code.
-func runReportingPushErrors(_ body: () throws -> Void) throws {
-    try runReportingErrors {
-        do {
-            try body()
-        } catch let error as PushError {
-            throw reported(error.localizedDescription, error.exitStatus)
         }
     }
 }

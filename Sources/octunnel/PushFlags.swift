@@ -28,7 +28,7 @@ struct PushFlags: ParsableArguments {
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         var run: PushRun?
-        try runReportingPushErrors {
+        try runReportingErrors {
             run = try choices.resolve(directory: directory, profile: profile, save: save)
         }
         return run

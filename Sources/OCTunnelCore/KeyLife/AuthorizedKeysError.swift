@@ -3,6 +3,9 @@ import Foundation
 /// octunnel's lines in the VPS's authorized_keys, and the account they are for.
 /// Each case carries its own exit code, layer and words (`OCTunnelFailure`).
 public enum AuthorizedKeysError: OCTunnelFailure, Equatable {
+    /// Every failure here is about the authorized_keys lines.
+    public static let roomLayer = "authorized keys"
+
     /// `authorize`, `keys`: the user's own ssh could not log in to the VPS (it exited 255), or is missing.
     case userSSHFailed(target: String, detail: String)
     /// `authorize`, `keys revoke`: the program on the VPS left authorized_keys unchanged (`reason` says why and the fix).
@@ -20,53 +23,62 @@ public enum AuthorizedKeysError: OCTunnelFailure, Equatable {
     /// `keygen --rotate --install`: a successor the rotation did not make holds the old key's line (a thief's add).
     case keyHeldByAnother(fingerprint: String, target: String, detail: String)
 
-    /// The documented exit code for this failure.
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .userSSHFailed, .vpsAnswerUnreadable: .unavailable
-        case .authorizedKeysRefused, .oldKeyStillWorks, .accountNotSetUp: .cannotCreate
-        case .keyLineDoesNotWork, .accountNeedsRoot, .keyHeldByAnother: .permission
-        }
-    }
-
-    /// The layer of the path that failed, for diagnosis output.
-    public var layer: String {
-        "authorized keys"
-    }
-
-    /// One sentence with the next step.
-    public var errorDescription: String? {
+    /// Each case's exit code and one sentence with the next step.
+    public var details: FailureDetails {
         switch self {
         case .userSSHFailed(let target, let detail):
-            return "could not log in to the VPS with your ssh (`ssh \(target)`): "
-                + "\(detail). Check that `ssh \(target)` logs you in, then run this again."
+            FailureDetails(
+                .unavailable,
+                """
+                could not log in to the VPS with your ssh (`ssh \(target)`): \(detail). \
+                Check that `ssh \(target)` logs you in, then run this again.
+                """)
         case .authorizedKeysRefused(let target, let file, let reason):
-            return "\(file) on \(target) was left unchanged: \(reason)."
+            FailureDetails(.cannotCreate, "\(file) on \(target) was left unchanged: \(reason).")
         case .vpsAnswerUnreadable(let target, let detail):
-            return "\(target) did not answer as octunnel's program does (\(detail)); "
-                + "nothing is known to have changed: check with `octunnel keys list \(target)`."
+            FailureDetails(
+                .unavailable,
+                """
+                \(target) did not answer as octunnel's program does (\(detail)); \
+                nothing is known to have changed: check with `octunnel keys list \(target)`.
+                """)
         case .keyLineDoesNotWork(let fingerprint, let target, let reason):
-            return "key \(fingerprint) signs in to \(target), but \(reason). "
-                + "Check the VPS's sshd_config (`AllowTcpForwarding`, "
-                + "`DisableForwarding`, `PermitOpen`, `PermitListen`) and `octunnel keys list \(target)`."
+            FailureDetails(
+                .permission,
+                """
+                key \(fingerprint) signs in to \(target), but \(reason). Check the VPS's sshd_config \
+                (`AllowTcpForwarding`, `DisableForwarding`, `PermitOpen`, `PermitListen`) \
+                and `octunnel keys list \(target)`.
+                """)
         case .oldKeyStillWorks(let fingerprint, let target):
-            return "the old key \(fingerprint) was retired on \(target) "
-                + "but still signs in: another line lets it in. Remove "
-                + "it (`octunnel keys list \(target)`, then `octunnel "
-                + "keys revoke \(fingerprint) \(target)`) and run `octunnel keygen --rotate --install` again to finish."
+            FailureDetails(
+                .cannotCreate,
+                """
+                the old key \(fingerprint) was retired on \(target) but still signs in: another line lets it in. \
+                Remove it (`octunnel keys list \(target)`, then `octunnel keys revoke \(fingerprint) \(target)`) \
+                and run `octunnel keygen --rotate --install` again to finish.
+                """)
         case .accountNeedsRoot(let target, let account, let advice):
-            return
-                "`ssh \(target)` is not a root login, so octunnel cannot create the account \(account) nor add its sshd drop-in there: "
-                + "log in as root for `authorize --account` (e.g. `octunnel authorize --account \(account) root@HOST`); "
-                + "meanwhile \(advice)."
+            FailureDetails(
+                .permission,
+                """
+                `ssh \(target)` is not a root login, so octunnel cannot create the account \(account) \
+                nor add its sshd drop-in there: log in as root for `authorize --account` \
+                (e.g. `octunnel authorize --account \(account) root@HOST`); meanwhile \(advice).
+                """)
         case .accountNotSetUp(let target, let account, let reason):
-            return
+            FailureDetails(
+                .cannotCreate,
                 "the account \(account) on \(target) was not set up: \(reason); sshd's configuration was left as it was."
+            )
         case .keyHeldByAnother(let fingerprint, let target, let detail):
-            return "someone else holds this key: revoke it from your "
-                + "own login (`octunnel keys revoke \(fingerprint) "
-                + "\(target)`: its line and every successor), then "
-                + "authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated."
+            FailureDetails(
+                .permission,
+                """
+                someone else holds this key: revoke it from your own login \
+                (`octunnel keys revoke \(fingerprint) \(target)`: its line and every successor), \
+                then authorize a new key (`octunnel authorize \(target)`). On \(target), \(detail); nothing was rotated.
+                """)
         }
     }
 }

@@ -66,7 +66,7 @@ public struct KeyStore: Sendable {
         defer { lock.release() }
         // A rotation on the VPS is half done: its new pair waits in .next; replacing the key now
         // would leave the VPS with a successor nobody holds.
-        if FileBytes.exists(rotationStatePath) { throw RotationError.rotationPending(path: rotationStatePath) }
+        if FileBytes.exists(rotationStatePath) { throw KeyError.rotationPending(path: rotationStatePath) }
         let existing = FileBytes.exists(privateKeyPath)
         var previous: SSHPublicKey?
         var archived: String?
@@ -180,7 +180,7 @@ public struct KeyStore: Sendable {
     /// Deletes the `.next` pair of a rotation that never got past asking the VPS: the VPS refused
     /// to add it, so no line anywhere names it. Only with the state file already gone.
     func discardNext() throws {
-        guard !FileBytes.exists(rotationStatePath) else { throw RotationError.rotationPending(path: rotationStatePath) }
+        guard !FileBytes.exists(rotationStatePath) else { throw KeyError.rotationPending(path: rotationStatePath) }
         do {
             try Syscall.removeFile(nextPublicKeyPath)
             try Syscall.removeFile(nextPrivateKeyPath)

@@ -3,40 +3,37 @@ import Foundation
 /// OpenCode's password file (--password-file): missing, open to others, or unusable.
 /// Each case carries its own exit code, layer and words (`OCTunnelFailure`).
 public enum PasswordFileError: OCTunnelFailure, Equatable {
+    /// Every failure here is the password file's.
+    public static let roomLayer = "password file"
+
     case noPasswordFile(path: String)
     /// `target`: the file a symlinked password file points at (chmod on the link would change it).
     case unsafePasswordFile(path: String, mode: UInt16, target: String? = nil)
     case badPasswordFile(path: String, reason: String)
 
-    /// The documented exit code for this failure.
-    public var exitStatus: ExitStatus {
-        switch self {
-        case .noPasswordFile: .noInput
-        case .unsafePasswordFile: .permission
-        case .badPasswordFile: .dataError
-        }
-    }
-
-    /// The layer of the path that failed, for diagnosis output.
-    public var layer: String {
-        "password file"
-    }
-
-    /// One sentence with the next step.
-    public var errorDescription: String? {
+    /// Each case's exit code and one sentence with the next step.
+    public var details: FailureDetails {
         switch self {
         case .noPasswordFile(let path):
-            return "no password file at \(path): check --password-file."
+            FailureDetails(.noInput, "no password file at \(path): check --password-file.")
         case .unsafePasswordFile(let path, let mode, let target?):
-            return "password file \(path) is a symbolic link to \(target), "
-                + "which others can read (mode \(String(mode, radix: 8))); "
-                + "octunnel refuses it, as ssh refuses such keys. Fix the "
-                + "target's mode if it is yours (chmod 600 \(target)), or replace the link with a copy only you can read."
+            FailureDetails(
+                .permission,
+                """
+                password file \(path) is a symbolic link to \(target), which others can read \
+                (mode \(String(mode, radix: 8))); octunnel refuses it, as ssh refuses such keys. \
+                Fix the target's mode if it is yours (chmod 600 \(target)), \
+                or replace the link with a copy only you can read.
+                """)
         case .unsafePasswordFile(let path, let mode, nil):
-            return "password file \(path) is readable by others (mode \(String(mode, radix: 8))); "
-                + "octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)"
+            FailureDetails(
+                .permission,
+                """
+                password file \(path) is readable by others (mode \(String(mode, radix: 8))); \
+                octunnel refuses it, as ssh refuses such keys. Fix: chmod 600 \(path)
+                """)
         case .badPasswordFile(let path, let reason):
-            return "cannot use password file \(path): \(reason)."
+            FailureDetails(.dataError, "cannot use password file \(path): \(reason).")
         }
     }
 }

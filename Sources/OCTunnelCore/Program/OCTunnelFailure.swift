@@ -2,12 +2,13 @@ import Foundation
 
 /// A failure a user can meet, carrying its own words, exit code and layer as swift-argument-parser's
 /// `ExitCode` and `ValidationError` carry theirs: each room owns its type (`KeyError`, `TrustError`,
-/// `ConnectError`, …), so a new error is one case and its lines in that room's file.
+/// `ConnectError`, …), so a new error is one case and its one entry in that room's `details` switch.
 public protocol OCTunnelFailure: Error, LocalizedError, Sendable {
-    /// The documented exit code for this failure (the table in `ExitStatus`, rendered into docs/cli.md).
-    var exitStatus: ExitStatus { get }
-    /// The layer of the path that failed, for diagnosis output ("key", "tcp", "host key", …).
-    var layer: String { get }
+    /// The layer of the path where this room's failures happen ("key", "host key", …), for
+    /// diagnosis output; a case in another layer names its own in `details`.
+    static var roomLayer: String { get }
+    /// This failure's exit code, words and (if not the room's) layer: one switch per room.
+    var details: FailureDetails { get }
     /// Whether `other` is the same failure: the same room's type, case and values.
     func isSame(as other: any OCTunnelFailure) -> Bool
 }
@@ -18,6 +19,13 @@ extension OCTunnelFailure where Self: Equatable {
 }
 
 extension OCTunnelFailure {
+    /// The documented exit code for this failure (the table in `ExitStatus`, rendered into docs/cli.md).
+    public var exitStatus: ExitStatus { details.exitStatus }
+    /// The layer of the path that failed, for diagnosis output ("key", "tcp", "host key", …).
+    public var layer: String { details.layer ?? Self.roomLayer }
+    /// One sentence with the next step.
+    public var errorDescription: String? { details.words }
+
     /// The room's own failure, out of its box if it is an `AnyFailure`.
     public var unboxed: any OCTunnelFailure { (self as? AnyFailure)?.base ?? self }
 
@@ -42,12 +50,10 @@ public func asFailure(_ error: any Error) -> any OCTunnelFailure {
 public struct UnexpectedFailure: OCTunnelFailure, Equatable {
     /// What was thrown, as Swift describes it.
     public let thrown: String
-    /// 69: unavailable.
-    public var exitStatus: ExitStatus { .unavailable }
     /// No layer of the path: octunnel itself.
-    public var layer: String { "octunnel" }
-    /// What was thrown, as it is.
-    public var errorDescription: String? { thrown }
+    public static let roomLayer = "octunnel"
+    /// 69 (unavailable), and what was thrown, as it is.
+    public var details: FailureDetails { FailureDetails(.unavailable, thrown) }
 }
 
 /// Any room's failure as one concrete value, for the few places that must hold one in an
@@ -66,12 +72,13 @@ public struct AnyFailure: OCTunnelFailure, Equatable {
         AnyFailure(octunnelFailure(error) ?? LocalFileError.cannotRead(path: path, reason: "\(error)"))
     }
 
-    /// The boxed failure's exit code.
-    public var exitStatus: ExitStatus { base.exitStatus }
-    /// The boxed failure's layer.
-    public var layer: String { base.layer }
-    /// The boxed failure's words.
-    public var errorDescription: String? { base.errorDescription }
+    /// Never read: a boxed failure is in its own room's layer (`details` names it).
+    public static let roomLayer = "octunnel"
+    /// The boxed failure's exit code, words and layer.
+    public var details: FailureDetails {
+        let details = base.details
+        return FailureDetails(details.exitStatus, details.words, layer: base.layer)
+    }
 
     /// Whether `other`, boxed or not, is the failure in this box.
     public func isSame(as other: any OCTunnelFailure) -> Bool { base.isSame(as: other.unboxed) }

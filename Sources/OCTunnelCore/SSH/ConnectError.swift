@@ -3,6 +3,9 @@ import Foundation
 /// Reaching the VPS: the name, the TCP connection and the SSH handshake.
 /// Each case carries its own exit code, layer and words (`OCTunnelFailure`).
 public enum ConnectError: OCTunnelFailure, Equatable {
+    /// The SSH handshake; the name and the TCP connection before it are "resolve" and "tcp".
+    public static let roomLayer = "ssh"
+
     case cannotResolve(host: String, reason: String)
     case connectionRefused(host: String, port: Int)
     case connectTimeout(host: String, port: Int, seconds: Int)
@@ -15,51 +18,49 @@ public enum ConnectError: OCTunnelFailure, Equatable {
     case noCommonAlgorithms(host: String, port: Int, detail: String)
     case sshFailure(host: String, port: Int, detail: String)
 
-    /// The documented exit code for this failure.
-    public var exitStatus: ExitStatus {
-        .unavailable
-    }
-
-    /// The layer of the path that failed, for diagnosis output.
-    public var layer: String {
-        switch self {
-        case .cannotResolve: "resolve"
-        case .connectionRefused, .connectTimeout, .unreachable: "tcp"
-        case .notSSH, .closedBeforeGreeting, .noCommonAlgorithms, .sshFailure: "ssh"
-        }
-    }
-
-    /// One sentence with the next step.
-    public var errorDescription: String? {
+    /// Each case's exit code (all 69: the VPS is unavailable), one sentence with the next step,
+    /// and its layer where it is not the handshake.
+    public var details: FailureDetails {
         switch self {
         case .cannotResolve(let host, let reason):
-            return "cannot resolve \(host) (\(reason)): check the host name and this machine's DNS."
+            FailureDetails(
+                .unavailable, "cannot resolve \(host) (\(reason)): check the host name and this machine's DNS.",
+                layer: "resolve")
         case .connectionRefused(let host, let port):
-            return "\(Self.endpoint(host, port)) refused the connection: is sshd running there, on that port?"
+            FailureDetails(
+                .unavailable,
+                "\(Self.endpoint(host, port)) refused the connection: is sshd running there, on that port?",
+                layer: "tcp")
         case .connectTimeout(let host, let port, let seconds):
-            return
-                "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall."
+            FailureDetails(
+                .unavailable,
+                "no answer from \(Self.endpoint(host, port)) after \(seconds) s: check the address, the VPS and its firewall.",
+                layer: "tcp")
         case .unreachable(let host, let port, let reason, _):
-            return "cannot reach \(Self.endpoint(host, port)): \(reason)."
+            FailureDetails(.unavailable, "cannot reach \(Self.endpoint(host, port)): \(reason).", layer: "tcp")
         case .notSSH(let host, let port, let detail):
-            return "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port."
+            FailureDetails(
+                .unavailable, "\(Self.endpoint(host, port)) is not an SSH server (\(detail)): check the port.")
         case .closedBeforeGreeting(let host, let port):
-            return [
-                "\(Self.endpoint(host, port)) closed the connection ",
-                "before its SSH greeting. An OpenSSH 9.8 or newer sshd does that while it ",
-                "penalizes this address (PerSourcePenalties: 1 ",
-                "s for each connection that never tried to authenticate, 5 s for each failed ",
-                "authentication, refusing the whole address from ",
-                "15 s of penalty on, for up to 10 minutes by default, every machine behind ",
-                "the same NAT too): wait and try again (tunnel up ",
-                "retries by itself), or exempt the address with PerSourcePenaltyExemptList. ",
-                "On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. ",
-                "MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way.",
-            ].joined()
+            FailureDetails(.unavailable, Self.closedBeforeGreeting(Self.endpoint(host, port)))
         case .noCommonAlgorithms(let host, let port, let detail):
-            return "\(Self.endpoint(host, port)) and octunnel have no algorithm in common. \(detail)"
+            FailureDetails(
+                .unavailable, "\(Self.endpoint(host, port)) and octunnel have no algorithm in common. \(detail)")
         case .sshFailure(let host, let port, let detail):
-            return "SSH session with \(Self.endpoint(host, port)) failed: \(detail)."
+            FailureDetails(.unavailable, "SSH session with \(Self.endpoint(host, port)) failed: \(detail).")
         }
+    }
+
+    /// Why an sshd closes before its greeting (OpenSSH 9.8's PerSourcePenalties, mostly), and what to do.
+    private static func closedBeforeGreeting(_ endpoint: String) -> String {
+        """
+        \(endpoint) closed the connection before its SSH greeting. An OpenSSH 9.8 or newer sshd does that \
+        while it penalizes this address (PerSourcePenalties: 1 s for each connection that never tried \
+        to authenticate, 5 s for each failed authentication, refusing the whole address from 15 s of penalty on, \
+        for up to 10 minutes by default, every machine behind the same NAT too): wait and try again \
+        (tunnel up retries by itself), or exempt the address with PerSourcePenaltyExemptList. \
+        On the VPS, `sshd -T | grep persourcepenal` shows the settings and its log says `drop connection ... penalty`. \
+        MaxStartups, fail2ban or a proxy with nothing behind it close connections the same way.
+        """
     }
 }

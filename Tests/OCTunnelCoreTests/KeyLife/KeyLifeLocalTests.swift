@@ -110,7 +110,7 @@ struct KeyLifeLocalTests {
             #expect(try RotationState.load(store)?.new == next.fingerprint)
             #expect(try RotationState.load(store)?.endHostPort == HostPort(host: "127.0.0.1", port: 18080))
             #expect { try store.generate(comment: "x", rotate: true) } throws: { error in
-                (error as? RotationError).map { if case .rotationPending = $0 { return true } else { return false } }
+                (error as? KeyError).map { if case .rotationPending = $0 { return true } else { return false } }
                     ?? false
             }
             let swap = try store.whileLocked { () throws in try store.promoteNext() }

@@ -85,4 +85,34 @@ struct OCTunnelFailureTests {
         let read = AnyFailure.reading("/c.json", failed: Stray())
         #expect(read == AnyFailure(LocalFileError.cannotRead(path: "/c.json", reason: "a stray error")))
     }
+
+    @Test("a room says its layer once; a case in another layer names its own, and a box keeps the room's")
+    func layers() throws {
+        let cases: [(any OCTunnelFailure, String, OCTunnelCore.ExitStatus)] = [
+            (ForwardError.staleForward(remoteHost: "vps", remotePort: 18080, seconds: 9), "forward", .unavailable),
+            (ForwardError.badForward(reason: "port 8080 twice"), "local port", .usage),
+            (ConnectError.cannotResolve(host: "vps", reason: "no such host"), "resolve", .unavailable),
+            (ConnectError.notSSH(host: "vps", port: 22, detail: "HTTP"), "ssh", .unavailable),
+            (KeyError.rotationPending(path: "/k/rotation.json"), "rotation", .cannotCreate),
+            (KeyError.noKey(path: "/k/id_ed25519"), "key", .noInput),
+            (PushError.notTapped(seconds: 30), "push", .pushNotAnswered),
+            (
+                PushError.settings(AnyFailure(LocalFileError.cannotRead(path: "/c.json", reason: "r"))), "local files",
+                .dataError
+            ),
+            (SettingsError.missingTarget(role: .home, profile: .default), "settings", .usage),
+            (
+                AnyFailure(ServiceError.serviceManagerFailed(command: "systemctl", detail: "d")), "service manager",
+                .unavailable
+            ),
+        ]
+        for (failure, layer, status) in cases {
+            #expect(failure.layer == layer && failure.exitStatus == status, "\(failure)")
+            #expect(failure.errorDescription == failure.details.words && !failure.details.words.isEmpty)
+            #expect(try #require(octunnelFailure(failure as any Error)).isSame(as: failure))
+        }
+        #expect(
+            SettingsError.badTarget("a b", reason: "r").message
+                == SettingsError.badTarget("a b", reason: "r").errorDescription)
+    }
 }
