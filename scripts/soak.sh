@@ -16,8 +16,8 @@
 # (default: one per core), open connections for SOAK_SECONDS
 # (default 600): random sizes (1 B to 1 MiB), random kinds (echoed and checked, read slowly,
 # abandoned halfway, reset), every payload made of records naming its connection and offset.
-# Prints the connections and bytes, anything out of place or hung, the stalls octunnel named,
-# and the peak memory and descriptors of both octunnel processes (and their growth from the
+# Prints the connections and bytes, anything out of place or hung, the stalls octunnel named, the
+# moves and how soon `tunnel up` had a new session after each, and the peak memory and descriptors of both octunnel processes (and their growth from the
 # end of the run's first fifth to its end). Exits 1 if any byte was out of place, any
 # connection hung, the client itself failed, or any stall was named.
 #   bash scripts/soak.sh                  # the long soak (10 minutes)
@@ -42,9 +42,18 @@ RECONNECT=${SOAK_RECONNECT:-20}
 MOVE_EVERY=${SOAK_MOVE_EVERY:-23}
 MOVE_FIRST=${SOAK_MOVE_FIRST:-$(awk -v e="$MOVE_EVERY" 'BEGIN {print e / 2}')}
 scratch_dir soak
+# On exit: the processes, then (with moves) the namespaces once empty, the scratch directory, the root's mounts.
+unmount=""; L=""
+soak_cleanup() {
+  stop_started "${pids[@]}"
+  [ -z "${L:-}" ] || roam_quiet "${namespaces[@]}"
+  scratch_cleanup
+  [ -z "$unmount" ] || root_unmount_all
+}
+trap soak_cleanup EXIT
 if [ -n "${SOAK_DEB13:-}" ]; then
   . scripts/lib/roots.sh
-  trap 'scratch_cleanup; root_unmount_all' EXIT   # the processes in the root stop first
+  unmount=yes   # the processes in the root stop first
   octunnel_in_trixie .build-package-deb13
   OCT=$trixie_octunnel
 fi
@@ -54,14 +63,13 @@ echo "soak: octunnel $("$OCT" --version)" >&2
 # Where each end runs: with moves, the laptop's namespace (tunnel up, the client) and the VPS's (sshd,
 # home up, the echo server); without, here, on loopback. inL and inV prefix the commands.
 inL=(); inV=(); vps=127.0.0.1; moves_skipped=""
-if [ "$MOVE_EVERY" -gt 0 ]; then
+if awk -v e="$MOVE_EVERY" 'BEGIN {exit !(e > 0)}'; then
   if [ "$(id -u)" -ne 0 ]; then moves_skipped="not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN"
   elif ! command -v ip >/dev/null; then moves_skipped="iproute2's ip is not installed"
   else
     . scripts/lib/roaming-links.sh
     L="octsoak-$$-$RANDOM-l"; V="${L%-l}-v"
     namespaces+=("$L" "$V")
-    trap 'stop_started "${pids[@]}"; roam_quiet "${namespaces[@]}"; scratch_cleanup' EXIT
     roam_links "$L" "$V"
     inL=(ip netns exec "$L"); inV=(ip netns exec "$V")
   fi
