@@ -5,21 +5,21 @@
 # seconds (default 20; 0: never), `tunnel reconnect` and `home reconnect` take turns.
 # Every SOAK_BURST_EVERY seconds (default 15; 0: never) SOAK_BURST_SIZE (default 20) connections open
 # at once beside the workers, each echoed and checked (issue 56: bursts past the pool, and with the
-# reconnects, bursts during planned reconnects). Every SOAK_MOVE_EVERY seconds (default 23; 0: never), the
-# first after SOAK_MOVE_FIRST (default half that), the laptop moves (issue 56: "a network move is an address
-# that vanishes"): `tunnel up` and the client then run
-# in a laptop namespace with two links to a VPS namespace (sshd, `home up`, the echo server;
-# scripts/lib/roaming-links.sh), and each move deletes the address the sessions use, adds the laptop's
-# address on the other link and routes the VPS over it, then back. Moves need root (namespaces); elsewhere
-# the soak runs on loopback without them and says so ("moves_skipped REASON").
+# reconnects, bursts during planned reconnects). Every SOAK_MOVE_EVERY seconds (default 23; 0: never),
+# the first after SOAK_MOVE_FIRST (default half that), the laptop moves (issue 56: "a network move is an
+# address that vanishes"): `tunnel up` and the client run in a laptop namespace with two links to a VPS
+# namespace (sshd, `home up`, the echo server; scripts/lib/roaming-links.sh), and each move deletes the
+# address the sessions use, adds the laptop's address on the other link and routes the VPS over it, then
+# back. Moves need root (namespaces); elsewhere the soak runs on loopback and says so ("moves_skipped REASON").
 # SOAK_WORKERS (default 64) threads of scripts/lib/soak.py, spread over SOAK_PROCESSES processes
 # (default: one per core), open connections for SOAK_SECONDS
 # (default 600): random sizes (1 B to 1 MiB), random kinds (echoed and checked, read slowly,
 # abandoned halfway, reset), every payload made of records naming its connection and offset.
 # Prints the connections and bytes, anything out of place or hung, the stalls octunnel named, the
-# moves and how soon `tunnel up` had a new session after each, and the peak memory and descriptors of both octunnel processes (and their growth from the
-# end of the run's first fifth to its end). Exits 1 if any byte was out of place, any
-# connection hung, the client itself failed, or any stall was named.
+# moves and how soon `tunnel up` had a new session after each, and the peak memory and descriptors
+# of both octunnel processes (and their growth from the end of the run's first fifth to its end).
+# Exits 1 if any byte was out of place, any connection hung, a move failed,
+# the client itself failed, or any stall was named.
 #   bash scripts/soak.sh                  # the long soak (10 minutes)
 #   SOAK_SECONDS=30 bash scripts/soak.sh  # the short one (the test suite runs this; 60 s by --long-tests)
 # OCT names the octunnel binary (default: a release build). SOAK_DEB13=1: both octunnel processes
@@ -106,7 +106,7 @@ if [ ${#inL[@]} -gt 0 ]; then
   ( n=0
     sleep "$MOVE_FIRST"   # the moves' rhythm is the scenario, not synchronisation
     while :; do
-      roam_move "$L" "$n" || { echo "soak: move $((n + 1)) failed" >&2; exit 1; }
+      roam_move "$L" "$n" || { echo "$((n + 1))" > "$work/move_failed"; exit 1; }
       n=$((n + 1)); echo "$n" > "$work/moves"; sleep "$MOVE_EVERY"
     done ) & mover=$!
   pids+=($mover)
@@ -119,6 +119,7 @@ soak_moves_report() {
   [ -z "$moves_skipped" ] || echo "moves_skipped $moves_skipped"
   echo "address_gone_reconnects $(grep -c 'is gone; reconnecting now' "$work/tunnel.log" || true)"
   echo "reconnected_after_move_s $(grep -o 'reconnected [0-9.]* s after a network change' "$work/tunnel.log" | awk '{printf "%s ", $2}')"
+  [ ! -e "$work/move_failed" ] || echo "problem move $(cat "$work/move_failed") failed (its ip commands, above)"
 }
 moves_text=$([ ${#inL[@]} -gt 0 ] && echo "a move every $MOVE_EVERY s" || echo "no moves")
 echo "soak: $SECONDS_ s, $WORKERS workers, $BUSY busy loops, a reconnect every $RECONNECT s, $moves_text," \
@@ -135,4 +136,4 @@ echo "rekeys $rekeys"
 soak_moves_report
 [ "$stalls" -eq 0 ] || grep 'stalled for' "$work/tunnel.log" "$work/home.log" | head -5
 bad=$(awk '$1 == "out_of_place" || $1 == "hung" || $1 == "client_errors" {s += $2} END {print s + 0}' "$work/result")
-[ "$bad" -eq 0 ] && [ "$stalls" -eq 0 ]
+[ "$bad" -eq 0 ] && [ "$stalls" -eq 0 ] && [ ! -e "$work/move_failed" ]

@@ -10,7 +10,7 @@
 #   roam_move L N                    the Nth move (0, 1, …) of a laptop going from one network to the other
 #                                    and back: the address its sessions use vanishes (no FIN, no RST), then
 #                                    the other link gets its address and carries the VPS. Even N: from rma
-#                                    to rmb; odd N: back.
+#                                    to rmb; odd N: back. Fails if any of its ip commands fails.
 
 roam_links() {
   local L=$1 V=$2 ns dev
@@ -45,13 +45,13 @@ roam_vps() {
 roam_move() {
   local L=$1 n=$2
   if (( n % 2 == 0 )); then
-    ip -n "$L" addr del "$a.1/30" dev rma
-    ip -n "$L" addr replace "$b.1/30" dev rmb
-    ip -n "$L" route replace "$vps/32" via "$b.2" dev rmb
+    ip -n "$L" addr del "$a.1/30" dev rma &&
+      ip -n "$L" addr replace "$b.1/30" dev rmb &&
+      ip -n "$L" route replace "$vps/32" via "$b.2" dev rmb
   else
-    ip -n "$L" addr del "$b.1/30" dev rmb   # the route over rmb goes with it
-    ip -n "$L" route del "$vps/32" 2>/dev/null || true
-    ip -n "$L" addr replace "$a.1/30" dev rma
+    ip -n "$L" addr del "$b.1/30" dev rmb &&   # the route over rmb goes with it
+      { ip -n "$L" route del "$vps/32" 2>/dev/null || true; } &&
+      ip -n "$L" addr replace "$a.1/30" dev rma
   fi
 }
 
