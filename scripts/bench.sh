@@ -81,7 +81,8 @@ soak_section() {
   echo
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(value seconds) s through \`tunnel up\` → sshd"
   echo "(\`RekeyLimit 512K\`) → \`home up\` → an echo server, two busy loops on the cores, \`tunnel reconnect\` and"
-  echo "\`home reconnect\` in turn every 20 s, 64 workers; exit status $status (0: nothing out of place, hung or stalled)."
+  echo "\`home reconnect\` in turn every 20 s, 20 connections at once every 15 s, a network move every 23 s (as root), 64"
+  echo "workers; exit status $status (0: nothing out of place, hung or stalled)."
   echo
   echo "| measure | value | goal |"
   echo "|---|---|---|"
@@ -89,6 +90,8 @@ soak_section() {
   echo "| bytes sent + received | $(awk -v a="$(value bytes_sent)" -v b="$(value bytes_received)" 'BEGIN {printf "%.2f GiB", (a + b) / 1073741824}') | ≥ 10 GiB |"
   echo "| bytes out of place / connections hung / stalls named | $(value out_of_place) / $(value hung) / $(value stalls_named) | 0 / 0 / 0 |"
   echo "| re-keys (sshd's NEWKEYS) / sessions | $(value rekeys) / $(awk '$1 == "sessions" {print $2, $3}' <<<"$out") | |"
+  echo "| network moves / \`tunnel up\`'s reconnects for its address gone; its new session up after each | $(value moves) /" \
+    "$(value address_gone_reconnects); $(awk '$1 == "reconnected_after_move_s" {$1 = ""; print $0 "s"}' <<<"$out") | one a move; ≤ 0.5 s |"
   awk '$1 ~ /^pid_/ && $2 == "peak_rss_kib" {printf "| process %s: peak RSS / descriptors; RSS at 20%% → 60%% → end of the run; descriptors at 20%% → end | %d KiB / %d; %d → %d → %d KiB; %d → %d | flat |\n", $1, $3, $5, $7, $15, $9, $11, $13}' <<<"$out"
 }
 

@@ -5,62 +5,35 @@
 #   1. a move: the laptop's address on the link the sessions use is deleted, the other link
 #      routes to the VPS instead;
 #   2. a sleep with a move: both tunnels stopped (SIGSTOP), moved back, woken (SIGCONT)
-#      BENCH_ROAM_SLEEP seconds later (default 20).
+#      BENCH_ROAM_SLEEP seconds later (default 20);
+#   3. octunnel alone: a move as a planned reconnect's new session connects (`tunnel reconnect`, then
+#      the move as soon as its attempt starts).
 # Each row is the time from the move (or the wake) until a request through that tunnel is
 # answered again (curl every 0.1 s, 1 s per try). Root only. Run alone
 # (`bash scripts/lib/roaming.sh`; OCT=path/to/octunnel to skip the release build) or from
 # scripts/bench.sh; either way it writes the "Roaming" section of docs/benchmarks.md.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/bench-prelude.sh"
+. scripts/lib/roaming-links.sh
 SLEEP=${BENCH_ROAM_SLEEP:-20}
 LIMIT=${BENCH_ROAM_LIMIT:-150}   # seconds a tunnel may take before the row says "> LIMIT"
-. scripts/lib/sshd.sh
-if [ -z "${OCT:-}" ]; then
-  swift build -c release --product octunnel 2>&1 | tail -1
-  OCT="$(swift build -c release --show-bin-path)/octunnel"
-fi
+release_octunnel
 [ "$(id -u)" -eq 0 ] || { echo "roaming: skipped (not root: network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)" >&2; exit 0; }
 
-work=$(mktemp -d /tmp/octunnel-roam.XXXXXX)
+scratch_dir roam
 L="octroam-$$-$RANDOM-l"; V="${L%-l}-v"
-pids=()
-cleanup() {
-  trap - EXIT INT TERM
-  stop_started "${pids[@]}"
-  wait 2>/dev/null || true
-  ip netns delete "$L" 2>/dev/null || true; ip netns delete "$V" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+namespaces=("$L" "$V")
 ms_now() { date +%s%3N; }
 inL() { ip netns exec "$L" "$@"; }
 
 # Two namespaces, two links: a (the sessions' first path) and b.
-a="10.$((200 + RANDOM % 50)).$((RANDOM % 256))"; b="10.$((100 + RANDOM % 50)).$((RANDOM % 256))"
-ip netns add "$L"; ip netns add "$V"
-for ns in "$L" "$V"; do ip -n "$ns" link set lo up; done
-ip -n "$L" link add rma type veth peer name rma netns "$V"
-ip -n "$L" link add rmb type veth peer name rmb netns "$V"
-for dev in rma rmb; do
-  ip -n "$L" link set "$dev" addrgenmode none; ip -n "$V" link set "$dev" addrgenmode none
-done
-ip -n "$L" addr add "$a.1/30" dev rma; ip -n "$V" addr add "$a.2/30" dev rma
-ip -n "$L" addr add "$b.1/30" dev rmb; ip -n "$V" addr add "$b.2/30" dev rmb
-for ns in "$L" "$V"; do ip -n "$ns" link set rma up; ip -n "$ns" link set rmb up; done
-vps="$a.2"
+roam_links "$L" "$V"
 
 # The VPS: a web server with the health answer, and sshd on its first-link address.
-mkdir -p "$work/www/global" "$work/home"
+mkdir -p "$work/www/global"
 echo '{"healthy":true,"version":"1.0.0"}' > "$work/www/global/health"
 web_port=8080
 ip netns exec "$V" python3 -m http.server "$web_port" --bind 127.0.0.1 --directory "$work/www" >/dev/null 2>&1 & pids+=($!)
-"$OCT" keygen --home "$work/home" >/dev/null 2>&1
-ssh-keygen -q -t ed25519 -N '' -f "$work/hostkey"
-"$OCT" pubkey --home "$work/home" > "$work/authorized_keys"
-write_sshd_config "$work/sshd_config" 22 "$vps" "$work/hostkey" "$work/authorized_keys" "PidFile $work/sshd.pid"
-ip netns exec "$V" /usr/sbin/sshd -D -f "$work/sshd_config" -E "$work/sshd.log" & pids+=($!)
-for _ in $(seq 100); do grep -q "Server listening" "$work/sshd.log" 2>/dev/null && break; sleep 0.05; done
+roam_vps "$V" "$work" 22
 user=$(id -un)
 
 # The laptop: octunnel with its defaults, and ssh -L in a restart loop.
@@ -117,9 +90,19 @@ wait "$p1" "$p2"
 sleep_oct=$(cat "$work/oct2"); sleep_ssh=$(cat "$work/ssh2")
 reconnects=$("$OCT" tunnel status --home "$work/home" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["reconnects"])')
 
+# 3. A move as a planned reconnect's new session connects (make before break meets a move): `tunnel reconnect`,
+# and the move as soon as its attempt starts (its "connecting to" line). octunnel only: ssh -L plans no reconnect.
+echo "roaming: a move as a planned reconnect's new session connects" >&2
+attempts=$(grep -c '^connecting to' "$work/octunnel.log" || true)
+"$OCT" tunnel reconnect --home "$work/home" >/dev/null 2>&1 & pids+=($!)
+for _ in $(seq 1000); do [ "$(grep -c '^connecting to' "$work/octunnel.log")" -gt "$attempts" ] && break; sleep 0.01; done
+t0=$(ms_now)
+roam_move "$L" 0
+collide_oct=$(served "$oct_port" "$t0")
+
 section="$work/section.md"
 {
-  echo "## Roaming (\`scripts/lib/roaming.sh\`, $(date -u '+%Y-%m-%d %H:%M UTC'))"
+  echo "## Roaming (\`scripts/lib/roaming.sh\`, $(date -u '+%Y-%m-%d %H:%M UTC'), octunnel $("$OCT" --version))"
   echo
   echo "A laptop namespace with two links to a VPS namespace (sshd, a web server); octunnel \`tunnel up\` with its defaults"
   echo "(keepalive 15 s) beside \`ssh -N -L\` in a restart loop (\`ServerAliveInterval 15\`, \`ServerAliveCountMax 3\`, 1 s between"
@@ -130,8 +113,10 @@ section="$work/section.md"
   echo "|---|---|---|"
   echo "| a move (the sessions' address deleted, the other link routed) | $(seconds "$move_oct") | $(seconds "$move_ssh") |"
   echo "| asleep (SIGSTOP), moved back while asleep, woken (SIGCONT) $SLEEP s later: after waking | $(seconds "$sleep_oct") | $(seconds "$sleep_ssh") |"
+  echo "| a move as a planned reconnect's new session connects (\`tunnel reconnect\`, the move at its \`connecting to\` line) |" \
+    "$(seconds "$collide_oct") | (no planned reconnect) |"
   echo
-  echo "octunnel reconnected $reconnects times in all (one per event). It hears the kernel's address and route changes"
+  echo "octunnel reconnected $reconnects times in the first two events (one per event). It hears the kernel's address and route changes"
   echo "(rtnetlink), sees the session's own address gone and reconnects at once (docs/architecture.md, \"Reconnecting\");"
   echo "ssh -L notices only when three keepalives go unanswered, and its loop then starts a new ssh."
 } > "$section"
