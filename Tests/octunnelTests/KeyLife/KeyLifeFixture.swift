@@ -156,14 +156,13 @@ final class KeyLifeFixture: @unchecked Sendable {
 }
 
 extension KeyLifeFixture {
+    /// A VPS and the OpenCode stand-in behind it, which lives as long as the caller keeps it.
+    typealias BehindStandIn = (backend: OpenCodeStandIn, fixture: KeyLifeFixture)
+
     /// An OpenCode stand-in behind a VPS with none of octunnel's lines yet, or (`laptopLine`) one
     /// whose file already holds the laptop's line for it, as `authorize` leaves it: what a
     /// rotation, `keys revoke` or a thief with the key meet.
-    static func withStandIn(
-        laptopLine withLine: Bool = false
-    ) throws -> (
-        backend: OpenCodeStandIn, fixture: KeyLifeFixture
-    ) {
+    static func withStandIn(laptopLine withLine: Bool = false) throws -> BehindStandIn {
         let backend = try OpenCodeStandIn()
         return (backend, try KeyLifeFixture(octunnelLine: withLine ? laptopLine(port: backend.port) : nil))
     }
