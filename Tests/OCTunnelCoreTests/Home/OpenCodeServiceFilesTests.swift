@@ -15,7 +15,13 @@ struct OpenCodeServiceFilesTests {
         }
         var files: OpenCodeServiceFiles { OpenCodeServiceFiles(environment: environment, userHome: directory.path) }
 
-        init() throws { directory = try TempDirectory() }
+        /// With OpenCode's registration (state/opencode/service.json) and its settings
+        /// (config/opencode/service.json) holding `registration` and `settings` where given.
+        init(registration: String? = nil, settings: String? = nil) throws {
+            directory = try TempDirectory()
+            if let registration { try write("state/opencode/service.json", registration) }
+            if let settings { try write("config/opencode/service.json", settings) }
+        }
 
         func write(_ relative: String, _ text: String) throws {
             let path = directory.file(relative)
@@ -65,10 +71,9 @@ struct OpenCodeServiceFilesTests {
         "a live registration gives the address and password; the settings' password when the registration has none; a wildcard url is reached on loopback"
     )
     func registration() throws {
-        let scratch = try Scratch()
-        try scratch.write(
-            "state/opencode/service.json",
-            #"{"id":"a","version":"2.0.21","url":"http://127.0.0.1:49999","pid":4242,"password":"pw-reg"}"#)
+        let scratch = try Scratch(
+            registration:
+                #"{"id":"a","version":"2.0.21","url":"http://127.0.0.1:49999","pid":4242,"password":"pw-reg"}"#)
         let found = scratch.files.find { $0 == 4242 }
         let service = try #require(found.service)
         #expect(found.problems.isEmpty)
@@ -90,9 +95,8 @@ struct OpenCodeServiceFilesTests {
         "not running: a stale registration is named and the settings' port (or the channel's default) is used; the local channel when the release one has no files"
     )
     func notRunning() throws {
-        let scratch = try Scratch()
-        try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:49999","pid":4242}"#)
-        try scratch.write("config/opencode/service.json", #"{"port":50001,"password":"pw"}"#)
+        let scratch = try Scratch(
+            registration: #"{"url":"http://127.0.0.1:49999","pid":4242}"#, settings: #"{"port":50001,"password":"pw"}"#)
         let stale = scratch.files.find { _ in false }
         #expect(
             stale.problems.map(\.text) == [
@@ -117,8 +121,7 @@ struct OpenCodeServiceFilesTests {
             (String(repeating: " ", count: 70_000) + "{}", "is larger than 64 KiB: not a service file"),
         ])
     func unusable(text: String, reason: String) throws {
-        let scratch = try Scratch()
-        try scratch.write("state/opencode/service.json", text)
+        let scratch = try Scratch(registration: text)
         let found = scratch.files.find { _ in true }
         #expect(found.service == nil)
         #expect(found.problems.map(\.text) == ["OpenCode's service file ~/state/opencode/service.json \(reason)"])
@@ -199,9 +202,8 @@ struct OpenCodeServiceFilesTests {
         "the files choose nothing off this machine: a registration or settings naming another host is named and not used (a name that looks like loopback too); the --home-host the user gave is allowed"
     )
     func offHost() throws {
-        let scratch = try Scratch()
-        try scratch.write("state/opencode/service.json", #"{"url":"http://10.200.0.2:8080","pid":1}"#)
-        try scratch.write("config/opencode/service.json", #"{"password":"settings-pw"}"#)
+        let scratch = try Scratch(
+            registration: #"{"url":"http://10.200.0.2:8080","pid":1}"#, settings: #"{"password":"settings-pw"}"#)
         let found = scratch.files.find { _ in true }
         #expect(
             found.problems.map(\.text) == [
@@ -239,9 +241,9 @@ struct OpenCodeServiceFilesTests {
         "a password goes only to the address its own file names: the settings' password reaches a registration only when it names the settings' port and host"
     )
     func passwordStaysWithItsAddress() throws {
-        let scratch = try Scratch()
-        try scratch.write("config/opencode/service.json", #"{"port":49998,"password":"pw-set"}"#)
-        try scratch.write("state/opencode/service.json", #"{"url":"http://localhost:49998","pid":1}"#)
+        let scratch = try Scratch(
+            registration: #"{"url":"http://localhost:49998","pid":1}"#, settings: #"{"port":49998,"password":"pw-set"}"#
+        )
         #expect(scratch.files.find { _ in true }.service?.password == "pw-set")
         try scratch.write("state/opencode/service.json", #"{"url":"http://127.0.0.1:49997","pid":1}"#)
         let elsewhere = try #require(scratch.files.find { _ in true }.service)
@@ -252,8 +254,7 @@ struct OpenCodeServiceFilesTests {
         "following the service, off the loop: only a running service's registration moves home up's OpenCode forward; between a stop and the next start (no registration, settings left) it stays; files are read at most once a second unless forced, each read on the follower's thread, the loop woken when it is done",
         .timeLimit(.minutes(1)))
     func follower() throws {
-        let scratch = try Scratch()
-        try scratch.write("config/opencode/service.json", #"{"password":"pw"}"#)
+        let scratch = try Scratch(settings: #"{"password":"pw"}"#)
         let start = HostPort(host: "127.0.0.1", port: 40001)
         let woken = DispatchSemaphore(value: 0)
         let follower = ServiceFollower(current: start, files: scratch.files, wake: { woken.signal() })
@@ -277,10 +278,8 @@ struct OpenCodeServiceFilesTests {
         "home up's choice: the service wins over the default port and says where from and whose password; a foreground serve answering there is named with the flag that picks it; --home-port skips the files"
     )
     func choice() throws {
-        let scratch = try Scratch()
-        try scratch.write(
-            "state/opencode/service.json",
-            #"{"url":"http://127.0.0.1:49374","pid":\#(getpid()),"password":"secret-pw"}"#)
+        let scratch = try Scratch(
+            registration: #"{"url":"http://127.0.0.1:49374","pid":\#(getpid()),"password":"secret-pw"}"#)
         let configured = HostPort(host: "127.0.0.1", port: 4096)
         let alone = HomeOpenCode.choose(configured: configured, portGiven: false, files: scratch.files) { _ in false }
         #expect(alone.home == HostPort(host: "127.0.0.1", port: 49374))

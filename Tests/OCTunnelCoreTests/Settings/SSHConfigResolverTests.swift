@@ -3,10 +3,13 @@ import Foundation
 import OCTunnelTestSupport
 import Testing
 
-/// A resolver whose HOME is `dir` (never the real ~/.ssh), with or without the ssh client.
-private func resolver(_ dir: String, ssh: Bool) throws -> SSHConfigResolver {
-    try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
-    return SSHConfigResolver(home: dir, sshPath: ssh ? "/usr/bin/ssh" : nil)
+/// A resolver whose HOME is a temp directory (never the real ~/.ssh), with or without the ssh
+/// client, handed to `body` with that directory.
+private func withResolver(ssh: Bool, _ body: (String, SSHConfigResolver) throws -> Void) throws {
+    try withTemporaryDirectory { dir in
+        try FileManager.default.createDirectory(atPath: dir + "/.ssh", withIntermediateDirectories: true)
+        try body(dir, SSHConfigResolver(home: dir, sshPath: ssh ? "/usr/bin/ssh" : nil))
+    }
 }
 
 @Suite("~/.ssh/config resolution", .ownThreads)
@@ -35,8 +38,7 @@ struct SSHConfigResolverTests {
         "HostName (%h), User, Port and IdentityFile (~, %r, %h) of a Host block; later blocks do not override",
         arguments: [true, false])
     func aliasResolves(ssh: Bool) throws {
-        try withTemporaryDirectory { dir in
-            let resolver = try resolver(dir, ssh: ssh)
+        try withResolver(ssh: ssh) { dir, resolver in
             try writeText(Self.config, to: dir + "/.ssh/config")
             try sshKeygen(["-q", "-t", "ed25519", "-N", "", "-f", dir + "/.ssh/vps_deploy_vps.example.net"])
             let resolved = try resolver.resolve("vps")
@@ -50,8 +52,7 @@ struct SSHConfigResolverTests {
 
     @Test("a user or port in the target wins over the config, as on ssh's command line", arguments: [true, false])
     func explicitWins(ssh: Bool) throws {
-        try withTemporaryDirectory { dir in
-            let resolver = try resolver(dir, ssh: ssh)
+        try withResolver(ssh: ssh) { dir, resolver in
             try writeText(Self.config, to: dir + "/.ssh/config")
             #expect(
                 try resolver.resolve("root@vps:22").target == SSHTarget(user: "root", host: "vps.example.net", port: 22)
@@ -69,8 +70,7 @@ struct SSHConfigResolverTests {
 
     @Test("a plain target with no config, or no matching block, is unchanged", arguments: [true, false])
     func plainTargetUnchanged(ssh: Bool) throws {
-        try withTemporaryDirectory { dir in
-            let resolver = try resolver(dir, ssh: ssh)
+        try withResolver(ssh: ssh) { dir, resolver in
             let alone = try resolver.resolve("alice@198.51.100.7:2222")
             #expect(alone.target == SSHTarget(user: "alice", host: "198.51.100.7", port: 2222))
             #expect(alone.identityFile == nil && !alone.changedTarget)
@@ -82,8 +82,7 @@ struct SSHConfigResolverTests {
 
     @Test("ProxyJump or ProxyCommand for the host is refused with exit 78", arguments: [true, false])
     func proxyRefused(ssh: Bool) throws {
-        try withTemporaryDirectory { dir in
-            let resolver = try resolver(dir, ssh: ssh)
+        try withResolver(ssh: ssh) { dir, resolver in
             try writeText(Self.config + "Host pc\n  ProxyCommand nc %h %p\n", to: dir + "/.ssh/config")
             for name in ["jumphost", "pc"] {
                 #expect {
@@ -100,8 +99,7 @@ struct SSHConfigResolverTests {
         "IdentityFiles that are missing or not Ed25519 are passed over, as ssh skips keys it cannot use",
         arguments: [true, false])
     func identitySkipsUnusableKeys(ssh: Bool) throws {
-        try withTemporaryDirectory { dir in
-            let resolver = try resolver(dir, ssh: ssh)
+        try withResolver(ssh: ssh) { dir, resolver in
             try sshKeygen(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", dir + "/.ssh/id_rsa"])
             try sshKeygen(["-q", "-t", "ecdsa", "-N", "", "-m", "PEM", "-f", dir + "/.ssh/pem"])
             try sshKeygen(["-q", "-t", "ed25519", "-N", "secret", "-f", dir + "/.ssh/ed"])

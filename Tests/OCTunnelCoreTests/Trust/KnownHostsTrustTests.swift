@@ -31,11 +31,26 @@ private func knownHosts(in dir: String, _ text: (SSHPublicKey) -> String) throws
 
 /// The store's verdict at each host and port on a fresh key whose one line names `hosts`.
 private func verdicts(
-    trusting hosts: String, at places: [(host: String, port: Int)]
+    trusting hosts: String, at places: [HostPort]
 ) throws -> [KnownHostsStore.Verdict] {
     try withTemporaryDirectory { dir in
         let (store, key) = try knownHosts(in: dir) { knownHostsLine(hosts, $0) + "\n" }
         return try places.map { try store.verdict(host: $0.host, port: $0.port, key: key) }
+    }
+}
+
+/// One known_hosts line's host list and the verdict expected at each host and port.
+struct TrustCase: Sendable, CustomTestStringConvertible {
+    let testDescription: String
+    let hosts: String
+    let places: [HostPort]
+    let expected: [KnownHostsStore.Verdict]
+
+    init(_ what: String, trusting hosts: String, at places: [(String, Int)], _ expected: [KnownHostsStore.Verdict]) {
+        testDescription = what
+        self.hosts = hosts
+        self.places = places.map { HostPort(host: $0.0, port: $0.1) }
+        self.expected = expected
     }
 }
 
@@ -111,12 +126,23 @@ struct KnownHostsTrustTests {
         }
     }
 
-    @Test func trustIsStrictlyPerPort() throws {
+    @Test(arguments: [
+        TrustCase(
+            "trust is strictly per port", trusting: "vps.example.com",
+            at: [("vps.example.com", 22), ("vps.example.com", 2222), ("other.example.com", 22)],
+            [.trusted, .unknown, .unknown]),
+        TrustCase(
+            "every name in a host list matches", trusting: "vps,1.2.3.4,[vps]:2222",
+            at: [("vps", 22), ("1.2.3.4", 22), ("vps", 2222), ("1.2.3.4", 2222), ("vp", 22)],
+            [.trusted, .trusted, .trusted, .unknown, .unknown]),
+        TrustCase(
+            "wildcards match and negations exclude", trusting: "*.example.com,!bad.example.com",
+            at: [("vps.example.com", 22), ("bad.example.com", 22), ("example.com", 22)],
+            [.trusted, .unknown, .unknown]),
+    ])
+    func verdictsOfOneLine(_ trust: TrustCase) throws {
         #expect(
-            try verdicts(
-                trusting: "vps.example.com",
-                at: [("vps.example.com", 22), ("vps.example.com", 2222), ("other.example.com", 22)])
-                == [.trusted, .unknown, .unknown])
+            try verdicts(trusting: trust.hosts, at: trust.places) == trust.expected)
     }
 
     @Test func aDifferentKeyOfTheSameTypeIsChanged() throws {
@@ -183,22 +209,6 @@ struct KnownHostsTrustTests {
             #expect(try store.verdict(host: "vps", port: 22, key: key) == .trusted)
             #expect(try store.verdict(host: "vps", port: 2222, key: key) == .unknown)
         }
-    }
-
-    @Test func everyNameInAHostListMatches() throws {
-        #expect(
-            try verdicts(
-                trusting: "vps,1.2.3.4,[vps]:2222",
-                at: [("vps", 22), ("1.2.3.4", 22), ("vps", 2222), ("1.2.3.4", 2222), ("vp", 22)])
-                == [.trusted, .trusted, .trusted, .unknown, .unknown])
-    }
-
-    @Test func wildcardsMatchAndNegationsExclude() throws {
-        #expect(
-            try verdicts(
-                trusting: "*.example.com,!bad.example.com",
-                at: [("vps.example.com", 22), ("bad.example.com", 22), ("example.com", 22)])
-                == [.trusted, .unknown, .unknown])
     }
 
     @Test func aRevokedKeyIsRevokedEvenWhenAlsoTrusted() throws {

@@ -23,42 +23,42 @@ struct ReconnectCommandTests {
         "tunnel reconnect: a new session comes up before the old one goes (the local port stays), status counts it; SIGUSR1 does the same"
     )
     func tunnelReconnect() throws {
-        let fixture = try TunnelFixture()
-        let (tunnel, port) = try fixture.upToStandIn()
-        defer { tunnel.stopGracefullyOrKill() }
-        #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
+        try TunnelFixture.withTunnelToStandIn { fixture, tunnel, port in
+            #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
 
-        let result = try fixture.run(["tunnel", "reconnect", "--json"])
-        #expect(result.status == 0, "\(result) \(tunnel.stderrText)")
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
-        #expect(object["event"] as? String == "reconnected")
-        #expect(object["reconnects"] as? Int == 1)
-        #expect(object["pid"] as? Int == Int(tunnel.pid))
-        #expect(
-            tunnel.waitForLine(containing: "reconnect requested: reconnecting now", timeout: 5) != nil,
-            "\(tunnel.stderrText)")
-        #expect(
-            tunnel.waitForLine(containing: "reconnected ", timeout: 5)?.contains("after a reconnect request") == true,
-            "\(tunnel.stderrText)")
-        // Make-before-break: the old session never left a gap ("disconnected" is not said).
-        #expect(!tunnel.stderrText.contains("disconnected:"), "\(tunnel.stderrText)")
-        #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
+            let result = try fixture.run(["tunnel", "reconnect", "--json"])
+            #expect(result.status == 0, "\(result) \(tunnel.stderrText)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+            #expect(object["event"] as? String == "reconnected")
+            #expect(object["reconnects"] as? Int == 1)
+            #expect(object["pid"] as? Int == Int(tunnel.pid))
+            #expect(
+                tunnel.waitForLine(containing: "reconnect requested: reconnecting now", timeout: 5) != nil,
+                "\(tunnel.stderrText)")
+            #expect(
+                tunnel.waitForLine(containing: "reconnected ", timeout: 5)?.contains("after a reconnect request")
+                    == true,
+                "\(tunnel.stderrText)")
+            // Make-before-break: the old session never left a gap ("disconnected" is not said).
+            #expect(!tunnel.stderrText.contains("disconnected:"), "\(tunnel.stderrText)")
+            #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
 
-        tunnel.signal(SIGUSR1)
-        var status: [String: Any] = [:]
-        #expect(
-            waitUntil(timeout: 15) {
-                guard let run = try? fixture.run(["tunnel", "status", "--json"]),
-                    let parsed = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
-                else { return false }
-                status = parsed
-                return parsed["reconnects"] as? Int == 2 && parsed["state"] as? String == "connected"
-            }, "\(status) \(tunnel.stderrText)")
-        #expect((status["lastNetworkEvent"] as? String ?? "").contains("after a reconnect request"), "\(status)")
-        #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
-        let human = try fixture.run(["tunnel", "status"])
-        #expect(human.stdout.contains("  network     reconnected "), "\(human.stdout)")
+            tunnel.signal(SIGUSR1)
+            var status: [String: Any] = [:]
+            #expect(
+                waitUntil(timeout: 15) {
+                    guard let run = try? fixture.run(["tunnel", "status", "--json"]),
+                        let parsed = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+                    else { return false }
+                    status = parsed
+                    return parsed["reconnects"] as? Int == 2 && parsed["state"] as? String == "connected"
+                }, "\(status) \(tunnel.stderrText)")
+            #expect((status["lastNetworkEvent"] as? String ?? "").contains("after a reconnect request"), "\(status)")
+            #expect(httpGet(port: port, path: "/global/health")?.hasPrefix("HTTP/1.1 200") == true)
+            let human = try fixture.run(["tunnel", "status"])
+            #expect(human.stdout.contains("  network     reconnected "), "\(human.stdout)")
+        }
     }
 
     @Test(

@@ -28,9 +28,9 @@ struct ReconnectFollowerTests {
                 let after = try #require(backend.askPermission(session: "ses_a", patterns: ["after \(round)"]))
                 asked.append(after)
                 let one = try await offPool {
-                    waitUntil(timeout: 30) { (try? ReconnectUnderLoadTests.status(fixture))?["sessions"] as? Int == 1 }
+                    waitUntil(timeout: 30) { (try? fixture.status())?["sessions"] as? Int == 1 }
                 }
-                let status = try await offPool { try? ReconnectUnderLoadTests.status(fixture).description }
+                let status = try await offPool { try? fixture.status().description }
                 #expect(one, "round \(round): the old session still drains \(status ?? "") \(tunnel.stderrText)")
                 drained.append(Date().timeIntervalSince(started))
                 try #require(

@@ -8,12 +8,6 @@ import Testing
 /// sign in a second time; once the burst is over that session says goodbye and goes.
 @Suite("a burst's second session against a real sshd behind a 40 ms relay", .ownThreads, .timeLimit(.minutes(3)))
 struct BurstSessionTests {
-    /// `tunnel status --json` of the fixture's tunnel, as an object.
-    static func status(_ fixture: TunnelFixture) throws -> [String: Any] {
-        let json = try fixture.run(["tunnel", "status", "--json"])
-        return try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json)")
-    }
-
     /// sshd's log lines containing `text`.
     static func logLines(_ fixture: TunnelFixture, _ text: String) -> [String] {
         let log = (try? String(contentsOfFile: fixture.sshd.logPath, encoding: .utf8)) ?? ""
@@ -27,21 +21,14 @@ struct BurstSessionTests {
         let echo = try TCPTestServer.echo()
         defer { echo.stop() }
         let fixture = try TunnelFixture()
-        let relayPort = freePort()
-        let relay = try RunningProcess(
-            python3,
-            [
-                packageRoot + "/scripts/lib/delay-relay.py", "127.0.0.1",
-                String(relayPort), "127.0.0.1", String(fixture.sshd.port), "20",
-            ])
-        defer { relay.signal(SIGTERM); _ = relay.waitForExit(timeout: 5) }
-        try #require(relay.waitForLine(containing: "LISTENING", stdout: true) != nil, "\(relay.stderrText)")
+        let relay = try DelayRelay(to: fixture.sshd, milliseconds: 20)
+        defer { relay.stop() }
         // No pool: every client waits for an open of its own, as in a burst larger than the pool.
         let tunnel = try fixture.up(
-            remotePort: echo.port, extra: ["--no-health", "--warm", "0"], via: "root@127.0.0.1:\(relayPort)")
+            remotePort: echo.port, extra: ["--no-health", "--warm", "0"], via: relay.target)
         defer { tunnel.stopGracefullyOrKill() }
         let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        #expect(Self.logLines(fixture, "Accepted publickey").count == 1)
+        #expect(fixture.logins == 1)
 
         let started = Date()
         let clients = try (0..<20).map { _ in try #require(ClientConnection(port: port, timeout: 20)) }
@@ -51,9 +38,9 @@ struct BurstSessionTests {
         for (client, payload) in zip(clients, payloads) { #expect(readAll(client.fd, limit: payload.count) == payload) }
         let burst = Date().timeIntervalSince(started)
 
-        let during = try Self.status(fixture)
+        let during = try fixture.status()
         #expect(during["sessions"] as? Int == 2 && during["burstSessions"] as? Int == 1, "\(during)")
-        #expect(Self.logLines(fixture, "Accepted publickey").count == 2, "\(tunnel.stderrText)")
+        #expect(fixture.logins == 2, "\(tunnel.stderrText)")
         let text = try fixture.run(["tunnel", "status"])
         #expect(
             text.stdout.contains("(2 sessions)")
@@ -64,7 +51,7 @@ struct BurstSessionTests {
         let idleFrom = Date()
         var closedAfter: Double?
         while Date().timeIntervalSince(idleFrom) < 30 {
-            if try Self.status(fixture)["sessions"] as? Int == 1 {
+            if try fixture.status()["sessions"] as? Int == 1 {
                 closedAfter = Date().timeIntervalSince(idleFrom); break
             }
             Thread.sleep(forTimeInterval: 0.25)
@@ -72,7 +59,7 @@ struct BurstSessionTests {
         let after = try #require(closedAfter, "still two sessions 30 s after the burst: \(tunnel.stderrText)")
         #expect(after >= 8 && after <= 20, "closed \(after) s after the burst")
         #expect(Self.logLines(fixture, "burst over").count == 1, "sshd heard no goodbye")
-        #expect(try Self.status(fixture)["burstSessions"] as? Int == 1)
+        #expect(try fixture.status()["burstSessions"] as? Int == 1)
         // The driver's session still serves.
         #expect(sendAndReceive(port: port, payload: payloads[0], timeout: 20) == payloads[0])
         #expect(!tunnel.stderrText.contains("warning"), "\(tunnel.stderrText)")

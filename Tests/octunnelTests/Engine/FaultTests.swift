@@ -162,19 +162,12 @@ struct FaultTests {
     )
     func closedBeforeGreeting() throws {
         let closer = try TCPTestServer { fd in shutdown(fd, Int32(SHUT_RDWR)) }
-        let fixture = try TunnelFixture()
-        let result = try run(
-            octunnelBinary,
-            [
-                "tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(closer.port)",
-                "--connect-timeout", "10",
-            ])
-        #expect(result.status == 69, "\(result.stderr)")
-        #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
-        #expect(result.stderr.contains("closed the connection before its SSH greeting"), "\(result.stderr)")
+        let result = try TunnelFixture().check(server: closer.port)
+        expectPenaltyNamed(result)
         #expect(
-            result.stderr.contains("PerSourcePenalties") && result.stderr.contains("PerSourcePenaltyExemptList")
-                && result.stderr.contains("sshd -T | grep persourcepenal"), "\(result.stderr)")
+            result.stderr.contains("PerSourcePenaltyExemptList")
+                && result.stderr.contains("sshd -T | grep persourcepenal"),
+            "\(result.stderr)")
     }
 
     @Test(
@@ -182,19 +175,7 @@ struct FaultTests {
     )
     func droppedByOpenSSH() throws {
         let dropper = try TCPTestServer.penaltyDropper()
-        let fixture = try TunnelFixture()
-        let result = try run(
-            octunnelBinary,
-            [
-                "tunnel", "check", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
-                "--connect-timeout", "10",
-            ])
-        #expect(result.status == 69, "\(result.stderr)")
-        #expect(!result.stderr.contains("is not an SSH server"), "\(result.stderr)")
-        #expect(
-            result.stderr.contains("closed the connection before its SSH greeting")
-                && result.stderr.contains("PerSourcePenalties"),
-            "\(result.stderr)")
+        expectPenaltyNamed(try TunnelFixture().check(server: dropper.port))
     }
 
     @Test(
@@ -203,12 +184,7 @@ struct FaultTests {
     func upWaitsOutPenalty() throws {
         let dropper = try TCPTestServer.penaltyDropper()
         let fixture = try TunnelFixture()
-        let tunnel = try RunningProcess(
-            octunnelBinary,
-            [
-                "tunnel", "up", "--home", fixture.home.path, "root@127.0.0.1:\(dropper.port)",
-                "--local-port", "0", "--connect-timeout", "10",
-            ])
+        let tunnel = try fixture.up(toServer: dropper.port)
         defer { tunnel.stopGracefullyOrKill() }
         // The second refusal, after the first retry's backoff (1 s; hang guard 30 s).
         #expect(

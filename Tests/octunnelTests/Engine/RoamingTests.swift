@@ -22,160 +22,167 @@ struct RoamingTests {
         "a move (the session's address vanishes, a new link and route come up): served again within the bound, one reconnect, said as a network change"
     )
     func move() async throws {
-        let setup = try await Self.laptopAndVPS("move")
-        defer { setup.stop() }
-        let (move, tunnel) = (setup.move, setup.tunnel)
-        let before = tunnel.stdout.count
+        try await Self.withLaptopAndVPS("move") { setup in
+            let (move, tunnel) = (setup.move, setup.tunnel)
+            let before = tunnel.stdout.count
 
-        let served = try await setup.servedAfter { try move.move() }
-        FileHandle.standardError.write(
-            Data(
-                String(
-                    format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n", served,
-                    Self.servedBound
-                ).utf8))
-        #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
-        let now = try #require(
-            await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
-        #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
-        #expect((now.object["reason"] as? String ?? "").contains("is gone"), "\(now.object)")
-        let back = try #require(
-            await tunnel.event("reconnected", after: before, timeout: 5), "\(tunnel.stdout.suffix(8))")
-        #expect(back.object["cause"] as? String == "networkChange")
-        let status = try Self.status(setup.fixture)
-        #expect(status["reconnects"] as? Int == 1, "\(status)")
-        #expect((status["lastNetworkEvent"] as? String ?? "").hasPrefix("reconnected "), "\(status)")
+            let served = try await setup.servedAfter { try move.move() }
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "RoamingTests.move: served again %.2f s after the move (goal 3 s, bound %.0f s)\n",
+                        served,
+                        Self.servedBound
+                    ).utf8))
+            #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
+            let now = try #require(
+                await tunnel.event("reconnectingNow", after: before, timeout: 1), "\(tunnel.stdout.suffix(8))")
+            #expect(now.object["cause"] as? String == "networkChange", "\(now.object)")
+            #expect((now.object["reason"] as? String ?? "").contains("is gone"), "\(now.object)")
+            let back = try #require(
+                await tunnel.event("reconnected", after: before, timeout: 5), "\(tunnel.stdout.suffix(8))")
+            #expect(back.object["cause"] as? String == "networkChange")
+            let status = try setup.fixture.status()
+            #expect(status["reconnects"] as? Int == 1, "\(status)")
+            #expect((status["lastNetworkEvent"] as? String ?? "").hasPrefix("reconnected "), "\(status)")
+        }
     }
 
     @Test("asleep (SIGSTOP), moved while asleep, woken (SIGCONT) 10 s later: served again within the bound of waking")
     func sleepAndMove() async throws {
-        let setup = try await Self.laptopAndVPS("sleepAndMove")
-        defer { setup.stop() }
-        let (move, tunnel) = (setup.move, setup.tunnel)
-        let before = tunnel.stdout.count
+        try await Self.withLaptopAndVPS("sleepAndMove") { setup in
+            let (move, tunnel) = (setup.move, setup.tunnel)
+            let before = tunnel.stdout.count
 
-        let served = try await setup.servedAfter {
-            tunnel.signal(SIGSTOP)
-            try move.move()
-            // The one deliberate wait: the sleep.
-            usleep(10_000_000)
-            tunnel.signal(SIGCONT)
+            let served = try await setup.servedAfter {
+                tunnel.signal(SIGSTOP)
+                try move.move()
+                // The one deliberate wait: the sleep.
+                usleep(10_000_000)
+                tunnel.signal(SIGCONT)
+            }
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format:
+                            "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n",
+                        served, Self.servedBound
+                    ).utf8))
+            #expect(served <= Self.servedBound, "served again \(served) s after waking: \(tunnel.stdout.suffix(8))")
+            #expect(await tunnel.event("reconnected", after: before, timeout: 5) != nil, "\(tunnel.stdout.suffix(8))")
+            #expect(try setup.fixture.status()["reconnects"] as? Int == 1)
         }
-        FileHandle.standardError.write(
-            Data(
-                String(
-                    format: "RoamingTests.sleepAndMove: served again %.2f s after waking (goal 3 s, bound %.0f s)\n",
-                    served, Self.servedBound
-                ).utf8))
-        #expect(served <= Self.servedBound, "served again \(served) s after waking: \(tunnel.stdout.suffix(8))")
-        #expect(await tunnel.event("reconnected", after: before, timeout: 5) != nil, "\(tunnel.stdout.suffix(8))")
-        #expect(try Self.status(setup.fixture)["reconnects"] as? Int == 1)
     }
 
     @Test(
         "addresses and routes come and go on the other link during 30 s of steady requests: each change is probed and answered, no reconnect, every request answered"
     )
     func unrelatedChange() async throws {
-        let setup = try await Self.laptopAndVPS("unrelatedChange")
-        defer { setup.stop() }
-        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
-        let before = tunnel.stdout.count
+        try await Self.withLaptopAndVPS("unrelatedChange") { setup in
+            let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+            let before = tunnel.stdout.count
 
-        let launcher = net.exec(.client)
-        let requests = Task.detached { () -> [String] in
-            var problems: [String] = []
-            let end = Date().addingTimeInterval(30)
-            var count = 0
-            while Date() < end {
-                count += 1
-                if let problem = try? bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 10)
-                {
-                    problems.append("request \(count): \(problem)")
+            let launcher = net.exec(.client)
+            let requests = Task.detached { () -> [String] in
+                var problems: [String] = []
+                let end = Date().addingTimeInterval(30)
+                var count = 0
+                while Date() < end {
+                    count += 1
+                    if let problem = try? bytesThroughProblem(
+                        launcher: launcher, port: port, scratch: scratch, timeout: 10)
+                    {
+                        problems.append("request \(count): \(problem)")
+                    }
+                    usleep(200_000)
                 }
-                usleep(200_000)
+                return problems + ["\(count) requests"]
             }
-            return problems + ["\(count) requests"]
+            for _ in 0..<5 {
+                try await Task.sleep(nanoseconds: 5_000_000_000)
+                try await offPool { try move.unrelatedChange() }
+            }
+            let outcome = await requests.value
+            #expect(outcome.count == 1, "requests failed: \(outcome)")
+            FileHandle.standardError.write(
+                Data("RoamingTests.unrelatedChange: \(outcome.last ?? ""), \(outcome.count - 1) failed\n".utf8))
+            #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "\(tunnel.stdout.suffix(8))")
+            let probed = try #require(
+                await tunnel.event("probing", after: before, timeout: 1),
+                "the change was not noticed: \(tunnel.stdout.suffix(8))")
+            #expect(probed.object["cause"] as? String == "networkChange")
+            #expect(
+                await tunnel.event("probeAnswered", after: probed.index, timeout: 3) != nil,
+                "\(tunnel.stdout.suffix(8))")
+            let status = try setup.fixture.status()
+            #expect(status["reconnects"] as? Int == 0, "\(status)")
+            #expect((status["lastNetworkEvent"] as? String ?? "").hasSuffix(": kept"), "\(status)")
         }
-        for _ in 0..<5 {
-            try await Task.sleep(nanoseconds: 5_000_000_000)
-            try await offPool { try move.unrelatedChange() }
-        }
-        let outcome = await requests.value
-        #expect(outcome.count == 1, "requests failed: \(outcome)")
-        FileHandle.standardError.write(
-            Data("RoamingTests.unrelatedChange: \(outcome.last ?? ""), \(outcome.count - 1) failed\n".utf8))
-        #expect(await tunnel.event("disconnected", after: before, timeout: 0) == nil, "\(tunnel.stdout.suffix(8))")
-        let probed = try #require(
-            await tunnel.event("probing", after: before, timeout: 1),
-            "the change was not noticed: \(tunnel.stdout.suffix(8))")
-        #expect(probed.object["cause"] as? String == "networkChange")
-        #expect(
-            await tunnel.event("probeAnswered", after: probed.index, timeout: 3) != nil, "\(tunnel.stdout.suffix(8))")
-        let status = try Self.status(setup.fixture)
-        #expect(status["reconnects"] as? Int == 0, "\(status)")
-        #expect((status["lastNetworkEvent"] as? String ?? "").hasSuffix(": kept"), "\(status)")
     }
 
     @Test(
         "a session dead without a sign (the VPS's replies to it blackholed), --keepalive 5: the first request after 8 s of silence is answered within the bound, through a new session"
     )
     func firstRequestAfterSilence() async throws {
-        let setup = try await Self.laptopAndVPS("firstRequestAfterSilence", keepalive: 5)
-        defer { setup.stop() }
-        let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
-        let sshPort = setup.fixture.sshd.port
-        let ports = try await offPool { try move.establishedClientPorts(toServerPort: sshPort) }
-        let session = try #require(ports.count == 1 ? ports.first : nil, "one SSH connection expected: \(ports)")
-        let before = tunnel.stdout.count
-        let launcher = net.exec(.client)
-        let (took, problem) = try await offPool { () -> (Double, String?) in
-            try move.blackholeReplies(toClientPort: session)
-            // The one deliberate wait: the silence (more than a keepalive interval, less than 3).
-            usleep(8_000_000)
-            let askedAt = Date()
-            let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 20)
-            return (Date().timeIntervalSince(askedAt), problem)
-        }
-        FileHandle.standardError.write(
-            Data(
-                String(
-                    format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took, problem ?? "ok"
-                ).utf8))
-        #expect(problem == nil, "the first request after the silence: \(problem ?? "") \(tunnel.stdout.suffix(8))")
-        #expect(took <= Self.servedBound, "answered \(took) s after it was sent")
-        let probed = try #require(
-            await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
-        #expect(probed.object["cause"] as? String == "clientAfterSilence")
-        if let died = await tunnel.event("disconnected", after: before, timeout: 0) {
+        try await Self.withLaptopAndVPS("firstRequestAfterSilence", keepalive: 5) { setup in
+            let (net, move, tunnel, port, scratch) = (setup.net, setup.move, setup.tunnel, setup.port, setup.scratch)
+            let sshPort = setup.fixture.sshd.port
+            let ports = try await offPool { try move.establishedClientPorts(toServerPort: sshPort) }
+            let session = try #require(ports.count == 1 ? ports.first : nil, "one SSH connection expected: \(ports)")
+            let before = tunnel.stdout.count
+            let launcher = net.exec(.client)
+            let (took, problem) = try await offPool { () -> (Double, String?) in
+                try move.blackholeReplies(toClientPort: session)
+                // The one deliberate wait: the silence (more than a keepalive interval, less than 3).
+                usleep(8_000_000)
+                let askedAt = Date()
+                let problem = try bytesThroughProblem(launcher: launcher, port: port, scratch: scratch, timeout: 20)
+                return (Date().timeIntervalSince(askedAt), problem)
+            }
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format: "RoamingTests.firstRequestAfterSilence: answered in %.2f s (%@)\n", took,
+                        problem ?? "ok"
+                    ).utf8))
+            #expect(problem == nil, "the first request after the silence: \(problem ?? "") \(tunnel.stdout.suffix(8))")
+            #expect(took <= Self.servedBound, "answered \(took) s after it was sent")
+            let probed = try #require(
+                await tunnel.event("probing", after: before, timeout: 0), "\(tunnel.stdout.suffix(8))")
+            #expect(probed.object["cause"] as? String == "clientAfterSilence")
+            if let died = await tunnel.event("disconnected", after: before, timeout: 0) {
+                #expect(
+                    died.index > probed.index,
+                    "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
+            }
             #expect(
-                died.index > probed.index, "died before the request: \(tunnel.stdout.suffix(from: max(0, before - 2)))")
+                await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
         }
-        #expect(await tunnel.event("reconnected", after: probed.index, timeout: 1) != nil, "\(tunnel.stdout.suffix(8))")
     }
 
     @Test(
         "the first path dies (the VPS's end of it down) and the session with it; a move while an attempt hangs on the dead path: the attempt is dropped and a new one serves within the bound"
     )
     func moveWhileAnAttemptHangs() async throws {
-        let setup = try await Self.laptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2)
-        defer { setup.stop() }
-        let (net, move, tunnel) = (setup.net, setup.move, setup.tunnel)
-        let before = tunnel.stdout.count
-        try await offPool { try net.setLink(.server, up: false) }
-        let dead = try #require(
-            await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
-        // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
-        let attempt = try #require(
-            await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
-        let served = try await setup.servedAfter { try move.move() }
-        FileHandle.standardError.write(
-            Data(
-                String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served)
-                    .utf8))
-        #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
-        let now = try #require(
-            await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
-        #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
+        try await Self.withLaptopAndVPS("moveWhileAnAttemptHangs", keepalive: 2) { setup in
+            let (net, move, tunnel) = (setup.net, setup.move, setup.tunnel)
+            let before = tunnel.stdout.count
+            try await offPool { try net.setLink(.server, up: false) }
+            let dead = try #require(
+                await tunnel.event("disconnected", after: before, timeout: 30), "\(tunnel.stdout.suffix(6))")
+            // An attempt over the dead path: its SYNs vanish, it would wait out --connect-timeout (10 s).
+            let attempt = try #require(
+                await tunnel.event("connecting", after: dead.index, timeout: 15), "\(tunnel.stdout.suffix(6))")
+            let served = try await setup.servedAfter { try move.move() }
+            FileHandle.standardError.write(
+                Data(
+                    String(format: "RoamingTests.moveWhileAnAttemptHangs: served again %.2f s after the move\n", served)
+                        .utf8))
+            #expect(served <= Self.servedBound, "served again \(served) s after the move: \(tunnel.stdout.suffix(8))")
+            let now = try #require(
+                await tunnel.event("reconnectingNow", after: attempt.index, timeout: 0), "\(tunnel.stdout.suffix(8))")
+            #expect((now.object["reason"] as? String ?? "").contains("a new one starts now"), "\(now.object)")
+        }
     }
 
     @Test(
@@ -233,7 +240,8 @@ struct RoamingTests {
         let backend: OpenCodeStandIn
         let fixture: TunnelFixture
         let tunnel: RunningProcess
-        let port: Int
+        /// The tunnel's local port on the laptop, once it forwards.
+        var port: Int
         let scratch: TempDirectory
 
         /// Runs `event` (a move, a sleep), then sends requests through `port` until one is served;
@@ -272,6 +280,18 @@ struct RoamingTests {
         }
     }
 
+    /// `tunnel status --json` of the fixture's home (other suites ask it by this name).
+    static func status(_ fixture: TunnelFixture) throws -> [String: Any] { try fixture.status() }
+
+    /// `laptopAndVPS(test)` handed to `body`, and stopped after it whatever `body` did.
+    static func withLaptopAndVPS(
+        _ test: String, keepalive: Int? = nil, _ body: (Setup) async throws -> Void
+    ) async throws {
+        let setup = try await laptopAndVPS(test, keepalive: keepalive)
+        defer { setup.stop() }
+        try await body(setup)
+    }
+
     /// The laptop (the pair's client, two links) and the VPS (sshd and the OpenCode stand-in),
     /// `tunnel up --json` on the laptop, one request through it checked. Skipped where this
     /// machine cannot make namespaces.
@@ -295,7 +315,7 @@ struct RoamingTests {
                 let extra = ["--json"] + (keepalive.map { ["--keepalive", String($0)] } ?? [])
                 let tunnel = try fixture.up(remotePort: backend.port, extra: extra, launcher: net.exec(.client))
                 let scratch = try TempDirectory("octunnel-roam")
-                let setup = Setup(
+                var setup = Setup(
                     net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: 0, scratch: scratch)
                 guard let forwarding = await tunnel.event("forwarding", after: 0, timeout: 30),
                     let port = forwarding.object["localPort"] as? Int
@@ -303,16 +323,14 @@ struct RoamingTests {
                     setup.stop()
                     throw HarnessError("tunnel up did not forward: \(tunnel.stdout) \(tunnel.stderrText)")
                 }
-                let ready = Setup(
-                    net: net, move: move, backend: backend, fixture: fixture, tunnel: tunnel, port: port,
-                    scratch: scratch)
+                setup.port = port
                 if let problem = try await offPool({
                     try bytesThroughProblem(launcher: net.exec(.client), port: port, scratch: scratch)
                 }) {
-                    ready.stop()
+                    setup.stop()
                     throw HarnessError("before the change: \(problem)")
                 }
-                return ready
+                return setup
             } catch {
                 backend.stop()
                 throw error
@@ -321,16 +339,5 @@ struct RoamingTests {
             net.remove()
             throw error
         }
-    }
-
-    /// `tunnel status --json` of the fixture's home.
-    static func status(_ fixture: TunnelFixture) throws -> [String: Any] {
-        let result = try fixture.run(["tunnel", "status", "--json"])
-        guard result.status == 0,
-            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-        else {
-            throw HarnessError("tunnel status: \(result)")
-        }
-        return object
     }
 }

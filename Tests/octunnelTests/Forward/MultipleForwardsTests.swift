@@ -24,6 +24,12 @@ struct MultipleForwardsTests {
         try body(echo, app, fixture)
     }
 
+    /// sshd's sign-ins so far, and the laptop's burst sessions (issue 56) that `status`, its
+    /// `tunnel status`, counts.
+    static func logins(_ fixture: TunnelFixture, _ status: [String: Any]) -> (logins: Int, bursts: Int) {
+        (fixture.logins, (status["burstSessions"] as? NSNumber)?.intValue ?? -1)
+    }
+
     /// A server that sends back every byte through `change`.
     static func transformer(_ change: @escaping @Sendable (UInt8) -> UInt8) throws -> TCPTestServer {
         try TCPTestServer { fd in
@@ -60,21 +66,17 @@ struct MultipleForwardsTests {
                 }
             }
             #expect(results.all, "some connections lost, reordered or crossed bytes")
-            let status = try fixture.run(["tunnel", "status", "--json"])
-            let object = try #require(
-                try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
             // One session carries both forwards; 40 clients at once may also sign in a burst's second
             // session (issue 56), which status counts: no login beyond those.
-            let bursts = (object["burstSessions"] as? NSNumber)?.intValue ?? -1
-            #expect(
-                fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 1 + bursts,
-                "one session carries both, plus \(bursts) for bursts: \(status.stdout)")
-            let forwards = try #require(object["forwards"] as? [[String: Any]], "\(status.stdout)")
+            let object = try fixture.status()
+            let (logins, bursts) = Self.logins(fixture, object)
+            #expect(logins == 1 + bursts, "one session carries both, plus \(bursts) for bursts: \(object)")
+            let forwards = try #require(object["forwards"] as? [[String: Any]], "\(object)")
             #expect(forwards.map { $0["local"] as? String } == ["127.0.0.1:\(port)", "127.0.0.1:\(appPort)"])
             #expect(forwards.map { $0["remote"] as? String } == ["127.0.0.1:\(echo.port)", "127.0.0.1:\(app.port)"])
-            #expect(forwards.map { ($0["totalConnections"] as? NSNumber)?.intValue } == [20, 20], "\(status.stdout)")
+            #expect(forwards.map { ($0["totalConnections"] as? NSNumber)?.intValue } == [20, 20], "\(object)")
             #expect(
-                forwards.allSatisfy { ($0["bytesIn"] as? NSNumber)?.intValue == 20 * (256 << 10) }, "\(status.stdout)")
+                forwards.allSatisfy { ($0["bytesIn"] as? NSNumber)?.intValue == 20 * (256 << 10) }, "\(object)")
             #expect((object["totalConnections"] as? NSNumber)?.intValue == 40)
             #expect(tunnel.isRunning)
         }
@@ -140,13 +142,8 @@ struct MultipleForwardsTests {
         }
         #expect(crossed.isEmpty, "connections lost, cut, reordered or crossed: \(crossed.prefix(10)) of 200")
         // One session each side, the home's and the laptop's, and the laptop's burst sessions (issue 56) as its status counts them.
-        let laptopStatus = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
-        let laptopObject = try #require(
-            try JSONSerialization.jsonObject(with: Data(laptopStatus.stdout.utf8)) as? [String: Any], "\(laptopStatus)")
-        let bursts = (laptopObject["burstSessions"] as? NSNumber)?.intValue ?? -1
-        #expect(
-            fixture.sshd.log.components(separatedBy: "Accepted publickey for root").count - 1 == 2 + bursts,
-            "\(bursts) for bursts: \(fixture.sshd.log)")
+        let (logins, bursts) = try await offPool { Self.logins(fixture, try fixture.status()) }
+        #expect(logins == 2 + bursts, "\(bursts) for bursts: \(fixture.sshd.log)")
         let status = try await offPool { try fixture.run(["home", "status", "--json"]) }
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")

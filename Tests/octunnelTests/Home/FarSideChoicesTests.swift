@@ -66,6 +66,14 @@ struct FarSideChoicesTests {
             c.close()
         """
 
+    /// Waits for `process`'s line containing `key` (hang guard 20 s) and expects it to say `words`.
+    static func expectSays(
+        _ process: RunningProcess, _ key: String, _ words: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let line = try await offPool { process.waitForLine(containing: key) }
+        #expect(line?.contains(words) == true, "\(process.stderrText)", sourceLocation: sourceLocation)
+    }
+
     /// A GET of `path` on 127.0.0.1:`port` inside the namespace `launcher` enters, by python3.
     static func get(port: Int, path: String, launcher: [String]) throws -> String {
         let script = """
@@ -115,12 +123,10 @@ struct FarSideChoicesTests {
             fixture, remotePort: remotePort, directories: directories, launcher: net.exec(.client))
         defer { home.stopGracefullyOrKill() }
 
-        let named = try await offPool { home.waitForLine(containing: "not a loopback address") }
-        #expect(
-            named?.contains(
-                "OpenCode's service file \(directories.registration) names \(net.serverAddress):\(trapPort), not a loopback address: not used"
-            ) == true,
-            "\(home.stderrText)")
+        try await Self.expectSays(
+            home, "not a loopback address",
+            "OpenCode's service file \(directories.registration) names \(net.serverAddress):\(trapPort), not a loopback address: not used"
+        )
         let listening = try await offPool { home.homeListening() }
         #expect(listening?.contains("home 127.0.0.1:\(backend.port)") == true, "\(home.stderrText)")
         let answer = try await offPool {
@@ -195,11 +201,9 @@ struct FarSideChoicesTests {
         let secondPort = freePort()
         let second = try Self.homeUp(fixture, remotePort: secondPort, directories: directories, extra: ["--no-health"])
         defer { second.stopGracefullyOrKill() }
-        let named = try await offPool { second.waitForLine(containing: "is a FIFO") }
-        #expect(
-            named?.contains(
-                "OpenCode's service file \(directories.registration) is a FIFO, not a regular file: not used") == true,
-            "\(second.stderrText)")
+        try await Self.expectSays(
+            second, "is a FIFO",
+            "OpenCode's service file \(directories.registration) is a FIFO, not a regular file: not used")
         try #require(try await offPool { second.homeListening() } != nil, "\(second.stderrText)")
         #expect(
             OpenCodeServiceTests.answeredByOpenCode2(try await offPool { httpGet(port: secondPort, path: "/api/info") })
@@ -214,11 +218,9 @@ struct FarSideChoicesTests {
         #expect(unlink(directories.registration) == 0 && symlink(planted, directories.registration) == 0)
         let third = try Self.homeUp(fixture, remotePort: secondPort, directories: directories, extra: ["--no-health"])
         defer { third.stopGracefullyOrKill() }
-        let link = try await offPool { third.waitForLine(containing: "symbolic link") }
-        #expect(
-            link?.contains(
-                "OpenCode's service file \(directories.registration) is a symbolic link: not followed, not used")
-                == true, "\(third.stderrText)")
+        try await Self.expectSays(
+            third, "symbolic link",
+            "OpenCode's service file \(directories.registration) is a symbolic link: not followed, not used")
         let listening = try await offPool { third.homeListening() }
         #expect(
             listening?.contains("home 127.0.0.1:\(service.port)") == true, "the settings' address: \(third.stderrText)")
@@ -237,12 +239,10 @@ struct FarSideChoicesTests {
 
         let laptop = try fixture.up(remotePort: remotePort, extra: ["--no-notify"], environment: environment)
         defer { laptop.stopGracefullyOrKill() }
-        let said = try await offPool { laptop.waitForLine(containing: "pair links from home") }
-        #expect(
-            said?.contains(
-                "pair links from home name port \(backend.port), which is not one of OpenCode 2's own service ports (49374, 49375, 4096): not listened on"
-            ) == true,
-            "\(laptop.stderrText)")
+        try await Self.expectSays(
+            laptop, "pair links from home",
+            "pair links from home name port \(backend.port), which is not one of OpenCode 2's own service ports (49374, 49375, 4096): not listened on"
+        )
         laptop.stopGracefullyOrKill()
 
         let chosen = freePort()

@@ -12,8 +12,8 @@ struct OpenCodeServiceTests {
         "no port flags: home up forwards to the service its files name, its health test uses the service's password (named, never shown); the laptop, with no password, passes on OpenCode 2's 401; the service restarted on another port is followed without a restart"
     )
     func serviceFoundAndFollowed() async throws {
-        let scratch = try TempDirectory()
-        let xdg = ["XDG_STATE_HOME": scratch.file("state"), "XDG_CONFIG_HOME": scratch.file("config")]
+        let directories = try FarSideChoicesTests.ServiceDirectories()
+        let xdg = directories.environment
         var service = try OpenCodeStandIn(flavor: "opencode2", service: "latest", environment: xdg)
         defer { service.stop() }
         let fixture = try TunnelFixture()
@@ -29,12 +29,12 @@ struct OpenCodeServiceTests {
         let found = try await offPool { home.waitForLine(containing: "home: OpenCode 2's background service") }
         #expect(
             found
-                == "home: OpenCode 2's background service (latest) at 127.0.0.1:\(service.port), from \(scratch.file("state"))/opencode/service.json; its password from \(scratch.file("state"))/opencode/service.json, kept on this machine",
+                == "home: OpenCode 2's background service (latest) at 127.0.0.1:\(service.port), from \(directories.registration); its password from \(directories.registration), kept on this machine",
             "\(home.stderrText)")
         let health = try await offPool { home.waitForLine(containing: "home health ") }
         #expect(
             health
-                == "home health ✓ OpenCode 2.0.17 (API 2) on 127.0.0.1:\(service.port), event stream /api/event ready, password from OpenCode's service file \(scratch.file("state"))/opencode/service.json",
+                == "home health ✓ OpenCode 2.0.17 (API 2) on 127.0.0.1:\(service.port), event stream /api/event ready, password from OpenCode's service file \(directories.registration)",
             "\(home.stderrText)")
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
 
@@ -58,7 +58,7 @@ struct OpenCodeServiceTests {
         let moved = try await offPool { home.waitForLine(containing: "moved from", timeout: 5) }
         #expect(
             moved
-                == "home: OpenCode 2's background service moved from 127.0.0.1:\(old) to 127.0.0.1:\(service.port) (\(scratch.file("state"))/opencode/service.json): forwarding there",
+                == "home: OpenCode 2's background service moved from 127.0.0.1:\(old) to 127.0.0.1:\(service.port) (\(directories.registration)): forwarding there",
             "\(home.stderrText)")
         for output in [home.stderrText, laptop.stderrText] {
             #expect(!output.contains(service.password ?? "-never-"))

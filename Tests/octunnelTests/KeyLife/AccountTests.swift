@@ -28,8 +28,7 @@ struct AccountTests {
         let account = try newAccount(
             else: "authorize --account needs root and useradd where sshd runs (the test makes and removes an account)")
         defer { account.remove() }
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         try fixture.includeDropIns()
         let config = fixture.sshd.directory.file("sshd_config")
         let options = ["--account", account.name, "--sshd-config", config]
@@ -135,53 +134,66 @@ struct AccountTests {
     "keys for life: authorize --account leaves sshd as it was when the drop-in cannot apply", .ownThreads,
     .timeLimit(.minutes(3)))
 struct AccountRefusedTests {
+    /// A new account to authorize (removed after `body`) and a VPS; the test cancelled where no
+    /// account can be made.
+    private func withAccount(_ body: (TestAccount, KeyLifeFixture) throws -> Void) throws {
+        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
+        defer { account.remove() }
+        try body(account, try KeyLifeFixture())
+    }
+
+    /// `authorize vps --account` with the sshd configuration at `config`: 73 saying each of
+    /// `words`, and no account made.
+    private func expectRefused(
+        _ fixture: KeyLifeFixture, _ account: TestAccount, config: String, saying words: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", config])
+        #expect(result.status == 73, "\(result)", sourceLocation: sourceLocation)
+        #expect(words.allSatisfy { result.stderr.contains($0) }, "\(result)", sourceLocation: sourceLocation)
+        #expect(
+            try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made",
+            sourceLocation: sourceLocation)
+    }
+
     @Test(
         "sshd_config does not Include the drop-in directory: 73 naming the Include line; no drop-in left, no account made"
     )
     func notIncluded() throws {
-        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
-        defer { account.remove() }
-        let fixture = try KeyLifeFixture()
-        let config = fixture.sshd.directory.file("sshd_config")
-        let before = try Data(contentsOf: URL(fileURLWithPath: config))
-        let result = try fixture.run(["authorize", "vps", "--account", account.name, "--sshd-config", config])
-        #expect(result.status == 73, "\(result)")
-        #expect(
-            result.stderr.contains("settings not applied to \(account.name)")
-                && result.stderr.contains("Include \(config).d/*.conf"), "\(result)")
-        #expect(
-            !FileManager.default.fileExists(
-                atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf")))
-        #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: config)) == before)
+        try withAccount { account, fixture in
+            let config = fixture.sshd.directory.file("sshd_config")
+            let before = try Data(contentsOf: URL(fileURLWithPath: config))
+            try expectRefused(
+                fixture, account, config: config,
+                saying: ["settings not applied to \(account.name)", "Include \(config).d/*.conf"])
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: fixture.sshd.directory.file("sshd_config.d/octunnel-\(account.name).conf")))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: config)) == before)
+        }
     }
 
     @Test(
         "sshd -t refuses the configuration: 73 with sshd's words; the drop-in that was there before is back byte for byte"
     )
     func sshdRefuses() throws {
-        let account = try newAccount(else: "authorize --account needs root and useradd where sshd runs")
-        defer { account.remove() }
-        let fixture = try KeyLifeFixture()
-        // A configuration of its own (sshd -t reads it; the running sshd is not told), broken on its last line.
-        let other = try TempDirectory("octunnel-broken-sshd")
-        try FileManager.default.createDirectory(atPath: other.file("sshd_config.d"), withIntermediateDirectories: true)
-        let old = "# an older drop-in, kept as it is\n"
-        try other.write("sshd_config.d/octunnel-\(account.name).conf", old)
-        let config = try String(contentsOfFile: fixture.sshd.directory.file("sshd_config"), encoding: .utf8)
-        try other.write(
-            "sshd_config", "Include \(other.file("sshd_config.d"))/*.conf\n" + config + "NoSuchKeywordHere yes\n")
-        let result = try fixture.run([
-            "authorize", "vps", "--account", account.name, "--sshd-config", other.file("sshd_config"),
-        ])
-        #expect(result.status == 73, "\(result)")
-        #expect(
-            result.stderr.contains("`sshd -t` refused the configuration")
-                && result.stderr.contains("NoSuchKeywordHere"), "\(result)")
-        #expect(
-            try String(contentsOfFile: other.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8)
-                == old)
-        #expect(try runInRoot("/usr/bin/id", [account.name]).status != 0, "the account was made")
+        try withAccount { account, fixture in
+            // A configuration of its own (sshd -t reads it; the running sshd is not told), broken on its last line.
+            let other = try TempDirectory("octunnel-broken-sshd")
+            try FileManager.default.createDirectory(
+                atPath: other.file("sshd_config.d"), withIntermediateDirectories: true)
+            let old = "# an older drop-in, kept as it is\n"
+            try other.write("sshd_config.d/octunnel-\(account.name).conf", old)
+            let config = try String(contentsOfFile: fixture.sshd.directory.file("sshd_config"), encoding: .utf8)
+            try other.write(
+                "sshd_config", "Include \(other.file("sshd_config.d"))/*.conf\n" + config + "NoSuchKeywordHere yes\n")
+            try expectRefused(
+                fixture, account, config: other.file("sshd_config"),
+                saying: ["`sshd -t` refused the configuration", "NoSuchKeywordHere"])
+            #expect(
+                try String(contentsOfFile: other.file("sshd_config.d/octunnel-\(account.name).conf"), encoding: .utf8)
+                    == old)
+        }
     }
 }
 

@@ -12,8 +12,7 @@ struct AuthorizedKeyFirstTests {
         "authorize vps, then tunnel check and tunnel status name octunnel's key, not the config's IdentityFile; --identity still chooses"
     )
     func authorizedKeyFirst() async throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         let admin = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicHalf(
             at: fixture.adminKeyPath
         ).fingerprint
@@ -21,8 +20,7 @@ struct AuthorizedKeyFirstTests {
         let before = try fixture.run(["tunnel", "check", "vps"] + port)
         #expect(before.stderr.contains("root with \(admin) (\(fixture.adminKeyPath))"), "\(before)")
 
-        let authorized = try fixture.run(
-            ["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+        let authorized = try fixture.authorize(remotePort: backend.port)
         #expect(authorized.status == 0, "\(authorized)")
         #expect(
             authorized.stderr.contains("signs in to root@127.0.0.1:\(fixture.sshd.port) with this key from now on"),
@@ -63,41 +61,41 @@ struct AuthorizedKeyFirstTests {
         "after authorize vps, keygen --rotate --install vps rotates the key the tunnel signs in with (no 64 for the config's key)"
     )
     func rotationAgrees() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
-        let port = ["--remote-port", String(backend.port)]
-        #expect(try fixture.run(["authorize", "vps"] + port + fixture.authorizeOptions).status == 0)
-        let rotated = try fixture.run(["keygen", "--rotate", "--install", "vps"] + port)
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
+        #expect(try fixture.authorize(remotePort: backend.port).status == 0)
+        let rotated = try fixture.run(["keygen", "--rotate", "--install", "vps", "--remote-port", String(backend.port)])
         #expect(rotated.status == 0, "\(rotated)")
-        let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
-            .fingerprint
-        let checked = try fixture.run(["tunnel", "check", "vps", "--connect-timeout", "10"] + port)
-        #expect(
-            checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"),
-            "\(checked)")
+        try expectChecksWithCurrentKey(fixture, remotePort: backend.port)
     }
 
     @Test(
         "after authorize vps, a rotation stopped half way is finished by the same command: the resumed run resolves the same key (no 64)"
     )
     func resumeAgrees() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         let arguments = ["keygen", "--rotate", "--install", "vps", "--remote-port", String(backend.port)]
         #expect(
-            try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+            try fixture.authorize(remotePort: backend.port)
                 .status == 0)
         let stopped = try fixture.run(arguments, environment: ["OCTUNNEL_FAULT": "rotation-stop-after-3"])
         #expect(stopped.status == 137, "\(stopped)")
         let finished = try fixture.run(arguments)
         #expect(finished.status == 0 && finished.stderr.contains("Finishing the rotation"), "\(finished)")
+        try expectChecksWithCurrentKey(fixture, remotePort: backend.port)
+    }
+
+    /// `tunnel check vps` passes, signed in with the key octunnel's directory holds now (from its
+    /// own file, not the config's IdentityFile).
+    private func expectChecksWithCurrentKey(
+        _ fixture: KeyLifeFixture, remotePort: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let fingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
             .fingerprint
         let checked = try fixture.run([
-            "tunnel", "check", "vps", "--remote-port", String(backend.port), "--connect-timeout", "10",
+            "tunnel", "check", "vps", "--remote-port", String(remotePort), "--connect-timeout", "10",
         ])
         #expect(
             checked.status == 0 && checked.stderr.contains("root with \(fingerprint) (\(fixture.keyPath))"),
-            "\(checked)")
+            "\(checked)", sourceLocation: sourceLocation)
     }
 }

@@ -155,6 +155,24 @@ final class KeyLifeFixture: @unchecked Sendable {
     }
 }
 
+extension KeyLifeFixture {
+    /// A VPS and the OpenCode stand-in behind it, which lives as long as the caller keeps it.
+    typealias BehindStandIn = (backend: OpenCodeStandIn, fixture: KeyLifeFixture)
+
+    /// An OpenCode stand-in behind a VPS with none of octunnel's lines yet, or (`laptopLine`) one
+    /// whose file already holds the laptop's line for it, as `authorize` leaves it: what a
+    /// rotation, `keys revoke` or a thief with the key meet.
+    static func withStandIn(laptopLine withLine: Bool = false) throws -> BehindStandIn {
+        let backend = try OpenCodeStandIn()
+        return (backend, try KeyLifeFixture(octunnelLine: withLine ? laptopLine(port: backend.port) : nil))
+    }
+
+    /// `authorize vps` for the laptop's forward to `remotePort`, with this VPS's file and sshd configuration.
+    func authorize(remotePort: Int) throws -> ProcessResult {
+        try run(["authorize", "vps", "--remote-port", String(remotePort)] + authorizeOptions)
+    }
+}
+
 /// The laptop's line of a fixture key, as `authorize` renders it, for the VPS end `port`.
 func laptopLine(port: Int) -> (SSHPublicKey, String) -> String {
     { key, file in

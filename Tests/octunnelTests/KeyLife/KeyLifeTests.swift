@@ -8,8 +8,7 @@ import Testing
 struct AuthorizeTests {
     @Test("authorize twice: one line, proven by its forward; every other line byte for byte")
     func authorizeTwice() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
         let arguments = ["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions
         let first = try fixture.run(arguments)
@@ -38,10 +37,9 @@ struct AuthorizeTests {
         "authorize -L after authorize: the key's line is there but not for that forward: 77, naming keys revoke; revoked and authorized again, proven for both"
     )
     func anotherForwardLater() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         #expect(
-            try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+            try fixture.authorize(remotePort: backend.port)
                 .status == 0)
         let app = freePort()
         let more =
@@ -79,8 +77,7 @@ struct AuthorizeTests {
         chmod(vpsHome.file(".ssh"), 0o777)
         let fixture = try KeyLifeFixture(authorizedKeysFile: file)
         let backend = try OpenCodeStandIn()
-        let result = try fixture.run(
-            ["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+        let result = try fixture.authorize(remotePort: backend.port)
         let mode = try #require(
             try FileManager.default.attributesOfItem(atPath: vpsHome.file(".ssh"))[.posixPermissions] as? Int)
         // Fixed (not named): the program makes ~/.ssh writable by the user only, as sshd's StrictModes wants, and says so.
@@ -116,12 +113,11 @@ struct AuthorizeTests {
 
     @Test("keys list shows the line; keys revoke removes it and leaves the file as it was before authorize")
     func listAndRevoke() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture()
+        let (backend, fixture) = try KeyLifeFixture.withStandIn()
         let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
         let file = fixture.fileOptions
         #expect(
-            try fixture.run(["authorize", "vps", "--remote-port", String(backend.port)] + fixture.authorizeOptions)
+            try fixture.authorize(remotePort: backend.port)
                 .status == 0)
         let listed = try fixture.run(["keys", "list", "vps"] + file)
         #expect(listed.status == 0, "\(listed)")
@@ -182,12 +178,43 @@ struct KeyRotationTests {
             sourceLocation: sourceLocation)
     }
 
+    /// Lets `loop` have five more requests served (hang guard 20 s), stops it and expects none of
+    /// its requests to have failed; how many were served.
+    private func stopAfterFiveMore(
+        _ loop: RequestLoop, up: RunningProcess, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Int {
+        let served = loop.succeeded
+        _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= served + 5 } }
+        let (ok, failures) = loop.stop()
+        #expect(
+            failures.isEmpty,
+            "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(up.stderrText)",
+            sourceLocation: sourceLocation)
+        return ok
+    }
+
+    /// `ROLE reconnect` by hand: it answers 0, and `up` (that role's running process) says a sign-in
+    /// with the key octunnel's directory holds now after the request (not an earlier one's line).
+    private func expectReconnectWithNewKey(
+        _ fixture: KeyLifeFixture, role: String, up: RunningProcess, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let key = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey().fingerprint
+        let before = up.stderr.count
+        let reconnect = try await offPool { try fixture.run([role, "reconnect", "--wait", "20"]) }
+        #expect(reconnect.status == 0, "\(reconnect)\n\(up.stderrText)", sourceLocation: sourceLocation)
+        let signedIn = try await offPool {
+            up.waitForLine(containing: "authenticated as root with \(key)", after: before, timeout: 20)
+        }
+        #expect(
+            signedIn != nil, "no sign-in with \(key) after the reconnect: \(up.stderrText)",
+            sourceLocation: sourceLocation)
+    }
+
     @Test(
         "the laptop's key rotates while tunnel up serves requests: none fails; reconnected, the tunnel signs in with the new key and serves"
     )
     func laptopRotatesServing() async throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let old = try fixture.blob(ofKeyAt: fixture.keyPath)
         let tunnel = try fixture.start([
             "tunnel", "up", fixture.target, "--local-port", "0", "--remote-port", String(backend.port),
@@ -217,28 +244,11 @@ struct KeyRotationTests {
             try await offPool { tunnel.waitForLine(containing: "authenticated as root with \(newKey)", timeout: 20) }
                 != nil,
             "the rotation's reconnect: \(tunnel.stderrText)")
-        let served = loop.succeeded
-        _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= served + 5 } }
-        let (ok, failures) = loop.stop()
-        #expect(
-            failures.isEmpty,
-            "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(tunnel.stderrText)")
-        #expect(ok >= 8)
+        #expect(try await stopAfterFiveMore(loop, up: tunnel) >= 8)
         // A reconnect by hand as well: the new key again (the old session drains, nothing is cut).
-        let newFingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
-            .fingerprint
-        let reconnect = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "20"]) }
-        #expect(reconnect.status == 0, "\(reconnect)\n\(tunnel.stderrText)")
-        #expect(
-            try await offPool {
-                tunnel.waitForLine(containing: "authenticated as root with \(newFingerprint)", timeout: 20)
-            } != nil,
-            "\(tunnel.stderrText)")
-        let after = RequestLoop(port: port)
-        _ = try await offPool { waitUntil(timeout: 20) { after.succeeded >= 5 } }
-        let (okAfter, failuresAfter) = after.stop()
-        #expect(
-            failuresAfter.isEmpty && okAfter >= 5, "with the new key: \(failuresAfter.prefix(3))\n\(tunnel.stderrText)")
+        try await expectReconnectWithNewKey(fixture, role: "tunnel", up: tunnel)
+        // With the new key: served, none failed.
+        #expect(try await stopAfterFiveMore(RequestLoop(port: port), up: tunnel) >= 5)
         #expect(tunnel.isRunning)
         try expectRotated(fixture, old: old)
     }
@@ -277,26 +287,12 @@ struct KeyRotationTests {
             rotated.stderr.contains("127.0.0.1:\(remotePort) is held")
                 && rotated.stderr.contains("the key's line answered for it"),
             "the port home up holds was proved through the line: \(rotated)")
-        let served = loop.succeeded
-        _ = try await offPool { waitUntil(timeout: 20) { loop.succeeded >= served + 5 } }
-        let (ok, failures) = loop.stop()
-        #expect(
-            failures.isEmpty,
-            "\(failures.count) of \(ok + failures.count) requests failed: \(failures.prefix(3))\n\(homeSide.stderrText)"
-        )
+        _ = try await stopAfterFiveMore(loop, up: homeSide)
         #expect(homeSide.isRunning && laptop.isRunning)
         try expectRotated(fixture, old: old)
         // At its next session home up signs in with the new key and listens again (a home
         // reconnect cannot overlap: the old session holds the port, so requests wait meanwhile).
-        let newFingerprint = try KeyStore(directory: OctunnelDirectory(path: fixture.octunnel.path)).publicKey()
-            .fingerprint
-        let reconnect = try await offPool { try fixture.run(["home", "reconnect", "--wait", "20"]) }
-        #expect(reconnect.status == 0, "\(reconnect)\n\(homeSide.stderrText)")
-        #expect(
-            try await offPool {
-                homeSide.waitForLine(containing: "authenticated as root with \(newFingerprint)", timeout: 20)
-            } != nil,
-            "\(homeSide.stderrText)")
+        try await expectReconnectWithNewKey(fixture, role: "home", up: homeSide)
         #expect(
             try await offPool {
                 waitUntil(timeout: 20) { (httpGet(port: port, path: "/global/health") ?? "").hasPrefix("HTTP/1.") }
@@ -340,8 +336,7 @@ struct KeyRotationTests {
 
     @Test("--if-older-than DAYS (what the service runs daily): a younger key is left alone, nothing asked of the VPS")
     func notDueYet() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let before = try Data(contentsOf: URL(fileURLWithPath: fixture.keysFile))
         let key = try Data(contentsOf: URL(fileURLWithPath: fixture.keyPath))
         let result = try fixture.run([
@@ -360,8 +355,7 @@ struct KeyRotationTests {
         "a rotation stopped right after each step leaves a key that signs in, and a second run finishes it",
         arguments: 1...5)
     func stoppedAfterStep(_ step: Int) async throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let old = try fixture.blob(ofKeyAt: fixture.keyPath)
         let arguments = ["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)]
         let stopped = try await offPool {

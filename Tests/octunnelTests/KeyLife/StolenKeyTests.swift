@@ -12,8 +12,7 @@ struct StolenKeyTests {
         "keys revoke of a stolen key whose thief added 3 successors in a chain (each predecessor retired but the last): every line of the lineage goes, each named; 0 of the thief's keys sign in; keys list showed the lineage"
     )
     func revokeChain() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let stolen = try fixture.stealKey()
         let thieves = try (1...3).map { try fixture.newKey("thief\($0)") }
         var holder = stolen
@@ -47,8 +46,7 @@ struct StolenKeyTests {
         "a thief's add between the owner's proof (step 3) and the retire: refused (held), the owner's successor stays, the rotation finishes with the owner's key only"
     )
     func addDuringRotation() async throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let stolen = try fixture.stealKey()
         let thief = try fixture.newKey("thief")
         let arguments = ["keygen", "--rotate", "--install", fixture.target, "--remote-port", String(backend.port)]
@@ -72,8 +70,7 @@ struct StolenKeyTests {
         "a thief's add landing first stops the owner's rotation: not \"Rotated\", someone else holds this key, 77, the new pair discarded"
     )
     func thiefFirst() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        let (backend, fixture) = try KeyLifeFixture.withStandIn(laptopLine: true)
         let thief = try fixture.newKey("thief")
         let added = try fixture.ssh(try fixture.stealKey(), KeyRotationVerb.addCommand(for: thief.key))
         #expect(added.stdout == "octunnel-keys v=1 result=added\n", "\(added)")
@@ -164,8 +161,8 @@ struct StolenKeyTests {
         "ssh -R <authorized_keys>.octunnel-lock:… with the stolen key leaves a Unix socket at the lock: keys revoke and the key's own verbs still edit, at once"
     )
     func socketAtTheLock() throws {
-        let backend = try OpenCodeStandIn()
-        let fixture = try KeyLifeFixture(octunnelLine: laptopLine(port: backend.port))
+        // Nothing here opens the line's forward: its stand-in may go at once.
+        let fixture = try KeyLifeFixture.withStandIn(laptopLine: true).fixture
         let stolen = try fixture.stealKey()
         let lock = fixture.keysFile + ".octunnel-lock"
         let planter = try RunningProcess(

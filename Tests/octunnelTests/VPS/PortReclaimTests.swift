@@ -19,102 +19,103 @@ struct PortReclaimTests {
         "a home reboots (link down without a FIN, back in a fresh namespace with a new address): the new home up ends the dead session and the phone is served within the bound"
     )
     func reboot() async throws {
-        let world = try await World.make("reboot")
-        defer { world.remove() }
-        let run = try await world.rebootWithPhone(timeout: 90, label: "PortReclaimTests: reboot on sshd defaults")
-        #expect(
-            run.takenBack?.contains("ended the dead home session from \(world.net.clientAddress):") == true,
-            "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        let seconds = try #require(
-            run.took, "the phone never served after the reboot: \(run.second.stderrText)\n\(run.phoneTail)")
-        #expect(
-            seconds <= Self.servedBound,
-            "served \(seconds) s after the new home up (bound \(Self.servedBound)): \(run.second.stderrText)")
-        #expect(run.second.stderrText.contains("ClientAliveInterval") == false, "\(run.second.stderrText)")
+        try await World.with("reboot") { world in
+            let run = try await world.rebootWithPhone(timeout: 90, label: "PortReclaimTests: reboot on sshd defaults")
+            #expect(
+                run.takenBack?.contains("ended the dead home session from \(world.net.clientAddress):") == true,
+                "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+            let seconds = try #require(
+                run.took, "the phone never served after the reboot: \(run.second.stderrText)\n\(run.phoneTail)")
+            #expect(
+                seconds <= Self.servedBound,
+                "served \(seconds) s after the new home up (bound \(Self.servedBound)): \(run.second.stderrText)")
+            #expect(run.second.stderrText.contains("ClientAliveInterval") == false, "\(run.second.stderrText)")
+        }
     }
 
     @Test(
         "a home with two forwards reboots while a phone on each of the laptop's two forwards keeps trying: the new home up takes both VPS ports back, each from the dead session's own mark, listens on both, and both phones are served within the bound"
     )
     func rebootTwoForwards() async throws {
-        let world = try await World.make("rebootTwoForwards", appForward: true)
-        defer { world.remove() }
-        let app = try #require(world.appRemotePort)
-        let run = try await world.rebootWithPhone(
-            timeout: 90, label: "PortReclaimTests: reboot with two forwards",
-            alsoWaitFor: ["VPS 127.0.0.1:\(app) → home"])
-        #expect(run.takenBack != nil, "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        let second = run.second
-        #expect(
-            second.waitForLine(containing: "VPS 127.0.0.1:\(world.remotePort) → home", timeout: 0) != nil,
-            "\(second.stderrText)")
-        #expect(
-            second.waitForLine(containing: "VPS 127.0.0.1:\(app) → home", timeout: 0) != nil, "\(second.stderrText)")
-        #expect(
-            second.stderrText.contains("VPS 127.0.0.1:\(app) taken back")
-                || second.stderrText.contains("VPS 127.0.0.1:\(app) → home"),
-            "\(second.stderrText)")
-        #expect(!second.stderrText.contains("forbids"), "\(second.stderrText)")
-        let seconds = try #require(
-            run.took, "OpenCode's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
-        let appSeconds = try #require(
-            run.appTook, "the app's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
-        #expect(
-            max(seconds, appSeconds) <= Self.servedBound,
-            "served \(seconds) s and \(appSeconds) s after the new home up (bound \(Self.servedBound))")
+        try await World.with("rebootTwoForwards", appForward: true) { world in
+            let app = try #require(world.appRemotePort)
+            let run = try await world.rebootWithPhone(
+                timeout: 90, label: "PortReclaimTests: reboot with two forwards",
+                alsoWaitFor: ["VPS 127.0.0.1:\(app) → home"])
+            #expect(run.takenBack != nil, "\(run.second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+            let second = run.second
+            #expect(
+                second.waitForLine(containing: "VPS 127.0.0.1:\(world.remotePort) → home", timeout: 0) != nil,
+                "\(second.stderrText)")
+            #expect(
+                second.waitForLine(containing: "VPS 127.0.0.1:\(app) → home", timeout: 0) != nil, "\(second.stderrText)"
+            )
+            #expect(
+                second.stderrText.contains("VPS 127.0.0.1:\(app) taken back")
+                    || second.stderrText.contains("VPS 127.0.0.1:\(app) → home"),
+                "\(second.stderrText)")
+            #expect(!second.stderrText.contains("forbids"), "\(second.stderrText)")
+            let seconds = try #require(
+                run.took, "OpenCode's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
+            let appSeconds = try #require(
+                run.appTook, "the app's phone never served after the reboot: \(second.stderrText)\n\(run.phoneTail)")
+            #expect(
+                max(seconds, appSeconds) <= Self.servedBound,
+                "served \(seconds) s and \(appSeconds) s after the new home up (bound \(Self.servedBound))")
+        }
     }
 
     @Test(
         "a home reboots while nothing connects to the port: the program provokes the dead client itself (one connection) and the new home up listens again"
     )
     func rebootNobodyConnecting() async throws {
-        let world = try await World.make("rebootNobodyConnecting")
-        defer { world.remove() }
-        let first = try world.homeUp(launcher: world.net.exec(.client))
-        defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
-        try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
-        try await offPool {
-            try world.net.setLink(.client, up: false)
-            first.signal(SIGKILL)
-            _ = first.waitForExit(timeout: 5)
+        try await World.with("rebootNobodyConnecting") { world in
+            let first = try world.homeUp(launcher: world.net.exec(.client))
+            defer { first.signal(SIGKILL); _ = first.waitForExit(timeout: 5) }
+            try #require(try await offPool { first.homeListening() } != nil, "\(first.stderrText)")
+            try await offPool {
+                try world.net.setLink(.client, up: false)
+                first.signal(SIGKILL)
+                _ = first.waitForExit(timeout: 5)
+            }
+            let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
+            defer { home.remove() }
+            let startedAt = Date()
+            let second = try world.homeUp(launcher: home.exec)
+            defer { second.stopGracefullyOrKill() }
+            // The dead client had nothing in flight: the program's own connection makes sshd send it a
+            // CHANNEL_OPEN, resent 3 times within about 1.4 s on this link.
+            let listening = try await offPool { second.homeListening(timeout: 90) }
+            let took = Date().timeIntervalSince(startedAt)
+            #expect(listening != nil, "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+            #expect(
+                second.stderrText.contains("taken back: ended the dead home session from \(world.net.clientAddress):"),
+                "\(second.stderrText)")
+            #expect(took <= Self.servedBound, "listening \(took) s after the new home up started")
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format:
+                            "PortReclaimTests: reboot with nothing connecting: listening %.1f s after the new home up started\n",
+                        took
+                    ).utf8))
         }
-        let home = try await offPool { try NetworkNamespaceLink(to: world.net, side: .server) }
-        defer { home.remove() }
-        let startedAt = Date()
-        let second = try world.homeUp(launcher: home.exec)
-        defer { second.stopGracefullyOrKill() }
-        // The dead client had nothing in flight: the program's own connection makes sshd send it a
-        // CHANNEL_OPEN, resent 3 times within about 1.4 s on this link.
-        let listening = try await offPool { second.homeListening(timeout: 90) }
-        let took = Date().timeIntervalSince(startedAt)
-        #expect(listening != nil, "\(second.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        #expect(
-            second.stderrText.contains("taken back: ended the dead home session from \(world.net.clientAddress):"),
-            "\(second.stderrText)")
-        #expect(took <= Self.servedBound, "listening \(took) s after the new home up started")
-        FileHandle.standardError.write(
-            Data(
-                String(
-                    format:
-                        "PortReclaimTests: reboot with nothing connecting: listening %.1f s after the new home up started\n",
-                    took
-                ).utf8))
     }
 
     @Test(
         "a second home up beside a live first one: refused and told who holds the port, the first is never ended and the phone is served without a gap"
     )
     func secondLiveHome() async throws {
-        let world = try await World.make("secondLiveHome")
-        defer { world.remove() }
-        // 12 s of both running (the 20 s, shortened for the suite).
-        let run = try await world.secondHomeBesideLiveFirst(window: 12)
-        #expect(
-            run.refused?.contains("held by a live home session from \(world.net.clientAddress):") == true,
-            "\(run.second.stderrText)")
-        #expect(run.refusals.allSatisfy { $0.contains("live home session") }, "\(run.second.stderrText)")
-        #expect(!world.fixture.sshd.log.contains("Exiting on signal"), "\(world.fixture.sshd.log.suffix(1500))")
-        FileHandle.standardError.write(Data("PortReclaimTests: second live home: \(run.summary)\n".utf8))
+        try await World.with("secondLiveHome") { world in
+            // 12 s of both running (the 20 s, shortened for the suite).
+            let run = try await world.secondHomeBesideLiveFirst(window: 12)
+            #expect(
+                run.refused?.contains("held by a live home session from \(world.net.clientAddress):") == true,
+                "\(run.second.stderrText)")
+            #expect(run.refusals.allSatisfy { $0.contains("live home session") }, "\(run.second.stderrText)")
+            #expect(!world.fixture.sshd.log.contains("Exiting on signal"), "\(world.fixture.sshd.log.suffix(1500))")
+            FileHandle.standardError.write(Data("PortReclaimTests: second live home: \(run.summary)\n".utf8))
+        }
     }
 
     /// A hang guard, not the goal (10 s, in bench.sh's roaming and reclaim rows): served again
@@ -126,38 +127,40 @@ struct PortReclaimTests {
         "the home's address changes while home up keeps running (a second link, the first address gone): the new session takes the port back and the phone is served again"
     )
     func addressChange() async throws {
-        let world = try await World.make("addressChange")
-        defer { world.remove() }
-        let second = try await offPool { try NetworkNamespaceMove(world.net) }
-        let home = try world.homeKey.homeUp(
-            remotePort: world.remotePort, homePort: world.backend.port, launcher: world.net.exec(.client))
-        defer { home.stopGracefullyOrKill() }
-        try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
-        let phone = try await world.startPhone()
-        defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
+        try await World.with("addressChange") { world in
+            let second = try await offPool { try NetworkNamespaceMove(world.net) }
+            let home = try world.homeKey.homeUp(
+                remotePort: world.remotePort, homePort: world.backend.port, launcher: world.net.exec(.client))
+            defer { home.stopGracefullyOrKill() }
+            try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
+            let phone = try await world.startPhone()
+            defer { phone.signal(SIGKILL); _ = phone.waitForExit(timeout: 5) }
 
-        // The move: the first address vanishes (packets to it are dropped at the home, no reset),
-        // the VPS is reached through the second link from now on.
-        let movedAt = Date()
-        try await offPool { try second.move() }
-        let takenBack = try await offPool { home.waitForLine(containing: "taken back", timeout: 40) }
-        #expect(
-            takenBack?.contains("ended the dead home session from \(world.net.clientAddress):") == true,
-            "\(home.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
-        let served = try await offPool { phone.firstServed(after: takenBack == nil ? movedAt : Date(), timeout: 30) }
-        let took = served.map { $0.timeIntervalSince(movedAt) }
-        FileHandle.standardError.write(
-            Data(
-                String(
-                    format:
-                        "PortReclaimTests: address change (default keepalive, network watcher): the phone served again %.1f s after the move (goal 10 s)\n",
-                    took ?? -1
-                ).utf8))
-        let seconds = try #require(
-            took, "the phone never served after the move: \(home.stderrText)\n\(phone.stdout.suffix(6))")
-        #expect(
-            seconds <= Self.addressChangeBound,
-            "served \(seconds) s after the move (bound \(Self.addressChangeBound)): \(home.stderrText)")
+            // The move: the first address vanishes (packets to it are dropped at the home, no reset),
+            // the VPS is reached through the second link from now on.
+            let movedAt = Date()
+            try await offPool { try second.move() }
+            let takenBack = try await offPool { home.waitForLine(containing: "taken back", timeout: 40) }
+            #expect(
+                takenBack?.contains("ended the dead home session from \(world.net.clientAddress):") == true,
+                "\(home.stderrText)\n\(world.fixture.sshd.log.suffix(1500))")
+            let served = try await offPool {
+                phone.firstServed(after: takenBack == nil ? movedAt : Date(), timeout: 30)
+            }
+            let took = served.map { $0.timeIntervalSince(movedAt) }
+            FileHandle.standardError.write(
+                Data(
+                    String(
+                        format:
+                            "PortReclaimTests: address change (default keepalive, network watcher): the phone served again %.1f s after the move (goal 10 s)\n",
+                        took ?? -1
+                    ).utf8))
+            let seconds = try #require(
+                took, "the phone never served after the move: \(home.stderrText)\n\(phone.stdout.suffix(6))")
+            #expect(
+                seconds <= Self.addressChangeBound,
+                "served \(seconds) s after the move (bound \(Self.addressChangeBound)): \(home.stderrText)")
+        }
     }
 
     @Test("a VPS port held by a program that is not an sshd session: named and left alone, home up keeps asking")

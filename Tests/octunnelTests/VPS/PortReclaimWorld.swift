@@ -84,6 +84,15 @@ final class World: @unchecked Sendable {
         return relay
     }
 
+    /// A world made for `test`, handed to `body`, and removed after it whatever `body` did.
+    static func with(
+        _ test: String, relay: Relay? = nil, appForward: Bool = false, _ body: (World) async throws -> Void
+    ) async throws {
+        let world = try await make(test, relay: relay, appForward: appForward)
+        defer { world.remove() }
+        try await body(world)
+    }
+
     static func make(_ test: String, relay: Relay? = nil, appForward: Bool = false) async throws -> World {
         let (net, laptop) = try await HomeNetworkTests.machines(test)
         do {
