@@ -145,9 +145,7 @@ struct NotifyBoundsTests {
                 ]),
             NotifyTests.session(
                 "s1", "question.asked", ["id": "que_1", "questions": [["question": "Send Basic \(token)?"]]]),
-            NotifyTests.session(
-                "s2", "session.error",
-                ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]]),
+            StandInEvent.failure("s2", "401 for opencode:\(password)"),
         ] {
             #expect(NotifyTests.emit(backend, event) == 1)
         }
@@ -209,10 +207,7 @@ struct NotifyBoundsTests {
             }
             // Read up to here once the failure sent last is told.
             #expect(
-                NotifyTests.emit(
-                    backend,
-                    NotifyTests.session(
-                        "big49", "session.error", ["error": ["name": "APIError", "data": ["message": "last"]]])) == 1)
+                NotifyTests.emit(backend, StandInEvent.failure("big49", "last")) == 1)
             let line = try #require(
                 try await offPool { tunnel.waitForLine(containing: "notify: OpenCode failed: 49 ttt", timeout: 180) },
                 "\(tunnel.stderrText)")
@@ -238,10 +233,7 @@ struct NotifyBoundsTests {
                 defer { tunnel.stopGracefullyOrKill() }
                 try await NotifyTests.requireFollowing(backend, tunnel)
                 #expect(
-                    NotifyTests.emit(
-                        backend,
-                        NotifyTests.session(
-                            "s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
+                    NotifyTests.emit(backend, StandInEvent.failure("s1", "boom")) == 1)
                 let pid = try #require(
                     try await offPool { () -> Int? in
                         _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }
