@@ -19,8 +19,8 @@ struct NotifyCutTests {
     /// idle, 2.x session.execution.started / succeeded.
     static func turn(_ session: String, ends: Bool, flavor: String) -> [String: Any] {
         flavor == "opencode1"
-            ? NotifyTests.session(session, "session.status", ["status": ["type": ends ? "idle" : "busy"]])
-            : NotifyTests.session(session, ends ? "session.execution.succeeded" : "session.execution.started")
+            ? StandInEvent.session(session, "session.status", ["status": ["type": ends ? "idle" : "busy"]])
+            : StandInEvent.session(session, ends ? "session.execution.succeeded" : "session.execution.started")
     }
 
     @Test(

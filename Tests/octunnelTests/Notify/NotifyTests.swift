@@ -60,10 +60,6 @@ struct NotifyTests {
             sourceLocation: sourceLocation)
     }
 
-    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
-        StandInEvent.session(id, type, fields)
-    }
-
     /// `status` (`tunnel status --json` or `home status --json`) run beside the running end: its JSON, and the
     /// kinds of the notifications it keeps, sorted.
     static func statusKinds(
@@ -117,20 +113,20 @@ struct NotifyTests {
             try await Self.requireFollowing(backend, tunnel)
 
             for event in [
-                Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
-                Self.session(
+                StandInEvent.status("s0", "idle"), StandInEvent.session("s0", "session.idle"),
+                StandInEvent.session(
                     "s1", "session.updated",
                     [
                         "info": [
                             "id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop",
                         ]
                     ]),
-                Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-                Self.session(
+                StandInEvent.status("s1", "busy"),
+                StandInEvent.session(
                     "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                Self.session(
+                StandInEvent.session(
                     "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
+                StandInEvent.status("s1", "idle"), StandInEvent.session("s1", "session.idle"),
                 StandInEvent.failure("s2", "rate limited"),
             ] {
                 #expect(Self.emit(backend, event) == 1)
@@ -225,12 +221,12 @@ struct NotifyTests {
 
         let title = "Shop <b>cart</b> & \u{1b}[31mred"
         for event in [
-            Self.session(
+            StandInEvent.session(
                 "d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
-            Self.session("d1", "session.status", ["status": ["type": "busy"]]),
-            Self.session(
+            StandInEvent.status("d1", "busy"),
+            StandInEvent.session(
                 "d1", "permission.updated", ["id": "per_d", "type": "bash", "title": "rm -rf <build> && echo \\033[2J"]),
-            Self.session("d1", "session.status", ["status": ["type": "idle"]]), Self.session("d1", "session.idle"),
+            StandInEvent.status("d1", "idle"), StandInEvent.session("d1", "session.idle"),
             StandInEvent.failure("d2", "key <expired> \\n & \u{07}", name: "ProviderAuthError"),
         ] {
             #expect(Self.emit(backend, event) == 1)
