@@ -39,9 +39,8 @@ struct HostileInputTests {
         "the password file is read from the descriptor that was checked: a file swapped in after the check is never read"
     )
     func passwordFileSwappedAfterTheCheck() throws {
-        let dir = try TempDirectory("octunnel-pw")
-        try dir.write("pw", "checked-secret\n", mode: 0o600)
-        try dir.write("swapped", "world-readable-other\n", mode: 0o644)
+        let dir = try TempDirectory.holding(
+            "octunnel-pw", [("pw", "checked-secret\n", 0o600), ("swapped", "world-readable-other\n", 0o644)])
         let read = try OpenCodeCredentials.readPasswordFile(dir.file("pw")) {
             #expect(rename(dir.file("swapped"), dir.file("pw")) == 0)
         }

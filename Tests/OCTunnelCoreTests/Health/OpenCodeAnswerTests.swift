@@ -86,10 +86,9 @@ struct OpenCodeAnswerTests {
 struct OpenCodeCredentialsTests {
     @Test("a 0600 file: its one line is the password; LF or CRLF at the end is dropped")
     func reads() throws {
-        let dir = try TempDirectory("octunnel-pw")
-        try dir.write("lf", "s3cret pass\n", mode: 0o600)
-        try dir.write("crlf", "s3cret pass\r\n", mode: 0o600)
-        try dir.write("bare", "s3cret pass", mode: 0o400)
+        let dir = try TempDirectory.holding(
+            "octunnel-pw",
+            [("lf", "s3cret pass\n", 0o600), ("crlf", "s3cret pass\r\n", 0o600), ("bare", "s3cret pass", 0o400)])
         for name in ["lf", "crlf", "bare"] {
             #expect(try OpenCodeCredentials.readPasswordFile(dir.file(name)) == "s3cret pass")
         }
@@ -170,9 +169,8 @@ struct OpenCodeCredentialsTests {
         "the password's sources in order: --password-file, the saved file, OPENCODE_PASSWORD, OPENCODE_SERVER_PASSWORD; the first variable set decides, empty means none"
     )
     func sourceOrder() throws {
-        let dir = try TempDirectory("octunnel-pworder")
-        try dir.write("flag", "from-flag\n", mode: 0o600)
-        try dir.write("saved", "from-saved\n", mode: 0o600)
+        let dir = try TempDirectory.holding(
+            "octunnel-pworder", [("flag", "from-flag\n", 0o600), ("saved", "from-saved\n", 0o600)])
         let both = ["OPENCODE_PASSWORD": "new", "OPENCODE_SERVER_PASSWORD": "legacy"]
 
         let flag = try OpenCodeCredentials.load(

@@ -10,6 +10,28 @@ struct AgentSessionWatchTests {
     static func two(_ type: String, _ data: String) -> OpenCodeEvent {
         one(#"{"id":"evt_1","type":""# + type + #"","data":"# + data + "}")
     }
+    /// A watch that was fed `events`, each at its time.
+    static func watch(after events: [(OpenCodeEvent, Double)]) -> AgentSessionWatch {
+        var watch = AgentSessionWatch()
+        for (event, now) in events { _ = watch.feed(event, now: now) }
+        return watch
+    }
+    /// 1.x's session.status of `session`, `type` "busy" or "idle".
+    static func status(_ session: String, _ type: String) -> OpenCodeEvent {
+        one(#"{"type":"session.status","properties":{"sessionID":"\#(session)","status":{"type":"\#(type)"}}}"#)
+    }
+    /// 1.x's session.error of `session`: the error's `name` and its message.
+    static func error(_ session: String, _ name: String, _ message: String) -> OpenCodeEvent {
+        one(
+            #"{"type":"session.error","properties":{"sessionID":"\#(session)","error":{"name":"\#(name)","data":{"message":"\#(message)"}}}}"#
+        )
+    }
+    /// 1.x's message.part.updated for the tool call `call` of `session`, its state `status`.
+    static func tool(_ session: String, _ call: String, _ status: String) -> OpenCodeEvent {
+        one(
+            #"{"type":"message.part.updated","properties":{"part":{"type":"tool","callID":"\#(call)","sessionID":"\#(session)","state":{"status":"\#(status)"}}}}"#
+        )
+    }
 
     @Test(
         "finished: idle after busy, once (status idle and the deprecated session.idle after it), named by title and directory; an idle never preceded by busy on this stream is nothing"
@@ -23,15 +45,10 @@ struct AgentSessionWatchTests {
                 ), now: 0
             ).isEmpty)
         #expect(
-            watch.feed(
-                Self.one(#"{"type":"session.status","properties":{"sessionID":"s1","status":{"type":"idle"}}}"#),
-                now: 0.1
-            ).isEmpty)
+            watch.feed(Self.status("s1", "idle"), now: 0.1).isEmpty)
         #expect(watch.due(now: 5).isEmpty, "idle without busy first: before this stream, or an abort of nothing")
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s1","status":{"type":"busy"}}}"#), now: 1)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s1","status":{"type":"idle"}}}"#), now: 2)
+        _ = watch.feed(Self.status("s1", "busy"), now: 1)
+        _ = watch.feed(Self.status("s1", "idle"), now: 2)
         _ = watch.feed(Self.one(#"{"type":"session.idle","properties":{"sessionID":"s1"}}"#), now: 2.01)
         #expect(watch.due(now: 2.3).isEmpty, "within the settle time")
         let moments = watch.due(now: 2.6)
@@ -48,29 +65,18 @@ struct AgentSessionWatchTests {
         "still running: an idle that flashes by while a tool runs, or followed by deltas within the settle time, is not finished; the real end is"
     )
     func stillRunning() {
-        var watch = AgentSessionWatch()
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
-        _ = watch.feed(
-            Self.one(
-                #"{"type":"message.part.updated","properties":{"part":{"type":"tool","callID":"c1","sessionID":"s","state":{"status":"running"}}}}"#
-            ), now: 0.1)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 0.2)
+        var watch = Self.watch(after: [
+            (Self.status("s", "busy"), 0), (Self.tool("s", "c1", "running"), 0.1), (Self.status("s", "idle"), 0.2),
+        ])
         #expect(watch.due(now: 3).isEmpty, "a tool still runs")
-        _ = watch.feed(
-            Self.one(
-                #"{"type":"message.part.updated","properties":{"part":{"type":"tool","callID":"c1","sessionID":"s","state":{"status":"completed"}}}}"#
-            ), now: 3.1)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 3.2)
+        _ = watch.feed(Self.tool("s", "c1", "completed"), now: 3.1)
+        _ = watch.feed(Self.status("s", "idle"), now: 3.2)
         _ = watch.feed(
             Self.one(
                 #"{"type":"message.part.delta","properties":{"sessionID":"s","messageID":"m","partID":"p","field":"text","delta":"more"}}"#
             ), now: 3.4)
         #expect(watch.due(now: 4).isEmpty, "deltas after the idle: still working")
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 5)
+        _ = watch.feed(Self.status("s", "idle"), now: 5)
         #expect(watch.due(now: 5.6).map(\.kind) == [.finished])
     }
 
@@ -81,10 +87,8 @@ struct AgentSessionWatchTests {
             Self.one(
                 #"{"type":"session.updated","properties":{"sessionID":"child","info":{"id":"child","parentID":"root","title":"explore"}}}"#
             ), now: 0)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"child","status":{"type":"busy"}}}"#), now: 0)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"child","status":{"type":"idle"}}}"#), now: 1)
+        _ = watch.feed(Self.status("child", "busy"), now: 0)
+        _ = watch.feed(Self.status("child", "idle"), now: 1)
         #expect(watch.due(now: 5).isEmpty)
         let asked = watch.feed(
             Self.one(
@@ -133,34 +137,27 @@ struct AgentSessionWatchTests {
         "failed: session.error with the error's name and message, once; a user's abort and a context overflow are not failures; 2.x's execution.failed"
     )
     func failed() {
+        // Each event in turn and what it tells: the one failure of its kind, said once; nothing for the rest.
+        let fed: [(event: OpenCodeEvent, told: [String])] = [
+            (
+                Self.one(
+                    #"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"APIError","data":{"message":"rate limited","isRetryable":false}}}}"#
+                ), ["APIError: rate limited"]
+            ),
+            (Self.error("s", "APIError", "rate limited"), []),
+            (Self.error("s", "MessageAbortedError", "aborted"), []),
+            (Self.error("s", "ContextOverflowError", "too long"), []),
+            (
+                Self.two("session.execution.failed", #"{"sessionID":"s2","type":"provider","message":"no credits"}"#),
+                ["no credits"]
+            ),
+        ]
         var watch = AgentSessionWatch()
-        let error = watch.feed(
-            Self.one(
-                #"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"APIError","data":{"message":"rate limited","isRetryable":false}}}}"#
-            ), now: 0)
-        #expect(error.first?.kind == .failed && error.first?.message == "APIError: rate limited")
-        #expect(
-            watch.feed(
-                Self.one(
-                    #"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"APIError","data":{"message":"rate limited"}}}}"#
-                ), now: 1
-            ).isEmpty)
-        #expect(
-            watch.feed(
-                Self.one(
-                    #"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"MessageAbortedError","data":{"message":"aborted"}}}}"#
-                ), now: 2
-            ).isEmpty)
-        #expect(
-            watch.feed(
-                Self.one(
-                    #"{"type":"session.error","properties":{"sessionID":"s","error":{"name":"ContextOverflowError","data":{"message":"too long"}}}}"#
-                ), now: 2
-            ).isEmpty)
-        let native = watch.feed(
-            Self.two("session.execution.failed", #"{"sessionID":"s2","type":"provider","message":"no credits"}"#),
-            now: 3)
-        #expect(native.first?.message == "no credits")
+        for (index, (event, told)) in fed.enumerated() {
+            let moments = watch.feed(event, now: Double(index))
+            #expect(moments.map(\.message) == told, "event \(index)")
+            #expect(moments.allSatisfy { $0.kind == .failed }, "event \(index)")
+        }
     }
 
     @Test(
@@ -210,10 +207,8 @@ struct AgentSessionWatchTests {
             Self.one(
                 #"{"type":"session.updated","properties":{"sessionID":"s","info":{"id":"s","title":"\u001b]0;pwned\u0007\u001b[2Jok\u202e"}}}"#
             ), now: 0)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 1)
+        _ = watch.feed(Self.status("s", "busy"), now: 0)
+        _ = watch.feed(Self.status("s", "idle"), now: 1)
         let moment = watch.due(now: 2).first!
         for text in [moment.line, moment.headline] + Array(moment.environment.values) {
             #expect(
@@ -227,30 +222,18 @@ struct AgentSessionWatchTests {
         "a reconnect between busy and idle (the VPS restarted, the laptop moved): finished once after it, a tool whose end was missed holds nothing back; what was told before is not told again, nor an idle whose busy came before a finish"
     )
     func acrossAReconnect() {
-        var watch = AgentSessionWatch()
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}"#), now: 0)
-        _ = watch.feed(
-            Self.one(
-                #"{"type":"message.part.updated","properties":{"part":{"sessionID":"s","type":"tool","callID":"c1","state":{"status":"running"}}}}"#
-            ), now: 0.1)
-        _ = watch.feed(
-            Self.one(
-                #"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#
-            ), now: 0.2)
+        let asked = Self.one(
+            #"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#
+        )
+        var watch = Self.watch(after: [
+            (Self.status("s", "busy"), 0), (Self.tool("s", "c1", "running"), 0.1), (asked, 0.2),
+        ])
         watch.reconnected()
-        #expect(
-            watch.feed(
-                Self.one(
-                    #"{"type":"permission.asked","properties":{"id":"p1","sessionID":"s","permission":"bash","patterns":["make"]}}"#
-                ), now: 5
-            ).isEmpty)
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 6)
+        #expect(watch.feed(asked, now: 5).isEmpty, "the same request sent again after the reconnect")
+        _ = watch.feed(Self.status("s", "idle"), now: 6)
         #expect(watch.due(now: 7).map(\.kind) == [.finished])
         watch.reconnected()
-        _ = watch.feed(
-            Self.one(#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#), now: 8)
+        _ = watch.feed(Self.status("s", "idle"), now: 8)
         #expect(watch.due(now: 9).isEmpty)
     }
 }

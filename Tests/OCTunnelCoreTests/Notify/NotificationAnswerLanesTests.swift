@@ -8,6 +8,18 @@ import Testing
 /// without actions, so the lanes stay free for what comes next; `stop()` ends the waiting ones.
 @Suite("answer from the notification: waiting notifications are bounded", .ownThreads, .timeLimit(.minutes(2)))
 struct NotificationAnswerLanesTests {
+    /// A notifier that shows on `desktop` only (no command), its lines kept in `said` and each reply it sends in
+    /// `sent` as "ID DIRECTORY REPLY".
+    static func notifier(on desktop: DesktopSession, _ said: NotifierTests.Said, _ sent: Locked<[String]>) -> Notifier {
+        var options = NotifyOptions()
+        options.command = nil
+        return Notifier(
+            options: options, environment: desktop.environment, record: { said.record($0) },
+            answer: { id, directory, reply in sent.update { $0.append("\(id) \(directory ?? "-") \(reply.rawValue)") }
+            },
+            emit: { said.emit($0) })
+    }
+
     @Test(
         "6 permissions at once: all 6 shown, only 2 wait with actions (2 programs left running), the choice on one is sent with its id; stop() ends the rest"
     )
@@ -15,13 +27,8 @@ struct NotificationAnswerLanesTests {
         let desktop = try DesktopSession()
         defer { desktop.stop() }
         let said = NotifierTests.Said()
-        let sent = Sent()
-        var options = NotifyOptions()
-        options.command = nil
-        let notifier = Notifier(
-            options: options, environment: desktop.environment, record: { said.record($0) },
-            answer: { id, directory, reply in sent.add("\(id) \(directory ?? "-") \(reply.rawValue)") },
-            emit: { said.emit($0) })
+        let sent = Locked<[String]>([])
+        let notifier = Self.notifier(on: desktop, said, sent)
         for request in 0..<6 { notifier.notify(NotifierTests.asked(request)) }
         #expect(
             try await offPool {
@@ -30,10 +37,10 @@ struct NotificationAnswerLanesTests {
             "\(desktop.shown) running \(notifier.running)")
         // Two of them (whichever the lanes took first) carry the actions; the menu picks one.
         try desktop.choose(action: "reject")
-        #expect(try await offPool { waitUntil(timeout: 20) { sent.all.count == 1 } }, "\(said.lines)")
+        #expect(try await offPool { waitUntil(timeout: 20) { sent.value.count == 1 } }, "\(said.lines)")
         #expect(
-            sent.all.count == 1 && (0..<6).map { "per_\($0) /home/me/shop reject" }.contains(sent.all.first ?? ""),
-            "\(sent.all)")
+            sent.value.count == 1 && (0..<6).map { "per_\($0) /home/me/shop reject" }.contains(sent.value.first ?? ""),
+            "\(sent.value)")
         #expect(
             try await offPool {
                 waitUntil(timeout: 20) {
@@ -43,13 +50,6 @@ struct NotificationAnswerLanesTests {
             "\(said.lines)")
         notifier.stop()
         #expect(notifier.running == 0)
-        #expect(sent.all.count == 1, "\(sent.all)")
-    }
-
-    final class Sent: @unchecked Sendable {
-        private let lock = NSLock()
-        private var replies: [String] = []
-        func add(_ reply: String) { lock.lock(); replies.append(reply); lock.unlock() }
-        var all: [String] { lock.lock(); defer { lock.unlock() }; return replies }
+        #expect(sent.value.count == 1, "\(sent.value)")
     }
 }

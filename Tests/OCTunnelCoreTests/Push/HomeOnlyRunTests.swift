@@ -42,21 +42,7 @@ struct HomeOnlyRunTests {
             if step % 4 == 0 {
                 id = backend.askPermission(session: session, patterns: ["make step\(step)"])
             } else {
-                let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
-                let answer = backend.post(
-                    "/standin/question",
-                    [
-                        "sessionID": session,
-                        "questions": [
-                            [
-                                "question": "Which?", "header": "DB",
-                                "options": options,
-                            ]
-                        ],
-                    ])
-                id =
-                    (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"]
-                    as? String
+                id = backend.askQuestion(session: session, "Which?", labels: ["Postgres", "SQLite"])?.id
             }
             let request = try #require(id, "step \(step): nothing asked")
             asked.requests.append(request)
@@ -69,20 +55,12 @@ struct HomeOnlyRunTests {
                 "step \(step): the tap never reached OpenCode")
             #expect(try phone.tap(buttons[2]) == 200)
         case 2:
-            for event in [
-                HomePushTests.session(session, "session.updated", ["info": ["id": session, "title": "Step \(step)"]]),
-                HomePushTests.session(session, "session.status", ["status": ["type": "busy"]]),
-                HomePushTests.session(session, "session.status", ["status": ["type": "idle"]]),
-                HomePushTests.session(session, "session.idle"),
-            ] {
+            for event in StandInEvent.finish(session, title: "Step \(step)") {
                 #expect(backend.post("/standin/emit", event).status == 200)
             }
             asked.finished += 1
         default:
-            let error = HomePushTests.session(
-                session, "session.error",
-                ["error": ["name": "APIError", "data": ["message": "step \(step)"]]])
-            #expect(backend.post("/standin/emit", error).status == 200)
+            #expect(backend.post("/standin/emit", StandInEvent.failure(session, "step \(step)")).status == 200)
             asked.failed += 1
         }
     }
@@ -91,44 +69,46 @@ struct HomeOnlyRunTests {
         "a run of permissions, questions, finishes and failures: each pushed once; each first tap answers once, each second nothing",
         arguments: ["opencode1", "opencode2"])
     func everyMomentOnce(flavor: String) throws {
-        let scene = try HomePushTests.scene(flavor)
-        defer { scene.stop() }
-        let (backend, phone, lines) = (scene.backend, scene.run.phone, scene.run.lines)
+        try HomePushTests.withScene(flavor) { scene in
+            let (backend, phone, lines) = (scene.backend, scene.run.phone, scene.run.lines)
 
-        let steps = Int(TestLengths.seconds(field: 60, short: 8))
-        let started = Date()
-        var asked = Asked()
-        for index in 0..<steps {
-            let due = started + Double(index)
-            if due > Date() { Thread.sleep(until: due) }
-            try Self.step(index, backend, phone, &asked)
-        }
-        let wanted = asked.requests.count + asked.finished + asked.failed
-        #expect(waitUntil(timeout: 30) { ((try? phone.messages()) ?? []).count >= wanted }, "\(lines.text)")
-        Thread.sleep(forTimeInterval: 1) // anything more would be a second copy or a summary
-        let messages = try phone.messages()
-        let titles = messages.compactMap { $0["title"] as? String }
-        #expect(messages.count == wanted, "\(titles)")
-        for id in asked.requests {
-            let copies = messages.filter { message in
-                NtfyPhone.actions(message).contains { ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == id }
+            let steps = Int(TestLengths.seconds(field: 60, short: 8))
+            let started = Date()
+            var asked = Asked()
+            for index in 0..<steps {
+                let due = started + Double(index)
+                if due > Date() { Thread.sleep(until: due) }
+                try Self.step(index, backend, phone, &asked)
             }
-            #expect(copies.count == 1, "\(id): \(copies.count) pushes")
-            #expect(
-                lines.text.filter { $0.hasPrefix("push: \(id) ") && $0.hasSuffix(" from the phone") }.count == 1,
-                "\(id)")
-            #expect(
-                lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") },
-                "\(id): the second tap")
+            let wanted = asked.requests.count + asked.finished + asked.failed
+            #expect(waitUntil(timeout: 30) { ((try? phone.messages()) ?? []).count >= wanted }, "\(lines.text)")
+            Thread.sleep(forTimeInterval: 1) // anything more would be a second copy or a summary
+            let messages = try phone.messages()
+            let titles = messages.compactMap { $0["title"] as? String }
+            #expect(messages.count == wanted, "\(titles)")
+            for id in asked.requests {
+                let copies = messages.filter { message in
+                    NtfyPhone.actions(message).contains {
+                        ($0["body"] as? String).flatMap(PushTap.parse)?.requestID == id
+                    }
+                }
+                #expect(copies.count == 1, "\(id): \(copies.count) pushes")
+                #expect(
+                    lines.text.filter { $0.hasPrefix("push: \(id) ") && $0.hasSuffix(" from the phone") }.count == 1,
+                    "\(id)")
+                #expect(
+                    lines.text.contains { $0.contains("replayed tap for request \(id) sent nothing") },
+                    "\(id): the second tap")
+            }
+            #expect(titles.filter { $0.hasPrefix("OpenCode finished") }.count == asked.finished, "\(titles)")
+            #expect(titles.filter { $0.hasPrefix("OpenCode failed") }.count == asked.failed, "\(titles)")
+            let replies = backend.replies
+            #expect(replies.count == asked.requests.count, "\(replies)")
+            let answered = replies.compactMap { $0["path"] as? String }
+            #expect(Set(answered).count == answered.count, "a request answered twice: \(answered)")
+            print(
+                "home alone (\(flavor)): \(steps) s, \(messages.count) pushes for \(wanted) moments, \(replies.count) answers"
+                    + " for \(asked.requests.count) requests")
         }
-        #expect(titles.filter { $0.hasPrefix("OpenCode finished") }.count == asked.finished, "\(titles)")
-        #expect(titles.filter { $0.hasPrefix("OpenCode failed") }.count == asked.failed, "\(titles)")
-        let replies = backend.replies
-        #expect(replies.count == asked.requests.count, "\(replies)")
-        let answered = replies.compactMap { $0["path"] as? String }
-        #expect(Set(answered).count == answered.count, "a request answered twice: \(answered)")
-        print(
-            "home alone (\(flavor)): \(steps) s, \(messages.count) pushes for \(wanted) moments, \(replies.count) answers"
-                + " for \(asked.requests.count) requests")
     }
 }

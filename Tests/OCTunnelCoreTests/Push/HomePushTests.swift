@@ -13,25 +13,18 @@ import Testing
 struct HomePushTests {
     /// A running `home up` following `backend` and pushing through `server`.
     struct Running {
-        let following: HomeFollowing
-        let lines: EngineEventLines
+        let started: FollowingHome
         let phone: NtfyPhone
         let home: HostPort
+        var following: HomeFollowing { started.following }
+        var lines: EngineEventLines { started.lines }
     }
 
     static func start(
         _ backend: OpenCodeStandIn, _ server: NtfyServer, password: String, settings given: PushSettings? = nil,
         yields: Bool = false
     ) throws -> Running {
-        let scratch = try TempDirectory()
         let home = HostPort(host: "127.0.0.1", port: backend.port)
-        let connection = ConnectionSettings(
-            target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
-            authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
-        let forward = Forward(
-            direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
-        let lines = EngineEventLines()
-        let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
         let settings =
             try given
             ?? PushSettings(
@@ -41,9 +34,8 @@ struct HomePushTests {
         notify.desktop = false
         notify.push = PushRun(settings: settings, token: nil, yields: yields)
         let wiring = UpWiring(notify: notify, credentials: OpenCodeCredentials(password: password), pairPort: nil)
-        let following = HomeFollowing(wiring: wiring, home: home, timeout: 10)
-        following.start(passed: nil, engine: engine)
-        return Running(following: following, lines: lines, phone: NtfyPhone(topicURL: settings.url.text()), home: home)
+        let started = try FollowingHome.start(home: home, wiring: wiring)
+        return Running(started: started, phone: NtfyPhone(topicURL: settings.url.text()), home: home)
     }
 
     /// A test's start: a fresh ntfy server (without Debian 13's, the test cancels with the reason), OpenCode's stand-in of
@@ -75,10 +67,7 @@ struct HomePushTests {
         let scene = Scene(server: server, password: password, backend: backend, run: run)
         guard waited else { return scene }
         do {
-            let lines = run.lines
-            let following = "notifications: following OpenCode's events"
-            try #require(waitUntil(timeout: 30) { lines.text.contains { $0.contains(following) } }, "\(lines.text)")
-            try #require(waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 1 }, "\(lines.text)")
+            try #require(run.started.follows(backend), "\(run.lines.text)")
         } catch {
             scene.stop()
             throw error
@@ -86,8 +75,11 @@ struct HomePushTests {
         return scene
     }
 
-    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
-        ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
+    /// A `scene` of `flavor` (waited for) for `body`, stopped after it.
+    static func withScene(_ flavor: String, _ body: (Scene) throws -> Void) throws {
+        let scene = try scene(flavor)
+        defer { scene.stop() }
+        try body(scene)
     }
 
     /// The first message whose title starts with `prefix` (waited for).
@@ -139,20 +131,8 @@ struct HomePushTests {
         #expect(backend.replies.count == 1, "\(backend.replies)")
 
         // A question with options: its second option's button reaches OpenCode as that label.
-        let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
-        let question = backend.post(
-            "/standin/question",
-            [
-                "sessionID": "s3",
-                "questions": [
-                    [
-                        "question": "Which database?", "header": "DB",
-                        "options": options,
-                    ]
-                ],
-            ])
         let questionID = try #require(
-            (try? JSONSerialization.jsonObject(with: Data(question.body.utf8)) as? [String: Any])?["id"] as? String)
+            backend.askQuestion(session: "s3", "Which database?", labels: ["Postgres", "SQLite"])?.id)
         let questionPush = try #require(
             Self.message(phone, titled: "OpenCode asks a question", after: 1), "\(lines.text)")
         let choices = NtfyPhone.actions(questionPush)
@@ -162,9 +142,7 @@ struct HomePushTests {
         #expect(backend.replies.last?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
         #expect(
             backend.replies.last?["path"] as? String
-                == (flavor == "opencode1"
-                    ? "/question/\(questionID)/reply"
-                    : "/api/session/s3/question/\(questionID)/reply"))
+                == OpenCodeStandIn.replyPath(flavor: flavor, "question", questionID, session: "s3"))
 
         // Answered elsewhere first (`octunnel permission reject` at home): a follow-up push; the button then sends nothing.
         let count = try phone.messages().count
@@ -184,12 +162,8 @@ struct HomePushTests {
         #expect(backend.replies.count == 3, "\(backend.replies)") // the reject only
 
         // A finish and a failure: pushed once each.
-        for event in [
-            Self.session(
-                "s1", "session.updated", ["info": ["id": "s1", "title": "Tidy the docs", "directory": "/home/me/shop"]]),
-            Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-            Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-            Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]]),
+        for event in StandInEvent.finish("s1", title: "Tidy the docs", directory: "/home/me/shop") + [
+            StandInEvent.failure("s2", "rate limited")
         ] {
             #expect(backend.post("/standin/emit", event).status == 200)
         }
@@ -261,7 +235,7 @@ struct HomePushTests {
         let laptop = try Self.start(backend, server, password: password, settings: settings, yields: true)
         defer { laptop.following.stop() }
         try #require(
-            waitUntil(timeout: 20) { HomeFollowingTests.streams(backend) == 2 },
+            waitUntil(timeout: 20) { backend.openStreams().count == 2 },
             "\(home.lines.text) \(laptop.lines.text)")
 
         let id = try #require(backend.askPermission(session: "s1", patterns: ["git push"]))

@@ -4,46 +4,16 @@ import Testing
 
 @testable import OCTunnelCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A push server that never answers, or answers without end, never stalls whoever pushes or
 /// listens: requests time out, answers and lines are cut at their bounds, and the reply
 /// listener stops promptly whatever the stream is doing.
 @Suite("the push against silent and endless servers", .timeLimit(.minutes(2)), .ownThreads)
 struct PushHostileServerTests {
-    /// A loopback socket that listens and never accepts: connections complete, nothing answers.
-    final class SilentServer {
-        let fd: Int32
-        let port: Int
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.fd = fd
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0, listen(fd, 16) == 0 else {
-                close(fd)
-                throw HarnessError("cannot listen: \(String(cString: strerror(errno)))")
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-        deinit { close(fd) }
-    }
-
     @Test("a server that never answers: a push times out at its bound; the listener stops within a second")
     func silent() throws {
-        let server = try SilentServer()
+        // Connections complete and are held open; nothing is ever answered.
+        let server = try TCPTestServer { fd in _ = readAll(fd) }
+        defer { server.stop() }
         let url = try PushURL.parse("http://127.0.0.1:\(server.port)/oc-t")
         var options = PushHTTPOptions()
         options.timeout = 1

@@ -75,32 +75,51 @@ struct PushNtfyTests {
         return (channel, listener, phone, answers)
     }
 
+    /// A channel to a fresh ntfy server (`detail` as its settings say), its listener open, the phone that reads its
+    /// topic and the answerer's recorder: what most tests here start from.
+    struct Rig {
+        let server: NtfyServer
+        let channel: PushChannel
+        let listener: ReplyListener
+        let phone: NtfyPhone
+        let answers: Answers
+        var settings: PushSettings { channel.settings }
+
+        init(detail: PushDetail = .full) throws {
+            server = try PushNtfyTests.server()
+            (channel, listener, phone, answers) = try PushNtfyTests.listening(
+                server, try PushNtfyTests.settings(server, detail: detail))
+        }
+
+        /// Taps `button` as the phone does; whether the answerer then holds `count` answers (waited for).
+        func tap(_ button: [String: Any], reaching count: Int) throws -> Bool {
+            try phone.tap(button) == 200 && waitUntil(timeout: 10) { answers.count == count }
+        }
+    }
+
     @Test(
         "a permission's push arrives with three buttons; a tap answers once, within a second; its replay sends nothing")
     func tapAnswersOnce() throws {
-        let server = try Self.server()
-        let settings = try Self.settings(server)
-        let (channel, listener, phone, answers) = try Self.listening(server, settings)
-        defer { listener.stop() }
+        let rig = try Rig()
+        defer { rig.listener.stop() }
         let pushed = Date()
-        try channel.push(Self.permission("per_abc123"))
-        let message = try phone.waitForMessages(1)[0]
+        try rig.channel.push(Self.permission("per_abc123"))
+        let message = try rig.phone.waitForMessages(1)[0]
         let arrived = Date().timeIntervalSince(pushed)
         let actions = NtfyPhone.actions(message)
         #expect(actions.map { $0["label"] as? String } == ["Allow once", "Allow always", "Reject"])
         #expect(message["title"] as? String == "OpenCode asks for permission: Fix the login bug (project)")
         let tapped = Date()
-        #expect(try phone.tap(actions[1]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 1 })
+        #expect(try rig.tap(actions[1], reaching: 1))
         let answered = Date().timeIntervalSince(tapped)
-        #expect(answers.sent.first?.id == "per_abc123" && answers.sent.first?.directory == "/home/me/project")
-        #expect(answers.sent.first?.answer == .permission(.always))
+        #expect(rig.answers.sent.first?.id == "per_abc123" && rig.answers.sent.first?.directory == "/home/me/project")
+        #expect(rig.answers.sent.first?.answer == .permission(.always))
         // The same button again, and another button of the same request: nothing more is sent.
-        #expect(try phone.tap(actions[1]) == 200)
-        #expect(try phone.tap(actions[0]) == 200)
-        #expect(waitUntil(timeout: 10) { listener.counts.refused == 2 })
-        #expect(answers.count == 1)
-        #expect(answers.lines.filter { $0.contains("replayed tap") }.count == 2)
+        #expect(try rig.phone.tap(actions[1]) == 200)
+        #expect(try rig.phone.tap(actions[0]) == 200)
+        #expect(waitUntil(timeout: 10) { rig.listener.counts.refused == 2 })
+        #expect(rig.answers.count == 1)
+        #expect(rig.answers.lines.filter { $0.contains("replayed tap") }.count == 2)
         print(
             "push: on the server \(Int(arrived * 1000)) ms after push(), the tap answered \(Int(answered * 1000)) ms after it was made"
         )
@@ -108,17 +127,14 @@ struct PushNtfyTests {
 
     @Test("1,000 replayed, forged, cross-request and expired taps: 0 answers; the real button still works after them")
     func thousandBadTaps() throws {
-        let server = try Self.server()
-        let settings = try Self.settings(server)
-        let (channel, listener, phone, answers) = try Self.listening(server, settings)
-        defer { listener.stop() }
-        try channel.push(Self.permission("per_first"))
-        try channel.push(Self.permission("per_second"))
-        let messages = try phone.waitForMessages(2)
+        let rig = try Rig()
+        defer { rig.listener.stop() }
+        try rig.channel.push(Self.permission("per_first"))
+        try rig.channel.push(Self.permission("per_second"))
+        let messages = try rig.phone.waitForMessages(2)
         let first = NtfyPhone.actions(messages[0])
         let second = NtfyPhone.actions(messages[1])
-        #expect(try phone.tap(first[0]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 1 })
+        #expect(try rig.tap(first[0], reaching: 1))
         let used = PushTap.parse(first[0]["body"] as! String)!
         let live = PushTap.parse(second[2]["body"] as! String)!
         let http = PushHTTP()
@@ -133,22 +149,21 @@ struct PushNtfyTests {
                     ).body
             default: body = PushTap(requestID: "per_first", nonce: live.nonce).body
             }
-            _ = try http.send(PushHTTPRequest(method: "POST", url: settings.replyURL, body: Array(body.utf8)))
+            _ = try http.send(PushHTTPRequest(method: "POST", url: rig.settings.replyURL, body: Array(body.utf8)))
         }
-        #expect(waitUntil(timeout: 60) { listener.counts.refused == 1000 })
-        #expect(answers.count == 1)
-        let said = answers.lines
+        #expect(waitUntil(timeout: 60) { rig.listener.counts.refused == 1000 })
+        #expect(rig.answers.count == 1)
+        let said = rig.answers.lines
         #expect(said.filter { $0.contains("replayed tap") }.count == 334)
         #expect(said.filter { $0.contains("forged tap") }.count == 333)
         #expect(said.filter { $0.contains("cross-request tap") }.count == 333)
         // The cross-request taps spent nothing: the second request's own button still answers, once.
-        #expect(try phone.tap(second[2]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 2 })
-        #expect(answers.sent.last?.answer == .permission(.reject))
+        #expect(try rig.tap(second[2], reaching: 2))
+        #expect(rig.answers.sent.last?.answer == .permission(.reject))
 
         // Expired: a book whose nonces live no time at all.
         let (expiring, expiringListener, expiringPhone, expiringAnswers) = try Self.listening(
-            server, try Self.settings(server),
+            rig.server, try Self.settings(rig.server),
             book: NonceBook(lifetime: 0))
         defer { expiringListener.stop() }
         try expiring.push(Self.permission("per_late"))
@@ -159,44 +174,40 @@ struct PushNtfyTests {
 
     @Test("the OpenCode password planted in every field appears nowhere ntfy stored, logged or served")
     func passwordNowhere() throws {
-        let server = try Self.server()
-        let settings = try Self.settings(server)
-        let (channel, listener, phone, _) = try Self.listening(server, settings)
-        defer { listener.stop() }
+        let rig = try Rig()
+        defer { rig.listener.stop() }
         let pw = Self.password
-        try channel.push(
+        try rig.channel.push(
             Self.permission(
                 "per_pw", title: "title \(pw)", directory: "/home/\(pw)/x", detail: "bash: echo \(pw) \"\(pw)\""))
         var question = AgentMoment(
             kind: .permission, sessionID: "ses_\(pw)", title: pw, directory: "/\(pw)", detail: "which? \(pw)")
         question.question = AskedQuestion(
             id: "que_1", sessionID: "ses_1", count: 1, multiple: false, labels: ["a \(pw)", "b"])
-        try channel.push(question)
+        try rig.channel.push(question)
         var failed = AgentMoment(
             kind: .failed, sessionID: "ses_2", title: nil, directory: nil, detail: "APIError: key=\(pw)")
         failed.merged = .init(count: 3, otherSessions: 1)
-        try channel.push(failed)
-        let messages = try phone.waitForMessages(3)
+        try rig.channel.push(failed)
+        let messages = try rig.phone.waitForMessages(3)
         let served = messages.map { String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
             .joined()
         #expect(!served.contains(pw) && served.contains("***"))
-        #expect(!server.storedBytes().contains(pw))
-        #expect(!server.log.contains(pw))
+        #expect(!rig.server.storedBytes().contains(pw))
+        #expect(!rig.server.log.contains(pw))
     }
 
     @Test("brief detail: only the kind of moment; a permission keeps its buttons, a question shows no option")
     func briefDetail() throws {
-        let server = try Self.server()
-        let settings = try Self.settings(server, detail: .brief)
-        let (channel, listener, phone, answers) = try Self.listening(server, settings)
-        defer { listener.stop() }
-        try channel.push(Self.permission("per_brief"))
+        let rig = try Rig(detail: .brief)
+        defer { rig.listener.stop() }
+        try rig.channel.push(Self.permission("per_brief"))
         var question = AgentMoment(
             kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
         question.question = AskedQuestion(
             id: "que_brief", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
-        try channel.push(question)
-        let messages = try phone.waitForMessages(2)
+        try rig.channel.push(question)
+        let messages = try rig.phone.waitForMessages(2)
         let text = messages.map {
             "\($0["title"] ?? "") \($0["message"] ?? "") \(NtfyPhone.actions($0).map { $0["label"] ?? "" })"
         }.joined(
@@ -211,40 +222,37 @@ struct PushNtfyTests {
             messages[0]["title"] as? String == "OpenCode asks for permission"
                 && NtfyPhone.actions(messages[0]).count == 3)
         #expect(messages[1]["title"] as? String == "OpenCode asks a question" && NtfyPhone.actions(messages[1]).isEmpty)
-        #expect(try phone.tap(NtfyPhone.actions(messages[0])[2]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 1 })
+        #expect(try rig.tap(NtfyPhone.actions(messages[0])[2], reaching: 1))
     }
 
     @Test("a single-choice question's options are its buttons; the one tapped is the label sent")
     func questionButtons() throws {
-        let server = try Self.server()
-        let (channel, listener, phone, answers) = try Self.listening(server, try Self.settings(server))
-        defer { listener.stop() }
+        let rig = try Rig()
+        defer { rig.listener.stop() }
         var question = AgentMoment(
             kind: .permission, sessionID: "ses_1", title: "Pick a DB", directory: "/srv/app", detail: "Which database?")
         question.question = AskedQuestion(
             id: "que_db", sessionID: "ses_1", count: 1, multiple: false, labels: ["Postgres", "SQLite"])
-        try channel.push(question)
-        let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
+        try rig.channel.push(question)
+        let actions = NtfyPhone.actions(try rig.phone.waitForMessages(1)[0])
         #expect(actions.map { $0["label"] as? String } == ["Postgres", "SQLite", "Dismiss"])
-        #expect(try phone.tap(actions[1]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 1 })
-        #expect(answers.sent.first?.id == "que_db" && answers.sent.first?.answer == .question(.answer("SQLite")))
+        #expect(try rig.tap(actions[1], reaching: 1))
+        #expect(
+            rig.answers.sent.first?.id == "que_db" && rig.answers.sent.first?.answer == .question(.answer("SQLite")))
     }
 
     @Test("answered elsewhere: a follow-up push says so, and the buttons send nothing after it")
     func answeredElsewhere() throws {
-        let server = try Self.server()
-        let (channel, listener, phone, answers) = try Self.listening(server, try Self.settings(server))
-        defer { listener.stop() }
-        try channel.push(Self.permission("per_else"))
-        let actions = NtfyPhone.actions(try phone.waitForMessages(1)[0])
-        try channel.answeredElsewhere(requestID: "per_else")
-        let messages = try phone.waitForMessages(2)
+        let rig = try Rig()
+        defer { rig.listener.stop() }
+        try rig.channel.push(Self.permission("per_else"))
+        let actions = NtfyPhone.actions(try rig.phone.waitForMessages(1)[0])
+        try rig.channel.answeredElsewhere(requestID: "per_else")
+        let messages = try rig.phone.waitForMessages(2)
         #expect((messages[1]["message"] as? String)?.contains("answered elsewhere") == true)
-        #expect(try phone.tap(actions[0]) == 200)
-        #expect(waitUntil(timeout: 10) { listener.counts.refused == 1 })
-        #expect(answers.count == 0)
+        #expect(try rig.phone.tap(actions[0]) == 200)
+        #expect(waitUntil(timeout: 10) { rig.listener.counts.refused == 1 })
+        #expect(rig.answers.count == 0)
     }
 
     @Test(
@@ -298,24 +306,22 @@ struct PushNtfyTests {
 
     @Test("ntfy cut and back: the reply stream resumes with since= and a tap made before it is back is honoured once")
     func cutAndBack() throws {
-        let server = try Self.server()
-        let (channel, listener, phone, answers) = try Self.listening(server, try Self.settings(server))
-        defer { listener.stop() }
-        listener.backoff = 3
-        try channel.push(Self.permission("per_one"))
-        try channel.push(Self.permission("per_two"))
-        let messages = try phone.waitForMessages(2)
-        #expect(try phone.tap(NtfyPhone.actions(messages[0])[0]) == 200)
-        #expect(waitUntil(timeout: 10) { answers.count == 1 })
-        server.stop()
-        #expect(waitUntil(timeout: 20) { answers.lines.contains { $0.contains("reply stream stopped") } })
-        try server.start()
+        let rig = try Rig()
+        defer { rig.listener.stop() }
+        rig.listener.backoff = 3
+        try rig.channel.push(Self.permission("per_one"))
+        try rig.channel.push(Self.permission("per_two"))
+        let messages = try rig.phone.waitForMessages(2)
+        #expect(try rig.tap(NtfyPhone.actions(messages[0])[0], reaching: 1))
+        rig.server.stop()
+        #expect(waitUntil(timeout: 20) { rig.answers.lines.contains { $0.contains("reply stream stopped") } })
+        try rig.server.start()
         // The listener waits its backoff (3 s) before reading again: this tap lands while it is away.
-        #expect(try phone.tap(NtfyPhone.actions(messages[1])[1]) == 200)
-        #expect(listener.waitUntilOpen(times: 2, timeout: 30))
-        #expect(waitUntil(timeout: 10) { answers.count == 2 })
-        #expect(answers.sent.last?.id == "per_two" && answers.sent.last?.answer == .permission(.always))
-        #expect(listener.counts.refused == 0)
+        #expect(try rig.phone.tap(NtfyPhone.actions(messages[1])[1]) == 200)
+        #expect(rig.listener.waitUntilOpen(times: 2, timeout: 30))
+        #expect(waitUntil(timeout: 10) { rig.answers.count == 2 })
+        #expect(rig.answers.sent.last?.id == "per_two" && rig.answers.sent.last?.answer == .permission(.always))
+        #expect(rig.listener.counts.refused == 0)
     }
 
     /// Both ends on one reply topic (the saved push is both ends' default): a tap on one end's

@@ -37,61 +37,34 @@ final class ButtonChannel: NotificationChannel, @unchecked Sendable {
 /// `home up` (the quiet retries find it), and a channel of the test's own answers a permission.
 @Suite("home up follows OpenCode itself, through any channel", .ownThreads, .timeLimit(.minutes(2)))
 struct HomeFollowingTests {
-    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
-        ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
-    }
-
-    /// How many event streams listen at `backend` (a harmless event sent to all).
-    static func streams(_ backend: OpenCodeStandIn) -> Int {
-        let answer = backend.post("/standin/emit", ["type": "server.ping", "fields": [String: Any]()])
-        return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["streams"] as? Int
-            ?? -1
+    /// A running `up`'s wiring with `channel` as its one channel beside stderr (no desktop), OpenCode's password given.
+    static func wiring(_ channel: ButtonChannel, password: String) -> UpWiring {
+        var notify = NotifyOptions()
+        notify.desktop = false
+        return UpWiring(
+            notify: notify, credentials: OpenCodeCredentials(password: password), pairPort: nil, channels: [channel])
     }
 
     @Test(
         "started before OpenCode: once it answers, a finish, a permission and a failure reach the channel and stderr once each; the channel's Allow once reaches OpenCode by the path `permission allow` takes; the line says how to answer; stop stops the channel",
         arguments: ["opencode1", "opencode2"])
     func followsAndAnswers(flavor: String) async throws {
-        let scratch = try TempDirectory()
         let password = "pw-\(UUID().uuidString.prefix(8))"
         let port = freePort()
         let home = HostPort(host: "127.0.0.1", port: port)
-        let connection = ConnectionSettings(
-            target: SSHTarget(user: "me", host: "127.0.0.1", port: freePort()),
-            authentication: .keyFile(scratch.file("key")), knownHostsPath: scratch.file("known_hosts"))
-        let forward = Forward(
-            direction: .remote, listen: HostPort(host: "127.0.0.1", port: freePort()), target: home, isOpenCode: true)
-        let lines = EngineEventLines()
-        let engine = try Engine(home: HomeForwardOptions(connection: connection, forwards: [forward])) { lines.add($0) }
-        var notify = NotifyOptions()
-        notify.desktop = false
         let channel = ButtonChannel()
-        let wiring = UpWiring(
-            notify: notify, credentials: OpenCodeCredentials(password: password), pairPort: nil, channels: [channel])
-        let following = HomeFollowing(wiring: wiring, home: home, timeout: 10)
-        following.start(passed: nil, engine: engine)
+        let started = try FollowingHome.start(home: home, wiring: Self.wiring(channel, password: password))
+        let (following, lines) = (started.following, started.lines)
         defer { following.stop() }
         #expect(channel.lifetime.isEmpty, "no channel before OpenCode answers")
 
         let backend = try OpenCodeStandIn(flavor: flavor, password: password, port: port)
         defer { backend.stop() }
-        try #require(
-            try await offPool {
-                waitUntil(timeout: 30) {
-                    lines.text.contains { $0.contains("notifications: following OpenCode's events") }
-                }
-            },
-            "\(lines.text)")
-        try #require(try await offPool { waitUntil(timeout: 20) { Self.streams(backend) == 1 } }, "\(lines.text)")
+        try #require(try await offPool { started.follows(backend) }, "\(lines.text)")
         #expect(lines.text.contains { $0.hasPrefix("home: OpenCode answers at \(home) now") }, "\(lines.text)")
 
-        for event in [
-            Self.session(
-                "s1", "session.updated",
-                ["info": ["id": "s1", "title": "Fix the login bug", "directory": "/home/me/shop"]]),
-            Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-            Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-            Self.session("s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]]),
+        for event in StandInEvent.finish("s1", title: "Fix the login bug", directory: "/home/me/shop") + [
+            StandInEvent.failure("s2", "rate limited")
         ] {
             #expect(backend.post("/standin/emit", event).status == 200)
         }
@@ -103,13 +76,8 @@ struct HomeFollowingTests {
                 waitUntil(timeout: 20) { Set(channel.told.map(\.kind)) == [.finished, .permission, .failed] }
             },
             "\(channel.told) \(lines.text)")
-        let replies = backend.replies
-        #expect(replies.count == 1, "\(replies)")
-        #expect(
-            replies.first?["path"] as? String
-                == (flavor == "opencode1" ? "/permission/\(id)/reply" : "/api/session/s3/permission/\(id)/reply"),
-            "\(replies)")
-        #expect(replies.first?["body"] as? String == #"{"reply":"once"}"#, "\(replies)")
+        let path = OpenCodeStandIn.replyPath(flavor: flavor, "permission", id, session: "s3")
+        #expect(backend.repliesSent == [path + #" {"reply":"once"}"#])
         let said = lines.text
         #expect(said.contains { $0.hasSuffix("answer: octunnel permission allow|always|reject \(id)") }, "\(said)")
         #expect(said.contains { $0.hasPrefix("permission \(id) allowed once from the notification") }, "\(said)")
@@ -118,18 +86,12 @@ struct HomeFollowingTests {
         #expect(!said.joined().contains(password))
 
         // A question: its last option pressed on the channel reaches OpenCode once, as that label.
-        let options = ["Postgres", "SQLite"].map { ["label": $0, "description": "about \($0)"] }
-        let asked = backend.post(
-            "/standin/question",
-            ["sessionID": "s3", "questions": [["question": "Which database?", "header": "DB", "options": options]]])
         let question = try #require(
-            (try? JSONSerialization.jsonObject(with: Data(asked.body.utf8)) as? [String: Any])?["id"] as? String,
-            "\(asked)")
+            backend.askQuestion(session: "s3", "Which database?", labels: ["Postgres", "SQLite"])?.id)
         #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 2 } }, "\(lines.text)")
         #expect(
             backend.replies.last?["path"] as? String
-                == (flavor == "opencode1"
-                    ? "/question/\(question)/reply" : "/api/session/s3/question/\(question)/reply"),
+                == OpenCodeStandIn.replyPath(flavor: flavor, "question", question, session: "s3"),
             "\(backend.replies)")
         #expect(backend.replies.last?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(backend.replies)")
         #expect(

@@ -8,16 +8,10 @@ struct CheckAndHealthTests {
     private func check(
         _ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], environment: [String: String]? = nil
     ) throws -> ProcessResult {
-        var env = inheritedEnvironment
-        env["OPENCODE_SERVER_PASSWORD"] = nil
-        if let environment { env.merge(environment) { $1 } }
-        return try run(
-            octunnelBinary,
-            [
-                "tunnel", "check", "--home", fixture.home.path, fixture.target,
-                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3",
-            ] + extra,
-            environment: env)
+        let given = (environment ?? [:]).mapValues { Optional($0) }
+        return try tunnelCheck(
+            fixture, remotePort: remotePort, extra: extra,
+            environment: given.merging(["OPENCODE_SERVER_PASSWORD": nil]) { kept, _ in kept })
     }
 
     /// `tunnel check` of `backend` through a fixture of its own.

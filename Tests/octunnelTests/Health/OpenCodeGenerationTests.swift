@@ -33,16 +33,9 @@ struct OpenCodeGenerationTests {
     private func check(
         _ fixture: TunnelFixture, remotePort: Int, extra: [String] = [], password: String? = nil
     ) throws -> ProcessResult {
-        var env = inheritedEnvironment
-        env["OPENCODE_SERVER_PASSWORD"] = password
-        env["OPENCODE_SERVER_USERNAME"] = nil
-        return try run(
-            octunnelBinary,
-            [
-                "tunnel", "check", "--home", fixture.home.path, fixture.target,
-                "--remote-port", String(remotePort), "--connect-timeout", "10", "--health-timeout", "3",
-            ] + extra,
-            environment: env)
+        try tunnelCheck(
+            fixture, remotePort: remotePort, extra: extra,
+            environment: ["OPENCODE_SERVER_PASSWORD": password, "OPENCODE_SERVER_USERNAME": nil])
     }
 
     /// A 2.x stand-in, the password it made up, a fixture, and a directory `name` whose `pw`

@@ -11,13 +11,21 @@ struct OpenCodeNowTests {
     private func check(
         _ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], extra: [String] = []
     ) throws -> ProcessResult {
-        try run(
-            octunnelBinary,
-            [
-                "tunnel", "check", "--home", fixture.home.path, fixture.target, "--remote-port", String(remotePort),
-                "--connect-timeout", "10", "--health-timeout", "5",
-            ] + extra,
-            environment: inheritedEnvironment.merging(variables) { $1 })
+        try tunnelCheck(
+            fixture, remotePort: remotePort, extra: extra, healthTimeout: 5,
+            environment: variables.mapValues { Optional($0) })
+    }
+
+    /// `check` that must end with `status` and say each of `said` on stderr; its result, for the checks after.
+    @discardableResult
+    private func expectCheck(
+        _ fixture: TunnelFixture, remotePort: Int, _ variables: [String: String], status: Int32 = 0,
+        saying said: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> ProcessResult {
+        let result = try check(fixture, remotePort: remotePort, variables)
+        #expect(result.status == status, "\(result.stderr)", sourceLocation: sourceLocation)
+        for text in said { #expect(result.stderr.contains(text), "\(result.stderr)", sourceLocation: sourceLocation) }
+        return result
     }
 
     /// GET `path` from `host`:`port` (either loopback), as any client would; nil when it cannot connect.
@@ -40,12 +48,9 @@ struct OpenCodeNowTests {
         let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
         let fixture = try TunnelFixture()
 
-        let only = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password])
-        #expect(only.status == 0, "\(only.stderr)")
-        #expect(
-            only.stderr.contains(
-                "OpenCode 2.0.17 (API 2) healthy through 127.0.0.1 (/api/info), password from OPENCODE_PASSWORD"),
-            "\(only.stderr)")
+        let only = try expectCheck(
+            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password],
+            saying: ["OpenCode 2.0.17 (API 2) healthy through 127.0.0.1 (/api/info), password from OPENCODE_PASSWORD"])
 
         let both = try check(
             fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password, "OPENCODE_SERVER_PASSWORD": "stale"],
@@ -54,9 +59,9 @@ struct OpenCodeNowTests {
         #expect(both.stdout.contains("password from OPENCODE_PASSWORD"))
 
         // The legacy name alone still works.
-        let legacy = try check(fixture, remotePort: backend.port, ["OPENCODE_SERVER_PASSWORD": password])
-        #expect(legacy.status == 0, "\(legacy.stderr)")
-        #expect(legacy.stderr.contains("password from OPENCODE_SERVER_PASSWORD"), "\(legacy.stderr)")
+        let legacy = try expectCheck(
+            fixture, remotePort: backend.port, ["OPENCODE_SERVER_PASSWORD": password],
+            saying: ["password from OPENCODE_SERVER_PASSWORD"])
 
         for result in [only, both, legacy] { #expect(!(result.stdout + result.stderr).contains(password)) }
     }
@@ -69,20 +74,14 @@ struct OpenCodeNowTests {
         #expect(backend.password == nil)
         let fixture = try TunnelFixture()
 
-        let none = try check(fixture, remotePort: backend.port, [:])
-        #expect(none.status == 0, "\(none.stderr)")
-        #expect(
-            none.stderr.contains("OpenCode unknown (API 2) healthy through 127.0.0.1 (/api/info), no password"),
-            "\(none.stderr)")
-        #expect(none.stderr.contains("✓ events ("), "\(none.stderr)")
+        try expectCheck(
+            fixture, remotePort: backend.port, [:],
+            saying: ["OpenCode unknown (API 2) healthy through 127.0.0.1 (/api/info), no password", "✓ events ("])
 
         // OpenCode's own rule (env.ts): OPENCODE_PASSWORD set but empty means no password, whatever the legacy name says.
-        let empty = try check(
-            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "", "OPENCODE_SERVER_PASSWORD": "stale"])
-        #expect(empty.status == 0, "\(empty.stderr)")
-        #expect(
-            empty.stderr.contains("healthy through 127.0.0.1 (/api/info), no password (OPENCODE_PASSWORD is empty)"),
-            "\(empty.stderr)")
+        let empty = try expectCheck(
+            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "", "OPENCODE_SERVER_PASSWORD": "stale"],
+            saying: ["healthy through 127.0.0.1 (/api/info), no password (OPENCODE_PASSWORD is empty)"])
         #expect(!empty.stderr.contains("stale"))
     }
 
@@ -91,10 +90,9 @@ struct OpenCodeNowTests {
         let backend = try OpenCodeStandIn(flavor: "opencode2", heartbeat: 0.2, heartbeatFirst: true)
         let password = try #require(backend.password)
         let fixture = try TunnelFixture()
-        let result = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("✓ events ("), "\(result.stderr)")
-        #expect(result.stderr.contains("/api/event sent server.connected"), "\(result.stderr)")
+        try expectCheck(
+            fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": password],
+            saying: ["✓ events (", "/api/event sent server.connected"])
     }
 
     @Test(
@@ -127,14 +125,11 @@ struct OpenCodeNowTests {
 
         // The web app guarded too (an empty 401 on every page, /global/health included).
         let guarded = try OpenCodeStandIn(flavor: "opencode2", password: password, webAuth: true)
-        let none = try check(fixture, remotePort: guarded.port, [:])
-        #expect(none.status == 0, "\(none.stderr)")
-        #expect(
-            none.stderr.contains("OpenCode 2 reached through 127.0.0.1 (/api/info): it asks for a password"),
-            "\(none.stderr)")
+        let none = try expectCheck(
+            fixture, remotePort: guarded.port, [:],
+            saying: ["OpenCode 2 reached through 127.0.0.1 (/api/info): it asks for a password"])
         #expect(!none.stderr.contains("OpenCode 1"))
-        let good = try check(fixture, remotePort: guarded.port, ["OPENCODE_PASSWORD": password])
-        #expect(good.status == 0, "\(good.stderr)")
+        try expectCheck(fixture, remotePort: guarded.port, ["OPENCODE_PASSWORD": password])
     }
 
     @Test(
@@ -143,13 +138,10 @@ struct OpenCodeNowTests {
     func oneRefusals(hono: Bool) throws {
         let backend = try OpenCodeStandIn(flavor: "opencode1", password: "s3cret", hono401: hono)
         let fixture = try TunnelFixture()
-        let none = try check(fixture, remotePort: backend.port, [:])
-        #expect(none.status == 79, "\(none.stderr)")
-        #expect(
-            none.stderr.contains("OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password"),
-            "\(none.stderr)")
-        let good = try check(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "s3cret"])
-        #expect(good.status == 0, "\(good.stderr)")
+        try expectCheck(
+            fixture, remotePort: backend.port, [:], status: 79,
+            saying: ["OpenCode 1 was started with OPENCODE_SERVER_PASSWORD, so it asks for a password"])
+        try expectCheck(fixture, remotePort: backend.port, ["OPENCODE_PASSWORD": "s3cret"])
     }
 
     @Test(

@@ -55,10 +55,8 @@ struct OpenCodePairTests {
         defer { home.stopGracefullyOrKill() }
         try #require(try await offPool { home.homeListening() } != nil, "\(home.stderrText)")
 
-        let tunnel = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
-        let localPort = try #require(try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)")
+        let (tunnel, localPort, said) = try await Self.laptopTunnel(fixture, laptop, remotePort: remotePort)
         #expect(localPort != 49374)
-        let said = try await offPool { tunnel.waitForLine(containing: "pair links from home") }
         #expect(
             said
                 == "pair links from home open here: http://127.0.0.1:49374/auth/connect/… (OpenCode 2's background service port, 49374 (its own port at home is not known without a password); --no-pair-port turns this off)",
@@ -77,10 +75,9 @@ struct OpenCodePairTests {
         #expect(opened.last?.hasPrefix("api 200 {\"version\":\"2.0.17\"") == true, "\(opened)")
         tunnel.stopGracefullyOrKill()
 
-        let without = try fixture.up(remotePort: remotePort, extra: ["--no-pair-port"], launcher: laptop.exec)
+        let (without, otherPort, told) = try await Self.laptopTunnel(
+            fixture, laptop, remotePort: remotePort, extra: ["--no-pair-port"])
         defer { without.stopGracefullyOrKill() }
-        let otherPort = try #require(try await offPool { without.forwardedPort() }, "\(without.stderrText)")
-        let told = try await offPool { without.waitForLine(containing: "pair links from home") }
         #expect(
             told?.contains("--no-pair-port is set: open them with :\(otherPort) in place of :49374") == true,
             "\(without.stderrText)")
@@ -102,10 +99,8 @@ struct OpenCodePairTests {
         let holder = try RunningProcess(holderCommand[0], Array(holderCommand.dropFirst()))
         defer { holder.signal(SIGKILL); _ = holder.waitForExit(timeout: 5) }
         try #require(try await offPool { holder.waitForLine(containing: "HELD", stdout: true) } != nil)
-        let busy = try fixture.up(remotePort: remotePort, launcher: laptop.exec)
+        let (busy, busyPort, named) = try await Self.laptopTunnel(fixture, laptop, remotePort: remotePort)
         defer { busy.stopGracefullyOrKill() }
-        let busyPort = try #require(try await offPool { busy.forwardedPort() }, "\(busy.stderrText)")
-        let named = try await offPool { busy.waitForLine(containing: "pair links from home") }
         #expect(
             named?.contains(
                 "name port 49374 (OpenCode 2's background service port, 49374 (its own port at home is not known without a password)), which is in use by another program here: open them with :\(busyPort) in place of :49374"
@@ -114,6 +109,18 @@ struct OpenCodePairTests {
         #expect(busy.isRunning)
         let served = try await offPool { try Self.getInLaptop(laptop, port: busyPort) }
         #expect(Self.answeredByOpenCode2(served), "\(served)")
+    }
+
+    /// `tunnel up` on `laptop` to `remotePort` (with `extra`): the tunnel, its local port once it forwards, and the line
+    /// it says of pair links from home.
+    static func laptopTunnel(
+        _ fixture: TunnelFixture, _ laptop: NetworkNamespaceLink, remotePort: Int, extra: [String] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (tunnel: RunningProcess, port: Int, pairLine: String?) {
+        let tunnel = try fixture.up(remotePort: remotePort, extra: extra, launcher: laptop.exec)
+        let port = try #require(
+            try await offPool { tunnel.forwardedPort() }, "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+        return (tunnel, port, try await offPool { tunnel.waitForLine(containing: "pair links from home") })
     }
 
     static func answeredByOpenCode2(_ answer: String?) -> Bool {

@@ -49,7 +49,7 @@ struct NotifyBoundsTests {
             #expect(
                 NotifyTests.emit(
                     backend,
-                    NotifyTests.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]]))
+                    StandInEvent.session("s1", "session.updated", ["info": ["id": "s1", "title": "Fix the login bug"]]))
                     == 1)
 
             let served = try await offPool { () -> [Bool] in
@@ -57,7 +57,7 @@ struct NotifyBoundsTests {
                 for request in 0..<200 {
                     _ = NotifyTests.emit(
                         backend,
-                        NotifyTests.session(
+                        StandInEvent.session(
                             "s1", "permission.asked",
                             [
                                 "id": "per_\(request)", "permission": "bash",
@@ -106,7 +106,7 @@ struct NotifyBoundsTests {
             #expect(try await offPool { try waiting() } == 200)
             #expect(
                 NotifyTests.emit(
-                    backend, NotifyTests.session("s1", "permission.replied", ["requestID": "per_7", "reply": "once"]))
+                    backend, StandInEvent.session("s1", "permission.replied", ["requestID": "per_7", "reply": "once"]))
                     == 1)
             #expect(try await offPool { waitUntil(timeout: 10) { (try? waiting()) == 199 } })
             let human = try await offPool { try fixture.run(["tunnel", "status"]) }
@@ -133,21 +133,19 @@ struct NotifyBoundsTests {
         defer { tunnel.stopGracefullyOrKill() }
         try await NotifyTests.requireFollowing(backend, tunnel)
         for event in [
-            NotifyTests.session(
+            StandInEvent.session(
                 "s1", "session.updated",
                 ["info": ["id": "s1", "title": "Rotate \(password) today", "directory": "/home/me/shop"]]),
-            NotifyTests.session("s1", "session.status", ["status": ["type": "busy"]]),
-            NotifyTests.session(
+            StandInEvent.status("s1", "busy"),
+            StandInEvent.session(
                 "s1", "permission.asked",
                 [
                     "id": "per_1", "permission": "bash",
                     "patterns": ["curl -u opencode:\(password) https://push.example", "echo \(token)"],
                 ]),
-            NotifyTests.session(
+            StandInEvent.session(
                 "s1", "question.asked", ["id": "que_1", "questions": [["question": "Send Basic \(token)?"]]]),
-            NotifyTests.session(
-                "s2", "session.error",
-                ["error": ["name": "APIError", "data": ["message": "401 for opencode:\(password)"]]]),
+            StandInEvent.failure("s2", "401 for opencode:\(password)"),
         ] {
             #expect(NotifyTests.emit(backend, event) == 1)
         }
@@ -202,17 +200,14 @@ struct NotifyBoundsTests {
                 for index in 0..<50 {
                     _ = NotifyTests.emit(
                         backend,
-                        NotifyTests.session(
+                        StandInEvent.session(
                             "big\(index)", "session.updated",
                             ["info": ["id": "big\(index)", "title": "\(index) \(big)"]]))
                 }
             }
             // Read up to here once the failure sent last is told.
             #expect(
-                NotifyTests.emit(
-                    backend,
-                    NotifyTests.session(
-                        "big49", "session.error", ["error": ["name": "APIError", "data": ["message": "last"]]])) == 1)
+                NotifyTests.emit(backend, StandInEvent.failure("big49", "last")) == 1)
             let line = try #require(
                 try await offPool { tunnel.waitForLine(containing: "notify: OpenCode failed: 49 ttt", timeout: 180) },
                 "\(tunnel.stderrText)")
@@ -238,10 +233,7 @@ struct NotifyBoundsTests {
                 defer { tunnel.stopGracefullyOrKill() }
                 try await NotifyTests.requireFollowing(backend, tunnel)
                 #expect(
-                    NotifyTests.emit(
-                        backend,
-                        NotifyTests.session(
-                            "s1", "session.error", ["error": ["name": "APIError", "data": ["message": "boom"]]])) == 1)
+                    NotifyTests.emit(backend, StandInEvent.failure("s1", "boom")) == 1)
                 let pid = try #require(
                     try await offPool { () -> Int? in
                         _ = waitUntil(timeout: 20) { Int(Self.lines(scratch.file(pidFile)).first ?? "") != nil }

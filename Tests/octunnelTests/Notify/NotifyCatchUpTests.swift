@@ -59,16 +59,23 @@ struct NotifyCatchUpTests {
         try await body(backend, password, fixture, tunnel, record)
     }
 
-    static func records(_ file: String) -> [String] {
-        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    /// How a request asked while nobody listened starts in the record: "permission|ID|MESSAGE (asked while you were
+    /// away"; a question has no id.
+    static func askedAway(_ id: String, _ message: String) -> String {
+        "permission|\(id)|\(message) (asked while you were away"
     }
 
-    /// The peers of the event streams open at the stand-in (a new stream shows as a new peer).
-    static func peers(_ backend: OpenCodeStandIn) -> [String] {
-        let answer = backend.post("/standin/emit", ["type": "server.ping", "fields": [String: Any]()])
-        return
-            ((try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["peers"] as? [String])
-            ?? []
+    /// Whether `records` hold exactly one record starting with each of `prefixes`.
+    static func toldOnce(_ records: [String], _ prefixes: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        for prefix in prefixes {
+            #expect(
+                records.filter { $0.hasPrefix(prefix) }.count == 1, "\(prefix) in \(records)",
+                sourceLocation: sourceLocation)
+        }
+    }
+
+    static func records(_ file: String) -> [String] {
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
     /// Adds a pending permission, its event sent to the streams open (`emit`) or to none; its id
@@ -96,78 +103,36 @@ struct NotifyCatchUpTests {
             let finishes = flavor == "opencode1"
             if finishes {
                 // 1.x: two sessions seen busy on the stream before the cut (seen once the live request after them is told: one stream, in order).
-                #expect(
-                    NotifyTests.emit(
-                        backend, NotifyTests.session("ses_b", "session.status", ["status": ["type": "busy"]])) == 1)
-                #expect(
-                    NotifyTests.emit(
-                        backend, NotifyTests.session("ses_c", "session.status", ["status": ["type": "busy"]])) == 1)
+                #expect(NotifyTests.emit(backend, StandInEvent.status("ses_b", "busy")) == 1)
+                #expect(NotifyTests.emit(backend, StandInEvent.status("ses_c", "busy")) == 1)
             }
             let live = try #require(
                 backend.askPermission(session: "ses_a", patterns: ["make live"], title: "Fix the login bug"))
-            try #require(
-                try await offPool { waitUntil(timeout: 20) { Self.records(record).count == 1 } }, "\(tunnel.stderrText)"
-            )
+            try await CutSteps.requireRecords(record, atLeast: 1, timeout: 20, tunnel)
             // The first cut: the VPS goes down (sshd and its sessions killed). Meanwhile the agent asks
             // twice and a question, and (1.x) ses_b goes idle: their events reach no stream.
-            try await offPool { fixture.sshd.stop(hard: true) }
-            try #require(
-                try await offPool {
-                    waitUntil(timeout: 20) {
-                        NotifyTests.emit(backend, ["type": "server.ping", "fields": [String: Any]()]) == 0
-                    }
-                },
-                "the follower's stream outlived the VPS")
-            if finishes {
-                #expect(
-                    NotifyTests.emit(
-                        backend, NotifyTests.session("ses_b", "session.status", ["status": ["type": "idle"]])) == 0)
-            }
+            try await CutSteps.stopVPS(fixture, backend)
+            if finishes { #expect(NotifyTests.emit(backend, StandInEvent.status("ses_b", "idle")) == 0) }
             let (first, heardFirst) = try #require(Self.ask(backend, "make first", emit: true))
             let (second, heardSecond) = try #require(Self.ask(backend, "make second", emit: true))
             #expect(heardFirst == 0 && heardSecond == 0)
-            let question = backend.post(
-                "/standin/question",
-                ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB", "options": []]]])
-            #expect(question.status == 200 && question.body.contains(#""streams":0"#), "\(question)")
+            #expect(backend.askQuestion(session: "ses_a", "Which database?")?.streams == 0)
             try await offPool { try fixture.sshd.start() }
             // The tunnel comes back by itself.
             let afterCut = finishes ? 5 : 4
-            try #require(
-                try await offPool { waitUntil(timeout: 60) { Self.records(record).count >= afterCut } },
-                "\(Self.records(record)) \(tunnel.stderrText)")
+            try await CutSteps.requireRecords(record, atLeast: afterCut, timeout: 60, tunnel)
 
             let third = try #require(Self.askUnheard(backend, "make third"))
-            let again = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
-            #expect(again.status == 0, "\(again)")
-            try #require(
-                try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= afterCut + 1 } },
-                "\(Self.records(record)) \(tunnel.stderrText)")
+            _ = try await CutSteps.reconnects(1, fixture, backend, tunnel)
+            try await CutSteps.requireRecords(record, atLeast: afterCut + 1, tunnel)
             // Eight more cuts with nothing new, each until the follower's stream is back (a peer the
             // stand-in has not seen), then one more with a last request: each catch-up runs in turn
             // on the follower's thread, so a doubled one would have come before `last`.
-            var peers = Set(Self.peers(backend))
-            for round in 0..<8 {
-                let cut = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
-                #expect(cut.status == 0, "round \(round): \(cut)")
-                let before = peers
-                let back = try await offPool {
-                    waitUntil(timeout: 30) { !Set(Self.peers(backend)).subtracting(before).isEmpty }
-                }
-                try #require(back, "round \(round): the stream did not come back \(tunnel.stderrText)")
-                peers.formUnion(Self.peers(backend))
-            }
-            let last = try #require(Self.askUnheard(backend, "make last"))
-            let final = try await offPool { try fixture.run(["tunnel", "reconnect", "--wait", "30"]) }
-            #expect(final.status == 0, "\(final)")
-            try #require(
-                try await offPool { waitUntil(timeout: 30) { Self.records(record).count >= afterCut + 2 } },
-                "\(Self.records(record)) \(tunnel.stderrText)")
+            _ = try await CutSteps.reconnects(8, fixture, backend, tunnel)
+            let last = try await CutSteps.lastRequest(fixture, backend, tunnel, record: record, after: afterCut + 1)
             let records = Self.records(record)
             #expect(records.count == afterCut + 2, "a moment told twice across 11 cuts: \(records)")
-            #expect(
-                records.last?.hasPrefix("permission|\(last)|bash: make last (asked while you were away") == true,
-                "\(records)")
+            #expect(records.last?.hasPrefix(Self.askedAway(last, "bash: make last")) == true, "\(records)")
             if finishes {
                 #expect(
                     records.filter { $0.hasPrefix("finished|") } == [
@@ -175,18 +140,12 @@ struct NotifyCatchUpTests {
                     ], "ses_b only: ses_c still works \(records)")
             }
             #expect(records.first == "permission|\(live)|bash: make live", "\(records)")
-            #expect(
-                records.contains { $0.hasPrefix("permission|\(first)|bash: make first (asked while you were away") },
-                "\(records)")
-            #expect(
-                records.contains { $0.hasPrefix("permission|\(second)|bash: make second (asked while you were away") },
-                "\(records)")
-            #expect(
-                records.contains { $0.hasPrefix("permission||DB: Which database? (asked while you were away") },
-                "\(records)")
-            #expect(
-                records.contains { $0.hasPrefix("permission|\(third)|bash: make third (asked while you were away") },
-                "\(records)")
+            Self.toldOnce(
+                records,
+                [
+                    Self.askedAway(first, "bash: make first"), Self.askedAway(second, "bash: make second"),
+                    Self.askedAway("", "DB: Which database?"), Self.askedAway(third, "bash: make third"),
+                ])
             let lines = tunnel.stderr.filter { $0.contains("notify: ") }
             #expect(
                 lines.count == afterCut + 2 && lines.filter { $0.contains("asked while you were away") }.count == 5,

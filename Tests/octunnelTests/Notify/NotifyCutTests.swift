@@ -19,23 +19,8 @@ struct NotifyCutTests {
     /// idle, 2.x session.execution.started / succeeded.
     static func turn(_ session: String, ends: Bool, flavor: String) -> [String: Any] {
         flavor == "opencode1"
-            ? NotifyTests.session(session, "session.status", ["status": ["type": ends ? "idle" : "busy"]])
-            : NotifyTests.session(session, ends ? "session.execution.succeeded" : "session.execution.started")
-    }
-
-    /// `tunnel reconnect`, then waits for the follower's stream to be back (a peer the stand-in
-    /// has not seen among `peers`); the peers seen now, or nil if it did not come back.
-    static func reconnect(
-        _ fixture: TunnelFixture, _ backend: OpenCodeStandIn, after peers: Set<String>
-    ) throws -> Set<String>? {
-        let cut = try fixture.run(["tunnel", "reconnect", "--wait", "30"])
-        guard cut.status == 0 else { return nil }
-        var now = peers
-        let back = waitUntil(timeout: 30) {
-            now = Set(NotifyCatchUpTests.peers(backend))
-            return !now.subtracting(peers).isEmpty
-        }
-        return back ? peers.union(now) : nil
+            ? StandInEvent.session(session, "session.status", ["status": ["type": ends ? "idle" : "busy"]])
+            : StandInEvent.session(session, ends ? "session.execution.succeeded" : "session.execution.started")
     }
 
     @Test(
@@ -46,18 +31,9 @@ struct NotifyCutTests {
             // ses_b is seen working before the cut (seen once the live request after it is told: one stream, in order).
             #expect(NotifyTests.emit(backend, Self.turn("ses_b", ends: false, flavor: flavor)) == 1)
             let live = try #require(backend.askPermission(session: "ses_a", patterns: ["make live"]))
-            try #require(
-                try await offPool { waitUntil(timeout: 20) { NotifyCatchUpTests.records(record).count == 1 } },
-                "\(tunnel.stderrText)")
+            try await CutSteps.requireRecords(record, atLeast: 1, timeout: 20, tunnel)
 
-            try await offPool { fixture.sshd.stop(hard: true) }
-            try #require(
-                try await offPool {
-                    waitUntil(timeout: 20) {
-                        NotifyTests.emit(backend, ["type": "server.ping", "fields": [String: Any]()]) == 0
-                    }
-                },
-                "the follower's stream outlived the VPS")
+            try await CutSteps.stopVPS(fixture, backend)
             let cutAt = Date()
             let (first, heardFirst) = try #require(NotifyCatchUpTests.ask(backend, "make first", emit: true))
             #expect(NotifyTests.emit(backend, Self.turn("ses_b", ends: true, flavor: flavor)) == 0)
@@ -82,40 +58,22 @@ struct NotifyCutTests {
                 "NotifyCutTests \(flavor): VPS down \(String(format: "%.1f", cutFor)) s, tunnel back \(String(format: "%.1f", backAt.timeIntervalSince(cutAt))) s after the cut; the three told \(String(format: "%.2f", toldAt.timeIntervalSince(backAt))) s after the tunnel was back"
             )
 
-            var peers = Set(NotifyCatchUpTests.peers(backend))
-            for round in 0..<10 {
-                let seen = peers
-                peers = try #require(
-                    try await offPool { try Self.reconnect(fixture, backend, after: seen) },
-                    "round \(round): the stream did not come back \(tunnel.stderrText)")
-            }
-            // One more cut with a last request: each catch-up runs in turn on the follower's thread,
-            // so a doubled one would have come before it.
-            let last = try #require(NotifyCatchUpTests.askUnheard(backend, "make last"))
-            let before = peers
-            _ = try #require(
-                try await offPool { try Self.reconnect(fixture, backend, after: before) }, "\(tunnel.stderrText)")
-            try #require(
-                try await offPool { waitUntil(timeout: 30) { NotifyCatchUpTests.records(record).count >= 5 } },
-                "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
+            _ = try await CutSteps.reconnects(10, fixture, backend, tunnel)
+            // One more cut with a last request.
+            let last = try await CutSteps.lastRequest(fixture, backend, tunnel, record: record, after: 4)
 
             let records = NotifyCatchUpTests.records(record)
             #expect(records.count == 5, "a moment told twice across 11 cuts: \(records)")
             #expect(records.first == "permission|\(live)|bash: make live", "\(records)")
             #expect(
-                records.last?.hasPrefix("permission|\(last)|bash: make last (asked while you were away") == true,
-                "\(records)")
-            let afterCut = Array(records.dropFirst().prefix(3))
-            #expect(
-                afterCut.filter { $0.hasPrefix("permission|\(first)|bash: make first (asked while you were away") }
-                    .count == 1, "\(records)")
-            #expect(
-                afterCut.filter { $0.hasPrefix("permission|\(second)|bash: make second (asked while you were away") }
-                    .count == 1, "\(records)")
-            #expect(
-                afterCut.filter {
-                    $0.hasPrefix("finished||the agent is done and waits for you (finished while you were away")
-                }.count == 1, "\(records)")
+                records.last?.hasPrefix(NotifyCatchUpTests.askedAway(last, "bash: make last")) == true, "\(records)")
+            NotifyCatchUpTests.toldOnce(
+                Array(records.dropFirst().prefix(3)),
+                [
+                    NotifyCatchUpTests.askedAway(first, "bash: make first"),
+                    NotifyCatchUpTests.askedAway(second, "bash: make second"),
+                    "finished||the agent is done and waits for you (finished while you were away",
+                ])
             let lines = tunnel.stderr.filter { $0.contains("notify: ") }
             #expect(lines.count == 5 && lines.filter { $0.contains("OpenCode finished: ses_b") }.count == 1, "\(lines)")
             #expect(!(tunnel.stderrText + records.joined()).contains(password))
@@ -130,35 +88,23 @@ struct NotifyCutTests {
         let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let waiting = try #require(backend.askPermission(session: "ses_a", patterns: ["git push"]))
-        let question = backend.post(
-            "/standin/question",
-            ["sessionID": "ses_a", "questions": [["question": "Which database?", "header": "DB", "options": []]]])
-        #expect(question.status == 200 && question.body.contains(#""streams":0"#), "\(question)")
+        #expect(backend.askQuestion(session: "ses_a", "Which database?")?.streams == 0)
         let scratch = try TempDirectory()
         let (fixture, tunnel, record) = try NotifyCatchUpTests.recordingTunnel(
             to: backend, password: password, in: scratch)
         defer { tunnel.stopGracefullyOrKill() }
         try #require(try await offPool { NotifyTests.followerListens(backend, tunnel) }, "\(tunnel.stderrText)")
-        try #require(
-            try await offPool { waitUntil(timeout: 20) { NotifyCatchUpTests.records(record).count >= 2 } },
-            "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
-        let peers = Set(NotifyCatchUpTests.peers(backend))
-        let seen = try #require(
-            try await offPool { try Self.reconnect(fixture, backend, after: peers) }, "\(tunnel.stderrText)")
-        let last = try #require(NotifyCatchUpTests.askUnheard(backend, "make last"))
-        _ = try #require(
-            try await offPool { try Self.reconnect(fixture, backend, after: seen) }, "\(tunnel.stderrText)")
-        try #require(
-            try await offPool { waitUntil(timeout: 30) { NotifyCatchUpTests.records(record).count >= 3 } },
-            "\(NotifyCatchUpTests.records(record)) \(tunnel.stderrText)")
+        try await CutSteps.requireRecords(record, atLeast: 2, timeout: 20, tunnel)
+        _ = try await CutSteps.reconnects(1, fixture, backend, tunnel)
+        let last = try await CutSteps.lastRequest(fixture, backend, tunnel, record: record, after: 2)
         let records = NotifyCatchUpTests.records(record)
         #expect(records.count == 3, "\(records)")
-        #expect(
-            records.contains { $0.hasPrefix("permission|\(waiting)|bash: git push (asked while you were away") },
-            "\(records)")
-        #expect(
-            records.contains { $0.hasPrefix("permission||DB: Which database? (asked while you were away") },
-            "\(records)")
+        NotifyCatchUpTests.toldOnce(
+            records,
+            [
+                NotifyCatchUpTests.askedAway(waiting, "bash: git push"),
+                NotifyCatchUpTests.askedAway("", "DB: Which database?"),
+            ])
         #expect(records.last?.hasPrefix("permission|\(last)|") == true, "\(records)")
         #expect(!(tunnel.stderrText + records.joined()).contains(password))
     }

@@ -31,15 +31,16 @@ struct NotifyTests {
             && waitUntil(timeout: 20) { emit(backend, ["type": "server.ping", "fields": [:]]) == 1 }
     }
 
-    /// A 2.x stand-in behind a fresh password, a sshd fixture to reach it and a scratch
+    /// A stand-in of `flavor` (2.x unless given) behind a fresh password, a sshd fixture to reach it and a scratch
     /// directory; the stand-in is stopped after `body`.
     static func withStandIn(
+        flavor: String = "opencode2",
         _ body: (_ backend: OpenCodeStandIn, _ password: String, _ fixture: TunnelFixture, _ scratch: TempDirectory)
             async throws -> Void
     )
         async throws
     {
-        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: "opencode2")
+        let (backend, password) = try OpenCodeStandIn.withFreshPassword(flavor: flavor)
         defer { backend.stop() }
         let fixture = try TunnelFixture()
         try await body(backend, password, fixture, try TempDirectory())
@@ -59,8 +60,18 @@ struct NotifyTests {
             sourceLocation: sourceLocation)
     }
 
-    static func session(_ id: String, _ type: String, _ fields: [String: Any] = [:]) -> [String: Any] {
-        ["type": type, "fields": fields.merging(["sessionID": id]) { $1 }]
+    /// `status` (`tunnel status --json` or `home status --json`) run beside the running end: its JSON, and the
+    /// kinds of the notifications it keeps, sorted.
+    static func statusKinds(
+        _ fixture: TunnelFixture, _ status: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (object: [String: Any], kinds: [String]) {
+        let result = try await offPool { try fixture.run(status) }
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)",
+            sourceLocation: sourceLocation)
+        let told = try #require(
+            object["notifications"] as? [[String: Any]], "\(result.stdout)", sourceLocation: sourceLocation)
+        return (object, told.compactMap { $0["kind"] as? String }.sorted())
     }
 
     /// A program that appends its OCTUNNEL_ variables, one record a line, to `file`.
@@ -102,22 +113,21 @@ struct NotifyTests {
             try await Self.requireFollowing(backend, tunnel)
 
             for event in [
-                Self.session("s0", "session.status", ["status": ["type": "idle"]]), Self.session("s0", "session.idle"),
-                Self.session(
+                StandInEvent.status("s0", "idle"), StandInEvent.session("s0", "session.idle"),
+                StandInEvent.session(
                     "s1", "session.updated",
                     [
                         "info": [
                             "id": "s1", "title": "Fix \u{1b}[31mlogin\u{1b}]0;x\u{07}", "directory": "/home/me/shop",
                         ]
                     ]),
-                Self.session("s1", "session.status", ["status": ["type": "busy"]]),
-                Self.session(
+                StandInEvent.status("s1", "busy"),
+                StandInEvent.session(
                     "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                Self.session(
+                StandInEvent.session(
                     "s1", "permission.asked", ["id": "per_1", "permission": "bash", "patterns": ["git push"]]),
-                Self.session("s1", "session.status", ["status": ["type": "idle"]]), Self.session("s1", "session.idle"),
-                Self.session(
-                    "s2", "session.error", ["error": ["name": "APIError", "data": ["message": "rate limited"]]]),
+                StandInEvent.status("s1", "idle"), StandInEvent.session("s1", "session.idle"),
+                StandInEvent.failure("s2", "rate limited"),
             ] {
                 #expect(Self.emit(backend, event) == 1)
             }
@@ -152,13 +162,8 @@ struct NotifyTests {
                     "finished|Fix \\x1b[31mlogin\\x1b]0;x\\x07|the agent is done and waits for you|/home/me/shop"),
                 "\(records)")
             // status: the last three, newest last.
-            let status = try await offPool { try fixture.run(["tunnel", "status", "--json"]) }
-            let object = try #require(
-                try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], "\(status)")
-            let told = try #require(object["notifications"] as? [[String: Any]], "\(status.stdout)")
-            #expect(
-                told.compactMap { $0["kind"] as? String }.sorted() == ["failed", "finished", "permission"],
-                "\(status.stdout)")
+            let status = try await Self.statusKinds(fixture, ["tunnel", "status", "--json"])
+            #expect(status.kinds == ["failed", "finished", "permission"], "\(status.object)")
             let human = try await offPool { try fixture.run(["tunnel", "status"]) }
             #expect(human.stdout.components(separatedBy: "notified").count - 1 == 3, "\(human.stdout)")
         }
@@ -182,9 +187,7 @@ struct NotifyTests {
                 ])
             defer { tunnel.stopGracefullyOrKill() }
             try await Self.requireFollowing(backend, tunnel)
-            _ = Self.emit(
-                backend,
-                Self.session("x", "session.error", ["error": ["name": "UnknownError", "data": ["message": "boom"]]]))
+            _ = Self.emit(backend, StandInEvent.failure("x", "boom", name: "UnknownError"))
             let line = try await offPool { tunnel.waitForLine(containing: "--notify-command") }
             #expect(line?.contains(said) == true, "\(tunnel.stderrText)")
             #expect(
@@ -218,15 +221,13 @@ struct NotifyTests {
 
         let title = "Shop <b>cart</b> & \u{1b}[31mred"
         for event in [
-            Self.session(
+            StandInEvent.session(
                 "d1", "session.updated", ["info": ["id": "d1", "title": title, "directory": "/home/me/shop"]]),
-            Self.session("d1", "session.status", ["status": ["type": "busy"]]),
-            Self.session(
+            StandInEvent.status("d1", "busy"),
+            StandInEvent.session(
                 "d1", "permission.updated", ["id": "per_d", "type": "bash", "title": "rm -rf <build> && echo \\033[2J"]),
-            Self.session("d1", "session.status", ["status": ["type": "idle"]]), Self.session("d1", "session.idle"),
-            Self.session(
-                "d2", "session.error",
-                ["error": ["name": "ProviderAuthError", "data": ["message": "key <expired> \\n & \u{07}"]]]),
+            StandInEvent.status("d1", "idle"), StandInEvent.session("d1", "session.idle"),
+            StandInEvent.failure("d2", "key <expired> \\n & \u{07}", name: "ProviderAuthError"),
         ] {
             #expect(Self.emit(backend, event) == 1)
         }
@@ -238,21 +239,15 @@ struct NotifyTests {
         #expect(shown.allSatisfy { $0.appName == "octunnel" }, "\(shown)")
         // 1.x's /global/event names the project directory around each event (the stand-in's "project").
         let named = "Shop <b>cart</b> & \\x1b[31mred (project)"
-        #expect(
-            shown.contains(
-                DesktopSession.Shown(
-                    appName: "octunnel", summary: "OpenCode asks for permission: \(named)",
-                    body: "rm -rf &lt;build&gt; &amp;&amp; echo \\033[2J", urgency: "CRITICAL")), "\(shown)")
-        #expect(
-            shown.contains(
-                DesktopSession.Shown(
-                    appName: "octunnel", summary: "OpenCode finished: \(named)",
-                    body: "the agent is done and waits for you", urgency: "NORMAL")), "\(shown)")
-        #expect(
-            shown.contains(
-                DesktopSession.Shown(
-                    appName: "octunnel", summary: "OpenCode failed: d2 (project)",
-                    body: "ProviderAuthError: key &lt;expired&gt; \\n &amp; \\x07", urgency: "CRITICAL")), "\(shown)")
+        let expected = [
+            ("OpenCode asks for permission: \(named)", "rm -rf &lt;build&gt; &amp;&amp; echo \\033[2J", "CRITICAL"),
+            ("OpenCode finished: \(named)", "the agent is done and waits for you", "NORMAL"),
+            ("OpenCode failed: d2 (project)", "ProviderAuthError: key &lt;expired&gt; \\n &amp; \\x07", "CRITICAL"),
+        ]
+        for (summary, body, urgency) in expected {
+            let one = DesktopSession.Shown(appName: "octunnel", summary: summary, body: body, urgency: urgency)
+            #expect(shown.contains(one), "\(one) among \(shown)")
+        }
         #expect(
             shown.allSatisfy { !($0.summary + $0.body).contains { $0.asciiValue.map { $0 < 0x20 } == true } },
             "\(shown)")

@@ -10,11 +10,17 @@ import Testing
 @Suite("answer a question from its desktop notification", .ownThreads, .timeLimit(.minutes(3)))
 struct QuestionAnswerEndToEndTests {
     static func ask(_ backend: OpenCodeStandIn, _ question: String, _ labels: [String]) -> String? {
-        let options = labels.map { ["label": $0, "description": "about \($0)"] }
-        let answer = backend.post(
-            "/standin/question",
-            ["sessionID": "ses_a", "questions": [["question": question, "header": "DB", "options": options]]])
-        return (try? JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["id"] as? String
+        backend.askQuestion(session: "ses_a", question, labels: labels)?.id
+    }
+
+    /// Waits until `desktop` shows the question that reads `question`.
+    static func requireShown(
+        _ question: String, _ desktop: DesktopSession, _ tunnel: RunningProcess,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try await NotificationAnswerEndToEndTests.requireShown(desktop, tunnel, sourceLocation: sourceLocation) {
+            $0.contains { $0.body.contains(question) }
+        }
     }
 
     @Test(
@@ -24,35 +30,18 @@ struct QuestionAnswerEndToEndTests {
         try await NotificationAnswerEndToEndTests.withDesktopTunnel(flavor: flavor) {
             desktop, backend, tunnel, password in
             let id = try #require(Self.ask(backend, "Which database?", ["Postgres", "SQLite"]))
-            try #require(
-                try await offPool {
-                    waitUntil(timeout: 20) { desktop.shown.contains { $0.body.contains("Which database?") } }
-                },
-                "\(desktop.shown) \(tunnel.stderrText)")
+            try await Self.requireShown("Which database?", desktop, tunnel)
             try desktop.choose(action: "q1")
-            #expect(try await offPool { waitUntil(timeout: 20) { !backend.replies.isEmpty } }, "\(tunnel.stderrText)")
-            let replies = backend.replies
-            #expect(replies.count == 1, "\(replies)")
-            #expect(
-                replies.first?["path"] as? String
-                    == (flavor == "opencode1" ? "/question/\(id)/reply" : "/api/session/ses_a/question/\(id)/reply"),
-                "\(replies)")
-            #expect(replies.first?["body"] as? String == #"{"answers":[["SQLite"]]}"#, "\(replies)")
-            #expect(
-                try await offPool {
-                    tunnel.waitForLine(containing: "question \(id) answered \"SQLite\" from the notification")
-                } != nil,
-                "\(tunnel.stderrText)")
+            _ = try await NotificationAnswerEndToEndTests.expectReply(
+                OpenCodeStandIn.replyPath(flavor: flavor, "question", id, session: "ses_a"),
+                #"{"answers":[["SQLite"]]}"#,
+                said: "question \(id) answered \"SQLite\" from the notification", backend, tunnel)
 
             // Hostile labels reach the real notify-send inside their own --action argument: one that
             // reads as an option stays a label, and the label sent is the one OpenCode sent, whole.
             let hostile = ["--expire-time=1", "-u low \u{1b}[2J"]
             let third = try #require(Self.ask(backend, "Which flag?", hostile))
-            try #require(
-                try await offPool {
-                    waitUntil(timeout: 20) { desktop.shown.contains { $0.body.contains("Which flag?") } }
-                },
-                "\(desktop.shown) \(tunnel.stderrText)")
+            try await Self.requireShown("Which flag?", desktop, tunnel)
             try desktop.choose(action: "q1")
             #expect(try await offPool { waitUntil(timeout: 20) { backend.replies.count == 2 } }, "\(tunnel.stderrText)")
             let sent = try #require(backend.replies.last?["body"] as? String)
@@ -62,31 +51,14 @@ struct QuestionAnswerEndToEndTests {
                 ], "\(sent)")
             #expect(
                 backend.replies.last?["path"] as? String
-                    == (flavor == "opencode1"
-                        ? "/question/\(third)/reply" : "/api/session/ses_a/question/\(third)/reply"))
+                    == OpenCodeStandIn.replyPath(flavor: flavor, "question", third, session: "ses_a"))
             #expect(!tunnel.stderrText.contains("\u{1b}"), "\(tunnel.stderrText)")
 
             // Answered elsewhere first (OpenCode restarted and forgot it): said plainly, never sent.
             let second = try #require(Self.ask(backend, "Which cache?", ["Redis", "None"]))
-            try #require(
-                try await offPool {
-                    waitUntil(timeout: 20) { desktop.shown.contains { $0.body.contains("Which cache?") } }
-                },
-                "\(desktop.shown) \(tunnel.stderrText)")
-            #expect(backend.post("/standin/forget", [:]).status == 200)
-            try desktop.choose(action: "q0")
-            #expect(
-                try await offPool { tunnel.waitForLine(containing: "question \(second) is no longer pending") } != nil,
-                "\(tunnel.stderrText)")
-            #expect(
-                try await offPool {
-                    waitUntil(timeout: 20) {
-                        desktop.shown.contains { $0.summary.hasPrefix("OpenCode's question was not answered") }
-                    }
-                },
-                "\(desktop.shown)")
-            #expect(backend.replies.count == 2, "\(backend.replies)")
-            #expect(!(tunnel.stderrText + desktop.shown.map { $0.summary + $0.body }.joined()).contains(password))
+            try await Self.requireShown("Which cache?", desktop, tunnel)
+            try await NotificationAnswerEndToEndTests.expectAnsweredElsewhere(
+                "question", second, action: "q0", replies: 2, desktop, backend, tunnel, password: password)
         }
     }
 }

@@ -5,6 +5,30 @@ import Testing
 
 @Suite("tunnel up against a real sshd", .ownThreads, .timeLimit(.minutes(3)))
 struct TunnelUpTests {
+    /// `tunnel up` through `fixture` to `remotePort`, and a client connected to its local port, its reads and writes
+    /// timing out after `seconds`: the tunnel and the client's socket (the caller closes it).
+    static func client(
+        through fixture: TunnelFixture, to remotePort: Int, seconds: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (tunnel: RunningProcess, fd: Int32) {
+        let tunnel = try fixture.up(remotePort: remotePort)
+        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)", sourceLocation: sourceLocation)
+        let fd = connectLoopback(port)
+        try #require(fd >= 0, sourceLocation: sourceLocation)
+        setSocketTimeout(fd, seconds: seconds)
+        return (tunnel, fd)
+    }
+
+    /// A fixture and `tunnel up` to its echo server with 2 s keepalives, that carried one round trip (`seed`).
+    static func keptAliveEcho(
+        seed: UInt64, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (fixture: TunnelFixture, tunnel: RunningProcess, port: Int) {
+        let fixture = try TunnelFixture()
+        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"], sourceLocation: sourceLocation)
+        #expect(roundTrip(port: port, seed: seed), sourceLocation: sourceLocation)
+        return (fixture, tunnel, port)
+    }
+
     /// `tunnel` exits within 20 s with `status`, and its stderr says `words`.
     static func expectExit(
         _ tunnel: RunningProcess, _ status: Int32, saying words: String,
@@ -74,12 +98,8 @@ struct TunnelUpTests {
             _ = readAll(fd)
         }
         let fixture = try TunnelFixture()
-        let tunnel = try fixture.up(remotePort: server.port)
-        let port = try #require(tunnel.forwardedPort(), "\(tunnel.stderrText)")
-        let fd = connectLoopback(port)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        setSocketTimeout(fd, seconds: 60)
+        let (tunnel, fd) = try Self.client(through: fixture, to: server.port, seconds: 60)
+        defer { close(fd); withExtendedLifetime(tunnel) {} }
         let received = readAll(fd)
         #expect(received.count == size)
         #expect(received == payload)
@@ -102,22 +122,14 @@ struct TunnelUpTests {
             _ = got
         }
         let fixture = try TunnelFixture()
-        let first = try fixture.up(remotePort: counter.port)
-        let firstPort = try #require(first.forwardedPort(), "\(first.stderrText)")
-        let fd = connectLoopback(firstPort)
-        try #require(fd >= 0)
-        setSocketTimeout(fd, seconds: 10)
+        let (first, fd) = try Self.client(through: fixture, to: counter.port, seconds: 10)
         writeAll(fd, patternBytes(300_000, seed: 3))
         shutdown(fd, Int32(SHUT_WR))
         #expect(String(decoding: readAll(fd), as: UTF8.self) == "got 300000")
         close(fd)
 
-        let second = try fixture.up(remotePort: speaker.port)
-        let secondPort = try #require(second.forwardedPort(), "\(second.stderrText)")
-        let fd2 = connectLoopback(secondPort)
-        try #require(fd2 >= 0)
-        defer { close(fd2) }
-        setSocketTimeout(fd2, seconds: 10)
+        let (second, fd2) = try Self.client(through: fixture, to: speaker.port, seconds: 10)
+        defer { close(fd2); withExtendedLifetime((first, second)) {} }
         #expect(String(decoding: readAll(fd2), as: UTF8.self) == "hello")
         // After the server's EOF the client can still send.
         #expect(writeAll(fd2, Array("still open".utf8)))
@@ -210,9 +222,7 @@ struct TunnelUpTests {
 
     @Test("sshd killed and started again: the tunnel reconnects and forwards without a restart")
     func reconnects() throws {
-        let fixture = try TunnelFixture()
-        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
-        #expect(roundTrip(port: port, seed: 1))
+        let (fixture, tunnel, port) = try Self.keptAliveEcho(seed: 1)
         fixture.sshd.stop(hard: true)
         #expect(tunnel.waitForLine(containing: "disconnected:", timeout: 15) != nil, "\(tunnel.stderrText)")
         try fixture.sshd.start()
@@ -224,9 +234,8 @@ struct TunnelUpTests {
 
     @Test("SIGINT exits 0 (its goodbye budget is 1.2 s), and an idle tunnel uses almost no CPU")
     func sigintAndIdleCPU() throws {
-        let fixture = try TunnelFixture()
-        let (tunnel, port) = try fixture.upToEcho(extra: ["--keepalive", "2"])
-        #expect(roundTrip(port: port, seed: 7))
+        let (fixture, tunnel, _) = try Self.keptAliveEcho(seed: 7)
+        defer { withExtendedLifetime(fixture) {} }
         let before = tunnel.cpuSeconds
         let idleStart = Date()
         // Idle for 10 s: wait on the process itself, which must not exit.
