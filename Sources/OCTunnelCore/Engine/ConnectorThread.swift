@@ -46,11 +46,15 @@ final class ConnectorThread: @unchecked Sendable {
     }
 
     /// Forgets the attempt under way (loop thread only): a new one may start at once.
+    /// A result already waiting is closed, never handed over.
     func abandon() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
         generation += 1
+        let waiting = result
         result = nil
         isRunning = false
+        lock.unlock()
+        if case .success(let established) = waiting { established.session.close() }
     }
 
     /// The finished attempt's result, once (loop thread only).

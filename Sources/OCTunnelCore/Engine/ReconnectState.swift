@@ -147,36 +147,49 @@ struct ReconnectState {
 
     /// The cause to act on this round with a live session: the pending one, else a client
     /// that arrived while the session was quiet (`quietFor`: seconds since the VPS was last
-    /// heard; nil when it was heard within an interval or a probe is under way). None while a
-    /// replacement is connecting.
-    mutating func causeToActOn(clientsArrived: Bool, quietFor: Double?, now: Double) -> Noticed? {
+    /// heard; nil when it was heard within an interval or a probe is under way). While a
+    /// replacement connects (its attempt began at `replacementStartedAt`), only a network change
+    /// or a wake noticed after that attempt began: the attempt may be on a path that is gone, so
+    /// it is abandoned (`act`) and the live session decided on as usual; nothing else.
+    mutating func causeToActOn(
+        clientsArrived: Bool, quietFor: Double?, replacementStartedAt: Double?, now: Double
+    ) -> Noticed? {
         var noticed = takePending()
         if noticed == nil, clientsArrived, let quietFor {
             noticed = Noticed(cause: .clientAfterSilence(quietFor), since: now)
         }
-        guard let noticed, !replacing else { return nil }
+        guard let noticed else { return nil }
+        guard replacing else { return noticed }
+        guard let startedAt = replacementStartedAt, startedAt < noticed.since, noticed.cause.movesThePath else {
+            return nil
+        }
         return noticed
     }
 
     /// What to do about `noticed` with a session up, given `decision` (made from the facts),
-    /// and the event that says it.
+    /// and the event that says it. `abandonAttempt`: a replacement was connecting (it began
+    /// before `noticed`, `causeToActOn`); it is dropped, and started again on the new path when
+    /// the step still wants one (`replacing`).
     mutating func act(
         on noticed: Noticed, decision: RoamingDecision, allowsOverlap: Bool,
         now: Double
-    ) -> (step: Step, event: RoamingEvent) {
-        if roaming == nil || noticed.cause == .requested { roaming = noticed }
+    ) -> (step: Step, event: RoamingEvent, abandonAttempt: Bool) {
+        let abandon = replacing
+        if roaming == nil || noticed.cause == .requested || abandon { roaming = noticed }
         switch decision {
         case .probe(let deadline):
-            return (.probe(deadline: deadline), RoamingEvent.probing(noticed.cause, deadline: deadline - now))
+            // A replacement abandoned here still has its reason: it starts again, the live session is probed.
+            return (.probe(deadline: deadline), RoamingEvent.probing(noticed.cause, deadline: deadline - now), abandon)
         case .reconnect(let reason):
             policy.networkChanged()
             let event = RoamingEvent.reconnectingNow(noticed.cause, reason: reason.text)
             if reason.oldPathWorks && allowsOverlap {
                 replacing = true
                 replacingFor = reason
-                return (.replace, event)
+                return (.replace, event, abandon)
             }
-            return (.drop(.roamed(noticed.cause, reason), sayGoodbye: noticed.cause == .requested), event)
+            replacing = false
+            return (.drop(.roamed(noticed.cause, reason), sayGoodbye: noticed.cause == .requested), event, abandon)
         }
     }
 
@@ -214,6 +227,17 @@ struct ReconnectState {
     mutating func probeUnanswered(after seconds: Double) -> SessionEnd {
         policy.networkChanged()
         return .unansweredProbe(seconds: seconds, after: roaming?.cause)
+    }
+}
+
+extension RoamingCause {
+    /// Whether the path to the VPS may have moved with this cause (a network change, a wake): an
+    /// attempt begun before it may wait out its connect timeout on a path that is gone.
+    fileprivate var movesThePath: Bool {
+        switch self {
+        case .networkChange, .wake: return true
+        case .clientAfterSilence, .requested: return false
+        }
     }
 }
 

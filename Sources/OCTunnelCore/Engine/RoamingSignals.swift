@@ -5,16 +5,18 @@ import Foundation
 // driver hands either to `ReconnectState` as a roaming cause; `RoamingDecision` says what it means.
 
 /// The routing socket as one more `PollOwner` of the loop: it only notes what the kernel
-/// announced and says when a burst of changes has settled (250 ms after the last one, at most
-/// 1 s after the first, as Tailscale debounces); the session driver decides what to do.
-/// Idle it costs nothing: one descriptor in the poll, no timer until something changes.
+/// announced and says when a burst of changes has settled (`Burst`); the session driver decides
+/// what to do. Idle it costs nothing: one descriptor in the poll, no timer until something changes.
 final class NetworkWatcher: PollOwner {
     private let socket: OwnedDescriptor?
     static let quietFor = 0.25
+    /// The quiet that settles a burst which removed the session's own address: the session is gone
+    /// with it, nothing to wait for on its behalf; this only lets the rest of a move's announcements
+    /// (the new address, the route: 3-9 ms apart in an strace) land before the next attempt, which
+    /// without a route fails at once and waits for the next burst to settle.
+    static let quietAfterOwnAddress = 0.03
     static let atMost = 1.0
-    private var changes: [RoutingSocket.Change] = []
-    private var firstAt: Double?
-    private var lastAt: Double?
+    private var burst = Burst()
     private var readable = false
 
     /// Opens the system's routing socket; without one (refused), it never reports.
@@ -23,31 +25,64 @@ final class NetworkWatcher: PollOwner {
     func register(in set: PollSet) {
         guard let socket else { return }
         set.watch(socket, events: .readable, owner: self, tag: 0)
-        if let settle = settlesAt { set.wake(at: settle) }
+        if let settle = burst.settlesAt { set.wake(at: settle) }
     }
 
     func ready(tag: Int, events: PollEvents) { readable = true }
 
-    private var settlesAt: Double? {
-        guard let firstAt, let lastAt else { return nil }
-        return min(lastAt + Self.quietFor, firstAt + Self.atMost)
-    }
-
     /// Reads what arrived this round; once the burst has settled, returns it and when it began
-    /// (then forgets it).
-    func settled(now: Double) -> (changes: [RoutingSocket.Change], since: Double)? {
+    /// (then forgets it). `ownAddress`: the live session's local address, asked only when a
+    /// change removed an address.
+    func settled(now: Double, ownAddress: () -> String?) -> (changes: [RoutingSocket.Change], since: Double)? {
         if readable, let socket {
             readable = false
-            let fresh = RoutingSocket.drain(socket)
-            if !fresh.isEmpty {
-                changes += fresh
-                if firstAt == nil { firstAt = now }
-                lastAt = now
-            }
+            burst.add(RoutingSocket.drain(socket), now: now, ownAddress: ownAddress)
         }
-        guard let at = settlesAt, let since = firstAt, now >= at else { return nil }
-        defer { changes = []; firstAt = nil; lastAt = nil }
-        return (changes, since)
+        return burst.take(now: now)
+    }
+
+    /// A burst of announcements and when it settles: 250 ms after the last one, at most 1 s after
+    /// the first, as Tailscale debounces (it avoids reconnecting on every flap); 30 ms after the
+    /// last once one removed the session's own address. Pure: tests pass the time.
+    struct Burst {
+        private(set) var changes: [RoutingSocket.Change] = []
+        private var firstAt: Double?
+        private var lastAt: Double?
+        /// Whether a change removed the session's own address.
+        private(set) var removedOwn = false
+
+        /// When the burst settles; nil while there is none.
+        var settlesAt: Double? {
+            guard let firstAt, let lastAt else { return nil }
+            let quiet = removedOwn ? NetworkWatcher.quietAfterOwnAddress : NetworkWatcher.quietFor
+            return min(lastAt + quiet, firstAt + NetworkWatcher.atMost)
+        }
+
+        /// Adds what arrived at `now`.
+        mutating func add(_ fresh: [RoutingSocket.Change], now: Double, ownAddress: () -> String?) {
+            guard !fresh.isEmpty else { return }
+            changes += fresh
+            if firstAt == nil { firstAt = now }
+            lastAt = now
+            if !removedOwn { removedOwn = Self.removes(ownAddress, in: fresh) }
+        }
+
+        /// The burst and when it began, once settled at `now` (then forgotten).
+        mutating func take(now: Double) -> (changes: [RoutingSocket.Change], since: Double)? {
+            guard let at = settlesAt, let since = firstAt, now >= at else { return nil }
+            defer { self = Burst() }
+            return (changes, since)
+        }
+
+        /// Whether `changes` remove `ownAddress()` (asked only when they remove any address).
+        static func removes(_ ownAddress: () -> String?, in changes: [RoutingSocket.Change]) -> Bool {
+            let removed = changes.compactMap { change -> String? in
+                guard case .addressRemoved(let address) = change else { return nil }
+                return RoamingDecision.unmapped(address)
+            }
+            guard !removed.isEmpty, let own = ownAddress() else { return false }
+            return removed.contains(RoamingDecision.unmapped(own))
+        }
     }
 
     /// A short text for a burst: "address 10.1.2.3 removed, route changed".

@@ -199,7 +199,8 @@ final class SessionDriver: PollOwner {
     /// One round after poll: each session's work and the forwards' on it (draining sessions
     /// first, then the current one), or the forwards alone while no session is up.
     private func drive(now: Double) {
-        if let settled = network.settled(now: now) {
+        let socket = live?.session.socket
+        if let settled = network.settled(now: now, ownAddress: { socket.flatMap(InterfaceAddresses.local(of:)) }) {
             reconnect.notice(.networkChange(NetworkWatcher.summary(settled.changes)), since: settled.since)
         }
         defer { burst.drive(primary: live, forwards: forwards, now: now) }
@@ -331,7 +332,8 @@ extension SessionDriver {
         let quietFor = keepalive.isQuiet(now: now) && !keepalive.isProbing ? now - keepalive.lastInbound : nil
         guard
             let noticed = reconnect.causeToActOn(
-                clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor, now: now)
+                clientsArrived: forwards.reduce(0) { $0 + $1.takeArrivals() } > 0, quietFor: quietFor,
+                replacementStartedAt: connector.isRunning ? connector.startedAt : nil, now: now)
         else { return }
         let socket = live.session.socket
         let overlap = forwards.allSatisfy(\.allowsOverlap)
@@ -340,13 +342,16 @@ extension SessionDriver {
             addresses: InterfaceAddresses.current(),
             preferredSource: overlap ? InterfaceAddresses.preferredSource(toward: socket) : nil,
             roundTrip: InterfaceAddresses.roundTripTime(of: socket), now: now)
-        let (step, event) = reconnect.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
+        let (step, event, abandonAttempt) = reconnect.act(
+            on: noticed, decision: decision, allowsOverlap: overlap, now: now)
         say(event)
+        // A replacement begun before the change may hang on a path that is gone.
+        if abandonAttempt { connector.abandon() }
         switch step {
         case .probe(let deadline):
             live.keepalive.probeNow(now: now, deadline: deadline)
         case .replace:
-            if !connector.isRunning { startConnector() }
+            break
         case .drop(let end, let sayGoodbye):
             if sayGoodbye {
                 // The VPS frees what the session held (a remote forward's port) at once.
@@ -356,6 +361,8 @@ extension SessionDriver {
             live.fail(end)
             burst.drop(for: end, forwards: forwards)
         }
+        // A new session beside the live one (or again, on the new path, after an abandoned one).
+        if reconnect.replacing && !connector.isRunning { startConnector() }
     }
 
     /// A network change, a wake or a request while no session is up: the next attempt starts

@@ -9,6 +9,23 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
     private var planned: [any OCTunnelFailure] = []
     private var made: [MemorySession] = []
     private var attempts = 0
+    /// Attempts still to hang until `releaseHeld` (a path gone under them), and the gate they wait at.
+    private var holds = 0
+    private let gate = NSCondition()
+    private var released = false
+
+    /// The next attempt hangs until `releaseHeld()`, as one whose path vanished waits out its timeout.
+    func holdNext() {
+        lock.lock(); defer { lock.unlock() }
+        holds += 1
+    }
+
+    /// Lets every held attempt go on.
+    func releaseHeld() {
+        gate.lock(); defer { gate.unlock() }
+        released = true
+        gate.broadcast()
+    }
 
     /// The next attempt fails with `error` (a replacement refused, the VPS away).
     func failNext(
@@ -35,7 +52,14 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
         lock.lock()
         attempts += 1
         let failure = planned.isEmpty ? nil : planned.removeFirst()
+        let held = holds > 0
+        if held { holds -= 1 }
         lock.unlock()
+        if held {
+            gate.lock()
+            while !released { gate.wait() }
+            gate.unlock()
+        }
         if let failure { throw failure }
         let session = MemorySession()
         session.now = MonotonicClock.now()

@@ -23,11 +23,15 @@ struct ReconnectStateTests {
 
     /// Acts on the pending cause as the driver does with a live session.
     static func act(
-        _ state: inout ReconnectState, decision: RoamingDecision, overlap: Bool = true, now: Double
+        _ state: inout ReconnectState, decision: RoamingDecision, overlap: Bool = true,
+        replacementStartedAt: Double? = nil, now: Double
     )
-        -> (step: ReconnectState.Step, event: RoamingEvent)?
+        -> (step: ReconnectState.Step, event: RoamingEvent, abandonAttempt: Bool)?
     {
-        guard let noticed = state.causeToActOn(clientsArrived: false, quietFor: nil, now: now) else { return nil }
+        guard
+            let noticed = state.causeToActOn(
+                clientsArrived: false, quietFor: nil, replacementStartedAt: replacementStartedAt, now: now)
+        else { return nil }
         return state.act(on: noticed, decision: decision, allowsOverlap: overlap, now: now)
     }
 
@@ -143,9 +147,12 @@ struct ReconnectStateTests {
     func clientAfterSilence() throws {
         var state = Self.connected()
         #expect(
-            state.causeToActOn(clientsArrived: true, quietFor: nil, now: 80) == nil, "not quiet, or a probe under way")
-        #expect(state.causeToActOn(clientsArrived: false, quietFor: 20, now: 80) == nil, "quiet, but nobody came")
-        let arrived = state.causeToActOn(clientsArrived: true, quietFor: 20, now: 80)
+            state.causeToActOn(clientsArrived: true, quietFor: nil, replacementStartedAt: nil, now: 80) == nil,
+            "not quiet, or a probe under way")
+        #expect(
+            state.causeToActOn(clientsArrived: false, quietFor: 20, replacementStartedAt: nil, now: 80) == nil,
+            "quiet, but nobody came")
+        let arrived = state.causeToActOn(clientsArrived: true, quietFor: 20, replacementStartedAt: nil, now: 80)
         let noticed = try #require(arrived)
         #expect(noticed == ReconnectState.Noticed(cause: .clientAfterSilence(20), since: 80))
         let acted = state.act(on: noticed, decision: .probe(deadline: 81), allowsOverlap: true, now: 80)
@@ -154,7 +161,8 @@ struct ReconnectStateTests {
                 == "a client came after 20.0 s without a word from the VPS: probing the session (answer within 1.0 s)")
         state.notice(.wake(5), since: 80.5)
         #expect(
-            state.causeToActOn(clientsArrived: true, quietFor: 20, now: 81)?.cause == .wake(5),
+            state.causeToActOn(clientsArrived: true, quietFor: 20, replacementStartedAt: nil, now: 81)?.cause
+                == .wake(5),
             "a noticed cause goes first")
     }
 
@@ -169,8 +177,12 @@ struct ReconnectStateTests {
         #expect(state.replacing)
         state.notice(.networkChange("routes changed"), since: 90.1)
         #expect(
-            state.causeToActOn(clientsArrived: false, quietFor: nil, now: 90.2) == nil,
-            "nothing else while a replacement connects")
+            state.causeToActOn(clientsArrived: false, quietFor: nil, replacementStartedAt: 90.15, now: 90.2) == nil,
+            "a change before the replacement's attempt began: nothing else while it connects")
+        state.notice(.requested, since: 90.3)
+        #expect(
+            state.causeToActOn(clientsArrived: true, quietFor: 20, replacementStartedAt: 90.15, now: 90.4) == nil,
+            "nor a second request or a client after a silence")
         #expect(state.pending == nil)
         #expect(state.probeAnswered(in: 0.1)?.text == nil)
         #expect(state.sessionStarted(now: 90.8)?.text == "reconnected 0.8 s after a reconnect request")
@@ -186,6 +198,50 @@ struct ReconnectStateTests {
         let moved = ReconnectReason.routeMoved(from: "10.0.0.1", to: "10.0.0.2")
         _ = Self.act(&state, decision: .reconnect(moved), overlap: true, now: 110)
         #expect(state.attemptFailed(Self.refused, sessionUp: true, now: 111) == .keepCurrent(moved))
+    }
+
+    @Test(
+        "a move while a replacement connects: the attempt begun before is abandoned, the live session decided on as usual"
+    )
+    func moveDuringReplacement() throws {
+        let cause = RoamingCause.networkChange("address 10.0.0.1 removed")
+        // The live session's address is gone: dropped now, the replacement's reason with it; the next attempt at once.
+        var gone = Self.connected()
+        gone.notice(.requested, since: 90)
+        let replacing = Self.act(&gone, decision: .reconnect(.requested), now: 90)
+        #expect(replacing?.step == .replace)
+        gone.notice(cause, since: 90.4)
+        let acted = Self.act(
+            &gone, decision: .reconnect(.addressGone("10.0.0.1")), replacementStartedAt: 90, now: 90.45)
+        let dropped = try #require(acted)
+        let end = SessionEnd.roamed(cause, .addressGone("10.0.0.1"))
+        #expect(dropped.step == .drop(end, sayGoodbye: false))
+        #expect(dropped.abandonAttempt)
+        #expect(!gone.replacing)
+        #expect(gone.retry(after: end, uptime: 80, now: 90.45, random: 0) == 0)
+        #expect(gone.sessionStarted(now: 90.6)?.text == "reconnected 0.2 s after a network change")
+
+        // The live session's address is still there: it is probed, and the replacement starts again.
+        var kept = Self.connected()
+        kept.notice(.requested, since: 100)
+        _ = Self.act(&kept, decision: .reconnect(.requested), now: 100)
+        kept.notice(.wake(12), since: 100.5)
+        let probing = Self.act(&kept, decision: .probe(deadline: 101.5), replacementStartedAt: 100, now: 100.5)
+        let probed = try #require(probing)
+        #expect(probed.step == .probe(deadline: 101.5) && probed.abandonAttempt)
+        #expect(kept.replacing, "the request still wants its new session")
+        #expect(kept.attemptFailed(Self.refused, sessionUp: true, now: 101) == .keepCurrent(.requested))
+
+        // The route moved: a new replacement, for that reason.
+        var moved = Self.connected()
+        moved.notice(.requested, since: 110)
+        _ = Self.act(&moved, decision: .reconnect(.requested), now: 110)
+        moved.notice(.networkChange("routes changed"), since: 110.2)
+        let route = ReconnectReason.routeMoved(from: "10.0.0.1", to: "10.9.0.1")
+        let again = Self.act(&moved, decision: .reconnect(route), replacementStartedAt: 110, now: 110.3)
+        let replaced = try #require(again)
+        #expect(replaced.step == .replace && replaced.abandonAttempt)
+        #expect(moved.attemptFailed(Self.refused, sessionUp: true, now: 111) == .keepCurrent(route))
     }
 
     @Test("requested, home up: the session says goodbye and goes, the next attempt at once")

@@ -196,6 +196,42 @@ struct RoamingDecisionTests {
         #expect(NetworkWatcher.summary(changes + changes) == "address 10.1.2.3 removed, routes changed")
     }
 
+    @Test(
+        "a burst of announcements settles 250 ms after the last (1 s at most), 30 ms once it removed the session's own address"
+    )
+    func burstSettles() throws {
+        var burst = NetworkWatcher.Burst()
+        var asked = 0
+        let own: () -> String? = {
+            asked += 1
+            return "::ffff:10.1.2.3"
+        }
+        burst.add([.routeChanged, .addressAdded("10.9.0.1")], now: 10, ownAddress: own)
+        #expect(asked == 0, "the session's address is asked only when an address is removed")
+        burst.add([.addressRemoved("10.7.0.1")], now: 10.1, ownAddress: own)
+        #expect(abs((burst.settlesAt ?? 0) - 10.35) < 1e-9 && !burst.removedOwn, "another address: the usual quiet")
+        let early = burst.take(now: 10.34)
+        #expect(early == nil)
+        for now in stride(from: 10.2, to: 11.5, by: 0.2) { burst.add([.linkChanged], now: now, ownAddress: own) }
+        #expect(burst.settlesAt == 11, "a flapping link: 1 s after the first at most")
+        let flapped = burst.take(now: 11)
+        let settled = try #require(flapped)
+        #expect(settled.since == 10 && settled.changes.count == 10)
+        #expect(burst.settlesAt == nil)
+
+        burst.add([.addressRemoved("10.1.2.3")], now: 20, ownAddress: own)
+        #expect(burst.removedOwn)
+        burst.add([.addressAdded("10.9.0.1"), .routeChanged], now: 20.005, ownAddress: own)
+        let landing = burst.take(now: 20.03)
+        #expect(landing == nil, "the rest of the move lands first")
+        let moved = burst.take(now: 20.04)
+        let move = try #require(moved)
+        #expect(move.since == 20 && move.changes.count == 3)
+        #expect(!burst.removedOwn)
+        burst.add([.addressRemoved("10.1.2.3")], now: 30, ownAddress: { nil })
+        #expect(abs((burst.settlesAt ?? 0) - 30.25) < 1e-9, "no session: the usual quiet")
+    }
+
     @Test("roaming events read as the issue says and serialize as JSON")
     func events() throws {
         let cause = RoamingCause.networkChange("address 10.1.2.3 removed")

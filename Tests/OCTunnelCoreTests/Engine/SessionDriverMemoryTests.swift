@@ -122,6 +122,36 @@ struct SessionDriverMemoryTests {
         #expect(driver.opener.sessions.count == 1 && !first.isClosed)
     }
 
+    @Test(
+        "a wake while a planned reconnect's attempt hangs: the attempt is abandoned, the live session probed, a new one replaces it"
+    )
+    func wakeDuringReplacement() throws {
+        let driver = try MemoryDriver()
+        defer { driver.stop() }
+        defer { driver.opener.releaseHeld() }
+        let first = try driver.session(0)
+        driver.opener.holdNext()
+        driver.loop.requestReconnect()
+        #expect(try driver.run { driver.opener.attemptCount == 2 })
+        let hung = driver.driver.connector.startedAt
+        // In memory the live session has no address: the cause is decided by a probe, answered by the VPS.
+        driver.driver.reconnect.notice(.wake(12), since: MonotonicClock.now())
+        #expect(hung < driver.driver.reconnect.pending?.since ?? 0)
+        #expect(
+            try driver.run { driver.driver.sessions.current.map { $0.session !== first } ?? false },
+            "the replacement hung: \(driver.opener.attemptCount) attempts, \(driver.said.suffix(3))")
+        #expect(driver.opener.attemptCount == 3)
+        let second = try #require(driver.driver.sessions.current?.session as? MemorySession)
+        // The old session held no stream: it says goodbye as soon as it is replaced.
+        #expect(try driver.run { first.isClosed })
+        #expect(first.disconnectReason == SessionEnd.replaced.text)
+        let probing = driver.said.contains {
+            if case .roaming(.probing(.wake(12), _)) = $0 { true } else { false }
+        }
+        #expect(probing, "\(driver.said.suffix(4))")
+        #expect(first.misuses.isEmpty && second.misuses.isEmpty)
+    }
+
     @Test("a draining session whose path is gone goes alone, with its stream; the current session and its stream stay")
     func drainingSessionDies() throws {
         let driver = try MemoryDriver()
