@@ -32,29 +32,35 @@ final class NetworkWatcher: PollOwner {
 
     /// Reads what arrived this round; once the burst has settled, returns it and when it began
     /// (then forgets it). `ownAddress`: the live session's local address, asked only when a
-    /// change removed an address.
-    func settled(now: Double, ownAddress: () -> String?) -> (changes: [RoutingSocket.Change], since: Double)? {
+    /// change removed an address; `nothingToKeep`: no session is up and no attempt runs.
+    func settled(
+        now: Double, ownAddress: () -> String?, nothingToKeep: Bool
+    ) -> (changes: [RoutingSocket.Change], since: Double)? {
         if readable, let socket {
             readable = false
             burst.add(RoutingSocket.drain(socket), now: now, ownAddress: ownAddress)
         }
+        burst.nothingToKeep = nothingToKeep
         return burst.take(now: now)
     }
 
     /// A burst of announcements and when it settles: 250 ms after the last one, at most 1 s after
     /// the first, as Tailscale debounces (it avoids reconnecting on every flap); 30 ms after the
-    /// last once one removed the session's own address. Pure: tests pass the time.
+    /// last once one removed the session's own address, or while there is nothing to keep (no
+    /// session, no attempt: the change only cuts a retry's wait short). Pure: tests pass the time.
     struct Burst {
         private(set) var changes: [RoutingSocket.Change] = []
         private var firstAt: Double?
         private var lastAt: Double?
         /// Whether a change removed the session's own address.
         private(set) var removedOwn = false
+        /// No session is up and no attempt runs (the driver says, each round).
+        var nothingToKeep = false
 
         /// When the burst settles; nil while there is none.
         var settlesAt: Double? {
             guard let firstAt, let lastAt else { return nil }
-            let quiet = removedOwn ? NetworkWatcher.quietAfterOwnAddress : NetworkWatcher.quietFor
+            let quiet = removedOwn || nothingToKeep ? NetworkWatcher.quietAfterOwnAddress : NetworkWatcher.quietFor
             return min(lastAt + quiet, firstAt + NetworkWatcher.atMost)
         }
 

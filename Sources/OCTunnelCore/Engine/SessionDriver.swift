@@ -200,7 +200,10 @@ final class SessionDriver: PollOwner {
     /// first, then the current one), or the forwards alone while no session is up.
     private func drive(now: Double) {
         let socket = live?.session.socket
-        if let settled = network.settled(now: now, ownAddress: { socket.flatMap(InterfaceAddresses.local(of:)) }) {
+        if let settled = network.settled(
+            now: now, ownAddress: { socket.flatMap(InterfaceAddresses.local(of:)) },
+            nothingToKeep: live == nil && !connector.isRunning)
+        {
             reconnect.notice(.networkChange(NetworkWatcher.summary(settled.changes)), since: settled.since)
         }
         defer { burst.drive(primary: live, forwards: forwards, now: now) }
