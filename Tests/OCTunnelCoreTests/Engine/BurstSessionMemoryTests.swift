@@ -284,7 +284,9 @@ struct BurstRuleTests {
         #expect(rule.wantsExtra(queue: 20, now: 70))
     }
 
-    @Test("over after idleClose of nothing waiting and nothing on it; a stream or a queue keeps it")
+    @Test(
+        "over after idleClose of nothing waiting and nothing on it; a stream or a burst's queue keeps it, a short one not"
+    )
     func closing() {
         var rule = BurstRule()
         rule.started(now: 100)
@@ -292,7 +294,8 @@ struct BurstRuleTests {
         rule.note(queue: 0, held: true, now: 109)
         #expect(!rule.isOver(now: 118))
         rule.note(queue: 0, held: false, now: 118)
-        rule.note(queue: 3, held: false, now: 118.5)
+        rule.note(queue: 8, held: false, now: 118.5)
+        rule.note(queue: 7, held: false, now: 120)
         #expect(!rule.isOver(now: 128))
         #expect(rule.isOver(now: 128.5))
         #expect(rule.closeAt == 128.5)

@@ -9,6 +9,12 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
     private var planned: [any OCTunnelFailure] = []
     private var made: [MemorySession] = []
     private var attempts = 0
+    /// How long each new session's opens take to answer (a WAN's round trip).
+    var openDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return delay }
+        set { lock.lock(); delay = newValue; lock.unlock() }
+    }
+    private var delay = 0.0
 
     /// The next attempt fails with `error` (a replacement refused, the VPS away).
     func failNext(
@@ -39,6 +45,7 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
         if let failure { throw failure }
         let session = MemorySession()
         session.now = MonotonicClock.now()
+        session.openDelay = openDelay
         let idle = session.newChannel(target: nil)
         lock.lock()
         made.append(session)

@@ -1,0 +1,118 @@
+import Foundation
+@testable import OCTunnelCore
+import OCTunnelTestSupport
+import Testing
+
+/// Issue 56's "no cost when idle" for the burst's extra session, over in-memory sessions: it is
+/// signed in for a burst only (not for a reconnect's pool refill), serves only the burst's
+/// clients, keeps no pool after it, and `tunnel up`'s own event stream never stays on it.
+@Suite("a burst's extra session costs nothing once the burst is over", .ownThreads)
+struct BurstIdleMemoryTests {
+    /// A planned reconnect under `waiting` clients that come as the new session is up (its pool
+    /// of 20 empty, opens 40 ms each): only a real burst signs in an extra session.
+    @Test(
+        "a planned reconnect: 3 clients waiting on the new session's empty pool sign in no extra; 20 do",
+        arguments: [(3, 0), (20, 1)])
+    func reconnectRefillIsNoBurst(waiting: Int, extras: Int) throws {
+        let driver = try MemoryDriver(warm: 20)
+        defer { driver.stop() }
+        driver.opener.openDelay = BurstSessionMemoryTests.roundTrip
+        _ = try driver.session(0)
+        #expect(try driver.run { driver.local.pool.count == 20 })
+        driver.loop.requestReconnect()
+        let second = try driver.session(1)
+        let clients = try (0..<waiting).map { _ in try driver.client() }
+        defer { clients.forEach { $0.finish() } }
+        for (index, client) in clients.enumerated() { #expect(writeAll(client.fd, [UInt8(index)])) }
+        let sessions = { [second] + driver.opener.sessions.dropFirst(2) }
+        #expect(try driver.run { BurstSessionMemoryTests.served(sessions()).count == waiting })
+        // The pool refills (20 opens, 0.8 s on one session) with nobody waiting: still no extra for 3.
+        let settled = MonotonicClock.now() + 1.2
+        try driver.run { MonotonicClock.now() > settled }
+        #expect(driver.driver.burst.opened == extras, "extra sessions: \(driver.driver.burst.opened)")
+        #expect(driver.opener.sessions.allSatisfy { $0.misuses.isEmpty })
+    }
+
+    /// A burst of 20 over a driver's session slower to open (0.2 s) than the extra (0.04 s), then
+    /// one more client once the queue is short: the client an extra would serve first.
+    static func burstThenOneMore() throws -> (MemoryRounds, LocalForward, late: ClientConnection, [ClientConnection]) {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: 0)
+        rounds.session.openDelay = 5 * BurstSessionMemoryTests.roundTrip
+        rounds.source.openDelay = BurstSessionMemoryTests.roundTrip
+        rounds.source.connectDelay = 3 * BurstSessionMemoryTests.roundTrip
+        rounds.allowBursts(idleClose: 0.5)
+        rounds.start()
+        let clients = try BurstSessionMemoryTests.clients(20, of: forward)
+        #expect(try rounds.run { BurstSessionMemoryTests.served([rounds.session] + rounds.source.made).count == 20 })
+        let late = try #require(ClientConnection(port: forward.listenPort, timeout: 5))
+        #expect(writeAll(late.fd, [200]))
+        return (rounds, forward, late, clients)
+    }
+
+    @Test(
+        "a client after the burst goes to the driver's session, however slower; the extra closes while its stream lives on"
+    )
+    func lateClientNeverPinsExtra() throws {
+        let (rounds, forward, late, clients) = try Self.burstThenOneMore()
+        defer { rounds.stop() }
+        defer { late.finish() }
+        let extra = try #require(rounds.source.made.first)
+        #expect(try rounds.run { BurstSessionMemoryTests.served([rounds.session, extra])[200] != nil })
+        #expect(BurstSessionMemoryTests.served([extra])[200] == nil, "the late client went on the extra")
+        // The burst's clients end; the late one's stream lives on: the extra goes all the same.
+        clients.forEach { $0.finish() }
+        for session in [rounds.session, extra] {
+            session.channels.dropFirst().filter { $0.written != [200] }.forEach { $0.deliverEOF() }
+        }
+        #expect(try rounds.run(within: 5) { extra.isClosed })
+        #expect(extra.disconnectReason == "burst over")
+        let live = try #require(rounds.live)
+        #expect(!rounds.session.isClosed && forward.holds(live))
+    }
+
+    @Test("the event follower's stream, waiting among a burst's clients, is served by the driver's session only")
+    func ownStreamNeverOnExtra() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: 0)
+        defer { rounds.stop() }
+        rounds.session.openDelay = 5 * BurstSessionMemoryTests.roundTrip
+        rounds.source.openDelay = BurstSessionMemoryTests.roundTrip
+        rounds.source.connectDelay = BurstSessionMemoryTests.roundTrip
+        rounds.allowBursts()
+        rounds.start()
+        // Among the burst, early in the queue: the extra would take it before the driver's slow opens.
+        let own = try #require(ClientConnection(port: forward.listenPort, timeout: 5))
+        defer { own.finish() }
+        forward.keepOffExtra(port: Sockets.localPort(of: own.fd))
+        #expect(writeAll(own.fd, [200]))
+        let clients = try BurstSessionMemoryTests.clients(20, of: forward)
+        defer { clients.forEach { $0.finish() } }
+        let sessions = { [rounds.session] + rounds.source.made }
+        #expect(try rounds.run { BurstSessionMemoryTests.served(sessions()).count == 21 })
+        #expect(BurstSessionMemoryTests.served([rounds.session])[200] != nil, "the follower's stream went on the extra")
+        #expect(!rounds.source.made.isEmpty)
+    }
+
+    @Test("once the burst is over the extra hands its pooled channels back and closes; the driver's pool stays")
+    func extraKeepsNoPool() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
+        defer { rounds.stop() }
+        rounds.session.openDelay = BurstSessionMemoryTests.roundTrip
+        rounds.source.openDelay = BurstSessionMemoryTests.roundTrip
+        rounds.source.connectDelay = 3 * BurstSessionMemoryTests.roundTrip
+        rounds.allowBursts(idleClose: 0.5)
+        rounds.start()
+        #expect(try rounds.run { forward.pool.count == 20 })
+        let clients = try BurstSessionMemoryTests.clients(24, of: forward)
+        let sessions = { [rounds.session] + rounds.source.made }
+        #expect(try rounds.run { BurstSessionMemoryTests.served(sessions()).count == 24 })
+        let extra = try #require(rounds.source.made.first)
+        clients.forEach { $0.finish() }
+        for session in sessions() {
+            session.channels.dropFirst().filter { !$0.written.isEmpty }.forEach { $0.deliverEOF() }
+        }
+        #expect(try rounds.run(within: BurstRule.poolHelp + 3) { extra.isClosed })
+        #expect(forward.pool.count(on: rounds.live!) == forward.pool.count)
+        #expect(try rounds.run { forward.pool.count == 20 })
+        #expect(extra.channels.dropFirst().allSatisfy { $0.isFreed })
+    }
+}
