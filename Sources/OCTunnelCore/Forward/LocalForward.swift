@@ -297,7 +297,7 @@ final class LocalForward: SessionForward, PollOwner {
         streams.noteUndeliveredData(extra)
         guard now - lastLong >= BurstRule.poolHelp else { return }
         // The burst is over: the extra keeps no pool of its own, and this process's own stream moves off it.
-        pool.release(to: extra)
+        pool.handBack(from: extra)
         let own = ownPorts.value
         for stream in streams.values.filter({ $0.session === extra && own.contains($0.peer.port) }) {
             finish(stream, live: extra, reason: "moved off the burst session")
@@ -521,6 +521,9 @@ final class ChannelPool {
     /// the pool's shortfall counts as a queue only up to what clients took (`shortfallFromClients`),
     /// not what a session start (a reconnect's empty pool) left to fill.
     private var takenAt: [Double] = []
+    /// Pooled channels a burst's extra session handed back as its burst ended: not opened again on
+    /// the driver's session until a client comes (each would be one more idle connection to close).
+    private var handedBack = 0
     /// Server-first bytes kept per pooled channel; past this the channel is simply not read.
     static let greetingLimit = 64 * 1024
     /// A pooled channel the far side closes sooner than this after its open means that nothing
@@ -533,12 +536,17 @@ final class ChannelPool {
     var count: Int { warm.count }
 
     /// The pool size wanted now.
-    func size(now: Double) -> Int { fixedSize ?? (idleClosed ? min(1, demand.size(now: now)) : demand.size(now: now)) }
+    func size(now: Double) -> Int {
+        if let fixedSize { return fixedSize }
+        let wanted = demand.size(now: now)
+        return idleClosed ? min(1, wanted) : max(min(1, wanted), wanted - handedBack)
+    }
 
     /// A session to the VPS has started (see `PoolDemand.sessionStarted`): its pool starts empty,
     /// which is a refill, not a burst.
     func sessionStarted(now: Double) {
         idleClosed = false
+        handedBack = 0
         takenAt.removeAll()
         demand.sessionStarted(now: now)
     }
@@ -553,6 +561,7 @@ final class ChannelPool {
     /// A client came while `burst` clients that came in the last second are open.
     func noteBurst(_ burst: Int, now: Double) {
         idleClosed = false
+        handedBack = 0
         demand.record(burst: burst, now: now)
     }
 
@@ -600,7 +609,25 @@ final class ChannelPool {
             live.release(pooled.channel)
             warm.remove(at: index)
         }
+        if idleClosed { dropSurplus(on: live, now: now) }
         return farSideDead
+    }
+
+    /// The far side closes idle channels: the pooled ones beyond the size wanted now go at once,
+    /// oldest first, in one round (issue 56: each left to its own idle close woke the loop again).
+    private func dropSurplus(on live: LiveSession, now: Double) {
+        while warm.count > size(now: now), let oldest = warm.firstIndex(where: { $0.session === live }) {
+            live.release(warm.remove(at: oldest).channel)
+        }
+    }
+
+    /// A burst's extra session is done with its pool: its pooled channels are freed and not
+    /// replaced on the driver's session until a client comes.
+    func handBack(from extra: LiveSession) {
+        let count = count(on: extra)
+        guard count > 0 else { return }
+        release(to: extra)
+        handedBack += count
     }
 
     /// A pooled channel the far side has not closed, on a session still alive that is `allowed`

@@ -92,27 +92,57 @@ struct BurstIdleMemoryTests {
         #expect(!rounds.source.made.isEmpty)
     }
 
-    @Test("once the burst is over the extra hands its pooled channels back and closes; the driver's pool stays")
+    @Test(
+        "once the burst is over the extra hands its pooled channels back, and they are not opened again until a client comes"
+    )
     func extraKeepsNoPool() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: nil)
         defer { rounds.stop() }
         rounds.session.openDelay = BurstSessionMemoryTests.roundTrip
         rounds.source.openDelay = BurstSessionMemoryTests.roundTrip
         rounds.source.connectDelay = 3 * BurstSessionMemoryTests.roundTrip
-        rounds.allowBursts(idleClose: 0.5)
+        rounds.allowBursts()
         rounds.start()
-        #expect(try rounds.run { forward.pool.count == 20 })
         let clients = try BurstSessionMemoryTests.clients(24, of: forward)
         let sessions = { [rounds.session] + rounds.source.made }
         #expect(try rounds.run { BurstSessionMemoryTests.served(sessions()).count == 24 })
-        let extra = try #require(rounds.source.made.first)
+        let extra = try #require(rounds.burst?.extra)
+        #expect(try rounds.run { forward.pool.count(on: extra) > 0 }, "the extra helps refill the pool")
         clients.forEach { $0.finish() }
         for session in sessions() {
             session.channels.dropFirst().filter { !$0.written.isEmpty }.forEach { $0.deliverEOF() }
         }
-        #expect(try rounds.run(within: BurstRule.poolHelp + 3) { extra.isClosed })
-        #expect(forward.pool.count(on: rounds.live!) == forward.pool.count)
-        #expect(try rounds.run { forward.pool.count == 20 })
-        #expect(extra.channels.dropFirst().allSatisfy { $0.isFreed })
+        // poolHelp after the burst its pool goes back, while it is still up (idleClose is 10 s).
+        #expect(try rounds.run(within: BurstRule.poolHelp + 2) { forward.pool.count(on: extra) == 0 })
+        #expect(rounds.burst?.extra === extra)
+        let opens = rounds.session.opensStarted
+        let pooled = forward.pool.count
+        let until = MonotonicClock.now() + 0.5
+        try rounds.run { MonotonicClock.now() > until }
+        #expect(rounds.session.opensStarted == opens, "the driver's session opened what the extra handed back")
+        #expect(forward.pool.count == pooled)
+        // A client comes: the pool follows demand again.
+        let late = try #require(ClientConnection(port: forward.listenPort, timeout: 5))
+        defer { late.finish() }
+        #expect(writeAll(late.fd, [200]))
+        #expect(try rounds.run { forward.pool.count > pooled })
+    }
+
+    @Test("the far side closes a pooled channel as idle: the surplus goes in that round, one channel is kept")
+    func idleCloseDropsSurplusAtOnce() throws {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: nil)
+        defer { rounds.stop() }
+        rounds.start()
+        let direct = { rounds.session.directChannels }
+        // A session's start expects a browser's six.
+        #expect(try rounds.run { forward.pool.count == 6 })
+        let aged = MonotonicClock.now() + ChannelPool.quickClose + 0.1
+        #expect(try rounds.run { MonotonicClock.now() > aged })
+        // One closes (nginx's 60 s idle timeout); the other five are as old and would go one by one.
+        direct()[0].deliverEOF()
+        try rounds.round()
+        #expect(direct().filter(\.isFreed).count == 5, "freed: \(direct().filter(\.isFreed).count)")
+        #expect(forward.pool.count == 1 && !direct()[5].isFreed, "the newest is kept")
+        #expect(rounds.session.misuses.isEmpty)
     }
 }
