@@ -73,13 +73,8 @@ final class MemoryDriver {
 
     init(keepalive: Double = 15, warm: Int? = 0) throws {
         loop = try EventLoop()
-        let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(
-            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(
-            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
-            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
-        let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
+        let (options, forward) = MemoryRounds.tunnelOptions(warm: warm)
+        let connection = options.connection
         let events = self.events
         let emit: @Sendable (EngineEvent) -> Void = { event in events.update { $0.append(event) } }
         local = try LocalForward(options: options, forward: forward, emit: emit)
