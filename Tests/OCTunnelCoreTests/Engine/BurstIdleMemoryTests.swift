@@ -162,4 +162,17 @@ struct BurstIdleMemoryTests {
         #expect(forward.pool.count == 1 && !direct()[5].isFreed, "the newest is kept")
         #expect(rounds.session.misuses.isEmpty)
     }
+
+    @Test("status says what keeps the extra session up: the connections opened in its burst, as JSON and for people")
+    func statusNamesWhatKeepsExtra() throws {
+        var snapshot = try StatusSnapshotTests.connected()
+        (snapshot.sessions, snapshot.burstSessions, snapshot.burstSessionConnections) = (2, 1, 1)
+        let line = snapshot.humanLines(now: StatusSnapshotTests.now).first { $0.contains("sessions  ") }
+        #expect(
+            line?.hasSuffix("· the extra one kept by 1 connection opened in its burst") == true, "\(line ?? "none")")
+        let decoded = try #require(StatusSnapshot(jsonText: snapshot.jsonText))
+        #expect(decoded.burstSessionConnections == 1)
+        snapshot.burstSessionConnections = 0
+        #expect(!snapshot.humanLines(now: StatusSnapshotTests.now).joined().contains("kept by"))
+    }
 }
