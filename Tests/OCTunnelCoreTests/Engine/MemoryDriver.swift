@@ -93,12 +93,7 @@ final class MemoryDriver {
     /// Runs turns until `done` holds; false when `seconds` passed first (a hang guard).
     @discardableResult
     func run(within seconds: Double = 10, until done: () -> Bool) throws -> Bool {
-        let deadline = MonotonicClock.now() + seconds
-        while !done() {
-            if MonotonicClock.now() > deadline { return false }
-            try turn()
-        }
-        return true
+        try MemoryRounds.repeatUntil(within: seconds, step: turn, done: done)
     }
 
     /// A client of the forward, with a hang guard on its reads and writes.

@@ -84,10 +84,16 @@ final class MemoryRounds {
     /// Runs rounds until `done` holds; false when `seconds` passed first (a hang guard).
     @discardableResult
     func run(within seconds: Double = 10, until done: () -> Bool) throws -> Bool {
+        try Self.repeatUntil(within: seconds, step: round, done: done)
+    }
+
+    /// Runs `step` until `done` holds; false when `seconds` passed first (a hang guard). The
+    /// engine tests' loops (`MemoryRounds`' rounds, `MemoryDriver`'s turns) are this.
+    static func repeatUntil(within seconds: Double, step: () throws -> Void, done: () -> Bool) rethrows -> Bool {
         let deadline = MonotonicClock.now() + seconds
         while !done() {
             if MonotonicClock.now() > deadline { return false }
-            try round()
+            try step()
         }
         return true
     }

@@ -21,6 +21,16 @@ struct SessionDriverMemoryTests {
         return (client, channel)
     }
 
+    /// The first session with a client's stream on it (its byte 1), then replaced by a planned
+    /// reconnect: it drains, keeping that stream (the caller finishes the client).
+    static func drainingWithStream(_ driver: MemoryDriver) throws -> (MemorySession, ClientConnection) {
+        let first = try driver.session(0)
+        let (old, _) = try request(driver, on: first, [1])
+        driver.loop.requestReconnect()
+        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
+        return (first, old)
+    }
+
     /// Reads from `client` until `count` bytes came, running the driver's turns meanwhile.
     static func read(_ driver: MemoryDriver, _ client: ClientConnection, count: Int) throws -> [UInt8] {
         var got: [UInt8] = []
@@ -126,11 +136,8 @@ struct SessionDriverMemoryTests {
     func drainingSessionDies() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let second = driver.opener.sessions[1]
         let (new, newChannel) = try Self.request(driver, on: second, [2])
         defer { new.finish() }
@@ -148,11 +155,8 @@ struct SessionDriverMemoryTests {
     func newSessionDiesOldServesAgain() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let second = driver.opener.sessions[1]
         second.die()
         #expect(try driver.run { second.isClosed })
@@ -168,11 +172,8 @@ struct SessionDriverMemoryTests {
     func keepalivePerSession() throws {
         let driver = try MemoryDriver(keepalive: 0.2)
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let idle = first.channels[0]
         let before = idle.probes
         #expect(try driver.run { idle.probes >= before + 2 })
