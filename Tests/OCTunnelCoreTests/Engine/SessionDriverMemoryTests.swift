@@ -21,11 +21,17 @@ struct SessionDriverMemoryTests {
         return (client, channel)
     }
 
+    /// The first session once up, with a client's stream on it (its byte 1) and that stream's channel.
+    static func firstWithStream(_ driver: MemoryDriver) throws -> (MemorySession, ClientConnection, MemoryChannel) {
+        let first = try driver.session(0)
+        let (client, channel) = try request(driver, on: first, [1])
+        return (first, client, channel)
+    }
+
     /// The first session with a client's stream on it (its byte 1), then replaced by a planned
     /// reconnect: it drains, keeping that stream (the caller finishes the client).
     static func drainingWithStream(_ driver: MemoryDriver) throws -> (MemorySession, ClientConnection) {
-        let first = try driver.session(0)
-        let (old, _) = try request(driver, on: first, [1])
+        let (first, old, _) = try firstWithStream(driver)
         driver.loop.requestReconnect()
         #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         return (first, old)
@@ -44,8 +50,7 @@ struct SessionDriverMemoryTests {
     func reconnectAfterDeath() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old, _) = try Self.firstWithStream(driver)
         defer { old.finish() }
         first.die()
         #expect(
@@ -115,8 +120,7 @@ struct SessionDriverMemoryTests {
     func failedReplacementKeepsCurrent() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (client, channel) = try Self.request(driver, on: first, [1])
+        let (first, client, channel) = try Self.firstWithStream(driver)
         defer { client.finish() }
         driver.opener.failNext()
         driver.loop.requestReconnect()
