@@ -85,6 +85,26 @@ struct BurstIdleMemoryTests {
         #expect(!rounds.source.made.isEmpty)
     }
 
+    @Test("the follower's stream known only once on the extra: ended when the burst is over, so the extra closes")
+    func ownStreamMovedOff() throws {
+        let (rounds, forward, clients, extra) = try BurstSessionMemoryTests.servedBurst(idleClose: 0.5)
+        defer { rounds.stop() }
+        defer { clients.forEach { $0.finish() } }
+        let (byte, _) = try #require(BurstSessionMemoryTests.served([extra]).first)
+        forward.keepOffExtra(port: Sockets.localPort(of: clients[Int(byte)].fd))
+        // The rest of the burst ends; only the follower's stream holds the extra.
+        for (other, channel) in BurstSessionMemoryTests.served([rounds.session, extra]) where other != byte {
+            clients[Int(other)].finish()
+            channel.deliverEOF()
+        }
+        #expect(try rounds.run(within: BurstRule.poolHelp + 3) { extra.isClosed })
+        let moved = rounds.said.count {
+            if case .clientDropped(_, "moved off the burst session") = $0 { true } else { false }
+        }
+        #expect(moved == 1)
+        #expect(readAll(clients[Int(byte)].fd, limit: 1).isEmpty, "the follower sees its stream end and asks again")
+    }
+
     @Test(
         "an event stream opened right after a burst of 20 (among its queue) may stay on the extra: how often, and status says it"
     )
