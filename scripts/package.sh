@@ -74,6 +74,7 @@ else
   out=.build-package-deb$release
   suffix="+deb$release"
   build_root=$(debian_build_root "$codename")
+  root_lock "$build_root"
   root_mount_system "$build_root"
   root_bind_toolchain "$build_root"
   root_bind "$build_root" "$PWD"
@@ -122,14 +123,12 @@ run_built "$PWD/$bin" --generate-completion-script zsh > "$root/usr/share/zsh/ve
 run_built "$PWD/$bin" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/octunnel.fish"
 
 # The generate-manual tool of the swift-argument-parser this package resolved (what its
-# GenerateManual plugin runs), built on its own on this machine; it reads the packaged binary's
-# --experimental-dump-help (Debian 13's through a wrapper that runs it in its root), so the page
-# describes exactly what is installed.
-parser="$scratch/checkouts/swift-argument-parser"
+# GenerateManual plugin runs), built on this machine by release_build beside octunnel; it reads
+# the packaged binary's --experimental-dump-help (Debian 13's through a wrapper that runs it in
+# its root), so the page describes exactly what is installed.
 echo "== man page (swift-argument-parser's generate-manual)"
-swift build --package-path "$parser" --scratch-path .build-manual --product generate-manual >> "$log" 2>&1 ||
-  { tail -30 "$log" >&2; fail "building generate-manual failed (whole log: $log)"; }
-manual_tool="$(swift build --package-path "$parser" --scratch-path .build-manual --show-bin-path)/generate-manual"
+manual_tool="$scratch/release/generate-manual"
+[ -x "$manual_tool" ] || fail "no $manual_tool (release_build builds it)"
 mkdir -p "$stage/man"
 page_date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)
 manual_subject="$bin"
@@ -162,6 +161,9 @@ mkdir -p "$stage/debian"
 printf 'Source: octunnel\n\nPackage: octunnel\nArchitecture: any\n' > "$stage/debian/control"
 depends=$(cd "$stage" && run_built dpkg-shlibdeps -O -e root/usr/bin/octunnel 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies"
+# The build root's mounts (and its lock) are no longer needed: the Debian 13 leg, which mounts
+# the same root, may start while this package is compressed and checked.
+root_unmount_all
 
 cat > "$root/DEBIAN/control" <<EOF
 Package: octunnel
@@ -196,10 +198,6 @@ measured deb_bytes "$size"
 measured build_seconds "$(( $(elapsed "$started") / 1000 ))"
 measured load_built "$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' '/')"
 
-$check || exit 0
-
-# The build root's mounts are no longer needed.
-root_unmount_all
 $check || exit 0
 
 # ---------------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 # Installs what octunnel needs (Debian), builds it, and runs the whole test suite; the whole suite
 # (no arguments) then proves both packages (`scripts/package.sh --check`: the .deb built and
 # installed and run in a clean Debian 12 root; `scripts/package.sh --debian 13 --check`: the same
-# for Debian 13's, built in a Debian 13 root against libssh2 1.11.1), and ends with the Debian 13
-# leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again, against Debian 13's
-# sshd (OpenSSH 10) with the octunnel built against libssh2 1.11.1. Beside the suite, a short fuzz
+# for Debian 13's, packaged and proven in Debian 13 roots, libssh2 1.11.1), and, beside the end of
+# those, the Debian 13 leg (scripts/lib/debian-leg.sh): the sshd-backed tests that matter again,
+# against Debian 13's sshd (OpenSSH 10) with octunnel on libssh2 1.11.1. Beside the suite, a short fuzz
 # pass (scripts/lib/fuzz-smoke.sh): every libFuzzer target in Tests/Fuzz, built once, a few seconds
 # each on its kept corpus; a crash fails the run. The package checks start with the build (their
 # release build is the longest job), the fuzz pass with the suite. Both Debian 13 steps share
@@ -41,6 +41,8 @@ browser=""
 lint=""
 jobs_started=()
 at_exit() {
+  # The Debian 13 leg's mounts undone (debian-leg.sh), also when it fails.
+  root_unmount_all || true
   # Should the build or the host suite fail, the roots are still waited for, never left half
   # made (debootstrap mounts /proc in its target while it works).
   [ -z "$roots" ] || wait "$roots" 2> /dev/null || true
@@ -128,9 +130,17 @@ if ! $only_debian; then
   swift test --skip-build --parallel --num-workers 2 "$@"
   step_done tests
   [ $# -eq 0 ] || exit 0
-  # What is left of the package checks and the fuzz pass; each job's log is printed when it fails.
   wait "$roots" || { cat .build-roots/log >&2; fail "making the Debian roots failed"; }
   roots=""
+fi
+# The Debian 13 leg starts right after the host suite, beside what is left of the package checks
+# and the fuzz pass: it waits for their one release build (release_build's lock) and for Debian
+# 13's package to be done with the build root they share (root_lock), not for the packages'
+# compression and clean-root checks. After them, it was the last 58-64 s of CI's run.
+debian_leg "$@"
+step_done "Debian 13 leg"
+if ! $only_debian; then
+  # What is left of the package checks and the fuzz pass; each job's log is printed when it fails.
   failed_jobs=()
   for job in "${jobs_started[@]}"; do
     if wait "${job#*:}"; then
@@ -142,8 +152,5 @@ if ! $only_debian; then
     fi
   done
   [ ${#failed_jobs[@]} -eq 0 ] || fail "failed: ${failed_jobs[*]}"
-  step_done "fuzz + both packages"
+  step_done "fuzz + both packages (rest)"
 fi
-debian_leg "$@"   # its own EXIT trap unmounts the root; ours is set again after it
-trap at_exit EXIT
-step_done "Debian 13 leg"

@@ -7,7 +7,10 @@
 # libssh2 in-process stay host-only. Mounted for the leg, undone on exit (also on failure):
 # /proc, /dev, the toolchain (for the build), this directory, and the temp directory at their
 # own paths (every test's files, sshd's config and log, keys, sockets, are visible at the same
-# path inside the root).
+# path inside the root). The caller's EXIT trap calls root_unmount_all (also on failure). The
+# root is locked while mounted (root_lock): scripts/test.sh starts the leg right after the host
+# suite, beside the rest of the package checks, and package.sh's Debian 13 run mounts the same
+# root until its package's contents are made.
 #   debian_leg [SWIFT TEST ARGUMENTS...]   (default: the filter below)
 
 # handshake (tunnel check, host key, authentication), the forward, home up, the port reclaim
@@ -36,7 +39,7 @@ debian_leg_filters=(
 debian_leg() {
   local root wrapper leg_started arguments=()
   leg_started=$(date +%s%N)
-  trap root_unmount_all EXIT
+  root_lock "$(debian_build_root trixie)"
   octunnel_in_trixie .build-package host
   root=$trixie_root
   wrapper=$trixie_octunnel
@@ -45,8 +48,7 @@ debian_leg() {
     local filter
     for filter in "${debian_leg_filters[@]}"; do arguments+=(--filter "$filter"); done
   fi
-  OCTUNNEL_SSHD_ROOT=$root OCTUNNEL_BINARY=$wrapper swift test --skip-build --parallel --num-workers 2 "${arguments[@]}"
+  OCTUNNEL_SSHD_ROOT=$root OCTUNNEL_BINARY=$wrapper swift test --skip-build --parallel --num-workers 2 "${arguments[@]}" {root_lock_fd}>&-
   root_unmount_all
-  trap - EXIT
   echo "== Debian 13 leg passed in $(( $(elapsed "$leg_started") / 1000 )) s"
 }

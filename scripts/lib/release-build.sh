@@ -1,6 +1,7 @@
 # Sourced by package.sh: the release build that goes into the package, with the Swift runtime
 # and Foundation linked statically and Foundation's ICU data trimmed (below). Needs fail.
-#   release_build SCRATCH [ROOT]   builds SCRATCH/release/octunnel; with ROOT, inside that Debian
+#   release_build SCRATCH [ROOT]   builds SCRATCH/release/octunnel (and, on this machine, the man
+#                                  page's tool SCRATCH/release/generate-manual); with ROOT, inside that Debian
 #                                  root through chroot (root_bind_toolchain and the package
 #                                  directory at its own path must be mounted there), so that it
 #                                  links that release's libssh2 and OpenSSL. The build's output
@@ -52,14 +53,19 @@ release_build_locked() {
   as -o "$icu_object" "$icu_dir/icudata.s" || fail "assembling the ICU data failed"
   echo "== ICU data: $(cat "$icu_dir/trim.log")"
 
-  local build=(swift build -c release --static-swift-stdlib --disable-local-rpath --product octunnel --scratch-path "$scratch"
-    -Xlinker --defsym -Xlinker "$icu_symbol=$data_symbol" -Xlinker "$icu_object")
+  local build=(swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path "$scratch"
+    -Xlinker --defsym -Xlinker "$icu_symbol=$data_symbol" -Xlinker "$icu_object" --product)
   if [ -z "$root" ]; then
     echo "== release build, Swift runtime and Foundation linked statically"
-    "${build[@]}" > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build failed (whole log: $log)"; }
+    "${build[@]}" octunnel > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build failed (whole log: $log)"; }
+    # The man page's tool (package.sh), swift-argument-parser's generate-manual, in the same
+    # build with the same options: the build plan is the same (octunnel is not relinked) and it
+    # reuses the ArgumentParser just compiled, where a build of its own (debug, in .build-manual)
+    # compiled all of ArgumentParser again after this build, on CI's critical path.
+    "${build[@]}" generate-manual >> "$log" 2>&1 || { tail -30 "$log" >&2; fail "building generate-manual failed (whole log: $log)"; }
   else
     echo "== release build in $root ($(. "$root/etc/os-release" && echo "$PRETTY_NAME"), libssh2 $(in_root "$root" pkg-config --modversion libssh2)), Swift runtime and Foundation linked statically"
-    in_root "$root" "${build[@]}" > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build in $root failed (whole log: $log)"; }
+    in_root "$root" "${build[@]}" octunnel > "$log" 2>&1 || { tail -30 "$log" >&2; fail "swift build in $root failed (whole log: $log)"; }
   fi
   # ICU reads the trimmed copy: one $icu_symbol, at the trimmed data's address.
   icu_symbols=$(nm -S --defined-only "$scratch/release/octunnel" | awk -v a="$icu_symbol" -v b="$data_symbol" '$NF == a || $NF == b')

@@ -6,8 +6,22 @@
 #   root_bind_toolchain ROOT      the Swift toolchain (/opt/swift), the package copies
 #                                 (/opt/swift-packages) and git's system config that points
 #                                 package URLs at them, at the same paths (for `swift build`)
-#   root_unmount_all              every mount made here, last first
+#   root_unmount_all              every mount made here, last first (and root_lock's lock let go)
+#   root_lock ROOT                waits until no other script has ROOT mounted, then holds that
+#                                 until root_unmount_all (below)
 root_mounts=()
+root_lock_fd=""
+
+# Two scripts must not have the same root mounted at once: package.sh's Debian 13 run and the
+# Debian 13 leg (scripts/test.sh runs them side by side) both mount the trixie build root, and
+# one's unmount would find the other's processes in it (busy) or take their mounts away. The
+# lock is a file beside the root (flock), let go by root_unmount_all or when the script exits; a
+# long-lived command started while it is held closes it ({root_lock_fd}>&-), so that a process
+# left behind cannot hold it.
+root_lock() {
+  exec {root_lock_fd}> "$1.lock"
+  flock "$root_lock_fd"
+}
 
 root_mount_system() {
   root_bind "$1" /dev
@@ -48,5 +62,9 @@ root_unmount_all() {
     done
   done
   root_mounts=()
+  if [ -n "$root_lock_fd" ]; then
+    exec {root_lock_fd}>&-
+    root_lock_fd=""
+  fi
   return $status
 }

@@ -49,6 +49,10 @@ extension StatusSnapshot {
                 text += " · \(sessionsDraining) replaced, keeping its connections until they end"
             }
             if burstSessions > 0 { text += " · \(Self.count(burstSessions, "extra session")) for bursts since start" }
+            if burstSessionConnections > 0 {
+                text +=
+                    " · the extra one kept by \(Self.count(burstSessionConnections, "connection")) opened in its burst"
+            }
             row("sessions", text)
         }
         if reconnects > 0 || lastError != nil {

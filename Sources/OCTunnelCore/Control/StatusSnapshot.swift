@@ -122,6 +122,9 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var sessionsDraining = 0
     /// Extra sessions opened for bursts of connections since start (`BurstSession`; `sessions` counts one up now).
     public var burstSessions = 0
+    /// Connections on the extra session up now: long ones opened during its burst (an event
+    /// stream) keep it up until they end.
+    public var burstSessionConnections = 0
     /// Streams found stalled (bytes waiting with room to take them) and moved again: should stay 0.
     public var stalls: Int
     /// Why the last session ended or the last attempt failed, or the last forward refused.
@@ -191,6 +194,7 @@ extension StatusSnapshot {
             "openConnections": openConnections, "totalConnections": totalConnections,
             "bytesIn": bytesIn, "bytesOut": bytesOut, "reconnects": reconnects, "stalls": stalls,
             "sessions": sessions, "sessionsDraining": sessionsDraining, "burstSessions": burstSessions,
+            "burstSessionConnections": burstSessionConnections,
             "lastError": orNull(lastError), "lastErrorAt": orNull(lastErrorAt.map(Self.formatDate)),
             "lastNetworkEvent": orNull(lastNetworkEvent),
             "lastNetworkEventAt": orNull(lastNetworkEventAt.map(Self.formatDate)),
@@ -246,6 +250,7 @@ extension StatusSnapshot {
         )
         (sessions, sessionsDraining) = (max(0, wire.sessions ?? 0), max(0, wire.sessionsDraining ?? 0))
         burstSessions = max(0, wire.burstSessions ?? 0)
+        burstSessionConnections = max(0, wire.burstSessionConnections ?? 0)
         (lastError, lastErrorAt) = (wire.lastError, wire.lastErrorAt.flatMap(Self.parseDate))
         (lastNetworkEvent, lastNetworkEventAt) = (
             wire.lastNetworkEvent, wire.lastNetworkEventAt.flatMap(Self.parseDate)

@@ -35,7 +35,7 @@ struct StatusWire: Decodable {
     var local: String?, localHosts: [String]?, remote: String?
     var openConnections: Int?, totalConnections: Int?, bytesIn: Int?, bytesOut: Int?
     var reconnects: Int?, stalls: Int?
-    var sessions: Int?, sessionsDraining: Int?, burstSessions: Int?
+    var sessions: Int?, sessionsDraining: Int?, burstSessions: Int?, burstSessionConnections: Int?
     var lastError: String?, lastErrorAt: String?, lastNetworkEvent: String?, lastNetworkEventAt: String?
     var forwards: [ForwardItem]?
     var health: HealthItem?

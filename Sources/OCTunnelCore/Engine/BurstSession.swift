@@ -43,9 +43,10 @@ struct BurstRule {
     /// The extra session came up.
     mutating func started(now: Double) { busyAt = now }
 
-    /// One round with the extra session up: `queue` clients waiting; `held`: a stream or an open on it.
+    /// One round with the extra session up: `queue` clients waiting; `held`: a stream, an open or a
+    /// burst's client waiting for it. A queue shorter than a burst's is the driver's to serve.
     mutating func note(queue: Int, held: Bool, now: Double) {
-        if queue > 0 || held { busyAt = now }
+        if queue >= Self.queueWorthASession || held { busyAt = now }
     }
 
     /// When the extra session closes if nothing happens meanwhile.

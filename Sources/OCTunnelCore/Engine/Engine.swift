@@ -106,6 +106,12 @@ public final class Engine: @unchecked Sendable {
         return result
     }
 
+    /// `tunnel up`'s own event stream now comes from local `port` (nil: none): a burst's extra
+    /// session never serves it (it would keep two sessions up while it lives); safe from any thread.
+    func keepOffBurstSessions(port: Int?) {
+        for local in locals { local.keepOffExtra(port: port) }
+    }
+
     /// Keeps a notification for `status` (its last three); safe from any thread.
     func recordNotification(_ moment: AgentMoment) {
         let notified = StatusSnapshot.Notified(

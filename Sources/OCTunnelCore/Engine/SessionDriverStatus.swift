@@ -35,6 +35,7 @@ extension SessionDriver: StatusSource {
         snapshot.sessions = sessions.count + burst.count
         snapshot.sessionsDraining = sessions.draining.count
         snapshot.burstSessions = burst.opened
+        snapshot.burstSessionConnections = forwards.reduce(0) { $0 + $1.connectionsOnExtra }
         if let error = record.lastError { snapshot.noteError(error.end.text, at: error.at) }
         for forward in forwards { forward.describe(into: &snapshot) }
         snapshot.health = health.value

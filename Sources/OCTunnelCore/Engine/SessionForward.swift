@@ -72,6 +72,8 @@ protocol SessionForward: AnyObject {
     /// One round on the extra session: opens for waiting clients, its streams' pumps, its pool.
     func driveExtra(_ extra: LiveSession, now: Double)
 
+    /// Connections on the extra session now (`status`: what keeps it up after its burst).
+    var connectionsOnExtra: Int { get }
 }
 
 extension SessionForward {
@@ -83,4 +85,5 @@ extension SessionForward {
     func channelQueue(now: Double) -> Int { 0 }
     func extraStarted(_ extra: LiveSession, now: Double) {}
     func driveExtra(_ extra: LiveSession, now: Double) {}
+    var connectionsOnExtra: Int { 0 }
 }

@@ -43,9 +43,20 @@ final class LocalForward: SessionForward, PollOwner {
     /// A burst's extra session, while one is up (`BurstSession`): it opens channels for waiting
     /// clients beside the driver's; the streams it opens stay on it.
     private(set) var extra: LiveSession?
-    /// When a client last waited for a channel: the extra session helps fill the pool for
-    /// `BurstRule.poolHelp` after it, then leaves the pool to the driver's session.
+    /// When a client last waited for a channel: the pool's shortfall counts as queue within
+    /// `BurstRule.poolHelp` of it.
     private var lastQueued = -Double.infinity
+    /// When the queue was last long (`BurstRule.queueWorthASession`, a burst): the extra session
+    /// keeps pooled channels for `BurstRule.poolHelp` after it, then hands them back.
+    private var lastLong = -Double.infinity
+    /// Clients that waited while the queue was long: the only ones the extra session serves, so a
+    /// client that comes after the burst (an event stream that lives for hours) never pins it.
+    private var burstClients = Set<Int>()
+    /// Local ports of this process's own long streams (`tunnel up`'s event follower): never on the
+    /// extra session, and moved off it if one got there (`keepOffExtra`). Written from any thread.
+    private let ownPorts = Locked<Set<Int>>([])
+    /// The driver's session is down (it died while the extra lives): the extra serves every client.
+    private var driverDown = false
     private var announced = false
     private var lastNothingListening: Double = -100
     private let refusalLock = NSLock()
@@ -168,7 +179,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// While the session is in doubt (a quick probe), waiting clients wait for its answer.
     private func registerOpens(in set: PollSet, _ live: LiveSession, now: Double) {
         let inFlight = opening[ObjectIdentifier(live)] != nil
-        if !inFlight && !live.keepalive.isProbing && (!waiting.isEmpty || wantsPoolOpen(on: live, now: now))
+        if !inFlight && !live.keepalive.isProbing && (hasWaiting(for: live) || wantsPoolOpen(on: live, now: now))
             && live.turnIsFree(for: self)
         {
             set.wakeNow()
@@ -181,7 +192,7 @@ final class LocalForward: SessionForward, PollOwner {
     /// flight on the other sessions count as pooled: with no client waiting they land in the pool,
     /// and a pool one over its size never shrinks back (two sessions each adding the 20th made 21).
     private func wantsPoolOpen(on live: LiveSession, now: Double) -> Bool {
-        pool.wantsOpen(now: now, inFlight: opening.count) && (live !== extra || now - lastQueued < BurstRule.poolHelp)
+        pool.wantsOpen(now: now, inFlight: opening.count) && (live !== extra || now - lastLong < BurstRule.poolHelp)
     }
 
     func ready(tag: Int, events: PollEvents) {
@@ -189,7 +200,8 @@ final class LocalForward: SessionForward, PollOwner {
     }
 
     func drive(_ live: LiveSession?, now: Double) {
-        if !waiting.isEmpty { lastQueued = now }
+        noteQueue(now: now)
+        driverDown = live == nil
         guard let live else { return expireWaitingClients(now: now) }
         // A session in doubt gets no new client: one that came after a silence waits for the
         // probe's answer, then goes to this session or to the next one.
@@ -207,7 +219,10 @@ final class LocalForward: SessionForward, PollOwner {
         opening[ObjectIdentifier(live)] = nil
         receivedAtLastTend[ObjectIdentifier(live)] = nil
         pool.clear(only: live)
-        if extra === live { extra = nil }
+        if extra === live {
+            extra = nil
+            burstClients.removeAll()
+        }
     }
 
     /// Make-before-break, or a burst's extra session about to close: the pooled channels on `old`
@@ -217,7 +232,9 @@ final class LocalForward: SessionForward, PollOwner {
         receivedAtLastTend[ObjectIdentifier(old)] = nil
     }
 
-    func holds(_ live: LiveSession) -> Bool { opening[ObjectIdentifier(live)] != nil || streams.holds(live) }
+    func holds(_ live: LiveSession) -> Bool {
+        opening[ObjectIdentifier(live)] != nil || streams.holds(live) || (live === extra && !burstClients.isEmpty)
+    }
 
     func goodbye(_ live: LiveSession, deadline: Double) {
         closeListener()
@@ -232,6 +249,7 @@ final class LocalForward: SessionForward, PollOwner {
         opening.removeAll()
         pool.clear()
         extra = nil
+        burstClients.removeAll()
     }
 
     func takeArrivals() -> Int {
@@ -248,24 +266,51 @@ final class LocalForward: SessionForward, PollOwner {
 
     // MARK: - A burst's extra session
 
-    /// Clients waiting, and within `BurstRule.poolHelp` of one, the pool's shortfall: bursts that
-    /// come back faster than one session refills the pool (20 every 0.7 s: 20 opens take 0.8 s at
-    /// 40 ms) queue only a few clients each, but 20 opens between them.
+    /// Clients waiting, and within `BurstRule.poolHelp` of one, the pool's shortfall that clients
+    /// made: bursts that come back faster than one session refills the pool (20 every 0.7 s: 20
+    /// opens take 0.8 s at 40 ms) queue only a few clients each, but 20 opens between them. A new
+    /// session's empty pool is not counted (a reconnect's refill is not a burst).
     func channelQueue(now: Double) -> Int {
-        waiting.count + (now - lastQueued < BurstRule.poolHelp ? max(0, pool.size(now: now) - pool.count) : 0)
+        waiting.count + (now - lastQueued < BurstRule.poolHelp ? pool.shortfallFromClients(now: now) : 0)
+    }
+
+    /// Once a round, before any open: when clients wait, and whether the queue is a burst's
+    /// (then every client waiting now may go on the extra session, except this process's own).
+    private func noteQueue(now: Double) {
+        guard !waiting.isEmpty else { return burstClients.removeAll() }
+        lastQueued = now
+        guard channelQueue(now: now) >= BurstRule.queueWorthASession else { return }
+        lastLong = now
+        let own = ownPorts.value
+        for id in waiting where streams[id].map({ !own.contains($0.peer.port) }) == true { burstClients.insert(id) }
     }
 
     func extraStarted(_ extra: LiveSession, now: Double) { self.extra = extra }
 
     func driveExtra(_ extra: LiveSession, now: Double) {
-        if !waiting.isEmpty { lastQueued = now }
+        noteQueue(now: now)
         if !extra.keepalive.isProbing { openNextChannel(extra, now: now) }
         guard extra.isAlive else { return }
         streams.pumpAll(extra, now: now)
         guard extra.isAlive else { return }
         tendPool(extra, now: now)
         streams.noteUndeliveredData(extra)
+        guard now - lastLong >= BurstRule.poolHelp else { return }
+        // The burst is over: the extra keeps no pool of its own, and this process's own stream moves off it.
+        pool.handBack(from: extra)
+        let own = ownPorts.value
+        for stream in streams.values.filter({ $0.session === extra && own.contains($0.peer.port) }) {
+            finish(stream, live: extra, reason: "moved off the burst session")
+        }
     }
+
+    /// This process's own long stream (`tunnel up`'s event follower) now comes from local `port`
+    /// (nil: none): never served by a burst's extra session. Safe from any thread.
+    func keepOffExtra(port: Int?) {
+        ownPorts.value = port.map { [$0] } ?? []
+    }
+
+    var connectionsOnExtra: Int { extra.map { extra in streams.values.count { $0.session === extra } } ?? 0 }
 
     private func closeListener() {
         let all = listeners
@@ -316,16 +361,22 @@ final class LocalForward: SessionForward, PollOwner {
     /// On a draining session only the open already in flight on it goes on.
     private func openNextChannel(_ live: LiveSession, now: Double) {
         while true {
-            while !live.isDraining && !waiting.isEmpty && pool.count > 0 {
-                guard let id = takeNextWaiting(live, now: now), let stream = streams[id] else { continue }
-                guard let pooled = pool.take(now: now) else { waiting.insert(id, at: 0); break }
+            while !live.isDraining && hasWaiting(for: live) && pool.count > 0 {
+                guard let id = takeNextWaiting(live, now: now) else { break }
+                guard let stream = streams[id] else { continue }
+                let onExtraToo = burstClients.remove(id) != nil
+                guard let pooled = pool.take(now: now, on: { onExtraToo || $0 !== extra }) else {
+                    waiting.insert(id, at: 0)
+                    if onExtraToo { burstClients.insert(id) }
+                    break
+                }
                 stream.attach(pooled.channel, greeting: pooled.greeting, on: pooled.session)
             }
             let key = ObjectIdentifier(live)
             if opening[key] == nil {
-                guard !live.isDraining, !waiting.isEmpty || wantsPoolOpen(on: live, now: now), live.takeTurn(self)
+                guard !live.isDraining, hasWaiting(for: live) || wantsPoolOpen(on: live, now: now), live.takeTurn(self)
                 else { return }
-                if let first = waiting.first, let stream = streams[first] {
+                if let first = waiting.first(where: { mayServe($0, on: live) }), let stream = streams[first] {
                     opening[key] = stream.peer
                 } else {
                     opening[key] = (forward.listen.host, listenPort)
@@ -343,6 +394,7 @@ final class LocalForward: SessionForward, PollOwner {
                 opening[key] = nil
                 live.endTurn(self)
                 if let id = takeNextWaiting(live, now: now), let stream = streams[id] {
+                    burstClients.remove(id)
                     stream.attach(channel, on: live)
                 } else if live.isDraining {
                     live.release(channel)
@@ -388,6 +440,17 @@ final class LocalForward: SessionForward, PollOwner {
         emit(.nothingListening(target: forward.target, reverseCommand: options.reverseCommand(for: forward)))
     }
 
+    /// Whether `live` may serve waiting client `id`: the driver's session any, a burst's extra
+    /// only those that waited while the queue was long (`burstClients`), or any while the driver's is down.
+    private func mayServe(_ id: Int, on live: LiveSession) -> Bool {
+        live !== extra || driverDown || burstClients.contains(id)
+    }
+
+    /// Whether a client waits that `live` may serve.
+    private func hasWaiting(for live: LiveSession) -> Bool {
+        live !== extra || driverDown ? !waiting.isEmpty : waiting.contains { burstClients.contains($0) }
+    }
+
     /// How long a client that has sent nothing may be passed over by ones that have.
     private let quietPatience = 1.0
 
@@ -395,11 +458,13 @@ final class LocalForward: SessionForward, PollOwner {
     /// round trip to the VPS, so a client that has already sent its request goes before older
     /// ones that have sent nothing yet (a browser's preconnects), unless those have waited
     /// `quietPatience`; otherwise first come, first served. A client already gone is dropped.
+    /// Only clients `live` may serve (`mayServe`) are taken.
     private func takeNextWaiting(_ live: LiveSession, now: Double) -> Int? {
         var index = 0
         var scanned = 0
         while index < waiting.count && scanned < 64 {
             guard let stream = streams[waiting[index]] else { waiting.remove(at: index); continue }
+            guard mayServe(waiting[index], on: live) else { index += 1; continue }
             scanned += 1
             if now - stream.createdAt >= quietPatience { return waiting.remove(at: index) }
             var byte: UInt8 = 0
@@ -412,7 +477,7 @@ final class LocalForward: SessionForward, PollOwner {
             }
             index += 1
         }
-        return waiting.isEmpty ? nil : waiting.removeFirst()
+        return waiting.firstIndex { mayServe($0, on: live) }.map { waiting.remove(at: $0) }
     }
 }
 
@@ -452,6 +517,13 @@ final class ChannelPool {
     /// as long, a few wake-ups each, for ever (issue 56: 2.23 a second after a burst of 20). Until
     /// a client comes, a pool that follows demand keeps one channel.
     private var idleClosed = false
+    /// When clients took pooled channels, within `BurstRule.poolHelp` (a burst's use of the pool):
+    /// the pool's shortfall counts as a queue only up to what clients took (`shortfallFromClients`),
+    /// not what a session start (a reconnect's empty pool) left to fill.
+    private var takenAt: [Double] = []
+    /// Pooled channels a burst's extra session handed back as its burst ended: not opened again on
+    /// the driver's session until a client comes (each would be one more idle connection to close).
+    private var handedBack = 0
     /// Server-first bytes kept per pooled channel; past this the channel is simply not read.
     static let greetingLimit = 64 * 1024
     /// A pooled channel the far side closes sooner than this after its open means that nothing
@@ -464,17 +536,32 @@ final class ChannelPool {
     var count: Int { warm.count }
 
     /// The pool size wanted now.
-    func size(now: Double) -> Int { fixedSize ?? (idleClosed ? min(1, demand.size(now: now)) : demand.size(now: now)) }
+    func size(now: Double) -> Int {
+        if let fixedSize { return fixedSize }
+        let wanted = demand.size(now: now)
+        return idleClosed ? min(1, wanted) : max(min(1, wanted), wanted - handedBack)
+    }
 
-    /// A session to the VPS has started (see `PoolDemand.sessionStarted`).
+    /// A session to the VPS has started (see `PoolDemand.sessionStarted`): its pool starts empty,
+    /// which is a refill, not a burst.
     func sessionStarted(now: Double) {
         idleClosed = false
+        handedBack = 0
+        takenAt.removeAll()
         demand.sessionStarted(now: now)
+    }
+
+    /// The pool's shortfall that clients made within `BurstRule.poolHelp` of `now`: what a burst
+    /// took and the refill has not yet put back (issue 56: a reconnect's empty pool is not one).
+    func shortfallFromClients(now: Double) -> Int {
+        takenAt.removeAll { now - $0 >= BurstRule.poolHelp }
+        return min(max(0, size(now: now) - warm.count), takenAt.count)
     }
 
     /// A client came while `burst` clients that came in the last second are open.
     func noteBurst(_ burst: Int, now: Double) {
         idleClosed = false
+        handedBack = 0
         demand.record(burst: burst, now: now)
     }
 
@@ -522,22 +609,41 @@ final class ChannelPool {
             live.release(pooled.channel)
             warm.remove(at: index)
         }
+        if idleClosed { dropSurplus(on: live, now: now) }
         return farSideDead
     }
 
-    /// A pooled channel the far side has not closed, on a session still alive (any of them:
-    /// the client stays on the one its channel is on), for a client; nil when none is left.
-    func take(now: Double) -> WarmChannel? {
+    /// The far side closes idle channels: the pooled ones beyond the size wanted now go at once,
+    /// oldest first, in one round (issue 56: each left to its own idle close woke the loop again).
+    private func dropSurplus(on live: LiveSession, now: Double) {
+        while warm.count > size(now: now), let oldest = warm.firstIndex(where: { $0.session === live }) {
+            live.release(warm.remove(at: oldest).channel)
+        }
+    }
+
+    /// A burst's extra session is done with its pool: its pooled channels are freed and not
+    /// replaced on the driver's session until a client comes.
+    func handBack(from extra: LiveSession) {
+        let count = count(on: extra)
+        guard count > 0 else { return }
+        release(to: extra)
+        handedBack += count
+    }
+
+    /// A pooled channel the far side has not closed, on a session still alive that is `allowed`
+    /// (the client stays on the one its channel is on), for a client; nil when none is left.
+    func take(now: Double, on allowed: (LiveSession) -> Bool = { _ in true }) -> WarmChannel? {
         var index = 0
         while index < warm.count {
             let pooled = warm[index]
-            guard pooled.session.isAlive else { index += 1; continue }
+            guard pooled.session.isAlive, allowed(pooled.session) else { index += 1; continue }
             warm.remove(at: index)
             if isClosed(pooled, pooled.session) {
                 pooled.session.release(pooled.channel)
                 continue
             }
             backoff.succeeded()
+            if takenAt.count < 64 { takenAt.append(now) }
             return pooled
         }
         return nil

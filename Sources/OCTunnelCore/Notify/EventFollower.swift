@@ -15,7 +15,9 @@ import Foundation
 /// its streams end, so a stream held on it would keep it (and the VPS's session process) for
 /// `SessionSet.drainLimit`. A `follow` whose `movingStreamsBefore` is later than the stream's
 /// start ends that stream cleanly and asks again at once, on the new session, with the catch-up
-/// every cut gets: nothing is lost or told twice, and the old session drains to nothing.
+/// every cut gets: nothing is lost or told twice, and the old session drains to nothing. Each
+/// stream's local port goes to `ownStream`, so a burst's extra session never takes it (it would
+/// keep two sessions up for as long as the stream lives).
 final class EventFollower: @unchecked Sendable {
     private let host: String
     private let port: Int
@@ -24,6 +26,8 @@ final class EventFollower: @unchecked Sendable {
     private let emit: @Sendable (EngineEvent) -> Void
     /// Told how many requests wait for an answer each time that changes (`tunnel status`).
     private let waiting: @Sendable (Int) -> Void
+    /// Told the local port of the stream as it connects, and nil when it ends.
+    private let ownStream: @Sendable (Int?) -> Void
     private let condition = NSCondition()
     private var path: String?
     /// The generation whose stream `path` is (nil: the known one that serves it).
@@ -43,9 +47,11 @@ final class EventFollower: @unchecked Sendable {
     init(
         host: String, port: Int, credentials: OpenCodeCredentials, notifier: Notifier,
         waiting: @escaping @Sendable (Int) -> Void = { _ in },
+        ownStream: @escaping @Sendable (Int?) -> Void = { _ in },
         emit: @escaping @Sendable (EngineEvent) -> Void
     ) {
         self.waiting = waiting
+        self.ownStream = ownStream
         self.host = host
         self.port = port
         self.credentials = credentials
@@ -104,6 +110,7 @@ final class EventFollower: @unchecked Sendable {
             var probe = HTTPProbe(
                 host: host, port: port, deadline: .distantFuture, authorization: credentials.authorization,
                 secrets: credentials.secrets)
+            probe.connected = { [ownStream] in ownStream($0) }
             let deliver: (inout AgentSessionWatch) -> Void = { [notifier, waiting] watch in
                 for moment in watch.due(now: MonotonicClock.now()) { notifier.notify(moment) }
                 if watch.waitingCount != waitingSaid {
@@ -144,6 +151,7 @@ final class EventFollower: @unchecked Sendable {
             } catch {
                 // The tunnel's session went, or OpenCode did: asked again below.
             }
+            ownStream(nil)
             watch.reconnected()
             condition.lock()
             (streamCut, streamSince) = (nil, nil)

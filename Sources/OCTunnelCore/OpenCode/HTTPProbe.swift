@@ -15,6 +15,9 @@ struct HTTPProbe {
     var secrets: [String] = []
     /// A long wait's other business (a stream followed for as long as `tunnel up` runs).
     var idle: IdleWork?
+    /// Told the local port of each connection as it is made (the event follower's stream, kept
+    /// off a burst's extra session).
+    var connected: ((Int) -> Void)?
 
     /// What a wait for bytes also waits for, with no tick (issue 48: a follower that woke every
     /// 0.1 s to see whether to stop cost a laptop 10 wake-ups a second): `stop` ends the wait at
@@ -64,6 +67,7 @@ struct HTTPProbe {
             default: throw .cannotConnect(error.failure.localizedDescription)
             }
         }
+        if let connected, let local = socket.localPort { connected(local) }
         let connection = Connection(socket: socket)
         var request =
             "\(method) \(path) HTTP/1.1\r\nHost: \(HostPort(host: host, port: port))\r\nAccept: \(accept)\r\n"

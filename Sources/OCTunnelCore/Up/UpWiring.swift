@@ -87,7 +87,8 @@ public final class UpWiring: @unchecked Sendable {
         let made = EventFollower(
             host: host, port: port, credentials: credentials,
             notifier: notifier(host: host, port: port, engine: engine),
-            waiting: { engine.recordPermissionsWaiting($0) }, emit: engine.emit)
+            waiting: { engine.recordPermissionsWaiting($0) }, ownStream: { engine.keepOffBurstSessions(port: $0) },
+            emit: engine.emit)
         follower = made
         return made
     }

@@ -50,9 +50,12 @@ struct BurstSessionMemoryTests {
     /// One open's round trip in these tests (the rounds poll every 10 ms at most).
     static let roundTrip = 0.04
 
-    /// A tunnel without a pool whose opens take `roundTrip`, extra sessions allowed when `bursts`.
-    static func tunnel(bursts: Bool, idleClose: Double = BurstRule.idleClose) throws -> (MemoryRounds, LocalForward) {
-        let (rounds, forward) = try MemoryRounds.tunnel(warm: 0)
+    /// A tunnel whose opens take `roundTrip` on every session (without a pool unless `warm` says),
+    /// extra sessions allowed when `bursts`, each ready three round trips after it is asked for.
+    static func tunnel(
+        bursts: Bool, warm: Int? = 0, idleClose: Double = BurstRule.idleClose
+    ) throws -> (MemoryRounds, LocalForward) {
+        let (rounds, forward) = try MemoryRounds.tunnel(warm: warm)
         rounds.session.openDelay = roundTrip
         rounds.source.openDelay = roundTrip
         rounds.source.connectDelay = 3 * roundTrip
@@ -75,6 +78,22 @@ struct BurstSessionMemoryTests {
             for channel in session.channels { if let byte = channel.written.first { channels[byte] = channel } }
         }
         return channels
+    }
+
+    /// A burst of 20 on a fresh tunnel with extra sessions (`tunnel`), each client on a channel of
+    /// its own, across the driver's session and the extra one (returned).
+    static func servedBurst(
+        idleClose: Double = BurstRule.idleClose
+    ) throws -> (MemoryRounds, LocalForward, [ClientConnection], extra: MemorySession) {
+        let (rounds, forward) = try tunnel(bursts: true, idleClose: idleClose)
+        let clients = try Self.clients(20, of: forward)
+        let served = try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 20 }
+        guard served, let extra = rounds.source.made.first else {
+            clients.forEach { $0.finish() }
+            rounds.stop()
+            throw MemoryDriverError.noSession(1)
+        }
+        return (rounds, forward, clients, extra)
     }
 
     /// Seconds until `count` clients of a fresh tunnel are each on a channel of their own.
@@ -107,13 +126,8 @@ struct BurstSessionMemoryTests {
 
     @Test("bursts that come back before one session refills the pool: its refills count, and the extra helps refill it")
     func poolRefillsCallForExtra() throws {
-        let (rounds, forward) = try MemoryRounds.tunnel(warm: 20)
+        let (rounds, forward) = try Self.tunnel(bursts: true, warm: 20)
         defer { rounds.stop() }
-        rounds.session.openDelay = Self.roundTrip
-        rounds.source.openDelay = Self.roundTrip
-        rounds.source.connectDelay = 3 * Self.roundTrip
-        rounds.allowBursts()
-        rounds.start()
         #expect(try rounds.run { forward.pool.count == 20 })
         #expect(rounds.source.attempts == 0, "the pool filled with nobody waiting: one session")
         let clients = try Self.clients(24, of: forward)
@@ -173,11 +187,9 @@ struct BurstSessionMemoryTests {
         "the burst is over: the extra closes with a goodbye once idle, its streams done; one session left, no wake-ups for it"
     )
     func extraClosesAfterBurst() throws {
-        let (rounds, forward) = try Self.tunnel(bursts: true, idleClose: 0.5)
+        let (rounds, _, burst, extra) = try Self.servedBurst(idleClose: 0.5)
+        var clients = burst
         defer { rounds.stop() }
-        var clients = try Self.clients(20, of: forward)
-        #expect(try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 20 })
-        let extra = try #require(rounds.source.made.first)
         #expect(rounds.burst?.count == 1)
         // A stream on the extra keeps it up past idleClose.
         let until = MonotonicClock.now() + 1
@@ -201,12 +213,9 @@ struct BurstSessionMemoryTests {
 
     @Test("the extra session dies: its streams end, the driver's stay and move bytes both ways")
     func extraDies() throws {
-        let (rounds, forward) = try Self.tunnel(bursts: true)
+        let (rounds, _, clients, extra) = try Self.servedBurst()
         defer { rounds.stop() }
-        let clients = try Self.clients(20, of: forward)
         defer { clients.forEach { $0.finish() } }
-        #expect(try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 20 })
-        let extra = try #require(rounds.source.made.first)
         let onExtra = Set(Self.served([extra]).keys)
         let onFirst = Self.served([rounds.session])
         #expect(!onExtra.isEmpty && !onFirst.isEmpty)
@@ -225,12 +234,10 @@ struct BurstSessionMemoryTests {
 
     @Test("the driver's session dies while the extra lives: the extra's streams go on, a new client is served by it")
     func firstDiesExtraLives() throws {
-        let (rounds, forward) = try Self.tunnel(bursts: true)
+        let (rounds, forward, burst, extra) = try Self.servedBurst()
+        var clients = burst
         defer { rounds.stop() }
-        var clients = try Self.clients(20, of: forward)
         defer { clients.forEach { $0.finish() } }
-        #expect(try rounds.run { Self.served([rounds.session] + rounds.source.made).count == 20 })
-        let extra = try #require(rounds.source.made.first)
         let onExtra = Self.served([extra])
         rounds.session.die()
         #expect(try rounds.run { rounds.ended != nil })
@@ -284,7 +291,9 @@ struct BurstRuleTests {
         #expect(rule.wantsExtra(queue: 20, now: 70))
     }
 
-    @Test("over after idleClose of nothing waiting and nothing on it; a stream or a queue keeps it")
+    @Test(
+        "over after idleClose of nothing waiting and nothing on it; a stream or a burst's queue keeps it, a short one not"
+    )
     func closing() {
         var rule = BurstRule()
         rule.started(now: 100)
@@ -292,7 +301,8 @@ struct BurstRuleTests {
         rule.note(queue: 0, held: true, now: 109)
         #expect(!rule.isOver(now: 118))
         rule.note(queue: 0, held: false, now: 118)
-        rule.note(queue: 3, held: false, now: 118.5)
+        rule.note(queue: 8, held: false, now: 118.5)
+        rule.note(queue: 7, held: false, now: 120)
         #expect(!rule.isOver(now: 128))
         #expect(rule.isOver(now: 128.5))
         #expect(rule.closeAt == 128.5)

@@ -27,6 +27,13 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
         gate.broadcast()
     }
 
+    /// How long each new session's opens take to answer (a WAN's round trip).
+    var openDelay: Double {
+        get { lock.lock(); defer { lock.unlock() }; return delay }
+        set { lock.lock(); delay = newValue; lock.unlock() }
+    }
+    private var delay = 0.0
+
     /// The next attempt fails with `error` (a replacement refused, the VPS away).
     func failNext(
         _ error: any OCTunnelFailure = ConnectError.sshFailure(
@@ -63,6 +70,7 @@ final class MemoryOpener: SessionOpener, @unchecked Sendable {
         if let failure { throw failure }
         let session = MemorySession()
         session.now = MonotonicClock.now()
+        session.openDelay = openDelay
         let idle = session.newChannel(target: nil)
         lock.lock()
         made.append(session)
@@ -90,13 +98,8 @@ final class MemoryDriver {
 
     init(keepalive: Double = 15, warm: Int? = 0) throws {
         loop = try EventLoop()
-        let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(
-            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(
-            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
-            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
-        let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
+        let (options, forward) = MemoryRounds.tunnelOptions(warm: warm)
+        let connection = options.connection
         let events = self.events
         let emit: @Sendable (EngineEvent) -> Void = { event in events.update { $0.append(event) } }
         local = try LocalForward(options: options, forward: forward, emit: emit)
@@ -115,12 +118,7 @@ final class MemoryDriver {
     /// Runs turns until `done` holds; false when `seconds` passed first (a hang guard).
     @discardableResult
     func run(within seconds: Double = 10, until done: () -> Bool) throws -> Bool {
-        let deadline = MonotonicClock.now() + seconds
-        while !done() {
-            if MonotonicClock.now() > deadline { return false }
-            try turn()
-        }
-        return true
+        try MemoryRounds.repeatUntil(within: seconds, step: turn, done: done)
     }
 
     /// A client of the forward, with a hang guard on its reads and writes.

@@ -84,10 +84,16 @@ final class MemoryRounds {
     /// Runs rounds until `done` holds; false when `seconds` passed first (a hang guard).
     @discardableResult
     func run(within seconds: Double = 10, until done: () -> Bool) throws -> Bool {
+        try Self.repeatUntil(within: seconds, step: round, done: done)
+    }
+
+    /// Runs `step` until `done` holds; false when `seconds` passed first (a hang guard). The
+    /// engine tests' loops (`MemoryRounds`' rounds, `MemoryDriver`'s turns) are this.
+    static func repeatUntil(within seconds: Double, step: () throws -> Void, done: () -> Bool) rethrows -> Bool {
         let deadline = MonotonicClock.now() + seconds
         while !done() {
             if MonotonicClock.now() > deadline { return false }
-            try round()
+            try step()
         }
         return true
     }
@@ -105,13 +111,7 @@ extension MemoryRounds {
     /// A `tunnel up` with one forward to the VPS's 127.0.0.1:18080, listening on a free port;
     /// `warm` 0 turns the pool off.
     static func tunnel(warm: Int? = 0) throws -> (MemoryRounds, LocalForward) {
-        let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
-        let connection = ConnectionSettings(
-            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
-        let forward = Forward(
-            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
-            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
-        let options = TunnelOptions(connection: connection, forwards: [forward], warm: warm)
+        let (options, forward) = tunnelOptions(warm: warm)
         var local: LocalForward?
         let rounds = try MemoryRounds { emit in
             let made = try LocalForward(options: options, forward: forward, emit: emit)
@@ -119,5 +119,17 @@ extension MemoryRounds {
             return [made]
         }
         return (rounds, local!)
+    }
+
+    /// The options of an in-memory `tunnel up` (the VPS at 127.0.0.1:22, never reached) with its
+    /// one forward, OpenCode's: a free local port to the VPS's 127.0.0.1:18080.
+    static func tunnelOptions(warm: Int?) -> (TunnelOptions, Forward) {
+        let target = SSHTarget(user: "me", host: "127.0.0.1", port: 22)
+        let connection = ConnectionSettings(
+            target: target, authentication: .keyFile("/nonexistent"), knownHostsPath: "/nonexistent")
+        let forward = Forward(
+            direction: .local, listen: HostPort(host: "127.0.0.1", port: 0),
+            target: HostPort(host: "127.0.0.1", port: 18080), isOpenCode: true)
+        return (TunnelOptions(connection: connection, forwards: [forward], warm: warm), forward)
     }
 }

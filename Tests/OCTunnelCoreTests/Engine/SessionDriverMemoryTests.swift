@@ -21,6 +21,22 @@ struct SessionDriverMemoryTests {
         return (client, channel)
     }
 
+    /// The first session once up, with a client's stream on it (its byte 1) and that stream's channel.
+    static func firstWithStream(_ driver: MemoryDriver) throws -> (MemorySession, ClientConnection, MemoryChannel) {
+        let first = try driver.session(0)
+        let (client, channel) = try request(driver, on: first, [1])
+        return (first, client, channel)
+    }
+
+    /// The first session with a client's stream on it (its byte 1), then replaced by a planned
+    /// reconnect: it drains, keeping that stream (the caller finishes the client).
+    static func drainingWithStream(_ driver: MemoryDriver) throws -> (MemorySession, ClientConnection) {
+        let (first, old, _) = try firstWithStream(driver)
+        driver.loop.requestReconnect()
+        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
+        return (first, old)
+    }
+
     /// Reads from `client` until `count` bytes came, running the driver's turns meanwhile.
     static func read(_ driver: MemoryDriver, _ client: ClientConnection, count: Int) throws -> [UInt8] {
         var got: [UInt8] = []
@@ -34,8 +50,7 @@ struct SessionDriverMemoryTests {
     func reconnectAfterDeath() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old, _) = try Self.firstWithStream(driver)
         defer { old.finish() }
         first.die()
         #expect(
@@ -105,8 +120,7 @@ struct SessionDriverMemoryTests {
     func failedReplacementKeepsCurrent() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (client, channel) = try Self.request(driver, on: first, [1])
+        let (first, client, channel) = try Self.firstWithStream(driver)
         defer { client.finish() }
         driver.opener.failNext()
         driver.loop.requestReconnect()
@@ -156,11 +170,8 @@ struct SessionDriverMemoryTests {
     func drainingSessionDies() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let second = driver.opener.sessions[1]
         let (new, newChannel) = try Self.request(driver, on: second, [2])
         defer { new.finish() }
@@ -178,11 +189,8 @@ struct SessionDriverMemoryTests {
     func newSessionDiesOldServesAgain() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let second = driver.opener.sessions[1]
         second.die()
         #expect(try driver.run { second.isClosed })
@@ -198,11 +206,8 @@ struct SessionDriverMemoryTests {
     func keepalivePerSession() throws {
         let driver = try MemoryDriver(keepalive: 0.2)
         defer { driver.stop() }
-        let first = try driver.session(0)
-        let (old, _) = try Self.request(driver, on: first, [1])
+        let (first, old) = try Self.drainingWithStream(driver)
         defer { old.finish() }
-        driver.loop.requestReconnect()
-        #expect(try driver.run { driver.driver.sessions.draining.count == 1 })
         let idle = first.channels[0]
         let before = idle.probes
         #expect(try driver.run { idle.probes >= before + 2 })
@@ -213,41 +218,57 @@ struct SessionDriverMemoryTests {
         #expect(driver.opener.sessions[1].channels[0].probes > 0)
     }
 
+    /// Planned reconnects while a client asks `count` times, every `every` s (`RequestLoop`), the VPS
+    /// answering (`VPSPlay`): `reconnects` of them, the first `first` s in, then `spacing()` apart;
+    /// `eachTurn` runs before each of the driver's turns. Every request must be served, with
+    /// libssh2's rules kept on every session. Returns how many reconnects were asked.
+    static func reconnectsUnderRequests(
+        _ driver: MemoryDriver, every: Double, count: Int, reconnects: Int, within seconds: Double, first: Double,
+        spacing: () -> Double, eachTurn: () -> Void = {}
+    ) throws -> Int {
+        _ = try driver.session(0)
+        let port = driver.local.listenPort
+        let outcome = Locked<(served: Int, failed: [String])>((0, []))
+        let finished = Locked(false)
+        let requester = Thread {
+            RequestLoop.run(port: port, every: every, count: count, outcome: outcome)
+            finished.value = true
+        }
+        requester.start()
+        var asked = 0
+        var next = MonotonicClock.now() + first
+        #expect(
+            try driver.run(within: seconds) {
+                eachTurn()
+                VPSPlay.answerRequests(on: driver.opener.sessions)
+                if asked < reconnects && MonotonicClock.now() >= next && !driver.driver.connector.isRunning {
+                    driver.loop.requestReconnect()
+                    asked += 1
+                    next = MonotonicClock.now() + spacing()
+                }
+                return finished.value
+            })
+        let result = outcome.value
+        #expect(
+            result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
+        #expect(result.served == count)
+        #expect(
+            driver.opener.sessions.allSatisfy { $0.misuses.isEmpty },
+            "\(driver.opener.sessions.flatMap(\.misuses).prefix(3))")
+        return asked
+    }
+
     @Test(
         "five planned reconnects while a client requests every 50 ms, each on a kept-open connection or a new one: none fails"
     )
     func fiveReconnectsUnderRequests() throws {
         let driver = try MemoryDriver()
         defer { driver.stop() }
-        _ = try driver.session(0)
-        let port = driver.local.listenPort
-        let outcome = Locked<(served: Int, failed: [String])>((0, []))
-        let finished = Locked(false)
-        let requester = Thread {
-            RequestLoop.run(port: port, every: 0.05, count: 60, outcome: outcome)
-            finished.value = true
-        }
-        requester.start()
-        var reconnects = 0
-        var nextReconnect = MonotonicClock.now() + 0.3
-        #expect(
-            try driver.run(within: 30) {
-                VPSPlay.answerRequests(on: driver.opener.sessions)
-                // The kept-open connection holds the first session: it drains all along, others join it.
-                if reconnects < 5 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
-                    driver.loop.requestReconnect()
-                    reconnects += 1
-                    nextReconnect = MonotonicClock.now() + 0.4
-                }
-                return finished.value
-            })
-        let result = outcome.value
+        // The kept-open connection holds the first session: it drains all along, others join it.
+        let reconnects = try Self.reconnectsUnderRequests(
+            driver, every: 0.05, count: 60, reconnects: 5, within: 30, first: 0.3, spacing: { 0.4 })
         #expect(reconnects == 5)
         #expect(driver.opener.sessions.count == 6)
-        #expect(
-            result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
-        #expect(result.served == 60)
-        #expect(driver.opener.sessions.allSatisfy { $0.misuses.isEmpty })
         // Sessions that drained are gone; the first still holds the kept-open connection until it ends.
         #expect(try driver.run { driver.driver.sessions.count <= 2 })
     }
@@ -258,39 +279,16 @@ struct SessionDriverMemoryTests {
     func manyReconnectsWithPoolAndSlowOpens() throws {
         let driver = try MemoryDriver(warm: nil)
         defer { driver.stop() }
-        _ = try driver.session(0)
-        let port = driver.local.listenPort
-        let outcome = Locked<(served: Int, failed: [String])>((0, []))
-        let finished = Locked(false)
-        let requester = Thread {
-            RequestLoop.run(port: port, every: 0.02, count: 400, outcome: outcome)
-            finished.value = true
-        }
-        requester.start()
         var generator = SystemRandomNumberGenerator()
-        var reconnects = 0
-        var nextReconnect = MonotonicClock.now() + 0.2
-        #expect(
-            try driver.run(within: 60) {
+        let reconnects = try Self.reconnectsUnderRequests(
+            driver, every: 0.02, count: 400, reconnects: 30, within: 60, first: 0.2,
+            spacing: { Double.random(in: 0.02...0.3, using: &generator) },
+            eachTurn: {
                 for session in driver.opener.sessions where session.openDelay == 0 {
                     session.openDelay = Double.random(in: 0.01...0.06, using: &generator)
                 }
-                VPSPlay.answerRequests(on: driver.opener.sessions)
-                if reconnects < 30 && MonotonicClock.now() >= nextReconnect && !driver.driver.connector.isRunning {
-                    driver.loop.requestReconnect()
-                    reconnects += 1
-                    nextReconnect = MonotonicClock.now() + Double.random(in: 0.02...0.3, using: &generator)
-                }
-                return finished.value
             })
-        let result = outcome.value
         #expect(reconnects == 30)
-        #expect(
-            result.failed.isEmpty, "\(result.failed.count) failed, \(result.served) served: \(result.failed.prefix(5))")
-        #expect(result.served == 400)
-        #expect(
-            driver.opener.sessions.allSatisfy { $0.misuses.isEmpty },
-            "\(driver.opener.sessions.flatMap(\.misuses).prefix(3))")
     }
 }
 
