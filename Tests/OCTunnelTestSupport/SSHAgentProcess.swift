@@ -13,17 +13,25 @@ public final class SSHAgentProcess: @unchecked Sendable {
         try start()
     }
 
-    /// Starts the agent and waits until its socket accepts.
+    /// Starts the agent and waits until its socket accepts: the socket file alone is not enough
+    /// (ssh-agent binds before it listens, and an `ssh-add` in between was refused under load).
     public func start() throws {
         try? FileManager.default.removeItem(atPath: socketPath)
         pid = try spawn("/usr/bin/ssh-agent", ["-D", "-a", socketPath])
-        let ready = waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socketPath) }
+        let ready = waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socketPath) && answers() }
         guard ready else {
             stop()
             throw NSError(
                 domain: "SSHAgentProcess", code: 1,
-                userInfo: [NSLocalizedDescriptionKey: "ssh-agent did not create \(socketPath)"])
+                userInfo: [NSLocalizedDescriptionKey: "ssh-agent did not answer on \(socketPath)"])
         }
+    }
+
+    /// Whether the agent answers `ssh-add -l` (1: no identities; 2: no agent to talk to).
+    private func answers() -> Bool {
+        let listed = try? run(
+            "/usr/bin/ssh-add", ["-l"], environment: ["PATH": "/usr/bin:/bin", "SSH_AUTH_SOCK": socketPath])
+        return listed.map { $0.status == 0 || $0.status == 1 } ?? false
     }
 
     /// `SSH_AUTH_SOCK` for a child that should use this agent.
