@@ -44,7 +44,11 @@ struct RoamingTests {
             #expect(back.object["cause"] as? String == "networkChange")
             let status = try setup.fixture.status()
             #expect(status["reconnects"] as? Int == 1, "\(status)")
-            #expect((status["lastNetworkEvent"] as? String ?? "").hasPrefix("reconnected "), "\(status)")
+            // The status says the latest change: the reconnect, or, when the new link's announcements came
+            // after it (the session's own address gone settles in 30 ms; `ip` steps can be slower under
+            // load), the new session probed and kept. Never a second reconnect (above).
+            let last = status["lastNetworkEvent"] as? String ?? ""
+            #expect(last.hasPrefix("reconnected ") || last.hasSuffix("after a network change: kept"), "\(status)")
         }
     }
 
